@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# pybpfprof build: bpf/*.bpf.c -> .bpf.o -> .skel.h, src/*.c -> pybpfprof.
+# Everything generated goes under $(OUTPUT); `make V=1` shows the commands.
+
+OUTPUT ?= .output
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+CC ?= cc
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+VMLINUX_H ?= $(VMLINUX_DIR)/vmlinux.h
+VERSION := 0.1.0
+
+CFLAGS ?= -g -O2
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+	  -Wstrict-prototypes -Wmissing-prototypes -Iinclude -I$(OUTPUT) \
+	  -DPYBPFPROF_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+LDLIBS += -lbpf -lelf -lz -lm
+
+# clang -target bpf does not know the host's system include paths; borrow them
+# (libbpf-tools does the same) so <bpf/bpf_helpers.h> and friends resolve.
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR) \
+	      $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+SRCS := $(wildcard src/*.c)
+OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/main.o,$(OBJS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all check check-unit check-integration example vmlinux lint clean bench
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: pybpfprof
+
+pybpfprof: $(OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT) $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c include/bpf_abi.h $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# Every userspace object may include a skeleton, so build them first.
+$(OUTPUT)/%.o: src/%.c $(SKELS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+# Regenerate the pinned vmlinux.h from the running kernel's BTF.
+vmlinux:
+	$(call msg,GEN,$(VMLINUX_DIR)/vmlinux_$(shell uname -r | cut -d. -f1-2).h)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c \
+		> $(VMLINUX_DIR)/vmlinux_$(shell uname -r | cut -d. -f1-2).h
+	$(Q)ln -sf vmlinux_$(shell uname -r | cut -d. -f1-2).h $(VMLINUX_DIR)/vmlinux.h
+
+check-unit: $(UNIT_BINS)
+	$(Q)tests/run-unit.sh $(UNIT_BINS)
+
+check-integration: pybpfprof
+	$(Q)tests/integration/run.sh
+
+# The README's test command: unit tests, then root integration tests on real
+# CPython processes; the last line is the summary "N passed, N failed".
+check: pybpfprof $(UNIT_BINS)
+	$(Q)tests/check.sh $(UNIT_BINS)
+
+example: pybpfprof
+	./pybpfprof -d 5 -- python3 examples/busy.py
+
+bench: pybpfprof
+	bench/overhead.sh
+
+lint:
+	clang-format --dry-run -Werror bpf/*.c bpf/*.h src/*.c include/*.h tests/unit/*.c
+
+clean:
+	rm -rf $(OUTPUT) pybpfprof
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d)

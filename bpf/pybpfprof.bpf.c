@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The sampler: a perf_event program on the cpu-clock software event, one event
+ * per CPU. At each tick it keeps only threads of profiled processes (pid in
+ * `procs`), finds the thread's PyThreadState, walks the Python frame chain and
+ * streams (code object, bytecode offset) pairs to userspace through a ring
+ * buffer. It reads target memory only, with bounded loops, and never writes it.
+ *
+ * Why stream instead of counting stacks in a kernel hash: a sample is at most
+ * 24 + 16 * depth bytes, and even 999 Hz on every CPU is a few hundred KB/s,
+ * which userspace folds as it arrives. Streaming also lets userspace resolve
+ * code objects while the process is still alive (short-lived processes) and
+ * keeps timestamps for timelines. The cost of the program itself is measured
+ * in bench/overhead.sh (bpftool prog show run_time_ns / run_cnt).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "bpf_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load; frozen afterwards, so the verifier sees constants. */
+const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYPROF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} procs SEC(".maps");
+
+/* tid -> PyThreadState address, checked again at every use (thread_id == fsbase). */
+struct thread_entry {
+	__u64 tstate;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct thread_entry);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYPROF_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* The sample being built and the frame being decoded: too big for the 512-byte stack. */
+struct scratch {
+	struct py_sample sample;
+	__u8 frame[PYPROF_FRAME_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &which);
+
+	if (v)
+		*v += 1;
+}
+
+/* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
+static __always_inline __u64 read_word(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* Fields at offsets that come from a map: mask, then bounds-check, for the verifier. */
+static __always_inline __u64 frame_u64(const __u8 *buf, __u32 off)
+{
+	off &= PYPROF_FRAME_READ - 1;
+	if (off > PYPROF_FRAME_READ - sizeof(__u64))
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
+static __always_inline __u8 frame_u8(const __u8 *buf, __u32 off)
+{
+	off &= PYPROF_FRAME_READ - 1;
+	return buf[off];
+}
+
+/* State of one thread-list scan, carried across bpf_loop iterations. */
+struct scan_ctx {
+	__u64 interp, t, fsbase, found;
+	const struct py_offsets *off;
+};
+
+static long scan_step(__u32 i, void *data)
+{
+	struct scan_ctx *c = data;
+	const struct py_offsets *off = c->off;
+
+	if (!c->interp)
+		return 1;
+	if (!c->t) {
+		/* end of this interpreter's threads: on to the next interpreter */
+		c->interp = read_word(c->interp + off->interp_next);
+		c->t = c->interp ? read_word(c->interp + off->interp_threads_head) : 0;
+		return 0;
+	}
+	if (read_word(c->t + off->tstate_thread_id) == c->fsbase) {
+		c->found = c->t;
+		return 1;
+	}
+	c->t = read_word(c->t + off->tstate_next);
+	return 0;
+}
+
+/*
+ * Finds the PyThreadState whose thread_id equals this thread's fsbase
+ * (pthread_self() on glibc and musl, x86_64), walking every interpreter's
+ * thread list. Works the same on every CPython version and needs no libc
+ * internals; the result is cached per tid and re-checked at each use.
+ */
+static __always_inline __u64 find_tstate(const struct py_proc *proc, __u32 pid, __u32 tid,
+					 __u64 fsbase)
+{
+	const struct py_offsets *off = &proc->off;
+	struct thread_entry *cached, fresh = {};
+	struct scan_ctx c = { .fsbase = fsbase, .off = off };
+
+	cached = bpf_map_lookup_elem(&threads, &tid);
+	if (cached && cached->pid == pid &&
+	    read_word(cached->tstate + off->tstate_thread_id) == fsbase)
+		return cached->tstate;
+
+	count(PYPROF_CNT_TSTATE_SCAN);
+	c.interp = read_word(proc->runtime_addr + off->runtime_interp_head);
+	c.t = c.interp ? read_word(c.interp + off->interp_threads_head) : 0;
+	bpf_loop(PYPROF_MAX_THREADS + PYPROF_MAX_INTERPS, scan_step, &c, 0);
+	if (c.found) {
+		fresh.tstate = c.found;
+		fresh.pid = pid;
+		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
+	}
+	return c.found;
+}
+
+/* The innermost frame of a thread state, or 0 when no Python code is running. */
+static __always_inline __u64 current_frame(const struct py_offsets *off, __u64 tstate)
+{
+	__u64 f = read_word(tstate + off->tstate_frame);
+
+	if (f && off->cframe_current_frame != PYPROF_NO_OFFSET)
+		f = read_word(f + off->cframe_current_frame);
+	return f;
+}
+
+/* State of one frame walk, carried across bpf_loop iterations. */
+struct walk_ctx {
+	const struct py_offsets *off;
+	struct scratch *s;
+	__u64 f;		/* next frame to read */
+	__u32 n;		/* frames recorded */
+	__u32 read_size;
+};
+
+/*
+ * One frame: record (code, position, fingerprint) and move to the caller.
+ * bpf_loop verifies this body once, whatever the depth limit.
+ */
+static long walk_step(__u32 i, void *data)
+{
+	struct walk_ctx *w = data;
+	const struct py_offsets *off = w->off;
+	struct scratch *s = w->s;
+	struct py_frame *out;
+	__u64 code, names[2];
+	__u32 size;
+	__s64 pos;
+
+	if (!w->f)
+		return 1;
+	if (w->n >= max_depth || w->n >= PYPROF_MAX_DEPTH) {
+		s->sample.flags |= PY_SAMPLE_TRUNCATED;
+		return 1;
+	}
+	size = w->read_size;
+	if (size > PYPROF_FRAME_READ)
+		size = PYPROF_FRAME_READ;
+	if (bpf_probe_read_user(s->frame, size, (const void *)w->f)) {
+		s->sample.flags |= PY_SAMPLE_READ_ERROR;
+		return 1;
+	}
+	code = frame_u64(s->frame, off->frame_code) & ~(__u64)off->code_tag_mask;
+	w->f = frame_u64(s->frame, off->frame_previous);
+	/* C-stack entry frames (3.12+) carry no Python code of their own. */
+	if (off->frame_owner != PYPROF_NO_OFFSET &&
+	    frame_u8(s->frame, off->frame_owner) >= off->owner_skip_min)
+		return 0;
+	if (!code)
+		return 0;
+	if (off->instr_kind == PY_INSTR_PTR)
+		pos = (__s64)(frame_u64(s->frame, off->frame_instr) - (code + off->code_adaptive));
+	else
+		pos = (__s32)frame_u64(s->frame, off->frame_instr);
+	/* Filename and name pointers: a changed pair means a reused address. */
+	if (bpf_probe_read_user(names, sizeof(names), (const void *)(code + off->code_filename))) {
+		s->sample.flags |= PY_SAMPLE_READ_ERROR;
+		return 1;
+	}
+	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
+	out->code = code;
+	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
+	out->fingerprint = py_code_fingerprint(names[0], names[1]);
+	w->n++;
+	return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct walk_ctx w = {};
+	struct task_struct *task;
+	struct py_proc *proc;
+	struct scratch *s;
+	__u64 tstate, fsbase, size;
+
+	proc = bpf_map_lookup_elem(&procs, &pid);
+	if (!proc)
+		return 0;
+	count(PYPROF_CNT_EVENTS);
+
+	task = (struct task_struct *)bpf_get_current_task();
+	fsbase = BPF_CORE_READ(task, thread.fsbase);
+	tstate = find_tstate(proc, pid, tid, fsbase);
+	if (!tstate) {
+		count(PYPROF_CNT_NO_TSTATE);
+		return 0;
+	}
+	w.f = current_frame(&proc->off, tstate);
+	if (!w.f) {
+		count(PYPROF_CNT_NO_FRAME);
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s)
+		return 0;
+	s->sample.pid = pid;
+	s->sample.tid = tid;
+	s->sample.ktime_ns = bpf_ktime_get_ns();
+	s->sample.cpu = bpf_get_smp_processor_id();
+	s->sample.flags = 0;
+	w.off = &proc->off;
+	w.s = s;
+	w.read_size = proc->off.frame_read_size;
+
+	/* Room for shim frames on top of the depth limit; running out also means truncated. */
+	bpf_loop(PYPROF_MAX_DEPTH + 64, walk_step, &w, 0);
+	if (w.f && !(s->sample.flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR)))
+		s->sample.flags |= PY_SAMPLE_TRUNCATED;
+	if (s->sample.flags & PY_SAMPLE_TRUNCATED)
+		count(PYPROF_CNT_TRUNCATED);
+	if (s->sample.flags & PY_SAMPLE_READ_ERROR)
+		count(PYPROF_CNT_READ_ERROR);
+	if (!w.n) {
+		count(PYPROF_CNT_NO_FRAME);
+		return 0;
+	}
+	s->sample.nframes = w.n;
+
+	size = PY_SAMPLE_HEADER_SIZE + (__u64)w.n * sizeof(struct py_frame);
+	if (size > sizeof(struct py_sample))
+		size = sizeof(struct py_sample);
+	if (bpf_ringbuf_output(&samples, &s->sample, size, 0)) {
+		count(PYPROF_CNT_DROPPED);
+		return 0;
+	}
+	count(PYPROF_CNT_SENT);
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The contract between the BPF programs (bpf/) and the userspace loader (src/).
+ * Every struct and enum that crosses the boundary lives here and nowhere else:
+ * types only, fixed-width fields, explicit padding. Userspace asserts the sizes
+ * (src/loader.c) so a layout drift is a build error.
+ */
+#ifndef PYBPFPROF_BPF_ABI_H
+#define PYBPFPROF_BPF_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Frames one sample can carry. The runtime limit (--max-depth, default 127) is at most this. */
+#define PYPROF_MAX_DEPTH 1024
+#define PYPROF_DEFAULT_DEPTH 127
+/* Profiled processes the kernel can know at once. */
+#define PYPROF_MAX_PROCS 8192
+/* Bounds on the interpreter and thread lists walked to find a thread's state. */
+#define PYPROF_MAX_INTERPS 8
+#define PYPROF_MAX_THREADS 256
+/* Bytes read at once from a frame: enough for every field the walker needs on 3.8-3.15. */
+#define PYPROF_FRAME_READ 128
+/* Marks an absent optional offset. */
+#define PYPROF_NO_OFFSET 0xffff
+
+/* How a frame records its position in the bytecode. */
+enum py_instr_kind {
+	PY_INSTR_LASTI = 0,	/* int f_lasti in the frame (3.8-3.10); sent as is */
+	PY_INSTR_PTR = 1,	/* pointer into co_code_adaptive (3.11+); sent as a byte offset */
+};
+
+/*
+ * Where things are in one CPython build. Filled by userspace from the
+ * per-version tables or _Py_DebugOffsets (src/py_offsets.c); the BPF walker
+ * knows nothing about versions beyond these numbers.
+ */
+struct py_offsets {
+	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 interp_next;		/* PyInterpreterState.next */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head (tstate_head <= 3.10) */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_thread_id;		/* PyThreadState.thread_id (= pthread_self() = fsbase) */
+	__u16 tstate_frame;		/* .frame (<=3.10), .cframe (3.11-3.12), .current_frame (3.13+) */
+	__u16 cframe_current_frame;	/* _PyCFrame.current_frame, or PYPROF_NO_OFFSET */
+	__u16 frame_code;		/* f_code / f_executable */
+	__u16 frame_previous;		/* f_back / previous */
+	__u16 frame_instr;		/* f_lasti / prev_instr / instr_ptr */
+	__u16 frame_owner;		/* owner (3.11+), or PYPROF_NO_OFFSET */
+	__u16 code_filename;		/* PyCodeObject.co_filename */
+	__u16 code_name;		/* PyCodeObject.co_name */
+	__u16 code_adaptive;		/* offset of co_code_adaptive (3.11+), else 0 */
+	__u8 instr_kind;		/* enum py_instr_kind */
+	__u8 owner_skip_min;		/* frames with owner >= this are C-stack shims */
+	__u8 code_tag_mask;		/* low bits to clear from f_executable (3.14+ stackrefs) */
+	__u8 pad;
+	__u16 frame_read_size;		/* bytes to read at a frame to cover the fields above */
+	__u16 pad2[3];
+};
+
+/* Value of the per-process map, keyed by pid (kernel tgid). */
+struct py_proc {
+	__u64 runtime_addr;	/* address of _PyRuntime in the target */
+	struct py_offsets off;
+};
+
+/* One Python frame of a sample, innermost first. */
+struct py_frame {
+	__u64 code;		/* code object address */
+	__s32 instr;		/* f_lasti as read (PY_INSTR_LASTI) or byte offset into the bytecode */
+	__u32 fingerprint;	/* hash of co_filename and co_name pointers: detects address reuse */
+};
+
+enum py_sample_flags {
+	PY_SAMPLE_TRUNCATED = 1,	/* the stack was deeper than the depth limit */
+	PY_SAMPLE_READ_ERROR = 2,	/* a frame could not be read; the walk stopped there */
+};
+
+/* Ring-buffer record: one sample of one thread. Only nframes frames are sent. */
+struct py_sample {
+	__u32 pid;		/* kernel tgid */
+	__u32 tid;		/* kernel tid */
+	__u64 ktime_ns;		/* bpf_ktime_get_ns() */
+	__u16 nframes;
+	__u16 flags;		/* enum py_sample_flags */
+	__u32 cpu;
+	struct py_frame frames[PYPROF_MAX_DEPTH];
+};
+
+#define PY_SAMPLE_HEADER_SIZE 24
+
+/*
+ * Identity check for a code object address, computed by BPF at sample time and
+ * by userspace at resolution time from the co_filename and co_name pointers.
+ * Shared here so both sides compute exactly the same thing.
+ */
+static inline __u32 py_code_fingerprint(__u64 filename, __u64 name)
+{
+	return (__u32)(filename ^ (filename >> 32) ^ (name * 0x9e3779b1ULL) ^ (name >> 29));
+}
+
+/* Per-CPU counters, indexed by this enum; userspace sums them for the report. */
+enum pyprof_counter {
+	PYPROF_CNT_EVENTS,	/* perf events that hit a profiled process */
+	PYPROF_CNT_SENT,	/* samples written to the ring buffer */
+	PYPROF_CNT_NO_TSTATE,	/* thread has no PyThreadState (not a Python thread yet) */
+	PYPROF_CNT_NO_FRAME,	/* thread state without Python frames (idle or in C only) */
+	PYPROF_CNT_READ_ERROR,	/* a read of target memory failed during the walk */
+	PYPROF_CNT_TRUNCATED,	/* stacks cut at the depth limit */
+	PYPROF_CNT_DROPPED,	/* ring buffer full: sample lost */
+	PYPROF_CNT_TSTATE_SCAN,	/* thread-list scans (cache misses) */
+	PYPROF_CNT_MAX,
+};
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Turns raw samples from the ring buffer into profile stacks: looks up the
+ * target, names each frame through its code cache, and counts what could not
+ * be named. Runs as samples arrive, so code objects are read while the
+ * process is still alive.
+ */
+#ifndef PYBPFPROF_COLLECT_H
+#define PYBPFPROF_COLLECT_H
+
+#include <stddef.h>
+#include "bpf_abi.h"
+#include "code_cache.h"
+#include "profile.h"
+#include "proc.h"
+
+struct target_state {
+	struct py_target t;
+	size_t proc_index;		/* into profile.procs */
+	struct code_cache codes;
+	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id */
+	bool exited;
+};
+
+struct collector {
+	struct profile *prof;
+	struct target_state *targets;
+	size_t ntargets, cap_targets;
+	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
+	uint64_t malformed;		/* records shorter than they claim: dropped */
+	uint32_t *scratch;		/* frame ids of the sample being converted */
+};
+
+int collector__init(struct collector *c, struct profile *prof);
+void collector__free(struct collector *c);
+
+/* Takes ownership of a copy of *t and opens its profile section. 0 or -ENOMEM. */
+int collector__add_target(struct collector *c, const struct py_target *t);
+struct target_state *collector__find(struct collector *c, int pid);
+
+/* Handles one ring-buffer record of size bytes. Never fails: bad records are counted. */
+void collector__sample(struct collector *c, const void *data, size_t size);
+
+/* Marks targets that are gone as exited; returns how many are still alive. */
+size_t collector__check_alive(struct collector *c);
+
+#endif

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Everything the command line decides, with its defaults. Parsed by cli.c
+ * and passed explicitly to whoever needs it.
+ */
+#ifndef PYBPFPROF_CONFIG_H
+#define PYBPFPROF_CONFIG_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONFIG_MAX_PIDS 1024
+#define CONFIG_MAX_HZ 20000
+
+struct pyprof_config {
+	pid_t pids[CONFIG_MAX_PIDS];
+	size_t npids;
+	double duration_s;	/* 0: until Ctrl-C or every target has exited */
+	unsigned frequency_hz;
+	unsigned max_depth;
+	const char *format;	/* NULL: from the -o extension, else text */
+	const char *output;	/* NULL or "-": stdout */
+	unsigned top_functions;
+	unsigned top_lines;
+	int verbose;
+	char error[256];	/* why parsing failed */
+};
+
+#define PYPROF_CONFIG_DEFAULTS                                                                     \
+	{                                                                                          \
+		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
+	}
+
+/*
+ * Parses argv into *cfg (which holds the defaults on entry). Returns 0, or
+ * EINVAL with a sentence in cfg->error. argp_flags are passed to argp_parse
+ * (tests use ARGP_SILENT so nothing is printed and nothing exits).
+ */
+int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Reading what we need from a CPython ELF file (executable or libpython):
+ * symbol addresses from .dynsym/.symtab, bytes at a virtual address (for
+ * Py_Version and _Py_DebugOffsets, read from the file, not the process), and
+ * the load bias of a mapping. The file is untrusted: every read is bounded by
+ * the section or segment it falls in.
+ */
+#ifndef PYBPFPROF_ELF_READER_H
+#define PYBPFPROF_ELF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+
+/* Opens path read-only. NULL and errno on failure (ENOEXEC: not an ELF file). */
+struct elf_file *elf_file__open(const char *path);
+void elf_file__close(struct elf_file *ef);
+
+/* ET_EXEC or ET_DYN. */
+int elf_file__type(const struct elf_file *ef);
+
+/* Finds a defined symbol by name in .dynsym, then .symtab. 0 or -ENOENT. */
+int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uint64_t *size);
+
+/* Copies len bytes at vaddr from the file image. 0, or -EFAULT if not in a PT_LOAD's file part. */
+int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
+
+/*
+ * Load bias of this file given one of its mappings (start address and file
+ * offset, from /proc/PID/maps): runtime address = bias + vaddr. 0 or -ENOENT.
+ */
+int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
+		   uint64_t *bias);
+
+#endif

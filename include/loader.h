@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The BPF session: skeleton lifecycle in explicit phases (open with the
+ * configuration, load, register targets, attach one cpu-clock perf event per
+ * CPU, poll the ring buffer, read counters, tear down). Links are file
+ * descriptors, so a killed pybpfprof leaves nothing attached.
+ */
+#ifndef PYBPFPROF_LOADER_H
+#define PYBPFPROF_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf_abi.h"
+#include "proc.h"
+
+struct session;
+
+typedef int (*sample_fn_t)(void *ctx, void *data, size_t size);
+
+/* Opens and loads the BPF object. NULL with a reason in why. */
+struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *ctx, char *why,
+			      size_t whylen);
+/* Makes the kernel sample this target. 0 or -errno. */
+int session__add_target(struct session *s, const struct py_target *t);
+/* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
+int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
+/* Delivers pending samples to on_sample; waits up to timeout_ms. Returns count or -errno. */
+int session__poll(struct session *s, int timeout_ms);
+/* Stops the timers (no new samples) so the remaining ones can be drained. */
+void session__detach(struct session *s);
+/* Sums the per-CPU counters. */
+int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX]);
+void session__close(struct session *s);
+
+/*
+ * Checks what pybpfprof needs before anything is loaded: privileges
+ * (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; CAP_SYS_PTRACE to read other
+ * users' processes) and kernel features (BTF, BPF ring buffer, perf_event
+ * programs). 0, or -errno with a sentence naming what is missing.
+ */
+int check_privileges(char *why, size_t whylen);
+int check_kernel(const char *btf_path, char *why, size_t whylen);
+
+#endif

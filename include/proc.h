@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Finding out what a process is: whether it runs CPython, which version,
+ * where its interpreter state lives. Files of the target are opened through
+ * /proc/PID (exe, map_files), so processes in containers and chroots work
+ * like host ones.
+ */
+#ifndef PYBPFPROF_PROC_H
+#define PYBPFPROF_PROC_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "py_offsets.h"
+
+struct map_entry {
+	uint64_t start, end, off, inode;
+	char perms[5];
+	char path[PATH_MAX];
+};
+
+/* Pure: parses one /proc/PID/maps line. 0, or -EINVAL. */
+int maps_parse_line(const char *line, struct map_entry *e);
+
+struct py_target {
+	pid_t pid;
+	char exe[PATH_MAX];		/* /proc/PID/exe as the process sees it */
+	char cmdline[256];		/* argv joined by spaces, truncated */
+	char comm[32];
+	char python_elf[PATH_MAX];	/* file holding _PyRuntime (exe or libpython) */
+	uint32_t version;		/* PY_VERSION_HEX */
+	char version_str[24];
+	uint64_t runtime_addr;		/* &_PyRuntime in the target */
+	uint64_t code_type_addr;	/* &PyCode_Type in the target */
+	struct py_layout layout;
+};
+
+/*
+ * Inspects pid. 0 on success; otherwise -errno with a one-sentence reason in
+ * why (no such process, not CPython, unsupported version, no permission).
+ */
+int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen);
+
+/* True while the process exists and is not a zombie. */
+bool proc_alive(pid_t pid);
+
+/* Reads /proc/PID/task/TID/comm into buf ("" if gone). */
+void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
+
+#endif

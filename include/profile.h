@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The in-memory profile: interned functions and frames, and per process the
+ * distinct stacks (per thread) with their sample counts. Everything a report
+ * writer needs, and nothing BPF- or CPython-specific: writers read only this.
+ */
+#ifndef PYBPFPROF_PROFILE_H
+#define PYBPFPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hashmap.h"
+
+struct profile_func {
+	char *qualname;
+	char *file;		/* as the process sees it */
+	int firstline;
+	bool unresolved;	/* stands for code objects that could not be read */
+};
+
+struct profile_frame {
+	uint32_t func;
+	int line;		/* -1: unknown */
+};
+
+struct profile_stack {
+	uint32_t tid;
+	uint32_t nframes;
+	uint32_t *frames;	/* frame ids, innermost first */
+	uint64_t count;
+};
+
+struct profile_thread {
+	uint32_t tid;
+	char name[16];
+	uint64_t samples;
+};
+
+struct profile_proc {
+	int pid;
+	char *exe, *cmdline, *comm, *python;
+	bool exited;
+	uint64_t samples;	/* samples with a Python stack */
+	uint64_t truncated;	/* of which cut at the depth limit */
+	uint64_t partial;	/* of which cut by an unreadable frame */
+	uint64_t unresolved;	/* of which had a frame that could not be named */
+	struct profile_thread *threads;
+	size_t nthreads, cap_threads;
+	struct profile_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct hashmap stack_index;	/* stack hash -> index + 1 */
+};
+
+struct profile_counts {
+	uint64_t events;	/* timer ticks that hit a profiled process */
+	uint64_t dropped;	/* lost: kernel ring buffer full, or unknown process */
+	uint64_t no_python;	/* ticks on a thread with no Python frame (C code, startup) */
+	uint64_t read_errors;
+	uint64_t truncated;
+};
+
+struct profile {
+	struct profile_func *funcs;
+	size_t nfuncs, cap_funcs;
+	struct hashmap func_index;
+	struct profile_frame *frames;
+	size_t nframes, cap_frames;
+	struct hashmap frame_index;
+	struct profile_proc *procs;
+	size_t nprocs, cap_procs;
+	const char *mode;	/* "cpu" */
+	unsigned frequency_hz;
+	double duration_s;
+	struct profile_counts counts;
+};
+
+void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
+void profile__free(struct profile *p);
+
+/* Interned ids; UINT32_MAX on allocation failure. */
+uint32_t profile__func(struct profile *p, const char *qualname, const char *file, int firstline,
+		       bool unresolved);
+uint32_t profile__frame(struct profile *p, uint32_t func, int line);
+
+/* Adds a process section (strings are copied). NULL on allocation failure. */
+struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *exe,
+				       const char *cmdline, const char *comm, const char *python);
+struct profile_proc *profile__find_proc(struct profile *p, int pid);
+struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t tid);
+
+/* Adds count samples of one stack (frames innermost first). 0 or -ENOMEM. */
+int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_t *frames,
+			    uint32_t n, uint64_t count);
+
+/* Summaries used by the writers. */
+struct func_stat {
+	uint32_t func;
+	uint64_t self, total;
+};
+struct line_stat {
+	uint32_t frame;
+	uint64_t self;
+};
+
+/* Per-function self/total (total counts a function once per sample), sorted by self, then total. */
+int profile_proc__func_stats(const struct profile *p, const struct profile_proc *pp,
+			     struct func_stat **out, size_t *n);
+/* Per-(function, line) self samples, sorted descending. */
+int profile_proc__line_stats(const struct profile *p, const struct profile_proc *pp,
+			     struct line_stat **out, size_t *n);
+
+#endif

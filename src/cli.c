@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Command line: one argp table in groups, values checked as they are parsed,
+ * with a sentence that says what was expected, and --help ending in examples.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf_abi.h"
+#include "config.h"
+#include "report.h"
+
+const char *argp_program_version = "pybpfprof " PYBPFPROF_VERSION;
+const char *argp_program_bug_address = NULL;
+
+static const char doc[] =
+	"pybpfprof: sample running CPython processes from the kernel, with no restart "
+	"and no code change, and report where their CPU time goes, by function and by line."
+	"\v"
+	"Targets: CPython 3.11 (static builds such as Debian's /usr/bin/python3.11, and "
+	"shared-libpython builds). Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE).\n"
+	"\n"
+	"Examples:\n"
+	"  sudo pybpfprof -p 1234                  # profile pid 1234 until Ctrl-C\n"
+	"  sudo pybpfprof -p 1234 -p 5678 -d 30    # two processes for 30 seconds\n"
+	"  sudo pybpfprof -p 1234 -d 10 -F 999     # 999 samples per second per CPU\n"
+	"  sudo pybpfprof -p 1234 -f json -o prof.json\n"
+	"  sudo pybpfprof -p 1234 -o prof.json     # format taken from the extension\n"
+	"\n"
+	"The report counts every sample: total, dropped (kernel buffer full), truncated "
+	"(deeper than --max-depth), unresolved (code object gone before it was read).";
+
+enum {
+	OPT_MAX_DEPTH = 0x100,
+	OPT_LINES,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Targets:", 1 },
+	{ "pid", 'p', "PID", 0, "Profile this process (repeat, or separate with commas)", 1 },
+	{ NULL, 0, NULL, 0, "Sampling:", 2 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
+	  "targets exit)", 2 },
+	{ "frequency", 'F', "HZ", 0, "Samples per second on each CPU (default: 99)", 2 },
+	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
+	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	{ NULL, 0, NULL, 0, "Output:", 3 },
+	{ "format", 'f', "FORMAT", 0, "text or json (default: from the -o extension, else text)",
+	  3 },
+	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stdout", 3 },
+	{ "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)", 3 },
+	{ "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
+	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
+	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
+	{},
+};
+
+static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int add_pids(struct pyprof_config *cfg, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned long v;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_uint(tok, 1, INT_MAX, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid pid '%s': expected a "
+				 "positive number", tok);
+			err = -EINVAL;
+			break;
+		}
+		if (cfg->npids == CONFIG_MAX_PIDS) {
+			snprintf(cfg->error, sizeof(cfg->error), "too many pids (at most %d)",
+				 CONFIG_MAX_PIDS);
+			err = -EINVAL;
+			break;
+		}
+		cfg->pids[cfg->npids++] = (pid_t)v;
+	}
+	free(copy);
+	return err;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct pyprof_config *cfg = state->input;
+	unsigned long v;
+	char *end;
+	double d;
+
+	switch (key) {
+	case 'p':
+		if (add_pids(cfg, arg))
+			goto bad;
+		break;
+	case 'd':
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || *end || !(d > 0) || d > 31536000) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid duration '%s': expected "
+				 "seconds, greater than 0", arg);
+			goto bad;
+		}
+		cfg->duration_s = d;
+		break;
+	case 'F':
+		if (parse_uint(arg, 1, CONFIG_MAX_HZ, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid frequency '%s': expected "
+				 "1 to %d samples per second", arg, CONFIG_MAX_HZ);
+			goto bad;
+		}
+		cfg->frequency_hz = v;
+		break;
+	case OPT_MAX_DEPTH:
+		if (parse_uint(arg, 1, PYPROF_MAX_DEPTH, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --max-depth '%s': expected "
+				 "1 to %d frames", arg, PYPROF_MAX_DEPTH);
+			goto bad;
+		}
+		cfg->max_depth = v;
+		break;
+	case 'f':
+		if (!report_find(arg)) {
+			snprintf(cfg->error, sizeof(cfg->error), "unknown format '%s': expected one "
+				 "of %s", arg, report_names());
+			goto bad;
+		}
+		cfg->format = arg;
+		break;
+	case 'o':
+		cfg->output = arg;
+		break;
+	case 'n':
+	case OPT_LINES:
+		if (parse_uint(arg, 0, 100000, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid count '%s': expected a "
+				 "number of rows", arg);
+			goto bad;
+		}
+		if (key == 'n')
+			cfg->top_functions = v;
+		else
+			cfg->top_lines = v;
+		break;
+	case 'v':
+		cfg->verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s'", arg);
+		goto bad;
+	case ARGP_KEY_END:
+		if (!cfg->npids) {
+			snprintf(cfg->error, sizeof(cfg->error), "no target: give at least one -p PID");
+			goto bad;
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+bad:
+	argp_error(state, "%s", cfg->error);
+	return EINVAL;
+}
+
+static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+
+int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
+{
+	int err = argp_parse(&argp, argc, argv, argp_flags, NULL, cfg);
+
+	if (err && !cfg->error[0])
+		snprintf(cfg->error, sizeof(cfg->error), "invalid arguments");
+	return err ? EINVAL : 0;
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Sample conversion. A raw frame (code address, fingerprint, position) maps
+ * to an interned profile frame through a per-target hash, so the code cache
+ * and the line-table decoder run once per distinct raw frame, not per sample.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collect.h"
+
+int collector__init(struct collector *c, struct profile *prof)
+{
+	memset(c, 0, sizeof(*c));
+	c->prof = prof;
+	c->scratch = calloc(PYPROF_MAX_DEPTH, sizeof(*c->scratch));
+	return c->scratch ? 0 : -ENOMEM;
+}
+
+void collector__free(struct collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++) {
+		code_cache__free(&c->targets[i].codes);
+		hashmap__free(&c->targets[i].raw_frames);
+	}
+	free(c->targets);
+	free(c->scratch);
+	memset(c, 0, sizeof(*c));
+}
+
+int collector__add_target(struct collector *c, const struct py_target *t)
+{
+	struct target_state *ts;
+
+	if (c->ntargets == c->cap_targets) {
+		size_t ncap = c->cap_targets ? c->cap_targets * 2 : 8;
+		void *n = realloc(c->targets, ncap * sizeof(*c->targets));
+
+		if (!n)
+			return -ENOMEM;
+		c->targets = n;
+		c->cap_targets = ncap;
+	}
+	ts = &c->targets[c->ntargets];
+	memset(ts, 0, sizeof(*ts));
+	ts->t = *t;
+	code_cache__init(&ts->codes);
+	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
+		return -ENOMEM;
+	ts->proc_index = c->prof->nprocs - 1;
+	c->ntargets++;
+	return 0;
+}
+
+struct target_state *collector__find(struct collector *c, int pid)
+{
+	size_t i;
+
+	for (i = c->ntargets; i-- > 0;)
+		if (c->targets[i].t.pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+/* Profile frame id for one raw frame; *unresolved set when it could not be named. */
+static uint32_t frame_id(struct collector *c, struct target_state *ts, const struct py_frame *rf,
+			 bool *unresolved)
+{
+	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
+						     (uint32_t)rf->instr));
+	const struct code_info *ci;
+	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
+	uint32_t func, id;
+
+	if (slot)
+		return *slot;
+	ci = code_cache__get(&ts->codes, &ts->t, rf->code, rf->fingerprint);
+	if (!ci) {
+		*unresolved = true;
+		func = profile__func(c->prof, "[unresolved]", "", 0, true);
+		return func == UINT32_MAX ? UINT32_MAX : profile__frame(c->prof, func, -1);
+	}
+	func = profile__func(c->prof, ci->qualname, ci->filename, ci->firstlineno, false);
+	if (func == UINT32_MAX)
+		return UINT32_MAX;
+	id = profile__frame(c->prof, func, code_info__line(ci, &ts->t.layout, rf->instr));
+	if (id != UINT32_MAX)
+		hashmap__set(&ts->raw_frames, key, id);
+	return id;
+}
+
+void collector__sample(struct collector *c, const void *data, size_t size)
+{
+	const struct py_sample *s = data;
+	struct profile_thread *th;
+	struct profile_proc *pp;
+	struct target_state *ts;
+	bool unresolved = false;
+	uint32_t i, n;
+
+	if (size < PY_SAMPLE_HEADER_SIZE ||
+	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
+	    s->nframes > PYPROF_MAX_DEPTH) {
+		c->malformed++;
+		return;
+	}
+	ts = collector__find(c, s->pid);
+	if (!ts) {
+		c->unknown_pid++;
+		return;
+	}
+	pp = &c->prof->procs[ts->proc_index];
+	n = s->nframes;
+	for (i = 0; i < n; i++) {
+		c->scratch[i] = frame_id(c, ts, &s->frames[i], &unresolved);
+		if (c->scratch[i] == UINT32_MAX) {
+			c->malformed++;	/* out of memory: the sample cannot be kept */
+			return;
+		}
+	}
+	if (profile_proc__add_stack(pp, s->tid, c->scratch, n, 1)) {
+		c->malformed++;
+		return;
+	}
+	pp->samples++;
+	pp->truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
+	pp->partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
+	pp->unresolved += unresolved;
+	th = profile_proc__thread(pp, s->tid);
+	if (th) {
+		if (!th->samples)
+			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
+		th->samples++;
+	}
+}
+
+size_t collector__check_alive(struct collector *c)
+{
+	size_t i, alive = 0;
+
+	for (i = 0; i < c->ntargets; i++) {
+		struct target_state *ts = &c->targets[i];
+
+		if (!ts->exited && !proc_alive(ts->t.pid)) {
+			ts->exited = true;
+			c->prof->procs[ts->proc_index].exited = true;
+		}
+		alive += !ts->exited;
+	}
+	return alive;
+}

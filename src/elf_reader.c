@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libelf wrapper for the few questions pybpfprof asks of a CPython binary.
+ * Debian's python3.X is stripped but exports the whole C API in .dynsym
+ * (linked with -export-dynamic), so .dynsym is searched first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elf_reader.h"
+
+#define MAX_PHDRS 64
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+	int type;
+	size_t nphdr;
+	GElf_Phdr phdr[MAX_PHDRS];
+};
+
+struct elf_file *elf_file__open(const char *path)
+{
+	struct elf_file *ef;
+	GElf_Ehdr ehdr;
+	size_t i, n;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return NULL;
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0)
+		goto fail;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ehdr) ||
+	    elf_getphdrnum(ef->elf, &n)) {
+		errno = ENOEXEC;
+		goto fail;
+	}
+	ef->type = ehdr.e_type;
+	for (i = 0; i < n && ef->nphdr < MAX_PHDRS; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef->elf, i, &ph) && ph.p_type == PT_LOAD)
+			ef->phdr[ef->nphdr++] = ph;
+	}
+	return ef;
+fail:
+	elf_file__close(ef);
+	return NULL;
+}
+
+void elf_file__close(struct elf_file *ef)
+{
+	int saved = errno;
+
+	if (!ef)
+		return;
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	free(ef);
+	errno = saved;
+}
+
+int elf_file__type(const struct elf_file *ef)
+{
+	return ef->type;
+}
+
+static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+		   uint64_t *vaddr, uint64_t *size)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!data || !sh->sh_entsize)
+		return -ENOENT;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *s;
+
+		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		s = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (s && !strcmp(s, name)) {
+			*vaddr = sym.st_value;
+			if (size)
+				*size = sym.st_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
+	size_t t;
+
+	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(ef->elf, scn))) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != types[t])
+				continue;
+			if (!find_in(ef->elf, scn, &sh, name, vaddr, size))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ef->nphdr; i++) {
+		const GElf_Phdr *ph = &ef->phdr[i];
+
+		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
+			continue;
+		if (len > ph->p_filesz - (vaddr - ph->p_vaddr))
+			return -EFAULT;
+		if (pread(ef->fd, buf, len, ph->p_offset + (vaddr - ph->p_vaddr)) != (ssize_t)len)
+			return -EFAULT;
+		return 0;
+	}
+	return -EFAULT;
+}
+
+int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
+		   uint64_t *bias)
+{
+	size_t i;
+
+	if (ef->type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	for (i = 0; i < ef->nphdr; i++) {
+		const GElf_Phdr *ph = &ef->phdr[i];
+		uint64_t seg_off = ph->p_offset & ~0xfffULL;
+
+		/* The mapping that covers this segment's first page carries its bias. */
+		if (map_off >= seg_off && map_off < ph->p_offset + ph->p_filesz) {
+			*bias = map_start - ((ph->p_vaddr & ~0xfffULL) + (map_off - seg_off));
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * BPF skeleton lifecycle and perf events. Sampling uses the cpu-clock
+ * software event with a fixed period (1e9 / hz ns), so every sample stands
+ * for the same CPU time; it works on VMs without a hardware PMU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "loader.h"
+#include "log.h"
+#include "pybpfprof.skel.h"
+
+_Static_assert(sizeof(struct py_offsets) == 40, "py_offsets layout changed");
+_Static_assert(sizeof(struct py_proc) == 48, "py_proc layout changed");
+_Static_assert(sizeof(struct py_frame) == 16, "py_frame layout changed");
+_Static_assert(__builtin_offsetof(struct py_sample, frames) == PY_SAMPLE_HEADER_SIZE,
+	       "py_sample header size changed");
+
+struct session {
+	struct pybpfprof_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pefds;
+	int ncpus;
+};
+
+struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *ctx, char *why,
+			      size_t whylen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	s->skel = pybpfprof_bpf__open();
+	if (!s->skel) {
+		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	s->skel->rodata->max_depth = max_depth;
+	err = pybpfprof_bpf__load(s->skel);
+	if (err) {
+		snprintf(why, whylen, "cannot load the BPF programs: %s (run with -vv for the "
+			 "verifier log)", strerror(-err));
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_sample, ctx, NULL);
+	if (!s->rb) {
+		snprintf(why, whylen, "cannot open the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	return s;
+fail:
+	session__close(s);
+	return NULL;
+}
+
+int session__add_target(struct session *s, const struct py_target *t)
+{
+	struct py_proc v = { .runtime_addr = t->runtime_addr, .off = t->layout.bpf };
+	__u32 pid = t->pid;
+
+	if (bpf_map__update_elem(s->skel->maps.procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = 1000000000ULL / hz,
+	};
+	int cpu, attached = 0;
+
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		snprintf(why, whylen, "cannot count CPUs: %s", strerror(-s->ncpus));
+		return s->ncpus ? s->ncpus : -EINVAL;
+	}
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	s->pefds = malloc(s->ncpus * sizeof(*s->pefds));
+	if (!s->links || !s->pefds) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		s->pefds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (s->pefds[cpu] < 0) {
+			if (errno == ENODEV)	/* possible but offline CPU */
+				continue;
+			snprintf(why, whylen, "perf_event_open(cpu-clock) failed on CPU %d: %s%s", cpu,
+				 strerror(errno),
+				 errno == EACCES ? " (needs CAP_PERFMON or root)" : "");
+			return -errno;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+							       s->pefds[cpu]);
+		if (!s->links[cpu]) {
+			snprintf(why, whylen, "cannot attach the sampler to CPU %d: %s", cpu,
+				 strerror(errno));
+			return -errno;
+		}
+		attached++;
+	}
+	if (!attached) {
+		snprintf(why, whylen, "no online CPU could be sampled");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int session__poll(struct session *s, int timeout_ms)
+{
+	return ring_buffer__poll(s->rb, timeout_ms);
+}
+
+void session__detach(struct session *s)
+{
+	int cpu;
+
+	if (!s->links)
+		return;
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->pefds[cpu] >= 0)
+			close(s->pefds[cpu]);
+		s->pefds[cpu] = -1;
+	}
+}
+
+int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.counters);
+	__u64 *vals;
+	__u32 k;
+	int c;
+
+	memset(out, 0, PYPROF_CNT_MAX * sizeof(out[0]));
+	if (ncpus <= 0)
+		return -EINVAL;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < PYPROF_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void session__close(struct session *s)
+{
+	if (!s)
+		return;
+	session__detach(s);
+	free(s->links);
+	free(s->pefds);
+	ring_buffer__free(s->rb);
+	pybpfprof_bpf__destroy(s->skel);
+	free(s);
+}
+
+/* Effective capability bits through capget(2), without libcap. */
+static int effective_caps(uint64_t *caps)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	*caps = data[0].effective | ((uint64_t)data[1].effective << 32);
+	return 0;
+}
+
+#define HAS(caps, c) (((caps) >> (c)) & 1)
+
+int check_privileges(char *why, size_t whylen)
+{
+	uint64_t caps = 0;
+	bool bpf_ok;
+
+	if (effective_caps(&caps)) {
+		snprintf(why, whylen, "cannot read this process's capabilities: %s", strerror(errno));
+		return -EPERM;
+	}
+	bpf_ok = HAS(caps, CAP_SYS_ADMIN) ||
+		 (HAS(caps, 39 /* CAP_BPF */) && HAS(caps, 38 /* CAP_PERFMON */));
+	if (!bpf_ok || !HAS(caps, CAP_SYS_PTRACE)) {
+		snprintf(why, whylen, "not enough privilege: pybpfprof needs root, or the "
+			 "capabilities CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (missing: %s%s%s); "
+			 "run it with sudo",
+			 bpf_ok ? "" : "CAP_BPF/CAP_PERFMON",
+			 !bpf_ok && !HAS(caps, CAP_SYS_PTRACE) ? ", " : "",
+			 HAS(caps, CAP_SYS_PTRACE) ? "" : "CAP_SYS_PTRACE");
+		return -EPERM;
+	}
+	return 0;
+}
+
+int check_kernel(const char *btf_path, char *why, size_t whylen)
+{
+	if (access(btf_path, R_OK)) {
+		snprintf(why, whylen, "kernel feature missing: BTF type information (%s not "
+			 "readable; the kernel needs CONFIG_DEBUG_INFO_BTF=y)", btf_path);
+		return -ENOTSUP;
+	}
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1) {
+		snprintf(why, whylen, "kernel feature missing: BPF ring buffer maps (Linux 5.8 or "
+			 "newer)");
+		return -ENOTSUP;
+	}
+	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1) {
+		snprintf(why, whylen, "kernel feature missing: BPF programs on perf events "
+			 "(CONFIG_BPF_EVENTS)");
+		return -ENOTSUP;
+	}
+	return 0;
+}

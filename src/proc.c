@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Target discovery. The ELF that holds _PyRuntime is the executable for
+ * static builds (Debian's python3.X) or a mapped libpython3.X.so for shared
+ * builds (pyenv --enable-shared, Fedora, Docker images). Its files are read
+ * through /proc/PID/exe and /proc/PID/map_files, never through the paths in
+ * /proc/PID/maps, which are not valid from the host for a container.
+ * Before a target is accepted, the offsets are checked against its live
+ * memory: the interpreter's first thread state must point back at it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "elf_reader.h"
+#include "proc.h"
+#include "remote_mem.h"
+
+int maps_parse_line(const char *line, struct map_entry *e)
+{
+	unsigned dev_major, dev_minor;
+	int consumed = 0;
+	const char *p;
+	size_t n;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 "%n", &e->start,
+		   &e->end, e->perms, &e->off, &dev_major, &dev_minor, &e->inode, &consumed) < 7 ||
+	    !consumed || e->end < e->start)
+		return -EINVAL;
+	p = line + consumed;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	n = strcspn(p, "\n");
+	if (n >= sizeof(e->path))
+		n = sizeof(e->path) - 1;
+	memcpy(e->path, p, n);
+	e->path[n] = '\0';
+	return 0;
+}
+
+bool proc_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* state follows the last ')' of "pid (comm) S ..." */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+static void read_small_file(const char *path, char *buf, size_t len, bool nul_to_space)
+{
+	ssize_t n = -1, i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0' && nul_to_space)
+			buf[i] = ' ';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+}
+
+void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	read_small_file(path, buf, len, false);
+}
+
+/* The first mapping of the file with this inode, for its load bias. */
+static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)
+{
+	char path[64], line[PATH_MAX + 128];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct map_entry e;
+		const char *base;
+
+		if (maps_parse_line(line, &e) || !e.inode)
+			continue;
+		base = strrchr(e.path, '/');
+		base = base ? base + 1 : e.path;
+		if ((inode && e.inode == inode) ||
+		    (!inode && name_prefix && !strncmp(base, name_prefix, strlen(name_prefix)))) {
+			/* the lowest offset comes first in maps for one file */
+			*out = e;
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/* Guesses "3.X" from a file name like python3.12 or libpython3.9.so.1.0. */
+static uint32_t version_from_name(const char *path)
+{
+	const char *p = strstr(path, "python3.");
+	unsigned minor;
+
+	if (p && sscanf(p + 8, "%u", &minor) == 1 && minor < 100)
+		return 0x03000000 | (minor << 16);
+	return 0;
+}
+
+/* Looks for _PyRuntime in file; fills version from Py_Version (3.11+) or the name. */
+static int probe_elf(const char *file, const char *shown_name, struct py_target *t,
+		     uint64_t *runtime_vaddr, uint64_t *code_type_vaddr, struct elf_file **efp)
+{
+	struct elf_file *ef = elf_file__open(file);
+	uint64_t v, size;
+	int err;
+
+	if (!ef)
+		return -errno;
+	err = elf_file__symbol(ef, "_PyRuntime", runtime_vaddr, &size);
+	if (err) {
+		elf_file__close(ef);
+		return err;
+	}
+	if (elf_file__symbol(ef, "PyCode_Type", code_type_vaddr, NULL))
+		*code_type_vaddr = 0;
+	t->version = 0;
+	if (!elf_file__symbol(ef, "Py_Version", &v, &size) && size == 8 &&
+	    !elf_file__read(ef, v, &t->version, sizeof(t->version)) && t->version >> 24 != 3)
+		t->version = 0;
+	if (!t->version)
+		t->version = version_from_name(shown_name);
+	snprintf(t->python_elf, sizeof(t->python_elf), "%s", shown_name);
+	*efp = ef;
+	return 0;
+}
+
+/* Validates the layout on the live process: interpreter -> thread -> back to interpreter. */
+static int check_live(const struct py_target *t)
+{
+	const struct py_layout *L = &t->layout;
+	uint64_t interp = 0, tstate = 0, back = 0;
+	int err;
+
+	err = remote_read(t->pid, t->runtime_addr + L->bpf.runtime_interp_head, &interp, 8);
+	if (!err)
+		err = remote_read(t->pid, interp + L->bpf.interp_threads_head, &tstate, 8);
+	if (!err)
+		err = remote_read(t->pid, tstate + L->tstate_interp, &back, 8);
+	if (err)
+		return err;
+	return back == interp ? 0 : -EPROTO;
+}
+
+int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
+{
+	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
+	struct elf_file *ef = NULL;
+	char path[PATH_MAX], file[128];
+	struct map_entry m;
+	struct stat st;
+	ssize_t n;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (pid <= 0 || stat(path, &st) || !proc_alive(pid)) {
+		snprintf(why, whylen, "no such process: pid %d", pid);
+		return -ESRCH;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_small_file(path, t->comm, sizeof(t->comm), false);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	if (n < 0) {
+		err = -errno;
+		if (err == -EACCES || err == -EPERM)
+			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied", pid,
+				 t->comm);
+		else
+			snprintf(why, whylen, "pid %d (%s) is not a CPython process: it has no "
+				 "executable (kernel thread?)", pid, t->comm);
+		return err;
+	}
+	t->exe[n] = '\0';
+
+	/* Static build: the executable itself holds _PyRuntime. */
+	err = probe_elf(path, t->exe, t, &runtime_vaddr, &code_vaddr, &ef);
+	if (err == -EACCES || err == -EPERM) {
+		snprintf(why, whylen, "cannot read the executable of pid %d: permission denied", pid);
+		return err;
+	}
+	if (!err) {
+		if (stat(path, &st) || find_mapping(pid, st.st_ino, NULL, &m))
+			err = -ENOENT;
+	} else if (!find_mapping(pid, 0, "libpython3", &m)) {
+		/* Shared build: the interpreter is in a mapped libpython3.X.so. */
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
+			 m.end);
+		err = probe_elf(file, m.path, t, &runtime_vaddr, &code_vaddr, &ef);
+	}
+	if (err) {
+		snprintf(why, whylen, "pid %d (%s) is not a CPython process: no _PyRuntime in %s or "
+			 "a mapped libpython3", pid, t->comm, t->exe);
+		return -ENOEXEC;
+	}
+	err = elf_file__bias(ef, m.start, m.off, &bias);
+	elf_file__close(ef);
+	if (err) {
+		snprintf(why, whylen, "pid %d: cannot compute the load address of %s", pid,
+			 t->python_elf);
+		return err;
+	}
+	t->runtime_addr = bias + runtime_vaddr;
+	t->code_type_addr = code_vaddr ? bias + code_vaddr : 0;
+	if ((t->version & 0xffff) == 0)
+		snprintf(t->version_str, sizeof(t->version_str), "%u.%u", t->version >> 24,
+			 (t->version >> 16) & 0xff);
+	else
+		py_version_str(t->version, t->version_str, sizeof(t->version_str));
+
+	if (!t->version || py_layout_for_version(t->version, &t->layout)) {
+		snprintf(why, whylen, "pid %d runs Python %s, which is not supported (supported: %s)",
+			 pid, t->version ? t->version_str : "of unknown version",
+			 py_supported_versions);
+		return -ENOTSUP;
+	}
+	err = check_live(t);
+	if (err) {
+		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
+			 "expected layout (%s); is it still starting up?", pid, t->version_str,
+			 strerror(-err));
+		return -EPROTO;
+	}
+	return 0;
+}

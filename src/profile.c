@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Profile model. Functions are interned by (qualname, file, first line) and
+ * frames by (function, line), across processes, so a merged view is a sum of
+ * stacks. Stacks are interned per process by (tid, frames).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile.h"
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+void profile__init(struct profile *p, const char *mode, unsigned frequency_hz)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = mode;
+	p->frequency_hz = frequency_hz;
+}
+
+void profile__free(struct profile *p)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->nfuncs; i++) {
+		free(p->funcs[i].qualname);
+		free(p->funcs[i].file);
+	}
+	for (i = 0; i < p->nprocs; i++) {
+		struct profile_proc *pp = &p->procs[i];
+
+		for (j = 0; j < pp->nstacks; j++)
+			free(pp->stacks[j].frames);
+		free(pp->stacks);
+		free(pp->threads);
+		hashmap__free(&pp->stack_index);
+		free(pp->exe);
+		free(pp->cmdline);
+		free(pp->comm);
+		free(pp->python);
+	}
+	free(p->funcs);
+	free(p->frames);
+	free(p->procs);
+	hashmap__free(&p->func_index);
+	hashmap__free(&p->frame_index);
+	memset(p, 0, sizeof(*p));
+}
+
+uint32_t profile__func(struct profile *p, const char *qualname, const char *file, int firstline,
+		       bool unresolved)
+{
+	uint64_t h = hash_bytes(qualname, strlen(qualname), 0);
+	struct profile_func *f;
+	uint64_t *slot;
+
+	h = hash_bytes(file, strlen(file), h) ^ hash_u64((uint64_t)(uint32_t)firstline + unresolved);
+	/* Linear rehash on a (rare) 64-bit collision with a different function. */
+	for (;;) {
+		slot = hashmap__find(&p->func_index, h);
+		if (!slot)
+			break;
+		f = &p->funcs[*slot];
+		if (f->firstline == firstline && f->unresolved == unresolved &&
+		    !strcmp(f->qualname, qualname) && !strcmp(f->file, file))
+			return *slot;
+		h++;
+	}
+	if (grow((void **)&p->funcs, &p->cap_funcs, p->nfuncs + 1, sizeof(*p->funcs)))
+		return UINT32_MAX;
+	f = &p->funcs[p->nfuncs];
+	f->qualname = dup_or_empty(qualname);
+	f->file = dup_or_empty(file);
+	f->firstline = firstline;
+	f->unresolved = unresolved;
+	if (!f->qualname || !f->file || hashmap__set(&p->func_index, h, p->nfuncs)) {
+		free(f->qualname);
+		free(f->file);
+		return UINT32_MAX;
+	}
+	return p->nfuncs++;
+}
+
+uint32_t profile__frame(struct profile *p, uint32_t func, int line)
+{
+	uint64_t key = ((uint64_t)func << 32) | (uint32_t)line;
+	uint64_t *slot = hashmap__find(&p->frame_index, key);
+
+	if (slot)
+		return *slot;
+	if (grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
+		return UINT32_MAX;
+	p->frames[p->nframes].func = func;
+	p->frames[p->nframes].line = line;
+	if (hashmap__set(&p->frame_index, key, p->nframes))
+		return UINT32_MAX;
+	return p->nframes++;
+}
+
+struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *exe,
+				       const char *cmdline, const char *comm, const char *python)
+{
+	struct profile_proc *pp;
+
+	if (grow((void **)&p->procs, &p->cap_procs, p->nprocs + 1, sizeof(*p->procs)))
+		return NULL;
+	pp = &p->procs[p->nprocs];
+	memset(pp, 0, sizeof(*pp));
+	pp->pid = pid;
+	pp->exe = dup_or_empty(exe);
+	pp->cmdline = dup_or_empty(cmdline);
+	pp->comm = dup_or_empty(comm);
+	pp->python = dup_or_empty(python);
+	if (!pp->exe || !pp->cmdline || !pp->comm || !pp->python)
+		return NULL;
+	p->nprocs++;
+	return pp;
+}
+
+struct profile_proc *profile__find_proc(struct profile *p, int pid)
+{
+	size_t i;
+
+	/* Newest first: a reused pid belongs to the latest process. */
+	for (i = p->nprocs; i-- > 0;)
+		if (p->procs[i].pid == pid)
+			return &p->procs[i];
+	return NULL;
+}
+
+struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < pp->nthreads; i++)
+		if (pp->threads[i].tid == tid)
+			return &pp->threads[i];
+	if (grow((void **)&pp->threads, &pp->cap_threads, pp->nthreads + 1,
+		 sizeof(*pp->threads)))
+		return NULL;
+	pp->threads[pp->nthreads].tid = tid;
+	return &pp->threads[pp->nthreads++];
+}
+
+int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_t *frames,
+			    uint32_t n, uint64_t count)
+{
+	uint64_t h = hash_bytes(frames, n * sizeof(*frames), tid);
+	struct profile_stack *s;
+	uint64_t *slot;
+
+	for (;;) {
+		slot = hashmap__find(&pp->stack_index, h);
+		if (!slot)
+			break;
+		s = &pp->stacks[*slot];
+		if (s->tid == tid && s->nframes == n &&
+		    !memcmp(s->frames, frames, n * sizeof(*frames))) {
+			s->count += count;
+			return 0;
+		}
+		h++;
+	}
+	if (grow((void **)&pp->stacks, &pp->cap_stacks, pp->nstacks + 1, sizeof(*pp->stacks)))
+		return -ENOMEM;
+	s = &pp->stacks[pp->nstacks];
+	s->frames = malloc((n ? n : 1) * sizeof(*frames));
+	if (!s->frames)
+		return -ENOMEM;
+	memcpy(s->frames, frames, n * sizeof(*frames));
+	s->tid = tid;
+	s->nframes = n;
+	s->count = count;
+	if (hashmap__set(&pp->stack_index, h, pp->nstacks)) {
+		free(s->frames);
+		return -ENOMEM;
+	}
+	pp->nstacks++;
+	return 0;
+}
+
+static int cmp_func_stat(const void *a, const void *b)
+{
+	const struct func_stat *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+int profile_proc__func_stats(const struct profile *p, const struct profile_proc *pp,
+			     struct func_stat **out, size_t *n)
+{
+	uint64_t *self = calloc(p->nfuncs + 1, sizeof(*self));
+	uint64_t *total = calloc(p->nfuncs + 1, sizeof(*total));
+	/* seen[f] == stack index + 1 marks f as already counted for this stack */
+	size_t *seen = calloc(p->nfuncs + 1, sizeof(*seen));
+	struct func_stat *st = NULL;
+	size_t i, j, k = 0;
+	int err = -ENOMEM;
+
+	if (!self || !total || !seen)
+		goto out;
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+
+		if (!s->nframes)
+			continue;
+		self[p->frames[s->frames[0]].func] += s->count;
+		for (j = 0; j < s->nframes; j++) {
+			uint32_t f = p->frames[s->frames[j]].func;
+
+			if (seen[f] != i + 1) {
+				seen[f] = i + 1;
+				total[f] += s->count;
+			}
+		}
+	}
+	st = calloc(p->nfuncs + 1, sizeof(*st));
+	if (!st)
+		goto out;
+	for (i = 0; i < p->nfuncs; i++)
+		if (total[i])
+			st[k++] = (struct func_stat){ .func = i, .self = self[i], .total = total[i] };
+	qsort(st, k, sizeof(*st), cmp_func_stat);
+	*out = st;
+	*n = k;
+	err = 0;
+out:
+	free(self);
+	free(total);
+	free(seen);
+	return err;
+}
+
+static int cmp_line_stat(const void *a, const void *b)
+{
+	const struct line_stat *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+int profile_proc__line_stats(const struct profile *p, const struct profile_proc *pp,
+			     struct line_stat **out, size_t *n)
+{
+	uint64_t *self = calloc(p->nframes + 1, sizeof(*self));
+	struct line_stat *st;
+	size_t i, k = 0;
+
+	if (!self)
+		return -ENOMEM;
+	for (i = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].nframes)
+			self[pp->stacks[i].frames[0]] += pp->stacks[i].count;
+	st = calloc(p->nframes + 1, sizeof(*st));
+	if (!st) {
+		free(self);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nframes; i++)
+		if (self[i])
+			st[k++] = (struct line_stat){ .frame = i, .self = self[i] };
+	free(self);
+	qsort(st, k, sizeof(*st), cmp_line_stat);
+	*out = st;
+	*n = k;
+	return 0;
+}

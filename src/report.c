@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Writer registry and the helpers writers share: percentages, estimated
+ * seconds, JSON strings, and source lines read through the target's own root
+ * (/proc/PID/root) without following links out of it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "report.h"
+
+static const struct report_writer *writers[] = { &report_text, &report_json };
+#define NWRITERS (sizeof(writers) / sizeof(writers[0]))
+
+const struct report_writer *report_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NWRITERS; i++)
+		if (!strcmp(writers[i]->name, name))
+			return writers[i];
+	return NULL;
+}
+
+const struct report_writer *report_for_path(const char *path)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+	size_t i;
+
+	for (i = 0; dot && i < NWRITERS; i++)
+		if (!strcmp(writers[i]->ext, dot))
+			return writers[i];
+	return NULL;
+}
+
+const char *report_names(void)
+{
+	return "text, json";
+}
+
+int report_check_writable(const char *path, char *why, size_t whylen)
+{
+	char *copy, *dir;
+	struct stat st;
+	int err = 0;
+
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			err = -EISDIR;
+		else if (access(path, W_OK))
+			err = -errno;
+	} else if (errno != ENOENT) {
+		err = -errno;
+	} else {
+		copy = strdup(path);
+		if (!copy)
+			return -ENOMEM;
+		dir = dirname(copy);
+		if (access(dir, W_OK | X_OK))
+			err = -errno;
+		free(copy);
+	}
+	if (err)
+		snprintf(why, whylen, "cannot write the output file %s: %s", path, strerror(-err));
+	return err;
+}
+
+int report_write(const struct report_writer *w, const char *path, const struct profile *p,
+		 const struct report_opts *o)
+{
+	FILE *f = stdout;
+	int err;
+
+	if (path && strcmp(path, "-")) {
+		f = fopen(path, "we");
+		if (!f)
+			return -errno;
+	}
+	err = w->write(f, p, o);
+	if (fflush(f) && !err)
+		err = -errno;
+	if (f != stdout && fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+double report_seconds(const struct profile *p, uint64_t samples)
+{
+	return p->frequency_hz ? (double)samples / p->frequency_hz : 0.0;
+}
+
+double report_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* Opens file as process pid sees it; links may not lead out of its root. */
+static int open_in_root(int pid, const char *file)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	char root[64];
+	int dfd, fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = syscall(SYS_openat2, dfd, file, &how, sizeof(how));
+	if (fd < 0)
+		fd = -errno;
+	close(dfd);
+	return fd;
+}
+
+int report_source_line(int pid, const char *file, int line, char *buf, size_t len)
+{
+	char *text = NULL, *start, *end;
+	size_t cap = 0;
+	int fd, n = 0, err = -ENOENT;
+	FILE *f;
+
+	if (line <= 0 || file[0] != '/' || !len)
+		return -ENOENT;
+	fd = open_in_root(pid, file);
+	/* The process is gone: its root went with it; a host path is the best guess left. */
+	if (fd == -ENOENT || fd == -ESRCH)
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	while (getline(&text, &cap, f) >= 0) {
+		if (++n < line)
+			continue;
+		start = text + strspn(text, " \t");
+		end = start + strcspn(start, "\r\n");
+		while (end > start && end[-1] == ' ')
+			end--;
+		*end = '\0';
+		snprintf(buf, len, "%s", start);
+		err = 0;
+		break;
+	}
+	free(text);
+	fclose(f);
+	return err;
+}
+
+void json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}

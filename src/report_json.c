@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * JSON report for scripts: the header counts, then per process its threads,
+ * every function with self and total samples, and every line with self samples.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "report.h"
+
+static void write_functions(FILE *f, const struct profile *p, const struct profile_proc *pp)
+{
+	struct func_stat *st = NULL;
+	size_t n = 0, i;
+
+	profile_proc__func_stats(p, pp, &st, &n);
+	fputs(",\n     \"functions\": [", f);
+	for (i = 0; i < n; i++) {
+		const struct profile_func *fn = &p->funcs[st[i].func];
+
+		fprintf(f, "%s\n       {\"qualname\": ", i ? "," : "");
+		json_string(f, fn->qualname);
+		fputs(", \"file\": ", f);
+		json_string(f, fn->file);
+		fprintf(f, ", \"line\": %d, \"self\": %llu, \"total\": %llu%s}", fn->firstline,
+			(unsigned long long)st[i].self, (unsigned long long)st[i].total,
+			fn->unresolved ? ", \"unresolved\": true" : "");
+	}
+	fputs("]", f);
+	free(st);
+}
+
+static void write_lines(FILE *f, const struct profile *p, const struct profile_proc *pp)
+{
+	struct line_stat *st = NULL;
+	size_t n = 0, i;
+
+	profile_proc__line_stats(p, pp, &st, &n);
+	fputs(",\n     \"lines\": [", f);
+	for (i = 0; i < n; i++) {
+		const struct profile_frame *fr = &p->frames[st[i].frame];
+		const struct profile_func *fn = &p->funcs[fr->func];
+
+		fprintf(f, "%s\n       {\"file\": ", i ? "," : "");
+		json_string(f, fn->file);
+		fprintf(f, ", \"line\": %d, \"qualname\": ", fr->line);
+		json_string(f, fn->qualname);
+		fprintf(f, ", \"self\": %llu}", (unsigned long long)st[i].self);
+	}
+	fputs("]", f);
+	free(st);
+}
+
+static void write_process(FILE *f, const struct profile *p, const struct profile_proc *pp)
+{
+	size_t i;
+
+	fprintf(f, "\n    {\"pid\": %d, \"exe\": ", pp->pid);
+	json_string(f, pp->exe);
+	fputs(", \"cmdline\": ", f);
+	json_string(f, pp->cmdline);
+	fputs(", \"python\": ", f);
+	json_string(f, pp->python);
+	fprintf(f, ", \"exited\": %s,\n     \"samples\": %llu, \"truncated\": %llu, "
+		"\"partial\": %llu, \"unresolved\": %llu,\n     \"threads\": [",
+		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
+		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
+		(unsigned long long)pp->unresolved);
+	for (i = 0; i < pp->nthreads; i++) {
+		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);
+		json_string(f, pp->threads[i].name);
+		fprintf(f, ", \"samples\": %llu}", (unsigned long long)pp->threads[i].samples);
+	}
+	fputs("]", f);
+	write_functions(f, p, pp);
+	write_lines(f, p, pp);
+	fputs("}", f);
+}
+
+static int write_json(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	uint64_t total = 0, truncated = 0, unresolved = 0, partial = 0;
+	size_t i;
+
+	for (i = 0; i < p->nprocs; i++) {
+		total += p->procs[i].samples;
+		truncated += p->procs[i].truncated;
+		unresolved += p->procs[i].unresolved;
+		partial += p->procs[i].partial;
+	}
+	fputs("{\"tool\": \"pybpfprof\", \"version\": ", f);
+	json_string(f, o->tool_version);
+	fputs(", \"mode\": ", f);
+	json_string(f, p->mode);
+	fprintf(f, ", \"frequency_hz\": %u, \"duration_s\": %.3f,\n", p->frequency_hz,
+		p->duration_s);
+	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
+		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu},\n \"processes\": [",
+		(unsigned long long)total, (unsigned long long)p->counts.dropped,
+		(unsigned long long)truncated, (unsigned long long)unresolved,
+		(unsigned long long)partial, (unsigned long long)p->counts.no_python);
+	for (i = 0; i < p->nprocs; i++) {
+		if (i)
+			fputc(',', f);
+		write_process(f, p, &p->procs[i]);
+	}
+	fputs("]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct report_writer report_json = {
+	.name = "json",
+	.ext = ".json",
+	.write = write_json,
+};
