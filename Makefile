@@ -92,8 +92,11 @@ check-integration: pybpfprof
 check: pybpfprof $(UNIT_BINS)
 	$(Q)tests/check.sh $(UNIT_BINS)
 
+# Profiles the bundled example workload for 5 seconds and prints the report.
+PYTHON ?= /usr/bin/python3
 example: pybpfprof
-	./pybpfprof -d 5 -- python3 examples/busy.py
+	@$(PYTHON) examples/busy.py 10 > /dev/null & pid=$$!; sleep 0.5; \
+	./pybpfprof -p $$pid -d 5; status=$$?; kill $$pid 2>/dev/null; exit $$status
 
 bench: pybpfprof
 	bench/overhead.sh

@@ -22,7 +22,11 @@ enum linetable_kind {
 	LINETABLE_LOCATIONS,	/* 3.11+: co_linetable location entries (Objects/locations.md) */
 };
 
-/* Returns the line for byte_offset, or -1 if the offset has no line or is past the table. */
+/*
+ * Returns the line for byte_offset, or -1 if the offset has no line or is past
+ * the table. co_lnotab (3.8, 3.9) does not record where the bytecode ends, so
+ * there any offset after the last entry gets the last line, as in CPython.
+ */
 int linetable_lnotab_line(const uint8_t *tab, size_t len, int firstlineno, long byte_offset);
 int linetable_310_line(const uint8_t *tab, size_t len, int firstlineno, long byte_offset);
 int linetable_locations_line(const uint8_t *tab, size_t len, int firstlineno, long byte_offset);

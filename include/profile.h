@@ -72,6 +72,8 @@ struct profile {
 	const char *mode;	/* "cpu" */
 	unsigned frequency_hz;
 	double duration_s;
+	double first_sample_ms;	/* from pybpfprof's start to the first sample received; -1: none */
+	long long start_ns;	/* CLOCK_MONOTONIC at pybpfprof's start */
 	struct profile_counts counts;
 };
 

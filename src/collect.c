@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "collect.h"
 
 int collector__init(struct collector *c, struct profile *prof)
@@ -123,6 +124,13 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	if (profile_proc__add_stack(pp, s->tid, c->scratch, n, 1)) {
 		c->malformed++;
 		return;
+	}
+	if (c->prof->first_sample_ms < 0) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		c->prof->first_sample_ms =
+			(now.tv_sec * 1000000000LL + now.tv_nsec - c->prof->start_ns) / 1e6;
 	}
 	pp->samples++;
 	pp->truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);

@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 	ro = (struct report_opts){ cfg.top_functions, cfg.top_lines, PYBPFPROF_VERSION };
 
 	profile__init(&prof, "cpu", cfg.frequency_hz);
+	prof.start_ns = now_ns();
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);

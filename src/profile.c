@@ -38,6 +38,7 @@ void profile__init(struct profile *p, const char *mode, unsigned frequency_hz)
 	memset(p, 0, sizeof(*p));
 	p->mode = mode;
 	p->frequency_hz = frequency_hz;
+	p->first_sample_ms = -1;
 }
 
 void profile__free(struct profile *p)

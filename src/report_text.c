@@ -26,6 +26,20 @@ static struct totals sum_procs(const struct profile *p)
 	return t;
 }
 
+#define NAME_MIN 8
+#define NAME_MAX 48
+
+/* Width of the function column: the longest name shown, within bounds. */
+static int name_width(const struct profile *p, const uint32_t *funcs, size_t n)
+{
+	size_t i, w = NAME_MIN;
+
+	for (i = 0; i < n; i++)
+		if (strlen(p->funcs[funcs[i]].qualname) > w)
+			w = strlen(p->funcs[funcs[i]].qualname);
+	return w > NAME_MAX ? NAME_MAX : (int)w;
+}
+
 /* "file.py:12" with the path shortened from the left to fit width. */
 static void print_location(FILE *f, const char *file, int line, int width)
 {
@@ -46,21 +60,29 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 			    const struct report_opts *o)
 {
 	struct func_stat *st;
-	size_t n, i;
+	size_t n, i, shown;
+	uint32_t *ids;
+	int w;
 
 	if (profile_proc__func_stats(p, pp, &st, &n)) {
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
-	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", n < o->top_functions ? n :
-		(size_t)o->top_functions, n);
-	fprintf(f, "    self%%  total%%   self s  total s  %-32s  %s\n", "function", "location");
-	for (i = 0; i < n && i < o->top_functions; i++) {
+	shown = n < o->top_functions ? n : o->top_functions;
+	ids = calloc(shown + 1, sizeof(*ids));
+	for (i = 0; ids && i < shown; i++)
+		ids[i] = st[i].func;
+	w = ids ? name_width(p, ids, shown) : NAME_MAX;
+	free(ids);
+	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", shown, n);
+	fprintf(f, "    self%%  total%%   self s  total s  %-*s  %s\n", w, "function", "location");
+	for (i = 0; i < shown; i++) {
 		const struct profile_func *fn = &p->funcs[st[i].func];
 
-		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-32s  ", report_pct(st[i].self,
+		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ", report_pct(st[i].self,
 			pp->samples), report_pct(st[i].total, pp->samples),
-			report_seconds(p, st[i].self), report_seconds(p, st[i].total), fn->qualname);
+			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
+			fn->qualname);
 		print_location(f, fn->file, fn->firstline, 0);
 		fputc('\n', f);
 	}
@@ -72,16 +94,23 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 {
 	struct line_stat *st;
 	char src[160];
-	size_t n, i;
+	size_t n, i, shown;
+	uint32_t *ids;
+	int w;
 
 	if (profile_proc__line_stats(p, pp, &st, &n)) {
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
-	fprintf(f, "\n  Hottest lines (top %zu of %zu)\n", n < o->top_lines ? n :
-		(size_t)o->top_lines, n);
-	fprintf(f, "   samples   self%%  %-36s  %-20s  %s\n", "location", "function", "source");
-	for (i = 0; i < n && i < o->top_lines; i++) {
+	shown = n < o->top_lines ? n : o->top_lines;
+	ids = calloc(shown + 1, sizeof(*ids));
+	for (i = 0; ids && i < shown; i++)
+		ids[i] = p->frames[st[i].frame].func;
+	w = ids ? name_width(p, ids, shown) : NAME_MAX;
+	free(ids);
+	fprintf(f, "\n  Hottest lines (top %zu of %zu)\n", shown, n);
+	fprintf(f, "   samples   self%%  %-36s  %-*s  %s\n", "location", w, "function", "source");
+	for (i = 0; i < shown; i++) {
 		const struct profile_frame *fr = &p->frames[st[i].frame];
 		const struct profile_func *fn = &p->funcs[fr->func];
 
@@ -90,7 +119,10 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
 			report_pct(st[i].self, pp->samples));
 		print_location(f, fn->file, fr->line, 36);
-		fprintf(f, "  %-20s  %s\n", fn->qualname, src);
+		if (src[0])
+			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, fn->qualname, src);
+		else
+			fprintf(f, "  %.*s\n", NAME_MAX, fn->qualname);
 	}
 	free(st);
 }
@@ -111,7 +143,8 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		fprintf(f, "  threads:");
 		for (i = 0; i < pp->nthreads; i++)
 			fprintf(f, "%s %u %s (%llu)", i ? "," : "", pp->threads[i].tid,
-				pp->threads[i].name, (unsigned long long)pp->threads[i].samples);
+				pp->threads[i].name[0] ? pp->threads[i].name : "?",
+				(unsigned long long)pp->threads[i].samples);
 		fputc('\n', f);
 	}
 	if (!pp->samples) {

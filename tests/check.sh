@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `make check`: the cmocka unit tests, then the root integration tests on real
+# CPython processes. The last line is the overall "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+unit_out=$(tests/run-unit.sh "$@")
+unit_rc=$?
+printf '%s\n' "$unit_out"
+read -r up uf < <(printf '%s\n' "$unit_out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+
+integ_out=$(tests/integration/run.sh 2>&1 | tee /dev/stderr)
+integ_rc=${PIPESTATUS[0]}
+ip=0 if_=0 is=0
+line=$(printf '%s\n' "$integ_out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
+if [ -n "$line" ]; then
+	ip=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
+	if_=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
+	is=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
+	is=${is:-0}
+elif [ "$integ_rc" -ne 77 ]; then
+	if_=1	# the runner died before its summary
+fi
+[ "$integ_rc" -eq 77 ] && echo "integration tests skipped: they need root"
+total_p=$((${up:-0} + ip)) total_f=$((${uf:-1} + if_))
+if [ "$is" -gt 0 ]; then
+	echo "$total_p passed, $total_f failed, $is skipped"
+else
+	echo "$total_p passed, $total_f failed"
+fi
+[ "$unit_rc" -eq 0 ] && { [ "$integ_rc" -eq 0 ] || [ "$integ_rc" -eq 77 ]; } && [ "$total_f" -eq 0 ]

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Command-line parsing: argument vectors in, config or a clear sentence out.
+ * argp runs with ARGP_SILENT, so nothing is printed and nothing exits.
+ */
+#include <argp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
+
+static int parse(int argc, char **argv, struct pyprof_config *cfg)
+{
+	struct pyprof_config defaults = PYPROF_CONFIG_DEFAULTS;
+
+	*cfg = defaults;
+	return cli_parse(argc, argv, cfg, ARGP_SILENT);
+}
+
+static void test_defaults(void **state)
+{
+	char *argv[] = { "pybpfprof", "-p", "42", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(argv), argv, &cfg), 0);
+	assert_int_equal(cfg.npids, 1);
+	assert_int_equal(cfg.pids[0], 42);
+	assert_int_equal(cfg.frequency_hz, 99);
+	assert_int_equal(cfg.max_depth, 127);
+	assert_true(cfg.duration_s == 0);
+	assert_null(cfg.format);
+	assert_null(cfg.output);
+}
+
+static void test_all_options(void **state)
+{
+	char *argv[] = { "pybpfprof", "-p", "1,2", "--pid=3", "-d", "2.5", "-F", "999",
+			 "-f", "json", "-o", "out.json", "--max-depth", "300", "-n", "5",
+			 "--lines", "7", "-vv", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(argv), argv, &cfg), 0);
+	assert_int_equal(cfg.npids, 3);
+	assert_int_equal(cfg.pids[2], 3);
+	assert_true(cfg.duration_s == 2.5);
+	assert_int_equal(cfg.frequency_hz, 999);
+	assert_string_equal(cfg.format, "json");
+	assert_string_equal(cfg.output, "out.json");
+	assert_int_equal(cfg.max_depth, 300);
+	assert_int_equal(cfg.top_functions, 5);
+	assert_int_equal(cfg.top_lines, 7);
+	assert_int_equal(cfg.verbose, 2);
+}
+
+/* Each bad vector must fail with a sentence that names the offending value. */
+static void expect_error(char **argv, int argc, const char *needle)
+{
+	struct pyprof_config cfg;
+
+	assert_int_not_equal(parse(argc, argv, &cfg), 0);
+	if (!strstr(cfg.error, needle))
+		fail_msg("error '%s' does not mention '%s'", cfg.error, needle);
+}
+
+static void test_errors(void **state)
+{
+	char *no_pid[] = { "pybpfprof", "-d", "1", NULL };
+	char *bad_pid[] = { "pybpfprof", "-p", "12x", NULL };
+	char *zero_pid[] = { "pybpfprof", "-p", "0", NULL };
+	char *neg_pid[] = { "pybpfprof", "-p", "-5", NULL };
+	char *bad_hz[] = { "pybpfprof", "-p", "1", "-F", "0", NULL };
+	char *big_hz[] = { "pybpfprof", "-p", "1", "-F", "50000", NULL };
+	char *bad_dur[] = { "pybpfprof", "-p", "1", "-d", "-3", NULL };
+	char *nan_dur[] = { "pybpfprof", "-p", "1", "-d", "soon", NULL };
+	char *bad_fmt[] = { "pybpfprof", "-p", "1", "-f", "xml", NULL };
+	char *bad_depth[] = { "pybpfprof", "-p", "1", "--max-depth", "5000", NULL };
+	char *extra[] = { "pybpfprof", "-p", "1", "stray", NULL };
+
+	(void)state;
+	expect_error(no_pid, ARGC(no_pid), "-p PID");
+	expect_error(bad_pid, ARGC(bad_pid), "12x");
+	expect_error(zero_pid, ARGC(zero_pid), "'0'");
+	expect_error(neg_pid, ARGC(neg_pid), "-5");
+	expect_error(bad_hz, ARGC(bad_hz), "frequency '0'");
+	expect_error(big_hz, ARGC(big_hz), "50000");
+	expect_error(bad_dur, ARGC(bad_dur), "duration '-3'");
+	expect_error(nan_dur, ARGC(nan_dur), "soon");
+	expect_error(bad_fmt, ARGC(bad_fmt), "text, json");
+	expect_error(bad_depth, ARGC(bad_depth), "1024");
+	expect_error(extra, ARGC(extra), "stray");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_all_options),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The profile model: interning, stack counting, and the self/total and
+ * per-line summaries every writer relies on, checked on a hand-built profile
+ * whose answers are known exactly.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "profile.h"
+
+static void test_interning(void **state)
+{
+	struct profile p;
+	uint32_t a, b, c;
+
+	(void)state;
+	profile__init(&p, "cpu", 99);
+	a = profile__func(&p, "f", "/x.py", 1, false);
+	b = profile__func(&p, "f", "/x.py", 1, false);
+	c = profile__func(&p, "f", "/y.py", 1, false);
+	assert_int_equal(a, b);
+	assert_int_not_equal(a, c);
+	assert_int_not_equal(profile__func(&p, "f", "/x.py", 1, true), a);
+	assert_int_equal(profile__frame(&p, a, 3), profile__frame(&p, a, 3));
+	assert_int_not_equal(profile__frame(&p, a, 3), profile__frame(&p, a, 4));
+	profile__free(&p);
+}
+
+/*
+ * Stacks (innermost first), all in one process:
+ *   10 x  leaf:7 <- mid:3 <- main:1
+ *    5 x  mid:4 <- main:1
+ *    2 x  rec:9 <- rec:9 <- main:1   (recursion: total counts rec once)
+ */
+static void test_stats(void **state)
+{
+	struct profile p;
+	struct profile_proc *pp;
+	struct func_stat *fs;
+	struct line_stat *ls;
+	uint32_t fmain, fmid, fleaf, frec, s1[3], s2[2], s3[3];
+	size_t n, i;
+
+	(void)state;
+	profile__init(&p, "cpu", 100);
+	pp = profile__add_proc(&p, 7, "/usr/bin/python3.11", "python3 x.py", "python3", "3.11.2");
+	assert_non_null(pp);
+	fmain = profile__func(&p, "main", "/x.py", 1, false);
+	fmid = profile__func(&p, "mid", "/x.py", 2, false);
+	fleaf = profile__func(&p, "leaf", "/x.py", 6, false);
+	frec = profile__func(&p, "rec", "/x.py", 8, false);
+	s1[0] = profile__frame(&p, fleaf, 7);
+	s1[1] = profile__frame(&p, fmid, 3);
+	s1[2] = profile__frame(&p, fmain, 1);
+	s2[0] = profile__frame(&p, fmid, 4);
+	s2[1] = s1[2];
+	s3[0] = s3[1] = profile__frame(&p, frec, 9);
+	s3[2] = s1[2];
+	for (i = 0; i < 10; i++)
+		assert_int_equal(profile_proc__add_stack(pp, 7, s1, 3, 1), 0);
+	assert_int_equal(profile_proc__add_stack(pp, 7, s2, 2, 5), 0);
+	assert_int_equal(profile_proc__add_stack(pp, 7, s3, 3, 2), 0);
+	assert_int_equal(pp->nstacks, 3);
+	/* the same frames on another thread are another stack */
+	assert_int_equal(profile_proc__add_stack(pp, 8, s2, 2, 0), 0);
+	assert_int_equal(pp->nstacks, 4);
+
+	assert_int_equal(profile_proc__func_stats(&p, pp, &fs, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(fs[0].func, fleaf);
+	assert_int_equal(fs[0].self, 10);
+	assert_int_equal(fs[0].total, 10);
+	assert_int_equal(fs[1].func, fmid);
+	assert_int_equal(fs[1].self, 5);
+	assert_int_equal(fs[1].total, 15);
+	assert_int_equal(fs[2].func, frec);
+	assert_int_equal(fs[2].self, 2);
+	assert_int_equal(fs[2].total, 2);
+	assert_int_equal(fs[3].func, fmain);
+	assert_int_equal(fs[3].self, 0);
+	assert_int_equal(fs[3].total, 17);
+	free(fs);
+
+	assert_int_equal(profile_proc__line_stats(&p, pp, &ls, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(ls[0].frame, s1[0]);
+	assert_int_equal(ls[0].self, 10);
+	assert_int_equal(ls[1].frame, s2[0]);
+	assert_int_equal(ls[1].self, 5);
+	assert_int_equal(ls[2].frame, s3[0]);
+	assert_int_equal(ls[2].self, 2);
+	free(ls);
+	profile__free(&p);
+}
+
+static void test_procs_and_threads(void **state)
+{
+	struct profile p;
+	struct profile_proc *a;
+	struct profile_thread *t;
+
+	(void)state;
+	profile__init(&p, "cpu", 99);
+	assert_non_null(profile__add_proc(&p, 10, "", "", "", ""));
+	assert_non_null(profile__add_proc(&p, 11, "", "", "", ""));
+	/* a reused pid belongs to the newest process */
+	assert_non_null(profile__add_proc(&p, 10, "/new", "", "", ""));
+	a = profile__find_proc(&p, 10);
+	assert_string_equal(a->exe, "/new");
+	assert_null(profile__find_proc(&p, 12));
+	t = profile_proc__thread(a, 5);
+	t->samples = 3;
+	assert_int_equal(profile_proc__thread(a, 5)->samples, 3);
+	assert_int_equal(a->nthreads, 1);
+	profile__free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interning),
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_procs_and_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

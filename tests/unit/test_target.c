@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The pure parts of target discovery: /proc/PID/maps lines, the ELF reader
+ * (on this test's own executable, whose symbols and load address are known
+ * from the inside), string transcoding, the version table and its messages,
+ * and the kernel-feature check's sentence.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "elf_reader.h"
+#include "loader.h"
+#include "proc.h"
+#include "py_offsets.h"
+#include "remote_mem.h"
+
+static void test_maps_line(void **state)
+{
+	struct map_entry e;
+
+	(void)state;
+	assert_int_equal(maps_parse_line("00400000-00452000 r-xp 00001000 fe:01 1311 "
+					 "/usr/bin/python3.11\n", &e), 0);
+	assert_true(e.start == 0x400000 && e.end == 0x452000 && e.off == 0x1000);
+	assert_true(e.inode == 1311);
+	assert_string_equal(e.perms, "r-xp");
+	assert_string_equal(e.path, "/usr/bin/python3.11");
+	/* paths keep their spaces; anonymous mappings have none */
+	assert_int_equal(maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0   "
+					 "/tmp/my dir/lib x.so (deleted)", &e), 0);
+	assert_string_equal(e.path, "/tmp/my dir/lib x.so (deleted)");
+	assert_int_equal(maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0\n", &e), 0);
+	assert_string_equal(e.path, "");
+	assert_int_equal(maps_parse_line("garbage", &e), -EINVAL);
+	assert_int_equal(maps_parse_line("9000-8000 rw-p 0 00:00 0", &e), -EINVAL);
+}
+
+/* Initialised data of our own executable, looked up through the ELF reader. */
+const uint64_t test_target_marker = 0x1122334455667788ULL;
+
+static void test_elf_self(void **state)
+{
+	struct elf_file *ef = elf_file__open("/proc/self/exe");
+	uint64_t vaddr = 0, size = 0, got = 0, bias = 0;
+	char line[4200];
+	FILE *maps;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(ef);
+	assert_int_equal(elf_file__symbol(ef, "test_target_marker", &vaddr, &size), 0);
+	assert_int_equal(size, 8);
+	assert_int_equal(elf_file__read(ef, vaddr, &got, sizeof(got)), 0);
+	assert_true(got == test_target_marker);
+	assert_int_equal(elf_file__symbol(ef, "no_such_symbol_here", &vaddr, NULL), -ENOENT);
+	assert_int_equal(elf_file__read(ef, 0x7ff000000000ULL, &got, sizeof(got)), -EFAULT);
+
+	/* The bias from our first mapping must place the symbol where it really is. */
+	maps = fopen("/proc/self/maps", "r");
+	assert_non_null(maps);
+	while (!found && fgets(line, sizeof(line), maps)) {
+		struct map_entry e;
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[n > 0 ? n : 0] = '\0';
+		if (maps_parse_line(line, &e) || strcmp(e.path, exe))
+			continue;
+		assert_int_equal(elf_file__bias(ef, e.start, e.off, &bias), 0);
+		found = 1;
+	}
+	fclose(maps);
+	assert_true(found);
+	assert_int_equal(elf_file__symbol(ef, "test_target_marker", &vaddr, NULL), 0);
+	assert_true(bias + vaddr == (uint64_t)(uintptr_t)&test_target_marker);
+	elf_file__close(ef);
+	assert_null(elf_file__open("/nonexistent/file"));
+	assert_null(elf_file__open("/proc/self/status"));
+}
+
+static void test_ucs(void **state)
+{
+	const uint8_t latin1[] = { 'c', 0xe9 };			/* "cé" */
+	const uint16_t ucs2[] = { 0x3b1, 0x20ac };		/* "α€" */
+	const uint32_t ucs4[] = { 0x1f600, 'x' };		/* "😀x" */
+	const uint32_t bad[] = { 0x110000 };
+	char out[16];
+
+	(void)state;
+	assert_int_equal(ucs_to_utf8(latin1, 2, 1, out, sizeof(out)), 3);
+	assert_string_equal(out, "c\xc3\xa9");
+	assert_int_equal(ucs_to_utf8(ucs2, 2, 2, out, sizeof(out)), 5);
+	assert_string_equal(out, "\xce\xb1\xe2\x82\xac");
+	assert_int_equal(ucs_to_utf8(ucs4, 2, 4, out, sizeof(out)), 5);
+	assert_string_equal(out, "\xf0\x9f\x98\x80x");
+	assert_int_equal(ucs_to_utf8(bad, 1, 4, out, sizeof(out)), -1);
+	assert_int_equal(ucs_to_utf8(ucs2, 2, 3, out, sizeof(out)), -1);
+	/* too small for the second character: cut at a character boundary */
+	assert_int_equal(ucs_to_utf8(ucs2, 2, 2, out, 4), 2);
+	assert_string_equal(out, "\xce\xb1");
+}
+
+static void test_versions(void **state)
+{
+	struct py_layout L;
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(py_layout_for_version(0x030B02F0, &L), 0);
+	assert_int_equal(L.bpf.tstate_thread_id, 152);
+	assert_int_equal(L.bpf.code_adaptive, 184);
+	assert_int_equal(L.linetable, LINETABLE_LOCATIONS);
+	/* every field the walker reads lies inside what it reads of a frame */
+	assert_true(L.bpf.frame_read_size <= PYPROF_FRAME_READ);
+	assert_true(L.bpf.frame_code + 8u <= L.bpf.frame_read_size);
+	assert_true(L.bpf.frame_previous + 8u <= L.bpf.frame_read_size);
+	assert_true(L.bpf.frame_instr + 8u <= L.bpf.frame_read_size);
+	assert_true(L.code_qualname + 8u <= L.code_read_size);
+	assert_true(L.code_linetable + 8u <= L.code_read_size);
+	assert_int_equal(L.bpf.code_name, L.bpf.code_filename + 8);	/* one 16-byte BPF read */
+	assert_int_equal(py_layout_for_version(0x030C01F0, &L), -ENOTSUP);
+	assert_int_equal(py_layout_for_version(0x020712F0, &L), -ENOTSUP);
+	assert_string_equal(py_supported_versions, "3.11");
+
+	py_version_str(0x030B02F0, buf, sizeof(buf));
+	assert_string_equal(buf, "3.11.2");
+	py_version_str(0x030D00C1, buf, sizeof(buf));
+	assert_string_equal(buf, "3.13.0rc1");
+	py_version_str(0x030F00A3, buf, sizeof(buf));
+	assert_string_equal(buf, "3.15.0a3");
+}
+
+static void test_fingerprint(void **state)
+{
+	(void)state;
+	/* the same pair always agrees; a changed name or file pointer changes it */
+	assert_int_equal(py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00),
+			 py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00));
+	assert_int_not_equal(py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00),
+			     py_code_fingerprint(0x7f0012345678, 0x7f00abcdef40));
+	assert_int_not_equal(py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00),
+			     py_code_fingerprint(0x7f0012345680, 0x7f00abcdef00));
+}
+
+static void test_kernel_check_names_btf(void **state)
+{
+	char why[256];
+
+	(void)state;
+	assert_int_equal(check_kernel("/nonexistent/btf/vmlinux", why, sizeof(why)), -ENOTSUP);
+	assert_non_null(strstr(why, "BTF"));
+	assert_non_null(strstr(why, "CONFIG_DEBUG_INFO_BTF"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_elf_self),
+		cmocka_unit_test(test_ucs),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_fingerprint),
+		cmocka_unit_test(test_kernel_check_names_btf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
