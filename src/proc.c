@@ -91,6 +91,24 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 	read_small_file(path, buf, len, false);
 }
 
+/* The Tgid: line of /proc/PID/status (the process a thread id belongs to), or -1. */
+static pid_t status_tgid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 /* The first mapping of the file with this inode, for its load bias. */
 static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)
 {
@@ -185,6 +203,7 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 	char path[PATH_MAX], file[128];
 	struct map_entry m;
 	struct stat st;
+	pid_t tgid;
 	ssize_t n;
 	int err;
 
@@ -194,6 +213,12 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 	if (pid <= 0 || stat(path, &st) || !proc_alive(pid)) {
 		snprintf(why, whylen, "no such process: pid %d", pid);
 		return -ESRCH;
+	}
+	tgid = status_tgid(pid);
+	if (tgid > 0 && tgid != pid) {
+		snprintf(why, whylen, "pid %d is a thread of process %d: profile the process "
+			 "with -p %d (all its threads are sampled)", pid, tgid, tgid);
+		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	read_small_file(path, t->comm, sizeof(t->comm), false);
