@@ -57,10 +57,12 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* The sample being built and the frame being decoded: too big for the 512-byte stack. */
+/* The sample being built and the objects being decoded: too big for the 512-byte stack. */
 struct scratch {
 	struct py_sample sample;
 	__u8 frame[PYPROF_FRAME_READ];
+	__u8 code[PY_CODE_ID_READ];
+	__u8 str[PY_STR_READ];
 };
 
 struct {
@@ -88,11 +90,14 @@ static __always_inline __u64 read_word(__u64 addr)
 	return v;
 }
 
-/* Fields at offsets that come from a map: mask, then bounds-check, for the verifier. */
-static __always_inline __u64 frame_u64(const __u8 *buf, __u32 off)
+/*
+ * Fields at offsets that come from a map: mask to the (power-of-two) buffer
+ * size, then bounds-check, so the verifier can prove the access.
+ */
+static __always_inline __u64 load_u64(const __u8 *buf, __u32 off, __u32 size)
 {
-	off &= PYPROF_FRAME_READ - 1;
-	if (off > PYPROF_FRAME_READ - sizeof(__u64))
+	off &= size - 1;
+	if (off > size - sizeof(__u64))
 		return 0;
 	return *(const __u64 *)(buf + off);
 }
@@ -101,6 +106,46 @@ static __always_inline __u8 frame_u8(const __u8 *buf, __u32 off)
 {
 	off &= PYPROF_FRAME_READ - 1;
 	return buf[off];
+}
+
+/*
+ * Fingerprint of the code object at code (see py_code_fingerprint): one read
+ * for its pointers and first line, one for its qualname's text. Mirrors
+ * code_identity() in src/code_cache.c. Returns -1 if the code object cannot be read.
+ */
+static __always_inline int code_fingerprint(const struct py_offsets *off, struct scratch *s,
+					    __u64 code, __u32 *fp)
+{
+	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {}, len;
+	__u32 size = off->code_id_size, start = off->code_id_start, text_len = 0, state, i;
+
+	if (size > PY_CODE_ID_READ)
+		size = PY_CODE_ID_READ;
+	if (bpf_probe_read_user(s->code, size, (const void *)(code + start)))
+		return -1;
+	ptrs[0] = load_u64(s->code, off->code_filename - start, PY_CODE_ID_READ);
+	ptrs[1] = load_u64(s->code, off->code_name - start, PY_CODE_ID_READ);
+	ptrs[2] = load_u64(s->code, off->code_qualname - start, PY_CODE_ID_READ);
+	ptrs[3] = load_u64(s->code, off->code_linetable - start, PY_CODE_ID_READ);
+	/* firstlineno is an int: the low half of the little-endian word */
+	i = off->code_firstlineno - start;
+	if (!bpf_probe_read_user(s->str, PY_STR_READ, (const void *)(ptrs[2] + off->str_length))) {
+		len = load_u64(s->str, 0, PY_STR_READ);
+		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
+		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
+		if ((state & 0x60) == 0x60) {
+			__u32 t = off->str_ascii_data - off->str_length;
+
+			text[0] = load_u64(s->str, t, PY_STR_READ);
+			text[1] = load_u64(s->str, t + 8, PY_STR_READ);
+			text[2] = load_u64(s->str, t + 16, PY_STR_READ);
+			text[3] = load_u64(s->str, t + 24, PY_STR_READ);
+			text_len = len < PY_NAME_TEXT ? len : PY_NAME_TEXT;
+		}
+	}
+	*fp = py_code_fingerprint(ptrs, (__s32)load_u64(s->code, i, PY_CODE_ID_READ), text,
+				  text_len);
+	return 0;
 }
 
 /* State of one thread-list scan, carried across bpf_loop iterations. */
@@ -189,8 +234,8 @@ static long walk_step(__u32 i, void *data)
 	const struct py_offsets *off = w->off;
 	struct scratch *s = w->s;
 	struct py_frame *out;
-	__u64 code, names[2];
-	__u32 size;
+	__u32 size, fp;
+	__u64 code;
 	__s64 pos;
 
 	if (!w->f)
@@ -206,8 +251,9 @@ static long walk_step(__u32 i, void *data)
 		s->sample.flags |= PY_SAMPLE_READ_ERROR;
 		return 1;
 	}
-	code = frame_u64(s->frame, off->frame_code) & ~(__u64)off->code_tag_mask;
-	w->f = frame_u64(s->frame, off->frame_previous);
+	code = load_u64(s->frame, off->frame_code, PYPROF_FRAME_READ) &
+	       ~(__u64)off->code_tag_mask;
+	w->f = load_u64(s->frame, off->frame_previous, PYPROF_FRAME_READ);
 	/* C-stack entry frames (3.12+) carry no Python code of their own. */
 	if (off->frame_owner != PYPROF_NO_OFFSET &&
 	    frame_u8(s->frame, off->frame_owner) >= off->owner_skip_min)
@@ -215,18 +261,18 @@ static long walk_step(__u32 i, void *data)
 	if (!code)
 		return 0;
 	if (off->instr_kind == PY_INSTR_PTR)
-		pos = (__s64)(frame_u64(s->frame, off->frame_instr) - (code + off->code_adaptive));
+		pos = (__s64)(load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ) -
+			      (code + off->code_adaptive));
 	else
-		pos = (__s32)frame_u64(s->frame, off->frame_instr);
-	/* Filename and name pointers: a changed pair means a reused address. */
-	if (bpf_probe_read_user(names, sizeof(names), (const void *)(code + off->code_filename))) {
+		pos = (__s32)load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ);
+	if (code_fingerprint(off, s, code, &fp)) {
 		s->sample.flags |= PY_SAMPLE_READ_ERROR;
 		return 1;
 	}
 	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
-	out->fingerprint = py_code_fingerprint(names[0], names[1]);
+	out->fingerprint = fp;
 	w->n++;
 	return 0;
 }

@@ -48,15 +48,22 @@ struct py_offsets {
 	__u16 frame_previous;		/* f_back / previous */
 	__u16 frame_instr;		/* f_lasti / prev_instr / instr_ptr */
 	__u16 frame_owner;		/* owner (3.11+), or PYPROF_NO_OFFSET */
+	__u16 frame_read_size;		/* bytes to read at a frame to cover the fields above */
 	__u16 code_filename;		/* PyCodeObject.co_filename */
 	__u16 code_name;		/* PyCodeObject.co_name */
+	__u16 code_qualname;		/* co_qualname (3.11+), else co_name */
+	__u16 code_linetable;		/* co_lnotab (3.8-3.9) / co_linetable (3.10+) */
+	__u16 code_firstlineno;		/* co_firstlineno (int) */
+	__u16 code_id_start;		/* the identity fields above lie in */
+	__u16 code_id_size;		/*   [code_id_start, code_id_start + code_id_size) */
 	__u16 code_adaptive;		/* offset of co_code_adaptive (3.11+), else 0 */
+	__u16 str_length;		/* PyASCIIObject.length */
+	__u16 str_state;		/* PyASCIIObject.state */
+	__u16 str_ascii_data;		/* sizeof(PyASCIIObject): data of a compact ASCII str */
 	__u8 instr_kind;		/* enum py_instr_kind */
 	__u8 owner_skip_min;		/* frames with owner >= this are C-stack shims */
 	__u8 code_tag_mask;		/* low bits to clear from f_executable (3.14+ stackrefs) */
-	__u8 pad;
-	__u16 frame_read_size;		/* bytes to read at a frame to cover the fields above */
-	__u16 pad2[3];
+	__u8 pad[7];
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */
@@ -90,14 +97,41 @@ struct py_sample {
 
 #define PY_SAMPLE_HEADER_SIZE 24
 
+/* Bytes of a code object read at once for its identity; bytes of its qualname read. */
+#define PY_CODE_ID_READ 128
+#define PY_STR_READ 64
+#define PY_NAME_TEXT 32
+
 /*
- * Identity check for a code object address, computed by BPF at sample time and
- * by userspace at resolution time from the co_filename and co_name pointers.
- * Shared here so both sides compute exactly the same thing.
+ * Identity of a code object, computed by BPF at sample time and by userspace
+ * when it names the code object. Code objects are freed and their addresses
+ * reused, and with them the addresses of their name strings (the allocator
+ * hands back the same blocks), so pointers alone do not tell two code objects
+ * apart: the first PY_NAME_TEXT bytes of the qualname's text go in too.
+ * Shared here so both sides compute exactly the same value.
+ *
+ * ptrs: co_filename, co_name, co_qualname, co_linetable; text: the compact
+ * ASCII qualname's first bytes (zero for other strings), text_len of them used.
  */
-static inline __u32 py_code_fingerprint(__u64 filename, __u64 name)
+static inline __u32 py_code_fingerprint(const __u64 ptrs[4], __s32 firstlineno,
+					const __u64 text[PY_NAME_TEXT / 8], __u32 text_len)
 {
-	return (__u32)(filename ^ (filename >> 32) ^ (name * 0x9e3779b1ULL) ^ (name >> 29));
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ (__u32)firstlineno;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		h = (h ^ ptrs[i]) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	for (i = 0; i < PY_NAME_TEXT / 8; i++) {
+		__u64 w = text[i];
+
+		if (text_len < 8 * (__u32)i + 8)
+			w = text_len <= 8 * (__u32)i ? 0 : w & ((1ULL << 8 * (text_len - 8 * i)) - 1);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+		h ^= h >> 31;
+	}
+	return (__u32)(h ^ (h >> 32));
 }
 
 /* Per-CPU counters, indexed by this enum; userspace sums them for the report. */

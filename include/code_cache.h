@@ -39,6 +39,13 @@ void code_cache__free(struct code_cache *cc);
 const struct code_info *code_cache__get(struct code_cache *cc, const struct py_target *t,
 					uint64_t addr, uint32_t fp);
 
+/*
+ * Pure: the fingerprint of a code object from the bytes BPF reads too:
+ * code_id holds off->code_id_size bytes at code + off->code_id_start, str
+ * PY_STR_READ bytes at qualname + off->str_length (str NULL if unreadable).
+ */
+uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, const uint8_t *str);
+
 /* Source line for a frame position as recorded by BPF (struct py_frame.instr); -1 if unknown. */
 int code_info__line(const struct code_info *ci, const struct py_layout *L, int32_t instr);
 

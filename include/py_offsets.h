@@ -17,13 +17,7 @@ struct py_layout {
 	struct py_offsets bpf;
 	uint16_t tstate_interp;		/* PyThreadState.interp */
 	uint16_t ob_type;		/* PyObject.ob_type */
-	uint16_t code_firstlineno;	/* PyCodeObject.co_firstlineno (int) */
-	uint16_t code_linetable;	/* co_lnotab (3.8-3.9) / co_linetable (3.10+) */
-	uint16_t code_qualname;		/* co_qualname (3.11+), or PYPROF_NO_OFFSET */
-	uint16_t code_read_size;	/* bytes of the code object that cover the fields above */
-	uint16_t str_length;		/* PyASCIIObject.length */
-	uint16_t str_state;		/* PyASCIIObject.state (32-bit word) */
-	uint16_t str_ascii_data;	/* sizeof(PyASCIIObject): data of compact ASCII strings */
+	uint16_t code_read_size;	/* bytes of the code object that cover every field used */
 	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject): other compact strings */
 	uint16_t str_utf8_length;	/* PyCompactUnicodeObject.utf8_length */
 	uint16_t str_utf8;		/* PyCompactUnicodeObject.utf8 */

@@ -45,15 +45,39 @@ static uint64_t field_ptr(const uint8_t *head, uint16_t off)
 	return v;
 }
 
+uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, const uint8_t *str)
+{
+	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {}, len = 0;
+	uint32_t state = 0, text_len = 0;
+	int32_t firstline;
+
+	ptrs[0] = field_ptr(code_id, off->code_filename - off->code_id_start);
+	ptrs[1] = field_ptr(code_id, off->code_name - off->code_id_start);
+	ptrs[2] = field_ptr(code_id, off->code_qualname - off->code_id_start);
+	ptrs[3] = field_ptr(code_id, off->code_linetable - off->code_id_start);
+	memcpy(&firstline, code_id + off->code_firstlineno - off->code_id_start, sizeof(firstline));
+	if (str) {
+		memcpy(&len, str, sizeof(len));
+		memcpy(&state, str + off->str_state - off->str_length, sizeof(state));
+		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
+		if ((state & 0x60) == 0x60) {
+			memcpy(text, str + off->str_ascii_data - off->str_length, sizeof(text));
+			text_len = len < PY_NAME_TEXT ? len : PY_NAME_TEXT;
+		}
+	}
+	return py_code_fingerprint(ptrs, firstline, text, text_len);
+}
+
 /* Reads the code object at addr now. Never NULL except on ENOMEM; ->ok tells success. */
 static struct code_info *read_code(const struct py_target *t, uint64_t addr)
 {
 	const struct py_layout *L = &t->layout;
+	const struct py_offsets *off = &L->bpf;
 	struct code_info *ci = calloc(1, sizeof(*ci));
 	char name[REMOTE_MAX_STR], file[REMOTE_MAX_STR];
-	uint8_t head[CODE_HEAD_MAX];
-	uint64_t qual_addr;
+	uint8_t head[CODE_HEAD_MAX], str[PY_STR_READ];
 	int32_t firstline;
+	uint64_t qual;
 
 	if (!ci)
 		return NULL;
@@ -62,17 +86,17 @@ static struct code_info *read_code(const struct py_target *t, uint64_t addr)
 		return ci;
 	if (t->code_type_addr && field_ptr(head, L->ob_type) != t->code_type_addr)
 		return ci;
-	ci->fingerprint = py_code_fingerprint(field_ptr(head, L->bpf.code_filename),
-					      field_ptr(head, L->bpf.code_name));
-	memcpy(&firstline, head + L->code_firstlineno, sizeof(firstline));
+	qual = field_ptr(head, off->code_qualname);
+	ci->fingerprint = code_identity(off, head + off->code_id_start,
+					remote_read(t->pid, qual + off->str_length, str,
+						    sizeof(str)) ? NULL : str);
+	memcpy(&firstline, head + off->code_firstlineno, sizeof(firstline));
 	ci->firstlineno = firstline;
-	qual_addr = L->code_qualname != PYPROF_NO_OFFSET ? field_ptr(head, L->code_qualname)
-							  : field_ptr(head, L->bpf.code_name);
-	if (remote_read_str(t->pid, L, qual_addr, name, sizeof(name)) ||
-	    remote_read_str(t->pid, L, field_ptr(head, L->bpf.code_filename), file, sizeof(file)))
+	if (remote_read_str(t->pid, L, qual, name, sizeof(name)) ||
+	    remote_read_str(t->pid, L, field_ptr(head, off->code_filename), file, sizeof(file)))
 		return ci;
 	/* A missing line table only costs line numbers, not the function name. */
-	if (remote_read_bytes(t->pid, L, field_ptr(head, L->code_linetable), REMOTE_MAX_BYTES,
+	if (remote_read_bytes(t->pid, L, field_ptr(head, off->code_linetable), REMOTE_MAX_BYTES,
 			      &ci->linetable, &ci->linetable_len))
 		ci->linetable_len = 0;
 	ci->qualname = strdup(name);

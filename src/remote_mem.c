@@ -100,14 +100,14 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 	err = remote_read(pid, addr, head, L->str_compact_data);
 	if (err)
 		return err;
-	memcpy(&length, head + L->str_length, sizeof(length));
-	memcpy(&state, head + L->str_state, sizeof(state));
+	memcpy(&length, head + L->bpf.str_length, sizeof(length));
+	memcpy(&state, head + L->bpf.str_state, sizeof(state));
 	if (length < 0 || !STATE_COMPACT(state))
 		return -EINVAL;	/* legacy strings never name code; don't guess */
 	n = length > REMOTE_MAX_STR ? REMOTE_MAX_STR : (size_t)length;
 	if (STATE_ASCII(state)) {
 		n = n < outlen - 1 ? n : outlen - 1;
-		err = remote_read(pid, addr + L->str_ascii_data, out, n);
+		err = remote_read(pid, addr + L->bpf.str_ascii_data, out, n);
 		if (err)
 			return err;
 		out[n] = '\0';

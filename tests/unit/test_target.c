@@ -123,9 +123,16 @@ static void test_versions(void **state)
 	assert_true(L.bpf.frame_code + 8u <= L.bpf.frame_read_size);
 	assert_true(L.bpf.frame_previous + 8u <= L.bpf.frame_read_size);
 	assert_true(L.bpf.frame_instr + 8u <= L.bpf.frame_read_size);
-	assert_true(L.code_qualname + 8u <= L.code_read_size);
-	assert_true(L.code_linetable + 8u <= L.code_read_size);
-	assert_int_equal(L.bpf.code_name, L.bpf.code_filename + 8);	/* one 16-byte BPF read */
+	/* the identity read covers every identity field, within the BPF buffer */
+	assert_true(L.bpf.code_id_size <= PY_CODE_ID_READ);
+	assert_true(L.bpf.code_id_start <= L.bpf.code_firstlineno);
+	assert_true(L.bpf.code_firstlineno + 4u <= L.bpf.code_id_start + L.bpf.code_id_size);
+	assert_true(L.bpf.code_filename + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
+	assert_true(L.bpf.code_name + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
+	assert_true(L.bpf.code_qualname + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
+	assert_true(L.bpf.code_linetable + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
+	assert_true(L.bpf.code_id_start + L.bpf.code_id_size <= L.code_read_size);
+	assert_true(L.bpf.str_ascii_data - L.bpf.str_length + PY_NAME_TEXT <= PY_STR_READ);
 	assert_int_equal(py_layout_for_version(0x030C01F0, &L), -ENOTSUP);
 	assert_int_equal(py_layout_for_version(0x020712F0, &L), -ENOTSUP);
 	assert_string_equal(py_supported_versions, "3.11");
@@ -140,14 +147,23 @@ static void test_versions(void **state)
 
 static void test_fingerprint(void **state)
 {
+	const __u64 ptrs[4] = { 0x7f0012345678, 0x7f00abcdef00, 0x7f00abcdef40, 0x7f0000001000 };
+	const __u64 text[4] = { 0x37315f6e6567ULL /* "gen_17" */, 0, 0, 0 };
+	__u64 other[4] = { 0x38315f6e6567ULL /* "gen_18" */, 0, 0, 0 };
+	__u64 moved[4];
+	__u32 base = py_code_fingerprint(ptrs, 3, text, 6);
+
 	(void)state;
-	/* the same pair always agrees; a changed name or file pointer changes it */
-	assert_int_equal(py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00),
-			 py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00));
-	assert_int_not_equal(py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00),
-			     py_code_fingerprint(0x7f0012345678, 0x7f00abcdef40));
-	assert_int_not_equal(py_code_fingerprint(0x7f0012345678, 0x7f00abcdef00),
-			     py_code_fingerprint(0x7f0012345680, 0x7f00abcdef00));
+	assert_int_equal(base, py_code_fingerprint(ptrs, 3, text, 6));
+	/* same pointers (reused blocks), other name text: another code object */
+	assert_int_not_equal(base, py_code_fingerprint(ptrs, 3, other, 6));
+	assert_int_not_equal(base, py_code_fingerprint(ptrs, 4, text, 6));
+	memcpy(moved, ptrs, sizeof(moved));
+	moved[2] += 0x40;
+	assert_int_not_equal(base, py_code_fingerprint(moved, 3, text, 6));
+	/* bytes past the text's length never count (they are whatever follows the string) */
+	other[0] = 0xffff37315f6e6567ULL;
+	assert_int_equal(base, py_code_fingerprint(ptrs, 3, other, 6));
 }
 
 static void test_kernel_check_names_btf(void **state)
