@@ -29,15 +29,12 @@ static struct totals sum_procs(const struct profile *p)
 #define NAME_MIN 8
 #define NAME_MAX 48
 
-/* Width of the function column: the longest name shown, within bounds. */
-static int name_width(const struct profile *p, const uint32_t *funcs, size_t n)
+/* Widens the function column w to fit name, within bounds. */
+static int fit_name(int w, const char *name)
 {
-	size_t i, w = NAME_MIN;
+	int len = strlen(name);
 
-	for (i = 0; i < n; i++)
-		if (strlen(p->funcs[funcs[i]].qualname) > w)
-			w = strlen(p->funcs[funcs[i]].qualname);
-	return w > NAME_MAX ? NAME_MAX : (int)w;
+	return len <= w ? w : len > NAME_MAX ? NAME_MAX : len;
 }
 
 /* "file.py:12" with the path shortened from the left to fit width. */
@@ -61,7 +58,6 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 {
 	struct func_stat *st;
 	size_t n, i, shown;
-	uint32_t *ids;
 	int w;
 
 	if (profile_proc__func_stats(p, pp, &st, &n)) {
@@ -69,11 +65,8 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 		return;
 	}
 	shown = n < o->top_functions ? n : o->top_functions;
-	ids = calloc(shown + 1, sizeof(*ids));
-	for (i = 0; ids && i < shown; i++)
-		ids[i] = st[i].func;
-	w = ids ? name_width(p, ids, shown) : NAME_MAX;
-	free(ids);
+	for (i = 0, w = NAME_MIN; i < shown; i++)
+		w = fit_name(w, p->funcs[st[i].func].qualname);
 	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", shown, n);
 	fprintf(f, "    self%%  total%%   self s  total s  %-*s  %s\n", w, "function", "location");
 	for (i = 0; i < shown; i++) {
@@ -95,7 +88,6 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 	struct line_stat *st;
 	char src[160];
 	size_t n, i, shown;
-	uint32_t *ids;
 	int w;
 
 	if (profile_proc__line_stats(p, pp, &st, &n)) {
@@ -103,11 +95,8 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 		return;
 	}
 	shown = n < o->top_lines ? n : o->top_lines;
-	ids = calloc(shown + 1, sizeof(*ids));
-	for (i = 0; ids && i < shown; i++)
-		ids[i] = p->frames[st[i].frame].func;
-	w = ids ? name_width(p, ids, shown) : NAME_MAX;
-	free(ids);
+	for (i = 0, w = NAME_MIN; i < shown; i++)
+		w = fit_name(w, p->funcs[p->frames[st[i].frame].func].qualname);
 	fprintf(f, "\n  Hottest lines (top %zu of %zu)\n", shown, n);
 	fprintf(f, "   samples   self%%  %-36s  %-*s  %s\n", "location", w, "function", "source");
 	for (i = 0; i < shown; i++) {
