@@ -139,6 +139,9 @@ int main(int argc, char **argv)
 	size_t i;
 	int err;
 
+	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	argp_err_exit_status = 2;
 	if (cli_parse(argc, argv, &cfg, 0))
 		return 2;
@@ -170,8 +173,6 @@ int main(int argc, char **argv)
 		pr_err("%s\n", why);
 		goto out;
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,

@@ -91,8 +91,12 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	json_string(f, o->tool_version);
 	fputs(", \"mode\": ", f);
 	json_string(f, p->mode);
-	fprintf(f, ", \"frequency_hz\": %u, \"duration_s\": %.3f, \"first_sample_ms\": %.1f,\n",
-		p->frequency_hz, p->duration_s, p->first_sample_ms);
+	fprintf(f, ", \"frequency_hz\": %u, \"duration_s\": %.3f, \"first_sample_ms\": ",
+		p->frequency_hz, p->duration_s);
+	if (p->first_sample_ms >= 0)
+		fprintf(f, "%.1f,\n", p->first_sample_ms);
+	else
+		fputs("null,\n", f);
 	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
 		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu},\n \"processes\": [",
 		(unsigned long long)total, (unsigned long long)p->counts.dropped,

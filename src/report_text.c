@@ -45,8 +45,10 @@ static void print_location(FILE *f, const char *file, int line, int width)
 
 	if (line > 0)
 		n = snprintf(loc, sizeof(loc), "%s:%d", file, line);
+	else if (file[0])
+		n = snprintf(loc, sizeof(loc), "%s:?", file);	/* an instruction with no line */
 	else
-		n = snprintf(loc, sizeof(loc), "%s", file[0] ? file : "?");
+		n = snprintf(loc, sizeof(loc), "?");
 	if (n > width && width > 3)
 		fprintf(f, "...%-*s", width - 3, loc + n - (width - 3));
 	else
@@ -151,10 +153,9 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 
 	fprintf(f, "pybpfprof %s: %s profile, %zu process%s, %.2f s at %u Hz\n", o->tool_version,
 		p->mode, p->nprocs, p->nprocs == 1 ? "" : "es", p->duration_s, p->frequency_hz);
-	fprintf(f, "pids:");
 	for (i = 0; i < p->nprocs; i++)
-		fprintf(f, " %d", p->procs[i].pid);
-	fputc('\n', f);
+		fprintf(f, "%s %d (Python %s, %s)%s", i ? "," : "pids:", p->procs[i].pid,
+			p->procs[i].python, p->procs[i].exe, i + 1 == p->nprocs ? "\n" : "");
 	fprintf(f, "samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
 		" (%llu partial; %llu ticks in threads without Python frames)\n",
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,

@@ -1,0 +1,892 @@
+#!/usr/bin/python3
+"""Root integration tests for pybpfprof: profile real CPython processes.
+
+Usage: run.py [PATTERN...]   (shell-style patterns over test names; default all)
+
+Every workload under targets/ has a known ground truth (a CPU split, a hot
+line, a stack depth, ...), so the assertions are exact values or tight
+bounds, not "it printed something". Each test prints one line, PASS with the
+figures it measured, FAIL with the reason, or SKIP when an interpreter under
+test is not installed; the last line is "N passed, N failed[, N skipped]".
+
+Standard library only: this runs under Debian 12's /usr/bin/python3.
+"""
+
+import fnmatch
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+TARGETS = HERE / "targets"
+PROFILER = Path(os.environ.get("PYBPFPROF", ROOT / "pybpfprof"))
+
+# Generous enough for a loaded CI machine, short enough that a hang is
+# reported as a failure long before any CI job timeout.
+READY_TIMEOUT = 15
+# Slack over the requested duration before a profiler run counts as hung.
+RUN_SLACK = 20
+
+
+class Fail(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+# ---------------------------------------------------------------- interpreters
+
+def pyenv_root():
+    # Ask pyenv itself when it is on PATH (PYENV_ROOT may be customised);
+    # otherwise fall back to the conventional location used on the test hosts.
+    exe = shutil.which("pyenv")
+    if exe:
+        try:
+            out = subprocess.run([exe, "root"], capture_output=True, text=True,
+                                 timeout=10, stdin=subprocess.DEVNULL)
+            if out.returncode == 0 and out.stdout.strip():
+                return Path(out.stdout.strip())
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return Path(os.environ.get("PYENV_ROOT", "/root/.pyenv"))
+
+
+PYENV = pyenv_root()
+
+# The two supported 3.11 builds: Debian's static, stripped binary and pyenv's
+# shared-libpython build. They exercise different symbol lookup paths.
+BUILDS = {
+    "debian": Path("/usr/bin/python3.11"),
+    "pyenv": PYENV / "versions/3.11.7/bin/python3.11",
+}
+
+_versions = {}
+
+
+def interpreter(build):
+    path = BUILDS[build]
+    if not os.access(path, os.X_OK):
+        raise Skip(f"{path} not installed")
+    return path
+
+
+def python_version(python):
+    """The interpreter's own full version: the ground truth for the report."""
+    if python not in _versions:
+        out = subprocess.run(
+            [str(python), "-c", "import platform; print(platform.python_version())"],
+            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        check(out.returncode == 0, f"{python} --version failed: {out.stderr.strip()}")
+        _versions[python] = out.stdout.strip()
+    return _versions[python]
+
+
+def unsupported_interpreters():
+    """pyenv interpreters of the versions the profiler must refuse."""
+    found = []
+    for minor in ("3.8", "3.9", "3.10", "3.12", "3.13"):
+        for d in sorted(PYENV.glob(f"versions/{minor}.*")):
+            exe = d / "bin" / f"python{minor}"
+            # Skip variants such as 3.13.0t (free-threaded) or -dev builds:
+            # the directory name must be exactly X.Y.Z.
+            if re.fullmatch(r"\d+\.\d+\.\d+", d.name) and os.access(exe, os.X_OK):
+                found.append((minor, exe))
+                break
+    return found
+
+
+# ------------------------------------------------------------------ workloads
+
+class Workloads:
+    """Starts target processes; on exit kills and reaps every one of them,
+    whether the test passed, failed or raised."""
+
+    def __init__(self):
+        self.procs = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                print(f"warning: pid {p.pid} survived SIGKILL", file=sys.stderr)
+            for f in (p.stdout, getattr(p, "errfile", None)):
+                if f:
+                    f.close()
+        return False
+
+    def start(self, python, script, *args, wait_ready=True):
+        # stderr goes to a file, not a pipe: nobody drains it while the test
+        # runs, and it is only read to explain a workload that died.
+        err = tempfile.TemporaryFile()
+        p = subprocess.Popen([str(python), str(TARGETS / script), *map(str, args)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=err)
+        self.procs.append(p)
+        p.errfile = err
+        if wait_ready:
+            self.wait_ready(p)
+        return p
+
+    def start_cmd(self, argv):
+        """A non-Python workload (e.g. sleep): nothing to wait for."""
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        return p
+
+    @staticmethod
+    def wait_ready(p, timeout=READY_TIMEOUT):
+        # Raw reads with select() so a workload that never says "ready" (or
+        # dies first) fails the test after `timeout` instead of blocking.
+        fd = p.stdout.fileno()
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while b"ready\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Fail(f"workload {p.args[1:]} not ready after {timeout}s")
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    p.wait(timeout=5)
+                    p.errfile.seek(0)
+                    tail = p.errfile.read().decode(errors="replace").strip()[-300:]
+                    raise Fail(f"workload {p.args[1:]} exited ({p.returncode}) "
+                               f"before ready: {tail}")
+                buf += chunk
+
+
+class Reaper(threading.Thread):
+    """Reaps a workload the moment it exits, like a real parent would, so the
+    profiler sees the pid vanish rather than linger as a zombie; keeps the
+    CPU time the workload used in its whole life (from its rusage)."""
+
+    def __init__(self, p):
+        super().__init__(daemon=True)
+        self.p = p
+        self.cpu = None
+        self.start()
+
+    def run(self):
+        try:
+            _, status, ru = os.wait4(self.p.pid, 0)
+        except ChildProcessError:  # Workloads reaped it first, on failure
+            return
+        self.cpu = ru.ru_utime + ru.ru_stime
+        self.p.returncode = os.waitstatus_to_exitcode(status)
+
+
+def source_line(script, marker):
+    """1-based number of the line containing `marker`: the ground truth for
+    line attribution, found in the source rather than hard-coded."""
+    for n, text in enumerate((TARGETS / script).read_text().splitlines(), 1):
+        if marker in text:
+            return n, text.strip()
+    raise Fail(f"marker {marker!r} not in {script}")
+
+
+def cpu_seconds(pid):
+    """CPU time the process (all its threads) has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        # Split after the ")" closing comm, which may contain spaces; the
+        # state (field 3) is then index 0, utime (14) and stime (15) 11 and 12.
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """How much of a CPU a workload got while the profiler ran.
+
+    CPU-mode sampling sees a thread only while it runs, so the expected
+    sample count is rate x duration x this fraction. Measuring it, rather
+    than assuming a whole CPU, keeps the bounds tight yet correct when
+    something else loads the machine."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def __enter__(self):
+        self.cpu0, self.wall0 = cpu_seconds(self.pid), time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self.fraction = ((cpu_seconds(self.pid) - self.cpu0)
+                             / (time.monotonic() - self.wall0))
+        return False
+
+    def check_samples(self, n, freq, duration, what="samples"):
+        expect = freq * duration * self.fraction
+        # 10% covers the profiler's start and stop inside the measured
+        # window and the 10 ms resolution of utime/stime.
+        check(0.9 * expect - 5 <= n <= 1.1 * expect + 5,
+              f"{n} {what}, expected ~{expect:.0f} ({freq} Hz x {duration} s "
+              f"x {self.fraction:.2f} CPU used by pid {self.pid})")
+        return expect
+
+
+# ------------------------------------------------------------ profiler runs
+
+def run_profiler(args, timeout, prefix=(), exe=None):
+    """Run the profiler to completion; a hang becomes a test failure."""
+    argv = [*prefix, str(exe or PROFILER), *map(str, args)]
+    t0 = time.monotonic()
+    try:
+        # Reports are UTF-8 whatever the runner's locale.
+        r = subprocess.run(argv, capture_output=True, encoding="utf-8",
+                           errors="replace", timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"`{' '.join(argv)}` still running after {timeout}s")
+    r.elapsed = time.monotonic() - t0
+    return r
+
+
+def profile_json(pids, duration, freq=99, extra=()):
+    args = [a for pid in pids for a in ("-p", pid)]
+    args += ["-d", duration, "-F", freq, "-f", "json", *extra]
+    r = run_profiler(args, timeout=duration + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    try:
+        rep = json.loads(r.stdout)
+    except ValueError as e:
+        raise Fail(f"invalid JSON on stdout ({e}): {r.stdout[:200]!r}")
+    sanity(rep, freq)
+    return rep
+
+
+def sanity(rep, freq):
+    """Invariants every report must satisfy, whatever the workload."""
+    check(rep.get("tool") == "pybpfprof", f"tool is {rep.get('tool')!r}")
+    check(rep.get("frequency_hz") == freq,
+          f"frequency_hz {rep.get('frequency_hz')} != requested {freq}")
+    for key in ("total", "dropped", "truncated", "unresolved", "partial", "no_python"):
+        check(isinstance(rep["samples"].get(key), int) and rep["samples"][key] >= 0,
+              f"samples.{key} missing or negative: {rep['samples']}")
+    # Ticks in threads with no Python frame are counted apart (no_python);
+    # every other sample belongs to exactly one process and one thread.
+    per_proc = sum(p["samples"] for p in rep["processes"])
+    check(per_proc == rep["samples"]["total"],
+          f"processes' samples add up to {per_proc}, total is {rep['samples']['total']}")
+    for proc in rep["processes"]:
+        n = proc["samples"]
+        per_thread = sum(t["samples"] for t in proc["threads"])
+        check(per_thread == n, f"pid {proc['pid']}: threads' samples add up to "
+              f"{per_thread}, process has {n}")
+        for fn in proc["functions"]:
+            # total counts a sample once however often the function recurs,
+            # so it can never exceed the process's samples.
+            check(0 <= fn["self"] <= fn["total"] <= n,
+                  f"pid {proc['pid']} {fn['qualname']}: self {fn['self']} "
+                  f"total {fn['total']} process samples {n}")
+        self_sum = sum(fn["self"] for fn in proc["functions"])
+        check(self_sum <= n, f"pid {proc['pid']}: functions' self sum {self_sum} > samples {n}")
+
+
+def process(rep, pid):
+    procs = [p for p in rep["processes"] if p["pid"] == pid]
+    check(len(procs) == 1, f"pid {pid} appears {len(procs)} times in processes "
+          f"(pids: {[p['pid'] for p in rep['processes']]})")
+    return procs[0]
+
+
+def functions(proc):
+    return {fn["qualname"]: fn for fn in proc["functions"]}
+
+
+def expect_error(args, must_contain, out=None, rc=1, timeout=15, prefix=(), exe=None):
+    """Run a command that must fail cleanly: exit `rc`, a "pybpfprof: ..."
+    message naming the cause on stderr, nothing on stdout, no output file."""
+    r = run_profiler(args, timeout=timeout, prefix=prefix, exe=exe)
+    msg = r.stderr.strip()
+    check(r.returncode == rc, f"exit {r.returncode}, expected {rc}; stderr: {msg!r}")
+    lines = msg.splitlines()
+    check(lines and lines[0].startswith("pybpfprof: "), f"stderr {msg!r}")
+    if rc == 1:
+        check(len(lines) == 1, f"expected one line on stderr, got {msg!r}")
+    for want in must_contain:
+        check(want.lower() in lines[0].lower(), f"{want!r} not in message {lines[0]!r}")
+    check(r.stdout == "", f"stdout not empty: {r.stdout[:200]!r}")
+    if out is not None:
+        check(not os.path.lexists(out), f"{out} created despite the error")
+    return lines[0], r.elapsed
+
+
+# ---------------------------------------------------------------------- tests
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append((fn.__name__, fn))
+    return fn
+
+
+def per_build(fn):
+    # One test per supported 3.11 build, named e.g. split_debian.
+    for build in BUILDS:
+        def bound(build=build):
+            return fn(build)
+        TESTS.append((f"{fn.__name__}_{build}", bound))
+    return fn
+
+
+@per_build
+def split(build):
+    py = interpreter(build)
+    freq, secs = 999, 4
+    with Workloads() as wl:
+        p = wl.start(py, "split.py")
+        with CpuMeter(p.pid) as cpu:
+            rep = profile_json([p.pid], secs, freq)
+    proc = process(rep, p.pid)
+    check(proc["python"] == python_version(py),
+          f"python {proc['python']!r}, interpreter says {python_version(py)!r}")
+    fns = functions(proc)
+    check("slow" in fns and "fast" in fns, f"slow/fast missing: {sorted(fns)}")
+    for name in ("slow", "fast"):
+        line, _ = source_line("split.py", f"def {name}(")
+        check(fns[name]["file"] == str(TARGETS / "split.py") and fns[name]["line"] == line,
+              f"{name} at {fns[name]['file']}:{fns[name]['line']}, expected split.py:{line}")
+    n = proc["samples"]
+    # Well below rate x CPU time means lost samples, above it double counting.
+    cpu.check_samples(n, freq, rep["duration_s"])
+    slow, fast = fns["slow"]["self"], fns["fast"]["self"]
+    check(slow + fast >= 0.95 * n, f"slow+fast only {slow + fast} of {n} samples")
+    share = slow / (slow + fast)
+    check(abs(share - 0.75) <= 0.03,
+          f"slow share {share:.1%} (slow {slow}, fast {fast}), expected 75% +- 3pp")
+    return (f"slow share {share:.1%} (slow {slow}, fast {fast}, {n} samples), "
+            f"python {proc['python']}")
+
+
+@per_build
+def hotline(build):
+    py = interpreter(build)
+    line, text = source_line("hotline.py", "# membership")
+    code = text.split("#")[0].strip()          # "if i in haystack:"
+    with Workloads() as wl:
+        p = wl.start(py, "hotline.py")
+        rep = profile_json([p.pid], 3, 999)
+        txt = run_profiler(["-p", p.pid, "-d", 1, "-f", "text"], timeout=1 + RUN_SLACK)
+    proc = process(rep, p.pid)
+    hot_lines = [ln for ln in proc["lines"] if ln["qualname"] == "hot"]
+    hot_self = sum(ln["self"] for ln in hot_lines)
+    fn_self = functions(proc).get("hot", {}).get("self", 0)
+    check(hot_self > 0.9 * proc["samples"],
+          f"hot() lines hold {hot_self} of {proc['samples']} samples")
+    # hot() has only a few lines, all within the listed top 20, so they
+    # must add up to the function's self count exactly.
+    check(hot_self == fn_self, f"hot() lines sum {hot_self} != function self {fn_self}")
+    member = sum(ln["self"] for ln in hot_lines if ln["line"] == line)
+    share = member / hot_self
+    check(share >= 0.85, f"membership line {line} has {share:.1%} of hot() "
+          f"({member}/{hot_self}); lines: {hot_lines}")
+
+    check(txt.returncode == 0, f"text run exit {txt.returncode}: {txt.stderr.strip()}")
+    rows = [r for r in txt.stdout.splitlines() if f"hotline.py:{line}" in r]
+    check(rows and any(code in r for r in rows),
+          f"text report has no row for hotline.py:{line} showing {code!r}: {rows}")
+    return f"line {line} holds {share:.1%} of hot() ({member}/{hot_self}); text shows {code!r}"
+
+
+@test
+def two_processes():
+    # Mix the two builds when both exist: one session, two symbol layouts.
+    py_a = interpreter("debian")
+    py_b = BUILDS["pyenv"] if os.access(BUILDS["pyenv"], os.X_OK) else py_a
+    with Workloads() as wl:
+        a = wl.start(py_a, "spin.py", "alpha")
+        b = wl.start(py_b, "spin.py", "beta")
+        with CpuMeter(a.pid) as cpu_a, CpuMeter(b.pid) as cpu_b:
+            rep = profile_json([a.pid, b.pid], 2)
+    check(sorted(p["pid"] for p in rep["processes"]) == sorted([a.pid, b.pid]),
+          f"processes {[p['pid'] for p in rep['processes']]}, expected {a.pid}, {b.pid}")
+    got = []
+    for p, cpu, mine, other in ((a, cpu_a, "spin_alpha", "spin_beta"),
+                                (b, cpu_b, "spin_beta", "spin_alpha")):
+        proc = process(rep, p.pid)
+        fns = functions(proc)
+        n = proc["samples"]
+        # Each process's samples match its own CPU time: none was starved
+        # or credited with the other's samples.
+        cpu.check_samples(n, 99, rep["duration_s"], f"samples for pid {p.pid}")
+        check(mine in fns and fns[mine]["self"] >= 0.95 * n,
+              f"pid {p.pid}: {mine} self {fns.get(mine, {}).get('self')} of {n}")
+        check(other not in fns, f"pid {p.pid} shows the other process's {other}")
+        check([t["tid"] for t in proc["threads"]] == [p.pid],
+              f"pid {p.pid} threads {proc['threads']}")
+        got.append(f"{p.pid}: {mine} {fns[mine]['self']}/{n}")
+    return "; ".join(got)
+
+
+@test
+def deep_recursion():
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "deep.py")
+        cut = profile_json([p.pid], 2, 499)
+        full = profile_json([p.pid], 2, 499, extra=["--max-depth", 1024])
+        # Off-by-one guard: a limit of exactly the stack depth keeps it all.
+        frames = int(re.search(r"^DEPTH = (\d+)", (TARGETS / "deep.py").read_text(),
+                               re.M).group(1)) + 3
+        short = profile_json([p.pid], 1, 199, extra=["--max-depth", frames - 1])
+        exact = profile_json([p.pid], 1, 199, extra=["--max-depth", frames])
+
+    # Default depth 127 < 303 frames: every sample is truncated, at the root,
+    # so the innermost frames (leaf and recurse) survive and the outermost
+    # (main, <module>) are gone.
+    proc = process(cut, p.pid)
+    n = proc["samples"]
+    fns = functions(proc)
+    check(n > 0, "no samples at default depth")
+    top = max(proc["functions"], key=lambda f: f["self"])["qualname"]
+    check(top == "leaf", f"most self samples in {top}, expected leaf")
+    # The workload never leaves leaf(), so every stack is too deep.
+    check(cut["samples"]["truncated"] == cut["samples"]["total"],
+          f"truncated {cut['samples']['truncated']} of {cut['samples']['total']}")
+    check(proc["truncated"] == n, f"process truncated {proc['truncated']} of {n}")
+    check("<module>" not in fns and "main" not in fns,
+          f"root frames kept although cut at the root: {sorted(fns)}")
+
+    proc2 = process(full, p.pid)
+    n2 = proc2["samples"]
+    fns2 = functions(proc2)
+    check(full["samples"]["truncated"] == 0 and proc2["truncated"] == 0,
+          f"truncated {full['samples']['truncated']} with --max-depth 1024")
+    # Every complete stack holds recurse (300 times, counted once), leaf on
+    # top and <module> at the root; only partial stacks may lack them.
+    whole = n2 - proc2["partial"]
+    rec = fns2.get("recurse", {}).get("total", 0)
+    check(whole <= rec <= n2, f"recurse total {rec}, samples {n2}")
+    check(whole <= fns2.get("leaf", {}).get("self", 0),
+          f"leaf self {fns2.get('leaf')} of {n2}")
+    check(whole <= fns2.get("<module>", {}).get("total", 0),
+          f"<module> total {fns2.get('<module>')} of {n2}: full stacks not reached")
+
+    s, e = process(short, p.pid), process(exact, p.pid)
+    check(s["samples"] > 0 and s["truncated"] == s["samples"]
+          and "<module>" not in functions(s) and "main" in functions(s),
+          f"--max-depth {frames - 1}: truncated {s['truncated']} of {s['samples']}, "
+          f"functions {sorted(functions(s))}")
+    check(e["samples"] > 0 and e["truncated"] == 0 and "<module>" in functions(e),
+          f"--max-depth {frames}: truncated {e['truncated']} of {e['samples']}")
+    return (f"depth 127: {proc['truncated']}/{n} truncated, top leaf; "
+            f"depth 1024: 0 truncated, recurse total {rec}/{n2}; "
+            f"limit {frames - 1} cuts <module> only, {frames} keeps all")
+
+
+@test
+def threads():
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "threads.py")
+        rep = profile_json([p.pid], 2, 499)
+    proc = process(rep, p.pid)
+    n = proc["samples"]
+    fns = functions(proc)
+    a = fns.get("thread_a_work", {}).get("self", 0)
+    b = fns.get("thread_b_work", {}).get("self", 0)
+    # The GIL lets one worker run at a time, so each gets about half.
+    check(a > 0.2 * n and b > 0.2 * n, f"thread_a_work {a}, thread_b_work {b} of {n}")
+    busy = [t for t in proc["threads"] if t["samples"] > 0]
+    check(len(busy) >= 2, f"threads with samples: {proc['threads']}")
+    main = sum(t["samples"] for t in proc["threads"] if t["tid"] == p.pid)
+    # The main thread sleeps in join(); CPU sampling must not see it.
+    check(main <= 0.05 * n, f"main thread (tid {p.pid}) has {main} of {n} samples")
+    return (f"a {a/n:.0%}, b {b/n:.0%}, main thread {main} of {n}; "
+            f"{len(busy)} threads sampled")
+
+
+@test
+def unicode_names():
+    # Run a copy from a directory whose name is non-ASCII and needs escaping
+    # in JSON; names and paths must come back byte for byte.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, 'dír "q" \\ tab\there\nnewline')
+        os.mkdir(d)
+        script = os.path.join(d, "ünï.py")
+        shutil.copy(TARGETS / "unicode.py", script)
+        p = wl.start(interpreter("debian"), script)
+        rep = profile_json([p.pid], 1)
+        txt = run_profiler(["-p", p.pid, "-d", 1, "-f", "text"], timeout=1 + RUN_SLACK)
+    proc = process(rep, p.pid)
+    n = proc["samples"]
+    fns = functions(proc)
+    check(set(fns) >= {"Ñandú.método_λ", "热点", "<module>"},
+          f"functions {sorted(fns)}")
+    files = {fn["file"] for fn in proc["functions"]} | {ln["file"] for ln in proc["lines"]}
+    check(files == {script}, f"files {files}, expected {{{script!r}}}")
+    check(proc["cmdline"] == f"{BUILDS['debian']} {script}", f"cmdline {proc['cmdline']!r}")
+    hot = fns["Ñandú.método_λ"]["self"]
+    check(n > 0 and hot >= 0.95 * n, f"Ñandú.método_λ self {hot} of {n}")
+    check(fns["热点"]["total"] == n, f"热点 total {fns['热点']['total']} of {n}")
+    check(txt.returncode == 0 and "Ñandú.método_λ" in txt.stdout,
+          f"text report (exit {txt.returncode}) lacks Ñandú.método_λ")
+    return f"Ñandú.método_λ {hot}/{n}, path with quote/backslash/tab/newline intact"
+
+
+@test
+def code_reuse():
+    # reuse.py runs 40 generations of freshly compiled functions gen_N (file
+    # "<gen N>"), each doing the same work, whose code objects tend to reuse
+    # one address. A stale name cache would credit one generation's samples
+    # to another's name, or pair a name with the wrong file.
+    gens = 40
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "reuse.py", gens, 300000, 0.5)
+        rep = profile_json([p.pid], 20, 999)
+        try:
+            rest, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise Fail("reuse.py did not finish")
+    proc = process(rep, p.pid)
+    check(proc["exited"] is True, f"exited is {proc['exited']!r}")
+    m = re.search(rb"addresses (\d+)", rest)
+    check(m, f"reuse.py printed no address count: {rest!r}")
+    addresses = int(m.group(1))
+    gen = {}
+    for fn in proc["functions"]:
+        mm = re.fullmatch(r"gen_(\d+)", fn["qualname"])
+        if mm:
+            check(fn["file"] == f"<gen {mm.group(1)}>",
+                  f"{fn['qualname']} reported in file {fn['file']!r}")
+            gen[int(mm.group(1))] = fn["self"]
+    missing = sorted(set(range(gens)) - set(gen))
+    # Each generation expects ~15 samples at 999 Hz; none seen at all is
+    # ~e^-15 unlikely unless its samples went to another name.
+    check(not missing, f"generations with no samples: {missing}")
+    mean = sum(gen.values()) / gens
+    worst = max(gen, key=gen.get)
+    check(gen[worst] <= 3 * mean,
+          f"gen_{worst} has {gen[worst]} samples, mean {mean:.1f}: absorbed others'")
+    check(sum(gen.values()) >= 0.8 * proc["samples"],
+          f"gen_* self {sum(gen.values())} of {proc['samples']} samples")
+    return (f"{gens} generations over {addresses} code address(es), "
+            f"{min(gen.values())}-{max(gen.values())} samples each, names match files")
+
+
+@test
+def error_thread_id():
+    # A worker thread's id is a valid pid for /proc but not a process: the
+    # profiler must say which process to give instead.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "threads.py")
+        tids = [int(t) for t in os.listdir(f"/proc/{p.pid}/task") if int(t) != p.pid]
+        check(tids, "threads.py has no worker threads")
+        out = os.path.join(tmp, "x.json")
+        msg, t = expect_error(["-p", tids[0], "-d", 1, "-o", out],
+                              [str(tids[0]), f"-p {p.pid}"], out=out)
+    return f"{t:.2f}s: {msg}"
+
+
+@test
+def error_no_such_pid():
+    # A pid that surely does not exist: one that just exited and was reaped
+    # (pids are allocated upwards, so it is not reused within a second).
+    p = subprocess.Popen(["true"])
+    p.wait(timeout=10)
+    pid = p.pid
+    check(not os.path.exists(f"/proc/{pid}"), f"pid {pid} reused already")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "x.json")
+        msg, t = expect_error(["-p", pid, "-d", 1, "-o", out], [str(pid)], out=out)
+    return f"{t:.2f}s: {msg}"
+
+
+@test
+def error_not_python():
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start_cmd(["sleep", "60"])
+        time.sleep(0.2)  # let exec() finish so /proc/PID/exe is sleep
+        out = os.path.join(tmp, "x.json")
+        msg, t = expect_error(["-p", p.pid, "-d", 1, "-o", out],
+                              [str(p.pid), "not a CPython process"], out=out)
+    return f"{t:.2f}s: {msg}"
+
+
+@test
+def error_unsupported_version():
+    found = unsupported_interpreters()
+    if not found:
+        raise Skip(f"no pyenv 3.8/3.9/3.10/3.12/3.13 under {PYENV}")
+    msgs = []
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        for minor, exe in found:
+            p = wl.start(exe, "idle.py")
+            out = os.path.join(tmp, f"{minor}.json")
+            msg, _ = expect_error(["-p", p.pid, "-d", 1, "-o", out],
+                                  [str(p.pid), f"Python {minor}", "supported: 3.11"],
+                                  out=out)
+            msgs.append(msg)
+    return f"{len(found)} refused ({', '.join(m for m, _ in found)}); e.g. {msgs[0]}"
+
+
+@test
+def error_no_privilege():
+    if not shutil.which("setpriv"):
+        raise Fail("setpriv (util-linux) not found")
+    # Work on copies: nobody may not be able to traverse the checkout, and
+    # the output directory must be writable by nobody so that only the
+    # missing privilege can explain the failure.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o777)
+        exe = os.path.join(tmp, "pybpfprof")
+        shutil.copy(PROFILER, exe)
+        os.chmod(exe, 0o755)
+        out = os.path.join(tmp, "x.json")
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all"]
+        msg, t = expect_error(["-p", p.pid, "-d", 1, "-o", out], [], out=out,
+                              prefix=drop, exe=exe)
+    check("cap_bpf" in msg.lower() or "root" in msg.lower(),
+          f"message names neither CAP_BPF nor root: {msg!r}")
+    return f"{t:.2f}s: {msg}"
+
+
+@test
+def error_output_path():
+    msgs = []
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        # -d 5: a check made only after profiling would take > 5 s.
+        bad = "/nonexistent-dir/x.json"
+        msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", bad], [bad], out=bad)
+        check(t < 2, f"failed only after {t:.1f}s: output checked after profiling")
+        msgs.append(f"{t:.2f}s: {msg}")
+        # A directory as output: must be refused, and left untouched.
+        msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", tmp], [tmp])
+        check(t < 2, f"directory refused only after {t:.1f}s")
+        check(os.path.isdir(tmp) and not os.listdir(tmp),
+              f"{tmp} modified: {os.listdir(tmp)}")
+        msgs.append(msg)
+        # An existing file that cannot be written. Root ignores permission
+        # bits, so make it immutable instead; it must keep its content.
+        ro = os.path.join(tmp, "ro.json")
+        with open(ro, "w") as f:
+            f.write("keep")
+        if shutil.which("chattr") and subprocess.run(
+                ["chattr", "+i", ro], capture_output=True, timeout=10).returncode == 0:
+            try:
+                msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", ro], [ro])
+                check(t < 2, f"immutable file refused only after {t:.1f}s")
+            finally:
+                subprocess.run(["chattr", "-i", ro], capture_output=True, timeout=10)
+            with open(ro) as f:
+                check(f.read() == "keep", f"{ro} was altered")
+            msgs.append(msg)
+        else:
+            msgs.append("immutable file case not run: chattr unsupported here")
+    return " | ".join(msgs)
+
+
+@test
+def error_keeps_existing_output():
+    # Checking -o early must not mean truncating it early: a run that fails
+    # on its target leaves an existing report as it was.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start_cmd(["sleep", "60"])
+        time.sleep(0.2)
+        out = os.path.join(tmp, "old.json")
+        with open(out, "w") as f:
+            f.write('{"old": true}\n')
+        msg, _ = expect_error(["-p", p.pid, "-d", 1, "-o", out], ["not a CPython process"])
+        with open(out) as f:
+            check(f.read() == '{"old": true}\n', f"{out} changed by a failed run")
+    return "existing -o file untouched by a failed run"
+
+
+@test
+def error_usage():
+    # Bad command lines exit 2 before touching anything, output file included.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "x.json")
+        cases = [([], "-p"), (["-p", "abc"], "abc"), (["-p", "1", "--max-depth", "2000"], "2000"),
+                 (["-p", "1", "-f", "xml"], "xml"), (["-p", "1", "-F", "0"], "0"),
+                 (["-p", "1", "-d", "0"], "0")]
+        for args, word in cases:
+            expect_error([*args, "-o", out], [word], out=out, rc=2)
+    return f"{len(cases)} bad command lines exit 2"
+
+
+@test
+def target_exits():
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "exits.py", 1.5)
+        cpu0 = cpu_seconds(p.pid)
+        reaper = Reaper(p)
+        out = os.path.join(tmp, "x.json")
+        r = run_profiler(["-p", p.pid, "-d", 20, "-o", out], timeout=20 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        check(r.elapsed < 5, f"took {r.elapsed:.1f}s after a 1.5 s target exited")
+        with open(out) as f:
+            rep = json.load(f)
+        reaper.join(timeout=10)
+        check(reaper.cpu is not None, "workload not reaped")
+    sanity(rep, 99)
+    proc = process(rep, p.pid)
+    check(proc["exited"] is True, f"exited is {proc['exited']!r}")
+    check(rep["duration_s"] < 5, f"duration_s {rep['duration_s']}")
+    # Samples follow the CPU the workload used from the profiler's start
+    # to its exit, as for a live target.
+    n, cpu = proc["samples"], reaper.cpu - cpu0
+    check(0.9 * 99 * cpu - 5 <= n <= 1.1 * 99 * cpu + 5,
+          f"{n} samples, expected ~{99 * cpu:.0f} (99 Hz x {cpu:.2f} s of CPU)")
+    return (f"finished in {r.elapsed:.2f}s, exited true, {n} samples "
+            f"for {cpu:.2f} s of CPU")
+
+
+def stop_with(sig):
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        out = os.path.join(tmp, "x.json")
+        with CpuMeter(p.pid) as cpu:
+            prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-o", out],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, encoding="utf-8",
+                                    errors="replace")
+            try:
+                time.sleep(2)
+                check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
+                prof.send_signal(sig)
+                try:
+                    _, err = prof.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    raise Fail(f"still running 10 s after {sig.name}")
+            finally:
+                if prof.poll() is None:
+                    prof.kill()
+                    prof.wait(timeout=10)
+        check(prof.returncode == 0, f"exit {prof.returncode} after {sig.name}: {err.strip()}")
+        try:
+            with open(out) as f:
+                rep = json.load(f)
+        except (OSError, ValueError) as e:
+            raise Fail(f"{out}: {e}")
+    sanity(rep, 99)
+    total, dur = rep["samples"]["total"], rep["duration_s"]
+    check(1.5 <= dur <= 2.3, f"duration_s {dur}, signal sent 2 s after start")
+    check(total > 100, f"only {total} samples")
+    cpu.check_samples(total, 99, dur)
+    return f"exit 0, {total} samples, duration_s {dur}"
+
+
+@test
+def sigint():
+    return stop_with(signal.SIGINT)
+
+
+@test
+def sigterm():
+    return stop_with(signal.SIGTERM)
+
+
+@test
+def first_sample():
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        rep = profile_json([p.pid], 1)
+    ms = rep["first_sample_ms"]
+    check(isinstance(ms, (int, float)) and 0 < ms < 300, f"first_sample_ms {ms!r}")
+    return f"first sample after {ms} ms"
+
+
+@test
+def report_header():
+    py = interpreter("debian")
+    version = python_version(py)
+    freq = 199  # not the default, so the header must really echo -F
+    with Workloads() as wl:
+        p = wl.start(py, "spin.py", "alpha")
+        with CpuMeter(p.pid) as cpu:
+            r = run_profiler(["-p", p.pid, "-d", 1, "-F", freq, "-f", "text"],
+                             timeout=1 + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    lines = r.stdout.splitlines()
+    check(lines, "empty report")
+    head = lines[0]
+    check(re.fullmatch(rf"pybpfprof \S+: cpu profile, 1 process, [\d.]+ s at {freq} Hz", head),
+          f"header line {head!r}")
+    # The header names each pid with its Python version and executable.
+    pids_line = rf"pids: {p.pid} \(Python {re.escape(version)}, {re.escape(str(py))}\)"
+    check(any(re.fullmatch(pids_line, ln) for ln in lines[:5]),
+          f"no '{pids_line}' line near the top: {lines[:5]}")
+    m = next(filter(None, (re.fullmatch(
+        r"samples: (\d+) total, (\d+) dropped, (\d+) truncated, (\d+) unresolved.*", ln)
+        for ln in lines[:5])), None)
+    check(m, f"no samples counts line near the top: {lines[:5]}")
+    total = int(m.group(1))
+    cpu.check_samples(total, freq, 1)
+    # The per-process block names the pid and then its Python version.
+    block = "\n".join(lines)
+    check(re.search(rf"^pid {p.pid}\s.*\n\s+Python {re.escape(version)}\b", block, re.M),
+          f"no 'pid {p.pid}' block with 'Python {version}'")
+    return f"{head!r}; {m.group(0)!r}; Python {version}"
+
+
+# --------------------------------------------------------------------- runner
+
+def main(argv):
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("\nTests:", " ".join(name for name, _ in TESTS))
+        return 0
+    selected = [(n, f) for n, f in TESTS
+                if not argv or any(fnmatch.fnmatchcase(n, pat) for pat in argv)]
+    unmatched = [pat for pat in argv if not any(fnmatch.fnmatchcase(n, pat) for n, _ in TESTS)]
+    if unmatched:
+        print(f"run.py: no test matches {', '.join(unmatched)}; tests: "
+              f"{' '.join(n for n, _ in TESTS)}", file=sys.stderr)
+        return 2
+
+    passed = failed = skipped = 0
+    for name, fn in selected:
+        try:
+            details = fn()
+        except Skip as e:
+            skipped += 1
+            print(f"SKIP {name}: {e}", flush=True)
+        except Fail as e:
+            failed += 1
+            print(f"FAIL {name}: {e}", flush=True)
+        except Exception as e:  # a crash in the test is a failure, not an abort
+            failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+        else:
+            passed += 1
+            print(f"PASS {name} ({details})", flush=True)
+    summary = f"{passed} passed, {failed} failed"
+    if skipped:
+        summary += f", {skipped} skipped"
+    print(summary)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
