@@ -28,6 +28,13 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
 
 /*
+ * Finds "3.<minor>.<micro>" as a whole NUL-terminated string in .rodata (the
+ * PY_VERSION literal): the patch level of builds without Py_Version (< 3.11).
+ * Returns the micro version, or -ENOENT.
+ */
+int elf_file__find_py_version(struct elf_file *ef, unsigned minor);
+
+/*
  * Load bias of this file given one of its mappings (start address and file
  * offset, from /proc/PID/maps): runtime address = bias + vaddr. 0 or -ENOENT.
  */

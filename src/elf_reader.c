@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -119,6 +120,54 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 			if (!find_in(ef->elf, scn, &sh, name, vaddr, size))
 				return 0;
 		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__find_py_version(struct elf_file *ef, unsigned minor)
+{
+	char prefix[16];
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, plen;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+		return -ENOENT;
+	plen = snprintf(prefix, sizeof(prefix), "3.%u.", minor);
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		const char *name, *p, *end;
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".rodata"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			return -ENOENT;
+		p = data->d_buf;
+		end = p + data->d_size;
+		/*
+		 * The string ends right after the micro digits. It may be the tail of a
+		 * longer one ("/prefix/versions/3.8.18": the linker merges string tails),
+		 * but not of another number.
+		 */
+		for (; p + plen + 2 <= end; p++) {
+			const char *q = p + plen;
+			unsigned micro = 0;
+
+			if (p > (const char *)data->d_buf &&
+			    ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.'))
+				continue;
+			if (memcmp(p, prefix, plen))
+				continue;
+			while (q < end && *q >= '0' && *q <= '9' && micro < 1000)
+				micro = micro * 10 + (*q++ - '0');
+			if (q > p + plen && q < end && !*q)
+				return micro;
+		}
+		return -ENOENT;
 	}
 	return -ENOENT;
 }

@@ -140,15 +140,62 @@ static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, stru
 	return err;
 }
 
-/* Guesses "3.X" from a file name like python3.12 or libpython3.9.so.1.0. */
-static uint32_t version_from_name(const char *path)
+/*
+ * Guesses the version from a file name like python3.12, libpython3.9.so.1.0
+ * or python2.7: PY_VERSION_HEX with only major and minor, or 0. *threaded is
+ * set for a free-threaded build's name (python3.13t, libpython3.14t.so).
+ */
+static uint32_t version_from_name(const char *path, bool *threaded)
 {
-	const char *p = strstr(path, "python3.");
-	unsigned minor;
+	const char *base = strrchr(path, '/'), *p;
+	unsigned major, minor;
+	int n = 0;
 
-	if (p && sscanf(p + 8, "%u", &minor) == 1 && minor < 100)
-		return 0x03000000 | (minor << 16);
-	return 0;
+	base = base ? base + 1 : path;
+	p = strstr(base, "python");
+	if (threaded)
+		*threaded = false;
+	if (!p || sscanf(p + 6, "%u.%u%n", &major, &minor, &n) != 2 || major < 2 || major > 3 ||
+	    minor > 99)
+		return 0;
+	if (threaded)
+		*threaded = p[6 + n] == 't';
+	return (major << 24) | (minor << 16);
+}
+
+/* Says what a process without _PyRuntime runs, if it is recognisably some Python. */
+static void explain_not_cpython(pid_t pid, const struct py_target *t, char *why, size_t whylen)
+{
+	char path[64], line[PATH_MAX + 128];
+	const char *base = strrchr(t->exe, '/');
+	uint32_t v = version_from_name(t->exe, NULL);
+	bool pypy = false;
+	FILE *f;
+
+	base = base ? base + 1 : t->exe;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		struct map_entry e;
+
+		if (maps_parse_line(line, &e))
+			continue;
+		pypy |= strstr(e.path, "libpypy") != NULL;
+		if (!v && strstr(e.path, "libpython"))
+			v = version_from_name(e.path, NULL);
+	}
+	if (f)
+		fclose(f);
+	if (pypy || !strncmp(base, "pypy", 4))
+		snprintf(why, whylen, "pid %d (%s) runs PyPy, which is not supported (supported: "
+			 "CPython %s)", pid, t->comm, py_supported_versions);
+	else if (v)
+		snprintf(why, whylen, "pid %d (%s) runs Python %u.%u, which is not supported "
+			 "(supported: %s)", pid, t->comm, v >> 24, (v >> 16) & 0xff,
+			 py_supported_versions);
+	else
+		snprintf(why, whylen, "pid %d (%s) is not a CPython process: no _PyRuntime in %s or "
+			 "a mapped libpython3", pid, t->comm, t->exe);
 }
 
 /* Looks for _PyRuntime in file; fills version from Py_Version (3.11+) or the name. */
@@ -172,11 +219,41 @@ static int probe_elf(const char *file, const char *shown_name, struct py_target 
 	if (!elf_file__symbol(ef, "Py_Version", &v, &size) && size == 8 &&
 	    !elf_file__read(ef, v, &t->version, sizeof(t->version)) && t->version >> 24 != 3)
 		t->version = 0;
-	if (!t->version)
-		t->version = version_from_name(shown_name);
+	if (!t->version) {
+		t->version = version_from_name(shown_name, NULL);
+		/* Before 3.11 there is no Py_Version: take the patch level from PY_VERSION. */
+		if (t->version) {
+			int micro = elf_file__find_py_version(ef, (t->version >> 16) & 0xff);
+
+			if (micro >= 0 && micro < 256)
+				t->version |= (micro << 8) | 0xf0;
+		}
+	}
 	snprintf(t->python_elf, sizeof(t->python_elf), "%s", shown_name);
 	*efp = ef;
 	return 0;
+}
+
+/* 3.13+: the offsets come from _Py_DebugOffsets at the start of the target's _PyRuntime. */
+static int layout_from_target(struct py_target *t, char *why, size_t whylen)
+{
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	char reason[160];
+	int err;
+
+	err = remote_read(t->pid, t->runtime_addr, buf, sizeof(buf));
+	if (err) {
+		snprintf(why, whylen, "pid %d (Python %s): cannot read _Py_DebugOffsets: %s", t->pid,
+			 t->version_str, strerror(-err));
+		return err;
+	}
+	err = py_layout_from_debug_offsets(t->version, buf, sizeof(buf), &t->layout, reason,
+					   sizeof(reason));
+	if (err)
+		snprintf(why, whylen, "pid %d runs Python %s, which cannot be profiled: %s%s",
+			 t->pid, t->version_str, reason,
+			 err == -ENOTSUP ? "" : " (a build this version of pybpfprof does not know)");
+	return err;
 }
 
 /* Validates the layout on the live process: interpreter -> thread -> back to interpreter. */
@@ -202,6 +279,7 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 	struct elf_file *ef = NULL;
 	char path[PATH_MAX], file[128];
 	struct map_entry m;
+	bool threaded = false;
 	struct stat st;
 	pid_t tgid;
 	ssize_t n;
@@ -254,8 +332,7 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 		err = probe_elf(file, m.path, t, &runtime_vaddr, &code_vaddr, &ef);
 	}
 	if (err) {
-		snprintf(why, whylen, "pid %d (%s) is not a CPython process: no _PyRuntime in %s or "
-			 "a mapped libpython3", pid, t->comm, t->exe);
+		explain_not_cpython(pid, t, why, whylen);
 		return -ENOEXEC;
 	}
 	err = elf_file__bias(ef, m.start, m.off, &bias);
@@ -273,12 +350,22 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 	else
 		py_version_str(t->version, t->version_str, sizeof(t->version_str));
 
-	if (!t->version || py_layout_for_version(t->version, &t->layout)) {
-		snprintf(why, whylen, "pid %d runs Python %s, which is not supported (supported: %s)",
-			 pid, t->version ? t->version_str : "of unknown version",
+	version_from_name(t->python_elf, &threaded);
+	if (threaded) {
+		snprintf(why, whylen, "pid %d runs a free-threaded Python %st, which is not "
+			 "supported (supported: %s, default GIL builds)", pid, t->version_str,
 			 py_supported_versions);
 		return -ENOTSUP;
 	}
+	err = t->version ? py_layout_for_version(t->version, &t->layout) : -ENOTSUP;
+	if (err == -EAGAIN)
+		err = layout_from_target(t, why, whylen);
+	else if (err)
+		snprintf(why, whylen, "pid %d runs Python %s, which is not supported (supported: %s)",
+			 pid, t->version ? t->version_str : "of unknown version",
+			 py_supported_versions);
+	if (err)
+		return err;
 	err = check_live(t);
 	if (err) {
 		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
