@@ -25,6 +25,7 @@ int maps_parse_line(const char *line, struct map_entry *e);
 
 struct py_target {
 	pid_t pid;
+	pid_t nspid;			/* pid inside its own pid namespace (= pid on the host) */
 	char exe[PATH_MAX];		/* /proc/PID/exe as the process sees it */
 	char cmdline[256];		/* argv joined by spaces, truncated */
 	char comm[32];

@@ -39,6 +39,8 @@ struct profile_thread {
 
 struct profile_proc {
 	int pid;
+	int nspid;		/* pid inside the process's own pid namespace */
+	int root_fd;		/* O_PATH fd of its root directory (source files), or -1 */
 	char *exe, *cmdline, *comm, *python;
 	bool exited;
 	uint64_t samples;	/* samples with a Python stack */

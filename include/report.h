@@ -41,8 +41,12 @@ int report_write(const struct report_writer *w, const char *path, const struct p
 /* Shared helpers for writers. */
 double report_seconds(const struct profile *p, uint64_t samples);
 double report_pct(uint64_t part, uint64_t whole);
-/* Reads line `line` of a file of process pid into buf (trimmed). 0 or -errno. */
-int report_source_line(int pid, const char *file, int line, char *buf, size_t len);
+/*
+ * Reads line `line` of file into buf (trimmed). The file is opened inside
+ * root_fd (a process's root directory, links may not lead out of it), or as a
+ * host path when root_fd is -1. 0 or -errno.
+ */
+int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
 

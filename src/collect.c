@@ -4,7 +4,10 @@
  * to an interned profile frame through a per-target hash, so the code cache
  * and the line-table decoder run once per distinct raw frame, not per sample.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +37,7 @@ void collector__free(struct collector *c)
 int collector__add_target(struct collector *c, const struct py_target *t)
 {
 	struct target_state *ts;
+	char root[64];
 
 	if (c->ntargets == c->cap_targets) {
 		size_t ncap = c->cap_targets ? c->cap_targets * 2 : 8;
@@ -51,6 +55,10 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
 		return -ENOMEM;
 	ts->proc_index = c->prof->nprocs - 1;
+	c->prof->procs[ts->proc_index].nspid = t->nspid;
+	/* Held open so its sources can be read even after the process has exited. */
+	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
+	c->prof->procs[ts->proc_index].root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	c->ntargets++;
 	return 0;
 }

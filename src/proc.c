@@ -91,22 +91,38 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 	read_small_file(path, buf, len, false);
 }
 
-/* The Tgid: line of /proc/PID/status (the process a thread id belongs to), or -1. */
-static pid_t status_tgid(pid_t pid)
+/*
+ * From /proc/PID/status: the Tgid (the process a thread id belongs to) and
+ * the innermost NSpid (the pid the process has in its own pid namespace, the
+ * last of the NSpid list). -1 where absent.
+ */
+static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 {
 	char path[64], line[256];
-	pid_t tgid = -1;
 	FILE *f;
 
+	*tgid = *nspid = -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Tgid: %d", tgid) == 1)
+			continue;
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *p = line + 6, *end;
+			long v;
+
+			for (;;) {
+				v = strtol(p, &end, 10);
+				if (end == p)
+					break;
+				*nspid = v;
+				p = end;
+			}
+		}
+	}
 	fclose(f);
-	return tgid;
 }
 
 /* The first mapping of the file with this inode, for its load bias. */
@@ -292,7 +308,9 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 		snprintf(why, whylen, "no such process: pid %d", pid);
 		return -ESRCH;
 	}
-	tgid = status_tgid(pid);
+	status_ids(pid, &tgid, &t->nspid);
+	if (t->nspid <= 0)
+		t->nspid = pid;
 	if (tgid > 0 && tgid != pid) {
 		snprintf(why, whylen, "pid %d is a thread of process %d: profile the process "
 			 "with -p %d (all its threads are sampled)", pid, tgid, tgid);

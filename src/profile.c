@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "profile.h"
 
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -57,6 +58,8 @@ void profile__free(struct profile *p)
 		free(pp->stacks);
 		free(pp->threads);
 		hashmap__free(&pp->stack_index);
+		if (pp->root_fd >= 0)
+			close(pp->root_fd);
 		free(pp->exe);
 		free(pp->cmdline);
 		free(pp->comm);
@@ -130,6 +133,8 @@ struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *e
 	pp = &p->procs[p->nprocs];
 	memset(pp, 0, sizeof(*pp));
 	pp->pid = pid;
+	pp->nspid = pid;
+	pp->root_fd = -1;
 	pp->exe = dup_or_empty(exe);
 	pp->cmdline = dup_or_empty(cmdline);
 	pp->comm = dup_or_empty(comm);

@@ -103,25 +103,16 @@ double report_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Opens file as process pid sees it; links may not lead out of its root. */
-static int open_in_root(int pid, const char *file)
+/* Opens file as a process with root directory root_fd sees it, staying inside that root. */
+static int open_in_root(int root_fd, const char *file)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
-	char root[64];
-	int dfd, fd;
+	int fd = syscall(SYS_openat2, root_fd, file, &how, sizeof(how));
 
-	snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	fd = syscall(SYS_openat2, dfd, file, &how, sizeof(how));
-	if (fd < 0)
-		fd = -errno;
-	close(dfd);
-	return fd;
+	return fd < 0 ? -errno : fd;
 }
 
-int report_source_line(int pid, const char *file, int line, char *buf, size_t len)
+int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len)
 {
 	char *text = NULL, *start, *end;
 	size_t cap = 0;
@@ -130,12 +121,9 @@ int report_source_line(int pid, const char *file, int line, char *buf, size_t le
 
 	if (line <= 0 || file[0] != '/' || !len)
 		return -ENOENT;
-	fd = open_in_root(pid, file);
-	/* The process is gone: its root went with it; a host path is the best guess left. */
-	if (fd == -ENOENT || fd == -ESRCH)
-		fd = open(file, O_RDONLY | O_CLOEXEC);
+	fd = root_fd >= 0 ? open_in_root(root_fd, file) : open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fd;
+		return fd < -1 ? fd : -errno;
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);

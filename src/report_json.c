@@ -54,7 +54,7 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 {
 	size_t i;
 
-	fprintf(f, "\n    {\"pid\": %d, \"exe\": ", pp->pid);
+	fprintf(f, "\n    {\"pid\": %d, \"nspid\": %d, \"exe\": ", pp->pid, pp->nspid);
 	json_string(f, pp->exe);
 	fputs(", \"cmdline\": ", f);
 	json_string(f, pp->cmdline);

@@ -105,7 +105,7 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 		const struct profile_frame *fr = &p->frames[st[i].frame];
 		const struct profile_func *fn = &p->funcs[fr->func];
 
-		if (report_source_line(pp->pid, fn->file, fr->line, src, sizeof(src)))
+		if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
 			snprintf(src, sizeof(src), "%s", fn->unresolved ? "" : "(source not available)");
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
 			report_pct(st[i].self, pp->samples));
@@ -123,7 +123,11 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 {
 	size_t i;
 
-	fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	if (pp->nspid != pp->pid)
+		fprintf(f, "\npid %d (pid %d in its namespace)  %s\n", pp->pid, pp->nspid,
+			pp->cmdline[0] ? pp->cmdline : pp->comm);
+	else
+		fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
 	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe, pp->exited ? " (exited during the run)"
 		: "");
 	fprintf(f, "  %llu samples (%.2f s of CPU); %llu truncated, %llu partial, %llu unresolved\n",

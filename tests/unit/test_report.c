@@ -6,7 +6,9 @@
  * Run with UPDATE_GOLDEN=1 to rewrite the golden files after a deliberate
  * format change, then review the diff.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +33,7 @@ static void build(struct profile *p)
 	p->first_sample_ms = 42.5;
 	p->counts.dropped = 3;
 	p->counts.no_python = 4;
-	/* pid 0 never names a real process root, so source lines read as unavailable */
+	/* no root directory and no such files: source lines read as unavailable */
 	a = profile__add_proc(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
 	fmain = profile__func(p, "main", "/nonexistent/app.py", 10, false);
 	fhot = profile__func(p, "Klass.hot", "/nonexistent/app.py", 3, false);
@@ -161,15 +163,45 @@ static void test_source_line(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "a = 1\n    if x in y:   \n\nlast", 30), 30);
 	close(fd);
-	assert_int_equal(report_source_line(getpid(), path, 2, buf, sizeof(buf)), 0);
+	assert_int_equal(report_source_line(-1, path, 2, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "if x in y:");
-	assert_int_equal(report_source_line(getpid(), path, 4, buf, sizeof(buf)), 0);
+	assert_int_equal(report_source_line(-1, path, 4, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "last");
-	assert_int_equal(report_source_line(getpid(), path, 5, buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(report_source_line(getpid(), path, 0, buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(report_source_line(getpid(), "relative.py", 1, buf, sizeof(buf)),
-			 -ENOENT);
+	assert_int_equal(report_source_line(-1, path, 5, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(report_source_line(-1, path, 0, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(report_source_line(-1, "relative.py", 1, buf, sizeof(buf)), -ENOENT);
 	unlink(path);
+}
+
+/* A process's root is a jail for source paths: no link or ".." leads out of it. */
+static void test_source_in_root(void **state)
+{
+	char dir[] = "/tmp/pybpfprof-root-XXXXXX", path[300], buf[64];
+	int root_fd, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/app.py", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "inside = True\n", 14), 14);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/escape.py", dir);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	root_fd = open(dir, O_PATH | O_DIRECTORY);
+	assert_true(root_fd >= 0);
+
+	assert_int_equal(report_source_line(root_fd, "/app.py", 1, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "inside = True");
+	/* /etc/passwd exists on the host, not inside the root */
+	assert_int_equal(report_source_line(root_fd, "/escape.py", 1, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(report_source_line(root_fd, "/../../../etc/passwd", 1, buf, sizeof(buf)),
+			 -ENOENT);
+	close(root_fd);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/app.py", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 int main(void)
@@ -180,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_writable),
 		cmocka_unit_test(test_source_line),
+		cmocka_unit_test(test_source_in_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

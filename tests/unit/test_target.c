@@ -108,34 +108,61 @@ static void test_ucs(void **state)
 	assert_string_equal(out, "\xce\xb1");
 }
 
+/* Invariants every table must keep: what BPF reads covers every field it uses. */
+static void check_layout(const struct py_layout *L)
+{
+	const struct py_offsets *o = &L->bpf;
+	unsigned id_end = o->code_id_start + o->code_id_size;
+
+	assert_true(o->frame_read_size <= PYPROF_FRAME_READ);
+	assert_true(o->frame_code + 8u <= o->frame_read_size);
+	assert_true(o->frame_previous + 8u <= o->frame_read_size);
+	assert_true(o->frame_instr + (o->instr_kind == PY_INSTR_PTR ? 8u : 4u) <=
+		    o->frame_read_size);
+	assert_true(o->frame_owner == PYPROF_NO_OFFSET || o->frame_owner < o->frame_read_size);
+	assert_true(o->code_id_size <= PY_CODE_ID_READ);
+	assert_true(o->code_id_start <= o->code_firstlineno);
+	assert_true(o->code_firstlineno + 4u <= id_end);
+	assert_true(o->code_filename + 8u <= id_end && o->code_filename >= o->code_id_start);
+	assert_true(o->code_name + 8u <= id_end && o->code_name >= o->code_id_start);
+	assert_true(o->code_qualname + 8u <= id_end && o->code_qualname >= o->code_id_start);
+	assert_true(o->code_linetable + 8u <= id_end && o->code_linetable >= o->code_id_start);
+	assert_true(id_end <= L->code_read_size);
+	assert_true(L->ob_type + 8u <= L->code_read_size);
+	assert_true(o->str_ascii_data - o->str_length + PY_NAME_TEXT <= PY_STR_READ);
+	assert_true(o->str_state + 4u <= o->str_ascii_data);
+}
+
 static void test_versions(void **state)
 {
+	static const uint32_t tables[] = { 0x030812F0, 0x030912F0, 0x030A0DF0, 0x030B02F0,
+					   0x030C01F0 };
 	struct py_layout L;
 	char buf[32];
+	size_t i;
 
 	(void)state;
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		assert_int_equal(py_layout_for_version(tables[i], &L), 0);
+		check_layout(&L);
+	}
 	assert_int_equal(py_layout_for_version(0x030B02F0, &L), 0);
 	assert_int_equal(L.bpf.tstate_thread_id, 152);
 	assert_int_equal(L.bpf.code_adaptive, 184);
 	assert_int_equal(L.linetable, LINETABLE_LOCATIONS);
-	/* every field the walker reads lies inside what it reads of a frame */
-	assert_true(L.bpf.frame_read_size <= PYPROF_FRAME_READ);
-	assert_true(L.bpf.frame_code + 8u <= L.bpf.frame_read_size);
-	assert_true(L.bpf.frame_previous + 8u <= L.bpf.frame_read_size);
-	assert_true(L.bpf.frame_instr + 8u <= L.bpf.frame_read_size);
-	/* the identity read covers every identity field, within the BPF buffer */
-	assert_true(L.bpf.code_id_size <= PY_CODE_ID_READ);
-	assert_true(L.bpf.code_id_start <= L.bpf.code_firstlineno);
-	assert_true(L.bpf.code_firstlineno + 4u <= L.bpf.code_id_start + L.bpf.code_id_size);
-	assert_true(L.bpf.code_filename + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
-	assert_true(L.bpf.code_name + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
-	assert_true(L.bpf.code_qualname + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
-	assert_true(L.bpf.code_linetable + 8u <= L.bpf.code_id_start + L.bpf.code_id_size);
-	assert_true(L.bpf.code_id_start + L.bpf.code_id_size <= L.code_read_size);
-	assert_true(L.bpf.str_ascii_data - L.bpf.str_length + PY_NAME_TEXT <= PY_STR_READ);
-	assert_int_equal(py_layout_for_version(0x030C01F0, &L), -ENOTSUP);
+	assert_int_equal(py_layout_for_version(0x030A0DF0, &L), 0);
+	assert_int_equal(L.linetable, LINETABLE_310);
+	assert_int_equal(L.lasti_unit, 2);	/* 3.10 f_lasti counts code units */
+	assert_int_equal(py_layout_for_version(0x030912F0, &L), 0);
+	assert_int_equal(L.linetable, LINETABLE_LNOTAB);
+	assert_int_equal(L.lasti_unit, 1);
+	assert_int_equal(py_layout_for_version(0x030701F0, &L), -ENOTSUP);
 	assert_int_equal(py_layout_for_version(0x020712F0, &L), -ENOTSUP);
-	assert_string_equal(py_supported_versions, "3.11");
+	assert_int_equal(py_layout_for_version(0x031000F0, &L), -ENOTSUP);
+	/* 3.13+ publish their offsets: the table defers to _Py_DebugOffsets */
+	assert_int_equal(py_layout_for_version(0x030D00F0, &L), -EAGAIN);
+	assert_int_equal(py_layout_for_version(0x030F02F0, &L), -EAGAIN);
+	assert_string_equal(py_supported_versions, "3.8 to 3.15");
 
 	py_version_str(0x030B02F0, buf, sizeof(buf));
 	assert_string_equal(buf, "3.11.2");
