@@ -43,7 +43,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all check check-unit check-integration example vmlinux lint clean bench
+.PHONY: all check check-unit check-integration check-matrix example vmlinux lint clean bench
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -91,6 +91,13 @@ check-integration: pybpfprof
 # CPython processes; the last line is the summary "N passed, N failed".
 check: pybpfprof $(UNIT_BINS)
 	$(Q)tests/check.sh $(UNIT_BINS)
+
+# The version matrix: prepares the Debian release directories (debootstrap,
+# cached in /var/cache/pybpfprof/roots), then runs the per-interpreter tests
+# on every CPython found: pyenv's shared builds and chrooted Debian builds.
+check-matrix: pybpfprof
+	$(Q)tests/debian-roots.sh >/dev/null
+	$(Q)tests/integration/run.sh 'split_*' 'hotline_*' pid_namespace error_unsupported_version
 
 # Profiles the bundled example workload for 5 seconds and prints the report.
 PYTHON ?= /usr/bin/python3

@@ -70,42 +70,98 @@ def pyenv_root():
 
 PYENV = pyenv_root()
 
-# The two supported 3.11 builds: Debian's static, stripped binary and pyenv's
-# shared-libpython build. They exercise different symbol lookup paths.
-BUILDS = {
-    "debian": Path("/usr/bin/python3.11"),
-    "pyenv": PYENV / "versions/3.11.7/bin/python3.11",
-}
+# Where tests/debian-roots.sh caches Debian release directories (chroot targets).
+DEBIAN_ROOTS = Path(os.environ.get("PYBPFPROF_ROOTS", "/var/cache/pybpfprof/roots"))
+# Where the workloads are copied inside a root: the path the process sees.
+ROOT_TARGETS = "/tmp/pybpfprof-targets"
+
+
+class Interp:
+    """A CPython to run workloads with: a host executable, or an executable
+    inside a Debian release directory, run with chroot like a container."""
+
+    def __init__(self, python, root=None):
+        self.python = Path(python)
+        self.root = Path(root) if root else None
+
+    def __str__(self):
+        return str(self.python)
+
+    def available(self):
+        host = self.root / self.python.relative_to("/") if self.root else self.python
+        return os.access(host, os.X_OK)
+
+    def script_path(self, script):
+        """The workload's path as the process itself sees it."""
+        script = Path(script)
+        if self.root:
+            return f"{ROOT_TARGETS}/{script.name}"
+        return str(script if script.is_absolute() else TARGETS / script)
+
+    def argv(self, script, args=()):
+        if self.root:
+            inside = self.root / ROOT_TARGETS.lstrip("/")
+            src = Path(script) if Path(script).is_absolute() else TARGETS / script
+            inside.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, inside / src.name)
+            return ["chroot", str(self.root), str(self.python), self.script_path(script),
+                    *map(str, args)]
+        return [str(self.python), self.script_path(script), *map(str, args)]
+
+
+def _builds():
+    """Every interpreter found here, by test-name suffix. The 3.11 pair
+    (Debian's static build, pyenv's shared-libpython build) comes first;
+    then pyenv's other shared builds and the chrooted Debian releases."""
+    builds = {"debian": Interp("/usr/bin/python3.11"),
+              "pyenv": Interp(PYENV / "versions/3.11.7/bin/python3.11")}
+    for minor in ("3.8", "3.9", "3.10", "3.12", "3.13"):
+        for d in sorted(PYENV.glob(f"versions/{minor}.*")):
+            if re.fullmatch(r"\d+\.\d+\.\d+", d.name):
+                builds["pyenv" + minor.replace(".", "")] = Interp(d / f"bin/python{minor}")
+                break
+    for suite, minor in (("bullseye", "3.9"), ("trixie", "3.13"), ("forky", "3.14"),
+                         ("sid", "3.14"), ("sid", "3.15")):
+        root = DEBIAN_ROOTS / suite
+        if (root / ".ready").exists():
+            builds[f"{suite}{minor.replace('.', '')}"] = Interp(f"/usr/bin/python{minor}", root)
+    return builds
+
+
+BUILDS = _builds()
 
 _versions = {}
 
 
 def interpreter(build):
-    path = BUILDS[build]
-    if not os.access(path, os.X_OK):
-        raise Skip(f"{path} not installed")
-    return path
+    interp = BUILDS[build]
+    if not interp.available():
+        raise Skip(f"{interp} not installed")
+    return interp
 
 
 def python_version(python):
     """The interpreter's own full version: the ground truth for the report."""
-    if python not in _versions:
-        out = subprocess.run(
-            [str(python), "-c", "import platform; print(platform.python_version())"],
-            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-        check(out.returncode == 0, f"{python} --version failed: {out.stderr.strip()}")
-        _versions[python] = out.stdout.strip()
-    return _versions[python]
+    interp = python if isinstance(python, Interp) else Interp(python)
+    key = (str(interp.python), str(interp.root))
+    if key not in _versions:
+        argv = [str(interp.python), "-c", "import platform; print(platform.python_version())"]
+        if interp.root:
+            argv = ["chroot", str(interp.root)] + argv
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL)
+        check(out.returncode == 0, f"{interp} --version failed: {out.stderr.strip()}")
+        _versions[key] = out.stdout.strip()
+    return _versions[key]
 
 
 def unsupported_interpreters():
     """pyenv interpreters of the versions the profiler must refuse."""
     found = []
-    for minor in ("3.8", "3.9", "3.10", "3.12", "3.13"):
+    for minor in ("2.7", "3.6", "3.7"):
         for d in sorted(PYENV.glob(f"versions/{minor}.*")):
             exe = d / "bin" / f"python{minor}"
-            # Skip variants such as 3.13.0t (free-threaded) or -dev builds:
-            # the directory name must be exactly X.Y.Z.
+            # Skip variants such as -dev builds: the directory name must be X.Y.Z.
             if re.fullmatch(r"\d+\.\d+\.\d+", d.name) and os.access(exe, os.X_OK):
                 found.append((minor, exe))
                 break
@@ -138,11 +194,12 @@ class Workloads:
                     f.close()
         return False
 
-    def start(self, python, script, *args, wait_ready=True):
+    def start(self, python, script, *args, wait_ready=True, prefix=()):
         # stderr goes to a file, not a pipe: nobody drains it while the test
         # runs, and it is only read to explain a workload that died.
         err = tempfile.TemporaryFile()
-        p = subprocess.Popen([str(python), str(TARGETS / script), *map(str, args)],
+        interp = python if isinstance(python, Interp) else Interp(python)
+        p = subprocess.Popen([*prefix, *interp.argv(script, args)],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=err)
         self.procs.append(p)
@@ -348,7 +405,7 @@ def test(fn):
 
 
 def per_build(fn):
-    # One test per supported 3.11 build, named e.g. split_debian.
+    # One test per interpreter found, named e.g. split_debian, split_sid315.
     for build in BUILDS:
         def bound(build=build):
             return fn(build)
@@ -371,7 +428,7 @@ def split(build):
     check("slow" in fns and "fast" in fns, f"slow/fast missing: {sorted(fns)}")
     for name in ("slow", "fast"):
         line, _ = source_line("split.py", f"def {name}(")
-        check(fns[name]["file"] == str(TARGETS / "split.py") and fns[name]["line"] == line,
+        check(fns[name]["file"] == py.script_path("split.py") and fns[name]["line"] == line,
               f"{name} at {fns[name]['file']}:{fns[name]['line']}, expected split.py:{line}")
     n = proc["samples"]
     # Well below rate x CPU time means lost samples, above it double counting.
@@ -415,11 +472,48 @@ def hotline(build):
     return f"line {line} holds {share:.1%} of hot() ({member}/{hot_self}); text shows {code!r}"
 
 
+def child_pid(pid, timeout=5):
+    """The first child of pid (the process unshare --fork starts)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            kids = []
+        if kids:
+            return int(kids[0])
+        time.sleep(0.05)
+    raise Fail(f"pid {pid} has no child after {timeout}s")
+
+
+@test
+def pid_namespace():
+    # A container-like target: its own pid namespace, and a chroot when a
+    # Debian root is cached. It must be reported with its host pid and the
+    # pid it has inside its namespace (1: the first process there).
+    chrooted = [b for b in ("trixie313", "sid315", "bullseye39") if b in BUILDS]
+    py = interpreter(chrooted[0]) if chrooted else interpreter("debian")
+    with Workloads() as wl:
+        outer = wl.start(py, "spin.py", "alpha", prefix=("unshare", "--pid", "--fork"))
+        inner = child_pid(outer.pid)
+        rep = profile_json([inner], 2)
+    proc = process(rep, inner)
+    check(proc["nspid"] == 1, f"nspid {proc['nspid']}, expected 1 (pid {inner} on the host)")
+    fns = functions(proc)
+    n = proc["samples"]
+    check(n > 100 and fns.get("spin_alpha", {}).get("self", 0) >= 0.95 * n,
+          f"spin_alpha {fns.get('spin_alpha')} of {n} samples")
+    check(fns["spin_alpha"]["file"] == py.script_path("spin.py"),
+          f"file {fns['spin_alpha']['file']!r}, expected {py.script_path('spin.py')!r}")
+    return (f"host pid {inner}, pid 1 inside, python {proc['python']}"
+            f"{' chrooted' if py.root else ''}, spin_alpha {fns['spin_alpha']['self']}/{n}")
+
+
 @test
 def two_processes():
     # Mix the two builds when both exist: one session, two symbol layouts.
     py_a = interpreter("debian")
-    py_b = BUILDS["pyenv"] if os.access(BUILDS["pyenv"], os.X_OK) else py_a
+    py_b = BUILDS["pyenv"] if BUILDS["pyenv"].available() else py_a
     with Workloads() as wl:
         a = wl.start(py_a, "spin.py", "alpha")
         b = wl.start(py_b, "spin.py", "beta")
@@ -634,14 +728,14 @@ def error_not_python():
 def error_unsupported_version():
     found = unsupported_interpreters()
     if not found:
-        raise Skip(f"no pyenv 3.8/3.9/3.10/3.12/3.13 under {PYENV}")
+        raise Skip(f"no pyenv 2.7/3.6/3.7 under {PYENV}")
     msgs = []
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         for minor, exe in found:
             p = wl.start(exe, "idle.py")
             out = os.path.join(tmp, f"{minor}.json")
             msg, _ = expect_error(["-p", p.pid, "-d", 1, "-o", out],
-                                  [str(p.pid), f"Python {minor}", "supported: 3.11"],
+                                  [str(p.pid), f"Python {minor}", "supported: 3.8 to 3.15"],
                                   out=out)
             msgs.append(msg)
     return f"{len(found)} refused ({', '.join(m for m, _ in found)}); e.g. {msgs[0]}"

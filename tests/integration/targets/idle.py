@@ -1,7 +1,9 @@
 # An interpreter that is alive but idle: the target for the error tests, which
 # only need the profiler to inspect the process, never to sample it. Kept to
-# syntax every Python 3 version under test can run.
+# syntax every Python under test can run, 2.7 included.
+import sys
 import time
 
-print("ready", flush=True)
+sys.stdout.write("ready\n")
+sys.stdout.flush()
 time.sleep(120)
