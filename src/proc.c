@@ -272,12 +272,47 @@ static int layout_from_target(struct py_target *t, char *why, size_t whylen)
 	return err;
 }
 
-/* Validates the layout on the live process: interpreter -> thread -> back to interpreter. */
+/*
+ * The first code object on a thread's frame chain, skipping C-stack shim
+ * frames, as the BPF walker does: 0 when the thread runs no Python code.
+ */
+static uint64_t first_code(const struct py_target *t, uint64_t tstate)
+{
+	const struct py_offsets *o = &t->layout.bpf;
+	uint8_t frame[PYPROF_FRAME_READ];
+	uint64_t f = 0, code;
+	int i;
+
+	if (remote_read(t->pid, tstate + o->tstate_frame, &f, 8))
+		return 0;
+	if (f && o->cframe_current_frame != PYPROF_NO_OFFSET &&
+	    remote_read(t->pid, f + o->cframe_current_frame, &f, 8))
+		return 0;
+	for (i = 0; i < 8 && f; i++) {
+		if (remote_read(t->pid, f, frame, o->frame_read_size))
+			return 0;
+		memcpy(&code, frame + o->frame_code, 8);
+		code &= ~(uint64_t)o->code_tag_mask;
+		memcpy(&f, frame + o->frame_previous, 8);
+		if (o->frame_owner != PYPROF_NO_OFFSET && frame[o->frame_owner] >= o->owner_skip_min)
+			continue;
+		if (code)
+			return code;
+	}
+	return 0;
+}
+
+/*
+ * Validates the layout on the live process: the interpreter's first thread
+ * state points back at it, and the first Python frame found on its threads
+ * holds an object whose type is PyCode_Type. A wrong table fails here with a
+ * sentence instead of producing garbage names later.
+ */
 static int check_live(const struct py_target *t)
 {
 	const struct py_layout *L = &t->layout;
-	uint64_t interp = 0, tstate = 0, back = 0;
-	int err;
+	uint64_t interp = 0, tstate = 0, back = 0, code = 0, type = 0;
+	int err, i;
 
 	err = remote_read(t->pid, t->runtime_addr + L->bpf.runtime_interp_head, &interp, 8);
 	if (!err)
@@ -286,7 +321,19 @@ static int check_live(const struct py_target *t)
 		err = remote_read(t->pid, tstate + L->tstate_interp, &back, 8);
 	if (err)
 		return err;
-	return back == interp ? 0 : -EPROTO;
+	if (back != interp)
+		return -EPROTO;
+	for (i = 0; i < PYPROF_MAX_THREADS && tstate && !code; i++) {
+		code = first_code(t, tstate);
+		if (remote_read(t->pid, tstate + L->bpf.tstate_next, &tstate, 8))
+			break;
+	}
+	/* No thread runs Python code right now (embedder, shutdown): nothing more to check. */
+	if (!code || !t->code_type_addr)
+		return 0;
+	if (remote_read(t->pid, code + L->ob_type, &type, 8) || type != t->code_type_addr)
+		return -EPROTO;
+	return 0;
 }
 
 int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)

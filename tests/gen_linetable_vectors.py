@@ -20,7 +20,8 @@ function PyCode_Addr2Line() of the same interpreter, so the Python-level
 helpers and the C decoder agree before anything is written.
 
 Output is deterministic for a given interpreter build. It must run on
-CPython 3.8 through 3.13, so it uses nothing newer than 3.8.
+CPython 3.8 through 3.15, so it uses nothing newer than 3.8. For 3.14 and
+3.15 it was run inside the Debian sid root of tests/debian-roots.sh.
 """
 
 import dis

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Tests for the line-table decoders. Golden vectors were produced by real CPython
- * 3.8-3.13 interpreters (tests/gen_linetable_vectors.py): every expected line is the
+ * 3.8-3.15 interpreters (tests/gen_linetable_vectors.py): every expected line is the
  * interpreter's own answer for that offset. The hand-written cases below cover what
  * real compilers never emit but a hostile or half-copied table can contain.
  */
@@ -19,6 +19,8 @@
 #include "linetable_vectors_311.h"
 #include "linetable_vectors_312.h"
 #include "linetable_vectors_313.h"
+#include "linetable_vectors_314.h"
+#include "linetable_vectors_315.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -93,6 +95,20 @@ static void test_vectors_313(void **state)
 {
 	(void)state;
 	check_vectors(lt313_vectors, ARRAY_SIZE(lt313_vectors), LINETABLE_LOCATIONS,
+		      linetable_locations_line);
+}
+
+static void test_vectors_314(void **state)
+{
+	(void)state;
+	check_vectors(lt314_vectors, ARRAY_SIZE(lt314_vectors), LINETABLE_LOCATIONS,
+		      linetable_locations_line);
+}
+
+static void test_vectors_315(void **state)
+{
+	(void)state;
+	check_vectors(lt315_vectors, ARRAY_SIZE(lt315_vectors), LINETABLE_LOCATIONS,
 		      linetable_locations_line);
 }
 
@@ -358,6 +374,8 @@ int main(void)
 		cmocka_unit_test(test_vectors_311),
 		cmocka_unit_test(test_vectors_312),
 		cmocka_unit_test(test_vectors_313),
+		cmocka_unit_test(test_vectors_314),
+		cmocka_unit_test(test_vectors_315),
 		cmocka_unit_test(test_empty_table),
 		cmocka_unit_test(test_null_table),
 		cmocka_unit_test(test_unknown_kind),
