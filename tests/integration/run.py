@@ -496,7 +496,11 @@ def pid_namespace():
     with Workloads() as wl:
         outer = wl.start(py, "spin.py", "alpha", prefix=("unshare", "--pid", "--fork"))
         inner = child_pid(outer.pid)
-        rep = profile_json([inner], 2)
+        try:
+            rep = profile_json([inner], 2)
+        finally:
+            # Killing unshare leaves its child running: kill the namespace's init.
+            os.kill(inner, signal.SIGKILL)
     proc = process(rep, inner)
     check(proc["nspid"] == 1, f"nspid {proc['nspid']}, expected 1 (pid {inner} on the host)")
     fns = functions(proc)
