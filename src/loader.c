@@ -232,5 +232,11 @@ int check_kernel(const char *btf_path, char *why, size_t whylen)
 			 "(CONFIG_BPF_EVENTS)");
 		return -ENOTSUP;
 	}
+	/* The frame walk is a bpf_loop: verified once, whatever the depth limit. */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
+		snprintf(why, whylen, "kernel feature missing: the bpf_loop helper (Linux 5.17 or "
+			 "newer)");
+		return -ENOTSUP;
+	}
 	return 0;
 }
