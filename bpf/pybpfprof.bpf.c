@@ -286,7 +286,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct py_proc *proc;
 	struct scratch *s;
-	__u64 tstate, fsbase, size;
+	__u64 tstate, fsbase, size, wake;
 
 	proc = bpf_map_lookup_elem(&procs, &pid);
 	if (!proc)
@@ -334,7 +334,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = PY_SAMPLE_HEADER_SIZE + (__u64)w.n * sizeof(struct py_frame);
 	if (size > sizeof(struct py_sample))
 		size = sizeof(struct py_sample);
-	if (bpf_ringbuf_output(&samples, &s->sample, size, 0)) {
+	/*
+	 * Wake the reader only once the buffer is an eighth full: it polls every
+	 * 100 ms anyway, and a wakeup per sample cost it ~1% of a core at 999 Hz.
+	 */
+	wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > (8 << 20) / 8 ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {
 		count(PYPROF_CNT_DROPPED);
 		return 0;
 	}

@@ -125,7 +125,12 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 
 int session__poll(struct session *s, int timeout_ms)
 {
-	return ring_buffer__poll(s->rb, timeout_ms);
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	/* The kernel side wakes us only when the buffer fills up: read what is there anyway. */
+	if (n >= 0)
+		n = ring_buffer__consume(s->rb);
+	return n;
 }
 
 void session__detach(struct session *s)

@@ -19,7 +19,7 @@
 #include "log.h"
 #include "report.h"
 
-#define POLL_MS 100
+#define POLL_MS 50
 #define ALIVE_CHECK_NS 200000000LL
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
