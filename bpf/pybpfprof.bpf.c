@@ -50,6 +50,14 @@ struct {
 	__uint(max_entries, 8 << 20);
 } samples SEC(".maps");
 
+/* Innermost code objects already sent (address ^ fingerprint): see the wakeup rule. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u8);
+} seen_code SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PYPROF_CNT_MAX);
@@ -286,7 +294,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct py_proc *proc;
 	struct scratch *s;
-	__u64 tstate, fsbase, size, wake;
+	__u64 tstate, fsbase, size, wake, seen_key;
+	__u8 one = 1;
 
 	proc = bpf_map_lookup_elem(&procs, &pid);
 	if (!proc)
@@ -335,11 +344,20 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(struct py_sample))
 		size = sizeof(struct py_sample);
 	/*
-	 * Wake the reader only once the buffer is an eighth full: it polls every
-	 * 100 ms anyway, and a wakeup per sample cost it ~1% of a core at 999 Hz.
+	 * A wakeup per sample cost the reader ~1% of a core at 999 Hz, so most
+	 * samples wait for its 50 ms poll. But a code object seen for the first
+	 * time may be freed soon (generated code, a process about to exit): wake
+	 * the reader now so it reads the object while it still exists. New code
+	 * shows up innermost first, so checking the innermost frame is enough.
 	 */
-	wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > (8 << 20) / 8 ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	seen_key = s->sample.frames[0].code ^ ((__u64)s->sample.frames[0].fingerprint << 47);
+	if (!bpf_map_lookup_elem(&seen_code, &seen_key)) {
+		bpf_map_update_elem(&seen_code, &seen_key, &one, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP;
+	} else {
+		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > (8 << 20) / 8 ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	}
 	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {
 		count(PYPROF_CNT_DROPPED);
 		return 0;
