@@ -6,7 +6,8 @@ Protocol (stdin/stdout, one line each):
   line arrives on stdin (so a profiler attached now gets its first sample at
   once, not only when the timed work begins);
   runs a fixed amount of work, timed with time.perf_counter(), and prints
-  "elapsed <seconds> checksum <n>";
+  "elapsed <seconds> checksum <n> chunks <s>,<s>,..." (chunks: the time of
+  every CHUNK iterations, for a noise-resistant second estimate);
   waits for a second line (or EOF) on stdin before exiting, so the harness can
   read the profiler's counters while the target is still alive.
 
@@ -21,6 +22,7 @@ import sys
 import time
 
 DEFAULT_ITERATIONS = 115
+CHUNK = 5       # iterations per timed chunk (~85 ms)
 
 
 def fib(n):
@@ -89,10 +91,16 @@ def one_iteration():
             + strings(10000)) & 0xFFFFFFFF
 
 
-def work(iterations):
+def work(iterations, chunks):
+    """Runs the work; appends to chunks the time of every CHUNK iterations."""
     checksum = 0
-    for _ in range(iterations):
+    t = time.perf_counter()
+    for i in range(iterations):
         checksum = (checksum * 31 + one_iteration()) & 0xFFFFFFFF
+        if i % CHUNK == CHUNK - 1:
+            now = time.perf_counter()
+            chunks.append(now - t)
+            t = now
     return checksum
 
 
@@ -123,10 +131,12 @@ def main():
         print("ready", flush=True)
         if not spin_until_line():
             return
+    chunks = []
     t0 = time.perf_counter()
-    checksum = work(iterations)
+    checksum = work(iterations, chunks)
     elapsed = time.perf_counter() - t0
-    print("elapsed %.6f checksum %d" % (elapsed, checksum), flush=True)
+    print("elapsed %.6f checksum %d chunks %s"
+          % (elapsed, checksum, ",".join("%.6f" % c for c in chunks) or "-"), flush=True)
     if not plain:
         sys.stdin.readline()
 
