@@ -24,6 +24,9 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load; frozen afterwards, so the verifier sees constants. */
 const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
 
+/* Bytes of the sample ring buffer; the reader is woken early when an eighth is used. */
+#define RINGBUF_SIZE (8 << 20)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PYPROF_MAX_PROCS);
@@ -47,7 +50,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
+	__uint(max_entries, RINGBUF_SIZE);
 } samples SEC(".maps");
 
 /* Innermost code objects already sent (address ^ fingerprint): see the wakeup rule. */
@@ -125,7 +128,9 @@ static __always_inline int code_fingerprint(const struct py_offsets *off, struct
 					    __u64 code, __u32 *fp)
 {
 	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {}, len;
-	__u32 size = off->code_id_size, start = off->code_id_start, text_len = 0, state, i;
+	__u32 size = off->code_id_size, start = off->code_id_start, text_len = 0, state;
+	/* co_firstlineno is an int: the low half of the little-endian word there */
+	__u32 firstline_at = off->code_firstlineno - start;
 
 	if (size > PY_CODE_ID_READ)
 		size = PY_CODE_ID_READ;
@@ -135,8 +140,6 @@ static __always_inline int code_fingerprint(const struct py_offsets *off, struct
 	ptrs[1] = load_u64(s->code, off->code_name - start, PY_CODE_ID_READ);
 	ptrs[2] = load_u64(s->code, off->code_qualname - start, PY_CODE_ID_READ);
 	ptrs[3] = load_u64(s->code, off->code_linetable - start, PY_CODE_ID_READ);
-	/* firstlineno is an int: the low half of the little-endian word */
-	i = off->code_firstlineno - start;
 	if (!bpf_probe_read_user(s->str, PY_STR_READ, (const void *)(ptrs[2] + off->str_length))) {
 		len = load_u64(s->str, 0, PY_STR_READ);
 		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
@@ -151,8 +154,8 @@ static __always_inline int code_fingerprint(const struct py_offsets *off, struct
 			text_len = len < PY_NAME_TEXT ? len : PY_NAME_TEXT;
 		}
 	}
-	*fp = py_code_fingerprint(ptrs, (__s32)load_u64(s->code, i, PY_CODE_ID_READ), text,
-				  text_len);
+	*fp = py_code_fingerprint(ptrs, (__s32)load_u64(s->code, firstline_at, PY_CODE_ID_READ),
+				  text, text_len);
 	return 0;
 }
 
@@ -355,7 +358,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		bpf_map_update_elem(&seen_code, &seen_key, &one, BPF_ANY);
 		wake = BPF_RB_FORCE_WAKEUP;
 	} else {
-		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > (8 << 20) / 8 ?
+		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > RINGBUF_SIZE / 8 ?
 			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	}
 	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {

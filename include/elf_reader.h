@@ -28,9 +28,11 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
 
 /*
- * Finds "3.<minor>.<micro>" as a whole NUL-terminated string in .rodata (the
- * PY_VERSION literal): the patch level of builds without Py_Version (< 3.11).
- * Returns the micro version, or -ENOENT.
+ * Finds the PY_VERSION literal "3.<minor>.<micro>" in .rodata: a string
+ * ending right after the micro digits, alone or as the tail of a longer one
+ * (the linker merges string tails), not preceded by a digit or a dot. The
+ * patch level of builds without Py_Version (< 3.11). Returns the micro
+ * version, or -ENOENT.
  */
 int elf_file__find_py_version(struct elf_file *ef, unsigned minor);
 

@@ -103,11 +103,15 @@ double report_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Opens file as a process with root directory root_fd sees it, staying inside that root. */
-static int open_in_root(int root_fd, const char *file)
+/*
+ * Opens file as a process with root directory root_fd sees it, staying inside
+ * that root, or as a host path when root_fd is -1. The fd, or -errno.
+ */
+static int open_source(int root_fd, const char *file)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
-	int fd = syscall(SYS_openat2, root_fd, file, &how, sizeof(how));
+	int fd = root_fd >= 0 ? syscall(SYS_openat2, root_fd, file, &how, sizeof(how))
+			      : open(file, O_RDONLY | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }
@@ -121,9 +125,9 @@ int report_source_line(int root_fd, const char *file, int line, char *buf, size_
 
 	if (line <= 0 || file[0] != '/' || !len)
 		return -ENOENT;
-	fd = root_fd >= 0 ? open_in_root(root_fd, file) : open(file, O_RDONLY | O_CLOEXEC);
+	fd = open_source(root_fd, file);
 	if (fd < 0)
-		return fd < -1 ? fd : -errno;
+		return fd;
 	f = fdopen(fd, "r");
 	if (!f) {
 		close(fd);
