@@ -7,7 +7,7 @@
  * buffer. It reads target memory only, with bounded loops, and never writes it.
  *
  * Why stream instead of counting stacks in a kernel hash: a sample is at most
- * 24 + 16 * depth bytes, and even 999 Hz on every CPU is a few hundred KB/s,
+ * 32 + 16 * depth bytes, and even 999 Hz on every CPU is a few hundred KB/s,
  * which userspace folds as it arrives. Streaming also lets userspace resolve
  * code objects while the process is still alive (short-lived processes) and
  * keeps timestamps for timelines. The cost of the program itself is measured
@@ -288,8 +288,13 @@ static long walk_step(__u32 i, void *data)
 	return 0;
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/*
+ * Walks the current thread's Python stack and sends it as one record of the
+ * given kind and value. Every program that wants a Python stack (the CPU
+ * sampler, and any event program) calls this; threads of processes not in
+ * `procs` cost one hash lookup. Returns 0 when a record was sent.
+ */
+static __always_inline int emit_stack(__u8 kind, __u64 value)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
@@ -302,7 +307,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	proc = bpf_map_lookup_elem(&procs, &pid);
 	if (!proc)
-		return 0;
+		return -1;
 	count(PYPROF_CNT_EVENTS);
 
 	task = (struct task_struct *)bpf_get_current_task();
@@ -310,21 +315,23 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	tstate = find_tstate(proc, pid, tid, fsbase);
 	if (!tstate) {
 		count(PYPROF_CNT_NO_TSTATE);
-		return 0;
+		return -1;
 	}
 	w.f = current_frame(&proc->off, tstate);
 	if (!w.f) {
 		count(PYPROF_CNT_NO_FRAME);
-		return 0;
+		return -1;
 	}
 	s = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!s)
-		return 0;
+		return -1;
 	s->sample.pid = pid;
 	s->sample.tid = tid;
 	s->sample.ktime_ns = bpf_ktime_get_ns();
 	s->sample.cpu = bpf_get_smp_processor_id();
 	s->sample.flags = 0;
+	s->sample.kind = kind;
+	s->sample.value = value;
 	w.off = &proc->off;
 	w.s = s;
 	w.read_size = proc->off.frame_read_size;
@@ -339,7 +346,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		count(PYPROF_CNT_READ_ERROR);
 	if (!w.n) {
 		count(PYPROF_CNT_NO_FRAME);
-		return 0;
+		return -1;
 	}
 	s->sample.nframes = w.n;
 
@@ -363,8 +370,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {
 		count(PYPROF_CNT_DROPPED);
-		return 0;
+		return -1;
 	}
 	count(PYPROF_CNT_SENT);
+	return 0;
+}
+
+/* CPU sampling: one cpu-clock perf event per CPU, a fixed period of 1e9/Hz ns. */
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	emit_stack(PY_KIND_CPU, 0);
 	return 0;
 }

@@ -84,18 +84,28 @@ enum py_sample_flags {
 	PY_SAMPLE_READ_ERROR = 2,	/* a frame could not be read; the walk stopped there */
 };
 
-/* Ring-buffer record: one sample of one thread. Only nframes frames are sent. */
+/*
+ * What a stack record stands for. Every program that walks a Python stack
+ * sends the same record; kind says which event caught it and what value means.
+ */
+enum py_sample_kind {
+	PY_KIND_CPU = 0,	/* a cpu-clock tick; value unused */
+};
+
+/* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */
 struct py_sample {
 	__u32 pid;		/* kernel tgid */
 	__u32 tid;		/* kernel tid */
 	__u64 ktime_ns;		/* bpf_ktime_get_ns() */
 	__u16 nframes;
-	__u16 flags;		/* enum py_sample_flags */
+	__u8 flags;		/* enum py_sample_flags */
+	__u8 kind;		/* enum py_sample_kind */
 	__u32 cpu;
+	__u64 value;		/* meaning depends on kind (bytes, nanoseconds, ...) */
 	struct py_frame frames[PYPROF_MAX_DEPTH];
 };
 
-#define PY_SAMPLE_HEADER_SIZE 24
+#define PY_SAMPLE_HEADER_SIZE 32
 
 /* Bytes of a code object read at once for its identity; bytes of its qualname read. */
 #define PY_CODE_ID_READ 128

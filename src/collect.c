@@ -100,36 +100,32 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	return id;
 }
 
-void collector__sample(struct collector *c, const void *data, size_t size)
+/*
+ * Names every frame of s into c->scratch (frame ids). Returns false when the
+ * sample cannot be kept (out of memory); *unresolved is set when a frame
+ * could not be named.
+ */
+static bool resolve_frames(struct collector *c, struct target_state *ts, const struct py_sample *s,
+			   bool *unresolved)
 {
-	const struct py_sample *s = data;
-	struct profile_thread *th;
-	struct profile_proc *pp;
-	struct target_state *ts;
-	bool unresolved = false;
-	uint32_t i, n;
+	uint32_t i;
 
-	if (size < PY_SAMPLE_HEADER_SIZE ||
-	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
-	    s->nframes > PYPROF_MAX_DEPTH) {
-		c->malformed++;
-		return;
+	for (i = 0; i < s->nframes; i++) {
+		c->scratch[i] = frame_id(c, ts, &s->frames[i], unresolved);
+		if (c->scratch[i] == UINT32_MAX)
+			return false;
 	}
-	ts = collector__find(c, s->pid);
-	if (!ts) {
-		c->unknown_pid++;
-		return;
-	}
-	pp = &c->prof->procs[ts->proc_index];
-	n = s->nframes;
-	for (i = 0; i < n; i++) {
-		c->scratch[i] = frame_id(c, ts, &s->frames[i], &unresolved);
-		if (c->scratch[i] == UINT32_MAX) {
-			c->malformed++;	/* out of memory: the sample cannot be kept */
-			return;
-		}
-	}
-	if (profile_proc__add_stack(pp, s->tid, c->scratch, n, 1)) {
+	return true;
+}
+
+/* A cpu-clock sample: one more count of its stack, and of its thread. */
+static void add_cpu_sample(struct collector *c, struct target_state *ts, const struct py_sample *s,
+			   bool unresolved)
+{
+	struct profile_proc *pp = &c->prof->procs[ts->proc_index];
+	struct profile_thread *th;
+
+	if (profile_proc__add_stack(pp, s->tid, c->scratch, s->nframes, 1)) {
 		c->malformed++;
 		return;
 	}
@@ -149,6 +145,37 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		if (!th->samples)
 			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
 		th->samples++;
+	}
+}
+
+void collector__sample(struct collector *c, const void *data, size_t size)
+{
+	const struct py_sample *s = data;
+	struct target_state *ts;
+	bool unresolved = false;
+
+	if (size < PY_SAMPLE_HEADER_SIZE ||
+	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
+	    s->nframes > PYPROF_MAX_DEPTH) {
+		c->malformed++;
+		return;
+	}
+	ts = collector__find(c, s->pid);
+	if (!ts) {
+		c->unknown_pid++;
+		return;
+	}
+	if (!resolve_frames(c, ts, s, &unresolved)) {
+		c->malformed++;	/* out of memory: the sample cannot be kept */
+		return;
+	}
+	switch (s->kind) {
+	case PY_KIND_CPU:
+		add_cpu_sample(c, ts, s, unresolved);
+		break;
+	default:
+		c->malformed++;
+		break;
 	}
 }
 
