@@ -948,6 +948,15 @@ def report_header():
     return f"{head!r}; {m.group(0)!r}; Python {version}"
 
 
+# ------------------------------------------------------------- more suites
+
+# Each feature's tests live in their own file, suite_<feature>.py, run in this
+# module's namespace so they share its helpers (Interp, Workloads, run_profiler,
+# check, @test ...) without an import cycle. Loaded in name order.
+for _suite in sorted(HERE.glob("suite_*.py")):
+    exec(compile(_suite.read_text(), str(_suite), "exec"), globals())
+
+
 # --------------------------------------------------------------------- runner
 
 def main(argv):
