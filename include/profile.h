@@ -37,6 +37,21 @@ struct profile_thread {
 	uint64_t samples;
 };
 
+/*
+ * Exact call statistics from USDT function probes (--calls), per caller ->
+ * callee edge, so pstats can carry callers with exact counts. A function's
+ * own totals are the sums over its edges (inclusive time counted once per
+ * outermost activation by whoever fills these in).
+ */
+struct profile_call_edge {
+	uint32_t func;		/* callee */
+	uint32_t caller;	/* UINT32_MAX: no Python caller seen (root, or attached mid-call) */
+	uint64_t calls;
+	uint64_t inclusive_ns;
+	uint64_t exclusive_ns;
+	uint64_t max_ns;	/* longest single call */
+};
+
 struct profile_proc {
 	int pid;
 	int nspid;		/* pid inside the process's own pid namespace */
@@ -52,6 +67,8 @@ struct profile_proc {
 	struct profile_stack *stacks;
 	size_t nstacks, cap_stacks;
 	struct hashmap stack_index;	/* stack hash -> index + 1 */
+	struct profile_call_edge *calls;	/* --calls only; empty otherwise */
+	size_t ncalls, cap_calls;
 };
 
 struct profile_counts {

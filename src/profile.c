@@ -56,6 +56,7 @@ void profile__free(struct profile *p)
 		for (j = 0; j < pp->nstacks; j++)
 			free(pp->stacks[j].frames);
 		free(pp->stacks);
+		free(pp->calls);
 		free(pp->threads);
 		hashmap__free(&pp->stack_index);
 		if (pp->root_fd >= 0)
