@@ -11,6 +11,7 @@
 
 #define CONFIG_MAX_PIDS 1024
 #define CONFIG_MAX_HZ 20000
+#define CONFIG_MAX_OUTPUTS 16
 
 struct pyprof_config {
 	pid_t pids[CONFIG_MAX_PIDS];
@@ -18,10 +19,12 @@ struct pyprof_config {
 	double duration_s;	/* 0: until Ctrl-C or every target has exited */
 	unsigned frequency_hz;
 	unsigned max_depth;
-	const char *format;	/* NULL: from the -o extension, else text */
-	const char *output;	/* NULL or "-": stdout */
+	const char *format;	/* stdout's format, and that of an -o with no known extension */
+	const char *outputs[CONFIG_MAX_OUTPUTS];	/* none: stdout; "-" is stdout too */
+	size_t noutputs;
 	unsigned top_functions;
 	unsigned top_lines;
+	unsigned line_report;	/* functions shown line by line in the text report */
 	int verbose;
 	char error[256];	/* why parsing failed */
 };
@@ -29,6 +32,7 @@ struct pyprof_config {
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
+		.line_report = 5,                                                                  \
 	}
 
 /*

@@ -46,6 +46,9 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen);
 /* True while the process exists and is not a zombie. */
 bool proc_alive(pid_t pid);
 
+/* When pid started, in seconds since the epoch (clock-tick precision); 0 if unknown. */
+double proc_start_time(pid_t pid);
+
 /* Reads /proc/PID/task/TID/comm into buf ("" if gone). */
 void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
 

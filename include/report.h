@@ -13,21 +13,27 @@
 struct report_opts {
 	unsigned top_functions;	/* rows in the functions table */
 	unsigned top_lines;	/* rows in the hottest-lines table */
+	unsigned line_report;	/* functions shown line by line */
 	const char *tool_version;
 };
 
 struct report_writer {
 	const char *name;
-	const char *ext;	/* file extension that selects it, with the dot */
+	const char *exts[3];	/* file name endings that select it, with the dot */
 	int (*write)(FILE *f, const struct profile *p, const struct report_opts *o);
 };
 
 extern const struct report_writer report_text;
 extern const struct report_writer report_json;
+extern const struct report_writer report_folded;
+extern const struct report_writer report_flame;
+extern const struct report_writer report_speedscope;
+extern const struct report_writer report_pstats;
+extern const struct report_writer report_pprof;
 
 /* By -f name; NULL if unknown. */
 const struct report_writer *report_find(const char *name);
-/* By the extension of path; NULL if none matches. */
+/* By the longest known ending of path (".speedscope.json" over ".json"); NULL if none. */
 const struct report_writer *report_for_path(const char *path);
 /* Comma-separated names, for messages. */
 const char *report_names(void);
@@ -47,7 +53,21 @@ double report_pct(uint64_t part, uint64_t whole);
  * host path when root_fd is -1. 0 or -errno.
  */
 int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len);
+/*
+ * Whether file, as the process sees it, was modified after the process
+ * started (start_time: seconds since the epoch; 0 means unknown): 1 if so,
+ * 0 if not or unknown, -errno if it cannot be opened.
+ */
+int report_source_changed(int root_fd, const char *file, double start_time);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
+/*
+ * A frame's label as folded stacks and flame graphs show it, "qualname
+ * (file:line)", with ';' and control characters replaced so the label is
+ * one field of one line. Returns buf.
+ */
+char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/* The root label of a process's stacks when several are profiled: "pid N (comm)". */
+char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len);
 
 #endif

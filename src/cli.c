@@ -30,6 +30,16 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 -F 999     # 999 samples per second per CPU\n"
 	"  sudo pybpfprof -p 1234 -f json -o prof.json\n"
 	"  sudo pybpfprof -p 1234 -o prof.json     # format taken from the extension\n"
+	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
+	"                                          # several formats from one run\n"
+	"  sudo pybpfprof -p 1234 -d 10 --line-report=10   # line tables of 10 functions\n"
+	"\n"
+	"Formats and the extensions that select them: text (.txt), json (.json), "
+	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
+	"(.html: interactive, self-contained, opens offline in a browser), speedscope "
+	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
+	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
+	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
@@ -37,6 +47,7 @@ static const char doc[] =
 enum {
 	OPT_MAX_DEPTH = 0x100,
 	OPT_LINES,
+	OPT_LINE_REPORT,
 };
 
 static const struct argp_option options[] = {
@@ -49,11 +60,16 @@ static const struct argp_option options[] = {
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
-	{ "format", 'f', "FORMAT", 0, "text or json (default: from the -o extension, else text)",
-	  3 },
-	{ "output", 'o', "FILE", 0, "Write the report to FILE instead of stdout", 3 },
+	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
+	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
+	  "(default: text)", 3 },
+	{ "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
+	  "its extension names; repeat for several formats from one run", 3 },
 	{ "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)", 3 },
 	{ "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
+	{ "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
+	  "functions with the most self time per process in the text report; 0: none "
+	  "(default: 5)", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
 	{},
@@ -148,10 +164,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->format = arg;
 		break;
 	case 'o':
-		cfg->output = arg;
+		if (cfg->noutputs == CONFIG_MAX_OUTPUTS) {
+			snprintf(cfg->error, sizeof(cfg->error), "too many -o files (at most %d)",
+				 CONFIG_MAX_OUTPUTS);
+			goto bad;
+		}
+		cfg->outputs[cfg->noutputs++] = arg;
 		break;
 	case 'n':
 	case OPT_LINES:
+	case OPT_LINE_REPORT:
 		if (parse_uint(arg, 0, 100000, &v)) {
 			snprintf(cfg->error, sizeof(cfg->error), "invalid count '%s': expected a "
 				 "number of rows", arg);
@@ -159,8 +181,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		if (key == 'n')
 			cfg->top_functions = v;
-		else
+		else if (key == OPT_LINES)
 			cfg->top_lines = v;
+		else
+			cfg->line_report = v;
 		break;
 	case 'v':
 		cfg->verbose++;

@@ -56,6 +56,7 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 		return -ENOMEM;
 	ts->proc_index = c->prof->nprocs - 1;
 	c->prof->procs[ts->proc_index].nspid = t->nspid;
+	c->prof->procs[ts->proc_index].start_time = proc_start_time(t->pid);
 	/* Held open so its sources can be read even after the process has exited. */
 	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
 	c->prof->procs[ts->proc_index].root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);

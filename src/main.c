@@ -52,7 +52,9 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	size_t i;
 	int err;
 
-	err = report_check_writable(cfg->output, why, sizeof(why));
+	err = 0;
+	for (i = 0; i < cfg->noutputs && !err; i++)
+		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
 	if (!err)
 		for (i = 0; i < cfg->npids && !err; i++)
 			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
 {
 	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
 	struct sigaction sa = { .sa_handler = on_signal };
-	const struct report_writer *w;
+	const struct report_writer *w, *fallback;
 	struct report_opts ro;
 	struct session *s = NULL;
 	struct collector c;
@@ -147,10 +149,9 @@ int main(int argc, char **argv)
 		return 2;
 	log_set_level(LOG_WARN + cfg.verbose);
 	log_hook_libbpf();
-	w = cfg.format ? report_find(cfg.format) : report_for_path(cfg.output);
-	if (!w)
-		w = &report_text;
-	ro = (struct report_opts){ cfg.top_functions, cfg.top_lines, PYBPFPROF_VERSION };
+	fallback = cfg.format ? report_find(cfg.format) : &report_text;
+	ro = (struct report_opts){ cfg.top_functions, cfg.top_lines, cfg.line_report,
+				   PYBPFPROF_VERSION };
 
 	profile__init(&prof, "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
@@ -180,10 +181,19 @@ int main(int argc, char **argv)
 	run(&cfg, s, &c);
 	record_counters(s, &c);
 
-	err = report_write(w, cfg.output, &prof, &ro);
-	if (err)
-		pr_err("cannot write the report to %s: %s\n", cfg.output ? cfg.output : "stdout",
-		       strerror(-err));
+	/* Every output is attempted, whatever happened to the ones before. */
+	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
+		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
+		int werr;
+
+		w = report_for_path(path);
+		werr = report_write(w ? w : fallback, path, &prof, &ro);
+		if (werr)
+			pr_err("cannot write the report to %s: %s\n", path ? path : "stdout",
+			       strerror(-werr));
+		if (werr && !err)
+			err = werr;
+	}
 out:
 	session__close(s);
 	collector__free(&c);

@@ -16,7 +16,10 @@
 #include <unistd.h>
 #include "report.h"
 
-static const struct report_writer *writers[] = { &report_text, &report_json };
+static const struct report_writer *writers[] = {
+	&report_text, &report_json, &report_folded, &report_flame,
+	&report_speedscope, &report_pstats, &report_pprof,
+};
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
 
 const struct report_writer *report_find(const char *name)
@@ -31,18 +34,24 @@ const struct report_writer *report_find(const char *name)
 
 const struct report_writer *report_for_path(const char *path)
 {
-	const char *dot = path ? strrchr(path, '.') : NULL;
-	size_t i;
+	const struct report_writer *best = NULL;
+	size_t i, j, n = path ? strlen(path) : 0, best_len = 0;
 
-	for (i = 0; dot && i < NWRITERS; i++)
-		if (!strcmp(writers[i]->ext, dot))
-			return writers[i];
-	return NULL;
+	for (i = 0; i < NWRITERS; i++)
+		for (j = 0; j < 3 && writers[i]->exts[j]; j++) {
+			size_t e = strlen(writers[i]->exts[j]);
+
+			if (e < n && e > best_len && !strcmp(path + n - e, writers[i]->exts[j])) {
+				best = writers[i];
+				best_len = e;
+			}
+		}
+	return best;
 }
 
 const char *report_names(void)
 {
-	return "text, json";
+	return "text, json, folded, flamegraph, speedscope, pstats, pprof";
 }
 
 int report_check_writable(const char *path, char *why, size_t whylen)
@@ -148,6 +157,54 @@ int report_source_line(int root_fd, const char *file, int line, char *buf, size_
 	free(text);
 	fclose(f);
 	return err;
+}
+
+int report_source_changed(int root_fd, const char *file, double start_time)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	if (file[0] != '/')
+		return -ENOENT;
+	fd = open_source(root_fd, file);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st))
+		err = -errno;
+	close(fd);
+	if (err || start_time <= 0)
+		return err;
+	/* Whole seconds: some filesystems keep no finer mtime. */
+	return (double)st.st_mtim.tv_sec > start_time ? 1 : 0;
+}
+
+char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len)
+{
+	const struct profile_frame *fr = &p->frames[frame];
+	const struct profile_func *fn = &p->funcs[fr->func];
+	char *c;
+
+	if (fn->unresolved || !fn->file[0])
+		snprintf(buf, len, "%s", fn->qualname);
+	else if (fr->line > 0)
+		snprintf(buf, len, "%s (%s:%d)", fn->qualname, fn->file, fr->line);
+	else
+		snprintf(buf, len, "%s (%s)", fn->qualname, fn->file);
+	for (c = buf; *c; c++)
+		if (*c == ';' || (unsigned char)*c < 0x20)
+			*c = *c == ';' ? ':' : ' ';
+	return buf;
+}
+
+char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len)
+{
+	char *c;
+
+	snprintf(buf, len, "pid %d (%s)", pp->pid, pp->comm);
+	for (c = buf; *c; c++)
+		if (*c == ';' || (unsigned char)*c < 0x20)
+			*c = *c == ';' ? ':' : ' ';
+	return buf;
 }
 
 void json_string(FILE *f, const char *s)

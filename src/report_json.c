@@ -113,6 +113,6 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 
 const struct report_writer report_json = {
 	.name = "json",
-	.ext = ".json",
+	.exts = { ".json" },
 	.write = write_json,
 };

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The default report: a header with the honest counts, then per process the
- * functions by self time and the hottest lines with their source text.
+ * functions by self time, the hottest lines with their source text, and for
+ * the hottest functions a line-by-line table like line_profiler's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -118,6 +119,130 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 	free(st);
 }
 
+struct line_row {
+	int line;
+	uint64_t total, self;
+	size_t last;	/* stack index + 1 that last counted this line */
+};
+
+static int cmp_line_row(const void *a, const void *b)
+{
+	const struct line_row *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * Per line of func: samples with the function at that line (including what it
+ * called from there: a line's cost, as line_profiler measures it), and of
+ * those the ones where the line itself was running.
+ */
+static int func_lines(const struct profile *p, const struct profile_proc *pp, uint32_t func,
+		      struct line_row **out, size_t *n)
+{
+	struct line_row *rows = NULL, *r;
+	size_t i, j, k, nrows = 0, cap = 0;
+
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+
+		for (j = 0; j < s->nframes; j++) {
+			const struct profile_frame *fr = &p->frames[s->frames[j]];
+
+			if (fr->func != func)
+				continue;
+			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
+				;
+			if (k == nrows) {
+				if (nrows == cap) {
+					cap = cap ? cap * 2 : 16;
+					r = realloc(rows, cap * sizeof(*rows));
+					if (!r) {
+						free(rows);
+						return -ENOMEM;
+					}
+					rows = r;
+				}
+				rows[nrows++] = (struct line_row){ .line = fr->line };
+			}
+			r = &rows[k];
+			if (!j)
+				r->self += s->count;
+			if (r->last != i + 1) {	/* recursion: once per stack */
+				r->last = i + 1;
+				r->total += s->count;
+			}
+		}
+	}
+	qsort(rows, nrows, sizeof(*rows), cmp_line_row);
+	*out = rows;
+	*n = nrows;
+	return 0;
+}
+
+static void print_func_lines(FILE *f, const struct profile *p, const struct profile_proc *pp,
+			     const struct func_stat *fs)
+{
+	const struct profile_func *fn = &p->funcs[fs->func];
+	struct line_row *rows;
+	char src[160];
+	size_t n, i;
+	int changed, readable;
+
+	fprintf(f, "\n  Line by line: %s  ", fn->qualname);
+	print_location(f, fn->file, fn->firstline, 0);
+	fprintf(f, "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
+		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
+		report_pct(fs->self, fs->total));
+	if (func_lines(p, pp, fs->func, &rows, &n)) {
+		fprintf(f, "    (out of memory)\n");
+		return;
+	}
+	changed = report_source_changed(pp->root_fd, fn->file, pp->start_time);
+	readable = changed >= 0;
+	if (changed < 0)
+		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
+			strerror(-changed));
+	else if (changed)
+		fprintf(f, "    source: %s was modified after the process started: the text "
+			"shown may not be what runs\n", fn->file);
+	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
+	for (i = 0; i < n; i++) {
+		const struct line_row *r = &rows[i];
+
+		src[0] = '\0';
+		if (readable && report_source_line(pp->root_fd, fn->file, r->line, src,
+						   sizeof(src)))
+			snprintf(src, sizeof(src), "%s", r->line > 0 ? "(no such line)" : "");
+		if (r->line > 0)
+			fprintf(f, "    %5d", r->line);
+		else
+			fprintf(f, "        ?");
+		fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
+			report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
+			(unsigned long long)r->self);
+		fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
+	}
+	free(rows);
+}
+
+static void print_line_report(FILE *f, const struct profile *p, const struct profile_proc *pp,
+			      const struct report_opts *o)
+{
+	struct func_stat *st;
+	size_t n, i, shown = 0;
+
+	if (!o->line_report || profile_proc__func_stats(p, pp, &st, &n))
+		return;
+	for (i = 0; i < n && shown < o->line_report; i++) {
+		if (p->funcs[st[i].func].unresolved)
+			continue;
+		print_func_lines(f, p, pp, &st[i]);
+		shown++;
+	}
+	free(st);
+}
+
 static void print_process(FILE *f, const struct profile *p, const struct profile_proc *pp,
 			  const struct report_opts *o)
 {
@@ -148,6 +273,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	}
 	print_functions(f, p, pp, o);
 	print_lines(f, p, pp, o);
+	print_line_report(f, p, pp, o);
 }
 
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
@@ -172,6 +298,6 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 
 const struct report_writer report_text = {
 	.name = "text",
-	.ext = ".txt",
+	.exts = { ".txt" },
 	.write = write_text,
 };

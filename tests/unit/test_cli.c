@@ -36,14 +36,15 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.max_depth, 127);
 	assert_true(cfg.duration_s == 0);
 	assert_null(cfg.format);
-	assert_null(cfg.output);
+	assert_int_equal(cfg.noutputs, 0);
+	assert_int_equal(cfg.line_report, 5);
 }
 
 static void test_all_options(void **state)
 {
 	char *argv[] = { "pybpfprof", "-p", "1,2", "--pid=3", "-d", "2.5", "-F", "999",
 			 "-f", "json", "-o", "out.json", "--max-depth", "300", "-n", "5",
-			 "--lines", "7", "-vv", NULL };
+			 "--lines", "7", "-vv", "-o", "flame.html", "--line-report=3", NULL };
 	struct pyprof_config cfg;
 
 	(void)state;
@@ -53,7 +54,10 @@ static void test_all_options(void **state)
 	assert_true(cfg.duration_s == 2.5);
 	assert_int_equal(cfg.frequency_hz, 999);
 	assert_string_equal(cfg.format, "json");
-	assert_string_equal(cfg.output, "out.json");
+	assert_int_equal(cfg.noutputs, 2);
+	assert_string_equal(cfg.outputs[0], "out.json");
+	assert_string_equal(cfg.outputs[1], "flame.html");
+	assert_int_equal(cfg.line_report, 3);
 	assert_int_equal(cfg.max_depth, 300);
 	assert_int_equal(cfg.top_functions, 5);
 	assert_int_equal(cfg.top_lines, 7);
@@ -93,7 +97,8 @@ static void test_errors(void **state)
 	expect_error(big_hz, ARGC(big_hz), "50000");
 	expect_error(bad_dur, ARGC(bad_dur), "duration '-3'");
 	expect_error(nan_dur, ARGC(nan_dur), "soon");
-	expect_error(bad_fmt, ARGC(bad_fmt), "text, json");
+	expect_error(bad_fmt, ARGC(bad_fmt), "text, json, folded, flamegraph, speedscope, pstats, "
+		     "pprof");
 	expect_error(bad_depth, ARGC(bad_depth), "1024");
 	expect_error(extra, ARGC(extra), "stray");
 }

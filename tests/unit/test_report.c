@@ -81,7 +81,8 @@ static char *slurp(FILE *f, size_t *len)
 
 static void check_golden(const struct report_writer *w, const char *name)
 {
-	struct report_opts o = { .top_functions = 20, .top_lines = 20, .tool_version = "0.1.0" };
+	struct report_opts o = { .top_functions = 20, .top_lines = 20, .line_report = 5,
+				 .tool_version = "0.1.0" };
 	char path[256];
 	struct profile p;
 	size_t got_len, want_len;
