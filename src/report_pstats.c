@@ -237,7 +237,7 @@ static void write_stats(FILE *f, const struct profile *p, const struct stats *st
 	for (i = 0; i < p->nfuncs; i++) {
 		const struct fstat *fs = &st->funcs[i];
 		/* estimates are in samples until here */
-		double unit = exact[i] ? 1.0 : report_seconds(p, 1);
+		double div = exact[i] || !p->frequency_hz ? 1.0 : p->frequency_hz;
 
 		if (!fs->nc)
 			continue;
@@ -246,8 +246,8 @@ static void write_stats(FILE *f, const struct profile *p, const struct stats *st
 		m_u32(f, 5);
 		m_int(f, fs->cc);
 		m_int(f, fs->nc);
-		m_float(f, fs->tt * unit);
-		m_float(f, fs->ct * unit);
+		m_float(f, fs->tt / div);
+		m_float(f, fs->ct / div);
 		fputc('{', f);
 		for (; e < st->nedges && st->edges[e].callee < i; e++)
 			;
@@ -259,8 +259,8 @@ static void write_stats(FILE *f, const struct profile *p, const struct stats *st
 			m_u32(f, 4);
 			m_int(f, ed->nc);
 			m_int(f, ed->cc);
-			m_float(f, ed->tt * unit);
-			m_float(f, ed->ct * unit);
+			m_float(f, ed->tt / div);
+			m_float(f, ed->ct / div);
 		}
 		fputc('0', f);
 	}

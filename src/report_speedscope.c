@@ -37,8 +37,8 @@ static const char *thread_name(const struct profile_proc *pp, uint32_t tid)
 
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
-			return pp->threads[i].name;
-	return "";
+			return pp->threads[i].name[0] ? pp->threads[i].name : "?";
+	return "?";
 }
 
 /* One profile: the stacks of thread tid. */

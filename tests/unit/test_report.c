@@ -20,64 +20,9 @@
 #include <cmocka.h>
 
 #include "report.h"
+#include "fixture_profile.h"
 
 #define GOLDEN_DIR "tests/golden/"
-
-static void build(struct profile *p)
-{
-	struct profile_proc *a, *b;
-	uint32_t fmain, fhot, fq, fun, s1[2], s2[2], s3[2], s4[1];
-
-	profile__init(p, "cpu", 100);
-	p->duration_s = 2.0;
-	p->first_sample_ms = 42.5;
-	p->counts.dropped = 3;
-	p->counts.no_python = 4;
-	/* no root directory and no such files: source lines read as unavailable */
-	a = profile__add_proc(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
-	fmain = profile__func(p, "main", "/nonexistent/app.py", 10, false);
-	fhot = profile__func(p, "Klass.hot", "/nonexistent/app.py", 3, false);
-	fq = profile__func(p, "say \"hi\"\\", "/nonexistent/odd\tname.py", 1, false);
-	fun = profile__func(p, "[unresolved]", "", 0, true);
-	s1[0] = profile__frame(p, fhot, 5);
-	s1[1] = profile__frame(p, fmain, 12);
-	s2[0] = profile__frame(p, fhot, 6);
-	s2[1] = s1[1];
-	s3[0] = profile__frame(p, fq, 2);
-	s3[1] = s1[1];
-	s4[0] = profile__frame(p, fun, -1);
-	profile_proc__add_stack(a, 0, s1, 2, 150);
-	profile_proc__add_stack(a, 0, s2, 2, 30);
-	profile_proc__add_stack(a, 1, s3, 2, 20);
-	a->samples = 200;
-	a->truncated = 1;
-	profile_proc__thread(a, 0)->samples = 180;
-	strcpy(profile_proc__thread(a, 0)->name, "python3");
-	profile_proc__thread(a, 1)->samples = 20;
-	strcpy(profile_proc__thread(a, 1)->name, "worker");
-	b = profile__add_proc(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3", "3.11.7");
-	b->exited = true;
-	profile_proc__add_stack(b, 0, s4, 1, 2);
-	b->samples = 2;
-	b->unresolved = 2;
-	profile_proc__thread(b, 0)->samples = 2;
-}
-
-static char *slurp(FILE *f, size_t *len)
-{
-	char *buf;
-	long n;
-
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, n, f), n);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
 
 static void check_golden(const struct report_writer *w, const char *name)
 {

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The file-format writers (folded, flame graph, speedscope, pstats, pprof)
+ * against golden files made from the shared hand-built profile; pprof is
+ * compared after gunzip, so the golden file is the plain protobuf that
+ * `protoc --decode` reads. pstats is also loaded by Python's own pstats
+ * module, once from samples and once from exact --calls statistics, and
+ * checked value by value. UPDATE_GOLDEN=1 rewrites the golden files.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <cmocka.h>
+
+#include "report.h"
+#include "fixture_profile.h"
+
+#define GOLDEN_DIR "tests/golden/"
+
+static const struct report_opts opts = { .top_functions = 20, .top_lines = 20,
+					 .line_report = 5, .tool_version = "0.1.0" };
+
+static char *write_to_memory(const struct report_writer *w, const struct profile *p,
+			     size_t *len)
+{
+	FILE *out = tmpfile();
+	char *got;
+
+	assert_non_null(out);
+	assert_int_equal(w->write(out, p, &opts), 0);
+	got = slurp(out, len);
+	fclose(out);
+	return got;
+}
+
+static void compare_golden(const char *name, const char *got, size_t got_len)
+{
+	char path[256];
+	size_t want_len;
+	char *want;
+	FILE *gold;
+
+	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
+	if (getenv("UPDATE_GOLDEN")) {
+		gold = fopen(path, "w");
+		assert_non_null(gold);
+		fwrite(got, 1, got_len, gold);
+		fclose(gold);
+	}
+	gold = fopen(path, "r");
+	if (!gold)
+		fail_msg("missing %s (run with UPDATE_GOLDEN=1 from the repo root)", path);
+	want = slurp(gold, &want_len);
+	fclose(gold);
+	if (got_len != want_len || memcmp(got, want, got_len))
+		fail_msg("%s differs from the writer's output (%zu bytes, golden %zu)", path,
+			 got_len, want_len);
+	free(want);
+}
+
+static void check_golden(const struct report_writer *w, const char *name)
+{
+	struct profile p;
+	size_t len;
+	char *got;
+
+	build(&p);
+	got = write_to_memory(w, &p, &len);
+	profile__free(&p);
+	compare_golden(name, got, len);
+	free(got);
+}
+
+static void test_folded_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_folded, "report.folded");
+}
+
+static void test_speedscope_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_speedscope, "report.speedscope.json");
+}
+
+static void test_flame_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_flame, "report.html");
+}
+
+static void test_pstats_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_pstats, "report.pstats");
+}
+
+/* gzip, then the protobuf as golden. */
+static void test_pprof_golden(void **state)
+{
+	unsigned char *plain = NULL;
+	struct profile p;
+	z_stream z = {};
+	size_t len, cap = 1 << 20;
+	char *gz;
+	int ret;
+
+	(void)state;
+	build(&p);
+	gz = write_to_memory(&report_pprof, &p, &len);
+	profile__free(&p);
+	assert_true(len > 18);
+	assert_int_equal((unsigned char)gz[0], 0x1f);	/* gzip magic */
+	assert_int_equal((unsigned char)gz[1], 0x8b);
+	plain = malloc(cap);
+	assert_non_null(plain);
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (unsigned char *)gz;
+	z.avail_in = len;
+	z.next_out = plain;
+	z.avail_out = cap;
+	ret = inflate(&z, Z_FINISH);
+	assert_int_equal(ret, Z_STREAM_END);
+	assert_int_equal(z.avail_in, 0);	/* nothing after the gzip member */
+	compare_golden("report.pb", (char *)plain, z.total_out);
+	inflateEnd(&z);
+	free(plain);
+	free(gz);
+}
+
+/*
+ * Loads file with Python's pstats and compares its stats dict with the
+ * Python literal want; print_callers must run too. Skips if python3 is absent.
+ */
+static void check_with_pstats(const char *file, const char *want)
+{
+	char cmd[512];
+	FILE *py;
+	int status;
+
+	if (access("/usr/bin/python3", X_OK))
+		skip();
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 - %s >&2", file);
+	py = popen(cmd, "w");
+	assert_non_null(py);
+	fprintf(py, "import io, pstats, sys\n"
+		"s = pstats.Stats(sys.argv[1], stream=io.StringIO())\n"
+		"want = %s\n"
+		"if s.stats != want:\n"
+		"    sys.exit('pstats read %%r, expected %%r' %% (s.stats, want))\n"
+		"s.sort_stats('tottime').print_stats()\n"
+		"s.print_callers()\n", want);
+	status = pclose(py);
+	assert_int_equal(status, 0);
+}
+
+static void write_file(const struct report_writer *w, const struct profile *p, char *path)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(report_write(w, path, p, &opts), 0);
+}
+
+/* Sample estimates: seconds = samples / 100 Hz, a "call" = a sample on the stack. */
+static void test_pstats_python_samples(void **state)
+{
+	char path[] = "/tmp/pybpfprof-pstats-XXXXXX";
+	struct profile p;
+
+	(void)state;
+	build(&p);
+	write_file(&report_pstats, &p, path);
+	profile__free(&p);
+	check_with_pstats(path,
+		"{('/nonexistent/app.py', 3, 'Klass.hot'): (180, 180, 1.8, 1.8, "
+		"  {('/nonexistent/app.py', 10, 'main'): (180, 180, 1.8, 1.8)}),"
+		" ('/nonexistent/odd\\tname.py', 1, 'say \"hi\"\\\\'): (20, 20, 0.2, 0.2, "
+		"  {('/nonexistent/app.py', 10, 'main'): (20, 20, 0.2, 0.2)}),"
+		" ('/nonexistent/app.py', 10, 'main'): (200, 200, 0.0, 2.0, {}),"
+		" ('~', 0, '[unresolved]'): (2, 2, 0.02, 0.02, {})}");
+	unlink(path);
+}
+
+/*
+ * Exact statistics from --calls win over samples: main calls work 3 times,
+ * work calls rec twice, rec calls itself 5 times (not primitive calls).
+ */
+static void test_pstats_python_calls(void **state)
+{
+	char path[] = "/tmp/pybpfprof-pstats-XXXXXX";
+	struct profile_call_edge edges[] = {
+		{ .func = 0, .caller = UINT32_MAX, .calls = 1, .inclusive_ns = 3500000000ULL,
+		  .exclusive_ns = 500000000ULL },
+		{ .func = 1, .caller = 0, .calls = 3, .inclusive_ns = 3000000000ULL,
+		  .exclusive_ns = 2000000000ULL },
+		{ .func = 2, .caller = 1, .calls = 2, .inclusive_ns = 1000000000ULL,
+		  .exclusive_ns = 500000000ULL },
+		{ .func = 2, .caller = 2, .calls = 5, .inclusive_ns = 0,
+		  .exclusive_ns = 500000000ULL },
+	};
+	struct profile_proc *pp;
+	struct profile p;
+	uint32_t fr[2];
+
+	(void)state;
+	profile__init(&p, "cpu", 100);
+	pp = profile__add_proc(&p, 7, "/usr/bin/python3", "python3 x.py", "python3", "3.11.2");
+	assert_non_null(pp);
+	assert_int_equal(profile__func(&p, "main", "/x.py", 10, false), 0);
+	assert_int_equal(profile__func(&p, "work", "/x.py", 20, false), 1);
+	assert_int_equal(profile__func(&p, "rec", "/x.py", 30, false), 2);
+	/* samples that must not show: the exact figures replace them */
+	fr[0] = profile__frame(&p, 1, 21);
+	fr[1] = profile__frame(&p, 0, 11);
+	assert_int_equal(profile_proc__add_stack(pp, 7, fr, 2, 1000), 0);
+	pp->calls = malloc(sizeof(edges));
+	assert_non_null(pp->calls);
+	memcpy(pp->calls, edges, sizeof(edges));
+	pp->ncalls = pp->cap_calls = 4;
+	write_file(&report_pstats, &p, path);
+	profile__free(&p);
+	check_with_pstats(path,
+		"{('/x.py', 10, 'main'): (1, 1, 0.5, 3.5, {}),"
+		" ('/x.py', 20, 'work'): (3, 3, 2.0, 3.0, {('/x.py', 10, 'main'): (3, 3, 2.0, 3.0)}),"
+		" ('/x.py', 30, 'rec'): (2, 7, 1.0, 1.0, {('/x.py', 20, 'work'): (2, 2, 0.5, 1.0),"
+		"   ('/x.py', 30, 'rec'): (5, 0, 0.5, 0.0)})}");
+	unlink(path);
+}
+
+/* Counts past 2^31 take marshal's long form; Python must read them back. */
+static void test_pstats_big_counts(void **state)
+{
+	char path[] = "/tmp/pybpfprof-pstats-XXXXXX";
+	struct profile_proc *pp;
+	struct profile p;
+	uint32_t fr;
+
+	(void)state;
+	profile__init(&p, "cpu", 1000);
+	pp = profile__add_proc(&p, 7, "/usr/bin/python3", "", "python3", "3.11.2");
+	fr = profile__frame(&p, profile__func(&p, "spin", "/x.py", 1, false), 2);
+	assert_int_equal(profile_proc__add_stack(pp, 7, &fr, 1, 5000000000ULL), 0);
+	write_file(&report_pstats, &p, path);
+	profile__free(&p);
+	check_with_pstats(path, "{('/x.py', 1, 'spin'): (5000000000, 5000000000, 5000000.0, "
+			  "5000000.0, {})}");
+	unlink(path);
+}
+
+static void test_registry(void **state)
+{
+	(void)state;
+	assert_ptr_equal(report_for_path("a.folded"), &report_folded);
+	assert_ptr_equal(report_for_path("a.html"), &report_flame);
+	assert_ptr_equal(report_for_path("/x/a.speedscope.json"), &report_speedscope);
+	assert_ptr_equal(report_for_path("/x/a.json"), &report_json);
+	assert_ptr_equal(report_for_path("a.pstats"), &report_pstats);
+	assert_ptr_equal(report_for_path("a.prof"), &report_pstats);
+	assert_ptr_equal(report_for_path("a.pb.gz"), &report_pprof);
+	assert_ptr_equal(report_for_path("a.pprof"), &report_pprof);
+	assert_ptr_equal(report_for_path("a.txt"), &report_text);
+	assert_null(report_for_path("a.gz"));
+	assert_null(report_for_path(".json"));	/* a name that is only an ending */
+	assert_ptr_equal(report_find("flamegraph"), &report_flame);
+	assert_ptr_equal(report_find("pprof"), &report_pprof);
+}
+
+/* A source file touched after the process started is flagged; one from before is not. */
+static void test_source_changed(void **state)
+{
+	char path[] = "/tmp/pybpfprof-changed-XXXXXX";
+	struct timespec times[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+	assert_int_equal(report_source_changed(-1, path, 1000000001.5), 0);
+	assert_int_equal(report_source_changed(-1, path, 999999990.0), 1);
+	assert_int_equal(report_source_changed(-1, path, 0), 0);	/* start unknown */
+	assert_int_equal(report_source_changed(-1, "/nonexistent/x.py", 1.0), -ENOENT);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folded_golden),
+		cmocka_unit_test(test_speedscope_golden),
+		cmocka_unit_test(test_flame_golden),
+		cmocka_unit_test(test_pstats_golden),
+		cmocka_unit_test(test_pprof_golden),
+		cmocka_unit_test(test_pstats_python_samples),
+		cmocka_unit_test(test_pstats_python_calls),
+		cmocka_unit_test(test_pstats_big_counts),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_source_changed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
