@@ -1,0 +1,477 @@
+# Output formats, each opened by its real consumer: one profiling run of the
+# list-membership workload (targets/formats_common.py) writes every format at
+# once (-o given several times); then Python's pstats, protoc, headless
+# Chromium (through chromedriver's W3C WebDriver API) and speedscope's
+# published JSON schema read the files, and all of them must agree on the
+# functions and their sample counts. Exec'd into run.py's namespace.
+
+import base64
+import gzip
+import socket
+import urllib.error
+import urllib.request
+
+FORMATS_SCRIPT = "formats_common.py"
+FORMATS_FREQ = 499
+FORMATS_SECONDS = 3
+ARTIFACTS = Path(os.environ.get("PYBPFPROF_ARTIFACTS", "/tmp/pybpfprof-artifacts"))
+PROTO = ROOT / "tests/fixtures/profile.proto"
+SPEEDSCOPE_DIR = Path(os.environ.get("PYBPFPROF_SPEEDSCOPE",
+                                     "/var/cache/pybpfprof/speedscope/package"))
+FORMAT_FILES = {"text": "p.txt", "folded": "p.folded", "flame": "p.html",
+                "speedscope": "p.speedscope.json", "pstats": "p.pstats", "pprof": "p.pb.gz",
+                "json": "p.json"}
+_formats_run = {}
+
+
+def formats_run():
+    """Profiles the workload once, writing every format; later calls reuse it."""
+    if _formats_run:
+        return _formats_run
+    out = Path(tempfile.mkdtemp(prefix="pybpfprof-formats-"))
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), FORMATS_SCRIPT)
+        args = ["-p", p.pid, "-d", FORMATS_SECONDS, "-F", FORMATS_FREQ]
+        for name in FORMAT_FILES.values():
+            args += ["-o", out / name]
+        r = run_profiler(args, timeout=FORMATS_SECONDS + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    check(r.stdout == "", f"stdout not empty with every report in a file: {r.stdout[:200]!r}")
+    files = {k: out / v for k, v in FORMAT_FILES.items()}
+    for k, f in files.items():
+        check(f.exists() and f.stat().st_size > 0, f"{k}: {f} missing or empty")
+    rep = json.loads(files["json"].read_text())
+    _formats_run.update(dir=out, files=files, pid=p.pid, json=rep,
+                        samples=process(rep, p.pid)["samples"])
+    check(_formats_run["samples"] > 100, f"only {_formats_run['samples']} samples")
+    return _formats_run
+
+
+def qualname_of(label):
+    """'qualname (file:line)' -> qualname."""
+    return label.rsplit(" (", 1)[0] if label.endswith(")") and " (" in label else label
+
+
+def add(d, k, v):
+    d[k] = d.get(k, 0) + v
+
+
+# ------------------------------------------------------------------ text
+
+@test
+def formats_line_report():
+    run = formats_run()
+    line, text = source_line(FORMATS_SCRIPT, "# membership")
+    code = text.split("#")[0].strip()           # "if x in b_list:"
+    lines = run["files"]["text"].read_text().splitlines()
+    start = [i for i, s in enumerate(lines) if s.strip().startswith("Line by line: count_common ")]
+    check(start, "no 'Line by line: count_common' section in the text report")
+    rows = []
+    for s in lines[start[0] + 1:]:
+        if not s.strip() or s.strip().startswith("Line by line:"):
+            break
+        m = re.match(r"\s+(\d+|\?)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)(?:\s{2}(.*))?$", s)
+        if m:
+            rows.append((m.group(1), int(m.group(2)), float(m.group(3)), m.group(6) or ""))
+    check(rows, f"no rows in the count_common section: {lines[start[0]:start[0] + 8]}")
+    hottest = max(rows, key=lambda r: r[1])
+    check(hottest[0] == str(line), f"hottest line {hottest[0]}, expected {line}: {rows}")
+    check(hottest[2] >= 85.0, f"line {line} has {hottest[2]}% of count_common, expected >= 85%")
+    check(hottest[3].startswith(code), f"line {line} shows {hottest[3]!r}, expected {code!r}")
+    check(not any("cannot read" in s or "modified after" in s
+                  for s in lines[start[0]:start[0] + 3]), "source flagged unreadable or changed")
+    return f"line {line} {hottest[2]}% of count_common, source {code!r}"
+
+
+@test
+def formats_line_report_changed_source():
+    # A source file edited after the process started is flagged, and an
+    # unreadable one is named, instead of showing lines that may not match.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "formats_edited_src.py"
+        shutil.copy(TARGETS / FORMATS_SCRIPT, script)
+        p = wl.start(interpreter("debian"), script)
+        time.sleep(1.1)             # mtime has whole seconds on some filesystems
+        script.write_text(script.read_text() + "\n# edited\n")
+        r = run_profiler(["-p", p.pid, "-d", 1, "-F", 199, "--line-report=1"], timeout=1 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        check(f"{script} was modified after the process started" in r.stdout,
+              f"no 'modified' note for {script}: {r.stdout[-600:]}")
+        script.unlink()
+        r = run_profiler(["-p", p.pid, "-d", 1, "-F", 199, "--line-report=1"], timeout=1 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        check(f"source: cannot read {script}: No such file or directory" in r.stdout,
+              f"no 'cannot read' note for {script}: {r.stdout[-600:]}")
+    return "edited source flagged, deleted source named"
+
+
+# ---------------------------------------------------------------- pstats
+
+PSTATS_CHECK = r"""
+import io, json, pstats, sys
+out = io.StringIO()
+s = pstats.Stats(sys.argv[1], stream=out)
+s.sort_stats("tottime").print_stats(10)
+s.print_callers("count_common")
+rows = {f"{k[2]}": {"cc": v[0], "nc": v[1], "tt": v[2], "ct": v[3],
+                     "callers": sorted(c[2] for c in v[4])} for k, v in s.stats.items()}
+order = [k[2] for k in s.fcn_list]
+print(json.dumps({"rows": rows, "order": order, "text": out.getvalue()}))
+"""
+
+
+@test
+def formats_pstats():
+    run = formats_run()
+    r = subprocess.run(["/usr/bin/python3", "-c", PSTATS_CHECK, run["files"]["pstats"]],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, f"python3 pstats failed: {r.stderr.strip()[-400:]}")
+    res = json.loads(r.stdout)
+    mine = [n for n in res["order"] if n in ("count_common", "checksum", "main", "make_lists",
+                                             "<module>")]
+    check(mine and mine[0] == "count_common", f"by tottime: {mine}, expected count_common first")
+    cc = res["rows"]["count_common"]
+    check(cc["callers"] == ["main"], f"count_common callers {cc['callers']}, expected main")
+    check("was called by" in res["text"] and "main" in res["text"].split("was called by")[1],
+          "print_callers shows no caller for count_common")
+    self_samples = functions(process(run["json"], run["pid"]))["count_common"]["self"]
+    check(abs(cc["tt"] - self_samples / FORMATS_FREQ) < 1e-9,
+          f"tottime {cc['tt']} != {self_samples} samples / {FORMATS_FREQ} Hz")
+    return (f"count_common tottime {cc['tt']:.3f}s of {run['samples'] / FORMATS_FREQ:.3f}s, "
+            f"first of {mine}; caller main")
+
+
+# ----------------------------------------------------------------- pprof
+
+def parse_protoc_text(text):
+    """protoc --decode's text format into nested dicts of lists."""
+    stack = [{}]
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if s == "}":
+            stack.pop()
+        elif s.endswith("{"):
+            child = {}
+            stack[-1].setdefault(s[:-1].strip(), []).append(child)
+            stack.append(child)
+        else:
+            key, val = s.split(":", 1)
+            val = val.strip()
+            if val.startswith('"'):
+                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
+                    "latin-1").decode("utf-8")
+            else:
+                val = int(val)
+            stack[-1].setdefault(key, []).append(val)
+    return stack[0]
+
+
+def pprof_self(path):
+    """Self samples per function name, total samples and the header figures."""
+    if not shutil.which("protoc"):
+        raise Skip("protoc not installed (Debian package protobuf-compiler)")
+    data = gzip.decompress(Path(path).read_bytes())
+    r = subprocess.run(["protoc", f"--proto_path={PROTO.parent}",
+                        "--decode=perftools.profiles.Profile", PROTO.name],
+                       input=data, capture_output=True, timeout=30)
+    check(r.returncode == 0, f"protoc --decode failed: {r.stderr.decode()[-300:]}")
+    prof = parse_protoc_text(r.stdout.decode())
+    strings = prof["string_table"]
+    funcs = {f["id"][0]: strings[f["name"][0]] for f in prof["function"]}
+    locs = {l["id"][0]: funcs[l["line"][0]["function_id"][0]] for l in prof["location"]}
+    self_, total, ns = {}, 0, 0
+    for s in prof["sample"]:
+        add(self_, locs[s["location_id"][0]], s["value"][0])
+        total += s["value"][0]
+        ns += s["value"][1]
+    types = [(strings[v["type"][0]], strings[v["unit"][0]]) for v in prof["sample_type"]]
+    return self_, total, dict(types=types, ns=ns, period=prof["period"][0],
+                              duration=prof["duration_nanos"][0])
+
+
+@test
+def formats_pprof():
+    run = formats_run()
+    self_, total, hdr = pprof_self(run["files"]["pprof"])
+    check(hdr["types"] == [("samples", "count"), ("cpu", "nanoseconds")],
+          f"sample types {hdr['types']}")
+    period = 10 ** 9 // FORMATS_FREQ
+    check(hdr["period"] == period, f"period {hdr['period']}, expected {period}")
+    check(hdr["ns"] == total * period, f"cpu ns {hdr['ns']} != {total} x {period}")
+    check(abs(hdr["duration"] / 1e9 - FORMATS_SECONDS) < 1, f"duration {hdr['duration']} ns")
+    check(total == run["samples"], f"pprof holds {total} samples, the run {run['samples']}")
+    top = max(self_, key=self_.get)
+    check(top == "count_common", f"top self function {top}: {self_}")
+    return f"{total} samples, {len(self_)} functions, count_common {self_['count_common']}"
+
+
+# ------------------------------------------------------------ speedscope
+
+def schema_errors(value, schema, root, path="$"):
+    """Validates value against the JSON-schema keywords speedscope's schema
+    uses ($ref, anyOf, type, const, enum, properties, required, items);
+    an unknown keyword is an error, so a new schema cannot pass unchecked."""
+    known = {"$ref", "anyOf", "type", "const", "enum", "properties", "required", "items",
+             "title", "description", "$schema", "definitions", "additionalProperties"}
+    unknown = set(schema) - known
+    if unknown:
+        return [f"{path}: schema keyword(s) {sorted(unknown)} not supported by this check"]
+    if "$ref" in schema:
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        return schema_errors(value, target, root, path)
+    if "anyOf" in schema:
+        errs = [schema_errors(value, s, root, path) for s in schema["anyOf"]]
+        return [] if any(not e for e in errs) else [f"{path}: matches no anyOf branch: "
+                                                     f"{[e[0] for e in errs]}"]
+    types = {"object": dict, "array": list, "string": str, "boolean": bool}
+    t = schema.get("type")
+    if t == "number" and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+        return [f"{path}: {value!r} is not a number"]
+    if t in types and not isinstance(value, types[t]):
+        return [f"{path}: {type(value).__name__} is not {t}"]
+    if "const" in schema and value != schema["const"]:
+        return [f"{path}: {value!r} != {schema['const']!r}"]
+    if "enum" in schema and value not in schema["enum"]:
+        return [f"{path}: {value!r} not in {schema['enum']}"]
+    errs = []
+    if isinstance(value, dict):
+        for k in schema.get("required", []):
+            if k not in value:
+                errs.append(f"{path}: missing {k}")
+        for k, sub in schema.get("properties", {}).items():
+            if k in value:
+                errs += schema_errors(value[k], sub, root, f"{path}.{k}")
+        if schema.get("additionalProperties") is False:
+            errs += [f"{path}: extra {k}" for k in value if k not in schema.get("properties", {})]
+    if isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            errs += schema_errors(v, schema["items"], root, f"{path}[{i}]")
+            if len(errs) > 5:
+                break
+    return errs
+
+
+def speedscope_self(path):
+    doc = json.loads(Path(path).read_text())
+    frames = doc["shared"]["frames"]
+    self_, total = {}, 0
+    for prof in doc["profiles"]:
+        check(len(prof["samples"]) == len(prof["weights"]), "samples and weights differ in length")
+        check(prof["endValue"] == sum(prof["weights"]), f"endValue {prof['endValue']} != "
+              f"sum of weights {sum(prof['weights'])}")
+        for stack, w in zip(prof["samples"], prof["weights"]):
+            add(self_, frames[stack[-1]]["name"], w)
+            total += w
+    return doc, self_, total
+
+
+@test
+def formats_speedscope():
+    run = formats_run()
+    schema_file = SPEEDSCOPE_DIR / "dist/release/file-format-schema.json"
+    if not schema_file.exists():
+        raise Skip(f"{schema_file} missing: .ci/run fetches the npm package speedscope")
+    schema = json.loads(schema_file.read_text())
+    doc, self_, total = speedscope_self(run["files"]["speedscope"])
+    errs = schema_errors(doc, schema, schema)
+    check(not errs, f"not valid against speedscope's schema: {errs[:5]}")
+    check(total == run["samples"], f"speedscope holds {total} samples, the run {run['samples']}")
+    check(max(self_, key=self_.get) == "count_common", f"top self function: {self_}")
+    version = json.loads((SPEEDSCOPE_DIR / "package.json").read_text())["version"]
+    return f"valid against speedscope {version}'s schema; {total} samples, {len(doc['profiles'])} profile(s)"
+
+
+# ------------------------------------------------------------ flame graph
+
+class WebDriver:
+    """chromedriver driven through its W3C WebDriver HTTP API (urllib only)."""
+
+    def __init__(self):
+        for exe in ("chromedriver", "chromium"):
+            if not shutil.which(exe):
+                raise Skip(f"{exe} not installed (Debian packages chromium, chromium-driver)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen([shutil.which("chromedriver"), f"--port={self.port}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.sid = None
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if self.call("GET", "/status")["ready"]:
+                    break
+            except (OSError, urllib.error.URLError):
+                pass
+            if time.monotonic() > deadline:
+                self.close()
+                raise Fail("chromedriver not ready after 20 s")
+            time.sleep(0.1)
+        caps = {"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": shutil.which("chromium"),
+                                   "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                                            "--disable-dev-shm-usage", "--window-size=1280,900",
+                                            "--allow-file-access-from-files"]}}}}
+        self.sid = self.call("POST", "/session", caps, timeout=60)["sessionId"]
+
+    def call(self, method, path, body=None, timeout=30):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data,
+                                     method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.loads(r.read())["value"]
+        except urllib.error.HTTPError as e:
+            raise Fail(f"WebDriver {method} {path}: {e.read().decode()[:300]}")
+
+    def s(self, method, path, body=None):
+        return self.call(method, f"/session/{self.sid}{path}", body)
+
+    def js(self, script, *args):
+        return self.s("POST", "/execute/sync", {"script": script, "args": list(args)})
+
+    def find(self, css):
+        els = self.s("POST", "/elements", {"using": "css selector", "value": css})
+        return [next(iter(e.values())) for e in els]
+
+    def screenshot(self, path):
+        Path(path).write_bytes(base64.b64decode(self.s("GET", "/screenshot")))
+
+    def close(self):
+        try:
+            if self.sid:
+                self.call("DELETE", f"/session/{self.sid}")
+        except Exception:
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+FLAME_SELF_JS = """
+const self = {};
+(function walk(n) {
+  let s = n[1];
+  for (const c of n[2]) { s -= c[1]; walk(c); }
+  if (n[0] >= 0 && s) self[P.names[n[0]][0]] = (self[P.names[n[0]][0]] || 0) + s;
+})(P.root);
+return {self: self, total: P.root[1]};
+"""
+
+FRAME_JS = """
+return Array.from(document.querySelectorAll('.frame')).filter(d => d.dataset.name === arguments[0])
+  .map(d => ({width: d.style.width, samples: +d.dataset.samples, where: d.dataset.where}));
+"""
+
+
+def flame_self(wd, path):
+    wd.s("POST", "/url", {"url": Path(path).resolve().as_uri()})
+    check(wd.js("return document.title") == "pybpfprof flame graph", "page did not load")
+    got = wd.js(FLAME_SELF_JS)
+    return got["self"], got["total"]
+
+
+@test
+def formats_flamegraph():
+    run = formats_run()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    line, _ = source_line(FORMATS_SCRIPT, "# membership")
+    with WebDriver() as wd:
+        self_, total = flame_self(wd, run["files"]["flame"])
+        check(total == run["samples"], f"flame graph root {total}, the run {run['samples']}")
+        root = wd.js(FRAME_JS, "all")
+        check(root and root[0]["width"] == "100%" and root[0]["samples"] == total,
+              f"root box {root}")
+        hot = [f for f in wd.js(FRAME_JS, "count_common") if f["where"].endswith(f":{line}")]
+        check(hot, f"no count_common box at line {line}")
+        before = wd.js(FRAME_JS, "checksum")
+        check(before and all(float(b["width"].rstrip("%")) < 50 for b in before),
+              f"checksum boxes {before}: expected narrow before zooming")
+        wd.screenshot(ARTIFACTS / "flamegraph.png")
+        # Hover: the tooltip names the function, its file:line, samples and %.
+        el = wd.find('.frame[data-name="count_common"]')[0]
+        wd.s("POST", "/actions", {"actions": [{"type": "pointer", "id": "mouse", "actions": [
+            {"type": "pointerMove", "origin": {"element-6066-11e4-a52e-4f735466cecf": el},
+             "x": 0, "y": 0}]}]})
+        tip = wd.js("const t = document.getElementById('tip');"
+                    "return t.style.display === 'block' ? t.textContent : null")
+        check(tip and "count_common" in tip and f"{FORMATS_SCRIPT}:" in tip and "samples (" in tip
+              and "% of all)" in tip, f"tooltip {tip!r}")
+        # Click zooms: the clicked box spans the whole width.
+        wd.s("POST", f"/element/{wd.find('.frame[data-name=checksum]')[0]}/click", {})
+        after = wd.js(FRAME_JS, "checksum")
+        check(after and after[0]["width"] == "100%", f"checksum after click: {after}")
+        check(not wd.js(FRAME_JS, "count_common"), "count_common still drawn while zoomed "
+              "into checksum")
+        wd.screenshot(ARTIFACTS / "flamegraph-zoomed.png")
+        wd.s("POST", f"/element/{wd.find('#reset')[0]}/click", {})
+        # Search highlights the matches and reports their share.
+        wd.s("POST", f"/element/{wd.find('#search')[0]}/value", {"text": "count_common"})
+        marked = wd.js("return Array.from(document.querySelectorAll('.frame.match'))"
+                       ".map(d => d.dataset.name)")
+        check(marked and set(marked) == {"count_common"}, f"highlighted: {marked}")
+        matched = wd.js("return document.getElementById('matched').textContent")
+        cc_total = functions(process(run["json"], run["pid"]))["count_common"]["total"]
+        want = f"Matched: {100 * cc_total / total:.1f}%"
+        check(matched == want, f"search says {matched!r}, expected {want!r}")
+        wd.screenshot(ARTIFACTS / "flamegraph-search.png")
+    print(f"  flame graph screenshots in {ARTIFACTS}/", flush=True)
+    return f"{total} samples; hover, click zoom and search work; screenshots in {ARTIFACTS}"
+
+
+# -------------------------------------------------------------- agreement
+
+@test
+def formats_agree():
+    run = formats_run()
+    folded = {}
+    folded_total = 0
+    for ln in run["files"]["folded"].read_text().splitlines():
+        stack, n = ln.rsplit(" ", 1)
+        add(folded, qualname_of(stack.split(";")[-1]), int(n))
+        folded_total += int(n)
+    views = {"folded": (folded, folded_total)}
+    views["pprof"] = pprof_self(run["files"]["pprof"])[:2]
+    _, ss_self, ss_total = speedscope_self(run["files"]["speedscope"])
+    views["speedscope"] = (ss_self, ss_total)
+    try:
+        with WebDriver() as wd:
+            views["flamegraph"] = flame_self(wd, run["files"]["flame"])
+    except Skip as e:
+        print(f"  flame graph left out: {e}", flush=True)
+    jself = {name: f["self"] for name, f in functions(process(run["json"], run["pid"])).items()
+             if f["self"]}
+    for name, (self_, total) in views.items():
+        check(total == run["samples"], f"{name}: {total} samples, the run {run['samples']}")
+        check(self_ == jself, f"{name} self samples {self_} != json {jself}")
+    return (f"{', '.join(views)} agree with json: {run['samples']} samples, "
+            f"{len(jself)} functions with self time")
+
+
+@test
+def formats_output_checked_first():
+    # Every -o is checked before profiling: a bad second one fails at once
+    # and the good first one is not created.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        good = os.path.join(tmp, "ok.folded")
+        bad = "/nonexistent-dir/flame.html"
+        msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", good, "-o", bad], [bad], out=bad)
+        check(t < 2, f"failed only after {t:.1f}s")
+        check(not os.path.exists(good), f"{good} created by a failed run")
+    return f"{t:.2f}s: {msg}"
