@@ -282,7 +282,46 @@ def formats_speedscope():
     check(total == run["samples"], f"speedscope holds {total} samples, the run {run['samples']}")
     check(max(self_, key=self_.get) == "count_common", f"top self function: {self_}")
     version = json.loads((SPEEDSCOPE_DIR / "package.json").read_text())["version"]
-    return f"valid against speedscope {version}'s schema; {total} samples, {len(doc['profiles'])} profile(s)"
+    try:
+        shown = speedscope_viewer_self(run["files"]["speedscope"])
+    except Skip as e:
+        return f"valid against speedscope {version}'s schema; viewer not run: {e}"
+    self_by_name = {k: v for k, v in self_.items() if v}
+    check(shown == self_by_name, f"speedscope's sandwich view shows {shown}, the file holds "
+          f"{self_by_name}")
+    return (f"valid against speedscope {version}'s schema and imported by its viewer; "
+            f"{total} samples, {len(doc['profiles'])} profile(s)")
+
+
+def speedscope_viewer_self(path):
+    """Imports the file into speedscope's own viewer (the npm package's
+    index.html, through its file input) and reads the self samples per
+    function from its Sandwich table."""
+    with WebDriver() as wd:
+        wd.s("POST", "/url", {"url": (SPEEDSCOPE_DIR / "dist/release/index.html").as_uri()})
+        inputs = wd.find("input[type=file]")
+        check(inputs, "speedscope's page has no file input")
+        wd.s("POST", f"/element/{inputs[0]}/value", {"text": str(path)})
+        deadline = time.monotonic() + 15
+        while not wd.js("return document.title").endswith(" - speedscope"):
+            check(time.monotonic() < deadline, "speedscope did not open the file: "
+                  + wd.js("return document.body.innerText.slice(0, 300)"))
+            time.sleep(0.1)
+        wd.js("Array.from(document.querySelectorAll('div,span'))"
+              ".filter(e => /Sandwich$/.test(e.textContent.trim())).pop().click()")
+        text = ""
+        while "Symbol Name" not in text:
+            check(time.monotonic() < deadline, "no Sandwich table in speedscope")
+            time.sleep(0.1)
+            text = wd.js("return document.body.innerText")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        wd.screenshot(ARTIFACTS / "speedscope-sandwich.png")
+    shown = {}
+    for total, self_, name in re.findall(r"(\d+) \([^)]*\)\s+(\d+) \([^)]*\)\s+(\S.*)",
+                                         text.split("Symbol Name", 1)[1]):
+        if int(self_):
+            add(shown, name.strip(), int(self_))
+    return shown
 
 
 # ------------------------------------------------------------ flame graph
