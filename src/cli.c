@@ -32,7 +32,7 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -o prof.json     # format taken from the extension\n"
 	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
 	"                                          # several formats from one run\n"
-	"  sudo pybpfprof -p 1234 -d 10 --line-report=10   # line tables of 10 functions\n"
+	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
