@@ -514,3 +514,57 @@ def formats_output_checked_first():
         check(t < 2, f"failed only after {t:.1f}s")
         check(not os.path.exists(good), f"{good} created by a failed run")
     return f"{t:.2f}s: {msg}"
+
+
+@test
+def formats_two_processes_sigint():
+    # Two processes, no duration: SIGINT must still write every -o file.
+    # -f covers the file whose ending names no format. Folded stacks start at
+    # each process's root frame; speedscope has a profile per process thread.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        a = wl.start(interpreter("debian"), "spin.py", "alpha")
+        b = wl.start(interpreter("debian"), "spin.py", "beta")
+        tmp = Path(tmp)
+        prof = subprocess.Popen([str(PROFILER), "-p", str(a.pid), "-p", str(b.pid), "-F", "199",
+                                 "-f", "folded", "-o", tmp / "p.data", "-o", tmp / "p.json",
+                                 "-o", tmp / "p.speedscope.json"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
+        try:
+            time.sleep(1.5)
+            check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
+            prof.send_signal(signal.SIGINT)
+            try:
+                out, err = prof.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise Fail("still running 10 s after SIGINT")
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait(timeout=10)
+        check(prof.returncode == 0, f"exit {prof.returncode} after SIGINT: {err.strip()}")
+        rep = json.loads((tmp / "p.json").read_text())
+        roots = {}
+        for ln in (tmp / "p.data").read_text().splitlines():
+            stack, n = ln.rsplit(" ", 1)
+            frames = stack.split(";")
+            check(len(frames) >= 2, f"folded line without a process root: {ln!r}")
+            add(roots, (frames[0], qualname_of(frames[-1])), int(n))
+        doc = json.loads((tmp / "p.speedscope.json").read_text())
+    want = {}
+    for pid, fn in ((a.pid, "spin_alpha"), (b.pid, "spin_beta")):
+        proc = process(rep, pid)
+        labels = {r for r, _ in roots if r.startswith(f"pid {pid} (") and r.endswith(")")}
+        check(len(labels) == 1, f"folded roots for pid {pid}: {labels}")
+        label = labels.pop()
+        got = roots.get((label, fn), 0)
+        self_ = functions(proc)[fn]["self"]
+        check(got == self_, f"folded {label};...;{fn} holds {got}, json self {self_}")
+        check(sum(v for (r, _), v in roots.items() if r == label) == proc["samples"],
+              f"folded under {label} != {proc['samples']} samples")
+        want[pid] = proc["samples"]
+    by_pid = {}
+    for p in doc["profiles"]:
+        add(by_pid, int(p["name"].split()[1]), sum(p["weights"]))
+    check(by_pid == want, f"speedscope profiles hold {by_pid}, json {want}")
+    return f"after SIGINT: {want} samples under two process roots, in folded and speedscope"
