@@ -43,7 +43,8 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all check check-unit check-integration check-matrix example vmlinux lint clean bench
+.PHONY: all check check-unit check-integration check-matrix example vmlinux lint clean bench \
+	bench-formats
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -108,10 +109,19 @@ example: pybpfprof
 bench: pybpfprof
 	bench/overhead.sh
 
+# What writing each report format costs on a large synthetic profile (no root).
+$(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)
+	$(call msg,BENCH-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+bench-formats: $(OUTPUT)/bench/formats
+	$(Q)$<
+
 lint:
 	clang-format --dry-run -Werror bpf/*.c bpf/*.h src/*.c include/*.h tests/unit/*.c
 
 clean:
 	rm -rf $(OUTPUT) pybpfprof
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)

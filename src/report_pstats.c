@@ -205,9 +205,26 @@ static void m_str(FILE *f, const char *s)
 	}
 }
 
-static void m_key(FILE *f, const struct profile_func *fn)
+/*
+ * A function's key tuple, written in full the first time with marshal's
+ * FLAG_REF set, later as a back-reference to it: a function that calls or is
+ * called by many others costs five bytes per mention instead of its names.
+ * refs[func] is the reference index + 1, *nrefs the flagged objects so far.
+ */
+#define FLAG_REF 0x80
+
+static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *refs,
+		  uint32_t *nrefs)
 {
-	fputc('(', f);
+	const struct profile_func *fn = &p->funcs[func];
+
+	if (refs[func]) {
+		fputc('r', f);
+		m_u32(f, refs[func] - 1);
+		return;
+	}
+	refs[func] = ++*nrefs;
+	fputc('(' | FLAG_REF, f);
 	m_u32(f, 3);
 	if (fn->unresolved || !fn->file[0]) {
 		m_str(f, "~");	/* pstats prints ("~", 0, name) as {name} */
@@ -228,10 +245,14 @@ static int cmp_edge(const void *a, const void *b)
 	return x->caller < y->caller ? -1 : x->caller > y->caller;
 }
 
-static void write_stats(FILE *f, const struct profile *p, const struct stats *st,
-			const bool *exact)
+static int write_stats(FILE *f, const struct profile *p, const struct stats *st,
+		       const bool *exact)
 {
+	uint32_t *refs = calloc(p->nfuncs + 1, sizeof(*refs)), nrefs = 0;
 	size_t i, e = 0;
+
+	if (!refs)
+		return -ENOMEM;
 
 	fputc('{', f);
 	for (i = 0; i < p->nfuncs; i++) {
@@ -241,7 +262,7 @@ static void write_stats(FILE *f, const struct profile *p, const struct stats *st
 
 		if (!fs->nc)
 			continue;
-		m_key(f, &p->funcs[i]);
+		m_key(f, p, i, refs, &nrefs);
 		fputc('(', f);
 		m_u32(f, 5);
 		m_int(f, fs->cc);
@@ -254,7 +275,7 @@ static void write_stats(FILE *f, const struct profile *p, const struct stats *st
 		for (; e < st->nedges && st->edges[e].callee == i; e++) {
 			const struct edge *ed = &st->edges[e];
 
-			m_key(f, &p->funcs[ed->caller]);
+			m_key(f, p, ed->caller, refs, &nrefs);
 			fputc('(', f);
 			m_u32(f, 4);
 			m_int(f, ed->nc);
@@ -265,6 +286,8 @@ static void write_stats(FILE *f, const struct profile *p, const struct stats *st
 		fputc('0', f);
 	}
 	fputc('0', f);
+	free(refs);
+	return 0;
 }
 
 static int write_pstats(FILE *f, const struct profile *p, const struct report_opts *o)
@@ -292,8 +315,9 @@ static int write_pstats(FILE *f, const struct profile *p, const struct report_op
 	if (err)
 		goto out;
 	qsort(st.edges, st.nedges, sizeof(*st.edges), cmp_edge);
-	write_stats(f, p, &st, exact);
-	err = ferror(f) ? -EIO : 0;
+	err = write_stats(f, p, &st, exact);
+	if (!err && ferror(f))
+		err = -EIO;
 out:
 	free(st.funcs);
 	free(st.edges);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What writing each report format costs: a synthetic profile the size of a
+ * long run of a large program (default 2,000 functions, 200,000 distinct
+ * stacks 4 to 64 frames deep over 8 threads, fixed seed) is written by every
+ * writer to a file in $TMPDIR; per format the wall and CPU time (best of
+ * BENCH_FORMAT_ROUNDS, default 3), the file size and the peak RSS so far.
+ * `make bench-formats` runs it; no root needed.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "report.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t next(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+static double now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static unsigned long env_ul(const char *name, unsigned long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoul(v, NULL, 10) : def;
+}
+
+static void build(struct profile *p, size_t nfuncs, size_t nstacks)
+{
+	struct profile_proc *pp;
+	uint32_t frames[64], *funcs;
+	char name[64], file[64];
+	uint64_t total = 0;
+	size_t i, d;
+
+	profile__init(p, "cpu", 999);
+	p->duration_s = 600;
+	pp = profile__add_proc(p, 4242, "/usr/bin/python3.11", "python3 app.py", "python3",
+			       "3.11.2");
+	funcs = calloc(nfuncs, sizeof(*funcs));
+	if (!pp || !funcs)
+		exit(1);
+	for (i = 0; i < nfuncs; i++) {
+		snprintf(name, sizeof(name), "module%zu.Class%zu.method%zu", i % 50, i % 7, i);
+		snprintf(file, sizeof(file), "/srv/app/pkg%zu/module%zu.py", i % 13, i % 50);
+		funcs[i] = profile__func(p, name, file, 10 + i % 400, false);
+	}
+	for (i = 0; i < nstacks; i++) {
+		size_t depth = 4 + next(61);
+		uint64_t count = 1 + next(20);
+
+		/* Shared roots, diverging leaves: like a real call tree. */
+		for (d = 0; d < depth; d++) {
+			uint32_t f = d < 3 ? d : next(nfuncs);
+
+			frames[depth - 1 - d] = profile__frame(p, funcs[f], 11 + next(40));
+		}
+		if (profile_proc__add_stack(pp, 4242 + i % 8, frames, depth, count))
+			exit(1);
+		total += count;
+	}
+	for (i = 0; i < 8; i++)
+		profile_proc__thread(pp, 4242 + i)->samples = total / 8;
+	pp->samples = total;
+	free(funcs);
+}
+
+int main(void)
+{
+	size_t nfuncs = env_ul("BENCH_FUNCS", 2000), nstacks = env_ul("BENCH_STACKS", 200000);
+	unsigned rounds = env_ul("BENCH_FORMAT_ROUNDS", 3), r;
+	const char *names[] = { "text", "json", "folded", "flamegraph", "speedscope", "pstats",
+				"pprof" };
+	struct report_opts o = { 20, 20, 5, "bench" };
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[256];
+	struct profile p;
+	struct rusage ru;
+	struct stat st;
+	double t0, c0, built;
+	size_t i;
+
+	t0 = now(CLOCK_MONOTONIC);
+	build(&p, nfuncs, nstacks);
+	built = now(CLOCK_MONOTONIC) - t0;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("profile: %zu functions, %zu frames, %zu stacks, %llu samples; built in %.2f s, "
+	       "peak RSS %ld MiB\n\n", p.nfuncs, p.nframes, p.procs[0].nstacks,
+	       (unsigned long long)p.procs[0].samples, built, ru.ru_maxrss / 1024);
+	printf("| format | wall s | CPU s | file size | peak RSS so far |\n");
+	printf("|---|---|---|---|---|\n");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct report_writer *w = report_find(names[i]);
+		double best_wall = 1e9, best_cpu = 1e9;
+
+		snprintf(path, sizeof(path), "%s/pybpfprof-bench-%d.%s", tmp, getpid(), names[i]);
+		for (r = 0; r < rounds; r++) {
+			t0 = now(CLOCK_MONOTONIC);
+			c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+			if (report_write(w, path, &p, &o)) {
+				fprintf(stderr, "bench-formats: writing %s failed\n", names[i]);
+				return 1;
+			}
+			t0 = now(CLOCK_MONOTONIC) - t0;
+			c0 = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+			best_wall = t0 < best_wall ? t0 : best_wall;
+			best_cpu = c0 < best_cpu ? c0 : best_cpu;
+		}
+		stat(path, &st);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("| %s | %.3f | %.3f | %.1f MiB | %ld MiB |\n", names[i], best_wall, best_cpu,
+		       st.st_size / 1048576.0, ru.ru_maxrss / 1024);
+		unlink(path);
+	}
+	profile__free(&p);
+	return 0;
+}
