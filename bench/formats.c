@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What writing each report format costs: a synthetic profile the size of a
- * long run of a large program (default 2,000 functions, 200,000 distinct
- * stacks 4 to 64 frames deep over 8 threads, fixed seed) is written by every
+ * long run of a large program (default 2,000 functions, 200,000 stacks 4 to
+ * 64 frames deep over 8 threads, fixed seed) is written by every
  * writer to a file in $TMPDIR; per format the wall and CPU time (best of
  * BENCH_FORMAT_ROUNDS, default 3), the file size and the peak RSS so far.
  * `make bench-formats` runs it; no root needed.
@@ -42,7 +42,7 @@ static unsigned long env_ul(const char *name, unsigned long def)
 	return v && *v ? strtoul(v, NULL, 10) : def;
 }
 
-static void build(struct profile *p, size_t nfuncs, size_t nstacks)
+static void build(struct profile *p, size_t nfuncs, size_t nstacks, bool worst)
 {
 	struct profile_proc *pp;
 	uint32_t frames[64], *funcs;
@@ -66,11 +66,21 @@ static void build(struct profile *p, size_t nfuncs, size_t nstacks)
 		size_t depth = 4 + next(61);
 		uint64_t count = 1 + next(20);
 
-		/* Shared roots, diverging leaves: like a real call tree. */
-		for (d = 0; d < depth; d++) {
-			uint32_t f = d < 3 ? d : next(nfuncs);
+		/*
+		 * A walk down a call graph where every function calls 4 others,
+		 * each from its own line: stacks share their upper frames as in a
+		 * real program. BENCH_RANDOM=1: any function may call any other
+		 * (nothing shared below the third frame, the worst case).
+		 */
+		uint32_t f = 0, k = 0;
 
-			frames[depth - 1 - d] = profile__frame(p, funcs[f], 11 + next(40));
+		for (d = 0; d < depth; d++) {
+			uint32_t callee_k = next(4);
+			int line = d + 1 < depth ? 11 + (int)callee_k : 11 + (int)next(40);
+
+			frames[depth - 1 - d] = profile__frame(p, funcs[f], line);
+			k = callee_k;
+			f = d < 2 ? d + 1 : worst ? next(nfuncs) : (f * 7 + k * 131 + 1) % nfuncs;
 		}
 		if (profile_proc__add_stack(pp, 4242 + i % 8, frames, depth, count))
 			exit(1);
@@ -98,7 +108,7 @@ int main(void)
 	size_t i;
 
 	t0 = now(CLOCK_MONOTONIC);
-	build(&p, nfuncs, nstacks);
+	build(&p, nfuncs, nstacks, env_ul("BENCH_RANDOM", 0));
 	built = now(CLOCK_MONOTONIC) - t0;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("profile: %zu functions, %zu frames, %zu stacks, %llu samples; built in %.2f s, "
@@ -125,8 +135,9 @@ int main(void)
 		}
 		stat(path, &st);
 		getrusage(RUSAGE_SELF, &ru);
-		printf("| %s | %.3f | %.3f | %.1f MiB | %ld MiB |\n", names[i], best_wall, best_cpu,
-		       st.st_size / 1048576.0, ru.ru_maxrss / 1024);
+		printf("| %s | %.3f | %.3f | %.1f %s | %ld MiB |\n", names[i], best_wall, best_cpu,
+		       st.st_size / (st.st_size < 1048576 ? 1024.0 : 1048576.0),
+		       st.st_size < 1048576 ? "KiB" : "MiB", ru.ru_maxrss / 1024);
 		unlink(path);
 	}
 	profile__free(&p);

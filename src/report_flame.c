@@ -2,104 +2,126 @@
 /*
  * An interactive flame graph in one self-contained HTML file (inline script
  * and style, nothing fetched): the merged call tree as JSON, drawn as one
- * box per (frame, path). Hover shows the function, file:line, samples and %;
+ * box per (frame, path), root at the bottom, siblings in frame-id order. Hover shows the function, file:line, samples and %;
  * a click zooms into a box; the search field highlights matching functions
  * and says how much of the total they hold. Same frames and counts as the
  * folded output.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
 
-struct node {
-	uint32_t label;		/* frame id, or nframes + process index, or UINT32_MAX: root */
-	uint64_t value;
-	uint32_t child, next;	/* first child, next sibling; 0: none (node 0 is the root) */
+/* One stack of one process; the flame graph's paths are these, root first. */
+struct entry {
+	uint32_t proc, stack;
 };
 
-struct tree {
-	struct node *nodes;
-	size_t n, cap;
-	struct hashmap index;	/* hash(parent, label) -> node */
+struct paths {
+	const struct profile *p;
+	const struct entry *e;
+	bool by_proc;	/* several processes: each path starts at its process */
 };
 
-static uint32_t tree__child(struct tree *t, uint32_t parent, uint32_t label)
+static uint32_t path_len(const struct paths *ps, const struct entry *e)
 {
-	uint64_t h = hash_u64((uint64_t)parent << 32 | label), *slot;
-	struct node *nd;
-	uint32_t id;
-
-	for (;; h++) {
-		slot = hashmap__find(&t->index, h);
-		if (!slot)
-			break;
-		if (*slot >> 32 == parent && t->nodes[(uint32_t)*slot].label == label)
-			return (uint32_t)*slot;
-	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		void *n = realloc(t->nodes, ncap * sizeof(*t->nodes));
-
-		if (!n)
-			return 0;
-		t->nodes = n;
-		t->cap = ncap;
-	}
-	id = t->n;
-	if (hashmap__set(&t->index, h, (uint64_t)parent << 32 | id))
-		return 0;
-	nd = &t->nodes[t->n++];
-	*nd = (struct node){ .label = label };
-	/* Appended last among its siblings: children keep their first-seen order. */
-	if (!t->nodes[parent].child) {
-		t->nodes[parent].child = id;
-	} else {
-		uint32_t c = t->nodes[parent].child;
-
-		while (t->nodes[c].next)
-			c = t->nodes[c].next;
-		t->nodes[c].next = id;
-	}
-	return id;
+	return ps->p->procs[e->proc].stacks[e->stack].nframes + ps->by_proc;
 }
 
-static int tree__build(struct tree *t, const struct profile *p)
+/* Label of step k of e's path: a frame id, or nframes + process index. */
+static uint32_t path_at(const struct paths *ps, const struct entry *e, uint32_t k)
 {
-	size_t i, j, k;
+	const struct profile_stack *s = &ps->p->procs[e->proc].stacks[e->stack];
 
-	hashmap__init(&t->index);
-	t->nodes = calloc(256, sizeof(*t->nodes));
-	if (!t->nodes)
-		return -ENOMEM;
-	t->cap = 256;
-	t->n = 1;
-	t->nodes[0].label = UINT32_MAX;
-	for (i = 0; i < p->nprocs; i++) {
-		const struct profile_proc *pp = &p->procs[i];
+	if (ps->by_proc && !k)
+		return ps->p->nframes + e->proc;
+	k -= ps->by_proc;
+	return s->frames[s->nframes - 1 - k];
+}
 
-		for (j = 0; j < pp->nstacks; j++) {
-			const struct profile_stack *s = &pp->stacks[j];
-			uint32_t cur = 0;
+static int cmp_paths(const void *a, const void *b, void *ctx)
+{
+	const struct entry *x = a, *y = b;
+	const struct paths *ps = ctx;
+	uint32_t nx = path_len(ps, x), ny = path_len(ps, y), k;
 
-			if (!s->nframes)
-				continue;
-			t->nodes[0].value += s->count;
-			if (p->nprocs > 1) {
-				cur = tree__child(t, cur, p->nframes + i);
-				if (!cur)
-					return -ENOMEM;
-				t->nodes[cur].value += s->count;
-			}
-			for (k = s->nframes; k-- > 0;) {
-				cur = tree__child(t, cur, s->frames[k]);
-				if (!cur)
-					return -ENOMEM;
-				t->nodes[cur].value += s->count;
-			}
-		}
+	for (k = 0; k < nx && k < ny; k++) {
+		uint32_t lx = path_at(ps, x, k), ly = path_at(ps, y, k);
+
+		if (lx != ly)
+			return lx < ly ? -1 : 1;
 	}
-	return 0;
+	return nx < ny ? -1 : nx > ny;
+}
+
+/*
+ * The call tree as nested JSON, [label, [children], samples], without
+ * building it: with the paths sorted, a node's subtree is a run of
+ * consecutive paths sharing its prefix, so walking them once, closing and
+ * opening nodes where a path leaves the previous one, writes every node with
+ * memory for one path. The root's label is -1.
+ */
+static int write_tree(FILE *f, const struct profile *p)
+{
+	struct paths ps = { .p = p, .by_proc = p->nprocs > 1 };
+	struct entry *es;
+	uint64_t *val, total = 0;
+	uint32_t *open, depth = 0, maxlen = 1, k, n;
+	bool *has_child;
+	size_t ne = 0, i, j;
+	int err = -ENOMEM;
+
+	for (i = 0; i < p->nprocs; i++)
+		ne += p->procs[i].nstacks;
+	es = calloc(ne + 1, sizeof(*es));
+	if (!es)
+		return -ENOMEM;
+	for (i = 0, ne = 0; i < p->nprocs; i++)
+		for (j = 0; j < p->procs[i].nstacks; j++)
+			if (p->procs[i].stacks[j].nframes) {
+				es[ne++] = (struct entry){ .proc = i, .stack = j };
+				n = path_len(&ps, &es[ne - 1]);
+				maxlen = n > maxlen ? n : maxlen;
+			}
+	qsort_r(es, ne, sizeof(*es), cmp_paths, &ps);
+	open = calloc(maxlen, sizeof(*open));
+	val = calloc(maxlen, sizeof(*val));
+	has_child = calloc(maxlen + 1, sizeof(*has_child));	/* [0]: the root's */
+	if (!open || !val || !has_child)
+		goto out;
+	fputs("[-1,[", f);
+	for (i = 0; i < ne; i++) {
+		const struct entry *e = &es[i];
+		uint64_t count = p->procs[e->proc].stacks[e->stack].count;
+		uint32_t len = path_len(&ps, e), common = 0;
+
+		while (common < depth && common < len && open[common] == path_at(&ps, e, common))
+			common++;
+		for (; depth > common; depth--)
+			fprintf(f, "],%llu]", (unsigned long long)val[depth - 1]);
+		for (k = depth; k < len; k++) {
+			open[k] = path_at(&ps, e, k);
+			val[k] = 0;
+			fprintf(f, "%s[%u,[", has_child[k] ? "," : "", open[k]);
+			has_child[k] = true;
+			has_child[k + 1] = false;
+		}
+		depth = len;
+		for (k = 0; k < len; k++)
+			val[k] += count;
+		total += count;
+	}
+	for (; depth > 0; depth--)
+		fprintf(f, "],%llu]", (unsigned long long)val[depth - 1]);
+	fprintf(f, "],%llu]", (unsigned long long)total);
+	err = 0;
+out:
+	free(es);
+	free(open);
+	free(val);
+	free(has_child);
+	return err;
 }
 
 /* A JSON string that is also safe inside <script>: no "</" can end it early. */
@@ -147,22 +169,6 @@ static void write_names(FILE *f, const struct profile *p)
 	fputs("],\n", f);
 }
 
-/* Nodes as [name index, samples, [children]]; the root's name index is -1. */
-static void write_node(FILE *f, const struct tree *t, uint32_t id)
-{
-	const struct node *nd = &t->nodes[id];
-	uint32_t c;
-
-	fprintf(f, "[%d,%llu,[", nd->label == UINT32_MAX ? -1 : (int)nd->label,
-		(unsigned long long)nd->value);
-	for (c = nd->child; c; c = t->nodes[c].next) {
-		write_node(f, t, c);
-		if (t->nodes[c].next)
-			fputc(',', f);
-	}
-	fputs("]]", f);
-}
-
 static const char page_head[] =
 "<!DOCTYPE html>\n"
 "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -194,13 +200,13 @@ static const char page_tail[] =
 "const chart = document.getElementById('chart'), tip = document.getElementById('tip');\n"
 "const ROW = 17, MIN_PCT = 0.05;\n"
 "let zoomed = null, query = null;\n"
-"/* Parents, so a zoom can keep the path to the root visible. */\n"
-"function link(n, parent) { n.parent = parent; for (const c of n[2]) link(c, n); }\n"
+"/* Nodes are [name index, [children], samples]. Parents, so a zoom can keep the path\n"
+" * to the root visible, and heights, so a zoom knows how many rows it needs. */\n"
+"function link(n, parent) { n.parent = parent; n.h = 1;\n"
+"  for (const c of n[1]) { link(c, n); n.h = Math.max(n.h, c.h + 1); } }\n"
 "link(P.root, null);\n"
 "function name(n) { return n[0] < 0 ? 'all' : P.names[n[0]][0]; }\n"
 "function where(n) { return n[0] < 0 ? '' : P.names[n[0]][1]; }\n"
-"function depth(n) { let d = 0; for (const c of n[2]) d = Math.max(d, depth(c)); "
-"return d + 1; }\n"
 "function color(s) { let h = 0; for (const ch of s) h = (h * 31 + ch.charCodeAt(0)) >>> 0; "
 "return 'hsl(' + (h % 50) + ',80%,' + (55 + h % 15) + '%)'; }\n"
 "function box(n, left, width, level, rows, dim) {\n"
@@ -210,15 +216,15 @@ static const char page_tail[] =
 "  d.style.top = ((rows - 1 - level) * ROW) + 'px';\n"
 "  d.style.background = color(name(n));\n"
 "  d.textContent = name(n);\n"
-"  d.dataset.name = name(n); d.dataset.where = where(n); d.dataset.samples = n[1];\n"
+"  d.dataset.name = name(n); d.dataset.where = where(n); d.dataset.samples = n[2];\n"
 "  d.node = n;\n"
 "  chart.appendChild(d);\n"
 "}\n"
 "function draw(n, left, width, level, rows) {\n"
 "  box(n, left, width, level, rows, false);\n"
 "  let x = left;\n"
-"  for (const c of n[2]) {\n"
-"    const w = n[1] ? width * c[1] / n[1] : 0;\n"
+"  for (const c of n[1]) {\n"
+"    const w = n[2] ? width * c[2] / n[2] : 0;\n"
 "    if (w >= MIN_PCT) draw(c, x, w, level + 1, rows);\n"
 "    x += w;\n"
 "  }\n"
@@ -226,15 +232,15 @@ static const char page_tail[] =
 "function render() {\n"
 "  const top = zoomed || P.root;\n"
 "  const path = []; for (let a = top.parent; a; a = a.parent) path.unshift(a);\n"
-"  const rows = path.length + depth(top);\n"
+"  const rows = path.length + top.h;\n"
 "  chart.textContent = ''; chart.style.height = (rows * ROW) + 'px';\n"
 "  path.forEach((a, i) => box(a, 0, 100, i, rows, true));\n"
 "  draw(top, 0, 100, path.length, rows);\n"
 "  let hit = 0;\n"
 "  if (query) { const s = (n, under) => { const m = query.test(name(n)); "
-"if (m && !under) hit += n[1]; for (const c of n[2]) s(c, under || m); }; s(P.root, false); }\n"
+"if (m && !under) hit += n[2]; for (const c of n[1]) s(c, under || m); }; s(P.root, false); }\n"
 "  document.getElementById('matched').textContent = query ? 'Matched: ' + "
-"(P.root[1] ? (100 * hit / P.root[1]).toFixed(1) : '0.0') + '%' : '';\n"
+"(P.root[2] ? (100 * hit / P.root[2]).toFixed(1) : '0.0') + '%' : '';\n"
 "}\n"
 "chart.addEventListener('click', e => {\n"
 "  const d = e.target.closest('.frame'); if (!d) return;\n"
@@ -243,8 +249,8 @@ static const char page_tail[] =
 "chart.addEventListener('mousemove', e => {\n"
 "  const d = e.target.closest('.frame');\n"
 "  if (!d) { tip.style.display = 'none'; return; }\n"
-"  const n = d.node, pct = P.root[1] ? (100 * n[1] / P.root[1]).toFixed(2) : '0.00';\n"
-"  tip.textContent = name(n) + (where(n) ? '\\n' + where(n) : '') + '\\n' + n[1] + "
+"  const n = d.node, pct = P.root[2] ? (100 * n[2] / P.root[2]).toFixed(2) : '0.00';\n"
+"  tip.textContent = name(n) + (where(n) ? '\\n' + where(n) : '') + '\\n' + n[2] + "
 "' samples (' + pct + '% of all)';\n"
 "  tip.style.display = 'block';\n"
 "  /* kept inside the window: flipped to the other side of the pointer near an edge */\n"
@@ -268,27 +274,26 @@ static const char page_tail[] =
 
 static int write_flame(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	struct tree t = {};
+	uint64_t total = 0;
 	char title[160];
-	int err = tree__build(&t, p);
+	size_t i;
+	int err;
 
-	if (!err) {
-		fputs(page_head, f);
-		snprintf(title, sizeof(title), "pybpfprof %s: %s profile, %llu samples at %u Hz",
-			 o->tool_version, p->mode, (unsigned long long)t.nodes[0].value,
-			 p->frequency_hz);
-		fputs("\"title\": ", f);
-		script_string(f, title);
-		fputs(",\n", f);
-		write_names(f, p);
-		fputs("\"root\": ", f);
-		write_node(f, &t, 0);
-		fputs(page_tail, f);
-		err = ferror(f) ? -EIO : 0;
-	}
-	free(t.nodes);
-	hashmap__free(&t.index);
-	return err;
+	for (i = 0; i < p->nprocs; i++)
+		total += p->procs[i].samples;
+	fputs(page_head, f);
+	snprintf(title, sizeof(title), "pybpfprof %s: %s profile, %llu samples at %u Hz",
+		 o->tool_version, p->mode, (unsigned long long)total, p->frequency_hz);
+	fputs("\"title\": ", f);
+	script_string(f, title);
+	fputs(",\n", f);
+	write_names(f, p);
+	fputs("\"root\": ", f);
+	err = write_tree(f, p);
+	if (err)
+		return err;
+	fputs(page_tail, f);
+	return ferror(f) ? -EIO : 0;
 }
 
 const struct report_writer report_flame = {

@@ -405,11 +405,11 @@ class WebDriver:
 FLAME_SELF_JS = """
 const self = {};
 (function walk(n) {
-  let s = n[1];
-  for (const c of n[2]) { s -= c[1]; walk(c); }
+  let s = n[2];
+  for (const c of n[1]) { s -= c[2]; walk(c); }
   if (n[0] >= 0 && s) self[P.names[n[0]][0]] = (self[P.names[n[0]][0]] || 0) + s;
 })(P.root);
-return {self: self, total: P.root[1]};
+return {self: self, total: P.root[2]};
 """
 
 FRAME_JS = """
