@@ -5,7 +5,7 @@
  * 64 frames deep over 8 threads, fixed seed) is written by every
  * writer to a file in $TMPDIR; per format the wall and CPU time (best of
  * BENCH_FORMAT_ROUNDS, default 3), the file size and the peak RSS so far.
- * `make bench-formats` runs it; no root needed.
+ * `make bench-formats` runs it; no root needed. BENCH_KEEP=1 keeps the files.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -138,7 +138,10 @@ int main(void)
 		printf("| %s | %.3f | %.3f | %.1f %s | %ld MiB |\n", names[i], best_wall, best_cpu,
 		       st.st_size / (st.st_size < 1048576 ? 1024.0 : 1048576.0),
 		       st.st_size < 1048576 ? "KiB" : "MiB", ru.ru_maxrss / 1024);
-		unlink(path);
+		if (!getenv("BENCH_KEEP"))
+			unlink(path);
+		else
+			printf("  kept %s\n", path);
 	}
 	profile__free(&p);
 	return 0;
