@@ -55,8 +55,8 @@ double report_pct(uint64_t part, uint64_t whole);
 int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len);
 /*
  * Whether file, as the process sees it, was modified after the process
- * started (start_time: seconds since the epoch; 0 means unknown): 1 if so,
- * 0 if not or unknown, -errno if it cannot be opened.
+ * started (start_time: seconds since the epoch; 0 means unknown), by more
+ * than a second: 1 if so, 0 if not or unknown, -errno if it cannot be opened.
  */
 int report_source_changed(int root_fd, const char *file, double start_time);
 /* Writes s as a JSON string literal, quotes included. */

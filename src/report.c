@@ -174,8 +174,12 @@ int report_source_changed(int root_fd, const char *file, double start_time)
 	close(fd);
 	if (err || start_time <= 0)
 		return err;
-	/* Whole seconds: some filesystems keep no finer mtime. */
-	return (double)st.st_mtim.tv_sec > start_time ? 1 : 0;
+	/*
+	 * A second of slack: the start time comes from the boot time in whole
+	 * seconds, so it may be up to a second early, and a file written just
+	 * before the program started must not be flagged.
+	 */
+	return (double)st.st_mtim.tv_sec > start_time + 1 ? 1 : 0;
 }
 
 char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len)

@@ -290,6 +290,8 @@ static void test_source_changed(void **state)
 	close(fd);
 	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
 	assert_int_equal(report_source_changed(-1, path, 1000000001.5), 0);
+	assert_int_equal(report_source_changed(-1, path, 999999999.5), 0);	/* within slack */
+	assert_int_equal(report_source_changed(-1, path, 999999998.5), 1);
 	assert_int_equal(report_source_changed(-1, path, 999999990.0), 1);
 	assert_int_equal(report_source_changed(-1, path, 0), 0);	/* start unknown */
 	assert_int_equal(report_source_changed(-1, "/nonexistent/x.py", 1.0), -ENOENT);
