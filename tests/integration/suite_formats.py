@@ -134,6 +134,13 @@ def formats_pstats():
     check(cc["callers"] == ["main"], f"count_common callers {cc['callers']}, expected main")
     check("was called by" in res["text"] and "main" in res["text"].split("was called by")[1],
           "print_callers shows no caller for count_common")
+    # The interactive browser, as a user would drive it.
+    cli = subprocess.run(["/usr/bin/python3", "-m", "pstats", run["files"]["pstats"]],
+                         input="sort tottime\nstats 3\ncallers count_common\nquit\n",
+                         capture_output=True, text=True, timeout=30)
+    rows = [ln for ln in cli.stdout.splitlines() if re.match(r"\s+\d+\s+[\d.]+\s+[\d.]+", ln)]
+    check(cli.returncode == 0 and rows and rows[0].endswith("(count_common)"),
+          f"python3 -m pstats: sorted by tottime, first row {rows[:1]}: {cli.stderr[-300:]}")
     self_samples = functions(process(run["json"], run["pid"]))["count_common"]["self"]
     check(abs(cc["tt"] - self_samples / FORMATS_FREQ) < 1e-9,
           f"tottime {cc['tt']} != {self_samples} samples / {FORMATS_FREQ} Hz")
@@ -431,6 +438,9 @@ def formats_flamegraph():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     line, _ = source_line(FORMATS_SCRIPT, "# membership")
     with WebDriver() as wd:
+        page = run["files"]["flame"].read_text()
+        refs = re.findall(r"(?:https?:|//[a-z]|src=|href=|@import|url\()", page)
+        check(not refs, f"the page refers to something outside it: {refs[:5]}")
         self_, total = flame_self(wd, run["files"]["flame"])
         check(total == run["samples"], f"flame graph root {total}, the run {run['samples']}")
         root = wd.js(FRAME_JS, "all")
