@@ -16,16 +16,18 @@
 
 /* Field numbers of profile.proto. */
 enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
 	PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
 	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
 	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	LOCATION_ID = 1, LOCATION_LINE = 4,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
-	FUNCTION_START_LINE = 5,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
 };
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
@@ -198,8 +200,19 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 	struct pbuf msg = {}, sub = {};
 	size_t i;
 
+	/*
+	 * One mapping that says every location is already symbolized, so pprof
+	 * looks for no binary to symbolize addresses with (there are none).
+	 */
+	pb_uint(&msg, MAPPING_ID, 1);
+	pb_uint(&msg, MAPPING_FILENAME, strtab__id(t, p->nprocs ? p->procs[0].exe : "python"));
+	pb_uint(&msg, MAPPING_HAS_FUNCTIONS, 1);
+	pb_uint(&msg, MAPPING_HAS_FILENAMES, 1);
+	pb_uint(&msg, MAPPING_HAS_LINE_NUMBERS, 1);
+	pb_msg(b, PROFILE_MAPPING, &msg);
 	for (i = 0; i < p->nframes; i++) {
 		pb_uint(&msg, LOCATION_ID, i + 1);
+		pb_uint(&msg, LOCATION_MAPPING_ID, 1);
 		pb_uint(&sub, LINE_FUNCTION_ID, p->frames[i].func + 1ULL);
 		if (p->frames[i].line > 0)
 			pb_uint(&sub, LINE_LINE, p->frames[i].line);
@@ -210,8 +223,9 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 		const struct profile_func *fn = &p->funcs[i];
 
 		pb_uint(&msg, FUNCTION_ID, i + 1);
+		/* No system_name: pprof would run it through a C++ demangler, which
+		 * turns names such as "<module>" into nothing. */
 		pb_uint(&msg, FUNCTION_NAME, strtab__id(t, fn->qualname));
-		pb_uint(&msg, FUNCTION_SYSTEM_NAME, strtab__id(t, fn->qualname));
 		pb_uint(&msg, FUNCTION_FILENAME, strtab__id(t, fn->file));
 		if (fn->firstline > 0)
 			pb_uint(&msg, FUNCTION_START_LINE, fn->firstline);

@@ -169,6 +169,8 @@ def parse_protoc_text(text):
             if val.startswith('"'):
                 val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
                     "latin-1").decode("utf-8")
+            elif val in ("true", "false"):
+                val = val == "true"
             else:
                 val = int(val)
             stack[-1].setdefault(key, []).append(val)
@@ -212,6 +214,41 @@ def formats_pprof():
     top = max(self_, key=self_.get)
     check(top == "count_common", f"top self function {top}: {self_}")
     return f"{total} samples, {len(self_)} functions, count_common {self_['count_common']}"
+
+
+def go_tool():
+    """The go command, for go tool pprof: on PATH (golang-go), or Debian's versioned one."""
+    found = shutil.which("go") or next(iter(sorted(Path("/usr/lib").glob("go-*/bin/go"))), None)
+    if not found:
+        raise Skip("go not installed (Debian package golang-go): go tool pprof not run")
+    return str(found)
+
+
+@test
+def formats_pprof_go():
+    # pprof's own reader: go tool pprof's flat samples per function must be
+    # the JSON report's self samples, and its total the run's samples.
+    run = formats_run()
+    go = go_tool()
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
+        r = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=1000",
+                            "-sample_index=samples", str(run["files"]["pprof"])],
+                           capture_output=True, text=True, timeout=120, env=env)
+    check(r.returncode == 0, f"go tool pprof failed: {r.stderr.strip()[-300:]}")
+    m = re.search(r"Total samples = (\d+)", r.stdout)
+    check(m and int(m.group(1)) == run["samples"],
+          f"go tool pprof total {m and m.group(1)}, the run {run['samples']}: {r.stdout[:300]}")
+    flat = {}
+    for ln in r.stdout.splitlines():
+        row = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$", ln)
+        if row and int(row.group(1)):
+            add(flat, row.group(3).strip(), int(row.group(1)))
+    jself = {name: f["self"] for name, f in functions(process(run["json"], run["pid"])).items()
+             if f["self"]}
+    check(flat == jself, f"go tool pprof flat {flat} != json self {jself}")
+    check("<module>" in r.stdout, "go tool pprof lost the name <module>")
+    return f"go tool pprof: {run['samples']} samples, flat per function = json self ({flat})"
 
 
 # ------------------------------------------------------------ speedscope
