@@ -67,6 +67,11 @@ void json_string(FILE *f, const char *s);
  * one field of one line. Returns buf.
  */
 char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/*
+ * The honest counts in one line for formats with room for a title or a
+ * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".
+ */
+char *report_counts(const struct profile *p, char *buf, size_t len);
 /* The root label of a process's stacks when several are profiled: "pid N (comm)". */
 char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len);
 

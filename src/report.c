@@ -200,6 +200,24 @@ char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, siz
 	return buf;
 }
 
+char *report_counts(const struct profile *p, char *buf, size_t len)
+{
+	uint64_t samples = 0, truncated = 0, unresolved = 0, partial = 0;
+	size_t i;
+
+	for (i = 0; i < p->nprocs; i++) {
+		samples += p->procs[i].samples;
+		truncated += p->procs[i].truncated;
+		unresolved += p->procs[i].unresolved;
+		partial += p->procs[i].partial;
+	}
+	snprintf(buf, len, "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
+		 "%llu partial)", (unsigned long long)samples,
+		 (unsigned long long)p->counts.dropped, (unsigned long long)truncated,
+		 (unsigned long long)unresolved, (unsigned long long)partial);
+	return buf;
+}
+
 char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len)
 {
 	char *c;

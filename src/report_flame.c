@@ -274,16 +274,12 @@ static const char page_tail[] =
 
 static int write_flame(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	uint64_t total = 0;
-	char title[160];
-	size_t i;
+	char title[320], counts[200];
 	int err;
 
-	for (i = 0; i < p->nprocs; i++)
-		total += p->procs[i].samples;
 	fputs(page_head, f);
-	snprintf(title, sizeof(title), "pybpfprof %s: %s profile, %llu samples at %u Hz",
-		 o->tool_version, p->mode, (unsigned long long)total, p->frequency_hz);
+	snprintf(title, sizeof(title), "pybpfprof %s: %s profile at %u Hz, %s", o->tool_version,
+		 p->mode, p->frequency_hz, report_counts(p, counts, sizeof(counts)));
 	fputs("\"title\": ", f);
 	script_string(f, title);
 	fputs(",\n", f);

@@ -242,7 +242,7 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
 	struct strtab t = {};
 	struct pbuf sub = {};
-	char comment[128];
+	char comment[200];
 	int err;
 
 	hashmap__init(&t.index);
@@ -266,6 +266,7 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	snprintf(comment, sizeof(comment), "pybpfprof %s %s profile at %u Hz", o->tool_version,
 		 p->mode, p->frequency_hz);
 	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, comment));
+	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, report_counts(p, comment, sizeof(comment))));
 	/* The string table may sit anywhere in the message: append it last, when complete. */
 	pb_put(b, t.out.d, t.out.n);
 	b->oom |= t.out.oom | sub.oom;

@@ -78,11 +78,15 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 static int write_speedscope(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	size_t i, j, nprofiles = 0;
+	char name[320], counts[200];
 	struct hashmap tids;
 
 	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n", f);
-	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": \"pybpfprof %s profile\", "
-		"\"activeProfileIndex\": 0,\n", o->tool_version, p->mode);
+	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s", p->mode,
+		 p->frequency_hz, report_counts(p, counts, sizeof(counts)));
+	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": ", o->tool_version);
+	json_string(f, name);
+	fputs(", \"activeProfileIndex\": 0,\n", f);
 	write_frames(f, p);
 	fputs("\"profiles\": [", f);
 	for (i = 0; i < p->nprocs; i++) {

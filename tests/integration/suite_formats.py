@@ -197,7 +197,8 @@ def pprof_self(path):
         ns += s["value"][1]
     types = [(strings[v["type"][0]], strings[v["unit"][0]]) for v in prof["sample_type"]]
     return self_, total, dict(types=types, ns=ns, period=prof["period"][0],
-                              duration=prof["duration_nanos"][0])
+                              duration=prof["duration_nanos"][0],
+                              comments=[strings[i] for i in prof.get("comment", [])])
 
 
 @test
@@ -211,6 +212,8 @@ def formats_pprof():
     check(hdr["ns"] == total * period, f"cpu ns {hdr['ns']} != {total} x {period}")
     check(abs(hdr["duration"] / 1e9 - FORMATS_SECONDS) < 1, f"duration {hdr['duration']} ns")
     check(total == run["samples"], f"pprof holds {total} samples, the run {run['samples']}")
+    check(any(c.startswith(f"{total} samples (0 dropped, 0 truncated, 0 unresolved")
+              for c in hdr["comments"]), f"no comment counting the samples: {hdr['comments']}")
     top = max(self_, key=self_.get)
     check(top == "count_common", f"top self function {top}: {self_}")
     return f"{total} samples, {len(self_)} functions, count_common {self_['count_common']}"
@@ -480,6 +483,9 @@ def formats_flamegraph():
         check(not refs, f"the page refers to something outside it: {refs[:5]}")
         self_, total = flame_self(wd, run["files"]["flame"])
         check(total == run["samples"], f"flame graph root {total}, the run {run['samples']}")
+        title = wd.js("return document.getElementById('title').textContent")
+        check(f"{total} samples (0 dropped, 0 truncated, 0 unresolved" in title,
+              f"page title {title!r} does not count dropped, truncated, unresolved")
         root = wd.js(FRAME_JS, "all")
         check(root and root[0]["width"] == "100%" and root[0]["samples"] == total,
               f"root box {root}")
