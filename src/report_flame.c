@@ -294,6 +294,6 @@ static int write_flame(FILE *f, const struct profile *p, const struct report_opt
 
 const struct report_writer report_flame = {
 	.name = "flamegraph",
-	.exts = { ".html", ".svg.html" },
+	.exts = { ".html" },
 	.write = write_flame,
 };

@@ -298,6 +298,70 @@ static void test_source_changed(void **state)
 	unlink(path);
 }
 
+/*
+ * The line-by-line table of the text report on a real source file: lines in
+ * order with inclusive and self samples and their text; a note when the file
+ * is newer than the process, and when it cannot be read.
+ */
+static void test_line_report(void **state)
+{
+	char src[] = "/tmp/pybpfprof-lines-XXXXXX", *got;
+	struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+	struct profile_proc *pp;
+	struct profile p;
+	uint32_t fouter, finner, s1[2], s2[2], s3[1];
+	size_t len;
+	FILE *f;
+	int fd = mkstemp(src);
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("def inner(b):\n    return sum(b)\n\ndef outer(a, b):\n    n = 0\n"
+	      "    for x in a:\n        if x in b:  # hot\n            n += inner(b)\n"
+	      "    return n\n", f);
+	fclose(f);
+	assert_int_equal(utimensat(AT_FDCWD, src, old, 0), 0);
+	profile__init(&p, "cpu", 100);
+	pp = profile__add_proc(&p, 1, "/usr/bin/python3", "python3 x.py", "python3", "3.11.2");
+	pp->start_time = 1000000100.0;	/* the file is older than the process */
+	finner = profile__func(&p, "inner", src, 1, false);
+	fouter = profile__func(&p, "outer", src, 4, false);
+	s1[0] = profile__frame(&p, fouter, 7);
+	s2[0] = profile__frame(&p, finner, 2);
+	s2[1] = profile__frame(&p, fouter, 8);
+	s3[0] = profile__frame(&p, fouter, 6);
+	profile_proc__add_stack(pp, 1, s1, 1, 90);
+	profile_proc__add_stack(pp, 1, s2, 2, 6);
+	profile_proc__add_stack(pp, 1, s3, 1, 4);
+	pp->samples = 100;
+	got = write_to_memory(&report_text, &p, &len);
+	if (!strstr(got, "  Line by line: outer  ") ||
+	    !strstr(got, "(100 samples, 100.0% of the process; 94.0% in the function itself)\n"
+		    "     line   samples   %func  %total     self  source\n"
+		    "        6         4    4.0%    4.0%        4  for x in a:\n"
+		    "        7        90   90.0%   90.0%       90  if x in b:  # hot\n"
+		    "        8         6    6.0%    6.0%        0  n += inner(b)\n") ||
+	    !strstr(got, "        2         6  100.0%    6.0%        6  return sum(b)\n") ||
+	    strstr(got, "modified after"))
+		fail_msg("unexpected line report:\n%s", got);
+	free(got);
+
+	pp->start_time = 999999000.0;	/* the file changed after the process started */
+	got = write_to_memory(&report_text, &p, &len);
+	if (!strstr(got, "was modified after the process started"))
+		fail_msg("no note for a changed source file:\n%s", got);
+	free(got);
+
+	unlink(src);
+	got = write_to_memory(&report_text, &p, &len);
+	if (!strstr(got, "source: cannot read ") || !strstr(got, ": No such file or directory\n"
+							      "     line   samples"))
+		fail_msg("no note for a missing source file:\n%s", got);
+	free(got);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_pstats_big_counts),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_source_changed),
+		cmocka_unit_test(test_line_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
