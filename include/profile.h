@@ -57,7 +57,7 @@ struct profile_proc {
 	int nspid;		/* pid inside the process's own pid namespace */
 	int root_fd;		/* O_PATH fd of its root directory (source files), or -1 */
 	char *exe, *cmdline, *comm, *python;
-	double start_time;	/* seconds since the epoch; 0: unknown (sources changed since?) */
+	double start_time;	/* its start, seconds since the epoch (sources edited since?); 0: unknown */
 	bool exited;
 	uint64_t samples;	/* samples with a Python stack */
 	uint64_t truncated;	/* of which cut at the depth limit */

@@ -150,8 +150,9 @@ int main(int argc, char **argv)
 	log_set_level(LOG_WARN + cfg.verbose);
 	log_hook_libbpf();
 	fallback = cfg.format ? report_find(cfg.format) : &report_text;
-	ro = (struct report_opts){ cfg.top_functions, cfg.top_lines, cfg.line_report,
-				   PYBPFPROF_VERSION };
+	ro = (struct report_opts){ .top_functions = cfg.top_functions, .top_lines = cfg.top_lines,
+				   .line_report = cfg.line_report,
+				   .tool_version = PYBPFPROF_VERSION };
 
 	profile__init(&prof, "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
