@@ -2,10 +2,10 @@
 /*
  * An interactive flame graph in one self-contained HTML file (inline script
  * and style, nothing fetched): the merged call tree as JSON, drawn as one
- * box per (frame, path), root at the bottom, siblings in frame-id order. Hover shows the function, file:line, samples and %;
- * a click zooms into a box; the search field highlights matching functions
- * and says how much of the total they hold. Same frames and counts as the
- * folded output.
+ * box per (frame, path), root at the bottom, siblings in frame-id order.
+ * Hover shows the function, file:line, samples and %; a click zooms into a
+ * box; the search field highlights matching functions and says how much of
+ * the total they hold. Same frames and counts as the folded output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,7 +20,6 @@ struct entry {
 
 struct paths {
 	const struct profile *p;
-	const struct entry *e;
 	bool by_proc;	/* several processes: each path starts at its process */
 };
 
