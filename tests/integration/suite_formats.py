@@ -63,23 +63,13 @@ def formats_line_report():
     run = formats_run()
     line, text = source_line(FORMATS_SCRIPT, "# membership")
     code = text.split("#")[0].strip()           # "if x in b_list:"
-    lines = run["files"]["text"].read_text().splitlines()
-    start = [i for i, s in enumerate(lines) if s.strip().startswith("Line by line: count_common ")]
-    check(start, "no 'Line by line: count_common' section in the text report")
-    rows = []
-    for s in lines[start[0] + 1:]:
-        if not s.strip() or s.strip().startswith("Line by line:"):
-            break
-        m = re.match(r"\s+(\d+|\?)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)(?:\s{2}(.*))?$", s)
-        if m:
-            rows.append((m.group(1), int(m.group(2)), float(m.group(3)), m.group(6) or ""))
-    check(rows, f"no rows in the count_common section: {lines[start[0]:start[0] + 8]}")
+    rows, notes = line_table(run["files"]["text"].read_text(), "count_common")
+    check(rows, "no rows in the count_common section")
     hottest = max(rows, key=lambda r: r[1])
     check(hottest[0] == str(line), f"hottest line {hottest[0]}, expected {line}: {rows}")
     check(hottest[2] >= 85.0, f"line {line} has {hottest[2]}% of count_common, expected >= 85%")
     check(hottest[3].startswith(code), f"line {line} shows {hottest[3]!r}, expected {code!r}")
-    check(not any("cannot read" in s or "modified after" in s
-                  for s in lines[start[0]:start[0] + 3]), "source flagged unreadable or changed")
+    check(not notes, f"source flagged: {notes}")
     return f"line {line} {hottest[2]}% of count_common, source {code!r}"
 
 
@@ -621,3 +611,56 @@ def formats_two_processes_sigint():
         add(by_pid, int(p["name"].split()[1]), sum(p["weights"]))
     check(by_pid == want, f"speedscope profiles hold {by_pid}, json {want}")
     return f"after SIGINT: {want} samples under two process roots, in folded and speedscope"
+
+
+def line_table(text, func):
+    """Rows (line, samples, %func, source) of func's line-by-line table, and
+    the note lines before its header."""
+    lines = text.splitlines()
+    start = [i for i, s in enumerate(lines) if s.strip().startswith(f"Line by line: {func} ")]
+    check(start, f"no 'Line by line: {func}' section: {text[-800:]}")
+    rows, notes = [], []
+    for s in lines[start[0] + 1:]:
+        if not s.strip() or s.strip().startswith("Line by line:"):
+            break
+        m = re.match(r"\s+(\d+|\?)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)(?:\s{2}(.*))?$", s)
+        if m:
+            rows.append((m.group(1), int(m.group(2)), float(m.group(3)), m.group(6) or ""))
+        elif s.strip().startswith("source:"):
+            notes.append(s.strip())
+    return rows, notes
+
+
+@test
+def formats_line_report_container():
+    # Source text comes from the process's own root: a chrooted target's
+    # file exists only inside its root, and an edit made there is noticed.
+    chrooted = [b for b in ("trixie313", "sid315", "bullseye39") if b in BUILDS]
+    if not chrooted:
+        raise Skip("no Debian root cached (tests/debian-roots.sh)")
+    py = interpreter(chrooted[0])
+    inside = py.script_path(FORMATS_SCRIPT)
+    line, text = source_line(FORMATS_SCRIPT, "# membership")
+    code = text.split("#")[0].strip()
+    with Workloads() as wl:
+        p = wl.start(py, FORMATS_SCRIPT)
+        check(not os.path.exists(inside), f"{inside} exists on the host: the test would not "
+              "show that the source is read through the process's root")
+        args = ["-p", p.pid, "-d", 1, "-F", 199, "--line-report=1", "-n", 3]
+        r = run_profiler(args, timeout=1 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        rows, notes = line_table(r.stdout, "count_common")
+        check(not notes, f"notes on an unchanged, readable file: {notes}")
+        hot = max(rows, key=lambda x: x[1])
+        check(hot[0] == str(line) and hot[3].startswith(code),
+              f"hottest row {hot}, expected line {line} showing {code!r}")
+        time.sleep(2.5)     # beyond the second of slack
+        edited = py.root / inside.lstrip("/")
+        edited.write_text(edited.read_text() + "\n# edited\n")
+        r = run_profiler(args, timeout=1 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        _, notes = line_table(r.stdout, "count_common")
+        check(notes == [f"source: {inside} was modified after the process started: the text "
+                        "shown may not be what runs"], f"notes after the edit: {notes}")
+    return (f"python {chrooted[0]}: line {line} shows {code!r} read inside the root; "
+            "the edit there flagged")
