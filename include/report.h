@@ -54,6 +54,14 @@ double report_pct(uint64_t part, uint64_t whole);
  */
 int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len);
 /*
+ * The same for several lines in one pass: lines ascending; texts holds n
+ * buffers of width bytes, "" for a line the file does not have; found[i]
+ * (optional) says which exist. Only the first 4 KiB of a line are read. The
+ * number of lines found, or -errno if the file cannot be opened.
+ */
+int report_source_lines(int root_fd, const char *file, const int *lines, size_t n, char *texts,
+			size_t width, bool *found);
+/*
  * Whether file, as the process sees it, was modified after the process
  * started (start_time: seconds since the epoch; 0 means unknown), by more
  * than a second: 1 if so, 0 if not or unknown, -errno if it cannot be opened.

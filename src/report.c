@@ -125,14 +125,32 @@ static int open_source(int root_fd, const char *file)
 	return fd < 0 ? -errno : fd;
 }
 
-int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len)
+/* Copies the trimmed text of one line into out (width bytes). */
+static void trim_into(const char *text, char *out, size_t width)
 {
-	char *text = NULL, *start, *end;
-	size_t cap = 0;
-	int fd, n = 0, err = -ENOENT;
+	const char *start = text + strspn(text, " \t");
+	size_t n = strcspn(start, "\r\n");
+
+	while (n && start[n - 1] == ' ')
+		n--;
+	snprintf(out, width, "%.*s", (int)n, start);
+}
+
+int report_source_lines(int root_fd, const char *file, const int *lines, size_t n, char *texts,
+			size_t width, bool *found)
+{
+	char chunk[4096];
+	size_t i = 0, k, nfound = 0;
+	bool at_start = true;
+	int fd, cur = 1;
 	FILE *f;
 
-	if (line <= 0 || file[0] != '/' || !len)
+	for (k = 0; k < n; k++) {
+		texts[k * width] = '\0';
+		if (found)
+			found[k] = false;
+	}
+	if (file[0] != '/' || !width)
 		return -ENOENT;
 	fd = open_source(root_fd, file);
 	if (fd < 0)
@@ -142,21 +160,34 @@ int report_source_line(int root_fd, const char *file, int line, char *buf, size_
 		close(fd);
 		return -errno;
 	}
-	while (getline(&text, &cap, f) >= 0) {
-		if (++n < line)
-			continue;
-		start = text + strspn(text, " \t");
-		end = start + strcspn(start, "\r\n");
-		while (end > start && end[-1] == ' ')
-			end--;
-		*end = '\0';
-		snprintf(buf, len, "%s", start);
-		err = 0;
-		break;
+	while (i < n && lines[i] <= 0)
+		i++;
+	/* Fixed-size chunks: a huge line (minified code) costs no memory, only its start is kept. */
+	while (i < n && fgets(chunk, sizeof(chunk), f)) {
+		bool ends = strchr(chunk, '\n') != NULL;
+
+		if (at_start && cur == lines[i]) {
+			for (k = i; k < n && lines[k] == cur; k++) {
+				trim_into(chunk, texts + k * width, width);
+				if (found)
+					found[k] = true;
+				nfound++;
+			}
+			i = k;
+		}
+		at_start = ends;
+		if (ends)
+			cur++;
 	}
-	free(text);
 	fclose(f);
-	return err;
+	return nfound;
+}
+
+int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len)
+{
+	int n = report_source_lines(root_fd, file, &line, 1, buf, len, NULL);
+
+	return n < 0 ? n : n ? 0 : -ENOENT;
 }
 
 int report_source_changed(int root_fd, const char *file, double start_time)

@@ -119,6 +119,8 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 	free(st);
 }
 
+#define SRC_WIDTH 160	/* source text shown per line */
+
 struct line_row {
 	int line;
 	uint64_t total, self;
@@ -184,8 +186,10 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 			     const struct func_stat *fs)
 {
 	const struct profile_func *fn = &p->funcs[fs->func];
+	char *texts = NULL;
+	bool *found = NULL;
+	int *nums = NULL;
 	struct line_row *rows;
-	char src[160];
 	size_t n, i;
 	int changed, readable;
 
@@ -200,6 +204,17 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	}
 	changed = report_source_changed(pp->root_fd, fn->file, pp->start_time);
 	readable = changed >= 0;
+	texts = calloc(n + 1, SRC_WIDTH);
+	found = calloc(n + 1, sizeof(*found));
+	nums = calloc(n + 1, sizeof(*nums));
+	if (!texts || !found || !nums) {
+		fprintf(f, "    (out of memory)\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		nums[i] = rows[i].line;
+	if (readable)
+		report_source_lines(pp->root_fd, fn->file, nums, n, texts, SRC_WIDTH, found);
 	if (changed < 0)
 		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
 			strerror(-changed));
@@ -210,10 +225,10 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	for (i = 0; i < n; i++) {
 		const struct line_row *r = &rows[i];
 
-		src[0] = '\0';
-		if (readable && report_source_line(pp->root_fd, fn->file, r->line, src,
-						   sizeof(src)))
-			snprintf(src, sizeof(src), "%s", r->line > 0 ? "(no such line)" : "");
+		const char *src = texts + i * SRC_WIDTH;
+
+		if (readable && !found[i] && r->line > 0)
+			src = "(no such line)";
 		if (r->line > 0)
 			fprintf(f, "    %5d", r->line);
 		else
@@ -223,6 +238,10 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 			(unsigned long long)r->self);
 		fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
 	}
+out:
+	free(texts);
+	free(found);
+	free(nums);
 	free(rows);
 }
 

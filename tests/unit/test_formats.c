@@ -362,6 +362,35 @@ static void test_line_report(void **state)
 	profile__free(&p);
 }
 
+/* Several lines in one pass; a 10,000-byte line is cut, and the next keeps its number. */
+static void test_source_lines(void **state)
+{
+	char path[] = "/tmp/pybpfprof-long-XXXXXX", texts[4][32];
+	int lines[4] = { -1, 2, 3, 9 }, fd = mkstemp(path);
+	bool found[4];
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("first\n  ", f);
+	for (i = 0; i < 10000; i++)
+		fputc('x', f);
+	fputs("\n\tthird = 3  \n", f);
+	fclose(f);
+	assert_int_equal(report_source_lines(-1, path, lines, 4, &texts[0][0], 32, found), 2);
+	assert_false(found[0]);
+	assert_true(found[1]);
+	assert_string_equal(texts[1], "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");	/* cut to the width */
+	assert_true(found[2]);
+	assert_string_equal(texts[2], "third = 3");
+	assert_false(found[3]);
+	assert_string_equal(texts[3], "");
+	unlink(path);
+	assert_int_equal(report_source_lines(-1, path, lines, 4, &texts[0][0], 32, found), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_source_changed),
 		cmocka_unit_test(test_line_report),
+		cmocka_unit_test(test_source_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
