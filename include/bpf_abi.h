@@ -90,7 +90,21 @@ enum py_sample_flags {
  */
 enum py_sample_kind {
 	PY_KIND_CPU = 0,	/* a cpu-clock tick; value unused */
+	/* USDT (src/usdt.c): */
+	PY_KIND_CALL_NEW = 16,	/* first call of a function seen by --calls; value unused */
+	PY_KIND_GC = 17,	/* a finished collection, at gc__done; value: PY_GC_VALUE() */
 };
+
+/*
+ * A collection's figures packed into py_sample.value: duration in ns (40
+ * bits, 18 minutes), generation (2 bits), objects collected (22 bits, saturated).
+ */
+#define PY_GC_VALUE(ns, gen, collected)                                                            \
+	(((ns) & ((1ULL << 40) - 1)) | ((__u64)((gen) & 3) << 40) |                                \
+	 ((__u64)((collected) > 0x3fffff ? 0x3fffff : (collected)) << 42))
+#define PY_GC_NS(v) ((v) & ((1ULL << 40) - 1))
+#define PY_GC_GEN(v) (((v) >> 40) & 3)
+#define PY_GC_COLLECTED(v) ((v) >> 42)
 
 /* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */
 struct py_sample {
@@ -154,7 +168,64 @@ enum pyprof_counter {
 	PYPROF_CNT_TRUNCATED,	/* stacks cut at the depth limit */
 	PYPROF_CNT_DROPPED,	/* ring buffer full: sample lost */
 	PYPROF_CNT_TSTATE_SCAN,	/* thread-list scans (cache misses) */
+	/* USDT --calls: */
+	PYPROF_CNT_CALLS_UNMATCHED,	/* returns with no entry seen (attached mid-call) */
+	PYPROF_CNT_CALLS_TOO_DEEP,	/* calls deeper than PYPROF_CALL_DEPTH: not timed */
+	PYPROF_CNT_CALLS_NO_CODE,	/* entry whose code object could not be read: not counted */
+	PYPROF_CNT_CALLS_MISMATCH,	/* a return whose name differs from its entry's */
+	PYPROF_CNT_CALLS_MAP_FULL,	/* edge or histogram map full: call not recorded */
+	PYPROF_CNT_EVENTS_DROPPED,	/* import events lost (event ring buffer full) */
+	PYPROF_CNT_GC_UNMATCHED,	/* gc__done with no gc__start seen */
 	PYPROF_CNT_MAX,
+};
+
+/* ------------------------------------------------------------- USDT (--calls, --imports) */
+
+/* Per-thread shadow stack depth that is timed; deeper calls are counted as too deep. */
+#define PYPROF_CALL_DEPTH 128
+/* Buckets of the per-function log2 latency histogram: bucket i holds [2^i, 2^(i+1)) ns. */
+#define PYPROF_HIST_BUCKETS 40
+
+/* A function as --calls knows it: the code object, told apart from a reused address. */
+struct py_call_func {
+	__u64 code;
+	__u32 fingerprint;
+	__u32 pid;
+};
+
+/* Key of the per-edge statistics: callee and caller (caller.code 0: no Python caller seen). */
+struct py_call_edge_key {
+	struct py_call_func callee;
+	struct py_call_func caller;
+};
+
+struct py_call_stats {
+	__u64 calls;
+	__u64 inclusive_ns;	/* outermost activations of the callee only (recursion counted once) */
+	__u64 exclusive_ns;
+	__u64 max_ns;
+};
+
+struct py_call_hist {
+	__u64 buckets[PYPROF_HIST_BUCKETS];
+};
+
+enum py_event_kind {
+	PY_EVENT_IMPORT_START = 1,
+	PY_EVENT_IMPORT_DONE = 2,
+};
+
+#define PY_EVENT_NAME 104
+
+/* Record of the `events` ring buffer (imports): no stack, a name. */
+struct py_event {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u8 kind;		/* enum py_event_kind */
+	__u8 found;		/* import__find__load__done: the module was found */
+	__u8 pad[6];
+	char name[PY_EVENT_NAME];	/* NUL-terminated, truncated */
 };
 
 #endif

@@ -26,6 +26,8 @@ struct pyprof_config {
 	unsigned top_lines;
 	unsigned line_report;	/* functions shown line by line in the text report */
 	int verbose;
+	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
+	int py311_line;		/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	char error[256];	/* why parsing failed */
 };
 

@@ -43,4 +43,11 @@ int elf_file__find_py_version(struct elf_file *ef, unsigned minor);
 int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
 		   uint64_t *bias);
 
+/*
+ * Calls fn for every USDT probe of provider in the file's .note.stapsdt notes,
+ * with its name and semaphore address (0: none). Returns the number found.
+ */
+int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
+			  void (*fn)(const char *name, uint64_t semaphore, void *ctx), void *ctx);
+
 #endif

@@ -30,6 +30,7 @@ struct py_target {
 	char cmdline[256];		/* argv joined by spaces, truncated */
 	char comm[32];
 	char python_elf[PATH_MAX];	/* file holding _PyRuntime (exe or libpython) */
+	char python_elf_host[PATH_MAX];	/* the same file, openable from the host (/proc/PID/...) */
 	uint32_t version;		/* PY_VERSION_HEX */
 	char version_str[24];
 	uint64_t runtime_addr;		/* &_PyRuntime in the target */

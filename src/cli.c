@@ -12,6 +12,7 @@
 #include "bpf_abi.h"
 #include "config.h"
 #include "report.h"
+#include "usdt.h"
 
 const char *argp_program_version = "pybpfprof " PYBPFPROF_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -33,6 +34,8 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
 	"                                          # several formats from one run\n"
 	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
+	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
+	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
@@ -48,6 +51,10 @@ enum {
 	OPT_MAX_DEPTH = 0x100,
 	OPT_LINES,
 	OPT_LINE_REPORT,
+	OPT_CALLS,
+	OPT_GC,
+	OPT_IMPORTS,
+	OPT_PY311_LINE,
 };
 
 static const struct argp_option options[] = {
@@ -59,6 +66,16 @@ static const struct argp_option options[] = {
 	{ "frequency", 'F', "HZ", 0, "Samples per second on each CPU (default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",
+	  5 },
+	{ "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
+	  "time, max and a latency histogram per function (CPython 3.8-3.10 and 3.15+ with "
+	  "probes, as Debian's)", 5 },
+	{ "gc", OPT_GC, NULL, 0, "Time every garbage collection, with the Python stack that "
+	  "triggered it", 5 },
+	{ "imports", OPT_IMPORTS, NULL, 0, "Time every import, with the imports it nested", 5 },
+	{ "calls-py311-line", OPT_PY311_LINE, NULL, 0, "Allow --calls on Python 3.11 by also "
+	  "enabling its line probe: makes the target about 30 times slower", 5 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
 	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
@@ -189,12 +206,29 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		cfg->verbose++;
 		break;
+	case OPT_CALLS:
+		cfg->usdt_modes |= USDT_CALLS;
+		break;
+	case OPT_GC:
+		cfg->usdt_modes |= USDT_GC;
+		break;
+	case OPT_IMPORTS:
+		cfg->usdt_modes |= USDT_IMPORTS;
+		break;
+	case OPT_PY311_LINE:
+		cfg->py311_line = 1;
+		break;
 	case ARGP_KEY_ARG:
 		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s'", arg);
 		goto bad;
 	case ARGP_KEY_END:
 		if (!cfg->npids) {
 			snprintf(cfg->error, sizeof(cfg->error), "no target: give at least one -p PID");
+			goto bad;
+		}
+		if (cfg->py311_line && !(cfg->usdt_modes & USDT_CALLS)) {
+			snprintf(cfg->error, sizeof(cfg->error), "--calls-py311-line only makes "
+				 "sense with --calls");
 			goto bad;
 		}
 		break;

@@ -174,6 +174,15 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	case PY_KIND_CPU:
 		add_cpu_sample(c, ts, s, unresolved);
 		break;
+	case PY_KIND_CALL_NEW:
+		/* --calls: naming the frames above was the point (the code objects are cached) */
+		break;
+	case PY_KIND_GC:
+		if (profile_proc__add_gc(&c->prof->procs[ts->proc_index], c->scratch, s->nframes,
+					 PY_GC_GEN(s->value), PY_GC_NS(s->value),
+					 PY_GC_COLLECTED(s->value)))
+			c->malformed++;
+		break;
 	default:
 		c->malformed++;
 		break;

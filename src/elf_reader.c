@@ -211,3 +211,52 @@ int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_o
 	}
 	return -ENOENT;
 }
+
+/*
+ * SystemTap SDT notes (type 3, owner "stapsdt") in SHT_NOTE sections: after
+ * three addresses (probe, base, semaphore) the descriptor holds the provider,
+ * name and argument strings, each NUL-terminated. Names are checked to end
+ * inside the descriptor, whatever the file claims.
+ */
+int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
+			  void (*fn)(const char *name, uint64_t semaphore, void *ctx), void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *desc = (const char *)data->d_buf + desc_off, *prov, *name;
+			size_t len = nh.n_descsz;
+			uint64_t sem;
+
+			off = next;
+			if (nh.n_type != 3 || nh.n_namesz != sizeof("stapsdt") ||
+			    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) || len < 26)
+				continue;
+			memcpy(&sem, desc + 16, sizeof(sem));
+			prov = desc + 24;
+			if (!memchr(prov, '\0', len - 24))
+				continue;
+			name = prov + strlen(prov) + 1;
+			if (name >= desc + len || !memchr(name, '\0', desc + len - name))
+				continue;
+			if (strcmp(prov, provider))
+				continue;
+			found++;
+			if (fn)
+				fn(name, sem, ctx);
+		}
+	}
+	return found;
+}

@@ -123,6 +123,16 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 	return 0;
 }
 
+struct pybpfprof_bpf *session__skel(struct session *s)
+{
+	return s->skel;
+}
+
+int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ctx)
+{
+	return ring_buffer__add(s->rb, map_fd, fn, ctx);
+}
+
 int session__poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +18,9 @@
 #include "config.h"
 #include "loader.h"
 #include "log.h"
+#include "pybpfprof.skel.h"
 #include "report.h"
+#include "usdt.h"
 
 #define POLL_MS 50
 #define ALIVE_CHECK_NS 200000000LL
@@ -71,6 +74,17 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 		if (collector__find(c, cfg->pids[i]))
 			continue;	/* the same pid given twice */
 		err = py_target__open(cfg->pids[i], &t, why, sizeof(why));
+		if (!err && cfg->usdt_modes) {
+			struct usdt_probes pr;
+
+			err = usdt_probes_read(t.python_elf_host, &pr);
+			if (err)
+				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's interpreter: %s",
+					 t.pid, strerror(-err));
+			else
+				err = usdt_check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
+						 sizeof(why));
+		}
 		if (!err)
 			err = collector__add_target(c, &t);
 		if (!err)
@@ -83,7 +97,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 }
 
 /* Samples until the duration ends, a signal arrives or every target is gone. */
-static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c)
+static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+		struct usdt *u)
 {
 	long long start = now_ns(), last_check = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
@@ -104,6 +119,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 	}
 	session__detach(s);
+	usdt__detach(u);
 	/* Samples already in the ring buffer still count. */
 	while (session__poll(s, 0) > 0)
 		;
@@ -121,6 +137,13 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->counts.no_python = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
 	c->prof->counts.read_errors = k[PYPROF_CNT_READ_ERROR];
 	c->prof->counts.truncated = k[PYPROF_CNT_TRUNCATED];
+	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
+	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
+	c->prof->usdt.calls_no_code = k[PYPROF_CNT_CALLS_NO_CODE];
+	c->prof->usdt.calls_mismatch = k[PYPROF_CNT_CALLS_MISMATCH];
+	c->prof->usdt.calls_map_full = k[PYPROF_CNT_CALLS_MAP_FULL];
+	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
+	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
 	pr_info("kernel counters: events %llu sent %llu no-tstate %llu no-frame %llu read-error "
 		"%llu truncated %llu dropped %llu scans %llu\n", (unsigned long long)k[0],
 		(unsigned long long)k[1], (unsigned long long)k[2], (unsigned long long)k[3],
@@ -135,6 +158,7 @@ int main(int argc, char **argv)
 	const struct report_writer *w, *fallback;
 	struct report_opts ro;
 	struct session *s = NULL;
+	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
 	char why[512];
@@ -156,6 +180,9 @@ int main(int argc, char **argv)
 
 	profile__init(&prof, "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
+	prof.calls_mode = cfg.usdt_modes & USDT_CALLS;
+	prof.gc_mode = cfg.usdt_modes & USDT_GC;
+	prof.imports_mode = cfg.usdt_modes & USDT_IMPORTS;
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);
@@ -169,6 +196,15 @@ int main(int argc, char **argv)
 		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
 			 strerror(-err));
 	}
+	if (!err && (cfg.usdt_modes & USDT_IMPORTS)) {
+		err = session__add_ringbuf(s, bpf_map__fd(session__skel(s)->maps.events),
+					   usdt_on_event, &c);
+		snprintf(why, sizeof(why), "cannot open the event ring buffer: %s", strerror(-err));
+	}
+	/* USDT first: its refusals and attach errors come before sampling starts. */
+	for (i = 0; s && i < c.ntargets && !err && cfg.usdt_modes; i++)
+		err = usdt__attach(&u, s, &c.targets[i].t, cfg.usdt_modes, cfg.py311_line, why,
+				   sizeof(why));
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
 	if (err) {
@@ -179,8 +215,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
 			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	run(&cfg, s, &c);
+	run(&cfg, s, &c, &u);
 	record_counters(s, &c);
+	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
+		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
 
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
@@ -196,6 +234,7 @@ int main(int argc, char **argv)
 			err = werr;
 	}
 out:
+	usdt__detach(&u);
 	session__close(s);
 	collector__free(&c);
 	profile__free(&prof);

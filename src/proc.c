@@ -400,6 +400,8 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 		explain_not_cpython(pid, t, why, whylen);
 		return -ENOEXEC;
 	}
+	snprintf(t->python_elf_host, sizeof(t->python_elf_host), "%s",
+		 strcmp(t->python_elf, t->exe) ? file : path);
 	err = elf_file__bias(ef, m.start, m.off, &bias);
 	elf_file__close(ef);
 	if (err) {
