@@ -470,6 +470,31 @@ struct {
 #define CO_GENERATOR_LIKE (0x20 | 0x80 | 0x200)	/* generator, coroutine, async generator */
 
 /*
+ * What --calls needs of a code object, remembered per (process, address) so
+ * a call costs one frame read, not three reads of the code object: its
+ * fingerprint and flags, valid while the probe's funcname argument (a
+ * pointer to the name's text, owned by the code object) stays the same.
+ */
+struct code_memo_key {
+	__u64 code;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct code_memo {
+	__u64 name;
+	__u32 fingerprint;
+	__s32 flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct code_memo_key);
+	__type(value, struct code_memo);
+} call_codes SEC(".maps");
+
+/*
  * The code object of the thread's current frame: at function__entry that is
  * the frame just entered (the probe fires after the frame is made current).
  * Returns 1 for the entry that 3.11+ fires when a generator or coroutine is
@@ -477,15 +502,16 @@ struct {
  * and it ends in RETURN_GENERATOR, which fires no return. cProfile does not
  * count that one either (it counts the first resume and every later one).
  */
-static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid,
+static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid, __u64 name,
 					struct py_call_func *fn)
 {
-	__u8 owner = 0xff;
-	__s32 flags = 0;
 	const struct py_offsets *off = &proc->off;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), tstate, f, code = 0;
-	__u32 zero = 0, size = off->frame_read_size, fp;
+	__u32 zero = 0, size = off->frame_read_size, fp2;
+	struct code_memo_key mk = {};
+	struct code_memo *m, fresh = {};
+	__u8 owner = 0xff;
 	struct scratch *s;
 	int i;
 
@@ -514,15 +540,31 @@ static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 t
 	}
 	if (!code)
 		return -1;
+	mk.code = code;
+	mk.pid = pid;
+	m = bpf_map_lookup_elem(&call_codes, &mk);
+	if (!m || m->name != name) {
+		/*
+		 * Twice, and only kept when both agree: a read of the target that
+		 * fails once (a page briefly not present) would otherwise give this
+		 * code object a fingerprint userspace can never match.
+		 */
+		if (code_fingerprint(off, s, code, &fresh.fingerprint) ||
+		    code_fingerprint(off, s, code, &fp2) || fp2 != fresh.fingerprint)
+			return -1;
+		if (off->frame_owner != PYPROF_NO_OFFSET &&
+		    bpf_probe_read_user(&fresh.flags, sizeof(fresh.flags),
+					(const void *)(code + CODE_FLAGS_311)))
+			return -1;
+		fresh.name = name;
+		bpf_map_update_elem(&call_codes, &mk, &fresh, BPF_ANY);
+		m = &fresh;
+	}
 	/* owner 0 is FRAME_OWNED_BY_THREAD: a generator's frame being created */
-	if (owner == 0 && !bpf_probe_read_user(&flags, sizeof(flags),
-					       (const void *)(code + CODE_FLAGS_311)) &&
-	    (flags & CO_GENERATOR_LIKE))
+	if (owner == 0 && (m->flags & CO_GENERATOR_LIKE))
 		return 1;
-	if (code_fingerprint(off, s, code, &fp))
-		return -1;
 	fn->code = code;
-	fn->fingerprint = fp;
+	fn->fingerprint = m->fingerprint;
 	fn->pid = pid;
 	return 0;
 }
@@ -580,7 +622,7 @@ int BPF_USDT(on_func_entry, void *filename, void *funcname, int lineno)
 		count(PYPROF_CNT_CALLS_TOO_DEEP);
 		return 0;
 	}
-	err = current_code(proc, pid, tid, &fn);
+	err = current_code(proc, pid, tid, (__u64)funcname, &fn);
 	if (err > 0)
 		return 0;	/* a generator being created: no return will follow */
 	if (err) {

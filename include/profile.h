@@ -130,6 +130,7 @@ struct profile_usdt_counts {
 	uint64_t calls_unmatched, calls_too_deep, calls_no_code, calls_mismatch, calls_map_full;
 	uint64_t calls_unresolved;	/* call edges whose callee was gone before it was named */
 	uint64_t gc_unmatched, imports_unmatched, events_dropped;
+	uint64_t probe_misses;	/* probe hits the kernel did not run our program for */
 };
 
 struct profile {

@@ -51,6 +51,12 @@ void usdt__detach(struct usdt *u);
 /* Ring-buffer callback of the `events` map (imports); ctx is the collector. */
 int usdt_on_event(void *ctx, void *data, size_t size);
 
+/*
+ * Probe hits whose BPF program the kernel skipped because another BPF program
+ * was running on that CPU (bpf_prog_info.recursion_misses, summed).
+ */
+uint64_t usdt_probe_misses(struct session *s);
+
 /* Reads the --calls maps into the profile's call edges and histograms. 0 or -errno. */
 int usdt_collect_calls(struct session *s, struct collector *c);
 

@@ -144,6 +144,7 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.calls_map_full = k[PYPROF_CNT_CALLS_MAP_FULL];
 	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
+	c->prof->usdt.probe_misses = usdt_probe_misses(s);
 	pr_info("kernel counters: events %llu sent %llu no-tstate %llu no-frame %llu read-error "
 		"%llu truncated %llu dropped %llu scans %llu\n", (unsigned long long)k[0],
 		(unsigned long long)k[1], (unsigned long long)k[2], (unsigned long long)k[3],

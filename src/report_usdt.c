@@ -280,13 +280,15 @@ void report_usdt_json_counts(FILE *f, const struct profile *p)
 	fprintf(f, " \"usdt\": {\"calls\": %s, \"gc\": %s, \"imports\": %s, "
 		"\"calls_unmatched\": %llu, \"calls_too_deep\": %llu, \"calls_no_code\": %llu, "
 		"\"calls_mismatch\": %llu, \"calls_map_full\": %llu, \"calls_unresolved\": %llu, "
-		"\"gc_unmatched\": %llu, \"imports_unmatched\": %llu, \"events_dropped\": %llu},\n",
+		"\"gc_unmatched\": %llu, \"imports_unmatched\": %llu, \"events_dropped\": %llu, "
+		"\"probe_misses\": %llu},\n",
 		p->calls_mode ? "true" : "false", p->gc_mode ? "true" : "false",
 		p->imports_mode ? "true" : "false", (unsigned long long)u->calls_unmatched,
 		(unsigned long long)u->calls_too_deep, (unsigned long long)u->calls_no_code,
 		(unsigned long long)u->calls_mismatch, (unsigned long long)u->calls_map_full,
 		(unsigned long long)u->calls_unresolved, (unsigned long long)u->gc_unmatched,
-		(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped);
+		(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped,
+		(unsigned long long)u->probe_misses);
 }
 
 /* ------------------------------------------------------------------------ text */
@@ -447,4 +449,8 @@ void report_usdt_text_counts(FILE *f, const struct profile *p)
 	if (p->imports_mode)
 		fprintf(f, "imports: %llu ended without a start seen, %llu events dropped\n",
 			(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped);
+	if (u->probe_misses)
+		fprintf(f, "usdt: %llu probe hits missed (the kernel skipped the BPF program while "
+			"another BPF program ran on that CPU): figures may be short by that many\n",
+			(unsigned long long)u->probe_misses);
 }

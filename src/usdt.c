@@ -212,10 +212,33 @@ static uint32_t call_func(struct collector *c, struct target_state *ts,
 	const struct code_info *ci = code_cache__get(&ts->codes, &ts->t, fn->code, fn->fingerprint);
 
 	if (!ci) {
+		if (count_unresolved)
+			pr_info("--calls: pid %d: code object 0x%llx (fingerprint %08x) could not be "
+				"named\n", ts->t.pid, (unsigned long long)fn->code, fn->fingerprint);
 		c->prof->usdt.calls_unresolved += count_unresolved;
 		return profile__func(c->prof, "[unresolved]", "", 0, true);
 	}
 	return profile__func(c->prof, ci->qualname, ci->filename, ci->firstlineno, false);
+}
+
+uint64_t usdt_probe_misses(struct session *s)
+{
+	struct pybpfprof_bpf *skel = session__skel(s);
+	const struct bpf_program *progs[] = {
+		skel->progs.on_func_entry, skel->progs.on_func_return, skel->progs.on_gc_start,
+		skel->progs.on_gc_done, skel->progs.on_import_start, skel->progs.on_import_done,
+	};
+	uint64_t misses = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			misses += info.recursion_misses;
+	}
+	return misses;
 }
 
 int usdt_collect_calls(struct session *s, struct collector *c)

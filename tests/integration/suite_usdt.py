@@ -74,7 +74,7 @@ def usdt_calls_exact(build):
         p = wl.start(py, "usdt_ticktock.py", n)
         lines = LineReader(p)
         prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--calls",
-                                 "-f", "json"], stdin=subprocess.DEVNULL,
+                                 "-f", "json", "-v"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
@@ -96,8 +96,10 @@ def usdt_calls_exact(build):
     want = usdt_cprofile_ncalls(py, n)
     check(want["tick"] == n and want["tock"] == 2 * n, f"cProfile itself says {want}")
     got = {name: fns.get(name, {}).get("calls") for name in want}
-    check(got == want, f"calls {got}, cProfile's ncalls {want}")
     u = rep["usdt"]
+    check(got == want, f"calls {got}, cProfile's ncalls {want}; usdt counters {u}; all: "
+          f"{[(k, f.get('calls')) for k, f in fns.items()]}; stderr: "
+          f"{[ln for ln in err.decode().splitlines() if 'calls' in ln]}")
     check(u["calls_mismatch"] == 0 and u["calls_no_code"] == 0 and u["calls_map_full"] == 0,
           f"usdt counters {u}")
     for name in ("tick", "tock"):
@@ -217,3 +219,55 @@ def usdt_kill9_detach():
           f"loop rate {before} before, {during} during, {after} after kill -9: not back "
           f"within 5%")
     return f"calls per 0.2 s: before {before}, during {during}, after kill -9 {after}"
+
+
+def usdt_imports(build):
+    py = interpreter(build)
+    sem = usdt_semaphore_addr(py, "import__find__load__start")
+    with Workloads() as wl:
+        p = wl.start(py, "usdt_imports.py")
+        lines = LineReader(p)
+        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--imports",
+                                 "-f", "json"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            usdt_wait_semaphore(p.pid, sem, True)
+            time.sleep(0.3)
+            os.kill(p.pid, signal.SIGUSR1)
+            lines.wait_for("done", timeout=30)
+            time.sleep(0.3)
+            prof.send_signal(signal.SIGINT)
+            out, err = prof.communicate(timeout=RUN_SLACK)
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait()
+    check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
+    rep = json.loads(out)
+    tree = process(rep, p.pid)["imports"]
+    top = {im["module"]: im for im in tree}
+    check("json" in top and "pybpfprof_no_such_module" in top, f"top-level imports {list(top)}")
+    js = top["json"]
+    kids = {c["module"]: c for c in js["children"]}
+    check({"json.decoder", "json.encoder"} <= set(kids), f"json's nested imports {list(kids)}")
+    check(js["found"] and not top["pybpfprof_no_such_module"]["found"],
+          f"found flags: json {js['found']}, missing {top['pybpfprof_no_such_module']['found']}")
+
+    def walk(im):
+        for c in im["children"]:
+            check(c["ns"] is not None and c["ns"] <= im["ns"],
+                  f"{c['module']} ({c['ns']} ns) longer than its parent {im['module']} "
+                  f"({im['ns']} ns)")
+            walk(c)
+    walk(js)
+    return f"json {js['ns'] / 1e6:.2f} ms with {sorted(kids)}"
+
+
+@test
+def usdt_imports_bullseye39():
+    return usdt_imports("bullseye39")
+
+
+@test
+def usdt_imports_sid315():
+    return usdt_imports("sid315")
