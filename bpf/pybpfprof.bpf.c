@@ -77,12 +77,53 @@ struct scratch {
 	__u8 str[PY_STR_READ];
 };
 
+/*
+ * Two per CPU, taken in turn: the cpu-clock sampler can interrupt an event
+ * program (a USDT probe, a tracepoint) on the same CPU while that program is
+ * using its scratch; measured here, a shared one gave the interrupted
+ * program the sampler's last frame. Interrupts nest strictly, so a per-CPU
+ * level counter taken and given back around each use is enough.
+ */
+#define SCRATCH_LEVELS 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCRATCH_LEVELS);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch_map SEC(".maps");
+	__type(value, __u32);
+} scratch_level SEC(".maps");
+
+/* This activation's scratch, or NULL (nested too deep); give it back with scratch_put. */
+static __always_inline struct scratch *scratch_get(__u32 **level)
+{
+	__u32 zero = 0, idx, *l = bpf_map_lookup_elem(&scratch_level, &zero);
+	struct scratch *s;
+
+	if (!l)
+		return NULL;
+	idx = *l;
+	if (idx >= SCRATCH_LEVELS)
+		return NULL;
+	s = bpf_map_lookup_elem(&scratch_map, &idx);
+	if (!s)
+		return NULL;
+	*l = idx + 1;
+	*level = l;
+	return s;
+}
+
+static __always_inline void scratch_put(__u32 *level)
+{
+	if (*level)
+		*level -= 1;
+}
 
 static __always_inline void count(__u32 which)
 {
@@ -296,14 +337,13 @@ static long walk_step(__u32 i, void *data)
  * `procs` cost one hash lookup. Returns 0 when a record was sent, 1 when the
  * thread of a profiled process had no Python stack, -1 otherwise.
  */
-static __always_inline int emit_stack(__u8 kind, __u64 value)
+static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct walk_ctx w = {};
 	struct task_struct *task;
 	struct py_proc *proc;
-	struct scratch *s;
 	__u64 tstate, fsbase, size, wake, seen_key;
 	__u8 one = 1;
 
@@ -324,9 +364,6 @@ static __always_inline int emit_stack(__u8 kind, __u64 value)
 		count(PYPROF_CNT_NO_FRAME);
 		return 1;
 	}
-	s = bpf_map_lookup_elem(&scratch_map, &zero);
-	if (!s)
-		return -1;
 	s->sample.pid = pid;
 	s->sample.tid = tid;
 	s->sample.ktime_ns = bpf_ktime_get_ns();
@@ -376,6 +413,24 @@ static __always_inline int emit_stack(__u8 kind, __u64 value)
 	}
 	count(PYPROF_CNT_SENT);
 	return 0;
+}
+
+static __always_inline int emit_stack(__u8 kind, __u64 value)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, *level;
+	struct scratch *s;
+	int ret;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return -1;
+	s = scratch_get(&level);
+	if (!s) {
+		count(PYPROF_CNT_DROPPED);
+		return -1;
+	}
+	ret = emit_stack_in(s, kind, value);
+	scratch_put(level);
+	return ret;
 }
 
 /* CPU sampling: one cpu-clock perf event per CPU, a fixed period of 1e9/Hz ns. */
@@ -494,34 +549,17 @@ struct {
 	__type(value, struct code_memo);
 } call_codes SEC(".maps");
 
-/*
- * The code object of the thread's current frame: at function__entry that is
- * the frame just entered (the probe fires after the frame is made current).
- * Returns 1 for the entry that 3.11+ fires when a generator or coroutine is
- * created: its frame still belongs to the thread, not yet to the generator,
- * and it ends in RETURN_GENERATOR, which fires no return. cProfile does not
- * count that one either (it counts the first resume and every later one).
- */
-static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid, __u64 name,
-					struct py_call_func *fn)
+/* The code object of frame f, with its remembered identity (see current_code). */
+static __always_inline int code_of_frame(const struct py_offsets *off, struct scratch *s, __u64 f,
+					 __u32 pid, __u64 name, struct py_call_func *fn)
 {
-	const struct py_offsets *off = &proc->off;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), tstate, f, code = 0;
-	__u32 zero = 0, size = off->frame_read_size, fp2;
+	__u32 size = off->frame_read_size, fp2;
 	struct code_memo_key mk = {};
 	struct code_memo *m, fresh = {};
 	__u8 owner = 0xff;
-	struct scratch *s;
+	__u64 code = 0;
 	int i;
 
-	tstate = find_tstate(proc, pid, tid, fsbase);
-	if (!tstate)
-		return -1;
-	f = current_frame(off, tstate);
-	s = bpf_map_lookup_elem(&scratch_map, &zero);
-	if (!s)
-		return -1;
 	if (size > PYPROF_FRAME_READ)
 		size = PYPROF_FRAME_READ;
 	/* skip at most a couple of C-stack shim frames (3.12+) */
@@ -567,6 +605,36 @@ static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 t
 	fn->fingerprint = m->fingerprint;
 	fn->pid = pid;
 	return 0;
+}
+
+/*
+ * The code object of the thread's current frame: at function__entry that is
+ * the frame just entered (the probe fires after the frame is made current).
+ * Returns 1 for the entry that 3.11+ fires when a generator or coroutine is
+ * created: its frame still belongs to the thread, not yet to the generator,
+ * and it ends in RETURN_GENERATOR, which fires no return. cProfile does not
+ * count that one either (it counts the first resume and every later one).
+ */
+static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid, __u64 name,
+					struct py_call_func *fn)
+{
+	const struct py_offsets *off = &proc->off;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), tstate, f;
+	__u32 *level;
+	struct scratch *s;
+	int ret;
+
+	tstate = find_tstate(proc, pid, tid, fsbase);
+	if (!tstate)
+		return -1;
+	f = current_frame(off, tstate);
+	s = scratch_get(&level);
+	if (!s)
+		return -1;
+	ret = code_of_frame(off, s, f, pid, name, fn);
+	scratch_put(level);
+	return ret;
 }
 
 static __always_inline void active_add(struct py_call_func *fn, __u32 tid, int delta,
