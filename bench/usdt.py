@@ -69,7 +69,7 @@ def one(root, python, flags, traced):
 
 
 def main():
-    print(f"| interpreter | loop of {N} calls, no tracing | with --calls | slowdown | "
+    print(f"| interpreter | {N} calls, CPU s, no tracing | with --calls | slowdown | "
           "BPF ns per entry | BPF ns per return |")
     print("|---|---|---|---|---|---|")
     for label, root, python, flags in BUILDS:

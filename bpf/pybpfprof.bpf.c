@@ -474,7 +474,7 @@ struct call_stack {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 1024);	/* threads traced at once: 6 MB */
 	__type(key, __u32);	/* tid */
 	__type(value, struct call_stack);
 } call_stacks SEC(".maps");

@@ -17,9 +17,12 @@ struct session;
 
 typedef int (*sample_fn_t)(void *ctx, void *data, size_t size);
 
-/* Opens and loads the BPF object. NULL with a reason in why. */
-struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *ctx, char *why,
-			      size_t whylen);
+/*
+ * Opens and loads the BPF object; the maps of USDT modes not in usdt_modes
+ * (enum usdt_mode) are shrunk to nothing. NULL with a reason in why.
+ */
+struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
+			      void *ctx, char *why, size_t whylen);
 /* Makes the kernel sample this target. 0 or -errno. */
 int session__add_target(struct session *s, const struct py_target *t);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */

@@ -37,6 +37,10 @@ int usdt_probes_read(const char *path, struct usdt_probes *pr);
 int usdt_check(const struct py_target *t, const struct usdt_probes *pr, unsigned modes,
 	       bool py311_line, char *why, size_t whylen);
 
+struct pybpfprof_bpf;
+/* Between open and load: shrinks the maps of the modes not asked for. */
+void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes);
+
 struct usdt {
 	struct bpf_link **links;
 	size_t nlinks, cap_links;

@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "log.h"
 #include "pybpfprof.skel.h"
+#include "usdt.h"
 
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
 _Static_assert(sizeof(struct py_proc) == 64, "py_proc layout changed");
@@ -33,8 +34,8 @@ struct session {
 	int ncpus;
 };
 
-struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *ctx, char *why,
-			      size_t whylen)
+struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
+			      void *ctx, char *why, size_t whylen)
 {
 	struct session *s = calloc(1, sizeof(*s));
 	int err;
@@ -49,6 +50,7 @@ struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *c
 		goto fail;
 	}
 	s->skel->rodata->max_depth = max_depth;
+	usdt_size_maps(s->skel, usdt_modes);
 	err = pybpfprof_bpf__load(s->skel);
 	if (err) {
 		snprintf(why, whylen, "cannot load the BPF programs: %s (run with -vv for the "

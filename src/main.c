@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 
-	s = session__open(cfg.max_depth, on_ringbuf, &c, why, sizeof(why));
+	s = session__open(cfg.max_depth, cfg.usdt_modes, on_ringbuf, &c, why, sizeof(why));
 	err = s ? 0 : -EINVAL;
 	for (i = 0; s && i < c.ntargets && !err; i++) {
 		err = session__add_target(s, &c.targets[i].t);

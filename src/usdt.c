@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "elf_reader.h"
@@ -100,6 +101,24 @@ int usdt_check(const struct py_target *t, const struct usdt_probes *pr, unsigned
 		return -ENOTSUP;
 	}
 	return 0;
+}
+
+void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes)
+{
+	/* Hash maps are preallocated: tens of MB (memory-cgroup accounted) nobody would use. */
+	struct bpf_map *calls[] = {
+		skel->maps.call_stacks, skel->maps.call_active, skel->maps.call_edges,
+		skel->maps.call_hist, skel->maps.call_codes, skel->maps.call_zero_map,
+	};
+	size_t i;
+
+	if (!(modes & USDT_CALLS))
+		for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+			bpf_map__set_max_entries(calls[i], 1);
+	if (!(modes & USDT_GC))
+		bpf_map__set_max_entries(skel->maps.gc_starts, 1);
+	if (!(modes & USDT_IMPORTS))
+		bpf_map__set_max_entries(skel->maps.events, getpagesize());
 }
 
 static int attach_one(struct usdt *u, struct bpf_program *prog, const struct py_target *t,
