@@ -66,15 +66,14 @@ def usdt_cprofile_ncalls(py, n):
     return json.loads(out.stdout)
 
 
-def usdt_calls_exact(build):
+def usdt_calls_exact(build, n=5000, flags=()):
     py = interpreter(build)
-    n = 5000
     sem = usdt_semaphore_addr(py, "function__entry")
     with Workloads() as wl:
         p = wl.start(py, "usdt_ticktock.py", n)
         lines = LineReader(p)
         prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--calls",
-                                 "-f", "json", "-v"], stdin=subprocess.DEVNULL,
+                                 *flags, "-f", "json", "-v"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
@@ -123,6 +122,13 @@ def usdt_calls_bullseye39():
 @test
 def usdt_calls_sid315():
     return usdt_calls_exact("sid315")
+
+
+@test
+def usdt_calls_debian311_line():
+    # 3.11 fires function__entry only on its tracing path, which the line
+    # probe's semaphore turns on: the opt-in makes the counts exact (and slow).
+    return usdt_calls_exact("debian", n=300, flags=["--calls-py311-line"])
 
 
 def usdt_refused(build, flags, must_contain):
