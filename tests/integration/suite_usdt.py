@@ -201,25 +201,29 @@ def usdt_kill9_detach():
         p = wl.start(py, "usdt_rate.py")
         lines = LineReader(p)
 
-        def rate(seconds):
+        def rate(reports=9, timeout=60):
+            """Median of the next reports, skipping the first (it may straddle
+            an attach or a kill): calls per CPU second."""
             t0 = time.monotonic()
-            time.sleep(seconds)
-            vals = sorted(int(v) for t, v in lines.lines if t > t0 + 0.25 and v.isdigit())
-            check(len(vals) >= 3, f"only {len(vals)} rate reports in {seconds}s")
-            return vals[len(vals) // 2]  # median, calls per CPU second
+            while time.monotonic() < t0 + timeout:
+                vals = [int(v) for t, v in lines.lines if t > t0 and v.isdigit()][1:]
+                if len(vals) >= reports:
+                    return sorted(vals)[len(vals) // 2]
+                time.sleep(0.05)
+            raise Fail(f"only {len(vals)} rate reports in {timeout}s")
 
-        before = rate(2)
+        before = rate()
         prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "--calls", "-f", "json"],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
-            during = rate(2)
+            during = rate()
         finally:
             prof.kill()
             prof.wait()
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
-        after = rate(2)
+        after = rate()
     check(during < 0.9 * before, f"probes did not slow the loop: {before} -> {during} calls per CPU second")
     check(abs(after - before) <= 0.05 * before,
           f"loop rate {before} before, {during} during, {after} after kill -9: not back "
