@@ -731,6 +731,9 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	return r < PYPROF_HIST_BUCKETS ? r : PYPROF_HIST_BUCKETS - 1;
 }
 
+/* Entries searched below the top for a return that does not match it. */
+#define MISMATCH_SEARCH 8
+
 SEC("usdt")
 int BPF_USDT(on_func_return, void *filename, void *funcname, int lineno)
 {
@@ -753,8 +756,37 @@ int BPF_USDT(on_func_return, void *filename, void *funcname, int lineno)
 	if (d >= PYPROF_CALL_DEPTH)
 		return 0;	/* counted as too deep at its entry */
 	cf = &st->f[d & (PYPROF_CALL_DEPTH - 1)];
-	if (cf->name != (__u64)funcname)
+	if (cf->name != (__u64)funcname) {
+		/*
+		 * Not the entry on top: a probe hit was lost (the kernel skips a
+		 * program while another runs on the CPU). Look a few entries down;
+		 * if this function is there, the entries above it never returned:
+		 * drop them uncounted. If not, its entry was the one lost: leave
+		 * the stack alone and do not count this return.
+		 */
+		__u32 i, found = 0;
+
 		count(PYPROF_CNT_CALLS_MISMATCH);
+		for (i = 1; i <= MISMATCH_SEARCH && i <= d; i++) {
+			if (st->f[(d - i) & (PYPROF_CALL_DEPTH - 1)].name == (__u64)funcname) {
+				found = i;
+				break;
+			}
+		}
+		if (!found) {
+			st->depth = d + 1;
+			return 0;
+		}
+		for (i = 0; i < MISMATCH_SEARCH && i < found; i++) {
+			struct call_frame *gone = &st->f[(d - i) & (PYPROF_CALL_DEPTH - 1)];
+
+			if (gone->fn.code)
+				active_add(&gone->fn, tid, -1, &before);
+		}
+		d -= found;
+		st->depth = d;
+		cf = &st->f[d & (PYPROF_CALL_DEPTH - 1)];
+	}
 	dur = now - cf->start_ns;
 	excl = dur > cf->child_ns ? dur - cf->child_ns : 0;
 	if (d > 0) {
