@@ -551,7 +551,7 @@ struct {
 
 /* The code object of frame f, with its remembered identity (see current_code). */
 static __always_inline int code_of_frame(const struct py_offsets *off, struct scratch *s, __u64 f,
-					 __u32 pid, __u64 name, struct py_call_func *fn)
+					 __u32 pid, __u64 name, struct py_call_func *fn, bool *fresh_code)
 {
 	__u32 size = off->frame_read_size, fp2;
 	struct code_memo_key mk = {};
@@ -597,6 +597,7 @@ static __always_inline int code_of_frame(const struct py_offsets *off, struct sc
 		fresh.name = name;
 		bpf_map_update_elem(&call_codes, &mk, &fresh, BPF_ANY);
 		m = &fresh;
+		*fresh_code = true;
 	}
 	/* owner 0 is FRAME_OWNED_BY_THREAD: a generator's frame being created */
 	if (owner == 0 && (m->flags & CO_GENERATOR_LIKE))
@@ -610,13 +611,15 @@ static __always_inline int code_of_frame(const struct py_offsets *off, struct sc
 /*
  * The code object of the thread's current frame: at function__entry that is
  * the frame just entered (the probe fires after the frame is made current).
+ * *fresh_code is set when the code object was not remembered yet (only then
+ * can it be a function seen for the first time).
  * Returns 1 for the entry that 3.11+ fires when a generator or coroutine is
  * created: its frame still belongs to the thread, not yet to the generator,
  * and it ends in RETURN_GENERATOR, which fires no return. cProfile does not
  * count that one either (it counts the first resume and every later one).
  */
 static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid, __u64 name,
-					struct py_call_func *fn)
+					struct py_call_func *fn, bool *fresh_code)
 {
 	const struct py_offsets *off = &proc->off;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -632,7 +635,7 @@ static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 t
 	s = scratch_get(&level);
 	if (!s)
 		return -1;
-	ret = code_of_frame(off, s, f, pid, name, fn);
+	ret = code_of_frame(off, s, f, pid, name, fn, fresh_code);
 	scratch_put(level);
 	return ret;
 }
@@ -667,6 +670,7 @@ int BPF_USDT(on_func_entry, void *filename, void *funcname, int lineno)
 	struct call_frame *cf;
 	struct py_call_func fn = {};
 	struct py_proc *proc;
+	bool fresh_code = false;
 	int err;
 
 	proc = bpf_map_lookup_elem(&procs, &pid);
@@ -690,14 +694,14 @@ int BPF_USDT(on_func_entry, void *filename, void *funcname, int lineno)
 		count(PYPROF_CNT_CALLS_TOO_DEEP);
 		return 0;
 	}
-	err = current_code(proc, pid, tid, (__u64)funcname, &fn);
+	err = current_code(proc, pid, tid, (__u64)funcname, &fn, &fresh_code);
 	if (err > 0)
 		return 0;	/* a generator being created: no return will follow */
 	if (err) {
 		/* still pushed, so its return pops the right entry; not counted */
 		count(PYPROF_CNT_CALLS_NO_CODE);
 		fn.code = 0;
-	} else if (!bpf_map_lookup_elem(&call_hist, &fn)) {
+	} else if (fresh_code && !bpf_map_lookup_elem(&call_hist, &fn)) {
 		/* first call of this function: name it now, while the code object exists */
 		z = bpf_map_lookup_elem(&call_zero_map, &zero);
 		if (z && bpf_map_update_elem(&call_hist, &fn, &z->hist, BPF_NOEXIST) == 0)
