@@ -172,7 +172,7 @@ enum pyprof_counter {
 	PYPROF_CNT_CALLS_UNMATCHED,	/* returns with no entry seen (attached mid-call) */
 	PYPROF_CNT_CALLS_TOO_DEEP,	/* calls deeper than PYPROF_CALL_DEPTH: not timed */
 	PYPROF_CNT_CALLS_NO_CODE,	/* entry whose code object could not be read: not counted */
-	PYPROF_CNT_CALLS_MISMATCH,	/* a return whose name differs from its entry's */
+	PYPROF_CNT_CALLS_MISMATCH,	/* a return not matching the top entry: stack repaired */
 	PYPROF_CNT_CALLS_MAP_FULL,	/* edge or histogram map full: call not recorded */
 	PYPROF_CNT_EVENTS_DROPPED,	/* import events lost (event ring buffer full) */
 	PYPROF_CNT_GC_UNMATCHED,	/* gc__done with no gc__start seen */

@@ -72,7 +72,9 @@ static int cmp_gc_stack(const void *a, const void *b)
 
 	if (x->stat.total_ns != y->stat.total_ns)
 		return x->stat.total_ns < y->stat.total_ns ? 1 : -1;
-	return x->stat.collections < y->stat.collections ? 1 : x->stat.collections > y->stat.collections ? -1 : 0;
+	if (x->stat.collections != y->stat.collections)
+		return x->stat.collections < y->stat.collections ? 1 : -1;
+	return 0;
 }
 
 /* GC stacks by total pause, as pointers (NULL on allocation failure). */
@@ -386,6 +388,7 @@ static void text_gc(FILE *f, const struct profile *p, const struct profile_proc 
 static void text_import_tree(FILE *f, const struct profile_proc *pp, int32_t parent, int depth,
 			     size_t *budget)
 {
+	int indent = 2 * (depth < 20 ? depth : 20);
 	size_t i;
 
 	for (i = 0; i < pp->nimports && *budget; i++) {
@@ -395,11 +398,10 @@ static void text_import_tree(FILE *f, const struct profile_proc *pp, int32_t par
 			continue;
 		(*budget)--;
 		if (im->done)
-			fprintf(f, "    %10.3f ms  %*s%s%s\n", im->ns / 1e6, 2 * (depth < 20 ? depth : 20),
-				"", im->module, im->found ? "" : " (not found)");
+			fprintf(f, "    %10.3f ms  %*s%s%s\n", im->ns / 1e6, indent, "", im->module,
+				im->found ? "" : " (not found)");
 		else
-			fprintf(f, "    %10s     %*s%s (not finished)\n", "?", 2 * (depth < 20 ? depth : 20),
-				"", im->module);
+			fprintf(f, "    %10s     %*s%s (not finished)\n", "?", indent, "", im->module);
 		text_import_tree(f, pp, (int32_t)i, depth + 1, budget);
 	}
 }
@@ -438,8 +440,8 @@ void report_usdt_text_counts(FILE *f, const struct profile *p)
 
 	if (p->calls_mode)
 		fprintf(f, "calls: %llu returns without an entry (began before attach), %llu too deep, "
-			"%llu unreadable code, %llu mismatched, %llu not recorded (map full), %llu "
-			"unresolved\n", (unsigned long long)u->calls_unmatched,
+			"%llu unreadable code, %llu mismatched (repaired), %llu not recorded "
+			"(map full), %llu unresolved\n", (unsigned long long)u->calls_unmatched,
 			(unsigned long long)u->calls_too_deep, (unsigned long long)u->calls_no_code,
 			(unsigned long long)u->calls_mismatch, (unsigned long long)u->calls_map_full,
 			(unsigned long long)u->calls_unresolved);

@@ -302,7 +302,8 @@ int usdt_collect_calls(struct session *s, struct collector *c)
 			err = -ENOMEM;
 			break;
 		}
-		err = profile_proc__add_hist(&c->prof->procs[ts->proc_index], func, (const uint64_t *)h.buckets);
+		err = profile_proc__add_hist(&c->prof->procs[ts->proc_index], func,
+					     (const uint64_t *)h.buckets);
 	}
 	return err;
 }
