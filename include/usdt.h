@@ -38,7 +38,7 @@ int usdt_check(const struct py_target *t, const struct usdt_probes *pr, unsigned
 	       bool py311_line, char *why, size_t whylen);
 
 struct pybpfprof_bpf;
-/* Between open and load: shrinks the maps of the modes not asked for. */
+/* Between open and load: shrinks the maps, and skips the programs, of the modes not asked for. */
 void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes);
 
 struct usdt {

@@ -112,13 +112,24 @@ void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes)
 	};
 	size_t i;
 
-	if (!(modes & USDT_CALLS))
+	/* Nor are programs that will not be attached verified: each stack walk costs load time. */
+	if (!(modes & USDT_CALLS)) {
 		for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 			bpf_map__set_max_entries(calls[i], 1);
-	if (!(modes & USDT_GC))
+		bpf_program__set_autoload(skel->progs.on_func_entry, false);
+		bpf_program__set_autoload(skel->progs.on_func_return, false);
+		bpf_program__set_autoload(skel->progs.on_line, false);
+	}
+	if (!(modes & USDT_GC)) {
 		bpf_map__set_max_entries(skel->maps.gc_starts, 1);
-	if (!(modes & USDT_IMPORTS))
+		bpf_program__set_autoload(skel->progs.on_gc_start, false);
+		bpf_program__set_autoload(skel->progs.on_gc_done, false);
+	}
+	if (!(modes & USDT_IMPORTS)) {
 		bpf_map__set_max_entries(skel->maps.events, getpagesize());
+		bpf_program__set_autoload(skel->progs.on_import_start, false);
+		bpf_program__set_autoload(skel->progs.on_import_done, false);
+	}
 }
 
 static int attach_one(struct usdt *u, struct bpf_program *prog, const struct py_target *t,
@@ -254,7 +265,8 @@ uint64_t usdt_probe_misses(struct session *s)
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+		if (bpf_program__fd(progs[i]) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
 			misses += info.recursion_misses;
 	}
 	return misses;
