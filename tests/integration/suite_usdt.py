@@ -78,11 +78,13 @@ def usdt_cprofile_ncalls(py, n):
 def usdt_calls_exact(build, n=5000, flags=()):
     py = usdt_interp(build)
     sem = usdt_semaphore_addr(py, "function__entry")
+    tmp = tempfile.TemporaryDirectory()
+    out_json, out_pstats = os.path.join(tmp.name, "c.json"), os.path.join(tmp.name, "c.pstats")
     with Workloads() as wl:
         p = wl.start(py, "usdt_ticktock.py", n)
         lines = LineReader(p)
         prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--calls",
-                                 *flags, "-f", "json", "-v"], stdin=subprocess.DEVNULL,
+                                 *flags, "-o", out_json, "-o", out_pstats, "-v"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
@@ -99,7 +101,16 @@ def usdt_calls_exact(build, n=5000, flags=()):
         check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
         # Detached: the kernel lowered the semaphore when the links closed.
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
-    rep = json.loads(out)
+    with open(out_json) as f:
+        rep = json.load(f)
+    # pstats from the same run, read by Python's own pstats module (host Python)
+    pst = subprocess.run([sys.executable, "-c", "import json, pstats, sys\n"
+                          "st = pstats.Stats(sys.argv[1]).stats\n"
+                          "print(json.dumps({k[2]: v[1] for k, v in st.items()}))",
+                          out_pstats], capture_output=True, text=True, timeout=30)
+    tmp.cleanup()
+    check(pst.returncode == 0, f"python3 pstats cannot read the file: {pst.stderr[-300:]}")
+    pstats_nc = json.loads(pst.stdout)
     fns = functions(process(rep, p.pid))
     want = usdt_cprofile_ncalls(py, n)
     check(want["tick"] == n and want["tock"] == 2 * n, f"cProfile itself says {want}")
@@ -108,6 +119,8 @@ def usdt_calls_exact(build, n=5000, flags=()):
     check(got == want, f"calls {got}, cProfile's ncalls {want}; usdt counters {u}; all: "
           f"{[(k, f.get('calls')) for k, f in fns.items()]}; stderr: "
           f"{[ln for ln in err.decode().splitlines() if 'calls' in ln]}")
+    got_pstats = {name: pstats_nc.get(name) for name in want}
+    check(got_pstats == want, f"pstats ncalls {got_pstats}, cProfile's {want}")
     check(u["calls_mismatch"] == 0 and u["calls_no_code"] == 0 and u["calls_map_full"] == 0,
           f"usdt counters {u}")
     for name in ("tick", "tock"):
@@ -120,7 +133,7 @@ def usdt_calls_exact(build, n=5000, flags=()):
     hist = {h["qualname"]: sum(b["count"] for b in h["log2_ns"])
             for h in process(rep, p.pid)["histograms"]}
     check(all(hist[k] == got[k] for k in hist if k in got), f"histogram counts {hist}")
-    return f"calls {got} == cProfile; histograms {hist}"
+    return f"calls {got} == cProfile == pstats file; histograms {hist}"
 
 
 @test
