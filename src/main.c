@@ -15,9 +15,11 @@
 #include <unistd.h>
 #include "collect.h"
 #include "config.h"
+#include "launch.h"
 #include "loader.h"
 #include "log.h"
 #include "report.h"
+#include "tracker.h"
 
 #define POLL_MS 50
 #define ALIVE_CHECK_NS 200000000LL
@@ -27,8 +29,7 @@ static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	stop_requested = sig;
 }
 
 static long long now_ns(void)
@@ -82,33 +83,94 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	return err;
 }
 
+/*
+ * Whether to stop on this tick: a launched command stops the run when it
+ * exits, -a never runs out of targets, -p stops when every target (and
+ * every child still being registered) is gone.
+ */
+static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
+			 struct launch *l)
+{
+	size_t alive = collector__check_alive(c);
+
+	if (l->pid)
+		return launch__reap(l, false);
+	if (cfg->all)
+		return false;
+	return !alive && (!tr || !tr->npending);
+}
+
+/*
+ * A stop signal in launch mode: the command decides when the run ends. A
+ * terminal's Ctrl-C reached it already (same process group); a SIGTERM for
+ * us is passed on. It gets a few seconds, then the report is written anyway.
+ */
+static void stop_launched(struct session *s, struct launch *l)
+{
+	long long give_up = now_ns() + 5000000000LL;
+
+	if (stop_requested == SIGTERM)
+		kill(l->pid, SIGTERM);
+	while (!launch__reap(l, false) && now_ns() < give_up)
+		session__poll(s, POLL_MS);
+}
+
 /* Samples until the duration ends, a signal arrives or every target is gone. */
-static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c)
+static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+		struct tracker *tr, struct launch *l)
 {
 	long long start = now_ns(), last_check = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
 
 	while (!stop_requested) {
-		long long t;
+		long long t = now_ns();
 
-		session__poll(s, POLL_MS);
+		session__poll(s, tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS);
 		t = now_ns();
+		if (tr)
+			tracker__tick(tr, t);
 		if (end && t >= end)
 			break;
-		if (t - last_check >= ALIVE_CHECK_NS) {
+		if (t - last_check >= ALIVE_CHECK_NS || (l->pid && !l->exited)) {
 			last_check = t;
-			if (!collector__check_alive(c)) {
-				pr_info("every target has exited\n");
+			if (targets_gone(cfg, c, tr, l)) {
+				pr_info(l->pid ? "the command has exited\n" : "every target has exited\n");
 				break;
 			}
 		}
 	}
+	if (stop_requested && l->pid)
+		stop_launched(s, l);
 	session__detach(s);
 	/* Samples already in the ring buffer still count. */
 	while (session__poll(s, 0) > 0)
 		;
 	collector__check_alive(c);
 	c->prof->duration_s = (now_ns() - start) / 1e9;
+}
+
+/*
+ * Process tracking for -a, a launched command and --subprocesses: the
+ * kernel notices feed the tracker; followed pids report their execs (and
+ * with --subprocesses their children's).
+ */
+static int start_tracking(const struct pyprof_config *cfg, struct session *s,
+			  struct collector *c, struct tracker *tr, const struct launch *l,
+			  char *why, size_t whylen)
+{
+	unsigned flags = PY_FOLLOW_SELF | (cfg->subprocesses ? PY_FOLLOW_CHILDREN : 0);
+	size_t i;
+	int err;
+
+	tracker__init(tr, c, s, cfg->all);
+	err = session__track(s, cfg->all, tracker__on_event, tr, why, whylen);
+	if (!err && l->pid)
+		err = session__follow(s, l->pid, flags);
+	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
+		err = session__follow(s, c->targets[i].t.pid, flags);
+	if (err && !why[0])
+		snprintf(why, whylen, "cannot follow the targets' children: %s", strerror(-err));
+	return err;
 }
 
 static void record_counters(struct session *s, struct collector *c)
@@ -135,6 +197,8 @@ int main(int argc, char **argv)
 	const struct report_writer *w, *fallback;
 	struct report_opts ro;
 	struct session *s = NULL;
+	struct tracker tr = {}, *trp = NULL;
+	struct launch launch = {};
 	struct collector c;
 	struct profile prof;
 	char why[512];
@@ -159,6 +223,11 @@ int main(int argc, char **argv)
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);
+	if (!err && cfg.command) {
+		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (err)
 		goto out;
 
@@ -169,8 +238,17 @@ int main(int argc, char **argv)
 		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
 			 strerror(-err));
 	}
+	why[0] = '\0';
+	if (!err && (cfg.all || cfg.command || cfg.subprocesses)) {
+		trp = &tr;
+		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));
+	}
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
+	if (!err && cfg.all)
+		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
+	if (!err && launch.pid)
+		err = launch__release(&launch, why, sizeof(why));
 	if (err) {
 		pr_err("%s\n", why);
 		goto out;
@@ -179,8 +257,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
 			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	run(&cfg, s, &c);
+	run(&cfg, s, &c, trp, &launch);
 	record_counters(s, &c);
+	if (trp)
+		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
+			"profiled, %llu gave up\n", (unsigned long long)tr.forks,
+			(unsigned long long)tr.execs, (unsigned long long)tr.exits,
+			(unsigned long long)tr.registered, (unsigned long long)tr.gave_up);
 
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
@@ -196,8 +279,13 @@ int main(int argc, char **argv)
 			err = werr;
 	}
 out:
+	launch__abort(&launch);
 	session__close(s);
+	tracker__free(&tr);
 	collector__free(&c);
 	profile__free(&prof);
+	/* after -d, the command runs on: its exit code is still ours */
+	if (!err && launch.pid && launch__reap(&launch, true))
+		return launch__exit_code(&launch);
 	return err ? 1 : 0;
 }

@@ -1,0 +1,23 @@
+"""Launch-mode ground truth: echoes one line of stdin to stdout and "err"
+to stderr, spins in exit_work for a moment, then exits with the code given
+(or kills itself with the signal given as -SIG). Usage: procs_exit.py CODE"""
+
+import os
+import sys
+import time
+
+
+def exit_work(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+line = sys.stdin.readline()
+print("echo:", line.strip(), flush=True)
+print("err", file=sys.stderr, flush=True)
+exit_work(0.5)
+code = int(sys.argv[1])
+if code < 0:
+    os.kill(os.getpid(), -code)
+sys.exit(code)
