@@ -55,6 +55,12 @@ int tracker__on_event(void *ctx, void *data, size_t size);
 /* collector->on_unknown: opens the section of a forked child at its first sample. */
 struct target_state *tracker__forked_section(void *ctx, int pid);
 
+/*
+ * Processes on their way to a section: new images not registered yet, and
+ * live forked children not sampled yet. While any remain, -p runs go on.
+ */
+size_t tracker__starting(struct tracker *tr);
+
 /* -a: registers every CPython process running now. Returns how many. */
 size_t tracker__scan(struct tracker *tr);
 

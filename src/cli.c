@@ -216,7 +216,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->threads = true;
 		break;
 	case ARGP_KEY_ARG:
-		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s'", arg);
+		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s' (a command to "
+			 "profile goes after --)", arg);
 		goto bad;
 	case ARGP_KEY_END:
 		if (!cfg->npids && !cfg->all && !cfg->command) {

@@ -19,6 +19,7 @@
 #include "loader.h"
 #include "log.h"
 #include "report.h"
+#include "top.h"
 #include "tracker.h"
 
 #define POLL_MS 50
@@ -97,7 +98,7 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
 		return launch__reap(l, false);
 	if (cfg->all)
 		return false;
-	return !alive && (!tr || !tr->npending);
+	return !alive && (!tr || !tracker__starting(tr));
 }
 
 /*
@@ -115,12 +116,52 @@ static void stop_launched(struct session *s, struct launch *l)
 		session__poll(s, POLL_MS);
 }
 
+/* Samples lost so far, as the report will count them. */
+static uint64_t live_dropped(struct session *s, struct collector *c)
+{
+	uint64_t k[PYPROF_CNT_MAX];
+
+	session__counters(s, k);
+	return k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
+}
+
+/* Every report goes to a file (none to stdout): room for a status line. */
+static bool records_to_files(const struct pyprof_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->noutputs; i++)
+		if (!strcmp(cfg->outputs[i], "-"))
+			return false;
+	return cfg->noutputs > 0;
+}
+
+/*
+ * While recording to a file on a terminal: one status line on stderr,
+ * rewritten in place every second.
+ */
+static void show_status(struct session *s, struct collector *c, long long start, long long now)
+{
+	uint64_t samples = 0;
+	size_t i, alive = 0;
+
+	for (i = 0; i < c->prof->nprocs; i++) {
+		samples += c->prof->procs[i].samples;
+		alive += !c->prof->procs[i].exited;
+	}
+	fprintf(stderr, "\rpybpfprof: %.0f s, %llu samples, %zu process%s (%zu running), %llu "
+		"dropped\033[K", (now - start) / 1e9, (unsigned long long)samples,
+		c->prof->nprocs, c->prof->nprocs == 1 ? "" : "es", alive,
+		(unsigned long long)live_dropped(s, c));
+}
+
 /* Samples until the duration ends, a signal arrives or every target is gone. */
 static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
-		struct tracker *tr, struct launch *l)
+		struct tracker *tr, struct launch *l, struct top_view *top)
 {
-	long long start = now_ns(), last_check = start;
+	long long start = now_ns(), last_check = start, last_status = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
+	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
 	while (!stop_requested) {
 		long long t = now_ns();
@@ -129,6 +170,12 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		t = now_ns();
 		if (tr)
 			tracker__tick(tr, t);
+		if (top && top__tick(top, c->prof, live_dropped(s, c), t))
+			break;
+		if (status && t - last_status >= 1000000000LL) {
+			last_status = t;
+			show_status(s, c, start, t);
+		}
 		if (end && t >= end)
 			break;
 		if (t - last_check >= ALIVE_CHECK_NS || (l->pid && !l->exited)) {
@@ -139,6 +186,8 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 			}
 		}
 	}
+	if (status && last_status != start)
+		fputc('\n', stderr);
 	if (stop_requested && l->pid)
 		stop_launched(s, l);
 	session__detach(s);
@@ -216,7 +265,7 @@ int main(int argc, char **argv)
 	fallback = cfg.format ? report_find(cfg.format) : &report_text;
 	ro = (struct report_opts){ .top_functions = cfg.top_functions, .top_lines = cfg.top_lines,
 				   .line_report = cfg.line_report,
-				   .tool_version = PYBPFPROF_VERSION };
+				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
 
 	profile__init(&prof, "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
@@ -253,11 +302,19 @@ int main(int argc, char **argv)
 		pr_err("%s\n", why);
 		goto out;
 	}
-	if (isatty(STDERR_FILENO))
+	if (isatty(STDERR_FILENO) && !cfg.top)
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
 			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	run(&cfg, s, &c, trp, &launch);
+	if (cfg.top) {
+		struct top_view view;
+
+		top__init(&view, cfg.top_functions, now_ns());
+		run(&cfg, s, &c, trp, &launch, &view);
+		top__end(&view);
+		goto out;
+	}
+	run(&cfg, s, &c, trp, &launch, NULL);
 	record_counters(s, &c);
 	if (trp)
 		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
@@ -265,6 +322,11 @@ int main(int argc, char **argv)
 			(unsigned long long)tr.execs, (unsigned long long)tr.exits,
 			(unsigned long long)tr.registered, (unsigned long long)tr.gave_up);
 
+	err = cfg.merge ? profile__merge(&prof) : 0;
+	if (err) {
+		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+		goto out;
+	}
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;

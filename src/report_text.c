@@ -293,6 +293,8 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	print_functions(f, p, pp, o);
 	print_lines(f, p, pp, o);
 	print_line_report(f, p, pp, o);
+	if (o->threads)
+		report_text_threads(f, p, pp, o);
 }
 
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)

@@ -301,6 +301,22 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+size_t tracker__starting(struct tracker *tr)
+{
+	size_t i = 0, n = tr->npending;
+
+	/* forked children not sampled yet: drop the ones that are gone */
+	while (i < tr->nforked) {
+		if (proc_alive(tr->forked[i].pid)) {
+			i++;
+			n++;
+		} else {
+			tr->forked[i] = tr->forked[--tr->nforked];
+		}
+	}
+	return n;
+}
+
 size_t tracker__scan(struct tracker *tr)
 {
 	size_t before = tr->registered;

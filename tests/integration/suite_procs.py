@@ -214,15 +214,166 @@ def procs_launch_exit_code():
                                timeout=30)
             check(r.returncode == want, f"exit code {r.returncode}, expected {want} "
                   f"(command exit {code}): {r.stderr.strip()[-300:]}")
-            check(r.stdout == "echo: hello\n", f"stdin/stdout not passed through: "
-                  f"{r.stdout!r}")
+            m = re.fullmatch(r"echo: hello\ncpu: ([\d.]+)\n", r.stdout)
+            check(m, f"stdin/stdout not passed through: {r.stdout!r}")
             check("err\n" in r.stderr, f"stderr not passed through: {r.stderr!r}")
             rep = json.loads(out.read_text())
         procs = rep["processes"]
         check(len(procs) == 1, f"{len(procs)} sections for one command")
         hot = functions(procs[0]).get("exit_work", {}).get("self", 0)
-        check(hot >= 0.8 * 99 * 0.5 * 0.5, f"exit_work has {hot} samples")
+        expect = float(m.group(1)) * 99
+        check(0.85 * expect - 5 <= hot <= 1.1 * expect + 5,
+              f"exit_work has {hot} samples, expected ~{expect:.0f} from its CPU time")
         shown.append(f"{code}->{r.returncode} ({hot} samples in exit_work)")
     expect_error(["--", "/nonexistent/command"], ["cannot run the command",
                                                   "no such file"])
     return "; ".join(shown)
+
+
+@test
+def procs_threads():
+    freq, secs = 499, 1
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "procs_threads.py")
+        time.sleep(0.1)  # both threads named
+        rep = profile_json([p.pid], secs, freq, ["--threads"])
+        txt = run_profiler(["-p", p.pid, "-d", 0.5, "--threads"], timeout=RUN_SLACK)
+    proc = process(rep, p.pid)
+    by_name = {t["name"]: t for t in proc["thread_functions"]}
+    shown = []
+    for name, func in (("worker-a", "thread_a_work"), ("worker-b", "thread_b_work")):
+        check(name in by_name, f"no thread named {name}: {sorted(by_name)}")
+        t = by_name[name]
+        own = {f["qualname"]: f["self"] for f in t["functions"]}
+        check(t["samples"] > 0.2 * proc["samples"], f"{name}: {t['samples']} of "
+              f"{proc['samples']} samples")
+        check(own.get(func, 0) >= 0.95 * t["samples"], f"{name}: {func} has "
+              f"{own.get(func, 0)} of {t['samples']}: {own}")
+        check(sum(own.values()) == t["samples"], f"{name}: self sums to "
+              f"{sum(own.values())}, thread has {t['samples']}")
+        shown.append(f"{name} {own[func]}/{t['samples']}")
+    check(sum(t["samples"] for t in proc["thread_functions"]) == proc["samples"],
+          "threads' samples do not add up to the process's")
+    check(txt.returncode == 0, f"text run exit {txt.returncode}: {txt.stderr.strip()}")
+    for name in ("worker-a", "worker-b"):
+        check(re.search(rf"^  Thread \d+ {name}: \d+ samples", txt.stdout, re.M),
+              f"no text block for thread {name}")
+    return "; ".join(shown)
+
+
+@test
+def procs_merge():
+    freq, secs = 199, 1
+    py = interpreter("debian")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        r = run_profiler(["--subprocesses", "--merge", "-F", freq, "-o", out, "--",
+                          *py.argv("procs_pool.py", ["fork", secs])], timeout=secs + 30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        workers = pool_workers(r.stdout)
+        rep = json.loads(out.read_text())
+    sanity(rep, freq)
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections with --merge")
+    proc = rep["processes"][0]
+    cpu = sum(float(x.split(":")[1])
+              for x in re.search(r"^done: (.*)$", r.stdout, re.M).group(1).split())
+    hot = functions(proc).get("pool_work", {}).get("self", 0)
+    expect = cpu * freq
+    check(0.85 * expect - 5 <= hot <= 1.1 * expect + 5,
+          f"merged pool_work {hot} samples, expected ~{expect:.0f} ({cpu:.2f} s of CPU)")
+    for pid in workers:
+        check(f" {pid}" in proc["cmdline"], f"worker {pid} not named in {proc['cmdline']!r}")
+    tids = {t["tid"] for t in proc["threads"]}
+    check(set(workers) <= tids, f"workers' threads {workers} not all in {sorted(tids)}")
+    return f"pool_work {hot} samples (~{expect:.0f}); {proc['cmdline']!r}"
+
+
+def tmux(*args, check_rc=True):
+    r = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10,
+                       stdin=subprocess.DEVNULL)
+    check(not check_rc or r.returncode == 0, f"tmux {args[0]} failed: {r.stderr.strip()}")
+    return r.stdout
+
+
+@test
+def procs_top_tmux():
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-top-{os.getpid()}"
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        # after top: its exit code, and whether it gave the terminal its echo back
+        cmd = (f"{PROFILER} top -p {p.pid}; echo top-exited-$?; "
+               "stty -a | grep -qw -- -echo && echo echo-off || echo echo-on; sleep 60")
+        t0 = time.monotonic()
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", cmd)
+        try:
+            screen, shown = "", None
+            while time.monotonic() - t0 < 3:
+                screen = tmux("capture-pane", "-p", "-t", session)
+                if re.search(r"^\s+\d+\.\d%\s+\d+\.\d%\s+spin_alpha\b", screen, re.M):
+                    shown = time.monotonic() - t0
+                    break
+                time.sleep(0.1)
+            check(shown is not None, f"spin_alpha not shown within 3 s: {screen[-800:]!r}")
+            check(re.search(r"pybpfprof top: 1 process \(1 running\), \d+ samples/s", screen),
+                  f"no header line: {screen[:300]!r}")
+            tmux("send-keys", "-t", session, "q")
+            deadline = time.monotonic() + 3
+            while "top-exited-" not in screen and time.monotonic() < deadline:
+                time.sleep(0.1)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            check("top-exited-0" in screen, f"top did not quit on q: {screen[-500:]!r}")
+            check("echo-on" in screen, f"terminal not restored after q: {screen[-300:]!r}")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+        # Ctrl-C quits too, and restores the terminal as well
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", cmd)
+        try:
+            deadline = time.monotonic() + 5
+            screen = ""
+            while "spin_alpha" not in screen and time.monotonic() < deadline:
+                time.sleep(0.1)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            tmux("send-keys", "-t", session, "C-c")
+            deadline = time.monotonic() + 3
+            while "echo-o" not in screen and time.monotonic() < deadline:
+                time.sleep(0.1)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            check("top-exited-0" in screen and "echo-on" in screen,
+                  f"Ctrl-C: top did not quit cleanly: {screen[-300:]!r}")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+    return f"spin_alpha shown after {shown:.2f} s; q and Ctrl-C quit with exit 0"
+
+
+@test
+def procs_status_line():
+    """Recording to a file on a terminal: a one-line status on stderr."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-status-{os.getpid()}"
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        out = Path(d) / "rep.json"
+        cmd = f"{PROFILER} -p {p.pid} -d 2.5 -o {out}; echo status-exited-$?; sleep 60"
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "20", cmd)
+        try:
+            deadline = time.monotonic() + 2 + RUN_SLACK
+            screen = ""
+            while "status-exited-" not in screen and time.monotonic() < deadline:
+                time.sleep(0.2)
+                screen = tmux("capture-pane", "-p", "-t", session)
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+        check("status-exited-0" in screen, f"profiler did not finish: {screen[-300:]!r}")
+        rep = json.loads(out.read_text())
+    # rewritten in place: one line, holding the last second's figures
+    lines = [ln for ln in screen.splitlines() if re.match(r"pybpfprof: \d+ s, ", ln)]
+    check(len(lines) == 1, f"expected one status line, got {lines}: {screen[-500:]!r}")
+    m = re.fullmatch(r"pybpfprof: (\d+) s, (\d+) samples, 1 process \(1 running\), "
+                     r"(\d+) dropped\s*", lines[0])
+    check(m and int(m.group(1)) == 2, f"status line {lines[0]!r}")
+    total = rep["samples"]["total"]
+    check(0 < int(m.group(2)) <= total, f"status says {m.group(2)} samples, report {total}")
+    return f"{lines[0].strip()!r}; report {total} samples"
