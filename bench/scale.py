@@ -2,11 +2,14 @@
 """Scale benchmark: N busy CPython processes profiled at once with -a.
 
 Usage: bench/scale.py [N] [SECONDS] [HZ]   (defaults 100, 10, 99)
+       SCALE_NICE=19 bench/scale.py ...     (spinners at nice 19)
 
 Starts N processes spinning in scale_work, then runs `pybpfprof -a -d
 SECONDS -F HZ -f json` and reports, from the profiler's own rusage (wait4):
-its CPU use as a percentage of one core over the run, its peak RSS, and how
-many of the N processes appear in the report with samples. Root only; the
+its CPU use as a percentage of one core over the whole run (start-up
+included: /proc scan, ELF parse, BPF load) and in the steady state (from
+/proc/PID/stat between 2 s after start and 0.5 s before the end), its peak
+RSS, and how many of the N processes appear in the report with samples. Root only; the
 machine's other load shows in the figures, so run it on a quiet machine.
 """
 
@@ -21,8 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROFILER = ROOT / "pybpfprof"
 PYTHON = "/usr/bin/python3"
+# SCALE_NICE=19: on a shared machine the spinners yield to everyone else's work
 WORK = """
-import sys
+import os
+os.nice(int(os.environ.get("SCALE_NICE", "0")))
 def scale_work():
     x = 0
     while True:
@@ -30,6 +35,12 @@ def scale_work():
 print("ready", flush=True)
 scale_work()
 """
+
+
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv):
@@ -47,6 +58,10 @@ def main(argv):
             t0 = time.monotonic()
             prof = subprocess.Popen([str(PROFILER), "-a", "-d", str(secs), "-F", str(hz),
                                      "-f", "json", "-o", out.name], stdin=subprocess.DEVNULL)
+            time.sleep(2)
+            cpu_a, t_a = proc_cpu(prof.pid), time.monotonic()
+            time.sleep(max(0.1, secs - 2.5))
+            cpu_b, t_b = proc_cpu(prof.pid), time.monotonic()
             _, status, ru = os.wait4(prof.pid, 0)
             wall = time.monotonic() - t0
             if os.waitstatus_to_exitcode(status) != 0:
@@ -66,6 +81,10 @@ def main(argv):
           f"({samples} samples, {rep['samples']['dropped']} dropped)")
     print(f"pybpfprof CPU: {cpu:.3f} s over {wall:.1f} s wall = {100 * cpu / wall:.2f}% "
           f"of one core (user {ru.ru_utime:.3f} s, sys {ru.ru_stime:.3f} s)")
+    print(f"pybpfprof CPU, steady state: {cpu_b - cpu_a:.2f} s over {t_b - t_a:.1f} s = "
+          f"{100 * (cpu_b - cpu_a) / (t_b - t_a):.2f}% of one core "
+          f"(clock ticks of 10 ms: +-{100 * 0.02 / (t_b - t_a):.2f}%)")
+    print(f"samples per second: {samples / wall:.0f}")
     print(f"pybpfprof peak RSS: {ru.ru_maxrss / 1024:.1f} MB")
     return 0 if len(seen) == n else 1
 

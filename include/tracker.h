@@ -24,6 +24,7 @@
 struct tracker_pending {
 	pid_t pid;
 	long long since_ns, next_ns, delay_ns;
+	long long exec_ns;	/* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
 };
 
 /* A forked child the kernel samples; its section opens at its first sample. */
@@ -64,8 +65,8 @@ size_t tracker__starting(struct tracker *tr);
 /* -a: registers every CPython process running now. Returns how many. */
 size_t tracker__scan(struct tracker *tr);
 
-/* Watches pid's image from now on, as if it had just exec'd. */
-void tracker__watch(struct tracker *tr, pid_t pid);
+/* Watches pid's image from now on (exec_ns: when it exec'd, 0 if unknown). */
+void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns);
 
 /* Retries pending registrations that are due; now_ns is CLOCK_MONOTONIC. */
 void tracker__tick(struct tracker *tr, long long now_ns);

@@ -81,7 +81,7 @@ static ssize_t find_pending(const struct tracker *tr, pid_t pid)
 	return -1;
 }
 
-void tracker__watch(struct tracker *tr, pid_t pid)
+void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns)
 {
 	long long now = mono_ns();
 	ssize_t i = find_pending(tr, pid);
@@ -103,7 +103,7 @@ void tracker__watch(struct tracker *tr, pid_t pid)
 		i = tr->npending++;
 	}
 	/* the first try is due at once: a Python that is already running registers now */
-	tr->pending[i] = (struct tracker_pending){ pid, now, now, RETRY_FIRST_NS };
+	tr->pending[i] = (struct tracker_pending){ pid, now, now, RETRY_FIRST_NS, exec_ns };
 }
 
 static int add_target(struct tracker *tr, const struct py_target *t)
@@ -121,7 +121,7 @@ static int add_target(struct tracker *tr, const struct py_target *t)
  * One registration attempt: 0 when registered, -EAGAIN to try again later,
  * another -errno when this image will never be profiled.
  */
-static int try_register(struct tracker *tr, pid_t pid)
+static int try_register(struct tracker *tr, pid_t pid, long long since_ns)
 {
 	struct py_target t;
 	char why[512];
@@ -151,7 +151,11 @@ static int try_register(struct tracker *tr, pid_t pid)
 	if (add_target(tr, &t))
 		return -ENOMEM;
 	tr->registered++;
-	pr_info("pid %d: Python %s (%s), profiled\n", pid, t.version_str, t.cmdline);
+	if (since_ns)
+		pr_info("pid %d: Python %s, profiled %.1f ms after its exec\n", pid, t.version_str,
+			(mono_ns() - since_ns) / 1e6);
+	else
+		pr_info("pid %d: Python %s, profiled\n", pid, t.version_str);
 	return 0;
 }
 
@@ -167,7 +171,7 @@ void tracker__tick(struct tracker *tr, long long now)
 			i++;
 			continue;
 		}
-		err = try_register(tr, p->pid);
+		err = try_register(tr, p->pid, p->exec_ns);
 		if (err == -EAGAIN && now - p->since_ns < TRACKER_GIVE_UP_NS) {
 			p->next_ns = now + p->delay_ns;
 			if (p->delay_ns < RETRY_MAX_NS)
@@ -285,14 +289,19 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 		/* the old image's section keeps its samples; a new one may follow */
 		mark_exited(tr, e->pid);
 		drop_forked(tr, e->pid);
-		tracker__watch(tr, e->pid);
+		tracker__watch(tr, e->pid, e->ktime_ns);
 		/* try at once: most execs are not Python and end here */
 		tracker__tick(tr, mono_ns());
 		break;
 	case PY_PROC_EXIT:
 		tr->exits++;
-		/* a forked child's section may still open: its last samples can come after */
 		mark_exited(tr, e->pid);
+		/*
+		 * A child never sampled: forget it (bounded memory under -a). Its
+		 * samples, if any, were consumed before this notice: session__poll
+		 * drains the sample ring first.
+		 */
+		drop_forked(tr, e->pid);
 		i = find_pending(tr, e->pid);
 		if (i >= 0)
 			unpend(tr, i);
@@ -335,8 +344,8 @@ size_t tracker__scan(struct tracker *tr)
 		    live_target(tr, pid))
 			continue;
 		/* a process that is still starting is retried like a new one */
-		if (try_register(tr, pid) == -EAGAIN)
-			tracker__watch(tr, pid);
+		if (try_register(tr, pid, 0) == -EAGAIN)
+			tracker__watch(tr, pid, 0);
 	}
 	closedir(dir);
 	return tr->registered - before;

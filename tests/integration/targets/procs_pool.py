@@ -21,15 +21,24 @@ def pool_work(seconds):
     return f"{os.getpid()}:{time.thread_time() - cpu0:.3f}"
 
 
+BARRIER = None
+
+
+def init(barrier):
+    global BARRIER
+    BARRIER = barrier
+
+
 def hello(_):
-    time.sleep(0.2)  # so that each of the 4 workers takes one
+    # a worker waiting here takes no other task: each of the 4 takes one
+    BARRIER.wait(timeout=60)
     return os.getpid()
 
 
 def main():
     method, seconds = sys.argv[1], float(sys.argv[2])
     ctx = mp.get_context(method)
-    with ctx.Pool(4) as pool:
+    with ctx.Pool(4, initializer=init, initargs=(ctx.Barrier(4),)) as pool:
         pids = sorted(set(pool.map(hello, range(4), chunksize=1)))
         print("workers:", *pids, flush=True)
         print("ready", flush=True)
