@@ -68,6 +68,13 @@ size_t tracker__scan(struct tracker *tr);
 /* Watches pid's image from now on (exec_ns: when it exec'd, 0 if unknown). */
 void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns);
 
+/*
+ * --subprocesses with -p: the targets' descendants that exist already are
+ * followed (flags, enum py_follow_flags) and profiled when they run CPython.
+ * Returns how many were registered.
+ */
+size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, unsigned flags);
+
 /* Retries pending registrations that are due; now_ns is CLOCK_MONOTONIC. */
 void tracker__tick(struct tracker *tr, long long now_ns);
 

@@ -217,6 +217,9 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 		err = session__follow(s, l->pid, flags);
 	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
 		err = session__follow(s, c->targets[i].t.pid, flags);
+	/* followed first, then the scan: a child forked in between is caught either way */
+	if (!err && cfg->subprocesses && cfg->npids)
+		tracker__adopt(tr, cfg->pids, cfg->npids, flags);
 	if (err && !why[0])
 		snprintf(why, whylen, "cannot follow the targets' children: %s", strerror(-err));
 	return err;
@@ -298,6 +301,8 @@ int main(int argc, char **argv)
 		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
 	if (!err && launch.pid)
 		err = launch__release(&launch, why, sizeof(why));
+	if (!err)
+		pr_info("attached: sampling %zu processes at %u Hz\n", c.ntargets, cfg.frequency_hz);
 	if (err) {
 		pr_err("%s\n", why);
 		goto out;

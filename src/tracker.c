@@ -10,6 +10,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -348,5 +350,72 @@ size_t tracker__scan(struct tracker *tr)
 			tracker__watch(tr, pid, 0);
 	}
 	closedir(dir);
+	return tr->registered - before;
+}
+
+/* The parent pid of pid from /proc/PID/stat, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, so start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+/* Whether pid descends from one of roots: parents followed up to a bounded depth. */
+static bool descends(pid_t pid, const pid_t *roots, size_t nroots)
+{
+	int depth;
+	size_t i;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++) {
+		pid = parent_of(pid);
+		for (i = 0; i < nroots; i++)
+			if (pid == roots[i])
+				return true;
+	}
+	return false;
+}
+
+size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, unsigned flags)
+{
+	size_t before = tr->registered, found = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+
+	if (!dir) {
+		pr_warn("cannot list /proc: %s\n", strerror(errno));
+		return 0;
+	}
+	while ((d = readdir(dir))) {
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (!isdigit((unsigned char)d->d_name[0]) || *end || pid <= 1 || pid == tr->self ||
+		    !descends(pid, roots, nroots))
+			continue;
+		found++;
+		/* its own children from now on, and its image now */
+		session__follow(tr->s, pid, flags);
+		if (!live_target(tr, pid) && try_register(tr, pid, 0) == -EAGAIN)
+			tracker__watch(tr, pid, 0);
+	}
+	closedir(dir);
+	pr_info("%zu descendants of the targets found, %zu of them CPython\n", found,
+		tr->registered - before);
 	return tr->registered - before;
 }

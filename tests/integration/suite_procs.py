@@ -23,9 +23,9 @@ class Background:
         return self.err.read().decode(errors="replace")
 
     def wait_attached(self, timeout=READY_TIMEOUT):
-        # -v says how many processes the start-up scan found, after attaching.
+        # -v says so once the kernel side is attached (and -a's scan done)
         deadline = time.monotonic() + timeout
-        while "CPython processes found" not in self.stderr():
+        while "attached: sampling" not in self.stderr():
             check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
                   f"{self.stderr().strip()[-300:]}")
             check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
@@ -96,16 +96,58 @@ def pool_workers(text):
     return pids
 
 
-def start_pool(wl, build, method, secs):
-    """The pool workload, started and read up to its workers line."""
+def start_pool(wl, build, method, secs, mode=None):
+    """The pool workload, started and read up to its workers line (LATE:
+    up to its ready line, no workers yet)."""
     interp = interpreter(build)
     err = tempfile.TemporaryFile()
-    p = subprocess.Popen(interp.argv("procs_pool.py", [method, secs]), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=err, text=True)
+    p = subprocess.Popen(interp.argv("procs_pool.py", [method, secs, *([mode] if mode else [])]),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
     p.errfile = err
     wl.procs.append(p)
     line = p.stdout.readline()
+    if mode == "LATE":
+        check(line == "ready\n", f"workload said {line!r}")
+        return p, None
     return p, pool_workers(line)
+
+
+def done_cpu(text):
+    """pid -> CPU seconds in pool_work, from the workload's done line."""
+    m = re.search(r"^done: (.*)$", text, re.M)
+    check(m, f"no done line in the workload's output: {text[:300]!r}")
+    return {int(a): float(b) for a, b in (x.split(":") for x in m.group(1).split())}
+
+
+@test
+def procs_pid_subprocesses_existing():
+    """-p PARENT --subprocesses: workers forked before the profiler started."""
+    freq, secs = 199, 2
+    with Workloads() as wl:
+        p, workers = start_pool(wl, "debian", "fork", secs + 4)
+        rep = profile_json([p.pid], secs, freq, ["--subprocesses"])
+    return check_workers(rep, workers, "pool_work", 10)
+
+
+@test
+def procs_pid_subprocesses_late():
+    """-p PARENT --subprocesses: a spawn pool started after the profiler;
+    the run ends by itself when the parent and its workers have exited."""
+    freq, secs = 199, 1.5
+    with Workloads() as wl:
+        p, _ = start_pool(wl, "debian", "spawn", secs, "LATE")
+        bg = Background(["-p", p.pid, "--subprocesses"], freq)
+        try:
+            bg.wait_attached()
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            out, _ = p.communicate(timeout=60)
+            rep = bg.finish(interrupt=False)
+        finally:
+            bg.kill()
+    workers = pool_workers(out)
+    cpu = done_cpu(out)
+    return check_workers(rep, workers, "pool_work", 10, cpu, freq)
 
 
 @test
