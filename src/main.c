@@ -85,18 +85,16 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 }
 
 /*
- * Whether to stop on this tick: a launched command stops the run when it
- * exits, -a never runs out of targets, -p stops when every target (and
- * every child still being registered) is gone.
+ * Whether every target is gone (and marks the exited ones): -a never runs
+ * out of targets, a launched command ends the run by its own exit, -p when
+ * every target and every child still on its way to a section is gone.
  */
 static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
 			 struct launch *l)
 {
 	size_t alive = collector__check_alive(c);
 
-	if (l->pid)
-		return launch__reap(l, false);
-	if (cfg->all)
+	if (l->pid || cfg->all)
 		return false;
 	return !alive && (!tr || !tracker__starting(tr));
 }
@@ -178,10 +176,15 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 		if (end && t >= end)
 			break;
-		if (t - last_check >= ALIVE_CHECK_NS || (l->pid && !l->exited)) {
+		/* the command's exit ends the run at once: waitpid costs nothing */
+		if (l->pid && launch__reap(l, false)) {
+			pr_info("the command has exited\n");
+			break;
+		}
+		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
 			if (targets_gone(cfg, c, tr, l)) {
-				pr_info(l->pid ? "the command has exited\n" : "every target has exited\n");
+				pr_info("every target has exited\n");
 				break;
 			}
 		}
@@ -290,8 +293,8 @@ int main(int argc, char **argv)
 		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
 			 strerror(-err));
 	}
-	why[0] = '\0';
 	if (!err && (cfg.all || cfg.command || cfg.subprocesses)) {
+		why[0] = '\0';
 		trp = &tr;
 		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));
 	}

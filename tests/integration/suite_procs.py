@@ -419,3 +419,39 @@ def procs_status_line():
     total = rep["samples"]["total"]
     check(0 < int(m.group(2)) <= total, f"status says {m.group(2)} samples, report {total}")
     return f"{lines[0].strip()!r}; report {total} samples"
+
+
+@test
+def procs_launch_sigterm():
+    """A SIGTERM to pybpfprof in launch mode goes to the command; the
+    report is written and pybpfprof exits with the command's status."""
+    py = interpreter("debian")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        prof = subprocess.Popen([str(PROFILER), "-v", "-o", str(out), "--",
+                                 *py.argv("spin.py", ["alpha"])],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT
+            line = ""
+            while "ready" not in line and time.monotonic() < deadline:
+                line = prof.stdout.readline()
+            check("ready" in line, "the command never said ready")
+            time.sleep(1)
+            prof.send_signal(signal.SIGTERM)
+            _, err = prof.communicate(timeout=15)
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait()
+        check(prof.returncode == 128 + signal.SIGTERM,
+              f"exit {prof.returncode}, expected {128 + signal.SIGTERM}: {err.strip()[-300:]}")
+        rep = json.loads(out.read_text())
+    sanity(rep, 99)
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections")
+    proc = rep["processes"][0]
+    hot = functions(proc).get("spin_alpha", {}).get("self", 0)
+    check(proc["exited"] and hot > 0.9 * proc["samples"] and hot >= 10,
+          f"spin_alpha {hot} of {proc['samples']} samples, exited {proc['exited']}")
+    return f"exit {prof.returncode}; spin_alpha {hot}/{proc['samples']}"
