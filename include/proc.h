@@ -44,6 +44,17 @@ struct py_target {
 int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen);
 
 /*
+ * For a process that has just exec'd: like py_target__open, but a process
+ * whose interpreter does not exist yet is accepted with *unchecked set (its
+ * ELF, version and addresses are known; the layout check waits for
+ * py_target__check), so it can be sampled from its first bytecode.
+ */
+int py_target__open_early(pid_t pid, struct py_target *t, bool *unchecked, char *why,
+			  size_t whylen);
+/* The live layout check: 0, -EAGAIN (no interpreter yet), or -errno (mismatch, gone). */
+int py_target__check(const struct py_target *t);
+
+/*
  * A forked child's target: the parent's (same memory, same layout) with the
  * child's pid, namespace pid and names.
  */

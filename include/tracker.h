@@ -4,9 +4,10 @@
  * sections. A forked child of a profiled process is already sampled by the
  * kernel (its entry was copied); here it gets its own section. An exec'd
  * image is checked cheaply (the executable's identity is cached, so a
- * non-Python exec costs a stat) and, when it is CPython, registered as soon
- * as its interpreter has a thread state: retried on a short timer while the
- * new process starts up, for a bounded time.
+ * non-Python exec costs a stat) and, when it is CPython, registered at once
+ * (its ELF says where _PyRuntime is), so its first bytecode is sampled; the
+ * layout check against its live interpreter follows as soon as that exists,
+ * retried on a short timer for a bounded time.
  */
 #ifndef PYBPFPROF_TRACKER_H
 #define PYBPFPROF_TRACKER_H
@@ -25,6 +26,8 @@ struct tracker_pending {
 	pid_t pid;
 	long long since_ns, next_ns, delay_ns;
 	long long exec_ns;	/* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
+	bool validating;	/* registered before its interpreter existed: layout check due */
+	size_t target;		/* then: its index in the collector */
 };
 
 /* A forked child the kernel samples; its section opens at its first sample. */

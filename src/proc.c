@@ -438,10 +438,14 @@ static int check_live(const struct py_target *t)
 	int err, i;
 
 	err = remote_read(t->pid, t->runtime_addr + L->bpf.runtime_interp_head, &interp, 8);
-	if (!err)
+	if (!err && interp)
 		err = remote_read(t->pid, interp + L->bpf.interp_threads_head, &tstate, 8);
-	if (!err)
-		err = remote_read(t->pid, tstate + L->tstate_interp, &back, 8);
+	if (err)
+		return err;
+	/* a process that has just exec'd: its interpreter does not exist yet */
+	if (!interp || !tstate)
+		return -EAGAIN;
+	err = remote_read(t->pid, tstate + L->tstate_interp, &back, 8);
 	if (err)
 		return err;
 	if (back != interp)
@@ -459,7 +463,26 @@ static int check_live(const struct py_target *t)
 	return 0;
 }
 
+int py_target__check(const struct py_target *t)
+{
+	return check_live(t);
+}
+
+static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen);
+
 int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
+{
+	return target_open(pid, t, NULL, why, whylen);
+}
+
+int py_target__open_early(pid_t pid, struct py_target *t, bool *unchecked, char *why,
+			  size_t whylen)
+{
+	*unchecked = false;
+	return target_open(pid, t, unchecked, why, whylen);
+}
+
+static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen)
 {
 	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
 	struct elf_file *ef = NULL;
@@ -551,6 +574,10 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 	if (err)
 		return err;
 	err = check_live(t);
+	if (err == -EAGAIN && unchecked) {
+		*unchecked = true;
+		return 0;
+	}
 	if (err) {
 		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
 			 "expected layout (%s); is it still starting up?", pid, t->version_str,

@@ -105,7 +105,8 @@ void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns)
 		i = tr->npending++;
 	}
 	/* the first try is due at once: a Python that is already running registers now */
-	tr->pending[i] = (struct tracker_pending){ pid, now, now, RETRY_FIRST_NS, exec_ns };
+	tr->pending[i] = (struct tracker_pending){ .pid = pid, .since_ns = now, .next_ns = now,
+						   .delay_ns = RETRY_FIRST_NS, .exec_ns = exec_ns };
 }
 
 static int add_target(struct tracker *tr, const struct py_target *t)
@@ -120,21 +121,54 @@ static int add_target(struct tracker *tr, const struct py_target *t)
 }
 
 /*
- * One registration attempt: 0 when registered, -EAGAIN to try again later,
- * another -errno when this image will never be profiled.
+ * The layout check of a target registered before its interpreter existed:
+ * 0 when it passed, -EAGAIN while there is still no interpreter, another
+ * -errno when the target was dropped (gone, or a layout that does not match).
  */
-static int try_register(struct tracker *tr, pid_t pid, long long since_ns)
+static int validate(struct tracker *tr, struct tracker_pending *p)
 {
+	struct target_state *ts = &tr->c->targets[p->target];
+	int err;
+
+	if (ts->exited || ts->t.pid != p->pid)
+		return -ESRCH;
+	err = py_target__check(&ts->t);
+	if (!err || err == -EAGAIN)
+		return err;
+	if (!proc_alive(p->pid))
+		return -ESRCH;
+	/* never guess: a layout that does not match gives garbage, so stop sampling */
+	session__remove_target(tr->s, p->pid);
+	mark_exited(tr, p->pid);
+	pr_warn("pid %d (Python %s): its interpreter state does not match the expected layout "
+		"(%s); no longer profiled\n", p->pid, ts->t.version_str, strerror(-err));
+	return err;
+}
+
+/*
+ * One registration attempt: 0 when registered, -EAGAIN to try again later,
+ * another -errno when this image will never be profiled. With p (a process
+ * that has just exec'd), a CPython whose interpreter does not exist yet is
+ * registered at once, so its first bytecode is sampled, and checked later.
+ */
+static int try_register(struct tracker *tr, pid_t pid, struct tracker_pending *p)
+{
+	bool unchecked = false;
 	struct py_target t;
 	char why[512];
 	int kind, err;
 
+	if (p && p->validating)
+		return validate(tr, p);
 	kind = py_exe_kind(pid);
 	if (kind < 0)
 		return kind == -EACCES || kind == -EPERM ? kind : -ESRCH;
 	if (kind == PY_EXE_OTHER)
 		return -ENOEXEC;
-	err = py_target__open(pid, &t, why, sizeof(why));
+	if (p)
+		err = py_target__open_early(pid, &t, &unchecked, why, sizeof(why));
+	else
+		err = py_target__open(pid, &t, why, sizeof(why));
 	switch (err) {
 	case 0:
 		break;
@@ -153,12 +187,18 @@ static int try_register(struct tracker *tr, pid_t pid, long long since_ns)
 	if (add_target(tr, &t))
 		return -ENOMEM;
 	tr->registered++;
-	if (since_ns)
-		pr_info("pid %d: Python %s, profiled %.1f ms after its exec\n", pid, t.version_str,
-			(mono_ns() - since_ns) / 1e6);
+	if (p && p->exec_ns)
+		pr_info("pid %d: Python %s, profiled %.1f ms after its exec%s\n", pid,
+			t.version_str, (mono_ns() - p->exec_ns) / 1e6,
+			unchecked ? ", before its interpreter exists" : "");
 	else
 		pr_info("pid %d: Python %s, profiled\n", pid, t.version_str);
-	return 0;
+	if (!unchecked)
+		return 0;
+	p->validating = true;
+	p->target = tr->c->ntargets - 1;
+	p->delay_ns = RETRY_FIRST_NS;
+	return -EAGAIN;
 }
 
 void tracker__tick(struct tracker *tr, long long now)
@@ -173,7 +213,7 @@ void tracker__tick(struct tracker *tr, long long now)
 			i++;
 			continue;
 		}
-		err = try_register(tr, p->pid, p->exec_ns);
+		err = try_register(tr, p->pid, p);
 		if (err == -EAGAIN && now - p->since_ns < TRACKER_GIVE_UP_NS) {
 			p->next_ns = now + p->delay_ns;
 			if (p->delay_ns < RETRY_MAX_NS)
@@ -181,7 +221,7 @@ void tracker__tick(struct tracker *tr, long long now)
 			i++;
 			continue;
 		}
-		if (err == -EAGAIN) {
+		if (err == -EAGAIN && !p->validating) {
 			tr->gave_up++;
 			pr_info("pid %d: no initialised interpreter after %.1f s, not profiled\n",
 				p->pid, TRACKER_GIVE_UP_NS / 1e9);
@@ -346,7 +386,7 @@ size_t tracker__scan(struct tracker *tr)
 		    live_target(tr, pid))
 			continue;
 		/* a process that is still starting is retried like a new one */
-		if (try_register(tr, pid, 0) == -EAGAIN)
+		if (try_register(tr, pid, NULL) == -EAGAIN)
 			tracker__watch(tr, pid, 0);
 	}
 	closedir(dir);
@@ -411,7 +451,7 @@ size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, uns
 		found++;
 		/* its own children from now on, and its image now */
 		session__follow(tr->s, pid, flags);
-		if (!live_target(tr, pid) && try_register(tr, pid, 0) == -EAGAIN)
+		if (!live_target(tr, pid) && try_register(tr, pid, NULL) == -EAGAIN)
 			tracker__watch(tr, pid, 0);
 	}
 	closedir(dir);
