@@ -250,7 +250,9 @@ bad:
 	return EINVAL;
 }
 
-static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
+
+static const struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "collect.h"
@@ -202,6 +203,21 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 }
 
 /*
+ * Each section holds its process's root directory open (sources are read
+ * at the end, after it exited), so a long -a run over many short-lived
+ * processes needs more descriptors than the usual soft limit of 1024.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
  * Process tracking for -a, a launched command and --subprocesses: the
  * kernel notices feed the tracker; followed pids report their execs (and
  * with --subprocesses their children's).
@@ -214,6 +230,7 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 	size_t i;
 	int err;
 
+	raise_fd_limit();
 	tracker__init(tr, c, s, cfg->all);
 	err = session__track(s, cfg->all, tracker__on_event, tr, why, whylen);
 	if (!err && l->pid)
