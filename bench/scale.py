@@ -84,7 +84,10 @@ def main(argv):
     print(f"pybpfprof CPU, steady state: {cpu_b - cpu_a:.2f} s over {t_b - t_a:.1f} s = "
           f"{100 * (cpu_b - cpu_a) / (t_b - t_a):.2f}% of one core "
           f"(clock ticks of 10 ms: +-{100 * 0.02 / (t_b - t_a):.2f}%)")
-    print(f"samples per second: {samples / wall:.0f}")
+    print(f"samples per second of these processes: {samples / secs:.0f} (at most "
+          f"{hz * os.cpu_count()}); of every process in the report: "
+          f"{rep['samples']['total'] / secs:.0f}; ticks without a Python frame: "
+          f"{rep['samples']['no_python']}")
     print(f"pybpfprof peak RSS: {ru.ru_maxrss / 1024:.1f} MB")
     return 0 if len(seen) == n else 1
 
