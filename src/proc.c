@@ -262,7 +262,12 @@ struct elf_facts {
 	struct elf_file *ef;	/* open while err == 0 */
 };
 
-#define ELF_CACHE_SIZE 32
+/*
+ * Every distinct executable seen at an exec under -a gets an entry, most of
+ * them verdicts without an open file (no _PyRuntime), so a busy build host
+ * (sh, make, cc1, ld ...) does not thrash it; a linear search of 1024 is ~1 us.
+ */
+#define ELF_CACHE_SIZE 1024
 
 static struct elf_facts elf_cache[ELF_CACHE_SIZE];
 static size_t elf_cache_used, elf_cache_next;
