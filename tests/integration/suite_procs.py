@@ -212,11 +212,10 @@ def procs_subprocesses_spawn_pyenv():
     return launch_pool("pyenv", "spawn")
 
 
-@test
-def procs_short_lived():
+def short_lived(build):
     """20 Python processes of 0.3 s, one after another, during an -a run."""
     freq, count, life = 499, 20, 0.3
-    py = interpreter("debian")
+    py = interpreter(build)
     pids = []
     bg = Background(["-a"], freq)
     try:
@@ -241,6 +240,17 @@ def procs_short_lived():
     check(hot >= 0.7 * samples, f"short_work holds {hot} of {samples} samples")
     return (f"{len(seen)}/{count} processes, {samples} samples, {unresolved} unresolved, "
             f"short_work {hot}")
+
+
+@test
+def procs_short_lived():
+    return short_lived("debian")
+
+
+@test
+def procs_short_lived_pyenv():
+    """The same with a shared-libpython build: registered once libpython is mapped."""
+    return short_lived("pyenv")
 
 
 @test
