@@ -465,3 +465,31 @@ def procs_launch_sigterm():
     check(proc["exited"] and hot > 0.9 * proc["samples"] and hot >= 10,
           f"spin_alpha {hot} of {proc['samples']} samples, exited {proc['exited']}")
     return f"exit {prof.returncode}; spin_alpha {hot}/{proc['samples']}"
+
+
+@test
+def procs_subprocesses_shell():
+    """A command that is not Python (sh) with Python children, one of them
+    a shared-libpython build: both are followed through the shell."""
+    builds = [interpreter("debian"), interpreter("pyenv")]
+    script = [b.argv("procs_short.py", [0.5]) for b in builds]
+    line = f"{' '.join(script[0])} & {' '.join(script[1])}; wait"
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        r = run_profiler(["--subprocesses", "-F", 199, "-o", out, "--", "sh", "-c", line],
+                         timeout=40)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        rep = json.loads(out.read_text())
+    sanity(rep, 199)
+    shown = []
+    for b in builds:
+        version = python_version(b)
+        procs = [p for p in rep["processes"] if p["python"] == version and
+                 "procs_short.py" in p["cmdline"]]
+        check(len(procs) == 1, f"{len(procs)} sections of Python {version}: "
+              f"{[(p['pid'], p['python']) for p in rep['processes']]}")
+        n = procs[0]["samples"]
+        hot = functions(procs[0]).get("short_work", {}).get("self", 0)
+        check(n >= 10 and hot > 0.5 * n, f"Python {version}: short_work {hot} of {n}")
+        shown.append(f"{version}: short_work {hot}/{n}")
+    return "; ".join(shown)
