@@ -120,6 +120,46 @@ static void put_line(unsigned cols, const char *fmt, ...)
 	printf("%s\033[K\n", line);
 }
 
+/* Indices of the (up to) n busiest running processes, most samples first. */
+static size_t busiest(const struct profile *p, size_t *idx, size_t n)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < p->nprocs; i++) {
+		uint64_t mine = p->procs[i].samples;
+
+		if (p->procs[i].exited || !mine)
+			continue;
+		if (k < n)
+			j = k++;
+		else if (mine > p->procs[idx[n - 1]].samples)
+			j = n - 1;
+		else
+			continue;
+		/* insertion into a short sorted list */
+		for (; j > 0 && p->procs[idx[j - 1]].samples < mine; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	return k;
+}
+
+/* "pid comm share%, ..." of the busiest running processes, in one line. */
+static void put_processes(const struct profile *p, uint64_t samples, unsigned cols)
+{
+	char line[512];
+	size_t idx[8], n = busiest(p, idx, 8), i, used = 0;
+
+	used = snprintf(line, sizeof(line), "  busiest:");
+	for (i = 0; i < n && used < sizeof(line); i++) {
+		const struct profile_proc *pp = &p->procs[idx[i]];
+
+		used += snprintf(line + used, sizeof(line) - used, "%s %d %s %.1f%%", i ? "," : "",
+				 pp->pid, pp->comm, report_pct(pp->samples, samples));
+	}
+	put_line(cols, "%s", n ? line : "  busiest: (no samples yet)");
+}
+
 bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, long long now)
 {
 	struct winsize ws = { 0 };
@@ -139,16 +179,17 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 	rate = now > v->last_ns ? (samples - v->last_samples) * 1e9 / (now - v->last_ns) : 0;
 	v->last_samples = samples;
 	v->last_ns = now;
-	/* fit the window: three header lines, one spare so the cursor never scrolls it */
+	/* fit the window: four header lines, one spare so the cursor never scrolls it */
 	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row) {
 		cols = ws.ws_col;
-		if (rows > ws.ws_row - 4u)
-			rows = ws.ws_row > 4 ? ws.ws_row - 4 : 1;
+		if (rows > ws.ws_row - 5u)
+			rows = ws.ws_row > 5 ? ws.ws_row - 5 : 1;
 	}
 	printf("\033[H");
 	put_line(cols, "pybpfprof top: %zu process%s (%zu running), %.0f samples/s, %llu samples, "
 		 "%llu dropped   (q to quit)", p->nprocs, p->nprocs == 1 ? "" : "es", alive, rate,
 		 (unsigned long long)samples, (unsigned long long)dropped);
+	put_processes(p, samples, cols);
 	put_line(cols, "");
 	put_line(cols, "  self%%  total%%  function (location)");
 	for (i = 0; i < n && i < rows; i++) {
