@@ -158,6 +158,36 @@ static inline __u32 py_code_fingerprint(const __u64 ptrs[4], __s32 firstlineno,
 	return (__u32)(h ^ (h >> 32));
 }
 
+/*
+ * Process tracking (sched_process_fork/exec/exit raw tracepoints). The kernel
+ * side keeps `procs` right by itself (a forked child of a profiled process is
+ * sampled from its first tick, an exec'd image is dropped at once) and tells
+ * userspace through a small ring buffer of its own, apart from the samples.
+ */
+enum py_proc_event_kind {
+	PY_PROC_FORK = 1,	/* pid was forked from ppid */
+	PY_PROC_EXEC = 2,	/* pid replaced its image: inspect it */
+	PY_PROC_EXIT = 3,	/* pid exited (its whole thread group) */
+};
+
+enum py_proc_event_flags {
+	PY_PROC_COPIED = 1,	/* FORK: the parent's procs entry was copied to the child */
+};
+
+struct py_proc_event {
+	__u32 kind;		/* enum py_proc_event_kind */
+	__u32 pid;		/* kernel tgid */
+	__u32 ppid;		/* FORK: the parent's tgid */
+	__u32 flags;		/* enum py_proc_event_flags */
+	__u64 ktime_ns;
+};
+
+/* Values of the `followed` map: which pids' execs and children are watched. */
+enum py_follow_flags {
+	PY_FOLLOW_SELF = 1,	/* report this pid's execs */
+	PY_FOLLOW_CHILDREN = 2,	/* and pass the flags on to every child it forks */
+};
+
 /* Per-CPU counters, indexed by this enum; userspace sums them for the report. */
 enum pyprof_counter {
 	PYPROF_CNT_EVENTS,	/* perf events that hit a profiled process */
@@ -168,6 +198,7 @@ enum pyprof_counter {
 	PYPROF_CNT_TRUNCATED,	/* stacks cut at the depth limit */
 	PYPROF_CNT_DROPPED,	/* ring buffer full: sample lost */
 	PYPROF_CNT_TSTATE_SCAN,	/* thread-list scans (cache misses) */
+	PYPROF_CNT_PROC_EVENT_LOST,	/* fork/exec/exit notices lost: event ring buffer full */
 	/* USDT --calls: */
 	PYPROF_CNT_CALLS_UNMATCHED,	/* returns with no entry seen (attached mid-call) */
 	PYPROF_CNT_CALLS_TOO_DEEP,	/* calls deeper than PYPROF_CALL_DEPTH: not timed */

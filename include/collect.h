@@ -29,6 +29,9 @@ struct collector {
 	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
 	uint64_t malformed;		/* records shorter than they claim: dropped */
 	uint32_t *scratch;		/* frame ids of the sample being converted */
+	/* asked for a pid with no section before it counts as unknown (forked children) */
+	struct target_state *(*on_unknown)(void *ctx, int pid);
+	void *on_unknown_ctx;
 };
 
 int collector__init(struct collector *c, struct profile *prof);

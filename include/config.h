@@ -6,6 +6,7 @@
 #ifndef PYBPFPROF_CONFIG_H
 #define PYBPFPROF_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,6 +27,12 @@ struct pyprof_config {
 	unsigned top_lines;
 	unsigned line_report;	/* functions shown line by line in the text report */
 	int verbose;
+	bool all;		/* -a: every CPython process on the host */
+	bool subprocesses;	/* follow the targets' descendants */
+	bool merge;		/* one profile for all processes */
+	bool threads;		/* per-thread breakdown */
+	bool top;		/* `pybpfprof top`: live view instead of a report */
+	char **command;		/* after `--`: the command to launch, NULL-terminated */
 	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
 	int py311_line;		/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	char error[256];	/* why parsing failed */

@@ -36,6 +36,9 @@ int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
  */
 int elf_file__find_py_version(struct elf_file *ef, unsigned minor);
 
+/* 1 if a DT_NEEDED entry of the file starts with prefix (e.g. "libpython3"), else 0. */
+int elf_file__needs(struct elf_file *ef, const char *prefix);
+
 /*
  * Load bias of this file given one of its mappings (start address and file
  * offset, from /proc/PID/maps): runtime address = bias + vaddr. 0 or -ENOENT.

@@ -163,6 +163,13 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line);
 /* Adds a process section (strings are copied). NULL on allocation failure. */
 struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *exe,
 				       const char *cmdline, const char *comm, const char *python);
+/* Frees one process section's contents (profile__free does it for all). */
+void profile_proc__free(struct profile_proc *pp);
+/*
+ * --merge: replaces every process section by one holding all their stacks
+ * and threads (pid 0, the pids listed in its command line). 0 or -ENOMEM.
+ */
+int profile__merge(struct profile *p);
 struct profile_proc *profile__find_proc(struct profile *p, int pid);
 struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t tid);
 

@@ -162,6 +162,8 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		return;
 	}
 	ts = collector__find(c, s->pid);
+	if (!ts && c->on_unknown)
+		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
 	if (!ts) {
 		c->unknown_pid++;
 		return;

@@ -212,6 +212,39 @@ int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_o
 	return -ENOENT;
 }
 
+int elf_file__needs(struct elf_file *ef, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return 0;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(ef->elf, sh.sh_link, dyn.d_un.d_val);
+			if (name && !strncmp(name, prefix, plen))
+				return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
 /*
  * SystemTap SDT notes (type 3, owner "stapsdt") in SHT_NOTE sections: after
  * three addresses (probe, base, semaphore) the descriptor holds the provider,

@@ -30,6 +30,7 @@ struct session {
 	struct pybpfprof_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	struct bpf_link *track_links[3];
 	int *pefds;
 	int ncpus;
 };
@@ -76,6 +77,51 @@ int session__add_target(struct session *s, const struct py_target *t)
 	if (bpf_map__update_elem(s->skel->maps.procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,
+		   size_t whylen)
+{
+	struct bpf_program *progs[] = { s->skel->progs.on_fork, s->skel->progs.on_exec,
+					s->skel->progs.on_exit };
+	size_t i;
+	int err;
+
+	s->skel->bss->track_all = all;
+	err = ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.proc_events), on_event, ctx);
+	if (err) {
+		snprintf(why, whylen, "cannot open the process event ring buffer: %s",
+			 strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		s->track_links[i] = bpf_program__attach(progs[i]);
+		if (!s->track_links[i]) {
+			err = -errno;
+			snprintf(why, whylen, "cannot attach the %s tracepoint: %s",
+				 bpf_program__section_name(progs[i]) + strlen("raw_tp/"),
+				 strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int session__follow(struct session *s, pid_t pid, unsigned flags)
+{
+	__u32 key = pid, val = flags;
+
+	if (bpf_map__update_elem(s->skel->maps.followed, &key, sizeof(key), &val, sizeof(val),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void session__remove_target(struct session *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
 }
 
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
@@ -147,8 +193,13 @@ int session__poll(struct session *s, int timeout_ms)
 
 void session__detach(struct session *s)
 {
+	size_t i;
 	int cpu;
 
+	for (i = 0; i < sizeof(s->track_links) / sizeof(s->track_links[0]); i++) {
+		bpf_link__destroy(s->track_links[i]);
+		s->track_links[i] = NULL;
+	}
 	if (!s->links)
 		return;
 	for (cpu = 0; cpu < s->ncpus; cpu++) {

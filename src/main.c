@@ -12,14 +12,18 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "collect.h"
 #include "config.h"
+#include "launch.h"
 #include "loader.h"
 #include "log.h"
 #include "pybpfprof.skel.h"
 #include "report.h"
+#include "top.h"
+#include "tracker.h"
 #include "usdt.h"
 
 #define POLL_MS 50
@@ -30,8 +34,7 @@ static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	stop_requested = sig;
 }
 
 static long long now_ns(void)
@@ -79,8 +82,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 
 			err = usdt_probes_read(t.python_elf_host, &pr);
 			if (err)
-				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's interpreter: %s",
-					 t.pid, strerror(-err));
+				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's "
+					 "interpreter: %s", t.pid, strerror(-err));
 			else
 				err = usdt_check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
 						 sizeof(why));
@@ -96,28 +99,115 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	return err;
 }
 
+/*
+ * Whether every target is gone (and marks the exited ones): -a never runs
+ * out of targets, a launched command ends the run by its own exit, -p when
+ * every target and every child still on its way to a section is gone.
+ */
+static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
+			 struct launch *l)
+{
+	size_t alive = collector__check_alive(c);
+
+	if (l->pid || cfg->all)
+		return false;
+	return !alive && (!tr || !tracker__starting(tr));
+}
+
+/*
+ * A stop signal in launch mode: the command decides when the run ends. A
+ * terminal's Ctrl-C reached it already (same process group); a SIGTERM for
+ * us is passed on. It gets a few seconds, then the report is written anyway.
+ */
+static void stop_launched(struct session *s, struct launch *l)
+{
+	long long give_up = now_ns() + 5000000000LL;
+
+	if (stop_requested == SIGTERM)
+		kill(l->pid, SIGTERM);
+	while (!launch__reap(l, false) && now_ns() < give_up)
+		session__poll(s, POLL_MS);
+}
+
+/* Samples lost so far, as the report will count them. */
+static uint64_t live_dropped(struct session *s, struct collector *c)
+{
+	uint64_t k[PYPROF_CNT_MAX];
+
+	session__counters(s, k);
+	return k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
+}
+
+/* Every report goes to a file (none to stdout): room for a status line. */
+static bool records_to_files(const struct pyprof_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->noutputs; i++)
+		if (!strcmp(cfg->outputs[i], "-"))
+			return false;
+	return cfg->noutputs > 0;
+}
+
+/*
+ * While recording to a file on a terminal: one status line on stderr,
+ * rewritten in place every second.
+ */
+static void show_status(struct session *s, struct collector *c, long long start, long long now)
+{
+	uint64_t samples = 0;
+	size_t i, alive = 0;
+
+	for (i = 0; i < c->prof->nprocs; i++) {
+		samples += c->prof->procs[i].samples;
+		alive += !c->prof->procs[i].exited;
+	}
+	fprintf(stderr, "\rpybpfprof: %.0f s, %llu samples, %zu process%s (%zu running), %llu "
+		"dropped\033[K", (now - start) / 1e9, (unsigned long long)samples,
+		c->prof->nprocs, c->prof->nprocs == 1 ? "" : "es", alive,
+		(unsigned long long)live_dropped(s, c));
+}
+
 /* Samples until the duration ends, a signal arrives or every target is gone. */
 static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
-		struct usdt *u)
+		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u)
 {
-	long long start = now_ns(), last_check = start;
+	long long start = now_ns(), last_check = start, last_status = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
+	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
 	while (!stop_requested) {
-		long long t;
+		long long t = now_ns();
 
-		session__poll(s, POLL_MS);
+		session__poll(s, tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS);
 		t = now_ns();
+		if (tr)
+			tracker__tick(tr, t);
+		if (top && top__tick(top, c->prof, live_dropped(s, c), t))
+			break;
+		if (status && t - last_status >= 1000000000LL) {
+			last_status = t;
+			show_status(s, c, start, t);
+		}
 		if (end && t >= end)
 			break;
+		/* the command's exit ends the run at once: waitpid costs nothing */
+		if (l->pid && launch__reap(l, false)) {
+			pr_info("the command has exited\n");
+			break;
+		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (!collector__check_alive(c)) {
+			if (targets_gone(cfg, c, tr, l)) {
 				pr_info("every target has exited\n");
 				break;
 			}
 		}
 	}
+	if (status && last_status != start)
+		fputc('\n', stderr);
+	if (stop_requested && l->pid)
+		stop_launched(s, l);
 	session__detach(s);
 	usdt__detach(u);
 	/* Samples already in the ring buffer still count. */
@@ -125,6 +215,49 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		;
 	collector__check_alive(c);
 	c->prof->duration_s = (now_ns() - start) / 1e9;
+}
+
+/*
+ * Each section holds its process's root directory open (sources are read
+ * at the end, after it exited), so a long -a run over many short-lived
+ * processes needs more descriptors than the usual soft limit of 1024.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * Process tracking for -a, a launched command and --subprocesses: the
+ * kernel notices feed the tracker; followed pids report their execs (and
+ * with --subprocesses their children's).
+ */
+static int start_tracking(const struct pyprof_config *cfg, struct session *s,
+			  struct collector *c, struct tracker *tr, const struct launch *l,
+			  char *why, size_t whylen)
+{
+	unsigned flags = PY_FOLLOW_SELF | (cfg->subprocesses ? PY_FOLLOW_CHILDREN : 0);
+	size_t i;
+	int err;
+
+	raise_fd_limit();
+	tracker__init(tr, c, s, cfg->all);
+	err = session__track(s, cfg->all, tracker__on_event, tr, why, whylen);
+	if (!err && l->pid)
+		err = session__follow(s, l->pid, flags);
+	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
+		err = session__follow(s, c->targets[i].t.pid, flags);
+	/* followed first, then the scan: a child forked in between is caught either way */
+	if (!err && cfg->subprocesses && cfg->npids)
+		tracker__adopt(tr, cfg->pids, cfg->npids, flags);
+	if (err && !why[0])
+		snprintf(why, whylen, "cannot follow the targets' children: %s", strerror(-err));
+	return err;
 }
 
 static void record_counters(struct session *s, struct collector *c)
@@ -159,6 +292,8 @@ int main(int argc, char **argv)
 	const struct report_writer *w, *fallback;
 	struct report_opts ro;
 	struct session *s = NULL;
+	struct tracker tr = {}, *trp = NULL;
+	struct launch launch = {};
 	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
@@ -177,7 +312,7 @@ int main(int argc, char **argv)
 	fallback = cfg.format ? report_find(cfg.format) : &report_text;
 	ro = (struct report_opts){ .top_functions = cfg.top_functions, .top_lines = cfg.top_lines,
 				   .line_report = cfg.line_report,
-				   .tool_version = PYBPFPROF_VERSION };
+				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
 
 	profile__init(&prof, "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
@@ -187,6 +322,11 @@ int main(int argc, char **argv)
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);
+	if (!err && cfg.command) {
+		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (err)
 		goto out;
 
@@ -196,6 +336,11 @@ int main(int argc, char **argv)
 		err = session__add_target(s, &c.targets[i].t);
 		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
 			 strerror(-err));
+	}
+	if (!err && (cfg.all || cfg.command || cfg.subprocesses)) {
+		why[0] = '\0';
+		trp = &tr;
+		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));
 	}
 	if (!err && (cfg.usdt_modes & USDT_IMPORTS)) {
 		err = session__add_ringbuf(s, bpf_map__fd(session__skel(s)->maps.events),
@@ -208,19 +353,43 @@ int main(int argc, char **argv)
 				   sizeof(why));
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
+	if (!err && cfg.all)
+		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
+	if (!err && launch.pid)
+		err = launch__release(&launch, why, sizeof(why));
+	if (!err)
+		pr_info("attached: sampling %zu processes at %u Hz\n", c.ntargets, cfg.frequency_hz);
 	if (err) {
 		pr_err("%s\n", why);
 		goto out;
 	}
-	if (isatty(STDERR_FILENO))
+	if (isatty(STDERR_FILENO) && !cfg.top)
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
 			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	run(&cfg, s, &c, &u);
+	if (cfg.top) {
+		struct top_view view;
+
+		top__init(&view, cfg.top_functions, now_ns());
+		run(&cfg, s, &c, trp, &launch, &view, &u);
+		top__end(&view);
+		goto out;
+	}
+	run(&cfg, s, &c, trp, &launch, NULL, &u);
 	record_counters(s, &c);
 	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
 		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
+	if (trp)
+		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
+			"profiled, %llu gave up\n", (unsigned long long)tr.forks,
+			(unsigned long long)tr.execs, (unsigned long long)tr.exits,
+			(unsigned long long)tr.registered, (unsigned long long)tr.gave_up);
 
+	err = cfg.merge ? profile__merge(&prof) : 0;
+	if (err) {
+		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+		goto out;
+	}
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
@@ -236,8 +405,13 @@ int main(int argc, char **argv)
 	}
 out:
 	usdt__detach(&u);
+	launch__abort(&launch);
 	session__close(s);
+	tracker__free(&tr);
 	collector__free(&c);
 	profile__free(&prof);
+	/* after -d, the command runs on: its exit code is still ours */
+	if (!err && launch.pid && launch__reap(&launch, true))
+		return launch__exit_code(&launch);
 	return err ? 1 : 0;
 }

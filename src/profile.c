@@ -42,37 +42,43 @@ void profile__init(struct profile *p, const char *mode, unsigned frequency_hz)
 	p->first_sample_ms = -1;
 }
 
+void profile_proc__free(struct profile_proc *pp)
+{
+	size_t j;
+
+	for (j = 0; j < pp->nstacks; j++)
+		free(pp->stacks[j].frames);
+	free(pp->stacks);
+	free(pp->calls);
+	free(pp->hists);
+	for (j = 0; j < pp->gc.nstacks; j++)
+		free(pp->gc.stacks[j].frames);
+	free(pp->gc.stacks);
+	for (j = 0; j < pp->nimports; j++)
+		free(pp->imports[j].module);
+	free(pp->imports);
+	free(pp->threads);
+	hashmap__free(&pp->stack_index);
+	if (pp->root_fd >= 0)
+		close(pp->root_fd);
+	free(pp->exe);
+	free(pp->cmdline);
+	free(pp->comm);
+	free(pp->python);
+	memset(pp, 0, sizeof(*pp));
+	pp->root_fd = -1;
+}
+
 void profile__free(struct profile *p)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < p->nfuncs; i++) {
 		free(p->funcs[i].qualname);
 		free(p->funcs[i].file);
 	}
-	for (i = 0; i < p->nprocs; i++) {
-		struct profile_proc *pp = &p->procs[i];
-
-		for (j = 0; j < pp->nstacks; j++)
-			free(pp->stacks[j].frames);
-		free(pp->stacks);
-		free(pp->calls);
-		free(pp->hists);
-		for (j = 0; j < pp->gc.nstacks; j++)
-			free(pp->gc.stacks[j].frames);
-		free(pp->gc.stacks);
-		for (j = 0; j < pp->nimports; j++)
-			free(pp->imports[j].module);
-		free(pp->imports);
-		free(pp->threads);
-		hashmap__free(&pp->stack_index);
-		if (pp->root_fd >= 0)
-			close(pp->root_fd);
-		free(pp->exe);
-		free(pp->cmdline);
-		free(pp->comm);
-		free(pp->python);
-	}
+	for (i = 0; i < p->nprocs; i++)
+		profile_proc__free(&p->procs[i]);
 	free(p->funcs);
 	free(p->frames);
 	free(p->procs);

@@ -66,7 +66,8 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_p
 	free(st);
 }
 
-static void write_process(FILE *f, const struct profile *p, const struct profile_proc *pp)
+static void write_process(FILE *f, const struct profile *p, const struct profile_proc *pp,
+			  const struct report_opts *o)
 {
 	size_t i;
 
@@ -89,6 +90,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	fputs("]", f);
 	write_functions(f, p, pp);
 	write_lines(f, p, pp);
+	if (o->threads)
+		report_json_threads(f, p, pp);
 	report_usdt_json_proc(f, p, pp);
 	fputs("}", f);
 }
@@ -124,7 +127,7 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	for (i = 0; i < p->nprocs; i++) {
 		if (i)
 			fputc(',', f);
-		write_process(f, p, &p->procs[i]);
+		write_process(f, p, &p->procs[i], o);
 	}
 	fputs("]}\n", f);
 	return ferror(f) ? -EIO : 0;

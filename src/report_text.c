@@ -292,6 +292,8 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		print_functions(f, p, pp, o);
 		print_lines(f, p, pp, o);
 		print_line_report(f, p, pp, o);
+		if (o->threads)
+			report_text_threads(f, p, pp, o);
 	}
 	report_usdt_text_proc(f, p, pp, o);
 }
