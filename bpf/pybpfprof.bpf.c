@@ -294,7 +294,7 @@ static long walk_step(__u32 i, void *data)
  * sampler, and any event program) calls this; threads of processes not in
  * `procs` cost one hash lookup. Returns 0 when a record was sent.
  */
-static __always_inline int emit_stack(__u8 kind, __u64 value)
+static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
@@ -329,7 +329,7 @@ static __always_inline int emit_stack(__u8 kind, __u64 value)
 	s->sample.tid = tid;
 	s->sample.ktime_ns = bpf_ktime_get_ns();
 	s->sample.cpu = bpf_get_smp_processor_id();
-	s->sample.flags = 0;
+	s->sample.flags = flags;
 	s->sample.kind = kind;
 	s->sample.value = value;
 	w.off = &proc->off;
@@ -376,10 +376,168 @@ static __always_inline int emit_stack(__u8 kind, __u64 value)
 	return 0;
 }
 
+static __always_inline int emit_stack(__u8 kind, __u64 value)
+{
+	return emit_stack_flags(kind, value, 0);
+}
+
 /* CPU sampling: one cpu-clock perf event per CPU, a fixed period of 1e9/Hz ns. */
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	emit_stack(PY_KIND_CPU, 0);
+	return 0;
+}
+
+/*
+ * --mem: where memory grows. Two kinds of kernel events that every process
+ * has, so nothing is injected into the target:
+ *  - the page-faults software event, one sample per mem_period faults on each
+ *    CPU: a fault is the first touch of a page, so the faulting Python line is
+ *    the one that made the memory resident; each sample stands for
+ *    mem_period pages (fault_bytes);
+ *  - the mmap, munmap, mremap and brk system calls, with their sizes: where
+ *    address space is taken and given back, exactly, however large.
+ * Both run for every process on the machine; others cost one hash lookup
+ * (page faults) or a compare of the syscall number (system calls).
+ */
+/* Set by userspace after load (--mem-period x page size): a plain global, not rodata. */
+__u64 fault_bytes = 64 * 4096;
+
+/* pid -> highest resident pages seen at a sampled fault: the peak marker. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYPROF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} rss_peak SEC(".maps");
+
+/*
+ * Resident pages of the current process: file, anonymous and shmem counters.
+ * The per-CPU counters are summed lazily by the kernel, so this lags the
+ * exact value by at most a batch per CPU: fine for finding the peak.
+ */
+static __always_inline __u64 current_rss_pages(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	__s64 file, anon, shmem;
+
+	if (!mm)
+		return 0;
+	file = BPF_CORE_READ(mm, rss_stat[0].count);
+	anon = BPF_CORE_READ(mm, rss_stat[1].count);
+	shmem = BPF_CORE_READ(mm, rss_stat[3].count);
+	file += anon + shmem;
+	return file > 0 ? file : 0;
+}
+
+SEC("perf_event")
+int on_page_fault(struct bpf_perf_event_data *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 rss, *peak;
+	__u8 flags = 0;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	rss = current_rss_pages();
+	peak = bpf_map_lookup_elem(&rss_peak, &pid);
+	if (!peak || rss > *peak)
+		flags = PY_SAMPLE_RSS_PEAK;
+	/* The peak moves only with a stack that reached userspace. */
+	if (!emit_stack_flags(PY_KIND_PAGE_FAULT, fault_bytes, flags) && flags)
+		bpf_map_update_elem(&rss_peak, &pid, &rss, BPF_ANY);
+	return 0;
+}
+
+/* x86_64 system call numbers (the only architecture built for now). */
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define NR_BRK 12
+#define NR_MREMAP 25
+#define PAGE_ROUND(x) (((x) + 4095) & ~4095ULL)
+
+/* A memory system call between its entry and its exit, per thread. */
+struct mem_call {
+	__u64 nr;
+	__u64 arg0, arg1, arg2;
+	__u64 brk_before;	/* brk: the break before the call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mem_call);
+} mem_calls SEC(".maps");
+
+/*
+ * Raw tracepoints, not the classic syscalls:sys_enter_mmap ones: they need no
+ * tracefs, and one program sees every system call (args[1] is its number).
+ */
+SEC("raw_tracepoint/sys_enter")
+int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 nr = ctx->args[1], pid_tgid;
+	struct pt_regs *regs;
+	struct mem_call call = {};
+	__u32 pid, tid;
+
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK && nr != NR_MREMAP)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	pid = pid_tgid >> 32;
+	tid = (__u32)pid_tgid;
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	regs = (struct pt_regs *)ctx->args[0];
+	call.nr = nr;
+	call.arg0 = BPF_CORE_READ(regs, di);
+	call.arg1 = BPF_CORE_READ(regs, si);
+	call.arg2 = BPF_CORE_READ(regs, dx);
+	if (nr == NR_BRK) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		call.brk_before = BPF_CORE_READ(task, mm, brk);
+	}
+	bpf_map_update_elem(&mem_calls, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tracepoint/sys_exit")
+int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__s64 ret = ctx->args[1], delta = 0;
+	struct mem_call *call;
+
+	call = bpf_map_lookup_elem(&mem_calls, &tid);
+	if (!call)
+		return 0;
+	/* -4095..-1 are errors; mmap and mremap return addresses, munmap 0. */
+	if (ret < 0 && ret >= -4095) {
+		bpf_map_delete_elem(&mem_calls, &tid);
+		return 0;
+	}
+	switch (call->nr) {
+	case NR_MMAP:
+		delta = PAGE_ROUND(call->arg1);
+		break;
+	case NR_MUNMAP:
+		delta = -(__s64)PAGE_ROUND(call->arg1);
+		break;
+	case NR_MREMAP:	/* (old_address, old_size, new_size) */
+		delta = (__s64)PAGE_ROUND(call->arg2) - (__s64)PAGE_ROUND(call->arg1);
+		break;
+	case NR_BRK:	/* returns the new break; brk(0) and a refusal leave it as it was */
+		delta = (__s64)PAGE_ROUND(ret) - (__s64)PAGE_ROUND(call->brk_before);
+		break;
+	}
+	bpf_map_delete_elem(&mem_calls, &tid);
+	if (delta > 0)
+		emit_stack(PY_KIND_MAP, delta);
+	else if (delta < 0)
+		emit_stack(PY_KIND_UNMAP, -delta);
 	return 0;
 }

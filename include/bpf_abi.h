@@ -82,6 +82,8 @@ struct py_frame {
 enum py_sample_flags {
 	PY_SAMPLE_TRUNCATED = 1,	/* the stack was deeper than the depth limit */
 	PY_SAMPLE_READ_ERROR = 2,	/* a frame could not be read; the walk stopped there */
+	PY_SAMPLE_RSS_PEAK = 4,		/* PY_KIND_PAGE_FAULT: the process's resident memory was at
+					 * its highest yet (see rss_peak in the BPF object) */
 };
 
 /*
@@ -90,6 +92,11 @@ enum py_sample_flags {
  */
 enum py_sample_kind {
 	PY_KIND_CPU = 0,	/* a cpu-clock tick; value unused */
+	/* --mem: numbered apart from other features' kinds so additions do not collide */
+	PY_KIND_PAGE_FAULT = 16,	/* one sampled page fault; value: bytes it stands for
+					 * (period x page size) */
+	PY_KIND_MAP = 17,	/* mmap, brk or mremap grew the address space by value bytes */
+	PY_KIND_UNMAP = 18,	/* munmap, brk or mremap shrank it by value bytes */
 };
 
 /* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */

@@ -26,13 +26,30 @@ struct pyprof_config {
 	unsigned top_lines;
 	unsigned line_report;	/* functions shown line by line in the text report */
 	int verbose;
+	int mem;		/* enum pyprof_mem_mode */
+	unsigned mem_period;	/* page faults per fault sample */
+	const char *mem_timeline;	/* SVG of resident memory over time, or NULL */
 	char error[256];	/* why parsing failed */
 };
+
+/* --mem: what memory events are collected besides the CPU samples. */
+enum pyprof_mem_mode {
+	PYPROF_MEM_OFF = 0,
+	PYPROF_MEM_FAULTS,	/* page faults and memory system calls (the default --mem) */
+};
+
+/*
+ * One sample per 64 faults is one per 256 KiB first touched: a 1 MiB
+ * allocation is seen four times, and the stack walk stays a few percent of
+ * the faults' own cost (bench/mem.sh).
+ */
+#define PYPROF_DEFAULT_MEM_PERIOD 64
 
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
 		.line_report = 5,                                                                  \
+		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
 	}
 
 /*

@@ -24,6 +24,9 @@ struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *c
 int session__add_target(struct session *s, const struct py_target *t);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
+/* The loaded BPF object, for features that attach programs of their own (src/mem.c). */
+struct pybpfprof_bpf;
+struct pybpfprof_bpf *session__skel(struct session *s);
 /* Delivers pending samples to on_sample; waits up to timeout_ms. Returns count or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /* Stops the timers (no new samples) so the remaining ones can be drained. */

@@ -52,6 +52,57 @@ struct profile_call_edge {
 	uint64_t max_ns;	/* longest single call */
 };
 
+/*
+ * Memory (--mem): byte-weighted stacks, apart from the CPU stacks so neither
+ * view distorts the other. Each stack (frames only, threads merged) carries
+ * bytes per kind of event.
+ */
+enum profile_mem_kind {
+	PROFILE_MEM_TOUCHED,	/* new pages first touched: sampled faults x period x page size */
+	PROFILE_MEM_MAPPED,	/* mmap, brk and mremap growth: exact */
+	PROFILE_MEM_UNMAPPED,	/* munmap, brk and mremap shrinking: exact */
+	PROFILE_MEM_NKINDS,
+};
+
+struct profile_mem_stack {
+	uint32_t nframes;
+	uint32_t *frames;	/* frame ids, innermost first */
+	uint64_t bytes[PROFILE_MEM_NKINDS];
+	uint64_t samples[PROFILE_MEM_NKINDS];	/* records that added to bytes */
+};
+
+/* One event in time, for the timeline's labels: which line did what when. */
+struct profile_mem_event {
+	double t_s;		/* since pybpfprof's start */
+	uint32_t frame;		/* innermost frame */
+	uint32_t kind;		/* enum profile_mem_kind */
+	uint64_t bytes;
+};
+
+/* Resident memory of the process at one moment (from /proc/PID/statm). */
+struct profile_rss_point {
+	double t_s;
+	uint64_t rss;		/* bytes */
+};
+
+#define PROFILE_MEM_MAX_EVENTS (1u << 20)
+
+struct profile_mem {
+	struct profile_mem_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct hashmap stack_index;	/* frames hash -> index */
+	uint64_t truncated, partial, unresolved;	/* records cut or not fully named */
+	uint32_t peak_stack;		/* 1 + index of the stack of the last fault sampled at a
+					 * new resident-size high; 0: none */
+	uint64_t peak_rss;		/* bytes: highest resident size seen (faults or statm) */
+	double peak_t_s;		/* when the peak stack was seen */
+	struct profile_rss_point *rss;	/* the timeline */
+	size_t nrss, cap_rss;
+	struct profile_mem_event *events;	/* up to PROFILE_MEM_MAX_EVENTS */
+	size_t nevents, cap_events;
+	uint64_t events_dropped;	/* beyond the cap: not on the timeline, still in stacks */
+};
+
 struct profile_proc {
 	int pid;
 	int nspid;		/* pid inside the process's own pid namespace */
@@ -70,6 +121,7 @@ struct profile_proc {
 	struct hashmap stack_index;	/* stack hash -> index + 1 */
 	struct profile_call_edge *calls;	/* --calls only; empty otherwise */
 	size_t ncalls, cap_calls;
+	struct profile_mem mem;		/* --mem only; empty otherwise */
 };
 
 struct profile_counts {
@@ -95,6 +147,10 @@ struct profile {
 	double first_sample_ms;	/* from pybpfprof's start to the first sample received; -1: none */
 	long long start_ns;	/* CLOCK_MONOTONIC at pybpfprof's start */
 	struct profile_counts counts;
+	/* --mem */
+	bool mem;		/* memory events were collected */
+	unsigned mem_period;	/* page faults per fault sample */
+	unsigned page_size;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -115,6 +171,16 @@ struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t ti
 int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_t *frames,
 			    uint32_t n, uint64_t count);
 
+/*
+ * Adds bytes of one memory kind to a stack; t_s places it on the timeline,
+ * is_peak marks it as the stack at the highest resident size so far. 0 or -ENOMEM.
+ */
+int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
+			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak);
+void profile_mem__free(struct profile_mem *m);
+/* Appends a resident-size point to the timeline. 0 or -ENOMEM. */
+int profile_proc__add_rss(struct profile_proc *pp, double t_s, uint64_t rss);
+
 /* Summaries used by the writers. */
 struct func_stat {
 	uint32_t func;
@@ -131,5 +197,22 @@ int profile_proc__func_stats(const struct profile *p, const struct profile_proc 
 /* Per-(function, line) self samples, sorted descending. */
 int profile_proc__line_stats(const struct profile *p, const struct profile_proc *pp,
 			     struct line_stat **out, size_t *n);
+
+/* Memory summaries: bytes per kind, by function (self/total) and by line (self). */
+struct mem_func_stat {
+	uint32_t func;
+	uint64_t self[PROFILE_MEM_NKINDS], total[PROFILE_MEM_NKINDS];
+};
+struct mem_line_stat {
+	uint32_t frame;
+	uint64_t self[PROFILE_MEM_NKINDS];
+};
+/* Growth order: touched bytes, then mapped, then net; descending. */
+int profile_proc__mem_func_stats(const struct profile *p, const struct profile_proc *pp,
+				 struct mem_func_stat **out, size_t *n);
+int profile_proc__mem_line_stats(const struct profile *p, const struct profile_proc *pp,
+				 struct mem_line_stat **out, size_t *n);
+/* Sums over every stack of pp, per kind. */
+void profile_proc__mem_totals(const struct profile_proc *pp, uint64_t out[PROFILE_MEM_NKINDS]);
 
 #endif

@@ -67,6 +67,10 @@ int report_source_lines(int root_fd, const char *file, const int *lines, size_t 
  * than a second: 1 if so, 0 if not or unknown, -errno if it cannot be opened.
  */
 int report_source_changed(int root_fd, const char *file, double start_time);
+/* The --mem sections of a process (src/report_mem.c); written only when p->mem. */
+void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc *pp,
+		     const struct report_opts *o);
+void report_mem_json(FILE *f, const struct profile *p, const struct profile_proc *pp);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
 /*

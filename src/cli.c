@@ -40,6 +40,8 @@ static const char doc[] =
 	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
+	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
+	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
@@ -48,6 +50,9 @@ enum {
 	OPT_MAX_DEPTH = 0x100,
 	OPT_LINES,
 	OPT_LINE_REPORT,
+	OPT_MEM,
+	OPT_MEM_PERIOD,
+	OPT_MEM_TIMELINE,
 };
 
 static const struct argp_option options[] = {
@@ -59,6 +64,14 @@ static const struct argp_option options[] = {
 	{ "frequency", 'F', "HZ", 0, "Samples per second on each CPU (default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	{ NULL, 0, NULL, 0, "Memory:", 2 },
+	{ "mem", OPT_MEM, "faults", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
+	  "line: sampled page faults (new memory touched) and mmap/munmap/mremap/brk (memory "
+	  "mapped and unmapped), with the stack at the peak of resident memory", 2 },
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
+	  "64, one per 256 KiB touched)", 2 },
+	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
+	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
 	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
@@ -185,6 +198,27 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cfg->top_lines = v;
 		else
 			cfg->line_report = v;
+		break;
+	case OPT_MEM:
+		if (arg && strcmp(arg, "faults")) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem '%s': expected "
+				 "--mem or --mem=faults", arg);
+			goto bad;
+		}
+		cfg->mem = PYPROF_MEM_FAULTS;
+		break;
+	case OPT_MEM_PERIOD:
+		if (parse_uint(arg, 1, 1000000, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem-period '%s': expected "
+				 "1 to 1000000 page faults", arg);
+			goto bad;
+		}
+		cfg->mem_period = v;
+		break;
+	case OPT_MEM_TIMELINE:
+		cfg->mem_timeline = arg;
+		if (!cfg->mem)
+			cfg->mem = PYPROF_MEM_FAULTS;
 		break;
 	case 'v':
 		cfg->verbose++;

@@ -123,6 +123,11 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 	return 0;
 }
 
+struct pybpfprof_bpf *session__skel(struct session *s)
+{
+	return s->skel;
+}
+
 int session__poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "loader.h"
 #include "log.h"
+#include "mem.h"
 #include "report.h"
 
 #define POLL_MS 50
@@ -83,7 +84,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 }
 
 /* Samples until the duration ends, a signal arrives or every target is gone. */
-static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c)
+static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+		struct mem_session *mem)
 {
 	long long start = now_ns(), last_check = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
@@ -93,6 +95,8 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 
 		session__poll(s, POLL_MS);
 		t = now_ns();
+		if (mem)
+			mem__tick(mem, c, t);
 		if (end && t >= end)
 			break;
 		if (t - last_check >= ALIVE_CHECK_NS) {
@@ -104,6 +108,8 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 	}
 	session__detach(s);
+	if (mem)
+		mem__detach(mem);
 	/* Samples already in the ring buffer still count. */
 	while (session__poll(s, 0) > 0)
 		;
@@ -134,6 +140,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct report_writer *w, *fallback;
 	struct report_opts ro;
+	struct mem_session mem = {};
 	struct session *s = NULL;
 	struct collector c;
 	struct profile prof;
@@ -154,8 +161,11 @@ int main(int argc, char **argv)
 				   .line_report = cfg.line_report,
 				   .tool_version = PYBPFPROF_VERSION };
 
-	profile__init(&prof, "cpu", cfg.frequency_hz);
+	profile__init(&prof, cfg.mem ? "cpu+mem" : "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
+	prof.mem = cfg.mem != PYPROF_MEM_OFF;
+	prof.mem_period = cfg.mem_period;
+	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);
@@ -171,6 +181,8 @@ int main(int argc, char **argv)
 	}
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
+	if (!err && cfg.mem)
+		err = mem__attach(&mem, s, cfg.mem_period, why, sizeof(why));
 	if (err) {
 		pr_err("%s\n", why);
 		goto out;
@@ -179,8 +191,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
 			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	run(&cfg, s, &c);
+	run(&cfg, s, &c, cfg.mem ? &mem : NULL);
 	record_counters(s, &c);
+	if (cfg.mem)
+		mem__finish(&mem, s, &c);
 
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
@@ -196,6 +210,7 @@ int main(int argc, char **argv)
 			err = werr;
 	}
 out:
+	mem__detach(&mem);
 	session__close(s);
 	collector__free(&c);
 	profile__free(&prof);

@@ -59,6 +59,7 @@ void profile__free(struct profile *p)
 		free(pp->calls);
 		free(pp->threads);
 		hashmap__free(&pp->stack_index);
+		profile_mem__free(&pp->mem);
 		if (pp->root_fd >= 0)
 			close(pp->root_fd);
 		free(pp->exe);

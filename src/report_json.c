@@ -73,6 +73,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	fputs("]", f);
 	write_functions(f, p, pp);
 	write_lines(f, p, pp);
+	if (p->mem)
+		report_mem_json(f, p, pp);
 	fputs("}", f);
 }
 

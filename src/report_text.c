@@ -288,11 +288,13 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	}
 	if (!pp->samples) {
 		fprintf(f, "  no samples with Python code: the process was idle or ran only C code\n");
-		return;
+	} else {
+		print_functions(f, p, pp, o);
+		print_lines(f, p, pp, o);
+		print_line_report(f, p, pp, o);
 	}
-	print_functions(f, p, pp, o);
-	print_lines(f, p, pp, o);
-	print_line_report(f, p, pp, o);
+	if (p->mem)
+		report_mem_text(f, p, pp, o);
 }
 
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)

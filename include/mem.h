@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * --mem: the memory events' attachment (page-fault perf events, memory
+ * system-call raw tracepoints) and the userspace half of the view: a
+ * resident-size timeline read from /proc/PID/statm while the run lasts, and
+ * the peak read back from the kernel at the end. Samples themselves arrive
+ * through the common ring buffer (src/collect.c).
+ */
+#ifndef PYBPFPROF_MEM_H
+#define PYBPFPROF_MEM_H
+
+#include <stddef.h>
+#include "collect.h"
+#include "loader.h"
+
+struct mem_session {
+	struct bpf_link **links;	/* page-fault programs, one per CPU */
+	int *pefds;
+	int ncpus;
+	struct bpf_link *sys_enter, *sys_exit;
+	long long last_rss_ns;
+	long page_size;
+};
+
+/* Interval between two resident-size readings of each target. */
+#define MEM_RSS_INTERVAL_NS 50000000LL
+
+/* Starts the memory events: period page faults per sample. 0, or -errno with a reason in why. */
+int mem__attach(struct mem_session *m, struct session *s, unsigned period, char *why,
+		size_t whylen);
+/* Reads each live target's resident size when MEM_RSS_INTERVAL_NS has passed since the last. */
+void mem__tick(struct mem_session *m, struct collector *c, long long now_ns);
+/* Stops the memory events (before the ring buffer is drained). */
+void mem__detach(struct mem_session *m);
+/* After the drain: the peak resident sizes the kernel saw, into the profile. */
+void mem__finish(struct mem_session *m, struct session *s, struct collector *c);
+
+#endif
