@@ -541,3 +541,171 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		emit_stack(PY_KIND_UNMAP, -delta);
 	return 0;
 }
+
+/*
+ * --mem=alloc: uprobes on the C allocator of the target (its libc's malloc,
+ * calloc, realloc, posix_memalign, aligned_alloc, memalign and free), attached
+ * per target pid. Calls are sampled by bytes, per thread: a countdown of
+ * alloc_period bytes, so one record stands for alloc_period bytes on average
+ * and an allocation of at least alloc_period bytes is always recorded with
+ * its own size. Sampled allocations are kept by address until freed; what is
+ * left at the end is live (leak candidates). Every call costs a trap into the
+ * kernel (two for allocations: entry and return), sampled or not: this mode
+ * is opt-in, its cost measured in bench/mem.sh.
+ */
+__u64 alloc_period = 512 * 1024;
+__u64 live_full;	/* sampled allocations the live map had no room for */
+
+/* An allocator call between its entry and its return, per thread. */
+struct alloc_call {
+	__u64 weight;		/* 0: not sampled */
+	__u64 memptr;		/* posix_memalign: where the address will be written */
+	__u32 depth;		/* allocator entries nested inside this one (realloc -> malloc) */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct alloc_call);
+} alloc_calls SEC(".maps");
+
+/* tid -> bytes left before the next sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} alloc_left SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct py_live_alloc);
+} live_allocs SEC(".maps");
+
+/* Weight of this allocation if it is sampled, else 0; moves the thread's countdown. */
+static __always_inline __u64 alloc_sample(__u32 tid, __u64 size)
+{
+	__u64 period = alloc_period, *left, fresh;
+
+	if (!period)
+		return 0;
+	if (size >= period)
+		return size;
+	left = bpf_map_lookup_elem(&alloc_left, &tid);
+	if (!left) {
+		/* a random start, so threads and runs do not all sample the same calls */
+		fresh = bpf_get_prandom_u32() % period + 1;
+		bpf_map_update_elem(&alloc_left, &tid, &fresh, BPF_ANY);
+		left = bpf_map_lookup_elem(&alloc_left, &tid);
+		if (!left)
+			return 0;
+	}
+	if (size < *left) {
+		*left -= size;
+		return 0;
+	}
+	*left += period - size;
+	return period;
+}
+
+static __always_inline int alloc_enter(__u64 size, __u64 memptr, __u64 freed)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct alloc_call *c, fresh = {};
+
+	c = bpf_map_lookup_elem(&alloc_calls, &tid);
+	if (c) {
+		c->depth++;
+		return 0;
+	}
+	if (freed)
+		bpf_map_delete_elem(&live_allocs, &freed);
+	fresh.weight = alloc_sample(tid, size);
+	fresh.memptr = memptr;
+	bpf_map_update_elem(&alloc_calls, &tid, &fresh, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_malloc, __u64 size)
+{
+	return alloc_enter(size, 0, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_calloc, __u64 n, __u64 size)
+{
+	return alloc_enter(n * size, 0, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_realloc, __u64 ptr, __u64 size)
+{
+	return alloc_enter(size, 0, ptr);
+}
+
+/* aligned_alloc and memalign: (alignment, size) */
+SEC("uprobe")
+int BPF_KPROBE(on_memalign, __u64 align, __u64 size)
+{
+	return alloc_enter(size, 0, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_posix_memalign, __u64 memptr, __u64 align, __u64 size)
+{
+	return alloc_enter(size, memptr ? memptr : 1, 0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_alloc_return, __u64 ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), addr = ret;
+	__u32 tid = (__u32)pid_tgid, zero = 0;
+	struct py_live_alloc live = {};
+	struct alloc_call *c, call;
+	struct scratch *s;
+
+	c = bpf_map_lookup_elem(&alloc_calls, &tid);
+	if (!c)
+		return 0;
+	if (c->depth) {
+		c->depth--;
+		return 0;
+	}
+	call = *c;
+	bpf_map_delete_elem(&alloc_calls, &tid);
+	if (!call.weight)
+		return 0;
+	if (call.memptr) {	/* posix_memalign: 0 on success, the address stored at memptr */
+		if (ret || call.memptr == 1)
+			return 0;
+		addr = read_word(call.memptr);
+	}
+	if (!addr || emit_stack(PY_KIND_ALLOC, call.weight))
+		return 0;
+	/* The record just sent is still in this CPU's scratch: its time names it. */
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s)
+		return 0;
+	live.pid = pid_tgid >> 32;
+	live.tid = tid;
+	live.ktime_ns = s->sample.ktime_ns;
+	live.bytes = call.weight;
+	if (bpf_map_update_elem(&live_allocs, &addr, &live, BPF_ANY))
+		__sync_fetch_and_add(&live_full, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_free, __u64 ptr)
+{
+	if (ptr)
+		bpf_map_delete_elem(&live_allocs, &ptr);
+	return 0;
+}

@@ -97,6 +97,20 @@ enum py_sample_kind {
 					 * (period x page size) */
 	PY_KIND_MAP = 17,	/* mmap, brk or mremap grew the address space by value bytes */
 	PY_KIND_UNMAP = 18,	/* munmap, brk or mremap shrank it by value bytes */
+	PY_KIND_ALLOC = 19,	/* --mem=alloc: a sampled allocator call; value: bytes it stands
+				 * for (the sampling period, or its size if larger) */
+};
+
+/*
+ * --mem=alloc: a sampled allocation not freed yet. The live-allocation map is
+ * keyed by address; (tid, ktime_ns) name the PY_KIND_ALLOC record that
+ * carried its stack.
+ */
+struct py_live_alloc {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u64 bytes;		/* the record's value */
 };
 
 /* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */

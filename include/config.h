@@ -28,6 +28,7 @@ struct pyprof_config {
 	int verbose;
 	int mem;		/* enum pyprof_mem_mode */
 	unsigned mem_period;	/* page faults per fault sample */
+	unsigned long alloc_period;	/* bytes allocated per allocator sample */
 	const char *mem_timeline;	/* SVG of resident memory over time, or NULL */
 	char error[256];	/* why parsing failed */
 };
@@ -36,7 +37,11 @@ struct pyprof_config {
 enum pyprof_mem_mode {
 	PYPROF_MEM_OFF = 0,
 	PYPROF_MEM_FAULTS,	/* page faults and memory system calls (the default --mem) */
+	PYPROF_MEM_ALLOC,	/* the above, and the C allocator's calls through uprobes */
 };
+
+/* --mem=alloc: one sample per 512 KiB allocated on average (per thread). */
+#define PYPROF_DEFAULT_ALLOC_PERIOD (512 * 1024)
 
 /*
  * One sample per 64 faults is one per 256 KiB first touched: a 1 MiB
@@ -50,6 +55,7 @@ enum pyprof_mem_mode {
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
 		.line_report = 5,                                                                  \
 		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
+		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                        \
 	}
 
 /*

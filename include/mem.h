@@ -18,6 +18,8 @@ struct mem_session {
 	int *pefds;
 	int ncpus;
 	struct bpf_link *sys_enter, *sys_exit;
+	struct bpf_link **uprobes;	/* --mem=alloc: allocator probes of every target */
+	size_t nuprobes, cap_uprobes;
 	long long last_rss_ns;
 	long page_size;
 };
@@ -25,14 +27,26 @@ struct mem_session {
 /* Interval between two resident-size readings of each target. */
 #define MEM_RSS_INTERVAL_NS 50000000LL
 
-/* Starts the memory events: period page faults per sample. 0, or -errno with a reason in why. */
-int mem__attach(struct mem_session *m, struct session *s, unsigned period, char *why,
-		size_t whylen);
+/*
+ * Starts the memory events: page faults (period faults per sample) and
+ * memory system calls; with alloc_period, also the allocator probes of every
+ * target in c (alloc_period bytes per sample). 0, or -errno with a reason in why.
+ */
+int mem__attach(struct mem_session *m, struct session *s, struct collector *c, unsigned period,
+		uint64_t alloc_period, char *why, size_t whylen);
+/*
+ * The libc a process has mapped, as a path that opens it from here (through
+ * /proc/PID/root, so it works for containers). 0, or -errno.
+ */
+int mem__find_libc(int pid, char *path, size_t len);
 /* Reads each live target's resident size when MEM_RSS_INTERVAL_NS has passed since the last. */
 void mem__tick(struct mem_session *m, struct collector *c, long long now_ns);
 /* Stops the memory events (before the ring buffer is drained). */
 void mem__detach(struct mem_session *m);
-/* After the drain: the peak resident sizes the kernel saw, into the profile. */
+/*
+ * After the drain: the peak resident sizes the kernel saw, and the sampled
+ * allocations still live (--mem=alloc), into the profile.
+ */
 void mem__finish(struct mem_session *m, struct session *s, struct collector *c);
 
 #endif

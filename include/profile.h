@@ -61,6 +61,8 @@ enum profile_mem_kind {
 	PROFILE_MEM_TOUCHED,	/* new pages first touched: sampled faults x period x page size */
 	PROFILE_MEM_MAPPED,	/* mmap, brk and mremap growth: exact */
 	PROFILE_MEM_UNMAPPED,	/* munmap, brk and mremap shrinking: exact */
+	PROFILE_MEM_ALLOCATED,	/* --mem=alloc: allocator calls sampled by bytes */
+	PROFILE_MEM_LIVE,	/* --mem=alloc: of which not freed at the end */
 	PROFILE_MEM_NKINDS,
 };
 
@@ -101,6 +103,7 @@ struct profile_mem {
 	struct profile_mem_event *events;	/* up to PROFILE_MEM_MAX_EVENTS */
 	size_t nevents, cap_events;
 	uint64_t events_dropped;	/* beyond the cap: not on the timeline, still in stacks */
+	uint64_t live_lost;		/* live bytes whose allocation record never arrived */
 };
 
 struct profile_proc {
@@ -149,6 +152,8 @@ struct profile {
 	struct profile_counts counts;
 	/* --mem */
 	bool mem;		/* memory events were collected */
+	bool mem_alloc;		/* of which allocator calls (--mem=alloc) */
+	uint64_t alloc_period;	/* bytes per allocator sample */
 	unsigned mem_period;	/* page faults per fault sample */
 	unsigned page_size;
 };
@@ -173,7 +178,8 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 
 /*
  * Adds bytes of one memory kind to a stack; t_s places it on the timeline,
- * is_peak marks it as the stack at the highest resident size so far. 0 or -ENOMEM.
+ * is_peak marks it as the stack at the highest resident size so far. Returns
+ * the stack's index in pp->mem.stacks, or -errno.
  */
 int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
 			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak);
@@ -207,7 +213,7 @@ struct mem_line_stat {
 	uint32_t frame;
 	uint64_t self[PROFILE_MEM_NKINDS];
 };
-/* Growth order: touched bytes, then mapped, then net; descending. */
+/* Growth order: touched bytes, then mapped, then allocated, then net; descending. */
 int profile_proc__mem_func_stats(const struct profile *p, const struct profile_proc *pp,
 				 struct mem_func_stat **out, size_t *n);
 int profile_proc__mem_line_stats(const struct profile *p, const struct profile_proc *pp,

@@ -30,6 +30,8 @@ extern const struct report_writer report_flame;
 extern const struct report_writer report_speedscope;
 extern const struct report_writer report_pstats;
 extern const struct report_writer report_pprof;
+/* --mem-timeline's SVG; written beside the report, not chosen by -f. */
+extern const struct report_writer report_mem_svg;
 
 /* By -f name; NULL if unknown. */
 const struct report_writer *report_find(const char *name);

@@ -42,6 +42,7 @@ static const char doc[] =
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg\n"
+	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
@@ -53,6 +54,7 @@ enum {
 	OPT_MEM,
 	OPT_MEM_PERIOD,
 	OPT_MEM_TIMELINE,
+	OPT_ALLOC_PERIOD,
 };
 
 static const struct argp_option options[] = {
@@ -65,9 +67,13 @@ static const struct argp_option options[] = {
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
 	{ NULL, 0, NULL, 0, "Memory:", 2 },
-	{ "mem", OPT_MEM, "faults", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
-	  "line: sampled page faults (new memory touched) and mmap/munmap/mremap/brk (memory "
-	  "mapped and unmapped), with the stack at the peak of resident memory", 2 },
+	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
+	  "line. faults (the default): sampled page faults (new memory touched) and "
+	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
+	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
+	  "costly), sampled by bytes, and what is still live at the end", 2 },
+	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
+	  "sample, on average (default: 524288); larger allocations are always recorded", 2 },
 	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
 	  "64, one per 256 KiB touched)", 2 },
 	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
@@ -200,12 +206,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cfg->line_report = v;
 		break;
 	case OPT_MEM:
-		if (arg && strcmp(arg, "faults")) {
+		if (arg && strcmp(arg, "faults") && strcmp(arg, "alloc")) {
 			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem '%s': expected "
-				 "--mem or --mem=faults", arg);
+				 "--mem, --mem=faults or --mem=alloc", arg);
 			goto bad;
 		}
-		cfg->mem = PYPROF_MEM_FAULTS;
+		cfg->mem = arg && !strcmp(arg, "alloc") ? PYPROF_MEM_ALLOC : PYPROF_MEM_FAULTS;
+		break;
+	case OPT_ALLOC_PERIOD:
+		if (parse_uint(arg, 1, 1UL << 40, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --alloc-period '%s': "
+				 "expected 1 to 2^40 bytes", arg);
+			goto bad;
+		}
+		cfg->alloc_period = v;
 		break;
 	case OPT_MEM_PERIOD:
 		if (parse_uint(arg, 1, 1000000, &v)) {

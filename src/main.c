@@ -56,6 +56,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	err = 0;
 	for (i = 0; i < cfg->noutputs && !err; i++)
 		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
+	if (!err && cfg->mem_timeline)
+		err = report_check_writable(cfg->mem_timeline, why, sizeof(why));
 	if (!err)
 		for (i = 0; i < cfg->npids && !err; i++)
 			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
@@ -165,6 +167,8 @@ int main(int argc, char **argv)
 	prof.start_ns = now_ns();
 	prof.mem = cfg.mem != PYPROF_MEM_OFF;
 	prof.mem_period = cfg.mem_period;
+	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
+	prof.alloc_period = cfg.alloc_period;
 	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof);
 	if (!err)
@@ -182,7 +186,8 @@ int main(int argc, char **argv)
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
 	if (!err && cfg.mem)
-		err = mem__attach(&mem, s, cfg.mem_period, why, sizeof(why));
+		err = mem__attach(&mem, s, &c, cfg.mem_period,
+				  prof.mem_alloc ? cfg.alloc_period : 0, why, sizeof(why));
 	if (err) {
 		pr_err("%s\n", why);
 		goto out;
@@ -205,6 +210,15 @@ int main(int argc, char **argv)
 		werr = report_write(w ? w : fallback, path, &prof, &ro);
 		if (werr)
 			pr_err("cannot write the report to %s: %s\n", path ? path : "stdout",
+			       strerror(-werr));
+		if (werr && !err)
+			err = werr;
+	}
+	if (cfg.mem_timeline) {
+		int werr = report_write(&report_mem_svg, cfg.mem_timeline, &prof, &ro);
+
+		if (werr)
+			pr_err("cannot write the memory timeline to %s: %s\n", cfg.mem_timeline,
 			       strerror(-werr));
 		if (werr && !err)
 			err = werr;

@@ -8,11 +8,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,8 +23,131 @@
 #include "mem.h"
 #include "pybpfprof.skel.h"
 
-int mem__attach(struct mem_session *m, struct session *s, unsigned period, char *why,
-		size_t whylen)
+/* Whether path names the file with this device and inode (as /proc/PID/maps shows them). */
+static bool same_file(const char *path, unsigned maj, unsigned min, unsigned long ino)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == ino && major(st.st_dev) == maj &&
+	       minor(st.st_dev) == min;
+}
+
+/*
+ * The maps line names the file as seen from our root for a chrooted process
+ * and as seen from its own root for a container (mount namespace), so try
+ * both, then the mapping itself (map_files), checking the inode each time.
+ */
+int mem__find_libc(int pid, char *path, size_t len)
+{
+	char maps[64], *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (err && getline(&line, &cap, f) > 0) {
+		unsigned long start, end, ino;
+		unsigned maj, min;
+		char *file = strchr(line, '/'), *base, *nl;
+
+		if (!file || sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &start, &end, &maj, &min,
+				    &ino) != 5)
+			continue;
+		nl = strchr(file, '\n');
+		if (nl)
+			*nl = 0;
+		base = strrchr(file, '/') + 1;
+		/* libc.so.6, or libc-2.31.so on older glibc; not libcrypto, libcap... */
+		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
+			continue;
+		if (snprintf(path, len, "%s", file) < (int)len && same_file(path, maj, min, ino))
+			err = 0;
+		else if (snprintf(path, len, "/proc/%d/root%s", pid, file) < (int)len &&
+			 same_file(path, maj, min, ino))
+			err = 0;
+		else if (snprintf(path, len, "/proc/%d/map_files/%lx-%lx", pid, start, end) <
+				 (int)len && same_file(path, maj, min, ino))
+			err = 0;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* The allocator entry points probed, with their programs. */
+static const char *const alloc_funcs[] = {
+	"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "free",
+};
+
+static struct bpf_program *alloc_entry_prog(struct pybpfprof_bpf *skel, size_t i)
+{
+	struct bpf_program *progs[] = {
+		skel->progs.on_malloc, skel->progs.on_calloc, skel->progs.on_realloc,
+		skel->progs.on_posix_memalign, skel->progs.on_memalign, skel->progs.on_memalign,
+		skel->progs.on_free,
+	};
+
+	return progs[i];
+}
+
+static int add_uprobe(struct mem_session *m, struct bpf_program *prog, int pid, const char *path,
+		      const char *func, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
+	struct bpf_link *link;
+
+	if (m->nuprobes == m->cap_uprobes) {
+		size_t ncap = m->cap_uprobes ? 2 * m->cap_uprobes : 16;
+		void *n = realloc(m->uprobes, ncap * sizeof(*m->uprobes));
+
+		if (!n)
+			return -ENOMEM;
+		m->uprobes = n;
+		m->cap_uprobes = ncap;
+	}
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
+	if (!link)
+		return -errno;
+	m->uprobes[m->nuprobes++] = link;
+	return 0;
+}
+
+/* Probes one target's allocator: entry of each function, and the return of allocating ones. */
+static int attach_alloc(struct mem_session *m, struct pybpfprof_bpf *skel, int pid, char *why,
+			size_t whylen)
+{
+	char libc[PATH_MAX];
+	size_t i;
+	int err;
+
+	err = mem__find_libc(pid, libc, sizeof(libc));
+	if (err) {
+		snprintf(why, whylen, "--mem=alloc: no C library found in pid %d's memory map (%s)",
+			 pid, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sizeof(alloc_funcs) / sizeof(alloc_funcs[0]); i++) {
+		bool is_free = !strcmp(alloc_funcs[i], "free");
+
+		err = add_uprobe(m, alloc_entry_prog(skel, i), pid, libc, alloc_funcs[i], false);
+		if (!err && !is_free)
+			err = add_uprobe(m, skel->progs.on_alloc_return, pid, libc, alloc_funcs[i],
+					 true);
+		if (err) {
+			snprintf(why, whylen, "--mem=alloc: cannot probe %s in %s (pid %d): %s",
+				 alloc_funcs[i], libc, pid, strerror(-err));
+			return err;
+		}
+	}
+	pr_info("pid %d: allocator probes on %s\n", pid, libc);
+	return 0;
+}
+
+int mem__attach(struct mem_session *m, struct session *s, struct collector *c, unsigned period,
+		uint64_t alloc_period, char *why, size_t whylen)
 {
 	struct pybpfprof_bpf *skel = session__skel(s);
 	struct perf_event_attr attr = {
@@ -35,6 +161,14 @@ int mem__attach(struct mem_session *m, struct session *s, unsigned period, char 
 	memset(m, 0, sizeof(*m));
 	m->page_size = sysconf(_SC_PAGESIZE);
 	skel->data->fault_bytes = (uint64_t)period * m->page_size;
+	/* The allocator probes first: they take longest to attach (symbol lookups). */
+	skel->data->alloc_period = alloc_period;
+	for (size_t i = 0; alloc_period && i < c->ntargets; i++) {
+		int err = attach_alloc(m, skel, c->targets[i].t.pid, why, whylen);
+
+		if (err)
+			return err;
+	}
 	m->ncpus = libbpf_num_possible_cpus();
 	if (m->ncpus <= 0) {
 		snprintf(why, whylen, "cannot count CPUs: %s", strerror(-m->ncpus));
@@ -129,6 +263,13 @@ void mem__detach(struct mem_session *m)
 {
 	int cpu;
 
+	size_t i;
+
+	for (i = 0; i < m->nuprobes; i++)
+		bpf_link__destroy(m->uprobes[i]);
+	free(m->uprobes);
+	m->uprobes = NULL;
+	m->nuprobes = m->cap_uprobes = 0;
 	bpf_link__destroy(m->sys_enter);
 	bpf_link__destroy(m->sys_exit);
 	m->sys_enter = m->sys_exit = NULL;
@@ -145,10 +286,45 @@ void mem__detach(struct mem_session *m)
 	m->pefds = NULL;
 }
 
+/* Adds the sampled allocations still in the kernel's live map to their stacks. */
+static void collect_live(struct session *s, struct collector *c)
+{
+	int fd = bpf_map__fd(session__skel(s)->maps.live_allocs);
+	__u64 key, next, *prev = NULL;
+	struct py_live_alloc v;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		struct target_state *ts = collector__find(c, v.pid);
+		uint64_t *stack = hashmap__find(&c->alloc_records,
+						collector__alloc_key(v.pid, v.tid, v.ktime_ns));
+		struct profile_proc *pp;
+
+		if (!ts)
+			continue;
+		pp = &c->prof->procs[ts->proc_index];
+		if (stack && *stack < pp->mem.nstacks)
+			pp->mem.stacks[*stack].bytes[PROFILE_MEM_LIVE] += v.bytes;
+		else
+			pp->mem.live_lost += v.bytes;
+	}
+}
+
 void mem__finish(struct mem_session *m, struct session *s, struct collector *c)
 {
 	int fd = bpf_map__fd(session__skel(s)->maps.rss_peak);
 	size_t i;
+
+	if (c->prof->mem_alloc) {
+		collect_live(s, c);
+		if (session__skel(s)->bss->live_full)
+			pr_warn("--mem=alloc: %llu sampled allocations found the live map full and "
+				"are missing from live_at_end\n",
+				(unsigned long long)session__skel(s)->bss->live_full);
+	}
 
 	for (i = 0; i < c->ntargets; i++) {
 		struct profile_proc *pp = &c->prof->procs[c->targets[i].proc_index];

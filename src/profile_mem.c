@@ -93,14 +93,14 @@ int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
 	if (m->nevents >= PROFILE_MEM_MAX_EVENTS ||
 	    grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
 		m->events_dropped++;
-		return 0;
+		return i;
 	}
 	e = &m->events[m->nevents++];
 	e->t_s = t_s;
 	e->frame = frames[0];
 	e->kind = kind;
 	e->bytes = bytes;
-	return 0;
+	return i;
 }
 
 int profile_proc__add_rss(struct profile_proc *pp, double t_s, uint64_t rss)
@@ -125,7 +125,7 @@ void profile_proc__mem_totals(const struct profile_proc *pp, uint64_t out[PROFIL
 			out[k] += pp->mem.stacks[i].bytes[k];
 }
 
-/* Descending by touched, then mapped, then net growth (mapped - unmapped). */
+/* Descending by touched, then mapped, then allocated, then net growth (mapped - unmapped). */
 static int cmp_bytes(const uint64_t *x, const uint64_t *y)
 {
 	int64_t nx = x[PROFILE_MEM_MAPPED] - x[PROFILE_MEM_UNMAPPED];
@@ -135,6 +135,8 @@ static int cmp_bytes(const uint64_t *x, const uint64_t *y)
 		return x[PROFILE_MEM_TOUCHED] < y[PROFILE_MEM_TOUCHED] ? 1 : -1;
 	if (x[PROFILE_MEM_MAPPED] != y[PROFILE_MEM_MAPPED])
 		return x[PROFILE_MEM_MAPPED] < y[PROFILE_MEM_MAPPED] ? 1 : -1;
+	if (x[PROFILE_MEM_ALLOCATED] != y[PROFILE_MEM_ALLOCATED])
+		return x[PROFILE_MEM_ALLOCATED] < y[PROFILE_MEM_ALLOCATED] ? 1 : -1;
 	return nx < ny ? 1 : nx > ny ? -1 : 0;
 }
 

@@ -4,10 +4,11 @@
 # glibc's mmap threshold, so each is one mmap and, when dropped, one munmap.
 # Every KEEP_ROUNDS rounds the kept blocks are released together, so the
 # resident size saws up to ~400 MiB and back, peaking on the 200 MiB line.
+# argv[1] changes KEEP_ROUNDS (0: never release, for leak tests).
 import sys
 
 MIB = 1 << 20
-KEEP_ROUNDS = 40
+KEEP_ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 40
 
 
 def round_trip(kept):
