@@ -3,7 +3,10 @@
 
 Protocol (stdin/stdout, one line each): prints "ready"; waits for a line on
 stdin; runs a fixed amount of work timed with time.perf_counter() and prints
-"elapsed <seconds> checksum <n>"; waits for a second line (or EOF) before
+"elapsed <seconds> cpu <seconds> checksum <n>" (cpu: the
+process's own CPU time, time.process_time(), which includes the kernel work
+done on its behalf: page faults, system calls, uprobe traps and the BPF
+programs they run); waits for a second line (or EOF) before
 exiting, so the harness can read the profiler's counters while the target is
 alive.
 
@@ -57,10 +60,10 @@ def work():
 def main():
     print("ready", flush=True)
     sys.stdin.readline()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     acc = work()
-    elapsed = time.perf_counter() - t0
-    print(f"elapsed {elapsed:.6f} checksum {acc}", flush=True)
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"elapsed {elapsed:.6f} cpu {cpu:.6f} checksum {acc}", flush=True)
     sys.stdin.readline()
 
 

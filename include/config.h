@@ -30,6 +30,7 @@ struct pyprof_config {
 	unsigned mem_period;	/* page faults per fault sample */
 	unsigned long alloc_period;	/* bytes allocated per allocator sample */
 	const char *mem_timeline;	/* SVG of resident memory over time, or NULL */
+	const char *mem_folded;		/* folded stacks of bytes touched, or NULL */
 	char error[256];	/* why parsing failed */
 };
 

@@ -32,6 +32,8 @@ extern const struct report_writer report_pstats;
 extern const struct report_writer report_pprof;
 /* --mem-timeline's SVG; written beside the report, not chosen by -f. */
 extern const struct report_writer report_mem_svg;
+/* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */
+extern const struct report_writer report_mem_folded;
 
 /* By -f name; NULL if unknown. */
 const struct report_writer *report_find(const char *name);

@@ -55,6 +55,7 @@ enum {
 	OPT_MEM_PERIOD,
 	OPT_MEM_TIMELINE,
 	OPT_ALLOC_PERIOD,
+	OPT_MEM_FOLDED,
 };
 
 static const struct argp_option options[] = {
@@ -72,6 +73,8 @@ static const struct argp_option options[] = {
 	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
 	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
 	  "costly), sampled by bytes, and what is still live at the end", 2 },
+	{ "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
+	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 2 },
 	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
 	  "sample, on average (default: 524288); larger allocations are always recorded", 2 },
 	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
@@ -228,6 +231,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			goto bad;
 		}
 		cfg->mem_period = v;
+		break;
+	case OPT_MEM_FOLDED:
+		cfg->mem_folded = arg;
+		if (!cfg->mem)
+			cfg->mem = PYPROF_MEM_FAULTS;
 		break;
 	case OPT_MEM_TIMELINE:
 		cfg->mem_timeline = arg;

@@ -58,6 +58,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
 	if (!err && cfg->mem_timeline)
 		err = report_check_writable(cfg->mem_timeline, why, sizeof(why));
+	if (!err && cfg->mem_folded)
+		err = report_check_writable(cfg->mem_folded, why, sizeof(why));
 	if (!err)
 		for (i = 0; i < cfg->npids && !err; i++)
 			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
@@ -219,6 +221,15 @@ int main(int argc, char **argv)
 
 		if (werr)
 			pr_err("cannot write the memory timeline to %s: %s\n", cfg.mem_timeline,
+			       strerror(-werr));
+		if (werr && !err)
+			err = werr;
+	}
+	if (cfg.mem_folded) {
+		int werr = report_write(&report_mem_folded, cfg.mem_folded, &prof, &ro);
+
+		if (werr)
+			pr_err("cannot write the folded memory stacks to %s: %s\n", cfg.mem_folded,
 			       strerror(-werr));
 		if (werr && !err)
 			err = werr;

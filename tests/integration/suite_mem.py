@@ -177,6 +177,34 @@ def mem_timeline():
 
 
 @test
+def mem_folded():
+    """--mem-folded: one line per stack, outermost first, weights adding up
+    to the touched bytes of the JSON report of the same run."""
+    py = interpreter("debian")
+    big_n, _ = source_line("mem_grow.py", "# big line")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "mem.folded")
+        p = wl.start(py, "mem_grow.py")
+        rep = profile_json([p.pid], 2, 99, ["--mem-folded", out])
+        with open(out) as f:
+            rows = f.read().splitlines()
+    mem = mem_section(rep, p.pid)
+    stacks = {}
+    for row in rows:
+        stack, _, weight = row.rpartition(" ")
+        check(stack and weight.isdigit(), f"malformed folded line {row!r}")
+        stacks[stack] = stacks.get(stack, 0) + int(weight)
+    check(sum(stacks.values()) == mem["touched"],
+          f"folded weights add up to {sum(stacks.values())}, touched {mem['touched']}")
+    top = max(stacks, key=stacks.get)
+    frames = top.split(";")
+    path = py.script_path("mem_grow.py")
+    check(frames[0].startswith(f"pid {p.pid} (") and frames[-1] == f"round_trip ({path}:{big_n})"
+          and frames[1].startswith("<module>"), f"heaviest stack {top!r}")
+    return f"{len(rows)} stacks, heaviest {top!r} {stacks[top] >> 20} MiB"
+
+
+@test
 def mem_error_usage():
     expect_error(["-p", os.getpid(), "--mem-period", "0"], ["--mem-period"], rc=2)
     expect_error(["-p", os.getpid(), "--mem=bogus"], ["--mem"], rc=2)

@@ -193,6 +193,12 @@ static void test_svg_golden(void **state)
 	check_golden(&report_mem_svg, "mem_timeline.svg");
 }
 
+static void test_folded_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_mem_folded, "mem_stacks.folded");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_folded_golden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
