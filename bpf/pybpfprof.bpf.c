@@ -508,10 +508,17 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tracepoint/sys_exit")
 int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 tid;
 	__s64 ret = ctx->args[1], delta = 0;
 	struct mem_call *call;
+	__u64 nr;
 
+	/* This runs at the end of every system call on the machine: the number first. */
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK && nr != NR_MREMAP)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
 	call = bpf_map_lookup_elem(&mem_calls, &tid);
 	if (!call)
 		return 0;
