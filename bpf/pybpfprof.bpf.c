@@ -567,9 +567,19 @@ __u64 live_full;	/* sampled allocations the live map had no room for */
 struct alloc_call {
 	__u64 weight;		/* 0: not sampled */
 	__u64 memptr;		/* posix_memalign: where the address will be written */
+	__u64 start_ns;		/* entry time: an entry this old lost its return (see below) */
 	__u32 depth;		/* allocator entries nested inside this one (realloc -> malloc) */
 	__u32 pad;
 };
+
+/*
+ * A call whose return was never seen would make every later call of its
+ * thread look nested, and unsampled, forever. The loader attaches each return
+ * probe before its entry probe so this cannot come from attaching; a thread
+ * that leaves malloc by longjmp or dies inside it could still do it, so an
+ * entry older than this is taken as abandoned.
+ */
+#define ALLOC_CALL_STALE_NS 1000000000ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -624,9 +634,10 @@ static __always_inline int alloc_enter(__u64 size, __u64 memptr, __u64 freed)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct alloc_call *c, fresh = {};
+	__u64 now = bpf_ktime_get_ns();
 
 	c = bpf_map_lookup_elem(&alloc_calls, &tid);
-	if (c) {
+	if (c && now - c->start_ns < ALLOC_CALL_STALE_NS) {
 		c->depth++;
 		return 0;
 	}
@@ -634,6 +645,7 @@ static __always_inline int alloc_enter(__u64 size, __u64 memptr, __u64 freed)
 		bpf_map_delete_elem(&live_allocs, &freed);
 	fresh.weight = alloc_sample(tid, size);
 	fresh.memptr = memptr;
+	fresh.start_ns = now;
 	bpf_map_update_elem(&alloc_calls, &tid, &fresh, BPF_ANY);
 	return 0;
 }

@@ -132,10 +132,16 @@ static int attach_alloc(struct mem_session *m, struct pybpfprof_bpf *skel, int p
 	for (i = 0; i < sizeof(alloc_funcs) / sizeof(alloc_funcs[0]); i++) {
 		bool is_free = !strcmp(alloc_funcs[i], "free");
 
-		err = add_uprobe(m, alloc_entry_prog(skel, i), pid, libc, alloc_funcs[i], false);
-		if (!err && !is_free)
-			err = add_uprobe(m, skel->progs.on_alloc_return, pid, libc, alloc_funcs[i],
-					 true);
+		/*
+		 * Return first: a call whose entry is seen then has its return
+		 * seen too (the return probe is armed at entry), which the
+		 * nesting count in the BPF program relies on.
+		 */
+		err = is_free ? 0 : add_uprobe(m, skel->progs.on_alloc_return, pid, libc,
+					       alloc_funcs[i], true);
+		if (!err)
+			err = add_uprobe(m, alloc_entry_prog(skel, i), pid, libc, alloc_funcs[i],
+					 false);
 		if (err) {
 			snprintf(why, whylen, "--mem=alloc: cannot probe %s in %s (pid %d): %s",
 				 alloc_funcs[i], libc, pid, strerror(-err));
