@@ -339,3 +339,31 @@ def mem_target_exits():
     mem = mem_section(rep, p.pid)
     check(mem["rss_timeline"], "no resident-size reading before the exit")
     return f"finished in {r.elapsed:.2f}s; {len(mem['rss_timeline'])} readings"
+
+
+@test
+def mem_threads():
+    """Memory events of two threads, each on its own lines: every line gets
+    exactly its own thread's mmaps, munmaps and page touches."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "mem_threads.py")
+        rep = profile_json([p.pid], 3, 99, ["--mem"])
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_threads.py")
+    figures = []
+    for name, size in (("big", 3 * MIB), ("small", MIB)):
+        row = {k: mem_line(mem, path, source_line("mem_threads.py", f"# {name} {k} line")[0])
+               for k in ("map", "touch", "unmap")}
+        maps, unmaps = row["map"]["mapped"], row["unmap"]["unmapped"]
+        check(maps >= 10 * size and maps % size == 0,
+              f"{name} map line mapped {maps}, expected a multiple (>= 10) of {size}")
+        check(unmaps % size == 0 and abs(unmaps - maps) <= size,
+              f"{name} unmap line unmapped {unmaps}, map line mapped {maps}")
+        touched = row["touch"]["touched"]
+        # One sample per 256 KiB touched, so up to a sample either way per
+        # round in flight, and 10% of sampling error.
+        check(abs(touched - maps) <= size + 0.1 * maps + 512 * 1024,
+              f"{name} touch line touched {touched}, {maps} mapped")
+        figures.append(f"{name}: {maps // size} maps, touched {touched / MIB:.0f} MiB")
+    return "; ".join(figures)
