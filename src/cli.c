@@ -67,20 +67,6 @@ static const struct argp_option options[] = {
 	{ "frequency", 'F', "HZ", 0, "Samples per second on each CPU (default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
-	{ NULL, 0, NULL, 0, "Memory:", 2 },
-	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
-	  "line. faults (the default): sampled page faults (new memory touched) and "
-	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
-	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
-	  "costly), sampled by bytes, and what is still live at the end", 2 },
-	{ "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
-	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 2 },
-	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
-	  "sample, on average (default: 524288); larger allocations are always recorded", 2 },
-	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
-	  "64, one per 256 KiB touched)", 2 },
-	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
-	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 2 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
 	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
@@ -94,6 +80,20 @@ static const struct argp_option options[] = {
 	  "(default: 5)", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
+	{ NULL, 0, NULL, 0, "Memory:", 5 },
+	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
+	  "line. faults (the default): sampled page faults (new memory touched) and "
+	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
+	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
+	  "costly), sampled by bytes, and what is still live at the end", 5 },
+	{ "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
+	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 5 },
+	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
+	  "sample, on average (default: 524288); larger allocations are always recorded", 5 },
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
+	  "64, one per 256 KiB touched)", 5 },
+	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
+	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 5 },
 	{},
 };
 
