@@ -28,6 +28,16 @@ struct mem_session {
 #define MEM_RSS_INTERVAL_NS 50000000LL
 
 /*
+ * Which memory programs the next session loads (enum pyprof_mem_mode; none
+ * by default): each one inlines the stack walk, so verifying the unused ones
+ * would slow every start. Called before session__open; session__open calls
+ * mem__select_programs on the opened object.
+ */
+void mem__set_mode(int mode);
+struct pybpfprof_bpf;
+void mem__select_programs(struct pybpfprof_bpf *skel);
+
+/*
  * Starts the memory events: page faults (period faults per sample) and
  * memory system calls; with alloc_period, also the allocator probes of every
  * target in c (alloc_period bytes per sample). 0, or -errno with a reason in why.

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "log.h"
+#include "mem.h"
 #include "pybpfprof.skel.h"
 
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
@@ -49,6 +50,7 @@ struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *c
 		goto fail;
 	}
 	s->skel->rodata->max_depth = max_depth;
+	mem__select_programs(s->skel);
 	err = pybpfprof_bpf__load(s->skel);
 	if (err) {
 		snprintf(why, whylen, "cannot load the BPF programs: %s (run with -vv for the "

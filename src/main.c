@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 
+	mem__set_mode(cfg.mem);
 	s = session__open(cfg.max_depth, on_ringbuf, &c, why, sizeof(why));
 	err = s ? 0 : -EINVAL;
 	for (i = 0; s && i < c.ntargets && !err; i++) {

@@ -19,9 +19,33 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "config.h"
 #include "log.h"
 #include "mem.h"
 #include "pybpfprof.skel.h"
+
+static int selected_mode;
+
+void mem__set_mode(int mode)
+{
+	selected_mode = mode;
+}
+
+void mem__select_programs(struct pybpfprof_bpf *skel)
+{
+	bool faults = selected_mode != PYPROF_MEM_OFF, alloc = selected_mode == PYPROF_MEM_ALLOC;
+
+	bpf_program__set_autoload(skel->progs.on_page_fault, faults);
+	bpf_program__set_autoload(skel->progs.on_sys_enter, faults);
+	bpf_program__set_autoload(skel->progs.on_sys_exit, faults);
+	bpf_program__set_autoload(skel->progs.on_malloc, alloc);
+	bpf_program__set_autoload(skel->progs.on_calloc, alloc);
+	bpf_program__set_autoload(skel->progs.on_realloc, alloc);
+	bpf_program__set_autoload(skel->progs.on_memalign, alloc);
+	bpf_program__set_autoload(skel->progs.on_posix_memalign, alloc);
+	bpf_program__set_autoload(skel->progs.on_alloc_return, alloc);
+	bpf_program__set_autoload(skel->progs.on_free, alloc);
+}
 
 /* Whether path names the file with this device and inode (as /proc/PID/maps shows them). */
 static bool same_file(const char *path, unsigned maj, unsigned min, unsigned long ino)
