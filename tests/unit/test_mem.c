@@ -16,6 +16,8 @@
 #include <cmocka.h>
 #include <errno.h>
 
+#include <argp.h>
+#include "config.h"
 #include "report.h"
 
 #define GOLDEN_DIR "tests/golden/"
@@ -199,6 +201,53 @@ static void test_folded_golden(void **state)
 	check_golden(&report_mem_folded, "mem_stacks.folded");
 }
 
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
+
+static int parse(int argc, char **argv, struct pyprof_config *cfg)
+{
+	struct pyprof_config defaults = PYPROF_CONFIG_DEFAULTS;
+
+	*cfg = defaults;
+	return cli_parse(argc, argv, cfg, ARGP_SILENT);
+}
+
+/* The memory options: modes, periods, files that imply --mem, and refusals. */
+static void test_options(void **state)
+{
+	char *none[] = { "pybpfprof", "-p", "1", NULL };
+	char *mem[] = { "pybpfprof", "-p", "1", "--mem", NULL };
+	char *alloc[] = { "pybpfprof", "-p", "1", "--mem=alloc", "--alloc-period", "4096",
+			  "--mem-period", "8", NULL };
+	char *timeline[] = { "pybpfprof", "-p", "1", "--mem-timeline", "r.svg", "--mem-folded",
+			     "m.folded", NULL };
+	char *bad_mode[] = { "pybpfprof", "-p", "1", "--mem=heap", NULL };
+	char *bad_period[] = { "pybpfprof", "-p", "1", "--mem-period", "0", NULL };
+	char *bad_alloc[] = { "pybpfprof", "-p", "1", "--alloc-period", "-1", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(none), none, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_OFF);
+	assert_int_equal(cfg.mem_period, 64);
+	assert_int_equal(cfg.alloc_period, 512 * 1024);
+	assert_int_equal(parse(ARGC(mem), mem, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_int_equal(parse(ARGC(alloc), alloc, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_ALLOC);
+	assert_int_equal(cfg.alloc_period, 4096);
+	assert_int_equal(cfg.mem_period, 8);
+	assert_int_equal(parse(ARGC(timeline), timeline, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_string_equal(cfg.mem_timeline, "r.svg");
+	assert_string_equal(cfg.mem_folded, "m.folded");
+	assert_int_not_equal(parse(ARGC(bad_mode), bad_mode, &cfg), 0);
+	assert_non_null(strstr(cfg.error, "--mem 'heap'"));
+	assert_int_not_equal(parse(ARGC(bad_period), bad_period, &cfg), 0);
+	assert_non_null(strstr(cfg.error, "--mem-period '0'"));
+	assert_int_not_equal(parse(ARGC(bad_alloc), bad_alloc, &cfg), 0);
+	assert_non_null(strstr(cfg.error, "--alloc-period '-1'"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_svg_golden),
 		cmocka_unit_test(test_folded_golden),
+		cmocka_unit_test(test_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
