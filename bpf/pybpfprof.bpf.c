@@ -76,9 +76,20 @@ struct scratch {
 	__u8 str[PY_STR_READ];
 };
 
+/*
+ * One scratch per CPU and per context: the cpu-clock sampler runs from the
+ * timer interrupt and can interrupt a program running in process context
+ * (a raw tracepoint at a system call's exit, say) in the middle of its walk;
+ * sharing one buffer would corrupt that program's record. Process-context
+ * programs do not nest in each other (page faults cannot happen inside BPF,
+ * uprobes fire in user mode).
+ */
+#define SCRATCH_IRQ 0		/* PY_KIND_CPU: the timer-interrupt sampler */
+#define SCRATCH_TASK 1		/* every other kind: programs in process context */
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
@@ -297,7 +308,8 @@ static long walk_step(__u32 i, void *data)
 static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 slot = kind == PY_KIND_CPU ? SCRATCH_IRQ : SCRATCH_TASK;
 	struct walk_ctx w = {};
 	struct task_struct *task;
 	struct py_proc *proc;
@@ -322,7 +334,7 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 		count(PYPROF_CNT_NO_FRAME);
 		return -1;
 	}
-	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	s = bpf_map_lookup_elem(&scratch_map, &slot);
 	if (!s)
 		return -1;
 	s->sample.pid = pid;
@@ -685,7 +697,7 @@ SEC("uretprobe")
 int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), addr = ret;
-	__u32 tid = (__u32)pid_tgid, zero = 0;
+	__u32 tid = (__u32)pid_tgid, slot = SCRATCH_TASK;
 	struct py_live_alloc live = {};
 	struct alloc_call *c, call;
 	struct scratch *s;
@@ -709,7 +721,7 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 	if (!addr || emit_stack(PY_KIND_ALLOC, call.weight))
 		return 0;
 	/* The record just sent is still in this CPU's scratch: its time names it. */
-	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	s = bpf_map_lookup_elem(&scratch_map, &slot);
 	if (!s)
 		return 0;
 	live.pid = pid_tgid >> 32;
