@@ -44,7 +44,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix example vmlinux lint clean bench \
-	bench-formats
+	bench-formats bench-scale
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -117,6 +117,10 @@ $(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)
 
 bench-formats: $(OUTPUT)/bench/formats
 	$(Q)$<
+
+# 100 busy CPython processes profiled at once with -a (not part of check).
+bench-scale: pybpfprof
+	bench/scale.py 100 10 99
 
 lint:
 	clang-format --dry-run -Werror bpf/*.c bpf/*.h src/*.c include/*.h tests/unit/*.c

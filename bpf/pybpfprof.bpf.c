@@ -17,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 #include "bpf_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -77,22 +78,52 @@ struct scratch {
 };
 
 /*
- * One scratch per CPU and per context: the cpu-clock sampler runs from the
- * timer interrupt and can interrupt a program running in process context
- * (a raw tracepoint at a system call's exit, say) in the middle of its walk;
- * sharing one buffer would corrupt that program's record. Process-context
- * programs do not nest in each other (page faults cannot happen inside BPF,
- * uprobes fire in user mode).
+ * Two per CPU, taken in turn: the cpu-clock sampler can interrupt an event
+ * program (a USDT probe, a tracepoint) on the same CPU while that program is
+ * using its scratch; measured here, a shared one gave the interrupted
+ * program the sampler's last frame. Interrupts nest strictly, so a per-CPU
+ * level counter taken and given back around each use is enough.
  */
-#define SCRATCH_IRQ 0		/* PY_KIND_CPU: the timer-interrupt sampler */
-#define SCRATCH_TASK 1		/* every other kind: programs in process context */
+#define SCRATCH_LEVELS 2
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, SCRATCH_LEVELS);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scratch_level SEC(".maps");
+
+/* This activation's scratch, or NULL (nested too deep); give it back with scratch_put. */
+static __always_inline struct scratch *scratch_get(__u32 **level)
+{
+	__u32 zero = 0, idx, *l = bpf_map_lookup_elem(&scratch_level, &zero);
+	struct scratch *s;
+
+	if (!l)
+		return NULL;
+	idx = *l;
+	if (idx >= SCRATCH_LEVELS)
+		return NULL;
+	s = bpf_map_lookup_elem(&scratch_map, &idx);
+	if (!s)
+		return NULL;
+	*l = idx + 1;
+	*level = l;
+	return s;
+}
+
+static __always_inline void scratch_put(__u32 *level)
+{
+	if (*level)
+		*level -= 1;
+}
 
 static __always_inline void count(__u32 which)
 {
@@ -303,17 +334,16 @@ static long walk_step(__u32 i, void *data)
  * Walks the current thread's Python stack and sends it as one record of the
  * given kind and value. Every program that wants a Python stack (the CPU
  * sampler, and any event program) calls this; threads of processes not in
- * `procs` cost one hash lookup. Returns 0 when a record was sent.
+ * `procs` cost one hash lookup. Returns 0 when a record was sent, 1 when the
+ * thread of a profiled process had no Python stack, -1 otherwise.
  */
-static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
+static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value, __u8 flags)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u32 slot = kind == PY_KIND_CPU ? SCRATCH_IRQ : SCRATCH_TASK;
 	struct walk_ctx w = {};
 	struct task_struct *task;
 	struct py_proc *proc;
-	struct scratch *s;
 	__u64 tstate, fsbase, size, wake, seen_key;
 	__u8 one = 1;
 
@@ -327,16 +357,13 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 	tstate = find_tstate(proc, pid, tid, fsbase);
 	if (!tstate) {
 		count(PYPROF_CNT_NO_TSTATE);
-		return -1;
+		return 1;
 	}
 	w.f = current_frame(&proc->off, tstate);
 	if (!w.f) {
 		count(PYPROF_CNT_NO_FRAME);
-		return -1;
+		return 1;
 	}
-	s = bpf_map_lookup_elem(&scratch_map, &slot);
-	if (!s)
-		return -1;
 	s->sample.pid = pid;
 	s->sample.tid = tid;
 	s->sample.ktime_ns = bpf_ktime_get_ns();
@@ -358,7 +385,7 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 		count(PYPROF_CNT_READ_ERROR);
 	if (!w.n) {
 		count(PYPROF_CNT_NO_FRAME);
-		return -1;
+		return 1;
 	}
 	s->sample.nframes = w.n;
 
@@ -388,6 +415,25 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 	return 0;
 }
 
+/* emit_stack with header flags set from the start (PY_SAMPLE_RSS_PEAK). */
+static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, *level;
+	struct scratch *s;
+	int ret;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return -1;
+	s = scratch_get(&level);
+	if (!s) {
+		count(PYPROF_CNT_DROPPED);
+		return -1;
+	}
+	ret = emit_stack_in(s, kind, value, flags);
+	scratch_put(level);
+	return ret;
+}
+
 static __always_inline int emit_stack(__u8 kind, __u64 value)
 {
 	return emit_stack_flags(kind, value, 0);
@@ -398,6 +444,617 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	emit_stack(PY_KIND_CPU, 0);
+	return 0;
+}
+
+/*
+ * Process tracking. Raw tracepoints, so nothing needs tracefs, and no
+ * kprobes (absent on some kernels). All three keep the maps right in the
+ * kernel first, then tell userspace, so no sample waits for userspace:
+ *   fork: a child of a profiled process gets a copy of its parent's entry
+ *         (same memory layout) and is sampled from its first tick;
+ *   exec: the old image's entry goes at once (the layout is gone with it);
+ *   exit: the entries go.
+ */
+
+/* Set by userspace after load (-a): every exec on the host is reported. */
+__u32 track_all;
+
+#define PROC_EVENTS_SIZE (256 << 10)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PROC_EVENTS_SIZE);
+} proc_events SEC(".maps");
+
+/* pid -> enum py_follow_flags: launched commands and --subprocesses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYPROF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+} followed SEC(".maps");
+
+static __always_inline void proc_event(__u32 kind, __u32 pid, __u32 ppid, __u32 flags, __u64 wake)
+{
+	struct py_proc_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+
+	if (!e) {
+		count(PYPROF_CNT_PROC_EVENT_LOST);
+		return;
+	}
+	e->kind = kind;
+	e->pid = pid;
+	e->ppid = ppid;
+	e->flags = flags;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, wake);
+}
+
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ppid = BPF_CORE_READ(parent, tgid), pid = BPF_CORE_READ(child, tgid);
+	__u32 *follow, flags = 0;
+	struct py_proc *proc;
+	bool children;
+
+	/* A new thread shares its process's entry already. */
+	if (pid == ppid || BPF_CORE_READ(child, pid) != pid)
+		return 0;
+	follow = bpf_map_lookup_elem(&followed, &ppid);
+	children = follow && (*follow & PY_FOLLOW_CHILDREN);
+	if (children)
+		bpf_map_update_elem(&followed, &pid, follow, BPF_ANY);
+	proc = bpf_map_lookup_elem(&procs, &ppid);
+	if (proc && (track_all || children) && !bpf_map_update_elem(&procs, &pid, proc, BPF_ANY))
+		flags |= PY_PROC_COPIED;
+	if (flags || children)
+		proc_event(PY_PROC_FORK, pid, ppid, flags, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	bool was_profiled = !bpf_map_delete_elem(&procs, &pid);
+
+	/* A new image is worth a look in -a mode, or when this pid is followed. */
+	if (was_profiled || track_all || bpf_map_lookup_elem(&followed, &pid))
+		proc_event(PY_PROC_EXEC, pid, 0, 0, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32;
+	bool was_profiled, was_followed;
+
+	/* Once per process: when its thread-group leader goes. */
+	if ((__u32)pid_tgid != pid)
+		return 0;
+	was_profiled = !bpf_map_delete_elem(&procs, &pid);
+	was_followed = !bpf_map_delete_elem(&followed, &pid);
+	if (was_profiled || was_followed)
+		proc_event(PY_PROC_EXIT, pid, 0, 0, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* ==================================================================== USDT (issue 7)
+ *
+ * CPython's own probes (provider "python"), attached per process by src/usdt.c
+ * with libbpf's USDT support: the kernel raises each probe's semaphore while
+ * a link exists and lowers it when the link's fd is closed, including when
+ * pybpfprof is killed, so the target returns to full speed on its own.
+ *
+ * --calls: function__entry/return keep a shadow stack per thread and add each
+ * finished call to its (caller, callee) edge and to the callee's latency
+ * histogram, all in kernel maps read by userspace at the end. Functions are
+ * keyed by code object (read from the thread's current frame, as the sampler
+ * does), so they are named exactly like sampled frames. Matching is by
+ * position: a return pops the top entry; a return on an empty stack belongs
+ * to a call that began before the probes were attached and is not counted.
+ */
+
+struct call_frame {
+	struct py_call_func fn;
+	__u64 name;		/* funcname argument at entry: checked at the return */
+	__u64 start_ns;
+	__u64 child_ns;		/* time spent in callees that returned */
+	__u32 recursive;	/* the function was already active on this thread */
+	__u32 pad;
+};
+
+struct call_stack {
+	__u32 pid;
+	__u32 depth;		/* may exceed PYPROF_CALL_DEPTH: deeper frames are not kept */
+	struct call_frame f[PYPROF_CALL_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);	/* threads traced at once: 6 MB */
+	__type(key, __u32);	/* tid */
+	__type(value, struct call_stack);
+} call_stacks SEC(".maps");
+
+/* (tid, function) -> activations in progress, for counting recursion's time once. */
+struct active_key {
+	struct py_call_func fn;
+	__u32 tid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct active_key);
+	__type(value, __u32);
+} call_active SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct py_call_edge_key);
+	__type(value, struct py_call_stats);
+} call_edges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct py_call_func);
+	__type(value, struct py_call_hist);
+} call_hist SEC(".maps");
+
+/* Zeroed templates for new map entries (too big for the BPF stack). */
+struct call_zero {
+	struct call_stack stack;
+	struct py_call_hist hist;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct call_zero);
+} call_zero_map SEC(".maps");
+
+/* PyCodeObject.co_flags on 3.11-3.15 (after the var-object header and three pointers). */
+#define CODE_FLAGS_311 48
+#define CO_GENERATOR_LIKE (0x20 | 0x80 | 0x200)	/* generator, coroutine, async generator */
+
+/*
+ * What --calls needs of a code object, remembered per (process, address) so
+ * a call costs one frame read, not three reads of the code object: its
+ * fingerprint and flags, valid while the probe's funcname argument (a
+ * pointer to the name's text, owned by the code object) stays the same.
+ */
+struct code_memo_key {
+	__u64 code;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct code_memo {
+	__u64 name;
+	__u32 fingerprint;
+	__s32 flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct code_memo_key);
+	__type(value, struct code_memo);
+} call_codes SEC(".maps");
+
+/* The code object of frame f, with its remembered identity (see current_code). */
+static __always_inline int code_of_frame(const struct py_offsets *off, struct scratch *s, __u64 f,
+					 __u32 pid, __u64 name, struct py_call_func *fn, bool *fresh_code)
+{
+	__u32 size = off->frame_read_size, fp2;
+	struct code_memo_key mk = {};
+	struct code_memo *m, fresh = {};
+	__u8 owner = 0xff;
+	__u64 code = 0;
+	int i;
+
+	if (size > PYPROF_FRAME_READ)
+		size = PYPROF_FRAME_READ;
+	/* skip at most a couple of C-stack shim frames (3.12+) */
+	for (i = 0; i < 3 && f; i++) {
+		if (bpf_probe_read_user(s->frame, size, (const void *)f))
+			return -1;
+		code = load_u64(s->frame, off->frame_code, PYPROF_FRAME_READ) &
+		       ~(__u64)off->code_tag_mask;
+		if (off->frame_owner == PYPROF_NO_OFFSET)
+			break;
+		owner = frame_u8(s->frame, off->frame_owner);
+		if (owner < off->owner_skip_min)
+			break;
+		code = 0;
+		f = load_u64(s->frame, off->frame_previous, PYPROF_FRAME_READ);
+	}
+	if (!code)
+		return -1;
+	mk.code = code;
+	mk.pid = pid;
+	m = bpf_map_lookup_elem(&call_codes, &mk);
+	if (!m || m->name != name) {
+		/*
+		 * Twice, and only kept when both agree: a read of the target that
+		 * fails once (a page briefly not present) would otherwise give this
+		 * code object a fingerprint userspace can never match.
+		 */
+		if (code_fingerprint(off, s, code, &fresh.fingerprint) ||
+		    code_fingerprint(off, s, code, &fp2) || fp2 != fresh.fingerprint)
+			return -1;
+		if (off->frame_owner != PYPROF_NO_OFFSET &&
+		    bpf_probe_read_user(&fresh.flags, sizeof(fresh.flags),
+					(const void *)(code + CODE_FLAGS_311)))
+			return -1;
+		fresh.name = name;
+		bpf_map_update_elem(&call_codes, &mk, &fresh, BPF_ANY);
+		m = &fresh;
+		*fresh_code = true;
+	}
+	/* owner 0 is FRAME_OWNED_BY_THREAD: a generator's frame being created */
+	if (owner == 0 && (m->flags & CO_GENERATOR_LIKE))
+		return 1;
+	fn->code = code;
+	fn->fingerprint = m->fingerprint;
+	fn->pid = pid;
+	return 0;
+}
+
+/*
+ * The code object of the thread's current frame: at function__entry that is
+ * the frame just entered (the probe fires after the frame is made current).
+ * *fresh_code is set when the code object was not remembered yet (only then
+ * can it be a function seen for the first time).
+ * Returns 1 for the entry that 3.11+ fires when a generator or coroutine is
+ * created: its frame still belongs to the thread, not yet to the generator,
+ * and it ends in RETURN_GENERATOR, which fires no return. cProfile does not
+ * count that one either (it counts the first resume and every later one).
+ */
+static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid, __u64 name,
+					struct py_call_func *fn, bool *fresh_code)
+{
+	const struct py_offsets *off = &proc->off;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), tstate, f;
+	__u32 *level;
+	struct scratch *s;
+	int ret;
+
+	tstate = find_tstate(proc, pid, tid, fsbase);
+	if (!tstate)
+		return -1;
+	f = current_frame(off, tstate);
+	s = scratch_get(&level);
+	if (!s)
+		return -1;
+	ret = code_of_frame(off, s, f, pid, name, fn, fresh_code);
+	scratch_put(level);
+	return ret;
+}
+
+static __always_inline void active_add(struct py_call_func *fn, __u32 tid, int delta,
+				       __u32 *before)
+{
+	struct active_key k = { .fn = *fn, .tid = tid };
+	__u32 *n = bpf_map_lookup_elem(&call_active, &k), one = 1;
+
+	*before = n ? *n : 0;
+	if (delta > 0) {
+		if (n)
+			*n += 1;
+		else
+			bpf_map_update_elem(&call_active, &k, &one, BPF_ANY);
+	} else if (n) {
+		if (*n <= 1)
+			bpf_map_delete_elem(&call_active, &k);
+		else
+			*n -= 1;
+	}
+}
+
+SEC("usdt")
+int BPF_USDT(on_func_entry, void *filename, void *funcname, int lineno)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0, before, d;
+	struct call_zero *z;
+	struct call_stack *st;
+	struct call_frame *cf;
+	struct py_call_func fn = {};
+	struct py_proc *proc;
+	bool fresh_code = false;
+	int err;
+
+	proc = bpf_map_lookup_elem(&procs, &pid);
+	if (!proc)
+		return 0;
+	st = bpf_map_lookup_elem(&call_stacks, &tid);
+	if (!st || st->pid != pid) {
+		z = bpf_map_lookup_elem(&call_zero_map, &zero);
+		if (!z)
+			return 0;
+		z->stack.pid = pid;
+		z->stack.depth = 0;
+		bpf_map_update_elem(&call_stacks, &tid, &z->stack, BPF_ANY);
+		st = bpf_map_lookup_elem(&call_stacks, &tid);
+		if (!st)
+			return 0;
+	}
+	d = st->depth;
+	if (d >= PYPROF_CALL_DEPTH) {
+		st->depth = d + 1;
+		count(PYPROF_CNT_CALLS_TOO_DEEP);
+		return 0;
+	}
+	err = current_code(proc, pid, tid, (__u64)funcname, &fn, &fresh_code);
+	if (err > 0)
+		return 0;	/* a generator being created: no return will follow */
+	if (err) {
+		/* still pushed, so its return pops the right entry; not counted */
+		count(PYPROF_CNT_CALLS_NO_CODE);
+		fn.code = 0;
+	} else if (fresh_code && !bpf_map_lookup_elem(&call_hist, &fn)) {
+		/* first call of this function: name it now, while the code object exists */
+		z = bpf_map_lookup_elem(&call_zero_map, &zero);
+		if (z && bpf_map_update_elem(&call_hist, &fn, &z->hist, BPF_NOEXIST) == 0)
+			emit_stack(PY_KIND_CALL_NEW, 0);
+	}
+	before = 0;
+	if (fn.code)
+		active_add(&fn, tid, 1, &before);
+	cf = &st->f[d & (PYPROF_CALL_DEPTH - 1)];
+	cf->fn = fn;
+	cf->name = (__u64)funcname;
+	cf->child_ns = 0;
+	cf->recursive = before > 0;
+	/* the timestamp last, so the probe's own work above is not charged to the call */
+	cf->start_ns = bpf_ktime_get_ns();
+	(void)now;
+	st->depth = d + 1;
+	return 0;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r < PYPROF_HIST_BUCKETS ? r : PYPROF_HIST_BUCKETS - 1;
+}
+
+/* Entries searched below the top for a return that does not match it. */
+#define MISMATCH_SEARCH 8
+
+SEC("usdt")
+int BPF_USDT(on_func_return, void *filename, void *funcname, int lineno)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), dur, excl;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, d, before;
+	struct py_call_edge_key ek = {};
+	struct py_call_stats *cs, fresh = {};
+	struct py_call_hist *h;
+	struct call_stack *st;
+	struct call_frame *cf;
+
+	st = bpf_map_lookup_elem(&call_stacks, &tid);
+	if (!st || st->pid != pid || !st->depth) {
+		if (bpf_map_lookup_elem(&procs, &pid))
+			count(PYPROF_CNT_CALLS_UNMATCHED);
+		return 0;
+	}
+	d = st->depth - 1;
+	st->depth = d;
+	if (d >= PYPROF_CALL_DEPTH)
+		return 0;	/* counted as too deep at its entry */
+	cf = &st->f[d & (PYPROF_CALL_DEPTH - 1)];
+	if (cf->name != (__u64)funcname) {
+		/*
+		 * Not the entry on top: a probe hit was lost (the kernel skips a
+		 * program while another runs on the CPU). Look a few entries down;
+		 * if this function is there, the entries above it never returned:
+		 * drop them uncounted. If not, its entry was the one lost: leave
+		 * the stack alone and do not count this return.
+		 */
+		__u32 i, found = 0;
+
+		count(PYPROF_CNT_CALLS_MISMATCH);
+		for (i = 1; i <= MISMATCH_SEARCH && i <= d; i++) {
+			if (st->f[(d - i) & (PYPROF_CALL_DEPTH - 1)].name == (__u64)funcname) {
+				found = i;
+				break;
+			}
+		}
+		if (!found) {
+			st->depth = d + 1;
+			return 0;
+		}
+		for (i = 0; i < MISMATCH_SEARCH && i < found; i++) {
+			struct call_frame *gone = &st->f[(d - i) & (PYPROF_CALL_DEPTH - 1)];
+
+			if (gone->fn.code)
+				active_add(&gone->fn, tid, -1, &before);
+		}
+		d -= found;
+		st->depth = d;
+		cf = &st->f[d & (PYPROF_CALL_DEPTH - 1)];
+	}
+	dur = now - cf->start_ns;
+	excl = dur > cf->child_ns ? dur - cf->child_ns : 0;
+	if (d > 0) {
+		struct call_frame *parent = &st->f[(d - 1) & (PYPROF_CALL_DEPTH - 1)];
+
+		parent->child_ns += dur;
+		ek.caller = parent->fn;
+	}
+	if (!cf->fn.code)
+		return 0;
+	active_add(&cf->fn, tid, -1, &before);
+	ek.callee = cf->fn;
+	cs = bpf_map_lookup_elem(&call_edges, &ek);
+	if (!cs) {
+		if (bpf_map_update_elem(&call_edges, &ek, &fresh, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&call_edges, &ek)) {
+			count(PYPROF_CNT_CALLS_MAP_FULL);
+			return 0;
+		}
+		cs = bpf_map_lookup_elem(&call_edges, &ek);
+		if (!cs)
+			return 0;
+	}
+	/* one thread owns a stack, but edges are shared between threads: atomics */
+	__sync_fetch_and_add(&cs->calls, 1);
+	if (!cf->recursive)
+		__sync_fetch_and_add(&cs->inclusive_ns, dur);
+	__sync_fetch_and_add(&cs->exclusive_ns, excl);
+	if (dur > cs->max_ns)
+		cs->max_ns = dur;	/* a lost race only loses a tie-break between two maxima */
+	h = bpf_map_lookup_elem(&call_hist, &cf->fn);
+	if (h) {
+		__u32 b = log2_bucket(dur);
+
+		__sync_fetch_and_add(&h->buckets[b & 63], 1);
+	}
+	return 0;
+}
+
+/*
+ * --gc: gc__start(generation) notes the start per thread; gc__done(collected)
+ * sends the thread's Python stack (the code that triggered the collection,
+ * still current while the collector runs) with the figures packed in value.
+ */
+struct gc_start {
+	__u64 start_ns;
+	__u32 gen;
+	__u32 pid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct gc_start);
+} gc_starts SEC(".maps");
+
+SEC("usdt")
+int BPF_USDT(on_gc_start, int generation)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct gc_start g = { .gen = generation, .pid = pid };
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	g.start_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&gc_starts, &tid, &g, BPF_ANY);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_gc_done, long collected)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), value;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	/* the header of struct py_sample, without its frames */
+	struct {
+		__u32 pid, tid;
+		__u64 ktime_ns;
+		__u16 nframes;
+		__u8 flags, kind;
+		__u32 cpu;
+		__u64 value;
+	} hdr = {};
+	struct gc_start *g;
+
+	g = bpf_map_lookup_elem(&gc_starts, &tid);
+	if (!g || g->pid != pid) {
+		if (bpf_map_lookup_elem(&procs, &pid))
+			count(PYPROF_CNT_GC_UNMATCHED);
+		return 0;
+	}
+	value = PY_GC_VALUE(now - g->start_ns, g->gen, collected < 0 ? 0 : (__u64)collected);
+	bpf_map_delete_elem(&gc_starts, &tid);
+	if (emit_stack(PY_KIND_GC, value) <= 0)
+		return 0;
+	/* no Python frame (interpreter start or end): the collection still counts */
+	hdr.pid = pid;
+	hdr.tid = tid;
+	hdr.ktime_ns = now;
+	hdr.kind = PY_KIND_GC;
+	hdr.value = value;
+	hdr.cpu = bpf_get_smp_processor_id();
+	if (bpf_ringbuf_output(&samples, &hdr, sizeof(hdr), BPF_RB_FORCE_WAKEUP))
+		count(PYPROF_CNT_DROPPED);
+	return 0;
+}
+
+/* --imports: start/done events with the module name; userspace nests them per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} events SEC(".maps");
+
+static __always_inline void send_import(__u8 kind, const char *name, int found)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32;
+	struct py_event *e;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PYPROF_CNT_EVENTS_DROPPED);
+		return;
+	}
+	e->pid = pid;
+	e->tid = (__u32)pid_tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	e->kind = kind;
+	e->found = found != 0;
+	if (bpf_probe_read_user_str(e->name, sizeof(e->name), name) < 0)
+		e->name[0] = '\0';
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(on_import_start, const char *name)
+{
+	send_import(PY_EVENT_IMPORT_START, name, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_import_done, const char *name, int found)
+{
+	send_import(PY_EVENT_IMPORT_DONE, name, found);
+	return 0;
+}
+
+/*
+ * Python 3.11 fires function__entry only on its tracing path, which the
+ * `line` probe's semaphore turns on; attached only with --calls-py311-line,
+ * this program does nothing itself: the raised semaphore is the point.
+ */
+SEC("usdt")
+int on_line(struct pt_regs *ctx)
+{
 	return 0;
 }
 
@@ -697,10 +1354,11 @@ SEC("uretprobe")
 int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), addr = ret;
-	__u32 tid = (__u32)pid_tgid, slot = SCRATCH_TASK;
+	__u32 tid = (__u32)pid_tgid, *level;
 	struct py_live_alloc live = {};
 	struct alloc_call *c, call;
 	struct scratch *s;
+	int sent;
 
 	c = bpf_map_lookup_elem(&alloc_calls, &tid);
 	if (!c)
@@ -718,15 +1376,21 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 			return 0;
 		addr = read_word(call.memptr);
 	}
-	if (!addr || emit_stack(PY_KIND_ALLOC, call.weight))
+	if (!addr)
 		return 0;
-	/* The record just sent is still in this CPU's scratch: its time names it. */
-	s = bpf_map_lookup_elem(&scratch_map, &slot);
-	if (!s)
+	s = scratch_get(&level);
+	if (!s) {
+		count(PYPROF_CNT_DROPPED);
+		return 0;
+	}
+	sent = emit_stack_in(s, PY_KIND_ALLOC, call.weight, 0);
+	/* The record just sent is still in this activation's scratch: its time names it. */
+	live.ktime_ns = s->sample.ktime_ns;
+	scratch_put(level);
+	if (sent)
 		return 0;
 	live.pid = pid_tgid >> 32;
 	live.tid = tid;
-	live.ktime_ns = s->sample.ktime_ns;
 	live.bytes = call.weight;
 	if (bpf_map_update_elem(&live_allocs, &addr, &live, BPF_ANY))
 		__sync_fetch_and_add(&live_full, 1);

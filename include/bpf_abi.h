@@ -92,12 +92,15 @@ enum py_sample_flags {
  */
 enum py_sample_kind {
 	PY_KIND_CPU = 0,	/* a cpu-clock tick; value unused */
+	/* USDT (src/usdt.c): */
+	PY_KIND_CALL_NEW = 16,	/* first call of a function seen by --calls; value unused */
+	PY_KIND_GC = 17,	/* a finished collection, at gc__done; value: PY_GC_VALUE() */
 	/* --mem: numbered apart from other features' kinds so additions do not collide */
-	PY_KIND_PAGE_FAULT = 16,	/* one sampled page fault; value: bytes it stands for
+	PY_KIND_PAGE_FAULT = 32,	/* one sampled page fault; value: bytes it stands for
 					 * (period x page size) */
-	PY_KIND_MAP = 17,	/* mmap, brk or mremap grew the address space by value bytes */
-	PY_KIND_UNMAP = 18,	/* munmap, brk or mremap shrank it by value bytes */
-	PY_KIND_ALLOC = 19,	/* --mem=alloc: a sampled allocator call; value: bytes it stands
+	PY_KIND_MAP = 33,	/* mmap, brk or mremap grew the address space by value bytes */
+	PY_KIND_UNMAP = 34,	/* munmap, brk or mremap shrank it by value bytes */
+	PY_KIND_ALLOC = 35,	/* --mem=alloc: a sampled allocator call; value: bytes it stands
 				 * for (the sampling period, or its size if larger) */
 };
 
@@ -112,6 +115,17 @@ struct py_live_alloc {
 	__u64 ktime_ns;
 	__u64 bytes;		/* the record's value */
 };
+
+/*
+ * A collection's figures packed into py_sample.value: duration in ns (40
+ * bits, 18 minutes), generation (2 bits), objects collected (22 bits, saturated).
+ */
+#define PY_GC_VALUE(ns, gen, collected)                                                            \
+	(((ns) & ((1ULL << 40) - 1)) | ((__u64)((gen) & 3) << 40) |                                \
+	 ((__u64)((collected) > 0x3fffff ? 0x3fffff : (collected)) << 42))
+#define PY_GC_NS(v) ((v) & ((1ULL << 40) - 1))
+#define PY_GC_GEN(v) (((v) >> 40) & 3)
+#define PY_GC_COLLECTED(v) ((v) >> 42)
 
 /* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */
 struct py_sample {
@@ -165,6 +179,36 @@ static inline __u32 py_code_fingerprint(const __u64 ptrs[4], __s32 firstlineno,
 	return (__u32)(h ^ (h >> 32));
 }
 
+/*
+ * Process tracking (sched_process_fork/exec/exit raw tracepoints). The kernel
+ * side keeps `procs` right by itself (a forked child of a profiled process is
+ * sampled from its first tick, an exec'd image is dropped at once) and tells
+ * userspace through a small ring buffer of its own, apart from the samples.
+ */
+enum py_proc_event_kind {
+	PY_PROC_FORK = 1,	/* pid was forked from ppid */
+	PY_PROC_EXEC = 2,	/* pid replaced its image: inspect it */
+	PY_PROC_EXIT = 3,	/* pid exited (its whole thread group) */
+};
+
+enum py_proc_event_flags {
+	PY_PROC_COPIED = 1,	/* FORK: the parent's procs entry was copied to the child */
+};
+
+struct py_proc_event {
+	__u32 kind;		/* enum py_proc_event_kind */
+	__u32 pid;		/* kernel tgid */
+	__u32 ppid;		/* FORK: the parent's tgid */
+	__u32 flags;		/* enum py_proc_event_flags */
+	__u64 ktime_ns;
+};
+
+/* Values of the `followed` map: which pids' execs and children are watched. */
+enum py_follow_flags {
+	PY_FOLLOW_SELF = 1,	/* report this pid's execs */
+	PY_FOLLOW_CHILDREN = 2,	/* and pass the flags on to every child it forks */
+};
+
 /* Per-CPU counters, indexed by this enum; userspace sums them for the report. */
 enum pyprof_counter {
 	PYPROF_CNT_EVENTS,	/* perf events that hit a profiled process */
@@ -175,7 +219,65 @@ enum pyprof_counter {
 	PYPROF_CNT_TRUNCATED,	/* stacks cut at the depth limit */
 	PYPROF_CNT_DROPPED,	/* ring buffer full: sample lost */
 	PYPROF_CNT_TSTATE_SCAN,	/* thread-list scans (cache misses) */
+	PYPROF_CNT_PROC_EVENT_LOST,	/* fork/exec/exit notices lost: event ring buffer full */
+	/* USDT --calls: */
+	PYPROF_CNT_CALLS_UNMATCHED,	/* returns with no entry seen (attached mid-call) */
+	PYPROF_CNT_CALLS_TOO_DEEP,	/* calls deeper than PYPROF_CALL_DEPTH: not timed */
+	PYPROF_CNT_CALLS_NO_CODE,	/* entry whose code object could not be read: not counted */
+	PYPROF_CNT_CALLS_MISMATCH,	/* a return not matching the top entry: stack repaired */
+	PYPROF_CNT_CALLS_MAP_FULL,	/* edge or histogram map full: call not recorded */
+	PYPROF_CNT_EVENTS_DROPPED,	/* import events lost (event ring buffer full) */
+	PYPROF_CNT_GC_UNMATCHED,	/* gc__done with no gc__start seen */
 	PYPROF_CNT_MAX,
+};
+
+/* ------------------------------------------------------------- USDT (--calls, --imports) */
+
+/* Per-thread shadow stack depth that is timed; deeper calls are counted as too deep. */
+#define PYPROF_CALL_DEPTH 128
+/* Buckets of the per-function log2 latency histogram: bucket i holds [2^i, 2^(i+1)) ns. */
+#define PYPROF_HIST_BUCKETS 40
+
+/* A function as --calls knows it: the code object, told apart from a reused address. */
+struct py_call_func {
+	__u64 code;
+	__u32 fingerprint;
+	__u32 pid;
+};
+
+/* Key of the per-edge statistics: callee and caller (caller.code 0: no Python caller seen). */
+struct py_call_edge_key {
+	struct py_call_func callee;
+	struct py_call_func caller;
+};
+
+struct py_call_stats {
+	__u64 calls;
+	__u64 inclusive_ns;	/* outermost activations of the callee only (recursion counted once) */
+	__u64 exclusive_ns;
+	__u64 max_ns;
+};
+
+struct py_call_hist {
+	__u64 buckets[PYPROF_HIST_BUCKETS];
+};
+
+enum py_event_kind {
+	PY_EVENT_IMPORT_START = 1,
+	PY_EVENT_IMPORT_DONE = 2,
+};
+
+#define PY_EVENT_NAME 104
+
+/* Record of the `events` ring buffer (imports): no stack, a name. */
+struct py_event {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u8 kind;		/* enum py_event_kind */
+	__u8 found;		/* import__find__load__done: the module was found */
+	__u8 pad[6];
+	char name[PY_EVENT_NAME];	/* NUL-terminated, truncated */
 };
 
 #endif

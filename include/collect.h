@@ -30,6 +30,9 @@ struct collector {
 	uint64_t malformed;		/* records shorter than they claim: dropped */
 	uint32_t *scratch;		/* frame ids of the sample being converted */
 	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
+	/* asked for a pid with no section before it counts as unknown (forked children) */
+	struct target_state *(*on_unknown)(void *ctx, int pid);
+	void *on_unknown_ctx;
 };
 
 /* Names one allocation record: its process, thread and kernel time. */

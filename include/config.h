@@ -6,6 +6,7 @@
 #ifndef PYBPFPROF_CONFIG_H
 #define PYBPFPROF_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -31,6 +32,14 @@ struct pyprof_config {
 	unsigned long alloc_period;	/* bytes allocated per allocator sample */
 	const char *mem_timeline;	/* SVG of resident memory over time, or NULL */
 	const char *mem_folded;		/* folded stacks of bytes touched, or NULL */
+	bool all;		/* -a: every CPython process on the host */
+	bool subprocesses;	/* follow the targets' descendants */
+	bool merge;		/* one profile for all processes */
+	bool threads;		/* per-thread breakdown */
+	bool top;		/* `pybpfprof top`: live view instead of a report */
+	char **command;		/* after `--`: the command to launch, NULL-terminated */
+	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
+	int py311_line;		/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	char error[256];	/* why parsing failed */
 };
 

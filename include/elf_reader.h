@@ -36,11 +36,21 @@ int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
  */
 int elf_file__find_py_version(struct elf_file *ef, unsigned minor);
 
+/* 1 if a DT_NEEDED entry of the file starts with prefix (e.g. "libpython3"), else 0. */
+int elf_file__needs(struct elf_file *ef, const char *prefix);
+
 /*
  * Load bias of this file given one of its mappings (start address and file
  * offset, from /proc/PID/maps): runtime address = bias + vaddr. 0 or -ENOENT.
  */
 int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
 		   uint64_t *bias);
+
+/*
+ * Calls fn for every USDT probe of provider in the file's .note.stapsdt notes,
+ * with its name and semaphore address (0: none). Returns the number found.
+ */
+int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
+			  void (*fn)(const char *name, uint64_t semaphore, void *ctx), void *ctx);
 
 #endif

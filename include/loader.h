@@ -8,6 +8,7 @@
 #ifndef PYBPFPROF_LOADER_H
 #define PYBPFPROF_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "bpf_abi.h"
@@ -17,16 +18,32 @@ struct session;
 
 typedef int (*sample_fn_t)(void *ctx, void *data, size_t size);
 
-/* Opens and loads the BPF object. NULL with a reason in why. */
-struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *ctx, char *why,
-			      size_t whylen);
+/*
+ * Opens and loads the BPF object; the maps of USDT modes not in usdt_modes
+ * (enum usdt_mode) are shrunk to nothing. NULL with a reason in why.
+ */
+struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
+			      void *ctx, char *why, size_t whylen);
 /* Makes the kernel sample this target. 0 or -errno. */
 int session__add_target(struct session *s, const struct py_target *t);
+/*
+ * Process tracking: attaches the fork/exec/exit tracepoints and delivers
+ * their notices (struct py_proc_event) to on_event from the same polls as
+ * the samples. all: report every exec on the host (-a). 0, or -errno with a
+ * reason in why.
+ */
+int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,
+		   size_t whylen);
+/* Watches pid's execs (and with PY_FOLLOW_CHILDREN its descendants'). 0 or -errno. */
+int session__follow(struct session *s, pid_t pid, unsigned flags);
+/* Stops sampling pid (an image that is gone or was replaced). */
+void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
-/* The loaded BPF object, for features that attach programs of their own (src/mem.c). */
-struct pybpfprof_bpf;
+/* The loaded skeleton, for the USDT attachments (src/usdt.c) and --mem (src/mem.c). */
 struct pybpfprof_bpf *session__skel(struct session *s);
+/* Polls one more ring buffer map with the samples. 0 or -errno. */
+int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ctx);
 /* Delivers pending samples to on_sample; waits up to timeout_ms. Returns count or -errno. */
 int session__poll(struct session *s, int timeout_ms);
 /* Stops the timers (no new samples) so the remaining ones can be drained. */

@@ -30,6 +30,7 @@ struct py_target {
 	char cmdline[256];		/* argv joined by spaces, truncated */
 	char comm[32];
 	char python_elf[PATH_MAX];	/* file holding _PyRuntime (exe or libpython) */
+	char python_elf_host[PATH_MAX];	/* the same file, openable from the host (/proc/PID/...) */
 	uint32_t version;		/* PY_VERSION_HEX */
 	char version_str[24];
 	uint64_t runtime_addr;		/* &_PyRuntime in the target */
@@ -42,6 +43,33 @@ struct py_target {
  * why (no such process, not CPython, unsupported version, no permission).
  */
 int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen);
+
+/*
+ * For a process that has just exec'd: like py_target__open, but a process
+ * whose interpreter does not exist yet is accepted with *unchecked set (its
+ * ELF, version and addresses are known; the layout check waits for
+ * py_target__check), so it can be sampled from its first bytecode.
+ */
+int py_target__open_early(pid_t pid, struct py_target *t, bool *unchecked, char *why,
+			  size_t whylen);
+/* The live layout check: 0, -EAGAIN (no interpreter yet), or -errno (mismatch, gone). */
+int py_target__check(const struct py_target *t);
+
+/*
+ * A forked child's target: the parent's (same memory, same layout) with the
+ * child's pid, namespace pid and names.
+ */
+void py_target__fork(const struct py_target *parent, pid_t child, struct py_target *t);
+
+/* What /proc/PID/exe is, from a cache per file identity (cheap for every exec). */
+enum py_exe_kind {
+	PY_EXE_OTHER = 0,	/* no _PyRuntime, no libpython3 needed: never CPython */
+	PY_EXE_STATIC = 1,	/* holds _PyRuntime */
+	PY_EXE_SHARED = 2,	/* needs libpython3.X.so, which will hold it */
+};
+
+/* enum py_exe_kind, or -errno (process gone, no executable, permission). */
+int py_exe_kind(pid_t pid);
 
 /* True while the process exists and is not a zombie. */
 bool proc_alive(pid_t pid);

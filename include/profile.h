@@ -106,6 +106,46 @@ struct profile_mem {
 	uint64_t live_lost;		/* live bytes whose allocation record never arrived */
 };
 
+/* Log2 latency histogram of one function's calls: bucket i counts [2^i, 2^(i+1)) ns. */
+#define PROFILE_HIST_BUCKETS 40
+struct profile_call_hist {
+	uint32_t func;
+	uint64_t buckets[PROFILE_HIST_BUCKETS];
+};
+
+/* Per-function sums over its call edges (--calls). */
+struct profile_call_total {
+	uint64_t calls, inclusive_ns, exclusive_ns, max_ns;
+};
+
+/* --gc: collections by generation, and the Python stacks that triggered them. */
+#define PROFILE_GC_GENS 4
+struct profile_gc_stat {
+	uint64_t collections, total_ns, max_ns, collected;
+};
+
+struct profile_gc_stack {
+	uint32_t nframes;
+	uint32_t *frames;	/* frame ids, innermost first; none: no Python frame */
+	struct profile_gc_stat stat;
+};
+
+struct profile_gc {
+	struct profile_gc_stat all, gen[PROFILE_GC_GENS];
+	struct profile_gc_stack *stacks;
+	size_t nstacks, cap_stacks;
+};
+
+/* --imports: one import__find__load start/done pair; nested ones point to their parent. */
+struct profile_import {
+	char *module;
+	uint32_t tid;
+	int32_t parent;		/* index in imports, or -1 */
+	uint64_t start_ns;	/* kernel monotonic time */
+	uint64_t ns;		/* duration, when done */
+	bool found, done;
+};
+
 struct profile_proc {
 	int pid;
 	int nspid;		/* pid inside the process's own pid namespace */
@@ -125,6 +165,11 @@ struct profile_proc {
 	struct profile_call_edge *calls;	/* --calls only; empty otherwise */
 	size_t ncalls, cap_calls;
 	struct profile_mem mem;		/* --mem only; empty otherwise */
+	struct profile_call_hist *hists;	/* --calls only */
+	size_t nhists, cap_hists;
+	struct profile_gc gc;			/* --gc only */
+	struct profile_import *imports;		/* --imports only, in start order */
+	size_t nimports, cap_imports;
 };
 
 struct profile_counts {
@@ -133,6 +178,14 @@ struct profile_counts {
 	uint64_t no_python;	/* ticks on a thread with no Python frame (C code, startup) */
 	uint64_t read_errors;
 	uint64_t truncated;
+};
+
+/* What the USDT modes could not record, summed over processes (see enum pyprof_counter). */
+struct profile_usdt_counts {
+	uint64_t calls_unmatched, calls_too_deep, calls_no_code, calls_mismatch, calls_map_full;
+	uint64_t calls_unresolved;	/* call edges whose callee was gone before it was named */
+	uint64_t gc_unmatched, imports_unmatched, events_dropped;
+	uint64_t probe_misses;	/* probe hits the kernel did not run our program for */
 };
 
 struct profile {
@@ -156,6 +209,8 @@ struct profile {
 	uint64_t alloc_period;	/* bytes per allocator sample */
 	unsigned mem_period;	/* page faults per fault sample */
 	unsigned page_size;
+	bool calls_mode, gc_mode, imports_mode;	/* --calls, --gc, --imports */
+	struct profile_usdt_counts usdt;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -169,6 +224,13 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line);
 /* Adds a process section (strings are copied). NULL on allocation failure. */
 struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *exe,
 				       const char *cmdline, const char *comm, const char *python);
+/* Frees one process section's contents (profile__free does it for all). */
+void profile_proc__free(struct profile_proc *pp);
+/*
+ * --merge: replaces every process section by one holding all their stacks
+ * and threads (pid 0, the pids listed in its command line). 0 or -ENOMEM.
+ */
+int profile__merge(struct profile *p);
 struct profile_proc *profile__find_proc(struct profile *p, int pid);
 struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t tid);
 
@@ -186,8 +248,29 @@ int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
 void profile_mem__free(struct profile_mem *m);
 /* Appends a resident-size point to the timeline. 0 or -ENOMEM. */
 int profile_proc__add_rss(struct profile_proc *pp, double t_s, uint64_t rss);
+/* --gc: one collection triggered at this stack (n may be 0). 0 or -ENOMEM. */
+int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32_t n,
+			 unsigned gen, uint64_t ns, uint64_t collected);
+/* --calls: adds to the (func, caller) edge. 0 or -ENOMEM. */
+int profile_proc__add_call(struct profile_proc *pp, uint32_t func, uint32_t caller,
+			   const struct profile_call_edge *add);
+/* --calls: adds buckets to func's histogram. 0 or -ENOMEM. */
+int profile_proc__add_hist(struct profile_proc *pp, uint32_t func,
+			   const uint64_t buckets[PROFILE_HIST_BUCKETS]);
+/* --imports: opens an import on tid, nested in the innermost open one. 0 or -ENOMEM. */
+int profile_proc__import_start(struct profile_proc *pp, uint32_t tid, const char *module,
+			       uint64_t ktime_ns);
+/* Closes tid's innermost open import. -ENOENT when none is open (began before attach). */
+int profile_proc__import_done(struct profile_proc *pp, uint32_t tid, bool found, uint64_t ktime_ns);
 
 /* Summaries used by the writers. */
+/*
+ * --calls: per-function sums over edges, indexed by function id (p->nfuncs
+ * entries, calloc'ed). Inclusive time sums the edges, each of which counts
+ * only outermost activations, so recursion is counted once.
+ */
+int profile_proc__call_totals(const struct profile *p, const struct profile_proc *pp,
+			      struct profile_call_total **out);
 struct func_stat {
 	uint32_t func;
 	uint64_t self, total;

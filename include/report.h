@@ -7,6 +7,7 @@
 #ifndef PYBPFPROF_REPORT_H
 #define PYBPFPROF_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "profile.h"
 
@@ -15,6 +16,7 @@ struct report_opts {
 	unsigned top_lines;	/* rows in the hottest-lines table */
 	unsigned line_report;	/* functions shown line by line */
 	const char *tool_version;
+	bool threads;		/* --threads: each thread's functions too */
 };
 
 struct report_writer {
@@ -90,5 +92,24 @@ char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, siz
 char *report_counts(const struct profile *p, char *buf, size_t len);
 /* The root label of a process's stacks when several are profiled: "pid N (comm)". */
 char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len);
+
+/* --threads sections (report_threads.c): text blocks; a JSON "thread_functions" member. */
+void report_text_threads(FILE *f, const struct profile *p, const struct profile_proc *pp,
+			 const struct report_opts *o);
+void report_json_threads(FILE *f, const struct profile *p, const struct profile_proc *pp);
+/* USDT sections (src/report_usdt.c); each writes nothing unless its mode was on. */
+void report_usdt_text_counts(FILE *f, const struct profile *p);
+void report_usdt_text_proc(FILE *f, const struct profile *p, const struct profile_proc *pp,
+			   const struct report_opts *o);
+void report_usdt_json_counts(FILE *f, const struct profile *p);
+void report_usdt_json_proc(FILE *f, const struct profile *p, const struct profile_proc *pp);
+/* --calls fields of a functions[] entry (t from profile_proc__call_totals). */
+void report_usdt_json_func(FILE *f, const struct profile *p, const struct profile_call_total *t,
+			   uint32_t func);
+/* functions[] entries for functions with calls but no samples (not in listed). */
+void report_usdt_json_extra_funcs(FILE *f, const struct profile *p,
+				  const struct profile_proc *pp,
+				  const struct profile_call_total *t, const bool *listed,
+				  bool first);
 
 #endif

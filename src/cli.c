@@ -12,6 +12,7 @@
 #include "bpf_abi.h"
 #include "config.h"
 #include "report.h"
+#include "usdt.h"
 
 const char *argp_program_version = "pybpfprof " PYBPFPROF_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -33,6 +34,12 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
 	"                                          # several formats from one run\n"
 	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
+	"  sudo pybpfprof -a -d 10                 # every CPython on the host, new ones too\n"
+	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
+	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
+	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
+	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
+	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
@@ -56,17 +63,38 @@ enum {
 	OPT_MEM_TIMELINE,
 	OPT_ALLOC_PERIOD,
 	OPT_MEM_FOLDED,
+	OPT_SUBPROCESSES,
+	OPT_MERGE,
+	OPT_THREADS,
+	OPT_CALLS,
+	OPT_GC,
+	OPT_IMPORTS,
+	OPT_PY311_LINE,
 };
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Targets:", 1 },
 	{ "pid", 'p', "PID", 0, "Profile this process (repeat, or separate with commas)", 1 },
+	{ "all", 'a', NULL, 0, "Profile every CPython process on the host, including those "
+	  "that start during the run", 1 },
+	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0, "Also profile every descendant of the "
+	  "targets (fork, exec, multiprocessing)", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
 	  "targets exit)", 2 },
 	{ "frequency", 'F', "HZ", 0, "Samples per second on each CPU (default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",
+	  5 },
+	{ "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
+	  "time, max and a latency histogram per function (CPython 3.8-3.10 and 3.15+ with "
+	  "probes, as Debian's)", 5 },
+	{ "gc", OPT_GC, NULL, 0, "Time every garbage collection, with the Python stack that "
+	  "triggered it", 5 },
+	{ "imports", OPT_IMPORTS, NULL, 0, "Time every import, with the imports it nested", 5 },
+	{ "calls-py311-line", OPT_PY311_LINE, NULL, 0, "Allow --calls on Python 3.11 by also "
+	  "enabling its line probe: makes the target about 30 times slower", 5 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
 	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
@@ -78,6 +106,9 @@ static const struct argp_option options[] = {
 	{ "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
 	  "functions with the most self time per process in the text report; 0: none "
 	  "(default: 5)", 3 },
+	{ "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per process",
+	  3 },
+	{ "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
 	{ NULL, 0, NULL, 0, "Memory:", 5 },
@@ -245,12 +276,69 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		cfg->verbose++;
 		break;
+	case 'a':
+		cfg->all = true;
+		break;
+	case OPT_SUBPROCESSES:
+		cfg->subprocesses = true;
+		break;
+	case OPT_MERGE:
+		cfg->merge = true;
+		break;
+	case OPT_THREADS:
+		cfg->threads = true;
+		break;
+	case OPT_CALLS:
+		cfg->usdt_modes |= USDT_CALLS;
+		break;
+	case OPT_GC:
+		cfg->usdt_modes |= USDT_GC;
+		break;
+	case OPT_IMPORTS:
+		cfg->usdt_modes |= USDT_IMPORTS;
+		break;
+	case OPT_PY311_LINE:
+		cfg->py311_line = 1;
+		break;
 	case ARGP_KEY_ARG:
-		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s'", arg);
+		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s' (a command to "
+			 "profile goes after --)", arg);
 		goto bad;
 	case ARGP_KEY_END:
-		if (!cfg->npids) {
-			snprintf(cfg->error, sizeof(cfg->error), "no target: give at least one -p PID");
+		if (!cfg->npids && !cfg->all && !cfg->command) {
+			snprintf(cfg->error, sizeof(cfg->error), "no target: give -p PID, -a, or a "
+				 "command after --");
+			goto bad;
+		}
+		if (cfg->all && (cfg->npids || cfg->command)) {
+			snprintf(cfg->error, sizeof(cfg->error), "-a profiles every process already: "
+				 "it takes no -p or command");
+			goto bad;
+		}
+		if (cfg->command && cfg->npids) {
+			snprintf(cfg->error, sizeof(cfg->error), "give either -p PID or a command "
+				 "after --, not both");
+			goto bad;
+		}
+		if (cfg->subprocesses && cfg->all) {
+			snprintf(cfg->error, sizeof(cfg->error), "--subprocesses goes with -p or a "
+				 "command; -a sees every process already");
+			goto bad;
+		}
+		if (cfg->usdt_modes && (cfg->all || cfg->command || cfg->subprocesses)) {
+			snprintf(cfg->error, sizeof(cfg->error), "--calls, --gc and --imports trace "
+				 "the processes given with -p only, not -a, a command or "
+				 "--subprocesses");
+			goto bad;
+		}
+		if (cfg->merge && (cfg->usdt_modes & (USDT_GC | USDT_IMPORTS))) {
+			snprintf(cfg->error, sizeof(cfg->error), "--gc and --imports report per "
+				 "process: they do not go with --merge");
+			goto bad;
+		}
+		if (cfg->py311_line && !(cfg->usdt_modes & USDT_CALLS)) {
+			snprintf(cfg->error, sizeof(cfg->error), "--calls-py311-line only makes "
+				 "sense with --calls");
 			goto bad;
 		}
 		break;
@@ -263,11 +351,36 @@ bad:
 	return EINVAL;
 }
 
-static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
+
+static const struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {
-	int err = argp_parse(&argp, argc, argv, argp_flags, NULL, cfg);
+	int i, err;
+
+	/* `top` first selects the live view; the options are the same. */
+	if (argc > 1 && !strcmp(argv[1], "top")) {
+		cfg->top = true;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	/* Everything after `--` is the command, untouched by option parsing. */
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			if (i + 1 == argc) {
+				snprintf(cfg->error, sizeof(cfg->error), "no command after --");
+				if (!(argp_flags & ARGP_SILENT))
+					fprintf(stderr, "pybpfprof: %s\n", cfg->error);
+				return EINVAL;
+			}
+			cfg->command = &argv[i + 1];
+			argv[i] = NULL;
+			argc = i;
+			break;
+		}
+	err = argp_parse(&argp, argc, argv, argp_flags, NULL, cfg);
 
 	if (err && !cfg->error[0])
 		snprintf(cfg->error, sizeof(cfg->error), "invalid arguments");

@@ -187,6 +187,8 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		return;
 	}
 	ts = collector__find(c, s->pid);
+	if (!ts && c->on_unknown)
+		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
 	if (!ts) {
 		c->unknown_pid++;
 		return;
@@ -210,6 +212,15 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		break;
 	case PY_KIND_ALLOC:
 		add_mem_sample(c, ts, s, PROFILE_MEM_ALLOCATED, unresolved);
+		break;
+	case PY_KIND_CALL_NEW:
+		/* --calls: naming the frames above was the point (the code objects are cached) */
+		break;
+	case PY_KIND_GC:
+		if (profile_proc__add_gc(&c->prof->procs[ts->proc_index], c->scratch, s->nframes,
+					 PY_GC_GEN(s->value), PY_GC_NS(s->value),
+					 PY_GC_COLLECTED(s->value)))
+			c->malformed++;
 		break;
 	default:
 		c->malformed++;

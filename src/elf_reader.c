@@ -211,3 +211,85 @@ int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_o
 	}
 	return -ENOENT;
 }
+
+int elf_file__needs(struct elf_file *ef, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return 0;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *name;
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(ef->elf, sh.sh_link, dyn.d_un.d_val);
+			if (name && !strncmp(name, prefix, plen))
+				return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * SystemTap SDT notes (type 3, owner "stapsdt") in SHT_NOTE sections: after
+ * three addresses (probe, base, semaphore) the descriptor holds the provider,
+ * name and argument strings, each NUL-terminated. Names are checked to end
+ * inside the descriptor, whatever the file claims.
+ */
+int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
+			  void (*fn)(const char *name, uint64_t semaphore, void *ctx), void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	int found = 0;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *desc = (const char *)data->d_buf + desc_off, *prov, *name;
+			size_t len = nh.n_descsz;
+			uint64_t sem;
+
+			off = next;
+			if (nh.n_type != 3 || nh.n_namesz != sizeof("stapsdt") ||
+			    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) || len < 26)
+				continue;
+			memcpy(&sem, desc + 16, sizeof(sem));
+			prov = desc + 24;
+			if (!memchr(prov, '\0', len - 24))
+				continue;
+			name = prov + strlen(prov) + 1;
+			if (name >= desc + len || !memchr(name, '\0', desc + len - name))
+				continue;
+			if (strcmp(prov, provider))
+				continue;
+			found++;
+			if (fn)
+				fn(name, sem, ctx);
+		}
+	}
+	return found;
+}

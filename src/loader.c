@@ -19,6 +19,7 @@
 #include "log.h"
 #include "mem.h"
 #include "pybpfprof.skel.h"
+#include "usdt.h"
 
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
 _Static_assert(sizeof(struct py_proc) == 64, "py_proc layout changed");
@@ -30,12 +31,13 @@ struct session {
 	struct pybpfprof_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	struct bpf_link *track_links[3];
 	int *pefds;
 	int ncpus;
 };
 
-struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *ctx, char *why,
-			      size_t whylen)
+struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
+			      void *ctx, char *why, size_t whylen)
 {
 	struct session *s = calloc(1, sizeof(*s));
 	int err;
@@ -51,6 +53,7 @@ struct session *session__open(unsigned max_depth, sample_fn_t on_sample, void *c
 	}
 	s->skel->rodata->max_depth = max_depth;
 	mem__select_programs(s->skel);
+	usdt_size_maps(s->skel, usdt_modes);
 	err = pybpfprof_bpf__load(s->skel);
 	if (err) {
 		snprintf(why, whylen, "cannot load the BPF programs: %s (run with -vv for the "
@@ -76,6 +79,51 @@ int session__add_target(struct session *s, const struct py_target *t)
 	if (bpf_map__update_elem(s->skel->maps.procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,
+		   size_t whylen)
+{
+	struct bpf_program *progs[] = { s->skel->progs.on_fork, s->skel->progs.on_exec,
+					s->skel->progs.on_exit };
+	size_t i;
+	int err;
+
+	s->skel->bss->track_all = all;
+	err = ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.proc_events), on_event, ctx);
+	if (err) {
+		snprintf(why, whylen, "cannot open the process event ring buffer: %s",
+			 strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		s->track_links[i] = bpf_program__attach(progs[i]);
+		if (!s->track_links[i]) {
+			err = -errno;
+			snprintf(why, whylen, "cannot attach the %s tracepoint: %s",
+				 bpf_program__section_name(progs[i]) + strlen("raw_tp/"),
+				 strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int session__follow(struct session *s, pid_t pid, unsigned flags)
+{
+	__u32 key = pid, val = flags;
+
+	if (bpf_map__update_elem(s->skel->maps.followed, &key, sizeof(key), &val, sizeof(val),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void session__remove_target(struct session *s, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
 }
 
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
@@ -130,6 +178,11 @@ struct pybpfprof_bpf *session__skel(struct session *s)
 	return s->skel;
 }
 
+int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ctx)
+{
+	return ring_buffer__add(s->rb, map_fd, fn, ctx);
+}
+
 int session__poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
@@ -142,8 +195,13 @@ int session__poll(struct session *s, int timeout_ms)
 
 void session__detach(struct session *s)
 {
+	size_t i;
 	int cpu;
 
+	for (i = 0; i < sizeof(s->track_links) / sizeof(s->track_links[0]); i++) {
+		bpf_link__destroy(s->track_links[i]);
+		s->track_links[i] = NULL;
+	}
 	if (!s->links)
 		return;
 	for (cpu = 0; cpu < s->ncpus; cpu++) {

@@ -7,18 +7,25 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "collect.h"
 #include "config.h"
+#include "launch.h"
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
+#include "pybpfprof.skel.h"
 #include "report.h"
+#include "top.h"
+#include "tracker.h"
+#include "usdt.h"
 
 #define POLL_MS 50
 #define ALIVE_CHECK_NS 200000000LL
@@ -28,8 +35,7 @@ static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	stop_requested = sig;
 }
 
 static long long now_ns(void)
@@ -76,6 +82,17 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 		if (collector__find(c, cfg->pids[i]))
 			continue;	/* the same pid given twice */
 		err = py_target__open(cfg->pids[i], &t, why, sizeof(why));
+		if (!err && cfg->usdt_modes) {
+			struct usdt_probes pr;
+
+			err = usdt_probes_read(t.python_elf_host, &pr);
+			if (err)
+				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's "
+					 "interpreter: %s", t.pid, strerror(-err));
+			else
+				err = usdt_check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
+						 sizeof(why));
+		}
 		if (!err)
 			err = collector__add_target(c, &t);
 		if (!err)
@@ -87,31 +104,120 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	return err;
 }
 
+/*
+ * Whether every target is gone (and marks the exited ones): -a never runs
+ * out of targets, a launched command ends the run by its own exit, -p when
+ * every target and every child still on its way to a section is gone.
+ */
+static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
+			 struct launch *l)
+{
+	size_t alive = collector__check_alive(c);
+
+	if (l->pid || cfg->all)
+		return false;
+	return !alive && (!tr || !tracker__starting(tr));
+}
+
+/*
+ * A stop signal in launch mode: the command decides when the run ends. A
+ * terminal's Ctrl-C reached it already (same process group); a SIGTERM for
+ * us is passed on. It gets a few seconds, then the report is written anyway.
+ */
+static void stop_launched(struct session *s, struct launch *l)
+{
+	long long give_up = now_ns() + 5000000000LL;
+
+	if (stop_requested == SIGTERM)
+		kill(l->pid, SIGTERM);
+	while (!launch__reap(l, false) && now_ns() < give_up)
+		session__poll(s, POLL_MS);
+}
+
+/* Samples lost so far, as the report will count them. */
+static uint64_t live_dropped(struct session *s, struct collector *c)
+{
+	uint64_t k[PYPROF_CNT_MAX];
+
+	session__counters(s, k);
+	return k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
+}
+
+/* Every report goes to a file (none to stdout): room for a status line. */
+static bool records_to_files(const struct pyprof_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->noutputs; i++)
+		if (!strcmp(cfg->outputs[i], "-"))
+			return false;
+	return cfg->noutputs > 0;
+}
+
+/*
+ * While recording to a file on a terminal: one status line on stderr,
+ * rewritten in place every second.
+ */
+static void show_status(struct session *s, struct collector *c, long long start, long long now)
+{
+	uint64_t samples = 0;
+	size_t i, alive = 0;
+
+	for (i = 0; i < c->prof->nprocs; i++) {
+		samples += c->prof->procs[i].samples;
+		alive += !c->prof->procs[i].exited;
+	}
+	fprintf(stderr, "\rpybpfprof: %.0f s, %llu samples, %zu process%s (%zu running), %llu "
+		"dropped\033[K", (now - start) / 1e9, (unsigned long long)samples,
+		c->prof->nprocs, c->prof->nprocs == 1 ? "" : "es", alive,
+		(unsigned long long)live_dropped(s, c));
+}
+
 /* Samples until the duration ends, a signal arrives or every target is gone. */
 static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u,
 		struct mem_session *mem)
 {
-	long long start = now_ns(), last_check = start;
+	long long start = now_ns(), last_check = start, last_status = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
+	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
 	while (!stop_requested) {
-		long long t;
+		long long t = now_ns();
 
-		session__poll(s, POLL_MS);
+		session__poll(s, tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS);
 		t = now_ns();
+		if (tr)
+			tracker__tick(tr, t);
 		if (mem)
 			mem__tick(mem, c, t);
+		if (top && top__tick(top, c->prof, live_dropped(s, c), t))
+			break;
+		if (status && t - last_status >= 1000000000LL) {
+			last_status = t;
+			show_status(s, c, start, t);
+		}
 		if (end && t >= end)
 			break;
+		/* the command's exit ends the run at once: waitpid costs nothing */
+		if (l->pid && launch__reap(l, false)) {
+			pr_info("the command has exited\n");
+			break;
+		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (!collector__check_alive(c)) {
+			if (targets_gone(cfg, c, tr, l)) {
 				pr_info("every target has exited\n");
 				break;
 			}
 		}
 	}
+	if (status && last_status != start)
+		fputc('\n', stderr);
+	if (stop_requested && l->pid)
+		stop_launched(s, l);
 	session__detach(s);
+	usdt__detach(u);
 	if (mem)
 		mem__detach(mem);
 	/* Samples already in the ring buffer still count. */
@@ -119,6 +225,49 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		;
 	collector__check_alive(c);
 	c->prof->duration_s = (now_ns() - start) / 1e9;
+}
+
+/*
+ * Each section holds its process's root directory open (sources are read
+ * at the end, after it exited), so a long -a run over many short-lived
+ * processes needs more descriptors than the usual soft limit of 1024.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * Process tracking for -a, a launched command and --subprocesses: the
+ * kernel notices feed the tracker; followed pids report their execs (and
+ * with --subprocesses their children's).
+ */
+static int start_tracking(const struct pyprof_config *cfg, struct session *s,
+			  struct collector *c, struct tracker *tr, const struct launch *l,
+			  char *why, size_t whylen)
+{
+	unsigned flags = PY_FOLLOW_SELF | (cfg->subprocesses ? PY_FOLLOW_CHILDREN : 0);
+	size_t i;
+	int err;
+
+	raise_fd_limit();
+	tracker__init(tr, c, s, cfg->all);
+	err = session__track(s, cfg->all, tracker__on_event, tr, why, whylen);
+	if (!err && l->pid)
+		err = session__follow(s, l->pid, flags);
+	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
+		err = session__follow(s, c->targets[i].t.pid, flags);
+	/* followed first, then the scan: a child forked in between is caught either way */
+	if (!err && cfg->subprocesses && cfg->npids)
+		tracker__adopt(tr, cfg->pids, cfg->npids, flags);
+	if (err && !why[0])
+		snprintf(why, whylen, "cannot follow the targets' children: %s", strerror(-err));
+	return err;
 }
 
 static void record_counters(struct session *s, struct collector *c)
@@ -131,6 +280,14 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->counts.no_python = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
 	c->prof->counts.read_errors = k[PYPROF_CNT_READ_ERROR];
 	c->prof->counts.truncated = k[PYPROF_CNT_TRUNCATED];
+	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
+	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
+	c->prof->usdt.calls_no_code = k[PYPROF_CNT_CALLS_NO_CODE];
+	c->prof->usdt.calls_mismatch = k[PYPROF_CNT_CALLS_MISMATCH];
+	c->prof->usdt.calls_map_full = k[PYPROF_CNT_CALLS_MAP_FULL];
+	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
+	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
+	c->prof->usdt.probe_misses = usdt_probe_misses(s);
 	pr_info("kernel counters: events %llu sent %llu no-tstate %llu no-frame %llu read-error "
 		"%llu truncated %llu dropped %llu scans %llu\n", (unsigned long long)k[0],
 		(unsigned long long)k[1], (unsigned long long)k[2], (unsigned long long)k[3],
@@ -146,6 +303,9 @@ int main(int argc, char **argv)
 	struct report_opts ro;
 	struct mem_session mem = {};
 	struct session *s = NULL;
+	struct tracker tr = {}, *trp = NULL;
+	struct launch launch = {};
+	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
 	char why[512];
@@ -163,10 +323,13 @@ int main(int argc, char **argv)
 	fallback = cfg.format ? report_find(cfg.format) : &report_text;
 	ro = (struct report_opts){ .top_functions = cfg.top_functions, .top_lines = cfg.top_lines,
 				   .line_report = cfg.line_report,
-				   .tool_version = PYBPFPROF_VERSION };
+				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
 
 	profile__init(&prof, cfg.mem ? "cpu+mem" : "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
+	prof.calls_mode = cfg.usdt_modes & USDT_CALLS;
+	prof.gc_mode = cfg.usdt_modes & USDT_GC;
+	prof.imports_mode = cfg.usdt_modes & USDT_IMPORTS;
 	prof.mem = cfg.mem != PYPROF_MEM_OFF;
 	prof.mem_period = cfg.mem_period;
 	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
@@ -175,35 +338,80 @@ int main(int argc, char **argv)
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);
+	if (!err && cfg.command) {
+		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (err)
 		goto out;
 
 	mem__set_mode(cfg.mem);
-	s = session__open(cfg.max_depth, on_ringbuf, &c, why, sizeof(why));
+	s = session__open(cfg.max_depth, cfg.usdt_modes, on_ringbuf, &c, why, sizeof(why));
 	err = s ? 0 : -EINVAL;
 	for (i = 0; s && i < c.ntargets && !err; i++) {
 		err = session__add_target(s, &c.targets[i].t);
 		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
 			 strerror(-err));
 	}
+	if (!err && (cfg.all || cfg.command || cfg.subprocesses)) {
+		why[0] = '\0';
+		trp = &tr;
+		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));
+	}
+	if (!err && (cfg.usdt_modes & USDT_IMPORTS)) {
+		err = session__add_ringbuf(s, bpf_map__fd(session__skel(s)->maps.events),
+					   usdt_on_event, &c);
+		snprintf(why, sizeof(why), "cannot open the event ring buffer: %s", strerror(-err));
+	}
+	/* USDT first: its refusals and attach errors come before sampling starts. */
+	for (i = 0; s && i < c.ntargets && !err && cfg.usdt_modes; i++)
+		err = usdt__attach(&u, s, &c.targets[i].t, cfg.usdt_modes, cfg.py311_line, why,
+				   sizeof(why));
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
 	if (!err && cfg.mem)
 		err = mem__attach(&mem, s, &c, cfg.mem_period,
 				  prof.mem_alloc ? cfg.alloc_period : 0, why, sizeof(why));
+	if (!err && cfg.all)
+		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
+	if (!err && launch.pid)
+		err = launch__release(&launch, why, sizeof(why));
+	if (!err)
+		pr_info("attached: sampling %zu processes at %u Hz\n", c.ntargets, cfg.frequency_hz);
 	if (err) {
 		pr_err("%s\n", why);
 		goto out;
 	}
-	if (isatty(STDERR_FILENO))
+	if (isatty(STDERR_FILENO) && !cfg.top)
 		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
 			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
 			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	run(&cfg, s, &c, cfg.mem ? &mem : NULL);
+	if (cfg.top) {
+		struct top_view view;
+
+		top__init(&view, cfg.top_functions, now_ns());
+		run(&cfg, s, &c, trp, &launch, &view, &u, cfg.mem ? &mem : NULL);
+		top__end(&view);
+		goto out;
+	}
+	run(&cfg, s, &c, trp, &launch, NULL, &u, cfg.mem ? &mem : NULL);
 	record_counters(s, &c);
 	if (cfg.mem)
 		mem__finish(&mem, s, &c);
+	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
+		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
+	if (trp)
+		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
+			"profiled, %llu gave up\n", (unsigned long long)tr.forks,
+			(unsigned long long)tr.execs, (unsigned long long)tr.exits,
+			(unsigned long long)tr.registered, (unsigned long long)tr.gave_up);
 
+	err = cfg.merge ? profile__merge(&prof) : 0;
+	if (err) {
+		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+		goto out;
+	}
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
@@ -236,9 +444,15 @@ int main(int argc, char **argv)
 			err = werr;
 	}
 out:
+	usdt__detach(&u);
 	mem__detach(&mem);
+	launch__abort(&launch);
 	session__close(s);
+	tracker__free(&tr);
 	collector__free(&c);
 	profile__free(&prof);
+	/* after -d, the command runs on: its exit code is still ours */
+	if (!err && launch.pid && launch__reap(&launch, true))
+		return launch__exit_code(&launch);
 	return err ? 1 : 0;
 }

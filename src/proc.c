@@ -125,6 +125,34 @@ static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 	fclose(f);
 }
 
+/* comm and cmdline, as they are now. */
+static void read_names(struct py_target *t)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
+	read_small_file(path, t->comm, sizeof(t->comm), false);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
+	read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
+}
+
+void py_target__fork(const struct py_target *parent, pid_t child, struct py_target *t)
+{
+	pid_t tgid;
+
+	*t = *parent;
+	t->pid = child;
+	status_ids(child, &tgid, &t->nspid);
+	if (t->nspid <= 0)
+		t->nspid = child;
+	read_names(t);
+	/* gone already: keep the parent's names, which the child had */
+	if (!t->comm[0])
+		memcpy(t->comm, parent->comm, sizeof(t->comm));
+	if (!t->cmdline[0])
+		memcpy(t->cmdline, parent->cmdline, sizeof(t->cmdline));
+}
+
 /* The first mapping of the file with this inode, for its load bias. */
 static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)
 {
@@ -214,39 +242,139 @@ static void explain_not_cpython(pid_t pid, const struct py_target *t, char *why,
 			 "a mapped libpython3", pid, t->comm, t->exe);
 }
 
-/* Looks for _PyRuntime in file; fills version from Py_Version (3.11+) or the name. */
+/*
+ * What one ELF file says about CPython, kept per file identity (device,
+ * inode, size, mtime), so a hundred processes of the same python cost one
+ * parse, and a non-Python executable seen at every exec costs a stat. The
+ * file stays open for the load-bias computation of later processes.
+ */
+struct elf_facts {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int err;		/* 0, or why it holds no _PyRuntime (-ENOENT, -ENOEXEC, ...) */
+	bool needs_libpython;	/* a DT_NEEDED libpython3: a shared build's executable */
+	uint64_t runtime_vaddr, code_type_vaddr;
+	uint32_t py_version;	/* from Py_Version (3.11+), else 0 */
+	unsigned micro_minor;	/* minor whose PY_VERSION micro was looked up, or 0 */
+	int micro;
+	struct elf_file *ef;	/* open while err == 0 */
+};
+
+/*
+ * Every distinct executable seen at an exec under -a gets an entry, most of
+ * them verdicts without an open file (no _PyRuntime), so a busy build host
+ * (sh, make, cc1, ld ...) does not thrash it; a linear search of 1024 is ~1 us.
+ */
+#define ELF_CACHE_SIZE 1024
+
+static struct elf_facts elf_cache[ELF_CACHE_SIZE];
+static size_t elf_cache_used, elf_cache_next;
+
+static struct elf_facts *elf_facts__get(const char *file)
+{
+	struct elf_facts *f;
+	uint64_t v, size;
+	struct stat st;
+	size_t i;
+
+	if (stat(file, &st))
+		return NULL;
+	for (i = 0; i < elf_cache_used; i++) {
+		f = &elf_cache[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
+		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
+			return f;
+	}
+	/* Round robin: a full cache evicts its oldest entry. */
+	if (elf_cache_used < ELF_CACHE_SIZE) {
+		f = &elf_cache[elf_cache_used++];
+	} else {
+		f = &elf_cache[elf_cache_next];
+		elf_cache_next = (elf_cache_next + 1) % ELF_CACHE_SIZE;
+		elf_file__close(f->ef);
+	}
+	memset(f, 0, sizeof(*f));
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = st.st_size;
+	f->mtime = st.st_mtim;
+	f->ef = elf_file__open(file);
+	if (!f->ef) {
+		f->err = errno ? -errno : -ENOEXEC;
+		/* a permission problem may be ours to report, not the file's verdict */
+		if (f->err == -EACCES || f->err == -EPERM || f->err == -EMFILE) {
+			int err = f->err;
+
+			elf_cache_used--;
+			errno = -err;
+			return NULL;
+		}
+		return f;
+	}
+	f->err = elf_file__symbol(f->ef, "_PyRuntime", &f->runtime_vaddr, &size);
+	if (f->err) {
+		f->needs_libpython = elf_file__needs(f->ef, "libpython3");
+		elf_file__close(f->ef);
+		f->ef = NULL;
+		return f;
+	}
+	if (elf_file__symbol(f->ef, "PyCode_Type", &f->code_type_vaddr, NULL))
+		f->code_type_vaddr = 0;
+	if (!elf_file__symbol(f->ef, "Py_Version", &v, &size) && size == 8 &&
+	    !elf_file__read(f->ef, v, &f->py_version, sizeof(f->py_version)) &&
+	    f->py_version >> 24 != 3)
+		f->py_version = 0;
+	return f;
+}
+
+int py_exe_kind(pid_t pid)
+{
+	char path[64];
+	const struct elf_facts *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	f = elf_facts__get(path);
+	if (!f)
+		return -errno;
+	if (!f->err)
+		return PY_EXE_STATIC;
+	return f->needs_libpython ? PY_EXE_SHARED : PY_EXE_OTHER;
+}
+
+/*
+ * Looks for _PyRuntime in file; fills version from Py_Version (3.11+) or the
+ * name. *efp is the cached, still open file: not to be closed by the caller.
+ */
 static int probe_elf(const char *file, const char *shown_name, struct py_target *t,
 		     uint64_t *runtime_vaddr, uint64_t *code_type_vaddr, struct elf_file **efp)
 {
-	struct elf_file *ef = elf_file__open(file);
-	uint64_t v, size;
-	int err;
+	struct elf_facts *f = elf_facts__get(file);
 
-	if (!ef)
+	if (!f)
 		return -errno;
-	err = elf_file__symbol(ef, "_PyRuntime", runtime_vaddr, &size);
-	if (err) {
-		elf_file__close(ef);
-		return err;
-	}
-	if (elf_file__symbol(ef, "PyCode_Type", code_type_vaddr, NULL))
-		*code_type_vaddr = 0;
-	t->version = 0;
-	if (!elf_file__symbol(ef, "Py_Version", &v, &size) && size == 8 &&
-	    !elf_file__read(ef, v, &t->version, sizeof(t->version)) && t->version >> 24 != 3)
-		t->version = 0;
+	if (f->err)
+		return f->err;
+	*runtime_vaddr = f->runtime_vaddr;
+	*code_type_vaddr = f->code_type_vaddr;
+	t->version = f->py_version;
 	if (!t->version) {
 		t->version = version_from_name(shown_name, NULL);
 		/* Before 3.11 there is no Py_Version: take the patch level from PY_VERSION. */
 		if (t->version) {
-			int micro = elf_file__find_py_version(ef, (t->version >> 16) & 0xff);
+			unsigned minor = (t->version >> 16) & 0xff;
 
-			if (micro >= 0 && micro < 256)
-				t->version |= (micro << 8) | 0xf0;
+			if (f->micro_minor != minor) {
+				f->micro = elf_file__find_py_version(f->ef, minor);
+				f->micro_minor = minor;
+			}
+			if (f->micro >= 0 && f->micro < 256)
+				t->version |= (f->micro << 8) | 0xf0;
 		}
 	}
 	snprintf(t->python_elf, sizeof(t->python_elf), "%s", shown_name);
-	*efp = ef;
+	*efp = f->ef;
 	return 0;
 }
 
@@ -315,10 +443,14 @@ static int check_live(const struct py_target *t)
 	int err, i;
 
 	err = remote_read(t->pid, t->runtime_addr + L->bpf.runtime_interp_head, &interp, 8);
-	if (!err)
+	if (!err && interp)
 		err = remote_read(t->pid, interp + L->bpf.interp_threads_head, &tstate, 8);
-	if (!err)
-		err = remote_read(t->pid, tstate + L->tstate_interp, &back, 8);
+	if (err)
+		return err;
+	/* a process that has just exec'd: its interpreter does not exist yet */
+	if (!interp || !tstate)
+		return -EAGAIN;
+	err = remote_read(t->pid, tstate + L->tstate_interp, &back, 8);
 	if (err)
 		return err;
 	if (back != interp)
@@ -336,7 +468,26 @@ static int check_live(const struct py_target *t)
 	return 0;
 }
 
+int py_target__check(const struct py_target *t)
+{
+	return check_live(t);
+}
+
+static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen);
+
 int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
+{
+	return target_open(pid, t, NULL, why, whylen);
+}
+
+int py_target__open_early(pid_t pid, struct py_target *t, bool *unchecked, char *why,
+			  size_t whylen)
+{
+	*unchecked = false;
+	return target_open(pid, t, unchecked, why, whylen);
+}
+
+static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen)
 {
 	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
 	struct elf_file *ef = NULL;
@@ -363,10 +514,7 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 			 "with -p %d (all its threads are sampled)", pid, tgid, tgid);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	read_small_file(path, t->comm, sizeof(t->comm), false);
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
+	read_names(t);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0) {
@@ -400,8 +548,9 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 		explain_not_cpython(pid, t, why, whylen);
 		return -ENOEXEC;
 	}
+	snprintf(t->python_elf_host, sizeof(t->python_elf_host), "%s",
+		 strcmp(t->python_elf, t->exe) ? file : path);
 	err = elf_file__bias(ef, m.start, m.off, &bias);
-	elf_file__close(ef);
 	if (err) {
 		snprintf(why, whylen, "pid %d: cannot compute the load address of %s", pid,
 			 t->python_elf);
@@ -432,6 +581,10 @@ int py_target__open(pid_t pid, struct py_target *t, char *why, size_t whylen)
 	if (err)
 		return err;
 	err = check_live(t);
+	if (err == -EAGAIN && unchecked) {
+		*unchecked = true;
+		return 0;
+	}
 	if (err) {
 		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
 			 "expected layout (%s); is it still starting up?", pid, t->version_str,

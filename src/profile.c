@@ -42,31 +42,44 @@ void profile__init(struct profile *p, const char *mode, unsigned frequency_hz)
 	p->first_sample_ms = -1;
 }
 
+void profile_proc__free(struct profile_proc *pp)
+{
+	size_t j;
+
+	for (j = 0; j < pp->nstacks; j++)
+		free(pp->stacks[j].frames);
+	free(pp->stacks);
+	free(pp->calls);
+	free(pp->hists);
+	for (j = 0; j < pp->gc.nstacks; j++)
+		free(pp->gc.stacks[j].frames);
+	free(pp->gc.stacks);
+	for (j = 0; j < pp->nimports; j++)
+		free(pp->imports[j].module);
+	free(pp->imports);
+	free(pp->threads);
+	hashmap__free(&pp->stack_index);
+	profile_mem__free(&pp->mem);
+	if (pp->root_fd >= 0)
+		close(pp->root_fd);
+	free(pp->exe);
+	free(pp->cmdline);
+	free(pp->comm);
+	free(pp->python);
+	memset(pp, 0, sizeof(*pp));
+	pp->root_fd = -1;
+}
+
 void profile__free(struct profile *p)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < p->nfuncs; i++) {
 		free(p->funcs[i].qualname);
 		free(p->funcs[i].file);
 	}
-	for (i = 0; i < p->nprocs; i++) {
-		struct profile_proc *pp = &p->procs[i];
-
-		for (j = 0; j < pp->nstacks; j++)
-			free(pp->stacks[j].frames);
-		free(pp->stacks);
-		free(pp->calls);
-		free(pp->threads);
-		hashmap__free(&pp->stack_index);
-		profile_mem__free(&pp->mem);
-		if (pp->root_fd >= 0)
-			close(pp->root_fd);
-		free(pp->exe);
-		free(pp->cmdline);
-		free(pp->comm);
-		free(pp->python);
-	}
+	for (i = 0; i < p->nprocs; i++)
+		profile_proc__free(&p->procs[i]);
 	free(p->funcs);
 	free(p->frames);
 	free(p->procs);
@@ -298,5 +311,154 @@ int profile_proc__line_stats(const struct profile *p, const struct profile_proc 
 	qsort(st, k, sizeof(*st), cmp_line_stat);
 	*out = st;
 	*n = k;
+	return 0;
+}
+
+static void gc_stat_add(struct profile_gc_stat *st, uint64_t ns, uint64_t collected)
+{
+	st->collections++;
+	st->total_ns += ns;
+	st->collected += collected;
+	if (ns > st->max_ns)
+		st->max_ns = ns;
+}
+
+int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32_t n,
+			 unsigned gen, uint64_t ns, uint64_t collected)
+{
+	struct profile_gc *gc = &pp->gc;
+	struct profile_gc_stack *st = NULL;
+	size_t i;
+
+	gc_stat_add(&gc->all, ns, collected);
+	gc_stat_add(&gc->gen[gen % PROFILE_GC_GENS], ns, collected);
+	/* Collections are rare next to samples (thousands, not millions): a linear search will do. */
+	for (i = 0; i < gc->nstacks && !st; i++)
+		if (gc->stacks[i].nframes == n &&
+		    !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames)))
+			st = &gc->stacks[i];
+	if (!st) {
+		if (grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
+			 sizeof(*gc->stacks)))
+			return -ENOMEM;
+		st = &gc->stacks[gc->nstacks];
+		st->frames = malloc((n ? n : 1) * sizeof(*frames));
+		if (!st->frames)
+			return -ENOMEM;
+		memcpy(st->frames, frames, n * sizeof(*frames));
+		st->nframes = n;
+		gc->nstacks++;
+	}
+	gc_stat_add(&st->stat, ns, collected);
+	return 0;
+}
+
+int profile_proc__add_call(struct profile_proc *pp, uint32_t func, uint32_t caller,
+			   const struct profile_call_edge *add)
+{
+	struct profile_call_edge *e = NULL;
+	size_t i;
+
+	for (i = 0; i < pp->ncalls && !e; i++)
+		if (pp->calls[i].func == func && pp->calls[i].caller == caller)
+			e = &pp->calls[i];
+	if (!e) {
+		if (grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1, sizeof(*pp->calls)))
+			return -ENOMEM;
+		e = &pp->calls[pp->ncalls++];
+		e->func = func;
+		e->caller = caller;
+	}
+	e->calls += add->calls;
+	e->inclusive_ns += add->inclusive_ns;
+	e->exclusive_ns += add->exclusive_ns;
+	if (add->max_ns > e->max_ns)
+		e->max_ns = add->max_ns;
+	return 0;
+}
+
+int profile_proc__add_hist(struct profile_proc *pp, uint32_t func,
+			   const uint64_t buckets[PROFILE_HIST_BUCKETS])
+{
+	struct profile_call_hist *h = NULL;
+	size_t i;
+
+	for (i = 0; i < pp->nhists && !h; i++)
+		if (pp->hists[i].func == func)
+			h = &pp->hists[i];
+	if (!h) {
+		if (grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1, sizeof(*pp->hists)))
+			return -ENOMEM;
+		h = &pp->hists[pp->nhists++];
+		h->func = func;
+	}
+	for (i = 0; i < PROFILE_HIST_BUCKETS; i++)
+		h->buckets[i] += buckets[i];
+	return 0;
+}
+
+/* tid's innermost import still open: the latest one not done (imports nest per thread). */
+static int32_t open_import(const struct profile_proc *pp, uint32_t tid)
+{
+	size_t i;
+
+	for (i = pp->nimports; i-- > 0;)
+		if (pp->imports[i].tid == tid && !pp->imports[i].done)
+			return (int32_t)i;
+	return -1;
+}
+
+int profile_proc__import_start(struct profile_proc *pp, uint32_t tid, const char *module,
+			       uint64_t ktime_ns)
+{
+	struct profile_import *im;
+
+	if (grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1, sizeof(*pp->imports)))
+		return -ENOMEM;
+	im = &pp->imports[pp->nimports];
+	im->module = dup_or_empty(module);
+	if (!im->module)
+		return -ENOMEM;
+	im->tid = tid;
+	im->parent = open_import(pp, tid);
+	im->start_ns = ktime_ns;
+	pp->nimports++;
+	return 0;
+}
+
+int profile_proc__import_done(struct profile_proc *pp, uint32_t tid, bool found, uint64_t ktime_ns)
+{
+	int32_t i = open_import(pp, tid);
+
+	if (i < 0)
+		return -ENOENT;
+	pp->imports[i].done = true;
+	pp->imports[i].found = found;
+	pp->imports[i].ns = ktime_ns > pp->imports[i].start_ns ? ktime_ns - pp->imports[i].start_ns : 0;
+	return 0;
+}
+
+int profile_proc__call_totals(const struct profile *p, const struct profile_proc *pp,
+			      struct profile_call_total **out)
+{
+	struct profile_call_total *t = calloc(p->nfuncs + 1, sizeof(*t));
+	size_t i;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < pp->ncalls; i++) {
+		const struct profile_call_edge *e = &pp->calls[i];
+		struct profile_call_total *x;
+
+		if (e->func >= p->nfuncs)
+			continue;
+		x = &t[e->func];
+		x->calls += e->calls;
+		x->inclusive_ns += e->inclusive_ns;
+		x->exclusive_ns += e->exclusive_ns;
+		if (e->max_ns > x->max_ns)
+			x->max_ns = e->max_ns;
+	}
+	*out = t;
 	return 0;
 }

@@ -10,9 +10,16 @@
 static void write_functions(FILE *f, const struct profile *p, const struct profile_proc *pp)
 {
 	struct func_stat *st = NULL;
+	struct profile_call_total *calls = NULL;
+	bool *listed = NULL;
 	size_t n = 0, i;
 
 	profile_proc__func_stats(p, pp, &st, &n);
+	if (p->calls_mode && (profile_proc__call_totals(p, pp, &calls) ||
+			      !(listed = calloc(p->nfuncs + 1, sizeof(*listed))))) {
+		free(calls);
+		calls = NULL;
+	}
 	fputs(",\n     \"functions\": [", f);
 	for (i = 0; i < n; i++) {
 		const struct profile_func *fn = &p->funcs[st[i].func];
@@ -21,12 +28,21 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 		json_string(f, fn->qualname);
 		fputs(", \"file\": ", f);
 		json_string(f, fn->file);
-		fprintf(f, ", \"line\": %d, \"self\": %llu, \"total\": %llu%s}", fn->firstline,
+		fprintf(f, ", \"line\": %d, \"self\": %llu, \"total\": %llu%s", fn->firstline,
 			(unsigned long long)st[i].self, (unsigned long long)st[i].total,
 			fn->unresolved ? ", \"unresolved\": true" : "");
+		if (calls) {
+			report_usdt_json_func(f, p, calls, st[i].func);
+			listed[st[i].func] = true;
+		}
+		fputc('}', f);
 	}
+	if (calls)
+		report_usdt_json_extra_funcs(f, p, pp, calls, listed, n == 0);
 	fputs("]", f);
 	free(st);
+	free(calls);
+	free(listed);
 }
 
 static void write_lines(FILE *f, const struct profile *p, const struct profile_proc *pp)
@@ -50,7 +66,8 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_p
 	free(st);
 }
 
-static void write_process(FILE *f, const struct profile *p, const struct profile_proc *pp)
+static void write_process(FILE *f, const struct profile *p, const struct profile_proc *pp,
+			  const struct report_opts *o)
 {
 	size_t i;
 
@@ -73,6 +90,9 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	fputs("]", f);
 	write_functions(f, p, pp);
 	write_lines(f, p, pp);
+	if (o->threads)
+		report_json_threads(f, p, pp);
+	report_usdt_json_proc(f, p, pp);
 	if (p->mem)
 		report_mem_json(f, p, pp);
 	fputs("}", f);
@@ -100,14 +120,16 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	else
 		fputs("null,\n", f);
 	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
-		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu},\n \"processes\": [",
+		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu},\n",
 		(unsigned long long)total, (unsigned long long)p->counts.dropped,
 		(unsigned long long)truncated, (unsigned long long)unresolved,
 		(unsigned long long)partial, (unsigned long long)p->counts.no_python);
+	report_usdt_json_counts(f, p);
+	fputs(" \"processes\": [", f);
 	for (i = 0; i < p->nprocs; i++) {
 		if (i)
 			fputc(',', f);
-		write_process(f, p, &p->procs[i]);
+		write_process(f, p, &p->procs[i], o);
 	}
 	fputs("]}\n", f);
 	return ferror(f) ? -EIO : 0;

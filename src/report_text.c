@@ -292,7 +292,10 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		print_functions(f, p, pp, o);
 		print_lines(f, p, pp, o);
 		print_line_report(f, p, pp, o);
+		if (o->threads)
+			report_text_threads(f, p, pp, o);
 	}
+	report_usdt_text_proc(f, p, pp, o);
 	if (p->mem)
 		report_mem_text(f, p, pp, o);
 }
@@ -312,6 +315,7 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python);
+	report_usdt_text_counts(f, p);
 	for (i = 0; i < p->nprocs; i++)
 		print_process(f, p, &p->procs[i], o);
 	return ferror(f) ? -EIO : 0;

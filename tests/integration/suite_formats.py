@@ -354,10 +354,11 @@ def speedscope_viewer_self(path):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         wd.screenshot(ARTIFACTS / "speedscope-sandwich.png")
     shown = {}
-    for total, self_, name in re.findall(r"(\d+) \([^)]*\)\s+(\d+) \([^)]*\)\s+(\S.*)",
+    # counts are shown with thousands separators: "1,210 (81%)"
+    for total, self_, name in re.findall(r"([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+(\S.*)",
                                          text.split("Symbol Name", 1)[1]):
-        if int(self_):
-            add(shown, name.strip(), int(self_))
+        if int(self_.replace(",", "")):
+            add(shown, name.strip(), int(self_.replace(",", "")))
     return shown
 
 

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --merge: one profile for all processes. Functions and frames are already
+ * interned across processes, so merging is adding each section's stacks
+ * (and threads: tids are unique on the host at one time) into a new one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "profile.h"
+
+/* "N processes merged: pid pid ...", cut short with "..." past len. */
+static void merged_name(const struct profile *p, char *buf, size_t len)
+{
+	size_t i, used;
+
+	used = snprintf(buf, len, "%zu process%s merged:", p->nprocs, p->nprocs == 1 ? "" : "es");
+	for (i = 0; i < p->nprocs && used < len; i++) {
+		int n = snprintf(buf + used, len - used, " %d", p->procs[i].pid);
+
+		if (n < 0 || used + n >= len - 4) {
+			snprintf(buf + used, len - used, " ...");
+			break;
+		}
+		used += n;
+	}
+}
+
+int profile__merge(struct profile *p)
+{
+	struct profile_proc *m, *first;
+	size_t i, j, n = p->nprocs;
+	bool all_exited = true;
+	char name[512];
+
+	if (!n)
+		return 0;
+	merged_name(p, name, sizeof(name));
+	first = &p->procs[0];
+	m = profile__add_proc(p, 0, first->exe, name, "merged", first->python);
+	if (!m)
+		return -ENOMEM;
+	first = &p->procs[0];	/* add_proc may have moved the array */
+	m->root_fd = first->root_fd >= 0 ? fcntl(first->root_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	for (i = 0; i < n; i++) {
+		const struct profile_proc *pp = &p->procs[i];
+
+		for (j = 0; j < pp->nstacks; j++)
+			if (profile_proc__add_stack(m, pp->stacks[j].tid, pp->stacks[j].frames,
+						    pp->stacks[j].nframes, pp->stacks[j].count))
+				return -ENOMEM;
+		for (j = 0; j < pp->nthreads; j++) {
+			struct profile_thread *th = profile_proc__thread(m, pp->threads[j].tid);
+
+			if (!th)
+				return -ENOMEM;
+			if (!th->name[0])
+				memcpy(th->name, pp->threads[j].name, sizeof(th->name));
+			th->samples += pp->threads[j].samples;
+		}
+		/* --calls: the same function's edges add up across processes */
+		for (j = 0; j < pp->ncalls; j++)
+			if (profile_proc__add_call(m, pp->calls[j].func, pp->calls[j].caller,
+						   &pp->calls[j]))
+				return -ENOMEM;
+		for (j = 0; j < pp->nhists; j++)
+			if (profile_proc__add_hist(m, pp->hists[j].func, pp->hists[j].buckets))
+				return -ENOMEM;
+		m->samples += pp->samples;
+		m->truncated += pp->truncated;
+		m->partial += pp->partial;
+		m->unresolved += pp->unresolved;
+		all_exited &= pp->exited;
+	}
+	m->exited = all_exited;
+	for (i = 0; i < n; i++)
+		profile_proc__free(&p->procs[i]);
+	p->procs[0] = p->procs[n];
+	p->nprocs = 1;
+	return 0;
+}

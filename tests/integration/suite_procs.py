@@ -1,0 +1,497 @@
+# Many processes (issue 5): -a, launch mode, --subprocesses, short-lived
+# processes. Exec'd into run.py's namespace (see the bottom of run.py).
+#
+# -a sees every Python on the host, including other test runs in parallel:
+# every assertion here looks only at the pids this test started.
+
+
+class Background:
+    """A profiler run in the background (for -a): started, waited for until
+    its kernel side is attached, stopped with SIGINT, its JSON read."""
+
+    def __init__(self, args, freq):
+        self.freq = freq
+        self.out = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen([str(PROFILER), *map(str, args), "-F", str(freq), "-v",
+                                   "-f", "json", "-o", self.out.name],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=self.err)
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")
+
+    def wait_attached(self, timeout=READY_TIMEOUT):
+        # -v says so once the kernel side is attached (and -a's scan done)
+        deadline = time.monotonic() + timeout
+        while "attached: sampling" not in self.stderr():
+            check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
+                  f"{self.stderr().strip()[-300:]}")
+            check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
+            time.sleep(0.05)
+
+    def finish(self, timeout=RUN_SLACK, interrupt=True):
+        """interrupt: stop it now with SIGINT; else let its -d run out."""
+        if interrupt and self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            raise Fail(f"profiler still running after {timeout}s")
+        check(self.p.returncode == 0, f"profiler exit {self.p.returncode}: "
+              f"{self.stderr().strip()[-300:]}")
+        with open(self.out.name) as f:
+            rep = json.load(f)
+        os.unlink(self.out.name)
+        sanity(rep, self.freq)
+        return rep
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        if os.path.exists(self.out.name):
+            os.unlink(self.out.name)
+
+
+def sections(rep, pids):
+    """The report's sections of these pids, by pid (an exec'd pid may have
+    two: its sections' samples are summed into the last one's view)."""
+    by = {}
+    for proc in rep["processes"]:
+        if proc["pid"] in pids:
+            by.setdefault(proc["pid"], []).append(proc)
+    return by
+
+
+def check_workers(rep, workers, func, min_samples, cpu=None, freq=None):
+    """Every worker appears, and func holds most of its samples; with cpu
+    (pid -> CPU seconds the worker spent in func), as many as it got."""
+    by = sections(rep, set(workers))
+    check(set(by) == set(workers), f"workers {sorted(set(workers) - set(by))} missing "
+          f"from the report (pids: {sorted(p['pid'] for p in rep['processes'])})")
+    shown = []
+    for pid in workers:
+        n = sum(p["samples"] for p in by[pid])
+        hot = sum(functions(p).get(func, {}).get("self", 0) for p in by[pid])
+        check(n >= min_samples, f"worker {pid}: {n} samples, expected >= {min_samples}")
+        check(hot > 0.5 * n, f"worker {pid}: {func} has {hot} of {n} samples")
+        if cpu:
+            expect = cpu[pid] * freq
+            check(0.85 * expect - 5 <= hot <= 1.1 * expect + 5,
+                  f"worker {pid}: {func} has {hot} samples, expected ~{expect:.0f} "
+                  f"({cpu[pid]} s of CPU at {freq} Hz)")
+        shown.append(f"{pid}:{hot}/{n}")
+    return " ".join(shown)
+
+
+def pool_workers(text):
+    m = re.search(r"^workers: ([\d ]+)$", text, re.M)
+    check(m, f"no workers line in the workload's output: {text[:300]!r}")
+    pids = [int(x) for x in m.group(1).split()]
+    check(len(pids) == 4, f"expected 4 distinct workers, got {pids}")
+    return pids
+
+
+def start_pool(wl, build, method, secs, mode=None):
+    """The pool workload, started and read up to its workers line (LATE:
+    up to its ready line, no workers yet)."""
+    interp = interpreter(build)
+    err = tempfile.TemporaryFile()
+    p = subprocess.Popen(interp.argv("procs_pool.py", [method, secs, *([mode] if mode else [])]),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+    p.errfile = err
+    wl.procs.append(p)
+    line = p.stdout.readline()
+    if mode == "LATE":
+        check(line == "ready\n", f"workload said {line!r}")
+        return p, None
+    return p, pool_workers(line)
+
+
+def done_cpu(text):
+    """pid -> CPU seconds in pool_work, from the workload's done line."""
+    m = re.search(r"^done: (.*)$", text, re.M)
+    check(m, f"no done line in the workload's output: {text[:300]!r}")
+    return {int(a): float(b) for a, b in (x.split(":") for x in m.group(1).split())}
+
+
+@test
+def procs_pid_subprocesses_existing():
+    """-p PARENT --subprocesses: workers forked before the profiler started."""
+    freq, secs = 199, 2
+    with Workloads() as wl:
+        p, workers = start_pool(wl, "debian", "fork", secs + 4)
+        rep = profile_json([p.pid], secs, freq, ["--subprocesses"])
+    return check_workers(rep, workers, "pool_work", 10)
+
+
+@test
+def procs_pid_subprocesses_late():
+    """-p PARENT --subprocesses: a spawn pool started after the profiler;
+    the run ends by itself when the parent and its workers have exited."""
+    freq, secs = 199, 1.5
+    with Workloads() as wl:
+        p, _ = start_pool(wl, "debian", "spawn", secs, "LATE")
+        bg = Background(["-p", p.pid, "--subprocesses"], freq)
+        try:
+            bg.wait_attached()
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            out, _ = p.communicate(timeout=60)
+            rep = bg.finish(interrupt=False)
+        finally:
+            bg.kill()
+    workers = pool_workers(out)
+    cpu = done_cpu(out)
+    return check_workers(rep, workers, "pool_work", 10, cpu, freq)
+
+
+@test
+def procs_all_pool():
+    freq, secs = 199, 2
+    with Workloads() as wl:
+        p, workers = start_pool(wl, "debian", "fork", secs + 4)
+        bg = Background(["-a", "-d", secs], freq)
+        try:
+            bg.wait_attached()
+            rep = bg.finish(timeout=secs + RUN_SLACK, interrupt=False)
+        finally:
+            bg.kill()
+    return check_workers(rep, workers, "pool_work", 10)
+
+
+def launch_pool(build, method, freq=199, secs=1.5):
+    interp = interpreter(build)
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        r = run_profiler(["--subprocesses", "-F", freq, "-f", "json", "-o", out, "--",
+                          *interp.argv("procs_pool.py", [method, secs])],
+                         timeout=secs + 30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        workers = pool_workers(r.stdout)
+        rep = json.loads(out.read_text())
+    sanity(rep, freq)
+    m = re.search(r"^done: (.*)$", r.stdout, re.M)
+    check(m, f"the command's stdout did not pass through: {r.stdout[:300]!r}")
+    cpu = {int(a): float(b) for a, b in (x.split(":") for x in m.group(1).split())}
+    check(set(cpu) == set(workers), f"work ran in {sorted(cpu)}, not in {workers}")
+    # no section without samples: a forked child that only exec'd leaves none
+    empty = [p["pid"] for p in rep["processes"] if not p["samples"] and p["exited"]]
+    shown = check_workers(rep, workers, "pool_work", 10, cpu, freq)
+    total = rep["samples"]["total"]
+    # spawned workers import a lot at start-up, and module bodies are freed
+    # right after they run: a loaded machine may read some of them too late
+    check(rep["samples"]["unresolved"] <= 0.15 * total,
+          f"{rep['samples']['unresolved']} of {total} samples unresolved")
+    check(not empty, f"sections without samples: {empty}")
+    return (f"{shown}; {len(rep['processes'])} sections, "
+            f"{rep['samples']['unresolved']}/{total} unresolved")
+
+
+@test
+def procs_subprocesses_fork():
+    return launch_pool("debian", "fork")
+
+
+@test
+def procs_subprocesses_spawn():
+    return launch_pool("debian", "spawn")
+
+
+@test
+def procs_subprocesses_forkserver():
+    return launch_pool("debian", "forkserver")
+
+
+@test
+def procs_subprocesses_spawn_pyenv():
+    return launch_pool("pyenv", "spawn")
+
+
+def short_lived(build):
+    """20 Python processes of 0.3 s, one after another, during an -a run."""
+    freq, count, life = 499, 20, 0.3
+    py = interpreter(build)
+    pids = []
+    bg = Background(["-a"], freq)
+    try:
+        bg.wait_attached()
+        for _ in range(count):
+            p = subprocess.run(py.argv("procs_short.py", [life]), stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=30)
+            check(p.returncode == 0, f"workload failed: {p.stderr[-300:]!r}")
+        # subprocess.run hides the pid: ask the kernel's view instead, by cmdline
+        rep = bg.finish()
+    finally:
+        bg.kill()
+    script = py.script_path("procs_short.py")
+    mine = [proc for proc in rep["processes"] if script in proc["cmdline"]]
+    seen = {proc["pid"] for proc in mine if proc["samples"]}
+    samples = sum(proc["samples"] for proc in mine)
+    unresolved = sum(proc["unresolved"] for proc in mine)
+    hot = sum(functions(proc).get("short_work", {}).get("self", 0) for proc in mine)
+    check(len(seen) >= 18, f"only {len(seen)} of {count} short-lived processes appear")
+    check(samples and unresolved <= 0.05 * samples,
+          f"{unresolved} of {samples} samples unresolved")
+    check(hot >= 0.7 * samples, f"short_work holds {hot} of {samples} samples")
+    return (f"{len(seen)}/{count} processes, {samples} samples, {unresolved} unresolved, "
+            f"short_work {hot}")
+
+
+@test
+def procs_short_lived():
+    return short_lived("debian")
+
+
+@test
+def procs_short_lived_pyenv():
+    """The same with a shared-libpython build: registered once libpython is mapped."""
+    return short_lived("pyenv")
+
+
+@test
+def procs_launch_exit_code():
+    py = interpreter("debian")
+    shown = []
+    for code, want in ((7, 7), (0, 0), (-9, 128 + 9)):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "rep.json"
+            argv = [str(PROFILER), "-f", "json", "-o", str(out), "--",
+                    *py.argv("procs_exit.py", [code])]
+            r = subprocess.run(argv, input="hello\n", capture_output=True, text=True,
+                               timeout=30)
+            check(r.returncode == want, f"exit code {r.returncode}, expected {want} "
+                  f"(command exit {code}): {r.stderr.strip()[-300:]}")
+            m = re.fullmatch(r"echo: hello\ncpu: ([\d.]+)\n", r.stdout)
+            check(m, f"stdin/stdout not passed through: {r.stdout!r}")
+            check("err\n" in r.stderr, f"stderr not passed through: {r.stderr!r}")
+            rep = json.loads(out.read_text())
+        procs = rep["processes"]
+        check(len(procs) == 1, f"{len(procs)} sections for one command")
+        hot = functions(procs[0]).get("exit_work", {}).get("self", 0)
+        expect = float(m.group(1)) * 99
+        check(0.85 * expect - 5 <= hot <= 1.1 * expect + 5,
+              f"exit_work has {hot} samples, expected ~{expect:.0f} from its CPU time")
+        shown.append(f"{code}->{r.returncode} ({hot} samples in exit_work)")
+    expect_error(["--", "/nonexistent/command"], ["cannot run the command",
+                                                  "no such file"])
+    return "; ".join(shown)
+
+
+@test
+def procs_threads():
+    freq, secs = 499, 1
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "procs_threads.py")
+        time.sleep(0.1)  # both threads named
+        rep = profile_json([p.pid], secs, freq, ["--threads"])
+        txt = run_profiler(["-p", p.pid, "-d", 0.5, "--threads"], timeout=RUN_SLACK)
+    proc = process(rep, p.pid)
+    by_name = {t["name"]: t for t in proc["thread_functions"]}
+    shown = []
+    for name, func in (("worker-a", "thread_a_work"), ("worker-b", "thread_b_work")):
+        check(name in by_name, f"no thread named {name}: {sorted(by_name)}")
+        t = by_name[name]
+        own = {f["qualname"]: f["self"] for f in t["functions"]}
+        check(t["samples"] > 0.2 * proc["samples"], f"{name}: {t['samples']} of "
+              f"{proc['samples']} samples")
+        check(own.get(func, 0) >= 0.95 * t["samples"], f"{name}: {func} has "
+              f"{own.get(func, 0)} of {t['samples']}: {own}")
+        check(sum(own.values()) == t["samples"], f"{name}: self sums to "
+              f"{sum(own.values())}, thread has {t['samples']}")
+        shown.append(f"{name} {own[func]}/{t['samples']}")
+    check(sum(t["samples"] for t in proc["thread_functions"]) == proc["samples"],
+          "threads' samples do not add up to the process's")
+    check(txt.returncode == 0, f"text run exit {txt.returncode}: {txt.stderr.strip()}")
+    for name in ("worker-a", "worker-b"):
+        check(re.search(rf"^  Thread \d+ {name}: \d+ samples", txt.stdout, re.M),
+              f"no text block for thread {name}")
+    return "; ".join(shown)
+
+
+@test
+def procs_merge():
+    freq, secs = 199, 1
+    py = interpreter("debian")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        r = run_profiler(["--subprocesses", "--merge", "-F", freq, "-o", out, "--",
+                          *py.argv("procs_pool.py", ["fork", secs])], timeout=secs + 30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        workers = pool_workers(r.stdout)
+        rep = json.loads(out.read_text())
+    sanity(rep, freq)
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections with --merge")
+    proc = rep["processes"][0]
+    cpu = sum(float(x.split(":")[1])
+              for x in re.search(r"^done: (.*)$", r.stdout, re.M).group(1).split())
+    hot = functions(proc).get("pool_work", {}).get("self", 0)
+    expect = cpu * freq
+    check(0.85 * expect - 5 <= hot <= 1.1 * expect + 5,
+          f"merged pool_work {hot} samples, expected ~{expect:.0f} ({cpu:.2f} s of CPU)")
+    for pid in workers:
+        check(f" {pid}" in proc["cmdline"], f"worker {pid} not named in {proc['cmdline']!r}")
+    tids = {t["tid"] for t in proc["threads"]}
+    check(set(workers) <= tids, f"workers' threads {workers} not all in {sorted(tids)}")
+    return f"pool_work {hot} samples (~{expect:.0f}); {proc['cmdline']!r}"
+
+
+def tmux(*args, check_rc=True):
+    r = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10,
+                       stdin=subprocess.DEVNULL)
+    check(not check_rc or r.returncode == 0, f"tmux {args[0]} failed: {r.stderr.strip()}")
+    return r.stdout
+
+
+@test
+def procs_top_tmux():
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-top-{os.getpid()}"
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        # after top: its exit code, and whether it gave the terminal its echo back
+        cmd = (f"{PROFILER} top -p {p.pid}; echo top-exited-$?; "
+               "stty -a | grep -qw -- -echo && echo echo-off || echo echo-on; sleep 60")
+        t0 = time.monotonic()
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", cmd)
+        try:
+            screen, shown = "", None
+            while time.monotonic() - t0 < 3:
+                screen = tmux("capture-pane", "-p", "-t", session)
+                if re.search(r"^\s+\d+\.\d%\s+\d+\.\d%\s+spin_alpha\b", screen, re.M):
+                    shown = time.monotonic() - t0
+                    break
+                time.sleep(0.1)
+            check(shown is not None, f"spin_alpha not shown within 3 s: {screen[-800:]!r}")
+            check(re.search(r"pybpfprof top: 1 process \(1 running\), \d+ samples/s", screen),
+                  f"no header line: {screen[:300]!r}")
+            check(re.search(rf"^  busiest: {p.pid} python3\S* 100\.0%", screen, re.M),
+                  f"no busiest-processes line naming pid {p.pid}: {screen[:400]!r}")
+            tmux("send-keys", "-t", session, "q")
+            deadline = time.monotonic() + 3
+            while "top-exited-" not in screen and time.monotonic() < deadline:
+                time.sleep(0.1)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            check("top-exited-0" in screen, f"top did not quit on q: {screen[-500:]!r}")
+            check("echo-on" in screen, f"terminal not restored after q: {screen[-300:]!r}")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+        # Ctrl-C quits too, and restores the terminal as well
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40", cmd)
+        try:
+            deadline = time.monotonic() + 5
+            screen = ""
+            while "spin_alpha" not in screen and time.monotonic() < deadline:
+                time.sleep(0.1)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            tmux("send-keys", "-t", session, "C-c")
+            deadline = time.monotonic() + 3
+            while "echo-o" not in screen and time.monotonic() < deadline:
+                time.sleep(0.1)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            check("top-exited-0" in screen and "echo-on" in screen,
+                  f"Ctrl-C: top did not quit cleanly: {screen[-300:]!r}")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+    return f"spin_alpha shown after {shown:.2f} s; q and Ctrl-C quit with exit 0"
+
+
+@test
+def procs_status_line():
+    """Recording to a file on a terminal: a one-line status on stderr."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-status-{os.getpid()}"
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        out = Path(d) / "rep.json"
+        cmd = f"{PROFILER} -p {p.pid} -d 2.5 -o {out}; echo status-exited-$?; sleep 60"
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "20", cmd)
+        try:
+            deadline = time.monotonic() + 2 + RUN_SLACK
+            screen = ""
+            while "status-exited-" not in screen and time.monotonic() < deadline:
+                time.sleep(0.2)
+                screen = tmux("capture-pane", "-p", "-t", session)
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+        check("status-exited-0" in screen, f"profiler did not finish: {screen[-300:]!r}")
+        rep = json.loads(out.read_text())
+    # rewritten in place: one line, holding the last second's figures
+    lines = [ln for ln in screen.splitlines() if re.match(r"pybpfprof: \d+ s, ", ln)]
+    check(len(lines) == 1, f"expected one status line, got {lines}: {screen[-500:]!r}")
+    m = re.fullmatch(r"pybpfprof: (\d+) s, (\d+) samples, 1 process \(1 running\), "
+                     r"(\d+) dropped\s*", lines[0])
+    check(m and int(m.group(1)) == 2, f"status line {lines[0]!r}")
+    total = rep["samples"]["total"]
+    check(0 < int(m.group(2)) <= total, f"status says {m.group(2)} samples, report {total}")
+    return f"{lines[0].strip()!r}; report {total} samples"
+
+
+@test
+def procs_launch_sigterm():
+    """A SIGTERM to pybpfprof in launch mode goes to the command; the
+    report is written and pybpfprof exits with the command's status."""
+    py = interpreter("debian")
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        prof = subprocess.Popen([str(PROFILER), "-v", "-o", str(out), "--",
+                                 *py.argv("spin.py", ["alpha"])],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT
+            line = ""
+            while "ready" not in line and time.monotonic() < deadline:
+                line = prof.stdout.readline()
+            check("ready" in line, "the command never said ready")
+            time.sleep(1)
+            prof.send_signal(signal.SIGTERM)
+            _, err = prof.communicate(timeout=15)
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait()
+        check(prof.returncode == 128 + signal.SIGTERM,
+              f"exit {prof.returncode}, expected {128 + signal.SIGTERM}: {err.strip()[-300:]}")
+        rep = json.loads(out.read_text())
+    sanity(rep, 99)
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections")
+    proc = rep["processes"][0]
+    hot = functions(proc).get("spin_alpha", {}).get("self", 0)
+    check(proc["exited"] and hot > 0.9 * proc["samples"] and hot >= 10,
+          f"spin_alpha {hot} of {proc['samples']} samples, exited {proc['exited']}")
+    return f"exit {prof.returncode}; spin_alpha {hot}/{proc['samples']}"
+
+
+@test
+def procs_subprocesses_shell():
+    """A command that is not Python (sh) with Python children, one of them
+    a shared-libpython build: both are followed through the shell."""
+    builds = [interpreter("debian"), interpreter("pyenv")]
+    script = [b.argv("procs_short.py", [0.5]) for b in builds]
+    line = f"{' '.join(script[0])} & {' '.join(script[1])}; wait"
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        r = run_profiler(["--subprocesses", "-F", 199, "-o", out, "--", "sh", "-c", line],
+                         timeout=40)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        rep = json.loads(out.read_text())
+    sanity(rep, 199)
+    shown = []
+    for b in builds:
+        version = python_version(b)
+        procs = [p for p in rep["processes"] if p["python"] == version and
+                 "procs_short.py" in p["cmdline"]]
+        check(len(procs) == 1, f"{len(procs)} sections of Python {version}: "
+              f"{[(p['pid'], p['python']) for p in rep['processes']]}")
+        n = procs[0]["samples"]
+        hot = functions(procs[0]).get("short_work", {}).get("self", 0)
+        check(n >= 10 and hot > 0.5 * n, f"Python {version}: short_work {hot} of {n}")
+        shown.append(f"{version}: short_work {hot}/{n}")
+    return "; ".join(shown)
