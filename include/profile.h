@@ -246,6 +246,11 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
 			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak);
 void profile_mem__free(struct profile_mem *m);
+/*
+ * --merge: adds from's memory stacks to into's; the peak is the highest of
+ * the processes' (their timelines are not merged). 0 or -ENOMEM.
+ */
+int profile_proc__merge_mem(struct profile_proc *into, const struct profile_proc *from);
 /* Appends a resident-size point to the timeline. 0 or -ENOMEM. */
 int profile_proc__add_rss(struct profile_proc *pp, double t_s, uint64_t rss);
 /* --gc: one collection triggered at this stack (n may be 0). 0 or -ENOMEM. */

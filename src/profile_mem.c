@@ -232,3 +232,34 @@ int profile_proc__mem_line_stats(const struct profile *p, const struct profile_p
 	*n = kept;
 	return 0;
 }
+
+int profile_proc__merge_mem(struct profile_proc *into, const struct profile_proc *from)
+{
+	const struct profile_mem *f = &from->mem;
+	struct profile_mem *m = &into->mem;
+	size_t i, k;
+
+	for (i = 0; i < f->nstacks; i++) {
+		const struct profile_mem_stack *s = &f->stacks[i];
+		long at = mem_stack(m, s->frames, s->nframes);
+
+		if (at < 0)
+			return at;
+		for (k = 0; k < PROFILE_MEM_NKINDS; k++) {
+			m->stacks[at].bytes[k] += s->bytes[k];
+			m->stacks[at].samples[k] += s->samples[k];
+		}
+		/* resident sizes of different processes do not add: the highest peak stands */
+		if (f->peak_stack == i + 1 && f->peak_rss >= m->peak_rss) {
+			m->peak_stack = at + 1;
+			m->peak_t_s = f->peak_t_s;
+		}
+	}
+	if (f->peak_rss > m->peak_rss)
+		m->peak_rss = f->peak_rss;
+	m->truncated += f->truncated;
+	m->partial += f->partial;
+	m->unresolved += f->unresolved;
+	m->live_lost += f->live_lost;
+	return 0;
+}

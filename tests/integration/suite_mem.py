@@ -367,3 +367,25 @@ def mem_threads():
               f"{name} touch line touched {touched}, {maps} mapped")
         figures.append(f"{name}: {maps // size} maps, touched {touched / MIB:.0f} MiB")
     return "; ".join(figures)
+
+
+@test
+def mem_merge():
+    """--merge: the memory stacks of two processes add up in the merged
+    section, the same lines as each would show alone."""
+    py = interpreter("debian")
+    big_n, _ = source_line("mem_grow.py", "# big line")
+    with Workloads() as wl:
+        a = wl.start(py, "mem_grow.py")
+        b = wl.start(py, "mem_grow.py")
+        rep = profile_json([a.pid, b.pid], 3, 99, ["--mem", "--merge"])
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} processes after --merge")
+    mem = mem_section(rep, rep["processes"][0]["pid"])
+    big = mem_line(mem, py.script_path("mem_grow.py"), big_n)
+    rounds = big["mapped"] // BIG_MAP
+    check(rounds >= 4 and big["mapped"] == rounds * BIG_MAP,
+          f"merged big line mapped {big['mapped']}, not a multiple (>= 4) of {BIG_MAP}")
+    check(big["touched"] >= 0.9 * mem["touched"], f"big line {big['touched']} of {mem['touched']}")
+    check(mem["peak_stack"] and mem["peak_stack"][0]["line"] == big_n,
+          f"merged peak stack {mem['peak_stack'][:1]}")
+    return f"{rounds} rounds of both processes on the big line, peak at line {big_n}"
