@@ -337,7 +337,7 @@ static long walk_step(__u32 i, void *data)
  * `procs` cost one hash lookup. Returns 0 when a record was sent, 1 when the
  * thread of a profiled process had no Python stack, -1 otherwise.
  */
-static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value)
+static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value, __u8 flags)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -368,7 +368,7 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	s->sample.tid = tid;
 	s->sample.ktime_ns = bpf_ktime_get_ns();
 	s->sample.cpu = bpf_get_smp_processor_id();
-	s->sample.flags = 0;
+	s->sample.flags = flags;
 	s->sample.kind = kind;
 	s->sample.value = value;
 	w.off = &proc->off;
@@ -415,7 +415,8 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	return 0;
 }
 
-static __always_inline int emit_stack(__u8 kind, __u64 value)
+/* emit_stack with header flags set from the start (PY_SAMPLE_RSS_PEAK). */
+static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32, *level;
 	struct scratch *s;
@@ -428,9 +429,14 @@ static __always_inline int emit_stack(__u8 kind, __u64 value)
 		count(PYPROF_CNT_DROPPED);
 		return -1;
 	}
-	ret = emit_stack_in(s, kind, value);
+	ret = emit_stack_in(s, kind, value, flags);
 	scratch_put(level);
 	return ret;
+}
+
+static __always_inline int emit_stack(__u8 kind, __u64 value)
+{
+	return emit_stack_flags(kind, value, 0);
 }
 
 /* CPU sampling: one cpu-clock perf event per CPU, a fixed period of 1e9/Hz ns. */
@@ -1049,5 +1055,352 @@ int BPF_USDT(on_import_done, const char *name, int found)
 SEC("usdt")
 int on_line(struct pt_regs *ctx)
 {
+	return 0;
+}
+
+/*
+ * --mem: where memory grows. Two kinds of kernel events that every process
+ * has, so nothing is injected into the target:
+ *  - the page-faults software event, one sample per mem_period faults on each
+ *    CPU: a fault is the first touch of a page, so the faulting Python line is
+ *    the one that made the memory resident; each sample stands for
+ *    mem_period pages (fault_bytes);
+ *  - the mmap, munmap, mremap and brk system calls, with their sizes: where
+ *    address space is taken and given back, exactly, however large.
+ * Both run for every process on the machine; others cost one hash lookup
+ * (page faults) or a compare of the syscall number (system calls).
+ */
+/* Set by userspace after load (--mem-period x page size): a plain global, not rodata. */
+__u64 fault_bytes = 64 * 4096;
+
+/* pid -> highest resident pages seen at a sampled fault: the peak marker. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYPROF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} rss_peak SEC(".maps");
+
+/*
+ * Resident pages of the current process: file, anonymous and shmem counters.
+ * The per-CPU counters are summed lazily by the kernel, so this lags the
+ * exact value by at most a batch per CPU: fine for finding the peak.
+ */
+static __always_inline __u64 current_rss_pages(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	__s64 file, anon, shmem;
+
+	if (!mm)
+		return 0;
+	file = BPF_CORE_READ(mm, rss_stat[0].count);
+	anon = BPF_CORE_READ(mm, rss_stat[1].count);
+	shmem = BPF_CORE_READ(mm, rss_stat[3].count);
+	file += anon + shmem;
+	return file > 0 ? file : 0;
+}
+
+SEC("perf_event")
+int on_page_fault(struct bpf_perf_event_data *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 rss, *peak;
+	__u8 flags = 0;
+
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	rss = current_rss_pages();
+	peak = bpf_map_lookup_elem(&rss_peak, &pid);
+	if (!peak || rss > *peak)
+		flags = PY_SAMPLE_RSS_PEAK;
+	/* The peak moves only with a stack that reached userspace. */
+	if (!emit_stack_flags(PY_KIND_PAGE_FAULT, fault_bytes, flags) && flags)
+		bpf_map_update_elem(&rss_peak, &pid, &rss, BPF_ANY);
+	return 0;
+}
+
+/* x86_64 system call numbers (the only architecture built for now). */
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define NR_BRK 12
+#define NR_MREMAP 25
+#define PAGE_ROUND(x) (((x) + 4095) & ~4095ULL)
+
+/* A memory system call between its entry and its exit, per thread. */
+struct mem_call {
+	__u64 nr;
+	__u64 arg0, arg1, arg2;
+	__u64 brk_before;	/* brk: the break before the call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mem_call);
+} mem_calls SEC(".maps");
+
+/*
+ * Raw tracepoints, not the classic syscalls:sys_enter_mmap ones: they need no
+ * tracefs, and one program sees every system call (args[1] is its number).
+ */
+SEC("raw_tracepoint/sys_enter")
+int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 nr = ctx->args[1], pid_tgid;
+	struct pt_regs *regs;
+	struct mem_call call = {};
+	__u32 pid, tid;
+
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK && nr != NR_MREMAP)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	pid = pid_tgid >> 32;
+	tid = (__u32)pid_tgid;
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	regs = (struct pt_regs *)ctx->args[0];
+	call.nr = nr;
+	call.arg0 = BPF_CORE_READ(regs, di);
+	call.arg1 = BPF_CORE_READ(regs, si);
+	call.arg2 = BPF_CORE_READ(regs, dx);
+	if (nr == NR_BRK) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		call.brk_before = BPF_CORE_READ(task, mm, brk);
+	}
+	bpf_map_update_elem(&mem_calls, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tracepoint/sys_exit")
+int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 tid;
+	__s64 ret = ctx->args[1], delta = 0;
+	struct mem_call *call;
+	__u64 nr;
+
+	/* This runs at the end of every system call on the machine: the number first. */
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK && nr != NR_MREMAP)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	call = bpf_map_lookup_elem(&mem_calls, &tid);
+	if (!call)
+		return 0;
+	/* -4095..-1 are errors; mmap and mremap return addresses, munmap 0. */
+	if (ret < 0 && ret >= -4095) {
+		bpf_map_delete_elem(&mem_calls, &tid);
+		return 0;
+	}
+	switch (call->nr) {
+	case NR_MMAP:
+		delta = PAGE_ROUND(call->arg1);
+		break;
+	case NR_MUNMAP:
+		delta = -(__s64)PAGE_ROUND(call->arg1);
+		break;
+	case NR_MREMAP:	/* (old_address, old_size, new_size) */
+		delta = (__s64)PAGE_ROUND(call->arg2) - (__s64)PAGE_ROUND(call->arg1);
+		break;
+	case NR_BRK:	/* returns the new break; brk(0) and a refusal leave it as it was */
+		delta = (__s64)PAGE_ROUND(ret) - (__s64)PAGE_ROUND(call->brk_before);
+		break;
+	}
+	bpf_map_delete_elem(&mem_calls, &tid);
+	if (delta > 0)
+		emit_stack(PY_KIND_MAP, delta);
+	else if (delta < 0)
+		emit_stack(PY_KIND_UNMAP, -delta);
+	return 0;
+}
+
+/*
+ * --mem=alloc: uprobes on the C allocator of the target (its libc's malloc,
+ * calloc, realloc, posix_memalign, aligned_alloc, memalign and free), attached
+ * per target pid. Calls are sampled by bytes, per thread: a countdown of
+ * alloc_period bytes, so one record stands for alloc_period bytes on average
+ * and an allocation of at least alloc_period bytes is always recorded with
+ * its own size. Sampled allocations are kept by address until freed; what is
+ * left at the end is live (leak candidates). Every call costs a trap into the
+ * kernel (two for allocations: entry and return), sampled or not: this mode
+ * is opt-in, its cost measured in bench/mem.sh.
+ */
+__u64 alloc_period = 512 * 1024;
+__u64 live_full;	/* sampled allocations the live map had no room for */
+
+/* An allocator call between its entry and its return, per thread. */
+struct alloc_call {
+	__u64 weight;		/* 0: not sampled */
+	__u64 memptr;		/* posix_memalign: where the address will be written */
+	__u64 start_ns;		/* entry time: an entry this old lost its return (see below) */
+	__u32 depth;		/* allocator entries nested inside this one (realloc -> malloc) */
+	__u32 pad;
+};
+
+/*
+ * A call whose return was never seen would make every later call of its
+ * thread look nested, and unsampled, forever. The loader attaches each return
+ * probe before its entry probe so this cannot come from attaching; a thread
+ * that leaves malloc by longjmp or dies inside it could still do it, so an
+ * entry older than this is taken as abandoned.
+ */
+#define ALLOC_CALL_STALE_NS 1000000000ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct alloc_call);
+} alloc_calls SEC(".maps");
+
+/* tid -> bytes left before the next sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} alloc_left SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct py_live_alloc);
+} live_allocs SEC(".maps");
+
+/* Weight of this allocation if it is sampled, else 0; moves the thread's countdown. */
+static __always_inline __u64 alloc_sample(__u32 tid, __u64 size)
+{
+	__u64 period = alloc_period, *left, fresh;
+
+	if (!period)
+		return 0;
+	if (size >= period)
+		return size;
+	left = bpf_map_lookup_elem(&alloc_left, &tid);
+	if (!left) {
+		/* a random start, so threads and runs do not all sample the same calls */
+		fresh = bpf_get_prandom_u32() % period + 1;
+		bpf_map_update_elem(&alloc_left, &tid, &fresh, BPF_ANY);
+		left = bpf_map_lookup_elem(&alloc_left, &tid);
+		if (!left)
+			return 0;
+	}
+	if (size < *left) {
+		*left -= size;
+		return 0;
+	}
+	*left += period - size;
+	return period;
+}
+
+static __always_inline int alloc_enter(__u64 size, __u64 memptr, __u64 freed)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct alloc_call *c, fresh = {};
+	__u64 now = bpf_ktime_get_ns();
+
+	c = bpf_map_lookup_elem(&alloc_calls, &tid);
+	if (c && now - c->start_ns < ALLOC_CALL_STALE_NS) {
+		c->depth++;
+		return 0;
+	}
+	if (freed)
+		bpf_map_delete_elem(&live_allocs, &freed);
+	fresh.weight = alloc_sample(tid, size);
+	fresh.memptr = memptr;
+	fresh.start_ns = now;
+	bpf_map_update_elem(&alloc_calls, &tid, &fresh, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_malloc, __u64 size)
+{
+	return alloc_enter(size, 0, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_calloc, __u64 n, __u64 size)
+{
+	return alloc_enter(n * size, 0, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_realloc, __u64 ptr, __u64 size)
+{
+	return alloc_enter(size, 0, ptr);
+}
+
+/* aligned_alloc and memalign: (alignment, size) */
+SEC("uprobe")
+int BPF_KPROBE(on_memalign, __u64 align, __u64 size)
+{
+	return alloc_enter(size, 0, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_posix_memalign, __u64 memptr, __u64 align, __u64 size)
+{
+	return alloc_enter(size, memptr ? memptr : 1, 0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_alloc_return, __u64 ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), addr = ret;
+	__u32 tid = (__u32)pid_tgid, *level;
+	struct py_live_alloc live = {};
+	struct alloc_call *c, call;
+	struct scratch *s;
+	int sent;
+
+	c = bpf_map_lookup_elem(&alloc_calls, &tid);
+	if (!c)
+		return 0;
+	if (c->depth) {
+		c->depth--;
+		return 0;
+	}
+	call = *c;
+	bpf_map_delete_elem(&alloc_calls, &tid);
+	if (!call.weight)
+		return 0;
+	if (call.memptr) {	/* posix_memalign: 0 on success, the address stored at memptr */
+		if (ret || call.memptr == 1)
+			return 0;
+		addr = read_word(call.memptr);
+	}
+	if (!addr)
+		return 0;
+	s = scratch_get(&level);
+	if (!s) {
+		count(PYPROF_CNT_DROPPED);
+		return 0;
+	}
+	sent = emit_stack_in(s, PY_KIND_ALLOC, call.weight, 0);
+	/* The record just sent is still in this activation's scratch: its time names it. */
+	live.ktime_ns = s->sample.ktime_ns;
+	scratch_put(level);
+	if (sent)
+		return 0;
+	live.pid = pid_tgid >> 32;
+	live.tid = tid;
+	live.bytes = call.weight;
+	if (bpf_map_update_elem(&live_allocs, &addr, &live, BPF_ANY))
+		__sync_fetch_and_add(&live_full, 1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_free, __u64 ptr)
+{
+	if (ptr)
+		bpf_map_delete_elem(&live_allocs, &ptr);
 	return 0;
 }

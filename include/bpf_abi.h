@@ -82,6 +82,8 @@ struct py_frame {
 enum py_sample_flags {
 	PY_SAMPLE_TRUNCATED = 1,	/* the stack was deeper than the depth limit */
 	PY_SAMPLE_READ_ERROR = 2,	/* a frame could not be read; the walk stopped there */
+	PY_SAMPLE_RSS_PEAK = 4,		/* PY_KIND_PAGE_FAULT: the process's resident memory was at
+					 * its highest yet (see rss_peak in the BPF object) */
 };
 
 /*
@@ -93,6 +95,25 @@ enum py_sample_kind {
 	/* USDT (src/usdt.c): */
 	PY_KIND_CALL_NEW = 16,	/* first call of a function seen by --calls; value unused */
 	PY_KIND_GC = 17,	/* a finished collection, at gc__done; value: PY_GC_VALUE() */
+	/* --mem: numbered apart from other features' kinds so additions do not collide */
+	PY_KIND_PAGE_FAULT = 32,	/* one sampled page fault; value: bytes it stands for
+					 * (period x page size) */
+	PY_KIND_MAP = 33,	/* mmap, brk or mremap grew the address space by value bytes */
+	PY_KIND_UNMAP = 34,	/* munmap, brk or mremap shrank it by value bytes */
+	PY_KIND_ALLOC = 35,	/* --mem=alloc: a sampled allocator call; value: bytes it stands
+				 * for (the sampling period, or its size if larger) */
+};
+
+/*
+ * --mem=alloc: a sampled allocation not freed yet. The live-allocation map is
+ * keyed by address; (tid, ktime_ns) name the PY_KIND_ALLOC record that
+ * carried its stack.
+ */
+struct py_live_alloc {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u64 bytes;		/* the record's value */
 };
 
 /*

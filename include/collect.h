@@ -29,10 +29,17 @@ struct collector {
 	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
 	uint64_t malformed;		/* records shorter than they claim: dropped */
 	uint32_t *scratch;		/* frame ids of the sample being converted */
+	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
 	/* asked for a pid with no section before it counts as unknown (forked children) */
 	struct target_state *(*on_unknown)(void *ctx, int pid);
 	void *on_unknown_ctx;
 };
+
+/* Names one allocation record: its process, thread and kernel time. */
+static inline uint64_t collector__alloc_key(uint32_t pid, uint32_t tid, uint64_t ktime_ns)
+{
+	return hash_u64(ktime_ns ^ hash_u64(((uint64_t)pid << 32) | tid));
+}
 
 int collector__init(struct collector *c, struct profile *prof);
 void collector__free(struct collector *c);

@@ -27,6 +27,11 @@ struct pyprof_config {
 	unsigned top_lines;
 	unsigned line_report;	/* functions shown line by line in the text report */
 	int verbose;
+	int mem;		/* enum pyprof_mem_mode */
+	unsigned mem_period;	/* page faults per fault sample */
+	unsigned long alloc_period;	/* bytes allocated per allocator sample */
+	const char *mem_timeline;	/* SVG of resident memory over time, or NULL */
+	const char *mem_folded;		/* folded stacks of bytes touched, or NULL */
 	bool all;		/* -a: every CPython process on the host */
 	bool subprocesses;	/* follow the targets' descendants */
 	bool merge;		/* one profile for all processes */
@@ -38,10 +43,29 @@ struct pyprof_config {
 	char error[256];	/* why parsing failed */
 };
 
+/* --mem: what memory events are collected besides the CPU samples. */
+enum pyprof_mem_mode {
+	PYPROF_MEM_OFF = 0,
+	PYPROF_MEM_FAULTS,	/* page faults and memory system calls (the default --mem) */
+	PYPROF_MEM_ALLOC,	/* the above, and the C allocator's calls through uprobes */
+};
+
+/* --mem=alloc: one sample per 512 KiB allocated on average (per thread). */
+#define PYPROF_DEFAULT_ALLOC_PERIOD (512 * 1024)
+
+/*
+ * One sample per 64 faults is one per 256 KiB first touched: a 1 MiB
+ * allocation is seen four times, and the stack walk stays a few percent of
+ * the faults' own cost (bench/mem.sh).
+ */
+#define PYPROF_DEFAULT_MEM_PERIOD 64
+
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
 		.line_report = 5,                                                                  \
+		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
+		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                        \
 	}
 
 /*

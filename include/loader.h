@@ -40,7 +40,7 @@ int session__follow(struct session *s, pid_t pid, unsigned flags);
 void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
-/* The loaded skeleton, for the USDT attachments (src/usdt.c). */
+/* The loaded skeleton, for the USDT attachments (src/usdt.c) and --mem (src/mem.c). */
 struct pybpfprof_bpf *session__skel(struct session *s);
 /* Polls one more ring buffer map with the samples. 0 or -errno. */
 int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ctx);

@@ -52,6 +52,60 @@ struct profile_call_edge {
 	uint64_t max_ns;	/* longest single call */
 };
 
+/*
+ * Memory (--mem): byte-weighted stacks, apart from the CPU stacks so neither
+ * view distorts the other. Each stack (frames only, threads merged) carries
+ * bytes per kind of event.
+ */
+enum profile_mem_kind {
+	PROFILE_MEM_TOUCHED,	/* new pages first touched: sampled faults x period x page size */
+	PROFILE_MEM_MAPPED,	/* mmap, brk and mremap growth: exact */
+	PROFILE_MEM_UNMAPPED,	/* munmap, brk and mremap shrinking: exact */
+	PROFILE_MEM_ALLOCATED,	/* --mem=alloc: allocator calls sampled by bytes */
+	PROFILE_MEM_LIVE,	/* --mem=alloc: of which not freed at the end */
+	PROFILE_MEM_NKINDS,
+};
+
+struct profile_mem_stack {
+	uint32_t nframes;
+	uint32_t *frames;	/* frame ids, innermost first */
+	uint64_t bytes[PROFILE_MEM_NKINDS];
+	uint64_t samples[PROFILE_MEM_NKINDS];	/* records that added to bytes */
+};
+
+/* One event in time, for the timeline's labels: which line did what when. */
+struct profile_mem_event {
+	double t_s;		/* since pybpfprof's start */
+	uint32_t frame;		/* innermost frame */
+	uint32_t kind;		/* enum profile_mem_kind */
+	uint64_t bytes;
+};
+
+/* Resident memory of the process at one moment (from /proc/PID/statm). */
+struct profile_rss_point {
+	double t_s;
+	uint64_t rss;		/* bytes */
+};
+
+#define PROFILE_MEM_MAX_EVENTS (1u << 20)
+
+struct profile_mem {
+	struct profile_mem_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct hashmap stack_index;	/* frames hash -> index */
+	uint64_t truncated, partial, unresolved;	/* records cut or not fully named */
+	uint32_t peak_stack;		/* 1 + index of the stack of the last fault sampled at a
+					 * new resident-size high; 0: none */
+	uint64_t peak_rss;		/* bytes: highest resident size seen (faults or statm) */
+	double peak_t_s;		/* when the peak stack was seen */
+	struct profile_rss_point *rss;	/* the timeline */
+	size_t nrss, cap_rss;
+	struct profile_mem_event *events;	/* up to PROFILE_MEM_MAX_EVENTS */
+	size_t nevents, cap_events;
+	uint64_t events_dropped;	/* beyond the cap: not on the timeline, still in stacks */
+	uint64_t live_lost;		/* live bytes whose allocation record never arrived */
+};
+
 /* Log2 latency histogram of one function's calls: bucket i counts [2^i, 2^(i+1)) ns. */
 #define PROFILE_HIST_BUCKETS 40
 struct profile_call_hist {
@@ -110,6 +164,7 @@ struct profile_proc {
 	struct hashmap stack_index;	/* stack hash -> index + 1 */
 	struct profile_call_edge *calls;	/* --calls only; empty otherwise */
 	size_t ncalls, cap_calls;
+	struct profile_mem mem;		/* --mem only; empty otherwise */
 	struct profile_call_hist *hists;	/* --calls only */
 	size_t nhists, cap_hists;
 	struct profile_gc gc;			/* --gc only */
@@ -148,6 +203,12 @@ struct profile {
 	double first_sample_ms;	/* from pybpfprof's start to the first sample received; -1: none */
 	long long start_ns;	/* CLOCK_MONOTONIC at pybpfprof's start */
 	struct profile_counts counts;
+	/* --mem */
+	bool mem;		/* memory events were collected */
+	bool mem_alloc;		/* of which allocator calls (--mem=alloc) */
+	uint64_t alloc_period;	/* bytes per allocator sample */
+	unsigned mem_period;	/* page faults per fault sample */
+	unsigned page_size;
 	bool calls_mode, gc_mode, imports_mode;	/* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
 };
@@ -177,6 +238,21 @@ struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t ti
 int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_t *frames,
 			    uint32_t n, uint64_t count);
 
+/*
+ * Adds bytes of one memory kind to a stack; t_s places it on the timeline,
+ * is_peak marks it as the stack at the highest resident size so far. Returns
+ * the stack's index in pp->mem.stacks, or -errno.
+ */
+int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
+			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak);
+void profile_mem__free(struct profile_mem *m);
+/*
+ * --merge: adds from's memory stacks to into's; the peak is the highest of
+ * the processes' (their timelines are not merged). 0 or -ENOMEM.
+ */
+int profile_proc__merge_mem(struct profile_proc *into, const struct profile_proc *from);
+/* Appends a resident-size point to the timeline. 0 or -ENOMEM. */
+int profile_proc__add_rss(struct profile_proc *pp, double t_s, uint64_t rss);
 /* --gc: one collection triggered at this stack (n may be 0). 0 or -ENOMEM. */
 int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32_t n,
 			 unsigned gen, uint64_t ns, uint64_t collected);
@@ -215,5 +291,22 @@ int profile_proc__func_stats(const struct profile *p, const struct profile_proc 
 /* Per-(function, line) self samples, sorted descending. */
 int profile_proc__line_stats(const struct profile *p, const struct profile_proc *pp,
 			     struct line_stat **out, size_t *n);
+
+/* Memory summaries: bytes per kind, by function (self/total) and by line (self). */
+struct mem_func_stat {
+	uint32_t func;
+	uint64_t self[PROFILE_MEM_NKINDS], total[PROFILE_MEM_NKINDS];
+};
+struct mem_line_stat {
+	uint32_t frame;
+	uint64_t self[PROFILE_MEM_NKINDS];
+};
+/* Growth order: touched bytes, then mapped, then allocated, then net; descending. */
+int profile_proc__mem_func_stats(const struct profile *p, const struct profile_proc *pp,
+				 struct mem_func_stat **out, size_t *n);
+int profile_proc__mem_line_stats(const struct profile *p, const struct profile_proc *pp,
+				 struct mem_line_stat **out, size_t *n);
+/* Sums over every stack of pp, per kind. */
+void profile_proc__mem_totals(const struct profile_proc *pp, uint64_t out[PROFILE_MEM_NKINDS]);
 
 #endif

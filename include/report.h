@@ -32,6 +32,10 @@ extern const struct report_writer report_flame;
 extern const struct report_writer report_speedscope;
 extern const struct report_writer report_pstats;
 extern const struct report_writer report_pprof;
+/* --mem-timeline's SVG; written beside the report, not chosen by -f. */
+extern const struct report_writer report_mem_svg;
+/* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */
+extern const struct report_writer report_mem_folded;
 
 /* By -f name; NULL if unknown. */
 const struct report_writer *report_find(const char *name);
@@ -69,6 +73,10 @@ int report_source_lines(int root_fd, const char *file, const int *lines, size_t 
  * than a second: 1 if so, 0 if not or unknown, -errno if it cannot be opened.
  */
 int report_source_changed(int root_fd, const char *file, double start_time);
+/* The --mem sections of a process (src/report_mem.c); written only when p->mem. */
+void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc *pp,
+		     const struct report_opts *o);
+void report_mem_json(FILE *f, const struct profile *p, const struct profile_proc *pp);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
 /*

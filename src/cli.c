@@ -47,6 +47,9 @@ static const char doc[] =
 	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
+	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
+	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg\n"
+	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
@@ -55,6 +58,11 @@ enum {
 	OPT_MAX_DEPTH = 0x100,
 	OPT_LINES,
 	OPT_LINE_REPORT,
+	OPT_MEM,
+	OPT_MEM_PERIOD,
+	OPT_MEM_TIMELINE,
+	OPT_ALLOC_PERIOD,
+	OPT_MEM_FOLDED,
 	OPT_SUBPROCESSES,
 	OPT_MERGE,
 	OPT_THREADS,
@@ -103,6 +111,20 @@ static const struct argp_option options[] = {
 	{ "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
+	{ NULL, 0, NULL, 0, "Memory:", 5 },
+	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
+	  "line. faults (the default): sampled page faults (new memory touched) and "
+	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
+	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
+	  "costly), sampled by bytes, and what is still live at the end", 5 },
+	{ "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
+	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 5 },
+	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
+	  "sample, on average (default: 524288); larger allocations are always recorded", 5 },
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
+	  "64, one per 256 KiB touched)", 5 },
+	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
+	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 5 },
 	{},
 };
 
@@ -216,6 +238,40 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cfg->top_lines = v;
 		else
 			cfg->line_report = v;
+		break;
+	case OPT_MEM:
+		if (arg && strcmp(arg, "faults") && strcmp(arg, "alloc")) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem '%s': expected "
+				 "--mem, --mem=faults or --mem=alloc", arg);
+			goto bad;
+		}
+		cfg->mem = arg && !strcmp(arg, "alloc") ? PYPROF_MEM_ALLOC : PYPROF_MEM_FAULTS;
+		break;
+	case OPT_ALLOC_PERIOD:
+		if (parse_uint(arg, 1, 1UL << 40, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --alloc-period '%s': "
+				 "expected 1 to 2^40 bytes", arg);
+			goto bad;
+		}
+		cfg->alloc_period = v;
+		break;
+	case OPT_MEM_PERIOD:
+		if (parse_uint(arg, 1, 1000000, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem-period '%s': expected "
+				 "1 to 1000000 page faults", arg);
+			goto bad;
+		}
+		cfg->mem_period = v;
+		break;
+	case OPT_MEM_FOLDED:
+		cfg->mem_folded = arg;
+		if (!cfg->mem)
+			cfg->mem = PYPROF_MEM_FAULTS;
+		break;
+	case OPT_MEM_TIMELINE:
+		cfg->mem_timeline = arg;
+		if (!cfg->mem)
+			cfg->mem = PYPROF_MEM_FAULTS;
 		break;
 	case 'v':
 		cfg->verbose++;

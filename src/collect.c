@@ -31,6 +31,7 @@ void collector__free(struct collector *c)
 	}
 	free(c->targets);
 	free(c->scratch);
+	hashmap__free(&c->alloc_records);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -149,6 +150,30 @@ static void add_cpu_sample(struct collector *c, struct target_state *ts, const s
 	}
 }
 
+/* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */
+static void add_mem_sample(struct collector *c, struct target_state *ts, const struct py_sample *s,
+			   enum profile_mem_kind kind, bool unresolved)
+{
+	struct profile_proc *pp = &c->prof->procs[ts->proc_index];
+	double t_s = ((long long)s->ktime_ns - c->prof->start_ns) / 1e9;
+
+	long stack = profile_proc__add_mem(pp, kind, c->scratch, s->nframes, s->value, t_s,
+					   s->flags & PY_SAMPLE_RSS_PEAK);
+
+	if (stack < 0) {
+		c->malformed++;
+		return;
+	}
+	/* An allocation may still be live at the end: remember which stack its record named. */
+	if (kind == PROFILE_MEM_ALLOCATED &&
+	    hashmap__set(&c->alloc_records, collector__alloc_key(s->pid, s->tid, s->ktime_ns),
+			 stack))
+		c->malformed++;
+	pp->mem.truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
+	pp->mem.partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
+	pp->mem.unresolved += unresolved;
+}
+
 void collector__sample(struct collector *c, const void *data, size_t size)
 {
 	const struct py_sample *s = data;
@@ -175,6 +200,18 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	switch (s->kind) {
 	case PY_KIND_CPU:
 		add_cpu_sample(c, ts, s, unresolved);
+		break;
+	case PY_KIND_PAGE_FAULT:
+		add_mem_sample(c, ts, s, PROFILE_MEM_TOUCHED, unresolved);
+		break;
+	case PY_KIND_MAP:
+		add_mem_sample(c, ts, s, PROFILE_MEM_MAPPED, unresolved);
+		break;
+	case PY_KIND_UNMAP:
+		add_mem_sample(c, ts, s, PROFILE_MEM_UNMAPPED, unresolved);
+		break;
+	case PY_KIND_ALLOC:
+		add_mem_sample(c, ts, s, PROFILE_MEM_ALLOCATED, unresolved);
 		break;
 	case PY_KIND_CALL_NEW:
 		/* --calls: naming the frames above was the point (the code objects are cached) */

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "log.h"
+#include "mem.h"
 #include "pybpfprof.skel.h"
 #include "usdt.h"
 
@@ -51,6 +52,7 @@ struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn
 		goto fail;
 	}
 	s->skel->rodata->max_depth = max_depth;
+	mem__select_programs(s->skel);
 	usdt_size_maps(s->skel, usdt_modes);
 	err = pybpfprof_bpf__load(s->skel);
 	if (err) {

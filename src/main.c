@@ -20,6 +20,7 @@
 #include "launch.h"
 #include "loader.h"
 #include "log.h"
+#include "mem.h"
 #include "pybpfprof.skel.h"
 #include "report.h"
 #include "top.h"
@@ -61,6 +62,10 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	err = 0;
 	for (i = 0; i < cfg->noutputs && !err; i++)
 		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
+	if (!err && cfg->mem_timeline)
+		err = report_check_writable(cfg->mem_timeline, why, sizeof(why));
+	if (!err && cfg->mem_folded)
+		err = report_check_writable(cfg->mem_folded, why, sizeof(why));
 	if (!err)
 		for (i = 0; i < cfg->npids && !err; i++)
 			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
@@ -170,7 +175,8 @@ static void show_status(struct session *s, struct collector *c, long long start,
 
 /* Samples until the duration ends, a signal arrives or every target is gone. */
 static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
-		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u)
+		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u,
+		struct mem_session *mem)
 {
 	long long start = now_ns(), last_check = start, last_status = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
@@ -183,6 +189,8 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		t = now_ns();
 		if (tr)
 			tracker__tick(tr, t);
+		if (mem)
+			mem__tick(mem, c, t);
 		if (top && top__tick(top, c->prof, live_dropped(s, c), t))
 			break;
 		if (status && t - last_status >= 1000000000LL) {
@@ -210,6 +218,8 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		stop_launched(s, l);
 	session__detach(s);
 	usdt__detach(u);
+	if (mem)
+		mem__detach(mem);
 	/* Samples already in the ring buffer still count. */
 	while (session__poll(s, 0) > 0)
 		;
@@ -291,6 +301,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct report_writer *w, *fallback;
 	struct report_opts ro;
+	struct mem_session mem = {};
 	struct session *s = NULL;
 	struct tracker tr = {}, *trp = NULL;
 	struct launch launch = {};
@@ -314,11 +325,16 @@ int main(int argc, char **argv)
 				   .line_report = cfg.line_report,
 				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
 
-	profile__init(&prof, "cpu", cfg.frequency_hz);
+	profile__init(&prof, cfg.mem ? "cpu+mem" : "cpu", cfg.frequency_hz);
 	prof.start_ns = now_ns();
 	prof.calls_mode = cfg.usdt_modes & USDT_CALLS;
 	prof.gc_mode = cfg.usdt_modes & USDT_GC;
 	prof.imports_mode = cfg.usdt_modes & USDT_IMPORTS;
+	prof.mem = cfg.mem != PYPROF_MEM_OFF;
+	prof.mem_period = cfg.mem_period;
+	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
+	prof.alloc_period = cfg.alloc_period;
+	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof);
 	if (!err)
 		err = preflight(&cfg, &c);
@@ -330,6 +346,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 
+	mem__set_mode(cfg.mem);
 	s = session__open(cfg.max_depth, cfg.usdt_modes, on_ringbuf, &c, why, sizeof(why));
 	err = s ? 0 : -EINVAL;
 	for (i = 0; s && i < c.ntargets && !err; i++) {
@@ -353,6 +370,9 @@ int main(int argc, char **argv)
 				   sizeof(why));
 	if (!err)
 		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
+	if (!err && cfg.mem)
+		err = mem__attach(&mem, s, &c, cfg.mem_period,
+				  prof.mem_alloc ? cfg.alloc_period : 0, why, sizeof(why));
 	if (!err && cfg.all)
 		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
 	if (!err && launch.pid)
@@ -371,12 +391,14 @@ int main(int argc, char **argv)
 		struct top_view view;
 
 		top__init(&view, cfg.top_functions, now_ns());
-		run(&cfg, s, &c, trp, &launch, &view, &u);
+		run(&cfg, s, &c, trp, &launch, &view, &u, cfg.mem ? &mem : NULL);
 		top__end(&view);
 		goto out;
 	}
-	run(&cfg, s, &c, trp, &launch, NULL, &u);
+	run(&cfg, s, &c, trp, &launch, NULL, &u, cfg.mem ? &mem : NULL);
 	record_counters(s, &c);
+	if (cfg.mem)
+		mem__finish(&mem, s, &c);
 	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
 		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
 	if (trp)
@@ -403,8 +425,27 @@ int main(int argc, char **argv)
 		if (werr && !err)
 			err = werr;
 	}
+	if (cfg.mem_timeline) {
+		int werr = report_write(&report_mem_svg, cfg.mem_timeline, &prof, &ro);
+
+		if (werr)
+			pr_err("cannot write the memory timeline to %s: %s\n", cfg.mem_timeline,
+			       strerror(-werr));
+		if (werr && !err)
+			err = werr;
+	}
+	if (cfg.mem_folded) {
+		int werr = report_write(&report_mem_folded, cfg.mem_folded, &prof, &ro);
+
+		if (werr)
+			pr_err("cannot write the folded memory stacks to %s: %s\n", cfg.mem_folded,
+			       strerror(-werr));
+		if (werr && !err)
+			err = werr;
+	}
 out:
 	usdt__detach(&u);
+	mem__detach(&mem);
 	launch__abort(&launch);
 	session__close(s);
 	tracker__free(&tr);

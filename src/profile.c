@@ -59,6 +59,7 @@ void profile_proc__free(struct profile_proc *pp)
 	free(pp->imports);
 	free(pp->threads);
 	hashmap__free(&pp->stack_index);
+	profile_mem__free(&pp->mem);
 	if (pp->root_fd >= 0)
 		close(pp->root_fd);
 	free(pp->exe);

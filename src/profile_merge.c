@@ -70,6 +70,8 @@ int profile__merge(struct profile *p)
 		for (j = 0; j < pp->nhists; j++)
 			if (profile_proc__add_hist(m, pp->hists[j].func, pp->hists[j].buckets))
 				return -ENOMEM;
+		if (profile_proc__merge_mem(m, pp))
+			return -ENOMEM;
 		m->samples += pp->samples;
 		m->truncated += pp->truncated;
 		m->partial += pp->partial;

@@ -93,6 +93,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	if (o->threads)
 		report_json_threads(f, p, pp);
 	report_usdt_json_proc(f, p, pp);
+	if (p->mem)
+		report_mem_json(f, p, pp);
 	fputs("}", f);
 }
 

@@ -296,6 +296,8 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 			report_text_threads(f, p, pp, o);
 	}
 	report_usdt_text_proc(f, p, pp, o);
+	if (p->mem)
+		report_mem_text(f, p, pp, o);
 }
 
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)

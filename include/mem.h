@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * --mem: the memory events' attachment (page-fault perf events, memory
+ * system-call raw tracepoints) and the userspace half of the view: a
+ * resident-size timeline read from /proc/PID/statm while the run lasts, and
+ * the peak read back from the kernel at the end. Samples themselves arrive
+ * through the common ring buffer (src/collect.c).
+ */
+#ifndef PYBPFPROF_MEM_H
+#define PYBPFPROF_MEM_H
+
+#include <stddef.h>
+#include "collect.h"
+#include "loader.h"
+
+struct mem_session {
+	struct bpf_link **links;	/* page-fault programs, one per CPU */
+	int *pefds;
+	int ncpus;
+	struct bpf_link *sys_enter, *sys_exit;
+	struct bpf_link **uprobes;	/* --mem=alloc: allocator probes of every target */
+	size_t nuprobes, cap_uprobes;
+	long long last_rss_ns;
+	long page_size;
+};
+
+/* Interval between two resident-size readings of each target. */
+#define MEM_RSS_INTERVAL_NS 50000000LL
+
+/*
+ * Which memory programs the next session loads (enum pyprof_mem_mode; none
+ * by default): each one inlines the stack walk, so verifying the unused ones
+ * would slow every start. Called before session__open; session__open calls
+ * mem__select_programs on the opened object.
+ */
+void mem__set_mode(int mode);
+struct pybpfprof_bpf;
+void mem__select_programs(struct pybpfprof_bpf *skel);
+
+/*
+ * Starts the memory events: page faults (period faults per sample) and
+ * memory system calls; with alloc_period, also the allocator probes of every
+ * target in c (alloc_period bytes per sample). 0, or -errno with a reason in why.
+ */
+int mem__attach(struct mem_session *m, struct session *s, struct collector *c, unsigned period,
+		uint64_t alloc_period, char *why, size_t whylen);
+/*
+ * The libc a process has mapped, as a path that opens it from here (through
+ * /proc/PID/root, so it works for containers). 0, or -errno.
+ */
+int mem__find_libc(int pid, char *path, size_t len);
+/* Reads each live target's resident size when MEM_RSS_INTERVAL_NS has passed since the last. */
+void mem__tick(struct mem_session *m, struct collector *c, long long now_ns);
+/* Stops the memory events (before the ring buffer is drained). */
+void mem__detach(struct mem_session *m);
+/*
+ * After the drain: the peak resident sizes the kernel saw, and the sampled
+ * allocations still live (--mem=alloc), into the profile.
+ */
+void mem__finish(struct mem_session *m, struct session *s, struct collector *c);
+
+#endif

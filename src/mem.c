@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --mem attachment and the resident-size timeline. Page faults are sampled
+ * like CPU time is: one software perf event per CPU for every process
+ * (pid -1), the BPF program keeping only profiled ones, so a process's new
+ * threads and a process started later under the same pid need nothing new.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "config.h"
+#include "log.h"
+#include "mem.h"
+#include "pybpfprof.skel.h"
+
+static int selected_mode;
+
+void mem__set_mode(int mode)
+{
+	selected_mode = mode;
+}
+
+void mem__select_programs(struct pybpfprof_bpf *skel)
+{
+	bool faults = selected_mode != PYPROF_MEM_OFF, alloc = selected_mode == PYPROF_MEM_ALLOC;
+
+	bpf_program__set_autoload(skel->progs.on_page_fault, faults);
+	bpf_program__set_autoload(skel->progs.on_sys_enter, faults);
+	bpf_program__set_autoload(skel->progs.on_sys_exit, faults);
+	bpf_program__set_autoload(skel->progs.on_malloc, alloc);
+	bpf_program__set_autoload(skel->progs.on_calloc, alloc);
+	bpf_program__set_autoload(skel->progs.on_realloc, alloc);
+	bpf_program__set_autoload(skel->progs.on_memalign, alloc);
+	bpf_program__set_autoload(skel->progs.on_posix_memalign, alloc);
+	bpf_program__set_autoload(skel->progs.on_alloc_return, alloc);
+	bpf_program__set_autoload(skel->progs.on_free, alloc);
+}
+
+/* Whether path names the file with this device and inode (as /proc/PID/maps shows them). */
+static bool same_file(const char *path, unsigned maj, unsigned min, unsigned long ino)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == ino && major(st.st_dev) == maj &&
+	       minor(st.st_dev) == min;
+}
+
+/*
+ * The maps line names the file as seen from our root for a chrooted process
+ * and as seen from its own root for a container (mount namespace), so try
+ * both, then the mapping itself (map_files), checking the inode each time.
+ */
+int mem__find_libc(int pid, char *path, size_t len)
+{
+	char maps[64], *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (err && getline(&line, &cap, f) > 0) {
+		unsigned long start, end, ino;
+		unsigned maj, min;
+		char *file = strchr(line, '/'), *base, *nl;
+
+		if (!file || sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &start, &end, &maj, &min,
+				    &ino) != 5)
+			continue;
+		nl = strchr(file, '\n');
+		if (nl)
+			*nl = 0;
+		base = strrchr(file, '/') + 1;
+		/* libc.so.6, or libc-2.31.so on older glibc; not libcrypto, libcap... */
+		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
+			continue;
+		if (snprintf(path, len, "%s", file) < (int)len && same_file(path, maj, min, ino))
+			err = 0;
+		else if (snprintf(path, len, "/proc/%d/root%s", pid, file) < (int)len &&
+			 same_file(path, maj, min, ino))
+			err = 0;
+		else if (snprintf(path, len, "/proc/%d/map_files/%lx-%lx", pid, start, end) <
+				 (int)len && same_file(path, maj, min, ino))
+			err = 0;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* The allocator entry points probed, with their programs. */
+static const char *const alloc_funcs[] = {
+	"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "free",
+};
+
+static struct bpf_program *alloc_entry_prog(struct pybpfprof_bpf *skel, size_t i)
+{
+	struct bpf_program *progs[] = {
+		skel->progs.on_malloc, skel->progs.on_calloc, skel->progs.on_realloc,
+		skel->progs.on_posix_memalign, skel->progs.on_memalign, skel->progs.on_memalign,
+		skel->progs.on_free,
+	};
+
+	return progs[i];
+}
+
+static int add_uprobe(struct mem_session *m, struct bpf_program *prog, int pid, const char *path,
+		      const char *func, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
+	struct bpf_link *link;
+
+	if (m->nuprobes == m->cap_uprobes) {
+		size_t ncap = m->cap_uprobes ? 2 * m->cap_uprobes : 16;
+		void *n = realloc(m->uprobes, ncap * sizeof(*m->uprobes));
+
+		if (!n)
+			return -ENOMEM;
+		m->uprobes = n;
+		m->cap_uprobes = ncap;
+	}
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
+	if (!link)
+		return -errno;
+	m->uprobes[m->nuprobes++] = link;
+	return 0;
+}
+
+/* Probes one target's allocator: entry of each function, and the return of allocating ones. */
+static int attach_alloc(struct mem_session *m, struct pybpfprof_bpf *skel, int pid, char *why,
+			size_t whylen)
+{
+	char libc[PATH_MAX];
+	size_t i;
+	int err;
+
+	err = mem__find_libc(pid, libc, sizeof(libc));
+	if (err) {
+		snprintf(why, whylen, "--mem=alloc: no C library found in pid %d's memory map (%s)",
+			 pid, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sizeof(alloc_funcs) / sizeof(alloc_funcs[0]); i++) {
+		bool is_free = !strcmp(alloc_funcs[i], "free");
+
+		/*
+		 * Return first: a call whose entry is seen then has its return
+		 * seen too (the return probe is armed at entry), which the
+		 * nesting count in the BPF program relies on.
+		 */
+		err = is_free ? 0 : add_uprobe(m, skel->progs.on_alloc_return, pid, libc,
+					       alloc_funcs[i], true);
+		if (!err)
+			err = add_uprobe(m, alloc_entry_prog(skel, i), pid, libc, alloc_funcs[i],
+					 false);
+		if (err) {
+			snprintf(why, whylen, "--mem=alloc: cannot probe %s in %s (pid %d): %s",
+				 alloc_funcs[i], libc, pid, strerror(-err));
+			return err;
+		}
+	}
+	pr_info("pid %d: allocator probes on %s\n", pid, libc);
+	return 0;
+}
+
+int mem__attach(struct mem_session *m, struct session *s, struct collector *c, unsigned period,
+		uint64_t alloc_period, char *why, size_t whylen)
+{
+	struct pybpfprof_bpf *skel = session__skel(s);
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.size = sizeof(attr),
+		.sample_period = period,
+	};
+	int cpu, attached = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->page_size = sysconf(_SC_PAGESIZE);
+	skel->data->fault_bytes = (uint64_t)period * m->page_size;
+	/* The allocator probes first: they take longest to attach (symbol lookups). */
+	skel->data->alloc_period = alloc_period;
+	for (size_t i = 0; alloc_period && i < c->ntargets; i++) {
+		int err = attach_alloc(m, skel, c->targets[i].t.pid, why, whylen);
+
+		if (err)
+			return err;
+	}
+	m->ncpus = libbpf_num_possible_cpus();
+	if (m->ncpus <= 0) {
+		snprintf(why, whylen, "cannot count CPUs: %s", strerror(-m->ncpus));
+		return m->ncpus ? m->ncpus : -EINVAL;
+	}
+	m->links = calloc(m->ncpus, sizeof(*m->links));
+	m->pefds = malloc(m->ncpus * sizeof(*m->pefds));
+	if (!m->links || !m->pefds) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	for (cpu = 0; cpu < m->ncpus; cpu++)
+		m->pefds[cpu] = -1;
+	for (cpu = 0; cpu < m->ncpus; cpu++) {
+		m->pefds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (m->pefds[cpu] < 0) {
+			if (errno == ENODEV)	/* possible but offline CPU */
+				continue;
+			snprintf(why, whylen, "perf_event_open(page-faults) failed on CPU %d: %s",
+				 cpu, strerror(errno));
+			return -errno;
+		}
+		m->links[cpu] = bpf_program__attach_perf_event(skel->progs.on_page_fault,
+							       m->pefds[cpu]);
+		if (!m->links[cpu]) {
+			snprintf(why, whylen, "cannot attach the page-fault sampler to CPU %d: %s",
+				 cpu, strerror(errno));
+			return -errno;
+		}
+		attached++;
+	}
+	if (!attached) {
+		snprintf(why, whylen, "no online CPU could sample page faults");
+		return -ENODEV;
+	}
+	/* Exit first: an exit with no recorded entry is ignored, so nothing is half seen. */
+	m->sys_exit = bpf_program__attach_raw_tracepoint(skel->progs.on_sys_exit, "sys_exit");
+	if (m->sys_exit)
+		m->sys_enter = bpf_program__attach_raw_tracepoint(skel->progs.on_sys_enter,
+								  "sys_enter");
+	if (!m->sys_enter) {
+		snprintf(why, whylen, "cannot attach to the sys_enter/sys_exit raw tracepoints: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Resident bytes of pid from /proc/PID/statm (second field, in pages); 0 if gone. */
+static uint64_t read_rss(int pid, long page_size)
+{
+	char path[64], buf[128];
+	unsigned long long size, resident;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return 0;
+	return (uint64_t)resident * page_size;
+}
+
+void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
+{
+	size_t i;
+
+	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)
+		return;
+	m->last_rss_ns = now_ns;
+	for (i = 0; i < c->ntargets; i++) {
+		struct target_state *ts = &c->targets[i];
+		uint64_t rss;
+
+		if (ts->exited)
+			continue;
+		rss = read_rss(ts->t.pid, m->page_size);
+		if (rss)
+			profile_proc__add_rss(&c->prof->procs[ts->proc_index],
+					      (now_ns - c->prof->start_ns) / 1e9, rss);
+	}
+}
+
+void mem__detach(struct mem_session *m)
+{
+	int cpu;
+
+	size_t i;
+
+	for (i = 0; i < m->nuprobes; i++)
+		bpf_link__destroy(m->uprobes[i]);
+	free(m->uprobes);
+	m->uprobes = NULL;
+	m->nuprobes = m->cap_uprobes = 0;
+	bpf_link__destroy(m->sys_enter);
+	bpf_link__destroy(m->sys_exit);
+	m->sys_enter = m->sys_exit = NULL;
+	for (cpu = 0; m->links && cpu < m->ncpus; cpu++) {
+		bpf_link__destroy(m->links[cpu]);
+		m->links[cpu] = NULL;
+		if (m->pefds[cpu] >= 0)
+			close(m->pefds[cpu]);
+		m->pefds[cpu] = -1;
+	}
+	free(m->links);
+	free(m->pefds);
+	m->links = NULL;
+	m->pefds = NULL;
+}
+
+/* Adds the sampled allocations still in the kernel's live map to their stacks. */
+static void collect_live(struct session *s, struct collector *c)
+{
+	int fd = bpf_map__fd(session__skel(s)->maps.live_allocs);
+	__u64 key, next, *prev = NULL;
+	struct py_live_alloc v;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		struct target_state *ts = collector__find(c, v.pid);
+		uint64_t *stack = hashmap__find(&c->alloc_records,
+						collector__alloc_key(v.pid, v.tid, v.ktime_ns));
+		struct profile_proc *pp;
+
+		if (!ts)
+			continue;
+		pp = &c->prof->procs[ts->proc_index];
+		if (stack && *stack < pp->mem.nstacks)
+			pp->mem.stacks[*stack].bytes[PROFILE_MEM_LIVE] += v.bytes;
+		else
+			pp->mem.live_lost += v.bytes;
+	}
+}
+
+void mem__finish(struct mem_session *m, struct session *s, struct collector *c)
+{
+	int fd = bpf_map__fd(session__skel(s)->maps.rss_peak);
+	size_t i;
+
+	if (c->prof->mem_alloc) {
+		collect_live(s, c);
+		if (session__skel(s)->bss->live_full)
+			pr_warn("--mem=alloc: %llu sampled allocations found the live map full and "
+				"are missing from live_at_end\n",
+				(unsigned long long)session__skel(s)->bss->live_full);
+	}
+
+	for (i = 0; i < c->ntargets; i++) {
+		struct profile_proc *pp = &c->prof->procs[c->targets[i].proc_index];
+		__u32 pid = c->targets[i].t.pid;
+		__u64 pages;
+
+		if (!bpf_map_lookup_elem(fd, &pid, &pages) && pages * m->page_size > pp->mem.peak_rss)
+			pp->mem.peak_rss = pages * m->page_size;
+	}
+}

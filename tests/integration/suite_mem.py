@@ -1,0 +1,391 @@
+# --mem: memory growth by Python line from page faults and memory system
+# calls. Loaded into run.py's namespace (see the bottom of run.py).
+#
+# Ground truth: the workloads allocate known sizes on known lines through
+# paths whose system calls are known (glibc's mmap threshold, the mmap
+# module), so mapped bytes are exact multiples of a known size and touched
+# bytes (sampled page faults) must agree with them.
+import xml.etree.ElementTree as ET
+
+MIB = 1 << 20
+# A 200 MiB bytes object: one mmap of its size plus the object and malloc
+# headers, rounded up to a page: 200 MiB + 4 KiB. Likewise 5 MiB + 4 KiB.
+BIG_MAP = 200 * MIB + 4096
+KEEP_MAP = 5 * MIB + 4096
+MEM_BUILDS = ("debian", "pyenv", "trixie313")
+
+
+def mem_builds(fn):
+    # The static Debian build, pyenv's shared-libpython build, a chrooted 3.13.
+    for build in MEM_BUILDS:
+        def bound(build=build):
+            return fn(build)
+        TESTS.append((f"{fn.__name__}_{build}", bound))
+    return fn
+
+
+def mem_section(rep, pid):
+    proc = process(rep, pid)
+    check(rep["mode"] == "cpu+mem", f"mode {rep['mode']!r}")
+    mem = proc.get("memory")
+    check(isinstance(mem, dict), f"no memory section: {sorted(proc)}")
+    for key in ("touched", "mapped", "unmapped", "truncated", "partial", "unresolved"):
+        check(isinstance(mem.get(key), int) and mem[key] >= 0, f"memory.{key}: {mem.get(key)!r}")
+    check(mem["net"] == mem["mapped"] - mem["unmapped"], f"net {mem['net']} != mapped - unmapped")
+    check(mem["touched"] % (mem["period_faults"] * mem["page_size"]) == 0,
+          f"touched {mem['touched']} not a whole number of samples")
+    for key in ("touched", "mapped", "unmapped"):
+        per_line = sum(ln[key] for ln in mem["lines"])
+        check(per_line == mem[key], f"lines' {key} add up to {per_line}, total {mem[key]}")
+    return mem
+
+
+def mem_line(mem, script_path, line, qualname=None):
+    """Bytes of every kind at file:line, summed over the code objects on it
+    (a comprehension or generator on a line is a function of its own), or
+    only those whose qualname ends with qualname."""
+    rows = [ln for ln in mem["lines"] if ln["file"] == script_path and ln["line"] == line
+            and (qualname is None or ln["qualname"].endswith(qualname))]
+    return {k: sum(r[k] for r in rows)
+            for k in ("touched", "mapped", "unmapped", "bytes", "allocated", "live")}
+
+
+@mem_builds
+def mem_growth(build):
+    py = interpreter(build)
+    big_n, big_text = source_line("mem_grow.py", "# big line")
+    keep_n, _ = source_line("mem_grow.py", "# keep line")
+    drop_n, _ = source_line("mem_grow.py", "# drop line")
+    with Workloads() as wl:
+        p = wl.start(py, "mem_grow.py")
+        rep = profile_json([p.pid], 4, 99, ["--mem"])
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_grow.py")
+    big, keep, drop = (mem_line(mem, path, n) for n in (big_n, keep_n, drop_n))
+
+    # Mapped bytes are exact: whole 200 MiB and 5 MiB objects, and as many
+    # 5 MiB as 200 MiB ones (one each per round, give or take the round the
+    # run started or ended in).
+    rounds = big["mapped"] // BIG_MAP
+    check(rounds >= 3 and big["mapped"] == rounds * BIG_MAP,
+          f"big line mapped {big['mapped']} bytes, not a multiple >= 3 of {BIG_MAP}")
+    check(keep["mapped"] % KEEP_MAP == 0 and abs(keep["mapped"] // KEEP_MAP - rounds) <= 1,
+          f"keep line mapped {keep['mapped']} bytes for {rounds} rounds of {KEEP_MAP}")
+    check(abs(drop["unmapped"] - big["mapped"]) <= BIG_MAP,
+          f"drop line unmapped {drop['unmapped']}, big line mapped {big['mapped']}")
+    # Touched bytes are sampled (one fault in 64): they must match the pages
+    # mapped, within the round in flight at each end and 5% of sampling error.
+    check(abs(big["touched"] - big["mapped"]) <= BIG_MAP + 0.05 * big["mapped"],
+          f"big line touched {big['touched']}, mapped {big['mapped']}")
+    touched = mem["touched"]
+    share_two = (big["touched"] + keep["touched"]) / touched
+    check(share_two >= 0.9, f"big+keep lines touched {share_two:.1%} of {touched} bytes")
+    keep_share = keep["touched"] / (big["touched"] + keep["touched"])
+    truth = 5 / 205
+    check(abs(keep_share - truth) <= 0.01,
+          f"keep line share {keep_share:.2%}, expected {truth:.2%} +- 1pp")
+    # The resident peak is reached while the 200 MiB object is being built.
+    top = mem["peak_stack"][0] if mem["peak_stack"] else {}
+    check(top.get("line") == big_n and top.get("file") == path,
+          f"peak stack starts at {top}, expected {path}:{big_n}")
+    check(mem["peak_rss"] >= 200 * MIB, f"peak_rss {mem['peak_rss']}")
+    return (f"{rounds} rounds; big line touched {big['touched'] / MIB:.0f} MiB for "
+            f"{big['mapped'] / MIB:.0f} MiB mapped; keep share {keep_share:.2%} (truth "
+            f"{truth:.2%}); big+keep {share_two:.1%}; peak {mem['peak_rss'] / MIB:.0f} MiB at "
+            f"line {top.get('line')}")
+
+
+@test
+def mem_balance():
+    py = interpreter("debian")
+    lines = {k: source_line("mem_churn.py", f"# {k} line")[0]
+             for k in ("map", "touch", "unmap", "heap", "free")}
+    with Workloads() as wl:
+        p = wl.start(py, "mem_churn.py")
+        rep = profile_json([p.pid], 3, 99, ["--mem"])
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_churn.py")
+    row = {k: mem_line(mem, path, n) for k, n in lines.items()}
+    chunk = 48 * MIB
+    maps = row["map"]["mapped"]
+    check(maps >= 2 * chunk and maps % chunk == 0,
+          f"map line mapped {maps}, expected a multiple (>= 2) of {chunk}")
+    check(row["unmap"]["unmapped"] % chunk == 0 and
+          abs(row["unmap"]["unmapped"] - maps) <= chunk,
+          f"unmap line unmapped {row['unmap']['unmapped']}, map line mapped {maps}")
+    check(abs(row["touch"]["touched"] - maps) <= chunk + 0.05 * maps,
+          f"touch line touched {row['touch']['touched']}, {maps} mapped")
+    # The heap grows by brk on one line and is trimmed on another.
+    heap, freed = row["heap"]["mapped"], row["free"]["unmapped"]
+    check(heap >= 2 * 200 * 100_000 and freed > 0,
+          f"heap line mapped {heap} (brk), free line unmapped {freed}")
+    check(abs(heap - freed) <= 200 * 100_000 + 2 * MIB,
+          f"heap line mapped {heap}, free line unmapped {freed}: no balance")
+    # Whole process: at most the round in flight at each end is unbalanced.
+    check(abs(mem["net"]) <= chunk + 200 * 100_000 + 2 * MIB,
+          f"net {mem['net']} bytes (mapped {mem['mapped']}, unmapped {mem['unmapped']})")
+    return (f"mmap {maps // chunk} x 48 MiB, munmap {row['unmap']['unmapped'] // chunk}; "
+            f"brk +{heap / MIB:.1f} MiB -{freed / MIB:.1f} MiB; net "
+            f"{mem['net'] / MIB:+.1f} MiB")
+
+
+@test
+def mem_text_report():
+    py = interpreter("debian")
+    big_n, big_text = source_line("mem_grow.py", "# big line")
+    with Workloads() as wl:
+        p = wl.start(py, "mem_grow.py")
+        r = run_profiler(["-p", p.pid, "-d", 2, "--mem"], timeout=2 + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    out = r.stdout
+    check("Memory growth by line" in out, "no memory-by-line table")
+    table = out.split("Memory growth by line", 1)[1].splitlines()[2]
+    check(f"mem_grow.py:{big_n}" in table and big_text.split("#")[0].strip() in table,
+          f"first memory row is not line {big_n} with its source: {table!r}")
+    check("stack at the peak" in out, "no peak stack in the text report")
+    return f"top row: {table.strip()[:90]}"
+
+
+@test
+def mem_timeline():
+    py = interpreter("debian")
+    big_n, _ = source_line("mem_grow.py", "# big line")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        svg = os.path.join(tmp, "rss.svg")
+        p = wl.start(py, "mem_grow.py")
+        r = run_profiler(["-p", p.pid, "-d", 3, "--mem-timeline", svg, "-f", "json"],
+                         timeout=3 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        try:
+            root = ET.parse(svg).getroot()
+        except ET.ParseError as e:
+            raise Fail(f"{svg} is not well-formed XML: {e}")
+    rep = json.loads(r.stdout)
+    mem = mem_section(rep, p.pid)
+    ns = "{http://www.w3.org/2000/svg}"
+    check(root.tag == ns + "svg", f"root element {root.tag}")
+    lines = root.findall(f".//{ns}polyline")
+    check(len(lines) == 1, f"{len(lines)} polylines")
+    points = lines[0].get("points").split()
+    # One reading every 50 ms, minus start-up: at least 40 in 3 s.
+    check(len(points) >= 40 and len(points) == len(mem["rss_timeline"]),
+          f"{len(points)} points drawn, {len(mem['rss_timeline'])} readings")
+    labels = [t.text or "" for t in root.iter(ns + "text") if t.get("class") == "label"]
+    check(labels, "no labelled rise")
+    # The largest rises are the 200 MiB object being written.
+    check(f"mem_grow.py:{big_n} round_trip" in labels[0],
+          f"largest rise labelled {labels[0]!r}, expected mem_grow.py:{big_n}")
+    return f"{len(points)} readings, {len(labels)} labels, first {labels[0]!r}"
+
+
+@test
+def mem_folded():
+    """--mem-folded: one line per stack, outermost first, weights adding up
+    to the touched bytes of the JSON report of the same run."""
+    py = interpreter("debian")
+    big_n, _ = source_line("mem_grow.py", "# big line")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "mem.folded")
+        p = wl.start(py, "mem_grow.py")
+        rep = profile_json([p.pid], 2, 99, ["--mem-folded", out])
+        with open(out) as f:
+            rows = f.read().splitlines()
+    mem = mem_section(rep, p.pid)
+    stacks = {}
+    for row in rows:
+        stack, _, weight = row.rpartition(" ")
+        check(stack and weight.isdigit(), f"malformed folded line {row!r}")
+        stacks[stack] = stacks.get(stack, 0) + int(weight)
+    check(sum(stacks.values()) == mem["touched"],
+          f"folded weights add up to {sum(stacks.values())}, touched {mem['touched']}")
+    top = max(stacks, key=stacks.get)
+    frames = top.split(";")
+    path = py.script_path("mem_grow.py")
+    check(frames[0].startswith(f"pid {p.pid} (") and frames[-1] == f"round_trip ({path}:{big_n})"
+          and frames[1].startswith("<module>"), f"heaviest stack {top!r}")
+    return f"{len(rows)} stacks, heaviest {top!r} {stacks[top] >> 20} MiB"
+
+
+@test
+def mem_error_usage():
+    expect_error(["-p", os.getpid(), "--mem-period", "0"], ["--mem-period"], rc=2)
+    expect_error(["-p", os.getpid(), "--mem=bogus"], ["--mem"], rc=2)
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "missing", "rss.svg")
+        expect_error(["-p", os.getpid(), "--mem-timeline", bad], ["cannot write", bad],
+                     out=bad)
+    return "bad period, bad mode and unwritable timeline refused"
+
+
+@mem_builds
+def mem_alloc_leak(build):
+    """--mem=alloc: the 5 MiB kept per round is the top live line at the end;
+    the 200 MiB object built and dropped on another line is not live."""
+    py = interpreter(build)
+    big_n, _ = source_line("mem_grow.py", "# big line")
+    keep_n, _ = source_line("mem_grow.py", "# keep line")
+    with Workloads() as wl:
+        p = wl.start(py, "mem_grow.py", 0)     # 0: keep every block
+        rep = profile_json([p.pid], 4, 99, ["--mem=alloc"])
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_grow.py")
+    check(mem["alloc_period"] == 512 * 1024, f"alloc_period {mem['alloc_period']}")
+    live = mem["live_at_end"]
+    check(live, f"nothing live at the end; allocated {mem['allocated']}")
+    top = live[0]
+    check(top["file"] == path and top["line"] == keep_n,
+          f"top live line {top['file']}:{top['line']}, expected {path}:{keep_n}; {live[:3]}")
+    # Allocations of at least the period are recorded with their own size,
+    # and nothing kept is freed: live is what the line allocated, block by
+    # block (5 MiB plus the object's header each).
+    blocks = round(top["bytes"] / (5 * MIB))
+    check(blocks >= 2 and 0 <= top["bytes"] - blocks * 5 * MIB <= blocks * 64,
+          f"keep line live {top['bytes']} bytes is not a whole number of 5 MiB blocks")
+    check(top["bytes"] == top["allocated"],
+          f"keep line live {top['bytes']} != allocated {top['allocated']}")
+    big = mem_line(mem, path, big_n)
+    check(big["allocated"] >= 2 * 200 * MIB and big["live"] <= 200 * MIB + 64,
+          f"big line allocated {big['allocated']}, live {big['live']}")
+    return (f"keep line live {blocks} x 5 MiB, big line allocated "
+            f"{big['allocated'] / MIB:.0f} MiB, live {big['live'] / MIB:.0f} MiB")
+
+
+@test
+def mem_alloc_sampling():
+    """Allocations far below the period are seen by bytes: ten times more
+    churned than leaked, and only the leaked ones live at the end."""
+    py = interpreter("debian")
+    churn_n, _ = source_line("mem_leak.py", "# churn line")
+    leak_n, _ = source_line("mem_leak.py", "# leak line")
+    with Workloads() as wl:
+        p = wl.start(py, "mem_leak.py")
+        rep = profile_json([p.pid], 4, 99, ["--mem=alloc"])
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_leak.py")
+    churn, leak = mem_line(mem, path, churn_n), mem_line(mem, path, leak_n)
+    period = mem["alloc_period"]
+    check(leak["allocated"] >= 50 * period,
+          f"leak line allocated {leak['allocated']} bytes, under 50 samples")
+    ratio = churn["allocated"] / leak["allocated"]
+    check(8 <= ratio <= 12.5, f"churn/leak allocated {ratio:.2f}, expected 10 (+-20%)")
+    top = mem["live_at_end"][0]
+    check(top["line"] == leak_n, f"top live line {top['line']}, expected {leak_n}")
+    # Every sampled leaked block is still live (the blocks are made in the
+    # generator; the list's own array on that line is reallocated as it grows,
+    # so it is not); a churn sample is live only if its round was in flight
+    # when the run ended.
+    blocks = mem_line(mem, path, leak_n, "<genexpr>")
+    check(blocks["allocated"] >= 40 * period and blocks["live"] == blocks["allocated"],
+          f"leaked blocks live {blocks['live']}, allocated {blocks['allocated']}")
+    check(churn["live"] <= 500 * 8192 + period,
+          f"churn line live {churn['live']} bytes, more than one round")
+    return (f"churn/leak {ratio:.2f}; leak live {leak['live'] / MIB:.1f} MiB of "
+            f"{leak['allocated'] / MIB:.1f} MiB; churn live {churn['live'] / 1024:.0f} KiB")
+
+
+@test
+def mem_sigint():
+    """Ctrl-C ends a --mem=alloc run with the full report: the probes are
+    detached, the live allocations collected, the memory section written."""
+    py = interpreter("debian")
+    keep_n, _ = source_line("mem_grow.py", "# keep line")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(py, "mem_grow.py", 0)
+        out = os.path.join(tmp, "m.json")
+        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "--mem=alloc", "-o", out],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
+        try:
+            time.sleep(3)
+            check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
+            prof.send_signal(signal.SIGINT)
+            try:
+                _, err = prof.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                raise Fail("still running 10 s after SIGINT")
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait(timeout=10)
+        check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
+        with open(out) as f:
+            rep = json.load(f)
+        # The target lives on, still allocating, after the probes are gone.
+        cpu0 = cpu_seconds(p.pid)
+        time.sleep(0.5)
+        check(p.poll() is None and cpu_seconds(p.pid) > cpu0,
+              f"target {p.pid} stopped after the profiler's exit")
+    mem = mem_section(rep, p.pid)
+    live = mem["live_at_end"]
+    check(live and live[0]["line"] == keep_n, f"top live line {live[:1]}, expected {keep_n}")
+    return f"exit 0; {len(live)} live lines, top {live[0]['bytes'] >> 20} MiB at line {keep_n}"
+
+
+@test
+def mem_target_exits():
+    """A target that exits during a --mem=alloc run: the run ends by itself
+    and its memory section is kept."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "exits.py", 1.5)
+        Reaper(p)
+        r = run_profiler(["-p", p.pid, "-d", 20, "--mem=alloc", "-f", "json"],
+                         timeout=20 + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    check(r.elapsed < 8, f"took {r.elapsed:.1f}s after a 1.5 s target exited")
+    rep = json.loads(r.stdout)
+    proc = process(rep, p.pid)
+    check(proc["exited"] is True, f"exited is {proc['exited']!r}")
+    mem = mem_section(rep, p.pid)
+    check(mem["rss_timeline"], "no resident-size reading before the exit")
+    return f"finished in {r.elapsed:.2f}s; {len(mem['rss_timeline'])} readings"
+
+
+@test
+def mem_threads():
+    """Memory events of two threads, each on its own lines: every line gets
+    exactly its own thread's mmaps, munmaps and page touches."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "mem_threads.py")
+        rep = profile_json([p.pid], 3, 99, ["--mem"])
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_threads.py")
+    figures = []
+    for name, size in (("big", 3 * MIB), ("small", MIB)):
+        row = {k: mem_line(mem, path, source_line("mem_threads.py", f"# {name} {k} line")[0])
+               for k in ("map", "touch", "unmap")}
+        maps, unmaps = row["map"]["mapped"], row["unmap"]["unmapped"]
+        check(maps >= 10 * size and maps % size == 0,
+              f"{name} map line mapped {maps}, expected a multiple (>= 10) of {size}")
+        check(unmaps % size == 0 and abs(unmaps - maps) <= size,
+              f"{name} unmap line unmapped {unmaps}, map line mapped {maps}")
+        touched = row["touch"]["touched"]
+        # One sample per 256 KiB touched, so up to a sample either way per
+        # round in flight, and 10% of sampling error.
+        check(abs(touched - maps) <= size + 0.1 * maps + 512 * 1024,
+              f"{name} touch line touched {touched}, {maps} mapped")
+        figures.append(f"{name}: {maps // size} maps, touched {touched / MIB:.0f} MiB")
+    return "; ".join(figures)
+
+
+@test
+def mem_merge():
+    """--merge: the memory stacks of two processes add up in the merged
+    section, the same lines as each would show alone."""
+    py = interpreter("debian")
+    big_n, _ = source_line("mem_grow.py", "# big line")
+    with Workloads() as wl:
+        a = wl.start(py, "mem_grow.py")
+        b = wl.start(py, "mem_grow.py")
+        rep = profile_json([a.pid, b.pid], 3, 99, ["--mem", "--merge"])
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} processes after --merge")
+    mem = mem_section(rep, rep["processes"][0]["pid"])
+    big = mem_line(mem, py.script_path("mem_grow.py"), big_n)
+    rounds = big["mapped"] // BIG_MAP
+    check(rounds >= 4 and big["mapped"] == rounds * BIG_MAP,
+          f"merged big line mapped {big['mapped']}, not a multiple (>= 4) of {BIG_MAP}")
+    check(big["touched"] >= 0.9 * mem["touched"], f"big line {big['touched']} of {mem['touched']}")
+    check(mem["peak_stack"] and mem["peak_stack"][0]["line"] == big_n,
+          f"merged peak stack {mem['peak_stack'][:1]}")
+    return f"{rounds} rounds of both processes on the big line, peak at line {big_n}"
