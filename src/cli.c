@@ -34,12 +34,15 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
 	"                                          # several formats from one run\n"
 	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
-	"  sudo pybpfprof -a -d 10                 # every CPython on the host, new ones too\n"
+	"  sudo pybpfprof -a -d 10                 # every CPython, new ones as well\n"
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
+	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
+	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
+	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
@@ -47,9 +50,6 @@ static const char doc[] =
 	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
-	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
-	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg\n"
-	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
@@ -94,7 +94,7 @@ static const struct argp_option options[] = {
 	  "triggered it", 5 },
 	{ "imports", OPT_IMPORTS, NULL, 0, "Time every import, with the imports it nested", 5 },
 	{ "calls-py311-line", OPT_PY311_LINE, NULL, 0, "Allow --calls on Python 3.11 by also "
-	  "enabling its line probe: makes the target about 30 times slower", 5 },
+	  "enabling its line probe, which makes the target about 30 times slower", 5 },
 	{ NULL, 0, NULL, 0, "Output:", 3 },
 	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
 	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
@@ -111,20 +111,20 @@ static const struct argp_option options[] = {
 	{ "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
-	{ NULL, 0, NULL, 0, "Memory:", 5 },
+	{ NULL, 0, NULL, 0, "Memory:", 6 },
 	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
 	  "line. faults (the default): sampled page faults (new memory touched) and "
 	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
 	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
-	  "costly), sampled by bytes, and what is still live at the end", 5 },
+	  "costly), sampled by bytes, and what is still live at the end", 6 },
 	{ "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
-	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 5 },
+	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 6 },
 	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
-	  "sample, on average (default: 524288); larger allocations are always recorded", 5 },
+	  "sample, on average (default: 524288); larger allocations are always recorded", 6 },
 	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
-	  "64, one per 256 KiB touched)", 5 },
+	  "64, one per 256 KiB touched)", 6 },
 	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
-	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 5 },
+	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },
 	{},
 };
 
