@@ -14,6 +14,7 @@
 
 struct launch {
 	pid_t pid;		/* 0: nothing launched */
+	const char *cmd;	/* argv[0], for messages */
 	int go_fd;		/* write end: one byte lets the child exec */
 	int err_fd;		/* read end: the child's errno if exec failed, EOF if it worked */
 	bool exited;

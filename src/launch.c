@@ -22,6 +22,7 @@ int launch__start(struct launch *l, char *const argv[], char *why, size_t whylen
 
 	memset(l, 0, sizeof(*l));
 	l->go_fd = l->err_fd = -1;
+	l->cmd = argv[0];
 	if (pipe2(go, O_CLOEXEC))
 		goto fail;
 	if (pipe2(err, O_CLOEXEC)) {
@@ -86,7 +87,7 @@ int launch__release(struct launch *l, char *why, size_t whylen)
 	l->err_fd = -1;
 	if (n == sizeof(e)) {
 		launch__reap(l, true);
-		snprintf(why, whylen, "cannot run the command: %s", strerror(e));
+		snprintf(why, whylen, "cannot run the command %s: %s", l->cmd, strerror(e));
 		return -e;
 	}
 	return 0;
