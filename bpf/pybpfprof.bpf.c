@@ -516,12 +516,22 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* pid -> highest resident pages seen at a sampled fault: the peak marker
+ * (--mem). Forgotten at exec: the new image starts its own peak. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYPROF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} rss_peak SEC(".maps");
+
 SEC("raw_tp/sched_process_exec")
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bool was_profiled = !bpf_map_delete_elem(&procs, &pid);
 
+	bpf_map_delete_elem(&rss_peak, &pid);
 	/* A new image is worth a look in -a mode, or when this pid is followed. */
 	if (was_profiled || track_all || bpf_map_lookup_elem(&followed, &pid))
 		proc_event(PY_PROC_EXEC, pid, 0, 0, BPF_RB_FORCE_WAKEUP);
@@ -1072,14 +1082,6 @@ int on_line(struct pt_regs *ctx)
  */
 /* Set by userspace after load (--mem-period x page size): a plain global, not rodata. */
 __u64 fault_bytes = 64 * 4096;
-
-/* pid -> highest resident pages seen at a sampled fault: the peak marker. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PYPROF_MAX_PROCS);
-	__type(key, __u32);
-	__type(value, __u64);
-} rss_peak SEC(".maps");
 
 /*
  * Resident pages of the current process: file, anonymous and shmem counters.

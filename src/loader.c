@@ -147,6 +147,9 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	/* A failure at CPU k must not make session__detach close fds it never opened. */
+	for (cpu = 0; cpu < s->ncpus; cpu++)
+		s->pefds[cpu] = -1;
 	for (cpu = 0; cpu < s->ncpus; cpu++) {
 		s->pefds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (s->pefds[cpu] < 0) {
@@ -164,6 +167,7 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 				 strerror(errno));
 			return -errno;
 		}
+		s->pefds[cpu] = -1;	/* the link owns it now and closes it */
 		attached++;
 	}
 	if (!attached) {

@@ -228,6 +228,7 @@ int mem__attach(struct mem_session *m, struct session *s, struct collector *c, u
 				 cpu, strerror(errno));
 			return -errno;
 		}
+		m->pefds[cpu] = -1;	/* the link owns it now and closes it */
 		attached++;
 	}
 	if (!attached) {
