@@ -1374,7 +1374,7 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 	if (!call.weight)
 		return 0;
 	if (call.memptr) {	/* posix_memalign: 0 on success, the address stored at memptr */
-		if (ret || call.memptr == 1)
+		if ((int)ret || call.memptr == 1)	/* an int: the upper half of rax is undefined */
 			return 0;
 		addr = read_word(call.memptr);
 	}
