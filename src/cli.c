@@ -341,6 +341,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				 "sense with --calls");
 			goto bad;
 		}
+		if (cfg->top && (cfg->noutputs || cfg->mem_timeline || cfg->mem_folded)) {
+			snprintf(cfg->error, sizeof(cfg->error), "top shows a live view and writes "
+				 "no file: drop -o, --mem-timeline and --mem-folded, or record "
+				 "without top");
+			goto bad;
+		}
+		/* The allocator's uprobes are attached to the processes known at the start. */
+		if (cfg->mem == PYPROF_MEM_ALLOC && (cfg->all || cfg->command || cfg->subprocesses)) {
+			snprintf(cfg->error, sizeof(cfg->error), "--mem=alloc traces the processes "
+				 "given with -p only, not -a, a command or --subprocesses (--mem "
+				 "works with all of them)");
+			goto bad;
+		}
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

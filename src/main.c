@@ -33,9 +33,13 @@
 
 static volatile sig_atomic_t stop_requested;
 
-static void on_signal(int sig)
+/* Whether the stop signal was sent by a process (kill), not by the terminal. */
+static volatile sig_atomic_t stop_from_process;
+
+static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	stop_requested = sig;
+	stop_from_process = info && info->si_code != SI_KERNEL;
 }
 
 static long long now_ns(void)
@@ -121,15 +125,16 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
 
 /*
  * A stop signal in launch mode: the command decides when the run ends. A
- * terminal's Ctrl-C reached it already (same process group); a SIGTERM for
- * us is passed on. It gets a few seconds, then the report is written anyway.
+ * terminal's Ctrl-C reached it already (same process group); a signal sent
+ * to us by a process (kill, a supervisor) is passed on. It gets a few
+ * seconds, then the report is written anyway.
  */
 static void stop_launched(struct session *s, struct launch *l)
 {
 	long long give_up = now_ns() + 5000000000LL;
 
-	if (stop_requested == SIGTERM)
-		kill(l->pid, SIGTERM);
+	if (stop_requested == SIGTERM || stop_from_process)
+		kill(l->pid, stop_requested);
 	while (!launch__reap(l, false) && now_ns() < give_up)
 		session__poll(s, POLL_MS);
 }
@@ -298,7 +303,7 @@ static void record_counters(struct session *s, struct collector *c)
 int main(int argc, char **argv)
 {
 	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
 	const struct report_writer *w, *fallback;
 	struct report_opts ro;
 	struct mem_session mem = {};
@@ -315,6 +320,8 @@ int main(int argc, char **argv)
 	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A closed pipe on one output (-o - | head) must not kill the run: write() fails instead. */
+	signal(SIGPIPE, SIG_IGN);
 	argp_err_exit_status = 2;
 	if (cli_parse(argc, argv, &cfg, 0))
 		return 2;
@@ -451,7 +458,15 @@ out:
 	tracker__free(&tr);
 	collector__free(&c);
 	profile__free(&prof);
-	/* after -d, the command runs on: its exit code is still ours */
+	/*
+	 * After -d, the command runs on: its exit code is still ours. But after a
+	 * stop signal it had its chance: one that outlives it is left running.
+	 */
+	if (!err && launch.pid && stop_requested && !launch__reap(&launch, false)) {
+		pr_warn("the command (pid %d) did not exit after the signal; it is left running\n",
+			launch.pid);
+		return 1;
+	}
 	if (!err && launch.pid && launch__reap(&launch, true))
 		return launch__exit_code(&launch);
 	return err ? 1 : 0;

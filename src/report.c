@@ -118,12 +118,28 @@ double report_pct(uint64_t part, uint64_t whole)
  */
 static int open_source(int root_fd, const char *file)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	/*
+	 * The name comes from the target (co_filename can be anything): never
+	 * block on a FIFO or device at open, and read regular files only, so
+	 * /dev/zero or a pipe cannot hang the report.
+	 */
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+				.resolve = RESOLVE_IN_ROOT };
 	int fd = root_fd >= 0 ? syscall(SYS_openat2, root_fd, file, &how, sizeof(how))
-			      : open(file, O_RDONLY | O_CLOEXEC);
+			      : open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }
+
+/* Source read per file, in 4 KiB chunks: 64 MiB, far beyond any real source file. */
+#define SOURCE_MAX_CHUNKS 16384
 
 /* Copies the trimmed text of one line into out (width bytes). */
 static void trim_into(const char *text, char *out, size_t width)
@@ -140,7 +156,7 @@ int report_source_lines(int root_fd, const char *file, const int *lines, size_t 
 			size_t width, bool *found)
 {
 	char chunk[4096];
-	size_t i = 0, k, nfound = 0;
+	size_t i = 0, k, nfound = 0, chunks = 0;
 	bool at_start = true;
 	int fd, cur = 1;
 	FILE *f;
@@ -162,8 +178,11 @@ int report_source_lines(int root_fd, const char *file, const int *lines, size_t 
 	}
 	while (i < n && lines[i] <= 0)
 		i++;
-	/* Fixed-size chunks: a huge line (minified code) costs no memory, only its start is kept. */
-	while (i < n && fgets(chunk, sizeof(chunk), f)) {
+	/*
+	 * Fixed-size chunks: a huge line (minified code) costs no memory, only its
+	 * start is kept; and no more than SOURCE_MAX_CHUNKS of them per file.
+	 */
+	while (i < n && chunks++ < SOURCE_MAX_CHUNKS && fgets(chunk, sizeof(chunk), f)) {
 		bool ends = strchr(chunk, '\n') != NULL;
 
 		if (at_start && cur == lines[i]) {

@@ -204,7 +204,7 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_proc
 	struct mem_line_stat *ls = NULL, *live = NULL;
 	struct mem_func_stat *fs = NULL;
 	uint64_t tot[PROFILE_MEM_NKINDS];
-	size_t n = 0, i, k;
+	size_t n = 0, nfs = 0, i, k;
 
 	profile_proc__mem_totals(pp, tot);
 	fprintf(f, ",\n     \"memory\": {\"period_faults\": %u, \"page_size\": %u, "
@@ -241,8 +241,8 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_proc
 		fputc('}', f);
 	}
 	fputs("],\n      \"functions\": [", f);
-	if (!profile_proc__mem_func_stats(p, pp, &fs, &n)) {
-		for (i = 0; i < n; i++) {
+	if (!profile_proc__mem_func_stats(p, pp, &fs, &nfs)) {
+		for (i = 0; i < nfs; i++) {
 			const struct profile_func *fn = &p->funcs[fs[i].func];
 
 			fputs(i ? ",\n        " : "\n        ", f);

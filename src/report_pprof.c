@@ -115,13 +115,15 @@ static uint64_t strtab__id(struct strtab *t, const char *s)
 			return *slot;
 	}
 	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 64;
-		n = realloc(t->strs, t->cap * sizeof(*t->strs));
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+
+		n = realloc(t->strs, ncap * sizeof(*t->strs));
 		if (!n) {
 			t->out.oom = true;
 			return 0;
 		}
 		t->strs = n;
+		t->cap = ncap;
 	}
 	t->strs[t->n] = strdup(s);
 	if (!t->strs[t->n] || hashmap__set(&t->index, h, t->n)) {

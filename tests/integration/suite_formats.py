@@ -665,3 +665,19 @@ def formats_line_report_container():
                         "shown may not be what runs"], f"notes after the edit: {notes}")
     return (f"python {chrooted[0]}: line {line} shows {code!r} read inside the root; "
             "the edit there flagged")
+
+
+@test
+def formats_hostile_source_file():
+    """co_filename is target input: a code object "from /dev/zero" gets no
+    source text, and the text report is written at once (reading /dev/zero
+    as source would never end)."""
+    with Workloads() as wl:
+        p = wl.start("/usr/bin/python3", "hostile_filename.py")
+        t0 = time.monotonic()
+        r = run_profiler(["-p", p.pid, "-d", 1, "-F", 99], timeout=1 + RUN_SLACK)
+        took = time.monotonic() - t0
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    check("spin_devzero" in r.stdout, "spin_devzero not in the report")
+    check(took < 1 + RUN_SLACK / 2, f"the run took {took:.1f} s for -d 1")
+    return f"report in {took:.1f} s with spin_devzero from /dev/zero"

@@ -90,8 +90,14 @@ static void test_errors(void **state)
 	char *all_sub[] = { "pybpfprof", "-a", "--subprocesses", NULL };
 	char *empty_cmd[] = { "pybpfprof", "-d", "1", "--", NULL };
 	char *stray[] = { "pybpfprof", "-p", "1", "python3", NULL };
+	char *top_out[] = { "pybpfprof", "top", "-p", "1", "-o", "x.json", NULL };
+	char *alloc_all[] = { "pybpfprof", "-a", "--mem=alloc", NULL };
+	char *alloc_cmd[] = { "pybpfprof", "--mem=alloc", "--", "true", NULL };
 
 	(void)state;
+	expect_error(top_out, ARGC(top_out), "writes no file");
+	expect_error(alloc_all, ARGC(alloc_all), "--mem=alloc traces the processes given with -p");
+	expect_error(alloc_cmd, ARGC(alloc_cmd), "--mem=alloc traces the processes given with -p");
 	expect_error(none, ARGC(none), "-a");
 	expect_error(all_pid, ARGC(all_pid), "-a profiles every process");
 	expect_error(all_cmd, ARGC(all_cmd), "-a profiles every process");
