@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "profile.h"
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap;
 	void *n;
@@ -107,7 +107,7 @@ uint32_t profile__func(struct profile *p, const char *qualname, const char *file
 			return *slot;
 		h++;
 	}
-	if (grow((void **)&p->funcs, &p->cap_funcs, p->nfuncs + 1, sizeof(*p->funcs)))
+	if (profile_grow((void **)&p->funcs, &p->cap_funcs, p->nfuncs + 1, sizeof(*p->funcs)))
 		return UINT32_MAX;
 	f = &p->funcs[p->nfuncs];
 	f->qualname = dup_or_empty(qualname);
@@ -129,7 +129,7 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line)
 
 	if (slot)
 		return *slot;
-	if (grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
+	if (profile_grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
 		return UINT32_MAX;
 	p->frames[p->nframes].func = func;
 	p->frames[p->nframes].line = line;
@@ -143,7 +143,7 @@ struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *e
 {
 	struct profile_proc *pp;
 
-	if (grow((void **)&p->procs, &p->cap_procs, p->nprocs + 1, sizeof(*p->procs)))
+	if (profile_grow((void **)&p->procs, &p->cap_procs, p->nprocs + 1, sizeof(*p->procs)))
 		return NULL;
 	pp = &p->procs[p->nprocs];
 	memset(pp, 0, sizeof(*pp));
@@ -178,7 +178,7 @@ struct profile_thread *profile_proc__thread(struct profile_proc *pp, uint32_t ti
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
 			return &pp->threads[i];
-	if (grow((void **)&pp->threads, &pp->cap_threads, pp->nthreads + 1,
+	if (profile_grow((void **)&pp->threads, &pp->cap_threads, pp->nthreads + 1,
 		 sizeof(*pp->threads)))
 		return NULL;
 	pp->threads[pp->nthreads].tid = tid;
@@ -204,7 +204,7 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 		}
 		h++;
 	}
-	if (grow((void **)&pp->stacks, &pp->cap_stacks, pp->nstacks + 1, sizeof(*pp->stacks)))
+	if (profile_grow((void **)&pp->stacks, &pp->cap_stacks, pp->nstacks + 1, sizeof(*pp->stacks)))
 		return -ENOMEM;
 	s = &pp->stacks[pp->nstacks];
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
@@ -338,7 +338,7 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 		    !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames)))
 			st = &gc->stacks[i];
 	if (!st) {
-		if (grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
+		if (profile_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
 			 sizeof(*gc->stacks)))
 			return -ENOMEM;
 		st = &gc->stacks[gc->nstacks];
@@ -363,7 +363,7 @@ int profile_proc__add_call(struct profile_proc *pp, uint32_t func, uint32_t call
 		if (pp->calls[i].func == func && pp->calls[i].caller == caller)
 			e = &pp->calls[i];
 	if (!e) {
-		if (grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1, sizeof(*pp->calls)))
+		if (profile_grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1, sizeof(*pp->calls)))
 			return -ENOMEM;
 		e = &pp->calls[pp->ncalls++];
 		e->func = func;
@@ -387,7 +387,7 @@ int profile_proc__add_hist(struct profile_proc *pp, uint32_t func,
 		if (pp->hists[i].func == func)
 			h = &pp->hists[i];
 	if (!h) {
-		if (grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1, sizeof(*pp->hists)))
+		if (profile_grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1, sizeof(*pp->hists)))
 			return -ENOMEM;
 		h = &pp->hists[pp->nhists++];
 		h->func = func;
@@ -413,7 +413,7 @@ int profile_proc__import_start(struct profile_proc *pp, uint32_t tid, const char
 {
 	struct profile_import *im;
 
-	if (grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1, sizeof(*pp->imports)))
+	if (profile_grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1, sizeof(*pp->imports)))
 		return -ENOMEM;
 	im = &pp->imports[pp->nimports];
 	im->module = dup_or_empty(module);

@@ -9,25 +9,6 @@
 #include <string.h>
 #include "profile.h"
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 void profile_mem__free(struct profile_mem *m)
 {
 	size_t i;
@@ -57,7 +38,7 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 			return *slot;
 		h++;	/* a 64-bit collision with another stack: probe on */
 	}
-	if (grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
+	if (profile_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
 		return -ENOMEM;
 	s = &m->stacks[m->nstacks];
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
@@ -91,7 +72,7 @@ int profile_proc__add_mem(struct profile_proc *pp, enum profile_mem_kind kind,
 		m->peak_t_s = t_s;
 	}
 	if (m->nevents >= PROFILE_MEM_MAX_EVENTS ||
-	    grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
+	    profile_grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
 		m->events_dropped++;
 		return i;
 	}
@@ -107,7 +88,7 @@ int profile_proc__add_rss(struct profile_proc *pp, double t_s, uint64_t rss)
 {
 	struct profile_mem *m = &pp->mem;
 
-	if (grow((void **)&m->rss, &m->cap_rss, m->nrss + 1, sizeof(*m->rss)))
+	if (profile_grow((void **)&m->rss, &m->cap_rss, m->nrss + 1, sizeof(*m->rss)))
 		return -ENOMEM;
 	m->rss[m->nrss++] = (struct profile_rss_point){ t_s, rss };
 	if (rss > m->peak_rss)
