@@ -71,6 +71,19 @@ enum py_exe_kind {
 /* enum py_exe_kind, or -errno (process gone, no executable, permission). */
 int py_exe_kind(pid_t pid);
 
+/*
+ * Reads a small text file (a /proc entry) into buf, NUL-terminated, trailing
+ * newlines and spaces trimmed; "" if it cannot be read. nul_to_space turns
+ * embedded NULs (cmdline) into spaces.
+ */
+void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_space);
+
+/*
+ * Reads /proc/PID/stat into buf; returns the last ')' (the end of comm, which
+ * may hold anything: the other fields follow it), or NULL.
+ */
+const char *proc_stat_read(pid_t pid, char *buf, size_t len);
+
 /* True while the process exists and is not a zombie. */
 bool proc_alive(pid_t pid);
 

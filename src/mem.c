@@ -253,18 +253,9 @@ static uint64_t read_rss(int pid, long page_size)
 {
 	char path[64], buf[128];
 	unsigned long long size, resident;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
+	proc_read_small_file(path, buf, sizeof(buf), false);
 	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
 		return 0;
 	return (uint64_t)resident * page_size;

@@ -44,27 +44,7 @@ int maps_parse_line(const char *line, struct map_entry *e)
 	return 0;
 }
 
-bool proc_alive(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* state follows the last ')' of "pid (comm) S ..." */
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
-static void read_small_file(const char *path, char *buf, size_t len, bool nul_to_space)
+void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_space)
 {
 	ssize_t n = -1, i;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -83,12 +63,31 @@ static void read_small_file(const char *path, char *buf, size_t len, bool nul_to
 		buf[--n] = '\0';
 }
 
+const char *proc_stat_read(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	proc_read_small_file(path, buf, len, false);
+	/* comm may hold spaces and parentheses: the fields start after the last ')' */
+	return strrchr(buf, ')');
+}
+
+bool proc_alive(pid_t pid)
+{
+	char buf[512];
+	const char *p = proc_stat_read(pid, buf, sizeof(buf));
+
+	/* state follows the last ')' of "pid (comm) S ..." */
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 {
 	char path[96];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	read_small_file(path, buf, len, false);
+	proc_read_small_file(path, buf, len, false);
 }
 
 /*
@@ -131,9 +130,9 @@ static void read_names(struct py_target *t)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
-	read_small_file(path, t->comm, sizeof(t->comm), false);
+	proc_read_small_file(path, t->comm, sizeof(t->comm), false);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
-	read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
+	proc_read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
 }
 
 void py_target__fork(const struct py_target *parent, pid_t child, struct py_target *t)
@@ -597,23 +596,13 @@ static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *wh
 double proc_start_time(pid_t pid)
 {
 	unsigned long long ticks = 0, btime = 0;
-	char path[64], buf[1024], *p;
+	char buf[1024];
+	const char *p = proc_stat_read(pid, buf, sizeof(buf));
 	long hz = sysconf(_SC_CLK_TCK);
 	FILE *f;
-	ssize_t n;
-	int fd, i;
+	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: count fields from the last ')' */
-	p = strrchr(buf, ')');
+	/* starttime is field 22; p is at the end of field 2 */
 	for (i = 2; p && i < 22; i++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", &ticks) != 1 || hz <= 0)

@@ -368,22 +368,41 @@ size_t tracker__starting(struct tracker *tr)
 	return n;
 }
 
-size_t tracker__scan(struct tracker *tr)
+/* Lists /proc for a scan; NULL, with a warning, if it cannot. */
+static DIR *proc_list(void)
 {
-	size_t before = tr->registered;
-	struct dirent *d;
 	DIR *dir = opendir("/proc");
 
-	if (!dir) {
+	if (!dir)
 		pr_warn("cannot list /proc: %s\n", strerror(errno));
-		return 0;
-	}
+	return dir;
+}
+
+/* The next process of a /proc listing, or 0 at its end. */
+static pid_t next_pid(DIR *dir)
+{
+	struct dirent *d;
+
 	while ((d = readdir(dir))) {
 		char *end;
 		long pid = strtol(d->d_name, &end, 10);
 
-		if (!isdigit((unsigned char)d->d_name[0]) || *end || pid <= 0 || pid == tr->self ||
-		    live_target(tr, pid))
+		if (isdigit((unsigned char)d->d_name[0]) && !*end && pid > 0)
+			return pid;
+	}
+	return 0;
+}
+
+size_t tracker__scan(struct tracker *tr)
+{
+	size_t before = tr->registered;
+	DIR *dir = proc_list();
+	pid_t pid;
+
+	if (!dir)
+		return 0;
+	while ((pid = next_pid(dir))) {
+		if (pid == tr->self || live_target(tr, pid))
 			continue;
 		/* a process that is still starting is retried like a new one */
 		if (try_register(tr, pid, NULL) == -EAGAIN)
@@ -396,21 +415,11 @@ size_t tracker__scan(struct tracker *tr)
 /* The parent pid of pid from /proc/PID/stat, or -1. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd, ppid;
+	char buf[512];
+	const char *p = proc_stat_read(pid, buf, sizeof(buf));
+	int ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold anything, so start after the last ')' */
-	p = strrchr(buf, ')');
+	/* "pid (comm) S ppid ..." */
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
 		return -1;
 	return ppid;
@@ -434,19 +443,13 @@ static bool descends(pid_t pid, const pid_t *roots, size_t nroots)
 size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, unsigned flags)
 {
 	size_t before = tr->registered, found = 0;
-	struct dirent *d;
-	DIR *dir = opendir("/proc");
+	DIR *dir = proc_list();
+	pid_t pid;
 
-	if (!dir) {
-		pr_warn("cannot list /proc: %s\n", strerror(errno));
+	if (!dir)
 		return 0;
-	}
-	while ((d = readdir(dir))) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
-
-		if (!isdigit((unsigned char)d->d_name[0]) || *end || pid <= 1 || pid == tr->self ||
-		    !descends(pid, roots, nroots))
+	while ((pid = next_pid(dir))) {
+		if (pid == 1 || pid == tr->self || !descends(pid, roots, nroots))
 			continue;
 		found++;
 		/* its own children from now on, and its image now */
