@@ -77,6 +77,13 @@ int report_source_changed(int root_fd, const char *file, double start_time);
 void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc *pp,
 		     const struct report_opts *o);
 void report_mem_json(FILE *f, const struct profile *p, const struct profile_proc *pp);
+/*
+ * The source text of a profile frame's line, read inside its process's root,
+ * for a table cell: "(source not available)" when it cannot be read, "" for
+ * an unresolved frame.
+ */
+void report_frame_source(const struct profile *p, const struct profile_proc *pp, uint32_t frame,
+			 char *src, size_t len);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
 /*

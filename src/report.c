@@ -209,6 +209,16 @@ int report_source_line(int root_fd, const char *file, int line, char *buf, size_
 	return n < 0 ? n : n ? 0 : -ENOENT;
 }
 
+void report_frame_source(const struct profile *p, const struct profile_proc *pp, uint32_t frame,
+			 char *src, size_t len)
+{
+	const struct profile_frame *fr = &p->frames[frame];
+	const struct profile_func *fn = &p->funcs[fr->func];
+
+	if (report_source_line(pp->root_fd, fn->file, fr->line, src, len))
+		snprintf(src, len, "%s", fn->unresolved ? "" : "(source not available)");
+}
+
 int report_source_changed(int root_fd, const char *file, double start_time)
 {
 	struct stat st;

@@ -58,6 +58,19 @@ static size_t live_lines(const struct mem_line_stat *ls, size_t n, struct mem_li
 	return k;
 }
 
+/* A line table's cells for one frame: "file.py:N" (base name), its source; returns its function. */
+static const char *line_cells(const struct profile *p, const struct profile_proc *pp,
+			      uint32_t frame, char *loc, size_t loclen, char *src, size_t srclen)
+{
+	const struct profile_frame *fr = &p->frames[frame];
+	const struct profile_func *fn = &p->funcs[fr->func];
+	const char *base = strrchr(fn->file, '/');
+
+	report_frame_source(p, pp, frame, src, srclen);
+	snprintf(loc, loclen, "%s:%d", base ? base + 1 : fn->file, fr->line);
+	return fn->qualname;
+}
+
 /* --mem=alloc: sampled allocations never freed, by line: the leak candidates. */
 static void print_live(FILE *f, const struct profile *p, const struct profile_proc *pp,
 		       const struct report_opts *o, const struct mem_line_stat *ls, size_t n)
@@ -70,18 +83,14 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_pr
 		"of %zu)\n", shown, k);
 	fprintf(f, "        live  allocated  %-28s  %-16s  %s\n", "location", "function", "source");
 	for (i = 0; i < shown; i++) {
-		const struct profile_frame *fr = &p->frames[live[i].frame];
-		const struct profile_func *fn = &p->funcs[fr->func];
-		const char *base = strrchr(fn->file, '/');
 		char loc[64];
+		const char *qualname = line_cells(p, pp, live[i].frame, loc, sizeof(loc), src,
+						  sizeof(src));
 
-		if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
-			snprintf(src, sizeof(src), "%s", fn->unresolved ? "" : "(source not available)");
-		snprintf(loc, sizeof(loc), "%s:%d", base ? base + 1 : fn->file, fr->line);
 		fprintf(f, "  %10s %10s  %-28s  %-16s  %s\n",
 			human(a, sizeof(a), live[i].self[PROFILE_MEM_LIVE], false),
 			human(b, sizeof(b), live[i].self[PROFILE_MEM_ALLOCATED], false), loc,
-			fn->qualname, src);
+			qualname, src);
 	}
 	free(live);
 }
@@ -140,19 +149,15 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc
 	fprintf(f, "     touched     mapped   unmapped         net  %-28s  %-16s  %s\n",
 		"location", "function", "source");
 	for (i = 0; i < shown; i++) {
-		const struct profile_frame *fr = &p->frames[ls[i].frame];
-		const struct profile_func *fn = &p->funcs[fr->func];
-		const char *base = strrchr(fn->file, '/');
 		char loc[64];
+		const char *qualname = line_cells(p, pp, ls[i].frame, loc, sizeof(loc), src,
+						  sizeof(src));
 
-		if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
-			snprintf(src, sizeof(src), "%s", fn->unresolved ? "" : "(source not available)");
-		snprintf(loc, sizeof(loc), "%s:%d", base ? base + 1 : fn->file, fr->line);
 		fprintf(f, "  %10s %10s %10s %11s  %-28s  %-16s  %s\n",
 			human(a, sizeof(a), ls[i].self[PROFILE_MEM_TOUCHED], false),
 			human(b, sizeof(b), ls[i].self[PROFILE_MEM_MAPPED], false),
 			human(c, sizeof(c), ls[i].self[PROFILE_MEM_UNMAPPED], false),
-			human(d, sizeof(d), net_of(ls[i].self), true), loc, fn->qualname, src);
+			human(d, sizeof(d), net_of(ls[i].self), true), loc, qualname, src);
 	}
 	if (p->mem_alloc)
 		print_live(f, p, pp, o, ls, n);

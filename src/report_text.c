@@ -106,8 +106,7 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_p
 		const struct profile_frame *fr = &p->frames[st[i].frame];
 		const struct profile_func *fn = &p->funcs[fr->func];
 
-		if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
-			snprintf(src, sizeof(src), "%s", fn->unresolved ? "" : "(source not available)");
+		report_frame_source(p, pp, st[i].frame, src, sizeof(src));
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
 			report_pct(st[i].self, pp->samples));
 		print_location(f, fn->file, fr->line, 36);
