@@ -49,20 +49,4 @@ static inline void build(struct profile *p)
 	profile_proc__thread(b, 0)->samples = 2;
 }
 
-static inline char *slurp(FILE *f, size_t *len)
-{
-	char *buf;
-	long n;
-
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, n, f), n);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 #endif

@@ -25,49 +25,10 @@
 
 #include "report.h"
 #include "fixture_profile.h"
-
-#define GOLDEN_DIR "tests/golden/"
+#include "golden.h"
 
 static const struct report_opts opts = { .top_functions = 20, .top_lines = 20,
 					 .line_report = 5, .tool_version = "0.1.0" };
-
-static char *write_to_memory(const struct report_writer *w, const struct profile *p,
-			     size_t *len)
-{
-	FILE *out = tmpfile();
-	char *got;
-
-	assert_non_null(out);
-	assert_int_equal(w->write(out, p, &opts), 0);
-	got = slurp(out, len);
-	fclose(out);
-	return got;
-}
-
-static void compare_golden(const char *name, const char *got, size_t got_len)
-{
-	char path[256];
-	size_t want_len;
-	char *want;
-	FILE *gold;
-
-	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
-	if (getenv("UPDATE_GOLDEN")) {
-		gold = fopen(path, "w");
-		assert_non_null(gold);
-		fwrite(got, 1, got_len, gold);
-		fclose(gold);
-	}
-	gold = fopen(path, "r");
-	if (!gold)
-		fail_msg("missing %s (run with UPDATE_GOLDEN=1 from the repo root)", path);
-	want = slurp(gold, &want_len);
-	fclose(gold);
-	if (got_len != want_len || memcmp(got, want, got_len))
-		fail_msg("%s differs from the writer's output (%zu bytes, golden %zu)", path,
-			 got_len, want_len);
-	free(want);
-}
 
 static void check_golden(const struct report_writer *w, const char *name)
 {
@@ -76,9 +37,9 @@ static void check_golden(const struct report_writer *w, const char *name)
 	char *got;
 
 	build(&p);
-	got = write_to_memory(w, &p, &len);
+	got = golden_write(w, &p, &opts, &len);
 	profile__free(&p);
-	compare_golden(name, got, len);
+	golden_compare(name, got, len);
 	free(got);
 }
 
@@ -118,7 +79,7 @@ static void test_pprof_golden(void **state)
 
 	(void)state;
 	build(&p);
-	gz = write_to_memory(&report_pprof, &p, &len);
+	gz = golden_write(&report_pprof, &p, &opts, &len);
 	profile__free(&p);
 	assert_true(len > 18);
 	assert_int_equal((unsigned char)gz[0], 0x1f);	/* gzip magic */
@@ -133,7 +94,7 @@ static void test_pprof_golden(void **state)
 	ret = inflate(&z, Z_FINISH);
 	assert_int_equal(ret, Z_STREAM_END);
 	assert_int_equal(z.avail_in, 0);	/* nothing after the gzip member */
-	compare_golden("report.pb", (char *)plain, z.total_out);
+	golden_compare("report.pb", (char *)plain, z.total_out);
 	inflateEnd(&z);
 	free(plain);
 	free(gz);
@@ -335,7 +296,7 @@ static void test_line_report(void **state)
 	profile_proc__add_stack(pp, 1, s2, 2, 6);
 	profile_proc__add_stack(pp, 1, s3, 1, 4);
 	pp->samples = 100;
-	got = write_to_memory(&report_text, &p, &len);
+	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "  Line by line: outer  ") ||
 	    !strstr(got, "(100 samples, 100.0% of the process; 94.0% in the function itself)\n"
 		    "     line   samples   %func  %total     self  source\n"
@@ -348,13 +309,13 @@ static void test_line_report(void **state)
 	free(got);
 
 	pp->start_time = 999999000.0;	/* the file changed after the process started */
-	got = write_to_memory(&report_text, &p, &len);
+	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "was modified after the process started"))
 		fail_msg("no note for a changed source file:\n%s", got);
 	free(got);
 
 	unlink(src);
-	got = write_to_memory(&report_text, &p, &len);
+	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "source: cannot read ") || !strstr(got, ": No such file or directory\n"
 							      "     line   samples"))
 		fail_msg("no note for a missing source file:\n%s", got);

@@ -19,8 +19,8 @@
 #include <argp.h>
 #include "config.h"
 #include "report.h"
+#include "golden.h"
 
-#define GOLDEN_DIR "tests/golden/"
 #define MIB (1024 * 1024ULL)
 
 struct ids {
@@ -126,55 +126,19 @@ static void test_model(void **state)
 	profile__free(&p);
 }
 
-static char *slurp(FILE *f, size_t *len)
-{
-	char *buf;
-	long n;
-
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, n, f), n);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 static void check_golden(const struct report_writer *w, const char *name)
 {
 	struct report_opts o = { .top_functions = 20, .top_lines = 20, .tool_version = "0.1.0" };
-	char path[256];
 	struct profile p;
 	struct ids id;
-	size_t got_len, want_len;
-	char *got, *want;
-	FILE *out, *gold;
+	size_t len;
+	char *got;
 
 	build(&p, &id);
-	out = tmpfile();
-	assert_non_null(out);
-	assert_int_equal(w->write(out, &p, &o), 0);
-	got = slurp(out, &got_len);
-	fclose(out);
+	got = golden_write(w, &p, &o, &len);
 	profile__free(&p);
-	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
-	if (getenv("UPDATE_GOLDEN")) {
-		gold = fopen(path, "w");
-		assert_non_null(gold);
-		fwrite(got, 1, got_len, gold);
-		fclose(gold);
-	}
-	gold = fopen(path, "r");
-	if (!gold)
-		fail_msg("missing %s (run with UPDATE_GOLDEN=1 from the repo root)", path);
-	want = slurp(gold, &want_len);
-	fclose(gold);
-	if (got_len != want_len || memcmp(got, want, got_len))
-		fail_msg("%s differs from the writer's output:\n%s", path, got);
+	golden_compare(name, got, len);
 	free(got);
-	free(want);
 }
 
 static void test_text_golden(void **state)

@@ -21,42 +21,21 @@
 
 #include "report.h"
 #include "fixture_profile.h"
-
-#define GOLDEN_DIR "tests/golden/"
+#include "golden.h"
 
 static void check_golden(const struct report_writer *w, const char *name)
 {
 	struct report_opts o = { .top_functions = 20, .top_lines = 20, .line_report = 5,
 				 .tool_version = "0.1.0" };
-	char path[256];
 	struct profile p;
-	size_t got_len, want_len;
-	char *got, *want;
-	FILE *out, *gold;
+	size_t len;
+	char *got;
 
 	build(&p);
-	out = tmpfile();
-	assert_non_null(out);
-	assert_int_equal(w->write(out, &p, &o), 0);
-	got = slurp(out, &got_len);
-	fclose(out);
+	got = golden_write(w, &p, &o, &len);
 	profile__free(&p);
-	snprintf(path, sizeof(path), GOLDEN_DIR "%s", name);
-	if (getenv("UPDATE_GOLDEN")) {
-		gold = fopen(path, "w");
-		assert_non_null(gold);
-		fwrite(got, 1, got_len, gold);
-		fclose(gold);
-	}
-	gold = fopen(path, "r");
-	if (!gold)
-		fail_msg("missing %s (run with UPDATE_GOLDEN=1 from the repo root)", path);
-	want = slurp(gold, &want_len);
-	fclose(gold);
-	if (got_len != want_len || memcmp(got, want, got_len))
-		fail_msg("%s differs from the writer's output:\n%s", path, got);
+	golden_compare(name, got, len);
 	free(got);
-	free(want);
 }
 
 static void test_text_golden(void **state)
