@@ -82,7 +82,7 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
 	  "targets exit)", 2 },
-	{ "frequency", 'F', "HZ", 0, "Samples per second on each CPU (default: 99)", 2 },
+	{ "frequency", 'F', "HZ", 0, "Mean samples per second on each CPU; the rate varies at random within 20% so that sampling never falls into step with the program (default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
 	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",

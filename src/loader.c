@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * BPF skeleton lifecycle and perf events. Sampling uses the cpu-clock
- * software event with a fixed period (1e9 / hz ns), so every sample stands
- * for the same CPU time; it works on VMs without a hardware PMU.
+ * software event, which works on VMs without a hardware PMU. Its period is
+ * redrawn at random every few hundred samples (session_redraw_period), so that
+ * on average a sample stands for 1/hz of CPU time but the sampling clock
+ * cannot fall into step with a program that does the same thing every 10 ms.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,8 +37,11 @@ struct session {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	struct bpf_link *track_links[3];
-	int *pefds;
+	int *pefds;		/* our copies of the cpu-clock fds, to change their period */
 	int ncpus;
+	unsigned hz;
+	long long next_redraw_ns;
+	uint64_t rng;
 };
 
 struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
@@ -126,6 +134,56 @@ void session__remove_target(struct session *s, pid_t pid)
 	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
 }
 
+static long long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* xorshift64*: uniform in [0, 1). Statistical quality is all that matters here. */
+static double session_random(struct session *s)
+{
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return ((s->rng * 0x2545F4914F6CDD1DULL) >> 11) * 0x1.0p-53;
+}
+
+/*
+ * A fixed sampling period falls into step with a program that repeats itself
+ * every few periods: at 100 Hz, a loop that spends 2.5 ms of every 10 ms tick
+ * in one function was sampled at the same point of every tick, and the
+ * function got 0% of the samples instead of 25%. So the period is redrawn for
+ * every block of about REDRAW_PERIODS periods (at least REDRAW_MIN_NS; the
+ * block's length is random too), with a rate uniform within +-20% of hz. Each
+ * redraw restarts the kernel's timer at a moment unrelated to the target, and
+ * within a block the period differs from the target's rhythm, so the samples
+ * fall at every point of it.
+ *
+ * Restarting the timer loses the part of the period that had run: half a
+ * period per block on average, which the rate makes up for (0.5 / block).
+ */
+#define REDRAW_PERIODS 8
+#define REDRAW_MIN_NS 100000000.0
+
+static void session_redraw_period(struct session *s, long long now)
+{
+	double block = REDRAW_PERIODS * 1e9 / s->hz;
+	double rate = s->hz * (0.8 + 0.4 * session_random(s));
+	__u64 period;
+	int cpu;
+
+	if (block < REDRAW_MIN_NS)
+		block = REDRAW_MIN_NS;
+	period = 1e9 / (rate + 0.5e9 / block);
+	for (cpu = 0; cpu < s->ncpus; cpu++)
+		if (s->pefds[cpu] >= 0)
+			ioctl(s->pefds[cpu], PERF_EVENT_IOC_PERIOD, &period);
+	s->next_redraw_ns = now + (long long)(block * (0.5 + session_random(s)));
+}
+
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 {
 	struct perf_event_attr attr = {
@@ -167,13 +225,20 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 				 strerror(errno));
 			return -errno;
 		}
-		s->pefds[cpu] = -1;	/* the link owns it now and closes it */
+		/*
+		 * The link owns the fd now and closes it; a copy of our own
+		 * changes the period. Without it this CPU keeps a fixed period.
+		 */
+		s->pefds[cpu] = fcntl(s->pefds[cpu], F_DUPFD_CLOEXEC, 0);
 		attached++;
 	}
 	if (!attached) {
 		snprintf(why, whylen, "no online CPU could be sampled");
 		return -ENODEV;
 	}
+	s->hz = hz;
+	s->rng = (uint64_t)monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
+	s->next_redraw_ns = monotonic_ns() + (long long)(REDRAW_MIN_NS * session_random(s));
 	return 0;
 }
 
@@ -190,10 +255,13 @@ int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ct
 int session__poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
+	long long now;
 
 	/* The kernel side wakes us only when the buffer fills up: read what is there anyway. */
 	if (n >= 0)
 		n = ring_buffer__consume(s->rb);
+	if (s->hz && (now = monotonic_ns()) >= s->next_redraw_ns)
+		session_redraw_period(s, now);
 	return n;
 }
 

@@ -259,8 +259,9 @@ class Reaper(threading.Thread):
 
 
 def workload_split(p, timeout=READY_TIMEOUT):
-    """split.py's own measure of its thread CPU time in fast() and slow(),
-    in ns since it started: asked with SIGUSR1, answered on its stdout."""
+    """A workload's own measure of its thread CPU time in fast() and slow(),
+    in ns since it started (split.py, tick.py): asked with SIGUSR1, answered
+    on its stdout."""
     os.kill(p.pid, signal.SIGUSR1)
     fd, buf = p.stdout.fileno(), b""
     deadline = time.monotonic() + timeout
@@ -469,6 +470,31 @@ def split(build):
           f"measured {truth:.1%} of its CPU time in slow(): expected +- 2pp")
     return (f"slow share {share:.1%} (slow {slow}, fast {fast}, {n} samples), "
             f"workload measured {truth:.1%}, python {proc['python']}")
+
+
+@test
+def lockstep():
+    """A program that repeats itself every 10 ms, sampled at 100 Hz: with a
+    fixed period the samples fell at the same point of every tick and fast()
+    had 0% of them. The period is redrawn at random, so fast() gets its real
+    share: the workload's own measure, +- 6pp (about 4 standard deviations
+    of 800 independent samples)."""
+    freq, secs = 100, 8
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "tick.py")
+        fast0, slow0 = workload_split(p)
+        rep = profile_json([p.pid], secs, freq)
+        fast1, slow1 = workload_split(p)
+    fns = functions(process(rep, p.pid))
+    slow, fast = fns.get("slow", {}).get("self", 0), fns.get("fast", {}).get("self", 0)
+    check(slow + fast >= 0.9 * freq * secs,
+          f"only {slow + fast} samples in fast() and slow(), expected ~{freq * secs}")
+    share = fast / (slow + fast)
+    truth = (fast1 - fast0) / ((fast1 - fast0) + (slow1 - slow0))
+    check(abs(share - truth) <= 0.06,
+          f"fast share {share:.1%} (fast {fast}, slow {slow}), the workload measured "
+          f"{truth:.1%}: expected +- 6pp")
+    return f"fast share {share:.1%} of {slow + fast} samples at {freq} Hz, workload measured {truth:.1%}"
 
 
 @per_build
