@@ -20,6 +20,7 @@
 #include "elf_reader.h"
 #include "proc.h"
 #include "remote_mem.h"
+#include "text.h"
 
 int maps_parse_line(const char *line, struct map_entry *e)
 {
@@ -61,6 +62,8 @@ void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_s
 			buf[i] = ' ';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
+	/* comm and cmdline are the target's to choose, escape sequences included. */
+	text_sanitize(buf);
 }
 
 const char *proc_stat_read(pid_t pid, char *buf, size_t len)

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include "py_offsets.h"
 #include "remote_mem.h"
+#include "text.h"
 
 int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -111,6 +112,7 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 		if (err)
 			return err;
 		out[n] = '\0';
+		text_sanitize(out);
 		return 0;
 	}
 	kind = STATE_KIND(state);
@@ -119,7 +121,10 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 	err = remote_read(pid, addr + L->str_compact_data, data, n * kind);
 	if (err)
 		return err;
-	return ucs_to_utf8(data, n, kind, out, outlen) < 0 ? -EINVAL : 0;
+	if (ucs_to_utf8(data, n, kind, out, outlen) < 0)
+		return -EINVAL;
+	text_sanitize(out);
+	return 0;
 }
 
 int remote_read_bytes(pid_t pid, const struct py_layout *L, uint64_t addr, size_t max,

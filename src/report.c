@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "report.h"
+#include "text.h"
 
 static const struct report_writer *writers[] = {
 	&report_text, &report_json, &report_folded, &report_flame,
@@ -150,6 +151,7 @@ static void trim_into(const char *text, char *out, size_t width)
 	while (n && start[n - 1] == ' ')
 		n--;
 	snprintf(out, width, "%.*s", (int)n, start);
+	text_sanitize(out);
 }
 
 int report_source_lines(int root_fd, const char *file, const int *lines, size_t n, char *texts,

@@ -681,3 +681,33 @@ def formats_hostile_source_file():
     check("spin_devzero" in r.stdout, "spin_devzero not in the report")
     check(took < 1 + RUN_SLACK / 2, f"the run took {took:.1f} s for -d 1")
     return f"report in {took:.1f} s with spin_devzero from /dev/zero"
+
+
+@test
+def formats_hostile_strings():
+    """Strings from the target are hostile: a qualname, a file name, a source
+    line, comm and the command line, all carrying terminal escape sequences
+    (clear screen, set title, CSI as U+009B). The text and folded reports
+    show them with every control character replaced by '?'."""
+    with Workloads() as wl:
+        p = wl.start("/usr/bin/python3", "hostile_strings.py", "\x1b]0;title\x07")
+        text = run_profiler(["-p", p.pid, "-d", 2, "-F", 199, "--threads"],
+                            timeout=2 + RUN_SLACK)
+        folded = run_profiler(["-p", p.pid, "-d", 1, "-F", 199, "-f", "folded"],
+                              timeout=1 + RUN_SLACK)
+    for name, r in (("text", text), ("folded", folded)):
+        check(r.returncode == 0, f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        bad = sorted({c for c in r.stdout + r.stderr
+                      if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f})
+        check(not bad, f"{name} report holds control characters {bad}")
+    out = text.stdout
+    for shown in ("spin?[2J?100.0% fake ?31m", "/nonexistent/?[31mred.py",
+                  "n -= len('?]0;pwned?')", "?]0;title?", "py?[2J"):
+        check(shown in out, f"{shown!r} not in the text report")
+    stacks = [ln for ln in folded.stdout.splitlines() if ln]
+    check(all(re.fullmatch(r".+ \d+", ln) for ln in stacks),
+          f"a folded line is not 'stack count': {stacks[:3]}")
+    check(any("spin?[2J?100.0% fake ?31m" in ln for ln in stacks),
+          "the hostile qualname is not in the folded stacks")
+    return (f"text ({len(out)} bytes) and folded ({len(stacks)} stacks): no control "
+            f"characters; escapes shown as '?'")

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdint.h>
+#include "text.h"
+
+/*
+ * Length of the valid UTF-8 sequence at p (2-4), or 0 if it is not one:
+ * no overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629).
+ */
+static int utf8_seq_len(const unsigned char *p)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+	int n, i;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	/* A NUL terminator is not a continuation byte, so this stops at the end. */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+size_t text_sanitize(char *s)
+{
+	unsigned char *r = (unsigned char *)s, *w = r;
+	size_t replaced = 0;
+	int n;
+
+	while (*r) {
+		if (*r == '\t') {
+			*w++ = ' ';
+			r++;
+		} else if (*r < 0x20 || *r == 0x7F) {
+			*w++ = '?';
+			r++;
+			replaced++;
+		} else if (*r < 0x80) {
+			*w++ = *r++;
+		} else if (!(n = utf8_seq_len(r))) {
+			*w++ = '?';
+			r++;
+			replaced++;
+		} else if (r[0] == 0xC2 && r[1] <= 0x9F) {	/* U+0080-U+009F */
+			*w++ = '?';
+			r += 2;
+			replaced++;
+		} else {
+			while (n--)
+				*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return replaced;
+}
