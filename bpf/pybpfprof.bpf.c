@@ -64,7 +64,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PYPROF_CNT_MAX);
+	__uint(max_entries, PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES);
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
@@ -131,6 +131,12 @@ static __always_inline void count(__u32 which)
 
 	if (v)
 		*v += 1;
+}
+
+/* A stack counter, in the bank of the sample kind's family. */
+static __always_inline void count_kind(__u8 kind, __u32 which)
+{
+	count(PYPROF_CNT_INDEX(kind, which));
 }
 
 /* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
@@ -350,18 +356,18 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	proc = bpf_map_lookup_elem(&procs, &pid);
 	if (!proc)
 		return -1;
-	count(PYPROF_CNT_EVENTS);
+	count_kind(kind, PYPROF_CNT_EVENTS);
 
 	task = (struct task_struct *)bpf_get_current_task();
 	fsbase = BPF_CORE_READ(task, thread.fsbase);
 	tstate = find_tstate(proc, pid, tid, fsbase);
 	if (!tstate) {
-		count(PYPROF_CNT_NO_TSTATE);
+		count_kind(kind, PYPROF_CNT_NO_TSTATE);
 		return 1;
 	}
 	w.f = current_frame(&proc->off, tstate);
 	if (!w.f) {
-		count(PYPROF_CNT_NO_FRAME);
+		count_kind(kind, PYPROF_CNT_NO_FRAME);
 		return 1;
 	}
 	s->sample.pid = pid;
@@ -380,11 +386,11 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	if (w.f && !(s->sample.flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR)))
 		s->sample.flags |= PY_SAMPLE_TRUNCATED;
 	if (s->sample.flags & PY_SAMPLE_TRUNCATED)
-		count(PYPROF_CNT_TRUNCATED);
+		count_kind(kind, PYPROF_CNT_TRUNCATED);
 	if (s->sample.flags & PY_SAMPLE_READ_ERROR)
-		count(PYPROF_CNT_READ_ERROR);
+		count_kind(kind, PYPROF_CNT_READ_ERROR);
 	if (!w.n) {
-		count(PYPROF_CNT_NO_FRAME);
+		count_kind(kind, PYPROF_CNT_NO_FRAME);
 		return 1;
 	}
 	s->sample.nframes = w.n;
@@ -408,10 +414,10 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	}
 	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {
-		count(PYPROF_CNT_DROPPED);
+		count_kind(kind, PYPROF_CNT_DROPPED);
 		return -1;
 	}
-	count(PYPROF_CNT_SENT);
+	count_kind(kind, PYPROF_CNT_SENT);
 	return 0;
 }
 
@@ -426,7 +432,7 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 		return -1;
 	s = scratch_get(&level);
 	if (!s) {
-		count(PYPROF_CNT_DROPPED);
+		count_kind(kind, PYPROF_CNT_DROPPED);
 		return -1;
 	}
 	ret = emit_stack_in(s, kind, value, flags);
@@ -1010,7 +1016,7 @@ int BPF_USDT(on_gc_done, long collected)
 	hdr.value = value;
 	hdr.cpu = bpf_get_smp_processor_id();
 	if (bpf_ringbuf_output(&samples, &hdr, sizeof(hdr), BPF_RB_FORCE_WAKEUP))
-		count(PYPROF_CNT_DROPPED);
+		count_kind(PY_KIND_GC, PYPROF_CNT_DROPPED);
 	return 0;
 }
 
@@ -1382,7 +1388,7 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 		return 0;
 	s = scratch_get(&level);
 	if (!s) {
-		count(PYPROF_CNT_DROPPED);
+		count_kind(PY_KIND_ALLOC, PYPROF_CNT_DROPPED);
 		return 0;
 	}
 	sent = emit_stack_in(s, PY_KIND_ALLOC, call.weight, 0);

@@ -209,7 +209,17 @@ enum py_follow_flags {
 	PY_FOLLOW_CHILDREN = 2,	/* and pass the flags on to every child it forks */
 };
 
-/* Per-CPU counters, indexed by this enum; userspace sums them for the report. */
+/*
+ * Per-CPU counters, indexed by this enum; userspace sums them for the report.
+ * The stack counters (EVENTS to DROPPED) are kept once per family of sample
+ * kind, the kind's high nibble (CPU ticks, USDT records, memory records), at
+ * index PYPROF_CNT_MAX * family + counter, so that the CPU report's "dropped"
+ * counts CPU samples only. The other counters are in family 0.
+ */
+#define PY_KIND_FAMILY(kind) ((kind) >> 4)
+#define PYPROF_CNT_FAMILIES 3
+#define PYPROF_CNT_INDEX(kind, counter) (PYPROF_CNT_MAX * PY_KIND_FAMILY(kind) + (counter))
+
 enum pyprof_counter {
 	PYPROF_CNT_EVENTS,	/* perf events that hit a profiled process */
 	PYPROF_CNT_SENT,	/* samples written to the ring buffer */

@@ -49,7 +49,8 @@ int session__poll(struct session *s, int timeout_ms);
 /* Stops the timers (no new samples) so the remaining ones can be drained. */
 void session__detach(struct session *s);
 /* Sums the per-CPU counters. */
-int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX]);
+/* Kernel counters summed over CPUs, indexed by PYPROF_CNT_INDEX(kind, counter). */
+int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES]);
 void session__close(struct session *s);
 
 /*

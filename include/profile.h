@@ -185,6 +185,7 @@ struct profile_usdt_counts {
 	uint64_t calls_unmatched, calls_too_deep, calls_no_code, calls_mismatch, calls_map_full;
 	uint64_t calls_unresolved;	/* call edges whose callee was gone before it was named */
 	uint64_t gc_unmatched, imports_unmatched, events_dropped;
+	uint64_t records_dropped;	/* GC and call records lost: sample ring buffer full */
 	uint64_t probe_misses;	/* probe hits the kernel did not run our program for */
 };
 
@@ -202,7 +203,8 @@ struct profile {
 	double duration_s;
 	double first_sample_ms;	/* from pybpfprof's start to the first sample received; -1: none */
 	long long start_ns;	/* CLOCK_MONOTONIC at pybpfprof's start */
-	struct profile_counts counts;
+	struct profile_counts counts;	/* CPU samples */
+	struct profile_counts mem_counts;	/* memory records (--mem) */
 	/* --mem */
 	bool mem;		/* memory events were collected */
 	bool mem_alloc;		/* of which allocator calls (--mem=alloc) */

@@ -142,7 +142,7 @@ static void stop_launched(struct session *s, struct launch *l)
 /* Samples lost so far, as the report will count them. */
 static uint64_t live_dropped(struct session *s, struct collector *c)
 {
-	uint64_t k[PYPROF_CNT_MAX];
+	uint64_t k[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES];
 
 	session__counters(s, k);
 	return k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
@@ -277,9 +277,11 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 
 static void record_counters(struct session *s, struct collector *c)
 {
-	uint64_t k[PYPROF_CNT_MAX];
+	uint64_t k[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES];
+	const uint64_t *m = k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0);
 
 	session__counters(s, k);
+	/* The first bank is CPU samples only: memory and USDT records have their own. */
 	c->prof->counts.events = k[PYPROF_CNT_EVENTS];
 	c->prof->counts.dropped = k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
 	c->prof->counts.no_python = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
@@ -292,6 +294,12 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.calls_map_full = k[PYPROF_CNT_CALLS_MAP_FULL];
 	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
+	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
+	c->prof->mem_counts.events = m[PYPROF_CNT_EVENTS];
+	c->prof->mem_counts.dropped = m[PYPROF_CNT_DROPPED];
+	c->prof->mem_counts.no_python = m[PYPROF_CNT_NO_TSTATE] + m[PYPROF_CNT_NO_FRAME];
+	c->prof->mem_counts.read_errors = m[PYPROF_CNT_READ_ERROR];
+	c->prof->mem_counts.truncated = m[PYPROF_CNT_TRUNCATED];
 	c->prof->usdt.probe_misses = usdt_probe_misses(s);
 	pr_info("kernel counters: events %llu sent %llu no-tstate %llu no-frame %llu read-error "
 		"%llu truncated %llu dropped %llu scans %llu\n", (unsigned long long)k[0],

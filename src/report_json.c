@@ -124,6 +124,11 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)total, (unsigned long long)p->counts.dropped,
 		(unsigned long long)truncated, (unsigned long long)unresolved,
 		(unsigned long long)partial, (unsigned long long)p->counts.no_python);
+	if (p->mem)
+		fprintf(f, " \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "
+			"\"no_python\": %llu},\n", (unsigned long long)p->mem_counts.dropped,
+			(unsigned long long)p->mem_counts.truncated,
+			(unsigned long long)p->mem_counts.no_python);
 	report_usdt_json_counts(f, p);
 	fputs(" \"processes\": [", f);
 	for (i = 0; i < p->nprocs; i++) {

@@ -314,6 +314,11 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python);
+	if (p->mem)
+		fprintf(f, "memory records: %llu dropped, %llu truncated, %llu events in threads "
+			"without Python frames\n", (unsigned long long)p->mem_counts.dropped,
+			(unsigned long long)p->mem_counts.truncated,
+			(unsigned long long)p->mem_counts.no_python);
 	report_usdt_text_counts(f, p);
 	for (i = 0; i < p->nprocs; i++)
 		print_process(f, p, &p->procs[i], o);

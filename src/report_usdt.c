@@ -283,14 +283,14 @@ void report_usdt_json_counts(FILE *f, const struct profile *p)
 		"\"calls_unmatched\": %llu, \"calls_too_deep\": %llu, \"calls_no_code\": %llu, "
 		"\"calls_mismatch\": %llu, \"calls_map_full\": %llu, \"calls_unresolved\": %llu, "
 		"\"gc_unmatched\": %llu, \"imports_unmatched\": %llu, \"events_dropped\": %llu, "
-		"\"probe_misses\": %llu},\n",
+		"\"records_dropped\": %llu, \"probe_misses\": %llu},\n",
 		p->calls_mode ? "true" : "false", p->gc_mode ? "true" : "false",
 		p->imports_mode ? "true" : "false", (unsigned long long)u->calls_unmatched,
 		(unsigned long long)u->calls_too_deep, (unsigned long long)u->calls_no_code,
 		(unsigned long long)u->calls_mismatch, (unsigned long long)u->calls_map_full,
 		(unsigned long long)u->calls_unresolved, (unsigned long long)u->gc_unmatched,
 		(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped,
-		(unsigned long long)u->probe_misses);
+		(unsigned long long)u->records_dropped, (unsigned long long)u->probe_misses);
 }
 
 /* ------------------------------------------------------------------------ text */
@@ -448,6 +448,9 @@ void report_usdt_text_counts(FILE *f, const struct profile *p)
 	if (p->gc_mode && u->gc_unmatched)
 		fprintf(f, "gc: %llu collections ended without a start seen (began before attach)\n",
 			(unsigned long long)u->gc_unmatched);
+	if (u->records_dropped)
+		fprintf(f, "usdt: %llu GC and call records lost (ring buffer full)\n",
+			(unsigned long long)u->records_dropped);
 	if (p->imports_mode)
 		fprintf(f, "imports: %llu ended without a start seen, %llu events dropped\n",
 			(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped);

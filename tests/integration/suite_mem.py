@@ -389,3 +389,28 @@ def mem_merge():
     check(mem["peak_stack"] and mem["peak_stack"][0]["line"] == big_n,
           f"merged peak stack {mem['peak_stack'][:1]}")
     return f"{rounds} rounds of both processes on the big line, peak at line {big_n}"
+
+
+@test
+def mem_counters_apart():
+    """CPU samples and memory records keep their own counts: the 300 munmaps
+    of mem_exit.py's finalization have no Python frame and are counted in
+    memory_records, while the CPU "no_python" count stays with CPU ticks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "exit.json"
+        r = run_profiler(["--mem", "-F", 99, "-o", out, "--", "/usr/bin/python3",
+                          TARGETS / "mem_exit.py", 1], timeout=1 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        rep = json.loads(out.read_text())
+    cpu, mem = rep["samples"], rep.get("memory_records")
+    check(mem is not None, "no memory_records in the JSON report")
+    check(mem["no_python"] >= 300,
+          f"memory records without a Python frame: {mem['no_python']}, expected >= 300 "
+          f"(the finalization's munmaps)")
+    check(cpu["no_python"] <= 20,
+          f"CPU ticks without a Python frame: {cpu['no_python']} ({cpu['total']} samples): "
+          f"memory records counted as CPU ticks?")
+    check(cpu["dropped"] == 0 and mem["dropped"] == 0,
+          f"dropped: {cpu['dropped']} CPU samples, {mem['dropped']} memory records")
+    return (f"memory records without Python frame {mem['no_python']}; CPU: {cpu['total']} "
+            f"samples, {cpu['no_python']} without Python frame")

@@ -40,6 +40,10 @@ static void build(struct profile *p, struct ids *id)
 	p->alloc_period = 512 * 1024;
 	p->page_size = 4096;
 	p->duration_s = 1.0;
+	/* Memory records' own losses, apart from the CPU samples' (which stay 0). */
+	p->mem_counts.dropped = 3;
+	p->mem_counts.truncated = 2;
+	p->mem_counts.no_python = 5;
 	a = profile__add_proc(p, 7, "/usr/bin/python3.11", "python3 grow.py", "python3", "3.11.2");
 	fmain = profile__func(p, "main", "/nonexistent/grow.py", 20, false);
 	fgrow = profile__func(p, "grow", "/nonexistent/grow.py", 10, false);
