@@ -547,12 +547,16 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_process_exit")
 int on_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bool was_profiled, was_followed;
 
-	/* Once per process: when its thread-group leader goes. */
-	if ((__u32)pid_tgid != pid)
+	/*
+	 * Once per process: when its last thread goes. That is not always the
+	 * main thread, which can pthread_exit() and leave the others running.
+	 * do_exit() has already taken the exiting thread off signal->live.
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	was_profiled = !bpf_map_delete_elem(&procs, &pid);
 	was_followed = !bpf_map_delete_elem(&followed, &pid);

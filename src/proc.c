@@ -62,8 +62,6 @@ void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_s
 			buf[i] = ' ';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
-	/* comm and cmdline are the target's to choose, escape sequences included. */
-	text_sanitize(buf);
 }
 
 const char *proc_stat_read(pid_t pid, char *buf, size_t len)
@@ -76,13 +74,39 @@ const char *proc_stat_read(pid_t pid, char *buf, size_t len)
 	return strrchr(buf, ')');
 }
 
+/* "Threads:" of /proc/PID/status: live threads, plus a main thread that has exited. */
+static int status_threads(pid_t pid)
+{
+	char buf[2048];
+	const char *p;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/status", pid);
+	proc_read_small_file(buf, buf, sizeof(buf), false);
+	p = strstr(buf, "\nThreads:");
+	return p ? atoi(p + strlen("\nThreads:")) : 0;
+}
+
+bool proc_leader_gone(pid_t pid)
+{
+	char buf[512];
+	const char *p = proc_stat_read(pid, buf, sizeof(buf));
+
+	/*
+	 * The main thread can exit (pthread_exit) while the others go on: it
+	 * stays a zombie until the last one exits, and the process lives on.
+	 */
+	return p && p[1] == ' ' && p[2] == 'Z' && status_threads(pid) > 1;
+}
+
 bool proc_alive(pid_t pid)
 {
 	char buf[512];
 	const char *p = proc_stat_read(pid, buf, sizeof(buf));
 
 	/* state follows the last ')' of "pid (comm) S ..." */
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	if (!p || p[1] != ' ' || p[2] == 'X')
+		return false;
+	return p[2] != 'Z' || proc_leader_gone(pid);
 }
 
 void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
@@ -91,6 +115,7 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	proc_read_small_file(path, buf, len, false);
+	text_sanitize(buf);	/* the target names its threads, escape sequences included */
 }
 
 /*
@@ -134,8 +159,10 @@ static void read_names(struct py_target *t)
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
 	proc_read_small_file(path, t->comm, sizeof(t->comm), false);
+	text_sanitize(t->comm);	/* both are the target's to choose, escape sequences included */
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
 	proc_read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
+	text_sanitize(t->cmdline);
 }
 
 void py_target__fork(const struct py_target *parent, pid_t child, struct py_target *t)
@@ -506,6 +533,13 @@ static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *wh
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	if (pid <= 0 || stat(path, &st) || !proc_alive(pid)) {
 		snprintf(why, whylen, "no such process: pid %d", pid);
+		return -ESRCH;
+	}
+	/* Its executable, maps and root are no longer readable through /proc/PID. */
+	if (proc_leader_gone(pid)) {
+		snprintf(why, whylen, "pid %d cannot be attached to: its main thread has exited "
+			 "while its other threads run on (profiles started before that go on)",
+			 pid);
 		return -ESRCH;
 	}
 	status_ids(pid, &tgid, &t->nspid);

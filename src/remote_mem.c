@@ -5,22 +5,65 @@
  * and object kinds are checked before their payload is interpreted.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include "py_offsets.h"
 #include "remote_mem.h"
 #include "text.h"
+
+/*
+ * When a process's main thread has exited (pthread_exit) and other threads run
+ * on, reads through its pid fail with ESRCH: the zombie main thread has no
+ * memory map. Any other thread shares the map, so reads go through the first
+ * one found, remembered for the next read of that process.
+ */
+static pid_t other_thread(pid_t pid)
+{
+	static pid_t last_pid, last_tid;
+	char path[64];
+	struct dirent *de;
+	pid_t tid = 0;
+	DIR *d;
+
+	if (pid == last_pid && last_tid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, last_tid);
+		if (!access(path, F_OK))
+			return last_tid;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		long v = strtol(de->d_name, NULL, 10);
+
+		if (v > 0 && v != pid) {
+			tid = v;
+			break;
+		}
+	}
+	closedir(d);
+	last_pid = pid;
+	last_tid = tid;
+	return tid;
+}
 
 int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n;
+	pid_t tid;
 
 	if (!addr)
 		return -EFAULT;
 	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0 && errno == ESRCH && (tid = other_thread(pid)) > 0)
+		n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;

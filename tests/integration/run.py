@@ -497,6 +497,40 @@ def lockstep():
     return f"fast share {share:.1%} of {slow + fast} samples at {freq} Hz, workload measured {truth:.1%}"
 
 
+@test
+def leader_exit():
+    """The main thread exits mid-run and a worker thread goes on: the process
+    stays profiled (its exit is its last thread's), code first run after that
+    is read through the worker, and the run ends when the worker returns."""
+    after_s, freq = 2, 99
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "leader_exit.py", after_s)
+        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "15", "-F", str(freq),
+                                 "-f", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True)
+        time.sleep(1)
+        os.kill(p.pid, signal.SIGUSR1)
+        try:
+            out, err = prof.communicate(timeout=15 + RUN_SLACK)
+        except subprocess.TimeoutExpired:
+            prof.kill()
+            raise Fail("pybpfprof still running after the workload ended")
+    check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
+    rep = json.loads(out)
+    proc = process(rep, p.pid)
+    fns = functions(proc)
+    after = fns.get("after", {}).get("self", 0)
+    check(after >= 0.75 * after_s * freq,
+          f"after() has {after} samples, expected ~{after_s * freq}: profiling stopped when "
+          f"the main thread exited? (functions: {sorted(fns)})")
+    check(proc["exited"], "the process is not marked exited after its last thread ended")
+    check(rep["duration_s"] < 1 + after_s + 3,
+          f"the run lasted {rep['duration_s']} s: the end of the last thread was missed")
+    check(proc["unresolved"] <= 2, f"{proc['unresolved']} unresolved samples")
+    return (f"after() {after} samples after the main thread exited; run ended at "
+            f"{rep['duration_s']:.1f} s with the process")
+
+
 @per_build
 def hotline(build):
     py = interpreter(build)
