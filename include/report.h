@@ -23,6 +23,7 @@ struct report_writer {
 	const char *name;
 	const char *exts[3];	/* file name endings that select it, with the dot */
 	int (*write)(FILE *f, const struct profile *p, const struct report_opts *o);
+	bool plain_text;	/* read on a terminal: written through text_sanitize_lines */
 };
 
 extern const struct report_writer report_text;

@@ -9,6 +9,7 @@
 #include "code_cache.h"
 #include "linetable.h"
 #include "remote_mem.h"
+#include "text.h"
 
 #define CODE_HEAD_MAX 256
 
@@ -99,6 +100,12 @@ static struct code_info *read_code(const struct py_target *t, uint64_t addr)
 	if (remote_read_bytes(t->pid, L, field_ptr(head, off->code_linetable), REMOTE_MAX_BYTES,
 			      &ci->linetable, &ci->linetable_len))
 		ci->linetable_len = 0;
+	/*
+	 * A qualname is an identifier unless the target forged it: no control
+	 * character in it is worth keeping, and a newline could fake a report
+	 * line. File names stay as they are, to be opened (reports escape them).
+	 */
+	text_sanitize(name);
 	ci->qualname = strdup(name);
 	ci->filename = strdup(file);
 	ci->ok = ci->qualname && ci->filename;

@@ -3,10 +3,13 @@
  * Leveled stderr logger. Errors are printed as "pybpfprof: <sentence>", the
  * form every user-facing error takes; -v and -vv raise the level.
  */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <bpf/libbpf.h>
 #include "log.h"
+#include "text.h"
 
 static int log_level = LOG_WARN;
 
@@ -20,15 +23,29 @@ int log_get_level(void)
 	return log_level;
 }
 
+/* Prints a message made safe for the terminal: messages quote the targets' names. */
+static int put_sanitized(const char *prefix, const char *fmt, va_list ap)
+{
+	char *msg;
+	int n;
+
+	/* vasprintf, not a fixed buffer: libbpf's verifier log comes as one message. */
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return -1;
+	text_sanitize_lines(msg);
+	n = fprintf(stderr, "%s%s", prefix, msg);
+	free(msg);
+	return n;
+}
+
 void log_msg(int level, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (level > log_level)
 		return;
-	fputs(level == LOG_WARN ? "pybpfprof: warning: " : "pybpfprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_sanitized(level == LOG_WARN ? "pybpfprof: warning: " : "pybpfprof: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -39,7 +56,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	/* libbpf warns about things we handle ourselves (probing); show them with -v. */
 	if (mine > log_level)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	return put_sanitized("", fmt, ap);
 }
 
 void log_hook_libbpf(void)

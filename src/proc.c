@@ -20,7 +20,6 @@
 #include "elf_reader.h"
 #include "proc.h"
 #include "remote_mem.h"
-#include "text.h"
 
 int maps_parse_line(const char *line, struct map_entry *e)
 {
@@ -115,7 +114,6 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 	proc_read_small_file(path, buf, len, false);
-	text_sanitize(buf);	/* the target names its threads, escape sequences included */
 }
 
 /*
@@ -159,10 +157,8 @@ static void read_names(struct py_target *t)
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
 	proc_read_small_file(path, t->comm, sizeof(t->comm), false);
-	text_sanitize(t->comm);	/* both are the target's to choose, escape sequences included */
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
 	proc_read_small_file(path, t->cmdline, sizeof(t->cmdline), true);
-	text_sanitize(t->cmdline);
 }
 
 void py_target__fork(const struct py_target *parent, pid_t child, struct py_target *t)

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile.h"
-#include "text.h"
 
 int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -157,11 +156,6 @@ struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *e
 	pp->python = dup_or_empty(python);
 	if (!pp->exe || !pp->cmdline || !pp->comm || !pp->python)
 		return NULL;
-	/* Every one of these is the target's to choose, escape sequences included. */
-	text_sanitize(pp->exe);
-	text_sanitize(pp->cmdline);
-	text_sanitize(pp->comm);
-	text_sanitize(pp->python);
 	p->nprocs++;
 	return pp;
 }

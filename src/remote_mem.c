@@ -14,7 +14,6 @@
 #include <unistd.h>
 #include "py_offsets.h"
 #include "remote_mem.h"
-#include "text.h"
 
 /*
  * When a process's main thread has exited (pthread_exit) and other threads run
@@ -155,7 +154,6 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 		if (err)
 			return err;
 		out[n] = '\0';
-		text_sanitize(out);
 		return 0;
 	}
 	kind = STATE_KIND(state);
@@ -164,10 +162,7 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 	err = remote_read(pid, addr + L->str_compact_data, data, n * kind);
 	if (err)
 		return err;
-	if (ucs_to_utf8(data, n, kind, out, outlen) < 0)
-		return -EINVAL;
-	text_sanitize(out);
-	return 0;
+	return ucs_to_utf8(data, n, kind, out, outlen) < 0 ? -EINVAL : 0;
 }
 
 int remote_read_bytes(pid_t pid, const struct py_layout *L, uint64_t addr, size_t max,

@@ -84,6 +84,33 @@ int report_check_writable(const char *path, char *why, size_t whylen)
 	return err;
 }
 
+/*
+ * Names, paths and command lines in the profile are the target's, escape
+ * sequences included: a plain-text report is built in memory and made safe
+ * to print before it reaches the terminal or the file.
+ */
+static int write_plain_text(const struct report_writer *w, FILE *f, const struct profile *p,
+			    const struct report_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int err;
+
+	if (!mem)
+		return -errno;
+	err = w->write(mem, p, o);
+	if (fclose(mem) && !err)
+		err = -errno;
+	if (!err) {
+		text_sanitize_lines(text);
+		if (fputs(text, f) == EOF)
+			err = -EIO;
+	}
+	free(text);
+	return err;
+}
+
 int report_write(const struct report_writer *w, const char *path, const struct profile *p,
 		 const struct report_opts *o)
 {
@@ -95,7 +122,7 @@ int report_write(const struct report_writer *w, const char *path, const struct p
 		if (!f)
 			return -errno;
 	}
-	err = w->write(f, p, o);
+	err = w->plain_text ? write_plain_text(w, f, p, o) : w->write(f, p, o);
 	if (fflush(f) && !err)
 		err = -errno;
 	if (f != stdout && fclose(f) && !err)
@@ -294,19 +321,37 @@ char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len)
 void json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	int n;
 
+	/*
+	 * Control characters (C0, DEL, C1) are escaped, so that printing the
+	 * file on a terminal is safe; bytes that are not UTF-8 become U+FFFD,
+	 * so the file stays valid JSON whatever the target's strings hold.
+	 */
 	fputc('"', f);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p == '\n') {
 			fputs("\\n", f);
-		else if (*p == '\t')
+			p++;
+		} else if (*p == '\t') {
 			fputs("\\t", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else if (*p < 0x80) {
+			fputc(*p++, f);
+		} else if (!(n = text_utf8_seq_len(p))) {
+			fputs("\\ufffd", f);
+			p++;
+		} else if (p[0] == 0xc2 && p[1] <= 0x9f) {	/* U+0080-U+009F */
+			fprintf(f, "\\u%04x", p[1]);
+			p += 2;
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
 	}
 	fputc('"', f);
 }

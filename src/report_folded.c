@@ -114,4 +114,5 @@ const struct report_writer report_folded = {
 	.name = "folded",
 	.exts = { ".folded" },
 	.write = write_folded,
+	.plain_text = true,
 };

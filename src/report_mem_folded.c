@@ -40,4 +40,5 @@ const struct report_writer report_mem_folded = {
 	.name = "mem-folded",
 	.exts = { ".folded" },
 	.write = write_folded,
+	.plain_text = true,
 };

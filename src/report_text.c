@@ -329,4 +329,5 @@ const struct report_writer report_text = {
 	.name = "text",
 	.exts = { ".txt" },
 	.write = write_text,
+	.plain_text = true,
 };

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <stdbool.h>
 #include <stdint.h>
 #include "text.h"
 
-/*
- * Length of the valid UTF-8 sequence at p (2-4), or 0 if it is not one:
- * no overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629).
- */
-static int utf8_seq_len(const unsigned char *p)
+int text_utf8_seq_len(const unsigned char *p)
 {
 	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
 	int n, i;
@@ -36,14 +33,16 @@ static int utf8_seq_len(const unsigned char *p)
 	return n;
 }
 
-size_t text_sanitize(char *s)
+static size_t sanitize(char *s, bool keep_newlines)
 {
 	unsigned char *r = (unsigned char *)s, *w = r;
 	size_t replaced = 0;
 	int n;
 
 	while (*r) {
-		if (*r == '\t') {
+		if (*r == '\n' && keep_newlines) {
+			*w++ = *r++;
+		} else if (*r == '\t') {
 			*w++ = ' ';
 			r++;
 		} else if (*r < 0x20 || *r == 0x7F) {
@@ -52,7 +51,7 @@ size_t text_sanitize(char *s)
 			replaced++;
 		} else if (*r < 0x80) {
 			*w++ = *r++;
-		} else if (!(n = utf8_seq_len(r))) {
+		} else if (!(n = text_utf8_seq_len(r))) {
 			*w++ = '?';
 			r++;
 			replaced++;
@@ -67,4 +66,14 @@ size_t text_sanitize(char *s)
 	}
 	*w = '\0';
 	return replaced;
+}
+
+size_t text_sanitize(char *s)
+{
+	return sanitize(s, false);
+}
+
+size_t text_sanitize_lines(char *s)
+{
+	return sanitize(s, true);
 }

@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include "report.h"
+#include "text.h"
 #include "top.h"
 
 static struct termios saved_tio;
@@ -117,6 +118,7 @@ static void put_line(unsigned cols, const char *fmt, ...)
 	va_end(ap);
 	if (cols && cols < sizeof(line))
 		line[cols] = '\0';
+	text_sanitize(line);	/* names and comm are the targets' own */
 	printf("%s\033[K\n", line);
 }
 

@@ -23,7 +23,6 @@
 #include "log.h"
 #include "pybpfprof.skel.h"
 #include "usdt.h"
-#include "text.h"
 
 _Static_assert(sizeof(struct py_event) == 128, "py_event layout changed");
 _Static_assert(sizeof(struct py_call_edge_key) == 32, "py_call_edge_key layout changed");
@@ -224,7 +223,6 @@ int usdt_on_event(void *ctx, void *data, size_t size)
 	pp = &c->prof->procs[ts->proc_index];
 	memcpy(name, e->name, PY_EVENT_NAME);
 	name[PY_EVENT_NAME] = '\0';
-	text_sanitize(name);
 	if (e->kind == PY_EVENT_IMPORT_START) {
 		if (profile_proc__import_start(pp, e->tid, name, e->ktime_ns))
 			c->malformed++;

@@ -687,8 +687,9 @@ def formats_hostile_source_file():
 def formats_hostile_strings():
     """Strings from the target are hostile: a qualname, a file name, a source
     line, comm and the command line, all carrying terminal escape sequences
-    (clear screen, set title, CSI as U+009B). The text and folded reports
-    show them with every control character replaced by '?'."""
+    (clear screen, set title, CSI as U+009B, a newline in the qualname that
+    would fake a report line). The text and folded reports and stderr show
+    them with every control character replaced by '?'."""
     with Workloads() as wl:
         p = wl.start("/usr/bin/python3", "hostile_strings.py", "\x1b]0;title\x07")
         text = run_profiler(["-p", p.pid, "-d", 2, "-F", 199, "--threads"],

@@ -6,10 +6,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "report.h"
 #include "text.h"
 
 static void expect(const char *in, const char *out, size_t replaced)
@@ -62,12 +65,37 @@ static void test_invalid_utf8_replaced(void **state)
 	expect("\xff\xfe", "??", 2);
 }
 
+/* JSON keeps every character but escapes the controls and stays valid UTF-8. */
+static void expect_json(const char *in, const char *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	json_string(f, in);
+	fclose(f);
+	assert_string_equal(buf, out);
+	free(buf);
+}
+
+static void test_json_string(void **state)
+{
+	(void)state;
+	expect_json("caf\xc3\xa9 \xf0\x9d\x9c\x8b", "\"caf\xc3\xa9 \xf0\x9d\x9c\x8b\"");
+	expect_json("a\"b\\c\td\ne", "\"a\\\"b\\\\c\\td\\ne\"");
+	expect_json("\x1b[2J\x7f", "\"\\u001b[2J\\u007f\"");
+	expect_json("\xc2\x9b" "1m\xc2\xa0", "\"\\u009b1m\xc2\xa0\"");
+	expect_json("\xff\xed\xa0\x80!", "\"\\ufffd\\ufffd\\ufffd\\ufffd!\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_text_unchanged),
 		cmocka_unit_test(test_terminal_controls_replaced),
 		cmocka_unit_test(test_invalid_utf8_replaced),
+		cmocka_unit_test(test_json_string),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
