@@ -37,10 +37,18 @@ struct {
 
 /* tid -> PyThreadState address, checked again at every use (thread_id == fsbase). */
 struct thread_entry {
-	__u64 tstate;
+	__u64 tstate;		/* 0: none found at checked_ns */
+	__u64 checked_ns;
 	__u32 pid;
 	__u32 pad;
 };
+
+/*
+ * How long "this thread has no PyThreadState" is believed before the lists
+ * are walked again: threads that run only C code (a BLAS pool, a C library's
+ * workers) would otherwise cost a walk of every Python thread at each tick.
+ */
+#define NO_TSTATE_RECHECK_NS 10000000ULL
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -247,20 +255,24 @@ static __always_inline __u64 find_tstate(const struct py_proc *proc, __u32 pid, 
 	struct thread_entry *cached, fresh = {};
 	struct scan_ctx c = { .fsbase = fsbase, .off = off };
 
+	__u64 now = bpf_ktime_get_ns();
+
 	cached = bpf_map_lookup_elem(&threads, &tid);
-	if (cached && cached->pid == pid &&
-	    read_word(cached->tstate + off->tstate_thread_id) == fsbase)
-		return cached->tstate;
+	if (cached && cached->pid == pid) {
+		if (cached->tstate && read_word(cached->tstate + off->tstate_thread_id) == fsbase)
+			return cached->tstate;
+		if (!cached->tstate && now - cached->checked_ns < NO_TSTATE_RECHECK_NS)
+			return 0;
+	}
 
 	count(PYPROF_CNT_TSTATE_SCAN);
 	c.interp = read_word(proc->runtime_addr + off->runtime_interp_head);
 	c.t = c.interp ? read_word(c.interp + off->interp_threads_head) : 0;
 	bpf_loop(PYPROF_MAX_THREADS + PYPROF_MAX_INTERPS, scan_step, &c, 0);
-	if (c.found) {
-		fresh.tstate = c.found;
-		fresh.pid = pid;
-		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
-	}
+	fresh.tstate = c.found;
+	fresh.checked_ns = now;
+	fresh.pid = pid;
+	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 	return c.found;
 }
 
@@ -1281,9 +1293,17 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
+	__type(key, struct py_live_key);
 	__type(value, struct py_live_alloc);
 } live_allocs SEC(".maps");
+
+/* Forgets a sampled allocation of this process, if it was one. */
+static __always_inline void live_forget(__u64 addr)
+{
+	struct py_live_key key = { .addr = addr, .pid = bpf_get_current_pid_tgid() >> 32 };
+
+	bpf_map_delete_elem(&live_allocs, &key);
+}
 
 /* Weight of this allocation if it is sampled, else 0; moves the thread's countdown. */
 static __always_inline __u64 alloc_sample(__u32 tid, __u64 size)
@@ -1323,7 +1343,7 @@ static __always_inline int alloc_enter(__u64 size, __u64 memptr, __u64 freed)
 		return 0;
 	}
 	if (freed)
-		bpf_map_delete_elem(&live_allocs, &freed);
+		live_forget(freed);
 	fresh.weight = alloc_sample(tid, size);
 	fresh.memptr = memptr;
 	fresh.start_ns = now;
@@ -1368,6 +1388,7 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), addr = ret;
 	__u32 tid = (__u32)pid_tgid, *level;
 	struct py_live_alloc live = {};
+	struct py_live_key key = {};
 	struct alloc_call *c, call;
 	struct scratch *s;
 	int sent;
@@ -1404,7 +1425,9 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 	live.pid = pid_tgid >> 32;
 	live.tid = tid;
 	live.bytes = call.weight;
-	if (bpf_map_update_elem(&live_allocs, &addr, &live, BPF_ANY))
+	key.addr = addr;
+	key.pid = live.pid;
+	if (bpf_map_update_elem(&live_allocs, &key, &live, BPF_ANY))
 		__sync_fetch_and_add(&live_full, 1);
 	return 0;
 }
@@ -1413,6 +1436,6 @@ SEC("uprobe")
 int BPF_KPROBE(on_free, __u64 ptr)
 {
 	if (ptr)
-		bpf_map_delete_elem(&live_allocs, &ptr);
+		live_forget(ptr);
 	return 0;
 }

@@ -17,9 +17,15 @@
 #define PYPROF_DEFAULT_DEPTH 127
 /* Profiled processes the kernel can know at once. */
 #define PYPROF_MAX_PROCS 8192
-/* Bounds on the interpreter and thread lists walked to find a thread's state. */
+/*
+ * Bounds on the interpreter and thread lists walked to find a thread's state.
+ * The walk is a bpf_loop, so the bound costs no verifier budget, only time
+ * on a list that long. CPython puts new threads at the head of the list and
+ * the main thread last, so a bound below the thread count hides the main
+ * thread first.
+ */
 #define PYPROF_MAX_INTERPS 8
-#define PYPROF_MAX_THREADS 256
+#define PYPROF_MAX_THREADS 4096
 /* Bytes read at once from a frame: enough for every field the walker needs on 3.8-3.15. */
 #define PYPROF_FRAME_READ 128
 /* Marks an absent optional offset. */
@@ -106,9 +112,16 @@ enum py_sample_kind {
 
 /*
  * --mem=alloc: a sampled allocation not freed yet. The live-allocation map is
- * keyed by address; (tid, ktime_ns) name the PY_KIND_ALLOC record that
+ * keyed by process and address (processes forked from one parent allocate at
+ * the same addresses); (tid, ktime_ns) name the PY_KIND_ALLOC record that
  * carried its stack.
  */
+struct py_live_key {
+	__u64 addr;
+	__u32 pid;
+	__u32 pad;
+};
+
 struct py_live_alloc {
 	__u32 pid;
 	__u32 tid;

@@ -29,6 +29,7 @@
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
 _Static_assert(sizeof(struct py_proc) == 64, "py_proc layout changed");
 _Static_assert(sizeof(struct py_frame) == 16, "py_frame layout changed");
+_Static_assert(sizeof(struct py_live_key) == 16, "py_live_key layout changed");
 _Static_assert(__builtin_offsetof(struct py_sample, frames) == PY_SAMPLE_HEADER_SIZE,
 	       "py_sample header size changed");
 

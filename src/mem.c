@@ -312,7 +312,7 @@ void mem__detach(struct mem_session *m)
 static void collect_live(struct session *s, struct collector *c)
 {
 	int fd = bpf_map__fd(session__skel(s)->maps.live_allocs);
-	__u64 key, next, *prev = NULL;
+	struct py_live_key key, next, *prev = NULL;
 	struct py_live_alloc v;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {

@@ -498,6 +498,26 @@ def lockstep():
 
 
 @test
+def many_threads():
+    """The main thread is the last of 401 in CPython's thread list: it is
+    found, and its ticks are busy()'s, not lost as "no Python frame"."""
+    freq, secs = 99, 3
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "many_threads.py")
+        with CpuMeter(p.pid) as cpu:
+            rep = profile_json([p.pid], secs, freq)
+    proc = process(rep, p.pid)
+    busy = functions(proc).get("busy", {}).get("self", 0)
+    expect = cpu.check_samples(proc["samples"], freq, rep["duration_s"])
+    check(busy >= 0.95 * proc["samples"],
+          f"busy() has {busy} of {proc['samples']} samples")
+    check(rep["samples"]["no_python"] <= 0.05 * expect,
+          f"{rep['samples']['no_python']} ticks without a Python frame: the main thread "
+          f"was not found among 401")
+    return f"busy() {busy} of {proc['samples']} samples; {rep['samples']['no_python']} no_python"
+
+
+@test
 def leader_exit():
     """The main thread exits mid-run and a worker thread goes on: the process
     stays profiled (its exit is its last thread's), code first run after that
