@@ -1094,16 +1094,17 @@ int on_line(struct pt_regs *ctx)
  * --mem: where memory grows. Two kinds of kernel events that every process
  * has, so nothing is injected into the target:
  *  - the page-faults software event, one sample per mem_period faults on each
- *    CPU: a fault is the first touch of a page, so the faulting Python line is
- *    the one that made the memory resident; each sample stands for
- *    mem_period pages (fault_bytes);
+ *    CPU on average (userspace redraws the period at random, see jitter.h): a
+ *    fault is the first touch of a page, so the faulting Python line is the
+ *    one that made the memory resident; each sample stands for the pages of
+ *    its own period;
  *  - the mmap, munmap, mremap and brk system calls, with their sizes: where
  *    address space is taken and given back, exactly, however large.
  * Both run for every process on the machine; others cost one hash lookup
  * (page faults) or a compare of the syscall number (system calls).
  */
-/* Set by userspace after load (--mem-period x page size): a plain global, not rodata. */
-__u64 fault_bytes = 64 * 4096;
+/* Set by userspace after load: a plain global, not rodata. */
+__u64 page_bytes = 4096;
 
 /*
  * Resident pages of the current process: file, anonymous and shmem counters.
@@ -1139,7 +1140,7 @@ int on_page_fault(struct bpf_perf_event_data *ctx)
 	if (!peak || rss > *peak)
 		flags = PY_SAMPLE_RSS_PEAK;
 	/* The peak moves only with a stack that reached userspace. */
-	if (!emit_stack_flags(PY_KIND_PAGE_FAULT, fault_bytes, flags) && flags)
+	if (!emit_stack_flags(PY_KIND_PAGE_FAULT, ctx->sample_period * page_bytes, flags) && flags)
 		bpf_map_update_elem(&rss_peak, &pid, &rss, BPF_ANY);
 	return 0;
 }

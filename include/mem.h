@@ -11,12 +11,15 @@
 
 #include <stddef.h>
 #include "collect.h"
+#include "jitter.h"
 #include "loader.h"
 
 struct mem_session {
 	struct bpf_link **links;	/* page-fault programs, one per CPU */
-	int *pefds;
+	int *pefds;		/* our copies of their perf event fds, to change the period */
 	int ncpus;
+	unsigned period;	/* mean page faults per sample */
+	struct jitter jitter;
 	struct bpf_link *sys_enter, *sys_exit;
 	struct bpf_link **uprobes;	/* --mem=alloc: allocator probes of every target */
 	size_t nuprobes, cap_uprobes;
@@ -26,6 +29,8 @@ struct mem_session {
 
 /* Interval between two resident-size readings of each target. */
 #define MEM_RSS_INTERVAL_NS 50000000LL
+/* Mean interval between two redraws of the page-fault sampling period. */
+#define MEM_REDRAW_NS 50000000.0
 
 /*
  * Which memory programs the next session loads (enum pyprof_mem_mode; none

@@ -121,7 +121,7 @@ static const struct argp_option options[] = {
 	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 6 },
 	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
 	  "sample, on average (default: 524288); larger allocations are always recorded", 6 },
-	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample (default: "
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample, on average (default: "
 	  "64, one per 256 KiB touched)", 6 },
 	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
 	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },

@@ -2,8 +2,8 @@
 /*
  * BPF skeleton lifecycle and perf events. Sampling uses the cpu-clock
  * software event, which works on VMs without a hardware PMU. Its period is
- * redrawn at random every few hundred samples (session_redraw_period), so that
- * on average a sample stands for 1/hz of CPU time but the sampling clock
+ * redrawn at random every few samples (session_redraw_period, jitter.h), so
+ * that on average a sample stands for 1/hz of CPU time but the sampling clock
  * cannot fall into step with a program that does the same thing every 10 ms.
  */
 #define _GNU_SOURCE
@@ -14,12 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "jitter.h"
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
@@ -41,8 +40,7 @@ struct session {
 	int *pefds;		/* our copies of the cpu-clock fds, to change their period */
 	int ncpus;
 	unsigned hz;
-	long long next_redraw_ns;
-	uint64_t rng;
+	struct jitter jitter;
 };
 
 struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
@@ -135,54 +133,28 @@ void session__remove_target(struct session *s, pid_t pid)
 	bpf_map__delete_elem(s->skel->maps.procs, &key, sizeof(key), 0);
 }
 
-static long long monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* xorshift64*: uniform in [0, 1). Statistical quality is all that matters here. */
-static double session_random(struct session *s)
-{
-	s->rng ^= s->rng >> 12;
-	s->rng ^= s->rng << 25;
-	s->rng ^= s->rng >> 27;
-	return ((s->rng * 0x2545F4914F6CDD1DULL) >> 11) * 0x1.0p-53;
-}
-
 /*
- * A fixed sampling period falls into step with a program that repeats itself
- * every few periods: at 100 Hz, a loop that spends 2.5 ms of every 10 ms tick
- * in one function was sampled at the same point of every tick, and the
- * function got 0% of the samples instead of 25%. So the period is redrawn for
- * every block of about REDRAW_PERIODS periods (at least REDRAW_MIN_NS; the
- * block's length is random too), with a rate uniform within +-20% of hz. Each
- * redraw restarts the kernel's timer at a moment unrelated to the target, and
- * within a block the period differs from the target's rhythm, so the samples
- * fall at every point of it.
- *
- * Restarting the timer loses the part of the period that had run: half a
- * period per block on average, which the rate makes up for (0.5 / block).
+ * The CPU sampler's period (jitter.h): a rate uniform within +-20% of hz, for
+ * blocks of about REDRAW_PERIODS periods (at least REDRAW_MIN_NS). Changing
+ * the period restarts the kernel's timer and loses the part of the period
+ * that had run: half a period per block on average, which the rate makes up
+ * for (0.5 / block).
  */
 #define REDRAW_PERIODS 8
 #define REDRAW_MIN_NS 100000000.0
 
-static void session_redraw_period(struct session *s, long long now)
+static double redraw_block_ns(unsigned hz)
 {
-	double block = REDRAW_PERIODS * 1e9 / s->hz;
-	double rate = s->hz * (0.8 + 0.4 * session_random(s));
-	__u64 period;
-	int cpu;
+	double block = REDRAW_PERIODS * 1e9 / hz;
 
-	if (block < REDRAW_MIN_NS)
-		block = REDRAW_MIN_NS;
-	period = 1e9 / (rate + 0.5e9 / block);
-	for (cpu = 0; cpu < s->ncpus; cpu++)
-		if (s->pefds[cpu] >= 0)
-			ioctl(s->pefds[cpu], PERF_EVENT_IOC_PERIOD, &period);
-	s->next_redraw_ns = now + (long long)(block * (0.5 + session_random(s)));
+	return block < REDRAW_MIN_NS ? REDRAW_MIN_NS : block;
+}
+
+static void session_redraw_period(struct session *s)
+{
+	double rate = s->hz * (0.8 + 0.4 * jitter_uniform(&s->jitter));
+
+	jitter_set_period(s->pefds, s->ncpus, 1e9 / (rate + 0.5e9 / redraw_block_ns(s->hz)));
 }
 
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
@@ -238,8 +210,7 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 		return -ENODEV;
 	}
 	s->hz = hz;
-	s->rng = (uint64_t)monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
-	s->next_redraw_ns = monotonic_ns() + (long long)(REDRAW_MIN_NS * session_random(s));
+	jitter_init(&s->jitter, jitter_now_ns(), REDRAW_MIN_NS);
 	return 0;
 }
 
@@ -256,13 +227,12 @@ int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ct
 int session__poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
-	long long now;
 
 	/* The kernel side wakes us only when the buffer fills up: read what is there anyway. */
 	if (n >= 0)
 		n = ring_buffer__consume(s->rb);
-	if (s->hz && (now = monotonic_ns()) >= s->next_redraw_ns)
-		session_redraw_period(s, now);
+	if (s->hz && jitter_due(&s->jitter, jitter_now_ns(), redraw_block_ns(s->hz)))
+		session_redraw_period(s);
 	return n;
 }
 

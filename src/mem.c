@@ -190,7 +190,7 @@ int mem__attach(struct mem_session *m, struct session *s, struct collector *c, u
 
 	memset(m, 0, sizeof(*m));
 	m->page_size = sysconf(_SC_PAGESIZE);
-	skel->data->fault_bytes = (uint64_t)period * m->page_size;
+	skel->data->page_bytes = m->page_size;
 	/* The allocator probes first: they take longest to attach (symbol lookups). */
 	skel->data->alloc_period = alloc_period;
 	for (size_t i = 0; alloc_period && i < c->ntargets; i++) {
@@ -228,13 +228,16 @@ int mem__attach(struct mem_session *m, struct session *s, struct collector *c, u
 				 cpu, strerror(errno));
 			return -errno;
 		}
-		m->pefds[cpu] = -1;	/* the link owns it now and closes it */
+		/* The link owns the fd now and closes it; our copy changes the period. */
+		m->pefds[cpu] = fcntl(m->pefds[cpu], F_DUPFD_CLOEXEC, 0);
 		attached++;
 	}
 	if (!attached) {
 		snprintf(why, whylen, "no online CPU could sample page faults");
 		return -ENODEV;
 	}
+	m->period = period;
+	jitter_init(&m->jitter, jitter_now_ns(), MEM_REDRAW_NS);
 	/* Exit first: an exit with no recorded entry is ignored, so nothing is half seen. */
 	m->sys_exit = bpf_program__attach_raw_tracepoint(skel->progs.on_sys_exit, "sys_exit");
 	if (m->sys_exit)
@@ -265,6 +268,13 @@ void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 {
 	size_t i;
 
+	/*
+	 * The page-fault period (jitter.h): uniform within +-25% of the mean.
+	 * Each sample carries its own period, so the bytes stay exact on average.
+	 */
+	if (m->period > 1 && m->pefds && jitter_due(&m->jitter, jitter_now_ns(), MEM_REDRAW_NS))
+		jitter_set_period(m->pefds, m->ncpus,
+				  m->period * (0.75 + 0.5 * jitter_uniform(&m->jitter)) + 0.5);
 	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)
 		return;
 	m->last_rss_ns = now_ns;
