@@ -1306,10 +1306,21 @@ static __always_inline void live_forget(__u64 addr)
 	bpf_map_delete_elem(&live_allocs, &key);
 }
 
-/* Weight of this allocation if it is sampled, else 0; moves the thread's countdown. */
+/* A distance to the next sampled byte: uniform in [period/2, 3 period/2), mean period. */
+static __always_inline __u64 alloc_gap(__u64 period)
+{
+	return period / 2 + bpf_get_prandom_u32() % period;
+}
+
+/*
+ * Weight of this allocation if it is sampled, else 0; moves the thread's
+ * countdown. Sampled bytes are at random distances (alloc_gap): at a fixed
+ * distance, a loop allocating 100 KiB then 412 KiB, 512 KiB a round like the
+ * default period, had the same call sampled every round and the other never.
+ */
 static __always_inline __u64 alloc_sample(__u32 tid, __u64 size)
 {
-	__u64 period = alloc_period, *left, fresh;
+	__u64 period = alloc_period, *left, fresh, over;
 
 	if (!period)
 		return 0;
@@ -1328,8 +1339,18 @@ static __always_inline __u64 alloc_sample(__u32 tid, __u64 size)
 		*left -= size;
 		return 0;
 	}
-	*left += period - size;
-	return period;
+	/*
+	 * This call holds the sampled byte and maybe the next one: the overshoot
+	 * is below period (size is), two gaps are at least period.
+	 */
+	over = size - *left;
+	fresh = alloc_gap(period);
+	if (fresh > over) {
+		*left = fresh - over;
+		return period;
+	}
+	*left = fresh + alloc_gap(period) - over;
+	return 2 * period;
 }
 
 static __always_inline int alloc_enter(__u64 size, __u64 memptr, __u64 freed)
