@@ -122,8 +122,12 @@ bench-formats: $(OUTPUT)/bench/formats
 bench-scale: pybpfprof
 	bench/scale.py 100 10 99
 
-lint:
-	clang-format --dry-run -Werror bpf/*.c bpf/*.h src/*.c include/*.h tests/unit/*.c
+# Static analysis of the userspace code and unit tests (cppcheck, on every
+# machine of this kind). LIBBPF_OPTS is libbpf's macro, spelled out for it.
+lint: $(SKELS)
+	cppcheck --enable=warning,portability,performance --std=c11 -q --error-exitcode=1 \
+		'-DLIBBPF_OPTS(t,n,...)=struct t n = {__VA_ARGS__}' -I include -I $(OUTPUT) \
+		src/*.c tests/unit/*.c
 
 clean:
 	rm -rf $(OUTPUT) pybpfprof

@@ -168,7 +168,7 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 int remote_read_bytes(pid_t pid, const struct py_layout *L, uint64_t addr, size_t max,
 		      uint8_t **out, size_t *len)
 {
-	int64_t size;
+	int64_t size = 0;	/* filled by remote_read; set for static analysers */
 	uint8_t *buf;
 	int err;
 
