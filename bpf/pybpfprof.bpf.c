@@ -254,7 +254,6 @@ static __always_inline __u64 find_tstate(const struct py_proc *proc, __u32 pid, 
 	const struct py_offsets *off = &proc->off;
 	struct thread_entry *cached, fresh = {};
 	struct scan_ctx c = { .fsbase = fsbase, .off = off };
-
 	__u64 now = bpf_ktime_get_ns();
 
 	cached = bpf_map_lookup_elem(&threads, &tid);
@@ -1315,8 +1314,10 @@ static __always_inline __u64 alloc_gap(__u64 period)
 /*
  * Weight of this allocation if it is sampled, else 0; moves the thread's
  * countdown. Sampled bytes are at random distances (alloc_gap): at a fixed
- * distance, a loop allocating 100 KiB then 412 KiB, 512 KiB a round like the
- * default period, had the same call sampled every round and the other never.
+ * distance, a loop whose allocations add up to the period every round could
+ * have the same call sampled every round and the others never (here the
+ * interpreter's own calls in between broke such a rhythm, but nothing
+ * guarantees they do).
  */
 static __always_inline __u64 alloc_sample(__u32 tid, __u64 size)
 {

@@ -3,9 +3,9 @@
  * Strings that come from a target (names, paths, command lines, source lines)
  * are hostile input: they end up on a terminal, in a report read later with
  * cat, and in line-based formats. The profile keeps them as they are (JSON
- * and the binary formats escape them); what is printed as plain text goes
- * through text_sanitize() on its way out: the text and folded reports, the
- * live view and diagnostics.
+ * and the binary formats escape them), except qualnames, cleaned when read;
+ * what is printed as plain text goes through text_sanitize() on its way out:
+ * the text and folded reports, the live view and diagnostics.
  */
 #ifndef PYBPFPROF_TEXT_H
 #define PYBPFPROF_TEXT_H

@@ -82,7 +82,9 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
 	  "targets exit)", 2 },
-	{ "frequency", 'F', "HZ", 0, "Mean samples per second on each CPU; the rate varies at random within 20% so that sampling never falls into step with the program (default: 99)", 2 },
+	{ "frequency", 'F', "HZ", 0, "Mean samples per second on each CPU; the rate varies at "
+	  "random within 20% so that sampling never falls into step with the program "
+	  "(default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
 	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",
@@ -121,8 +123,8 @@ static const struct argp_option options[] = {
 	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 6 },
 	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
 	  "sample, on average (default: 524288); larger allocations are always recorded", 6 },
-	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample, on average (default: "
-	  "64, one per 256 KiB touched)", 6 },
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample, on average "
+	  "(default: 64, one per 256 KiB touched)", 6 },
 	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
 	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },
 	{},

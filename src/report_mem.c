@@ -106,8 +106,8 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc
 	size_t n = 0, i, shown;
 
 	profile_proc__mem_totals(pp, tot);
-	fprintf(f, "\n  Memory: touched %s (page faults sampled 1 in %u on average, %s each), mapped %s, "
-		"unmapped %s\n", human(a, sizeof(a), tot[PROFILE_MEM_TOUCHED], false),
+	fprintf(f, "\n  Memory: touched %s (page faults sampled 1 in %u on average, %s each), "
+		"mapped %s, unmapped %s\n", human(a, sizeof(a), tot[PROFILE_MEM_TOUCHED], false),
 		p->mem_period, human(b, sizeof(b), (int64_t)p->mem_period * p->page_size, false),
 		human(c, sizeof(c), tot[PROFILE_MEM_MAPPED], false),
 		human(d, sizeof(d), tot[PROFILE_MEM_UNMAPPED], false));

@@ -31,7 +31,8 @@ static void test_plain_text_unchanged(void **state)
 	expect("Worker.run.<locals>.step", "Worker.run.<locals>.step", 0);
 	expect("/srv/app/views.py", "/srv/app/views.py", 0);
 	/* Two-, three- and four-byte UTF-8: é, €, 𝜋 */
-	expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x9c\x8b", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x9c\x8b", 0);
+	expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x9c\x8b",
+	       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x9c\x8b", 0);
 	/* The last code point before the C1 range and the first after it. */
 	expect("\x7e\xc2\xa0", "\x7e\xc2\xa0", 0);
 }
