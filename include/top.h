@@ -2,7 +2,8 @@
 /*
  * `pybpfprof top`: a live view redrawn once a second with plain ANSI
  * escapes (no curses): processes, samples per second, drops, and the top
- * functions over all processes by self and total share. `q` quits; the
+ * functions over all processes by self and total share, in the last second
+ * (what is hot now, the order) and since the start. `q` quits; the
  * terminal's mode is restored on every way out.
  */
 #ifndef PYBPFPROF_TOP_H
@@ -18,6 +19,8 @@ struct top_view {
 	uint64_t last_samples;
 	long long last_ns;
 	unsigned rows;		/* functions shown */
+	struct func_stat *prev;	/* per function id: self and total at the last redraw */
+	size_t nprev;
 };
 
 /* Puts stdin in non-canonical, no-echo mode (when a terminal) and clears the screen. */

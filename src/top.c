@@ -42,6 +42,9 @@ void top__init(struct top_view *v, unsigned rows, long long now)
 
 void top__end(struct top_view *v)
 {
+	free(v->prev);
+	v->prev = NULL;
+	v->nprev = 0;
 	if (v->tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	v->tty = false;
@@ -162,12 +165,52 @@ static void put_processes(const struct profile *p, uint64_t samples, unsigned co
 	put_line(cols, "%s", n ? line : "  busiest: (no samples yet)");
 }
 
+/* Self and total of the last interval: the counts now minus those at the last redraw. */
+static struct func_stat *interval_stats(struct top_view *v, const struct func_stat *st, size_t n,
+					size_t nfuncs)
+{
+	struct func_stat *d = calloc(n + 1, sizeof(*d)), *prev;
+	size_t i;
+
+	if (!d)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		d[i] = st[i];
+		if (st[i].func < v->nprev) {
+			d[i].self -= v->prev[st[i].func].self;
+			d[i].total -= v->prev[st[i].func].total;
+		}
+	}
+	if (nfuncs > v->nprev) {
+		prev = realloc(v->prev, nfuncs * sizeof(*prev));
+		if (!prev) {
+			free(d);
+			return NULL;
+		}
+		memset(prev + v->nprev, 0, (nfuncs - v->nprev) * sizeof(*prev));
+		v->prev = prev;
+		v->nprev = nfuncs;
+	}
+	for (i = 0; i < n; i++)
+		v->prev[st[i].func] = st[i];
+	return d;
+}
+
+/* Hot now first; among equals, the one with more samples since the start. */
+static int cmp_interval(const void *a, const void *b, void *since_start)
+{
+	const struct func_stat *x = a, *y = b, *all = since_start;
+	int c = cmp_self(x, y);
+
+	return c ? c : cmp_self(&all[x->func], &all[y->func]);
+}
+
 bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, long long now)
 {
 	struct winsize ws = { 0 };
 	unsigned rows = v->rows, cols = 0;
-	struct func_stat *st;
-	uint64_t samples;
+	struct func_stat *st, *d;
+	uint64_t samples, recent;
 	size_t n, i, alive;
 	double rate;
 
@@ -178,14 +221,20 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 	v->next_ns = now + 1000000000LL;
 	if (sum_funcs(p, &st, &n, &samples, &alive))
 		return false;
-	rate = now > v->last_ns ? (samples - v->last_samples) * 1e9 / (now - v->last_ns) : 0;
+	d = interval_stats(v, st, n, p->nfuncs);
+	if (!d) {
+		free(st);
+		return false;
+	}
+	recent = samples - v->last_samples;
+	rate = now > v->last_ns ? recent * 1e9 / (now - v->last_ns) : 0;
 	v->last_samples = samples;
 	v->last_ns = now;
-	/* fit the window: four header lines, one spare so the cursor never scrolls it */
+	/* fit the window: five header lines, one spare so the cursor never scrolls it */
 	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row) {
 		cols = ws.ws_col;
-		if (rows > ws.ws_row - 5u)
-			rows = ws.ws_row > 5 ? ws.ws_row - 5 : 1;
+		if (rows > ws.ws_row - 6u)
+			rows = ws.ws_row > 6 ? ws.ws_row - 6 : 1;
 	}
 	printf("\033[H");
 	put_line(cols, "pybpfprof top: %zu process%s (%zu running), %.0f samples/s, %llu samples, "
@@ -193,16 +242,25 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 		 (unsigned long long)samples, (unsigned long long)dropped);
 	put_processes(p, samples, cols);
 	put_line(cols, "");
-	put_line(cols, "  self%%  total%%  function (location)");
+	put_line(cols, "   last second     since start");
+	put_line(cols, "  self%%  total%%   self%%  total%%  function (location)");
+	/* d[i] and st[i] describe the same function: d keeps the index into st */
+	for (i = 0; i < n; i++)
+		d[i].func = i;
+	qsort_r(d, n, sizeof(*d), cmp_interval, st);
 	for (i = 0; i < n && i < rows; i++) {
-		const struct profile_func *fn = &p->funcs[st[i].func];
+		const struct func_stat *all = &st[d[i].func];
+		const struct profile_func *fn = &p->funcs[all->func];
 
-		put_line(cols, " %5.1f%%  %5.1f%%  %s (%s:%d)", report_pct(st[i].self, samples),
-			 report_pct(st[i].total, samples), fn->qualname, fn->file, fn->firstline);
+		put_line(cols, " %5.1f%%  %5.1f%%  %5.1f%%  %5.1f%%  %s (%s:%d)",
+			 report_pct(d[i].self, recent), report_pct(d[i].total, recent),
+			 report_pct(all->self, samples), report_pct(all->total, samples),
+			 fn->qualname, fn->file, fn->firstline);
 	}
 	/* clear what a longer previous frame left below */
 	printf("\033[J");
 	fflush(stdout);
+	free(d);
 	free(st);
 	return false;
 }

@@ -363,7 +363,7 @@ def procs_top_tmux():
             screen, shown = "", None
             while time.monotonic() - t0 < 3:
                 screen = tmux("capture-pane", "-p", "-t", session)
-                if re.search(r"^\s+\d+\.\d%\s+\d+\.\d%\s+spin_alpha\b", screen, re.M):
+                if re.search(r"^(\s+\d+\.\d%){4}\s+spin_alpha\b", screen, re.M):
                     shown = time.monotonic() - t0
                     break
                 time.sleep(0.1)
@@ -399,6 +399,50 @@ def procs_top_tmux():
         finally:
             tmux("kill-session", "-t", session, check_rc=False)
     return f"spin_alpha shown after {shown:.2f} s; q and Ctrl-C quit with exit 0"
+
+
+def top_rows(screen):
+    """(name, last-second self %, since-start self %) of each function row."""
+    rows = re.findall(r"^\s+([\d.]+)%\s+[\d.]+%\s+([\d.]+)%\s+[\d.]+%\s+(\S+) \(",
+                      screen, re.M)
+    return [(name, float(now), float(all_)) for now, all_, name in rows]
+
+
+@test
+def procs_top_hot_now():
+    """top orders functions by the last second: 3 s after phases.py moves from
+    first() to second(), second() is the first row while first() still has
+    more samples since the start."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-top-now-{os.getpid()}"
+    switch_s = 3
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "phases.py", switch_s)
+        t0 = time.monotonic()
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40",
+             f"{PROFILER} top -p {p.pid}; sleep 60")
+        try:
+            screen, rows, seen = "", [], None
+            while time.monotonic() - t0 < switch_s + 3:
+                screen = tmux("capture-pane", "-p", "-t", session)
+                rows = top_rows(screen)
+                if rows and rows[0][0] == "second":
+                    seen = time.monotonic() - t0
+                    break
+                time.sleep(0.1)
+            check(seen is not None, f"second() not on top {switch_s + 3} s after the start "
+                  f"(switch at {switch_s} s): {rows}")
+            byname = {name: (now, all_) for name, now, all_ in rows}
+            check(byname["second"][0] >= 90.0,
+                  f"second() has {byname['second'][0]}% of the last second")
+            check("first" in byname and byname["first"][1] > byname["second"][1],
+                  f"first() should still lead since the start: {rows}")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+    return (f"second() on top {seen - switch_s:.1f} s after the switch, "
+            f"{byname['second'][0]}% of the last second; since the start first() "
+            f"{byname['first'][1]}%, second() {byname['second'][1]}%")
 
 
 @test
