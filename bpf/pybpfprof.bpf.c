@@ -401,7 +401,9 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	if (s->sample.flags & PY_SAMPLE_READ_ERROR)
 		count_kind(kind, PYPROF_CNT_READ_ERROR);
 	if (!w.n) {
-		count_kind(kind, PYPROF_CNT_NO_FRAME);
+		/* A thread state with a frame pointer that could not be read is not frameless. */
+		count_kind(kind, s->sample.flags & PY_SAMPLE_READ_ERROR ? PYPROF_CNT_UNREADABLE :
+									  PYPROF_CNT_NO_FRAME);
 		return 1;
 	}
 	s->sample.nframes = w.n;

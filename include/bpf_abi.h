@@ -224,7 +224,7 @@ enum py_follow_flags {
 
 /*
  * Per-CPU counters, indexed by this enum; userspace sums them for the report.
- * The stack counters (EVENTS to DROPPED) are kept once per family of sample
+ * The stack counters (EVENTS to UNREADABLE) are kept once per family of sample
  * kind, the kind's high nibble (CPU ticks, USDT records, memory records), at
  * index PYPROF_CNT_MAX * family + counter, so that the CPU report's "dropped"
  * counts CPU samples only. The other counters are in family 0.
@@ -241,6 +241,7 @@ enum pyprof_counter {
 	PYPROF_CNT_READ_ERROR,	/* a read of target memory failed during the walk */
 	PYPROF_CNT_TRUNCATED,	/* stacks cut at the depth limit */
 	PYPROF_CNT_DROPPED,	/* ring buffer full: sample lost */
+	PYPROF_CNT_UNREADABLE,	/* not even the innermost frame could be read: nothing sent */
 	PYPROF_CNT_TSTATE_SCAN,	/* thread-list scans (cache misses) */
 	PYPROF_CNT_PROC_EVENT_LOST,	/* fork/exec/exit notices lost: event ring buffer full */
 	/* USDT --calls: */

@@ -176,7 +176,8 @@ struct profile_counts {
 	uint64_t events;	/* timer ticks that hit a profiled process */
 	uint64_t dropped;	/* lost: kernel ring buffer full, or unknown process */
 	uint64_t no_python;	/* ticks on a thread with no Python frame (C code, startup) */
-	uint64_t read_errors;
+	uint64_t unreadable;	/* ticks whose innermost frame could not be read: not sent */
+	uint64_t read_errors;	/* stacks with a failed read: partial ones and unreadable ones */
 	uint64_t truncated;
 };
 

@@ -286,6 +286,7 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->counts.dropped = k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
 	c->prof->counts.no_python = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
 	c->prof->counts.read_errors = k[PYPROF_CNT_READ_ERROR];
+	c->prof->counts.unreadable = k[PYPROF_CNT_UNREADABLE];
 	c->prof->counts.truncated = k[PYPROF_CNT_TRUNCATED];
 	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
 	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
@@ -299,13 +300,18 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->mem_counts.dropped = m[PYPROF_CNT_DROPPED];
 	c->prof->mem_counts.no_python = m[PYPROF_CNT_NO_TSTATE] + m[PYPROF_CNT_NO_FRAME];
 	c->prof->mem_counts.read_errors = m[PYPROF_CNT_READ_ERROR];
+	c->prof->mem_counts.unreadable = m[PYPROF_CNT_UNREADABLE];
 	c->prof->mem_counts.truncated = m[PYPROF_CNT_TRUNCATED];
 	c->prof->usdt.probe_misses = usdt_probe_misses(s);
-	pr_info("kernel counters: events %llu sent %llu no-tstate %llu no-frame %llu read-error "
-		"%llu truncated %llu dropped %llu scans %llu\n", (unsigned long long)k[0],
-		(unsigned long long)k[1], (unsigned long long)k[2], (unsigned long long)k[3],
-		(unsigned long long)k[4], (unsigned long long)k[5], (unsigned long long)k[6],
-		(unsigned long long)k[7]);
+	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
+		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
+		(unsigned long long)k[PYPROF_CNT_EVENTS], (unsigned long long)k[PYPROF_CNT_SENT],
+		(unsigned long long)k[PYPROF_CNT_NO_TSTATE],
+		(unsigned long long)k[PYPROF_CNT_NO_FRAME],
+		(unsigned long long)k[PYPROF_CNT_READ_ERROR],
+		(unsigned long long)k[PYPROF_CNT_UNREADABLE],
+		(unsigned long long)k[PYPROF_CNT_TRUNCATED], (unsigned long long)k[PYPROF_CNT_DROPPED],
+		(unsigned long long)k[PYPROF_CNT_TSTATE_SCAN]);
 }
 
 int main(int argc, char **argv)

@@ -120,15 +120,19 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	else
 		fputs("null,\n", f);
 	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
-		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu},\n",
+		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu, "
+		"\"unreadable\": %llu},\n",
 		(unsigned long long)total, (unsigned long long)p->counts.dropped,
 		(unsigned long long)truncated, (unsigned long long)unresolved,
-		(unsigned long long)partial, (unsigned long long)p->counts.no_python);
+		(unsigned long long)partial, (unsigned long long)p->counts.no_python,
+		(unsigned long long)p->counts.unreadable);
 	if (p->mem)
 		fprintf(f, " \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "
-			"\"no_python\": %llu},\n", (unsigned long long)p->mem_counts.dropped,
+			"\"no_python\": %llu, \"unreadable\": %llu},\n",
+			(unsigned long long)p->mem_counts.dropped,
 			(unsigned long long)p->mem_counts.truncated,
-			(unsigned long long)p->mem_counts.no_python);
+			(unsigned long long)p->mem_counts.no_python,
+			(unsigned long long)p->mem_counts.unreadable);
 	report_usdt_json_counts(f, p);
 	fputs(" \"processes\": [", f);
 	for (i = 0; i < p->nprocs; i++) {

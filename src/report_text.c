@@ -314,6 +314,9 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python);
+	if (p->counts.unreadable)
+		fprintf(f, "         %llu ticks whose innermost frame could not be read\n",
+			(unsigned long long)p->counts.unreadable);
 	if (p->mem)
 		fprintf(f, "memory records: %llu dropped, %llu truncated, %llu events in threads "
 			"without Python frames\n", (unsigned long long)p->mem_counts.dropped,

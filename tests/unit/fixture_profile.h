@@ -19,6 +19,7 @@ static inline void build(struct profile *p)
 	p->first_sample_ms = 42.5;
 	p->counts.dropped = 3;
 	p->counts.no_python = 4;
+	p->counts.unreadable = 2;
 	/* no root directory and no such files: source lines read as unavailable */
 	a = profile__add_proc(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
 	fmain = profile__func(p, "main", "/nonexistent/app.py", 10, false);
