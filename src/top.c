@@ -175,10 +175,13 @@ static struct func_stat *interval_stats(struct top_view *v, const struct func_st
 	if (!d)
 		return NULL;
 	for (i = 0; i < n; i++) {
+		const struct func_stat *was = st[i].func < v->nprev ? &v->prev[st[i].func] : NULL;
+
 		d[i] = st[i];
-		if (st[i].func < v->nprev) {
-			d[i].self -= v->prev[st[i].func].self;
-			d[i].total -= v->prev[st[i].func].total;
+		/* counts only grow; if a process's section went away, start it again */
+		if (was && was->self <= st[i].self && was->total <= st[i].total) {
+			d[i].self -= was->self;
+			d[i].total -= was->total;
 		}
 	}
 	if (nfuncs > v->nprev) {
