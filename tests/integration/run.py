@@ -477,8 +477,8 @@ def lockstep():
     """A program that repeats itself every 10 ms, sampled at 100 Hz: with a
     fixed period the samples fell at the same point of every tick and fast()
     had 0% of them. The period is redrawn at random, so fast() gets its real
-    share: the workload's own measure, +- 6pp (about 4 standard deviations
-    of 800 independent samples)."""
+    share: the workload's own measure, +- 8pp (22.1-27.7% in 7 runs against
+    25.0%, a spread of 1.9pp; a sampler in step gives 0% or 50%)."""
     freq, secs = 100, 8
     with Workloads() as wl:
         p = wl.start(interpreter("debian"), "tick.py")
@@ -491,9 +491,9 @@ def lockstep():
           f"only {slow + fast} samples in fast() and slow(), expected ~{freq * secs}")
     share = fast / (slow + fast)
     truth = (fast1 - fast0) / ((fast1 - fast0) + (slow1 - slow0))
-    check(abs(share - truth) <= 0.06,
+    check(abs(share - truth) <= 0.08,
           f"fast share {share:.1%} (fast {fast}, slow {slow}), the workload measured "
-          f"{truth:.1%}: expected +- 6pp")
+          f"{truth:.1%}: expected +- 8pp")
     return f"fast share {share:.1%} of {slow + fast} samples at {freq} Hz, workload measured {truth:.1%}"
 
 
