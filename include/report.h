@@ -98,6 +98,13 @@ char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, siz
  * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".
  */
 char *report_counts(const struct profile *p, char *buf, size_t len);
+
+/* Samples and their flaws summed over every process of the profile. */
+struct report_totals {
+	uint64_t samples, truncated, partial, unresolved;
+};
+
+struct report_totals report_totals(const struct profile *p);
 /* The root label of a process's stacks when several are profiled: "pid N (comm)". */
 char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len);
 

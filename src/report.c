@@ -289,21 +289,28 @@ char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, siz
 	return buf;
 }
 
-char *report_counts(const struct profile *p, char *buf, size_t len)
+struct report_totals report_totals(const struct profile *p)
 {
-	uint64_t samples = 0, truncated = 0, unresolved = 0, partial = 0;
+	struct report_totals t = { 0 };
 	size_t i;
 
 	for (i = 0; i < p->nprocs; i++) {
-		samples += p->procs[i].samples;
-		truncated += p->procs[i].truncated;
-		unresolved += p->procs[i].unresolved;
-		partial += p->procs[i].partial;
+		t.samples += p->procs[i].samples;
+		t.truncated += p->procs[i].truncated;
+		t.partial += p->procs[i].partial;
+		t.unresolved += p->procs[i].unresolved;
 	}
+	return t;
+}
+
+char *report_counts(const struct profile *p, char *buf, size_t len)
+{
+	struct report_totals t = report_totals(p);
+
 	snprintf(buf, len, "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
-		 "%llu partial)", (unsigned long long)samples,
-		 (unsigned long long)p->counts.dropped, (unsigned long long)truncated,
-		 (unsigned long long)unresolved, (unsigned long long)partial);
+		 "%llu partial)", (unsigned long long)t.samples,
+		 (unsigned long long)p->counts.dropped, (unsigned long long)t.truncated,
+		 (unsigned long long)t.unresolved, (unsigned long long)t.partial);
 	return buf;
 }
 

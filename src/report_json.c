@@ -100,15 +100,9 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 
 static int write_json(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	uint64_t total = 0, truncated = 0, unresolved = 0, partial = 0;
+	struct report_totals t = report_totals(p);
 	size_t i;
 
-	for (i = 0; i < p->nprocs; i++) {
-		total += p->procs[i].samples;
-		truncated += p->procs[i].truncated;
-		unresolved += p->procs[i].unresolved;
-		partial += p->procs[i].partial;
-	}
 	fputs("{\"tool\": \"pybpfprof\", \"version\": ", f);
 	json_string(f, o->tool_version);
 	fputs(", \"mode\": ", f);
@@ -122,9 +116,9 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
 		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu, "
 		"\"unreadable\": %llu},\n",
-		(unsigned long long)total, (unsigned long long)p->counts.dropped,
-		(unsigned long long)truncated, (unsigned long long)unresolved,
-		(unsigned long long)partial, (unsigned long long)p->counts.no_python,
+		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
+		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
+		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python,
 		(unsigned long long)p->counts.unreadable);
 	if (p->mem)
 		fprintf(f, " \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "

@@ -9,24 +9,6 @@
 #include <string.h>
 #include "report.h"
 
-struct totals {
-	uint64_t samples, truncated, partial, unresolved;
-};
-
-static struct totals sum_procs(const struct profile *p)
-{
-	struct totals t = {};
-	size_t i;
-
-	for (i = 0; i < p->nprocs; i++) {
-		t.samples += p->procs[i].samples;
-		t.truncated += p->procs[i].truncated;
-		t.partial += p->procs[i].partial;
-		t.unresolved += p->procs[i].unresolved;
-	}
-	return t;
-}
-
 #define NAME_MIN 8
 #define NAME_MAX 48
 
@@ -301,7 +283,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	struct totals t = sum_procs(p);
+	struct report_totals t = report_totals(p);
 	size_t i;
 
 	fprintf(f, "pybpfprof %s: %s profile, %zu process%s, %.2f s at %u Hz\n", o->tool_version,
