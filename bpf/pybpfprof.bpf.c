@@ -1095,7 +1095,7 @@ int on_line(struct pt_regs *ctx)
  * --mem: where memory grows. Two kinds of kernel events that every process
  * has, so nothing is injected into the target:
  *  - the page-faults software event, one sample per mem_period faults on each
- *    CPU on average (userspace redraws the period at random, see jitter.h): a
+ *    CPU on average (userspace redraws the period at random, see perf_sampler.h): a
  *    fault is the first touch of a page, so the faulting Python line is the
  *    one that made the memory resident; each sample stands for the pages of
  *    its own period;

@@ -11,15 +11,12 @@
 
 #include <stddef.h>
 #include "collect.h"
-#include "jitter.h"
 #include "loader.h"
+#include "perf_sampler.h"
 
 struct mem_session {
-	struct bpf_link **links;	/* page-fault programs, one per CPU */
-	int *pefds;		/* our copies of their perf event fds, to change the period */
-	int ncpus;
+	struct perf_sampler faults;	/* page-fault programs, one per CPU */
 	unsigned period;	/* mean page faults per sample */
-	struct jitter jitter;
 	struct bpf_link *sys_enter, *sys_exit;
 	struct bpf_link **uprobes;	/* --mem=alloc: allocator probes of every target */
 	size_t nuprobes, cap_uprobes;

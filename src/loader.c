@@ -2,13 +2,12 @@
 /*
  * BPF skeleton lifecycle and perf events. Sampling uses the cpu-clock
  * software event, which works on VMs without a hardware PMU. Its period is
- * redrawn at random every few samples (session_redraw_period, jitter.h), so
+ * redrawn at random every few samples (session_redraw_period, perf_sampler.h), so
  * that on average a sample stands for 1/hz of CPU time but the sampling clock
  * cannot fall into step with a program that does the same thing every 10 ms.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -18,7 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "jitter.h"
+#include "perf_sampler.h"
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
@@ -35,12 +34,9 @@ _Static_assert(__builtin_offsetof(struct py_sample, frames) == PY_SAMPLE_HEADER_
 struct session {
 	struct pybpfprof_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
+	struct perf_sampler cpu_clock;
 	struct bpf_link *track_links[3];
-	int *pefds;		/* our copies of the cpu-clock fds, to change their period */
-	int ncpus;
-	unsigned hz;
-	struct jitter jitter;
+	unsigned hz;		/* 0 until attached */
 };
 
 struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
@@ -134,7 +130,7 @@ void session__remove_target(struct session *s, pid_t pid)
 }
 
 /*
- * The CPU sampler's period (jitter.h): a rate uniform within +-20% of hz, for
+ * The CPU sampler's period (perf_sampler.h): a rate uniform within +-20% of hz, for
  * blocks of about REDRAW_PERIODS periods (at least REDRAW_MIN_NS). Changing
  * the period restarts the kernel's timer and loses the part of the period
  * that had run: half a period per block on average, which the rate makes up
@@ -152,9 +148,9 @@ static double redraw_block_ns(unsigned hz)
 
 static void session_redraw_period(struct session *s)
 {
-	double rate = s->hz * (0.8 + 0.4 * jitter_uniform(&s->jitter));
+	double rate = s->hz * (0.8 + 0.4 * jitter_uniform(&s->cpu_clock.jitter));
 
-	jitter_set_period(s->pefds, s->ncpus, 1e9 / (rate + 0.5e9 / redraw_block_ns(s->hz)));
+	perf_sampler_set_period(&s->cpu_clock, 1e9 / (rate + 0.5e9 / redraw_block_ns(s->hz)));
 }
 
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
@@ -165,52 +161,13 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 		.size = sizeof(attr),
 		.sample_period = 1000000000ULL / hz,
 	};
-	int cpu, attached = 0;
+	int err;
 
-	s->ncpus = libbpf_num_possible_cpus();
-	if (s->ncpus <= 0) {
-		snprintf(why, whylen, "cannot count CPUs: %s", strerror(-s->ncpus));
-		return s->ncpus ? s->ncpus : -EINVAL;
-	}
-	s->links = calloc(s->ncpus, sizeof(*s->links));
-	s->pefds = malloc(s->ncpus * sizeof(*s->pefds));
-	if (!s->links || !s->pefds) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	/* A failure at CPU k must not make session__detach close fds it never opened. */
-	for (cpu = 0; cpu < s->ncpus; cpu++)
-		s->pefds[cpu] = -1;
-	for (cpu = 0; cpu < s->ncpus; cpu++) {
-		s->pefds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (s->pefds[cpu] < 0) {
-			if (errno == ENODEV)	/* possible but offline CPU */
-				continue;
-			snprintf(why, whylen, "perf_event_open(cpu-clock) failed on CPU %d: %s%s", cpu,
-				 strerror(errno),
-				 errno == EACCES ? " (needs CAP_PERFMON or root)" : "");
-			return -errno;
-		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
-							       s->pefds[cpu]);
-		if (!s->links[cpu]) {
-			snprintf(why, whylen, "cannot attach the sampler to CPU %d: %s", cpu,
-				 strerror(errno));
-			return -errno;
-		}
-		/*
-		 * The link owns the fd now and closes it; a copy of our own
-		 * changes the period. Without it this CPU keeps a fixed period.
-		 */
-		s->pefds[cpu] = fcntl(s->pefds[cpu], F_DUPFD_CLOEXEC, 0);
-		attached++;
-	}
-	if (!attached) {
-		snprintf(why, whylen, "no online CPU could be sampled");
-		return -ENODEV;
-	}
+	err = perf_sampler_open(&s->cpu_clock, &attr, s->skel->progs.on_sample, "cpu-clock",
+				REDRAW_MIN_NS, why, whylen);
+	if (err)
+		return err;
 	s->hz = hz;
-	jitter_init(&s->jitter, jitter_now_ns(), REDRAW_MIN_NS);
 	return 0;
 }
 
@@ -231,7 +188,7 @@ int session__poll(struct session *s, int timeout_ms)
 	/* The kernel side wakes us only when the buffer fills up: read what is there anyway. */
 	if (n >= 0)
 		n = ring_buffer__consume(s->rb);
-	if (s->hz && jitter_due(&s->jitter, jitter_now_ns(), redraw_block_ns(s->hz)))
+	if (s->hz && jitter_due(&s->cpu_clock.jitter, jitter_now_ns(), redraw_block_ns(s->hz)))
 		session_redraw_period(s);
 	return n;
 }
@@ -239,21 +196,12 @@ int session__poll(struct session *s, int timeout_ms)
 void session__detach(struct session *s)
 {
 	size_t i;
-	int cpu;
 
 	for (i = 0; i < sizeof(s->track_links) / sizeof(s->track_links[0]); i++) {
 		bpf_link__destroy(s->track_links[i]);
 		s->track_links[i] = NULL;
 	}
-	if (!s->links)
-		return;
-	for (cpu = 0; cpu < s->ncpus; cpu++) {
-		bpf_link__destroy(s->links[cpu]);
-		s->links[cpu] = NULL;
-		if (s->pefds[cpu] >= 0)
-			close(s->pefds[cpu]);
-		s->pefds[cpu] = -1;
-	}
+	perf_sampler_close(&s->cpu_clock);
 }
 
 int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES])
@@ -284,8 +232,6 @@ void session__close(struct session *s)
 	if (!s)
 		return;
 	session__detach(s);
-	free(s->links);
-	free(s->pefds);
 	ring_buffer__free(s->rb);
 	pybpfprof_bpf__destroy(s->skel);
 	free(s);

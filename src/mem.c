@@ -7,14 +7,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -186,7 +184,7 @@ int mem__attach(struct mem_session *m, struct session *s, struct collector *c, u
 		.size = sizeof(attr),
 		.sample_period = period,
 	};
-	int cpu, attached = 0;
+	int err;
 
 	memset(m, 0, sizeof(*m));
 	m->page_size = sysconf(_SC_PAGESIZE);
@@ -194,50 +192,15 @@ int mem__attach(struct mem_session *m, struct session *s, struct collector *c, u
 	/* The allocator probes first: they take longest to attach (symbol lookups). */
 	skel->data->alloc_period = alloc_period;
 	for (size_t i = 0; alloc_period && i < c->ntargets; i++) {
-		int err = attach_alloc(m, skel, c->targets[i].t.pid, why, whylen);
-
+		err = attach_alloc(m, skel, c->targets[i].t.pid, why, whylen);
 		if (err)
 			return err;
 	}
-	m->ncpus = libbpf_num_possible_cpus();
-	if (m->ncpus <= 0) {
-		snprintf(why, whylen, "cannot count CPUs: %s", strerror(-m->ncpus));
-		return m->ncpus ? m->ncpus : -EINVAL;
-	}
-	m->links = calloc(m->ncpus, sizeof(*m->links));
-	m->pefds = malloc(m->ncpus * sizeof(*m->pefds));
-	if (!m->links || !m->pefds) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	for (cpu = 0; cpu < m->ncpus; cpu++)
-		m->pefds[cpu] = -1;
-	for (cpu = 0; cpu < m->ncpus; cpu++) {
-		m->pefds[cpu] = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (m->pefds[cpu] < 0) {
-			if (errno == ENODEV)	/* possible but offline CPU */
-				continue;
-			snprintf(why, whylen, "perf_event_open(page-faults) failed on CPU %d: %s",
-				 cpu, strerror(errno));
-			return -errno;
-		}
-		m->links[cpu] = bpf_program__attach_perf_event(skel->progs.on_page_fault,
-							       m->pefds[cpu]);
-		if (!m->links[cpu]) {
-			snprintf(why, whylen, "cannot attach the page-fault sampler to CPU %d: %s",
-				 cpu, strerror(errno));
-			return -errno;
-		}
-		/* The link owns the fd now and closes it; our copy changes the period. */
-		m->pefds[cpu] = fcntl(m->pefds[cpu], F_DUPFD_CLOEXEC, 0);
-		attached++;
-	}
-	if (!attached) {
-		snprintf(why, whylen, "no online CPU could sample page faults");
-		return -ENODEV;
-	}
+	err = perf_sampler_open(&m->faults, &attr, skel->progs.on_page_fault, "page-faults",
+				MEM_REDRAW_NS, why, whylen);
+	if (err)
+		return err;
 	m->period = period;
-	jitter_init(&m->jitter, jitter_now_ns(), MEM_REDRAW_NS);
 	/* Exit first: an exit with no recorded entry is ignored, so nothing is half seen. */
 	m->sys_exit = bpf_program__attach_raw_tracepoint(skel->progs.on_sys_exit, "sys_exit");
 	if (m->sys_exit)
@@ -269,12 +232,14 @@ void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 	size_t i;
 
 	/*
-	 * The page-fault period (jitter.h): uniform within +-25% of the mean.
-	 * Each sample carries its own period, so the bytes stay exact on average.
+	 * The page-fault period (perf_sampler.h): uniform within +-25% of the
+	 * mean. Each sample carries its own period, so the bytes stay exact on
+	 * average.
 	 */
-	if (m->period > 1 && m->pefds && jitter_due(&m->jitter, jitter_now_ns(), MEM_REDRAW_NS))
-		jitter_set_period(m->pefds, m->ncpus,
-				  m->period * (0.75 + 0.5 * jitter_uniform(&m->jitter)) + 0.5);
+	if (m->period > 1 && m->faults.fds &&
+	    jitter_due(&m->faults.jitter, jitter_now_ns(), MEM_REDRAW_NS))
+		perf_sampler_set_period(&m->faults, m->period * (0.75 + 0.5 *
+					jitter_uniform(&m->faults.jitter)) + 0.5);
 	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)
 		return;
 	m->last_rss_ns = now_ns;
@@ -293,8 +258,6 @@ void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 
 void mem__detach(struct mem_session *m)
 {
-	int cpu;
-
 	size_t i;
 
 	for (i = 0; i < m->nuprobes; i++)
@@ -305,17 +268,7 @@ void mem__detach(struct mem_session *m)
 	bpf_link__destroy(m->sys_enter);
 	bpf_link__destroy(m->sys_exit);
 	m->sys_enter = m->sys_exit = NULL;
-	for (cpu = 0; m->links && cpu < m->ncpus; cpu++) {
-		bpf_link__destroy(m->links[cpu]);
-		m->links[cpu] = NULL;
-		if (m->pefds[cpu] >= 0)
-			close(m->pefds[cpu]);
-		m->pefds[cpu] = -1;
-	}
-	free(m->links);
-	free(m->pefds);
-	m->links = NULL;
-	m->pefds = NULL;
+	perf_sampler_close(&m->faults);
 }
 
 /* Adds the sampled allocations still in the kernel's live map to their stacks. */
