@@ -345,6 +345,28 @@ def run_profiler(args, timeout, prefix=(), exe=None):
     return r
 
 
+def interrupt_profiler(args, after_s, sig=signal.SIGINT, timeout=10):
+    """Run the profiler in the background for after_s seconds, then stop it
+    with sig: (returncode, stdout, stderr). A run that ended before the
+    signal, or is still running `timeout` s after it, fails the test."""
+    prof = subprocess.Popen([str(PROFILER), *map(str, args)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            encoding="utf-8", errors="replace")
+    try:
+        time.sleep(after_s)
+        check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
+        prof.send_signal(sig)
+        try:
+            out, err = prof.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Fail(f"still running {timeout} s after {sig.name}")
+    finally:
+        if prof.poll() is None:
+            prof.kill()
+            prof.wait(timeout=10)
+    return prof.returncode, out, err
+
+
 def profile_json(pids, duration, freq=99, extra=()):
     args = [a for pid in pids for a in ("-p", pid)]
     args += ["-d", duration, "-F", freq, "-f", "json", *extra]
@@ -974,23 +996,8 @@ def stop_with(sig):
         p = wl.start(interpreter("debian"), "spin.py", "alpha")
         out = os.path.join(tmp, "x.json")
         with CpuMeter(p.pid) as cpu:
-            prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-o", out],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, encoding="utf-8",
-                                    errors="replace")
-            try:
-                time.sleep(2)
-                check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
-                prof.send_signal(sig)
-                try:
-                    _, err = prof.communicate(timeout=10)
-                except subprocess.TimeoutExpired:
-                    raise Fail(f"still running 10 s after {sig.name}")
-            finally:
-                if prof.poll() is None:
-                    prof.kill()
-                    prof.wait(timeout=10)
-        check(prof.returncode == 0, f"exit {prof.returncode} after {sig.name}: {err.strip()}")
+            rc, _, err = interrupt_profiler(["-p", p.pid, "-o", out], 2, sig)
+        check(rc == 0, f"exit {rc} after {sig.name}: {err.strip()}")
         try:
             with open(out) as f:
                 rep = json.load(f)

@@ -569,24 +569,10 @@ def formats_two_processes_sigint():
         a = wl.start(interpreter("debian"), "spin.py", "alpha")
         b = wl.start(interpreter("debian"), "spin.py", "beta")
         tmp = Path(tmp)
-        prof = subprocess.Popen([str(PROFILER), "-p", str(a.pid), "-p", str(b.pid), "-F", "199",
-                                 "-f", "folded", "-o", tmp / "p.data", "-o", tmp / "p.json",
-                                 "-o", tmp / "p.speedscope.json"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
-        try:
-            time.sleep(1.5)
-            check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
-            prof.send_signal(signal.SIGINT)
-            try:
-                out, err = prof.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                raise Fail("still running 10 s after SIGINT")
-        finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait(timeout=10)
-        check(prof.returncode == 0, f"exit {prof.returncode} after SIGINT: {err.strip()}")
+        rc, out, err = interrupt_profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
+                                           "-o", tmp / "p.data", "-o", tmp / "p.json",
+                                           "-o", tmp / "p.speedscope.json"], 1.5)
+        check(rc == 0, f"exit {rc} after SIGINT: {err.strip()}")
         rep = json.loads((tmp / "p.json").read_text())
         roots = {}
         for ln in (tmp / "p.data").read_text().splitlines():

@@ -294,22 +294,8 @@ def mem_sigint():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(py, "mem_grow.py", 0)
         out = os.path.join(tmp, "m.json")
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "--mem=alloc", "-o", out],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
-        try:
-            time.sleep(3)
-            check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
-            prof.send_signal(signal.SIGINT)
-            try:
-                _, err = prof.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                raise Fail("still running 10 s after SIGINT")
-        finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait(timeout=10)
-        check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
+        rc, _, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
+        check(rc == 0, f"exit {rc}: {err.strip()}")
         with open(out) as f:
             rep = json.load(f)
         # The target lives on, still allocating, after the probes are gone.
