@@ -9,18 +9,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-die() { echo "mem bench: $*" >&2; exit 2; }
-
-[ "$(id -u)" -eq 0 ] || die "needs root (BPF programs, perf events): run 'sudo bench/mem.sh'"
-[ -x "${PYBPFPROF:-./pybpfprof}" ] || die "${PYBPFPROF:-./pybpfprof} not built: run 'make'"
-[ -x "${BENCH_PYTHON:-/usr/bin/python3.11}" ] ||
-	die "${BENCH_PYTHON:-/usr/bin/python3.11} not found (Debian: apt-get install python3.11)"
-command -v bpftool >/dev/null || die "bpftool not found (needed for the BPF run-time stats)"
-[ -w /proc/sys/kernel/bpf_stats_enabled ] || die "cannot write kernel.bpf_stats_enabled"
-
-stats_prev=$(cat /proc/sys/kernel/bpf_stats_enabled)
-restore() { echo "$stats_prev" >/proc/sys/kernel/bpf_stats_enabled; }
-trap restore EXIT
-trap 'exit 130' INT TERM
+. bench/common.sh
+bench_setup "mem bench" "sudo bench/mem.sh" python
 
 /usr/bin/python3 bench/mem.py

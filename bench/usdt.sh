@@ -8,13 +8,7 @@
 #   BENCH_CALLS=200000  calls per loop      BENCH_ROUNDS=3  rounds (median)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-die() { echo "usdt bench: $*" >&2; exit 2; }
-[ "$(id -u)" -eq 0 ] || die "needs root"
-[ -x "${PYBPFPROF:-./pybpfprof}" ] || die "${PYBPFPROF:-./pybpfprof} not built: run 'make'"
-command -v bpftool >/dev/null || die "bpftool not found"
-stats_prev=$(cat /proc/sys/kernel/bpf_stats_enabled)
-restore() { echo "$stats_prev" >/proc/sys/kernel/bpf_stats_enabled; }
-trap restore EXIT
-trap 'exit 130' INT TERM
+. bench/common.sh
+bench_setup "usdt bench" "sudo bench/usdt.sh"
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 /usr/bin/python3 bench/usdt.py
