@@ -12,16 +12,7 @@
 #include <cmocka.h>
 
 #include "config.h"
-
-#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
-
-static int parse(int argc, char **argv, struct pyprof_config *cfg)
-{
-	struct pyprof_config defaults = PYPROF_CONFIG_DEFAULTS;
-
-	*cfg = defaults;
-	return cli_parse(argc, argv, cfg, ARGP_SILENT);
-}
+#include "cli_args.h"
 
 static void test_defaults(void **state)
 {
@@ -62,16 +53,6 @@ static void test_all_options(void **state)
 	assert_int_equal(cfg.top_functions, 5);
 	assert_int_equal(cfg.top_lines, 7);
 	assert_int_equal(cfg.verbose, 2);
-}
-
-/* Each bad vector must fail with a sentence that names the offending value. */
-static void expect_error(char **argv, int argc, const char *needle)
-{
-	struct pyprof_config cfg;
-
-	assert_int_not_equal(parse(argc, argv, &cfg), 0);
-	if (!strstr(cfg.error, needle))
-		fail_msg("error '%s' does not mention '%s'", cfg.error, needle);
 }
 
 static void test_errors(void **state)

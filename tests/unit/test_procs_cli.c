@@ -12,16 +12,7 @@
 #include <cmocka.h>
 
 #include "config.h"
-
-#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
-
-static int parse(int argc, char **argv, struct pyprof_config *cfg)
-{
-	struct pyprof_config defaults = PYPROF_CONFIG_DEFAULTS;
-
-	*cfg = defaults;
-	return cli_parse(argc, argv, cfg, ARGP_SILENT);
-}
+#include "cli_args.h"
 
 static void test_all(void **state)
 {
@@ -70,15 +61,6 @@ static void test_top(void **state)
 	assert_int_equal(parse(ARGC(launch), launch, &cfg), 0);
 	assert_true(cfg.top);
 	assert_string_equal(cfg.command[1], "x.py");
-}
-
-static void expect_error(char **argv, int argc, const char *needle)
-{
-	struct pyprof_config cfg;
-
-	assert_int_not_equal(parse(argc, argv, &cfg), 0);
-	if (!strstr(cfg.error, needle))
-		fail_msg("error '%s' does not mention '%s'", cfg.error, needle);
 }
 
 static void test_errors(void **state)
