@@ -73,4 +73,15 @@ static inline void golden_compare(const char *name, const char *got, size_t got_
 	free(want);
 }
 
+/* Writes p with w and compares the output with tests/golden/NAME. */
+static inline void golden_check(const struct report_writer *w, const struct profile *p,
+				const struct report_opts *o, const char *name)
+{
+	size_t len;
+	char *got = golden_write(w, p, o, &len);
+
+	golden_compare(name, got, len);
+	free(got);
+}
+
 #endif
