@@ -286,7 +286,7 @@ def procs_launch_exit_code():
 def procs_threads():
     freq, secs = 499, 1
     with Workloads() as wl:
-        p = wl.start(interpreter("debian"), "procs_threads.py")
+        p = wl.start(interpreter("debian"), "threads.py")
         time.sleep(0.1)  # both threads named
         rep = profile_json([p.pid], secs, freq, ["--threads"])
         txt = run_profiler(["-p", p.pid, "-d", 0.5, "--threads"], timeout=RUN_SLACK)
