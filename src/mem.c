@@ -121,15 +121,9 @@ static int add_uprobe(struct mem_session *m, struct bpf_program *prog, int pid, 
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
 	struct bpf_link *link;
 
-	if (m->nuprobes == m->cap_uprobes) {
-		size_t ncap = m->cap_uprobes ? 2 * m->cap_uprobes : 16;
-		void *n = realloc(m->uprobes, ncap * sizeof(*m->uprobes));
-
-		if (!n)
-			return -ENOMEM;
-		m->uprobes = n;
-		m->cap_uprobes = ncap;
-	}
+	if (profile_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
+			 sizeof(*m->uprobes)))
+		return -ENOMEM;
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
 	if (!link)
 		return -errno;

@@ -105,7 +105,6 @@ static uint64_t strtab__id(struct strtab *t, const char *s)
 {
 	uint64_t h = hash_bytes(s, strlen(s), 0x5bd1e995);
 	uint64_t *slot;
-	void *n;
 
 	for (;; h++) {
 		slot = hashmap__find(&t->index, h);
@@ -114,16 +113,9 @@ static uint64_t strtab__id(struct strtab *t, const char *s)
 		if (!strcmp(t->strs[*slot], s))
 			return *slot;
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-
-		n = realloc(t->strs, ncap * sizeof(*t->strs));
-		if (!n) {
-			t->out.oom = true;
-			return 0;
-		}
-		t->strs = n;
-		t->cap = ncap;
+	if (profile_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs))) {
+		t->out.oom = true;
+		return 0;
 	}
 	t->strs[t->n] = strdup(s);
 	if (!t->strs[t->n] || hashmap__set(&t->index, h, t->n)) {

@@ -42,15 +42,8 @@ static struct edge *stats__edge(struct stats *st, uint32_t caller, uint32_t call
 
 	if (slot)
 		return &st->edges[*slot];
-	if (st->nedges == st->cap_edges) {
-		size_t ncap = st->cap_edges ? st->cap_edges * 2 : 64;
-		void *n = realloc(st->edges, ncap * sizeof(*st->edges));
-
-		if (!n)
-			return NULL;
-		st->edges = n;
-		st->cap_edges = ncap;
-	}
+	if (profile_grow((void **)&st->edges, &st->cap_edges, st->nedges + 1, sizeof(*st->edges)))
+		return NULL;
 	if (hashmap__set(&st->index, key, st->nedges))
 		return NULL;
 	e = &st->edges[st->nedges++];

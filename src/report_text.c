@@ -137,14 +137,9 @@ static int func_lines(const struct profile *p, const struct profile_proc *pp, ui
 			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
 				;
 			if (k == nrows) {
-				if (nrows == cap) {
-					cap = cap ? cap * 2 : 16;
-					r = realloc(rows, cap * sizeof(*rows));
-					if (!r) {
-						free(rows);
-						return -ENOMEM;
-					}
-					rows = r;
+				if (profile_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
+					free(rows);
+					return -ENOMEM;
 				}
 				rows[nrows++] = (struct line_row){ .line = fr->line };
 			}
@@ -157,7 +152,8 @@ static int func_lines(const struct profile *p, const struct profile_proc *pp, ui
 			}
 		}
 	}
-	qsort(rows, nrows, sizeof(*rows), cmp_line_row);
+	if (nrows)	/* qsort wants a non-NULL array even for none */
+		qsort(rows, nrows, sizeof(*rows), cmp_line_row);
 	*out = rows;
 	*n = nrows;
 	return 0;

@@ -91,16 +91,10 @@ void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns)
 	if (pid == tr->self)
 		return;
 	if (i < 0) {
-		if (tr->npending == tr->cap_pending) {
-			size_t ncap = tr->cap_pending ? tr->cap_pending * 2 : 16;
-			void *n = realloc(tr->pending, ncap * sizeof(*tr->pending));
-
-			if (!n) {
-				pr_warn("out of memory: pid %d is not profiled\n", pid);
-				return;
-			}
-			tr->pending = n;
-			tr->cap_pending = ncap;
+		if (profile_grow((void **)&tr->pending, &tr->cap_pending, tr->npending + 1,
+				 sizeof(*tr->pending))) {
+			pr_warn("out of memory: pid %d is not profiled\n", pid);
+			return;
 		}
 		i = tr->npending++;
 	}
@@ -282,16 +276,10 @@ static void on_fork(struct tracker *tr, const struct py_proc_event *e)
 		return;
 	}
 	drop_forked(tr, e->pid);
-	if (tr->nforked == tr->cap_forked) {
-		size_t ncap = tr->cap_forked ? tr->cap_forked * 2 : 16;
-		void *n = realloc(tr->forked, ncap * sizeof(*tr->forked));
-
-		if (!n) {
-			session__remove_target(tr->s, e->pid);
-			return;
-		}
-		tr->forked = n;
-		tr->cap_forked = ncap;
+	if (profile_grow((void **)&tr->forked, &tr->cap_forked, tr->nforked + 1,
+			 sizeof(*tr->forked))) {
+		session__remove_target(tr->s, e->pid);
+		return;
 	}
 	tr->forked[tr->nforked++] = (struct tracker_forked){ e->pid, parent - tr->c->targets };
 }

@@ -138,15 +138,8 @@ static int attach_one(struct usdt *u, struct bpf_program *prog, const struct py_
 	struct bpf_link *l;
 	int err;
 
-	if (u->nlinks == u->cap_links) {
-		size_t ncap = u->cap_links ? u->cap_links * 2 : 8;
-		void *n = realloc(u->links, ncap * sizeof(*u->links));
-
-		if (!n)
-			return -ENOMEM;
-		u->links = n;
-		u->cap_links = ncap;
-	}
+	if (profile_grow((void **)&u->links, &u->cap_links, u->nlinks + 1, sizeof(*u->links)))
+		return -ENOMEM;
 	/* The host path of the interpreter (/proc/PID/exe): also right for chrooted targets. */
 	l = bpf_program__attach_usdt(prog, t->pid, t->python_elf_host, PROVIDER, name, NULL);
 	if (!l) {
