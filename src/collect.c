@@ -40,15 +40,9 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	struct target_state *ts;
 	char root[64];
 
-	if (c->ntargets == c->cap_targets) {
-		size_t ncap = c->cap_targets ? c->cap_targets * 2 : 8;
-		void *n = realloc(c->targets, ncap * sizeof(*c->targets));
-
-		if (!n)
-			return -ENOMEM;
-		c->targets = n;
-		c->cap_targets = ncap;
-	}
+	if (profile_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
+			 sizeof(*c->targets)))
+		return -ENOMEM;
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
