@@ -52,6 +52,5 @@ void perf_sampler_close(struct perf_sampler *ps);
 double jitter_uniform(struct jitter *j);
 /* Whether a redraw is due; if so, the next one comes mean_ns (+-50%) later. */
 bool jitter_due(struct jitter *j, long long now_ns, double mean_ns);
-long long jitter_now_ns(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "perf_sampler.h"
 #include "loader.h"
+#include "mono.h"
 #include "log.h"
 #include "mem.h"
 #include "pybpfprof.skel.h"
@@ -188,7 +189,7 @@ int session__poll(struct session *s, int timeout_ms)
 	/* The kernel side wakes us only when the buffer fills up: read what is there anyway. */
 	if (n >= 0)
 		n = ring_buffer__consume(s->rb);
-	if (s->hz && jitter_due(&s->cpu_clock.jitter, jitter_now_ns(), redraw_block_ns(s->hz)))
+	if (s->hz && jitter_due(&s->cpu_clock.jitter, mono_ns(), redraw_block_ns(s->hz)))
 		session_redraw_period(s);
 	return n;
 }

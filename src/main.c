@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 #include "collect.h"
 #include "config.h"
@@ -21,6 +20,7 @@
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
+#include "mono.h"
 #include "pybpfprof.skel.h"
 #include "report.h"
 #include "top.h"
@@ -40,14 +40,6 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	stop_requested = sig;
 	stop_from_process = info && info->si_code != SI_KERNEL;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static int on_ringbuf(void *ctx, void *data, size_t size)
@@ -131,11 +123,11 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
  */
 static void stop_launched(struct session *s, struct launch *l)
 {
-	long long give_up = now_ns() + 5000000000LL;
+	long long give_up = mono_ns() + 5000000000LL;
 
 	if (stop_requested == SIGTERM || stop_from_process)
 		kill(l->pid, stop_requested);
-	while (!launch__reap(l, false) && now_ns() < give_up)
+	while (!launch__reap(l, false) && mono_ns() < give_up)
 		session__poll(s, POLL_MS);
 }
 
@@ -183,15 +175,15 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u,
 		struct mem_session *mem)
 {
-	long long start = now_ns(), last_check = start, last_status = start;
+	long long start = mono_ns(), last_check = start, last_status = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
 	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
 	while (!stop_requested) {
-		long long t = now_ns();
+		long long t = mono_ns();
 
 		session__poll(s, tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS);
-		t = now_ns();
+		t = mono_ns();
 		if (tr)
 			tracker__tick(tr, t);
 		if (mem)
@@ -229,7 +221,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	while (session__poll(s, 0) > 0)
 		;
 	collector__check_alive(c);
-	c->prof->duration_s = (now_ns() - start) / 1e9;
+	c->prof->duration_s = (mono_ns() - start) / 1e9;
 }
 
 /*
@@ -347,7 +339,7 @@ int main(int argc, char **argv)
 				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
 
 	profile__init(&prof, cfg.mem ? "cpu+mem" : "cpu", cfg.frequency_hz);
-	prof.start_ns = now_ns();
+	prof.start_ns = mono_ns();
 	prof.calls_mode = cfg.usdt_modes & USDT_CALLS;
 	prof.gc_mode = cfg.usdt_modes & USDT_GC;
 	prof.imports_mode = cfg.usdt_modes & USDT_IMPORTS;
@@ -411,7 +403,7 @@ int main(int argc, char **argv)
 	if (cfg.top) {
 		struct top_view view;
 
-		top__init(&view, cfg.top_functions, now_ns());
+		top__init(&view, cfg.top_functions, mono_ns());
 		run(&cfg, s, &c, trp, &launch, &view, &u, cfg.mem ? &mem : NULL);
 		top__end(&view);
 		goto out;

@@ -231,7 +231,7 @@ void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 	 * average.
 	 */
 	if (m->period > 1 && m->faults.fds &&
-	    jitter_due(&m->faults.jitter, jitter_now_ns(), MEM_REDRAW_NS))
+	    jitter_due(&m->faults.jitter, now_ns, MEM_REDRAW_NS))
 		perf_sampler_set_period(&m->faults, m->period * (0.75 + 0.5 *
 					jitter_uniform(&m->faults.jitter)) + 0.5);
 	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)

@@ -8,17 +8,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
+#include "mono.h"
 #include "perf_sampler.h"
-
-long long jitter_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* Statistical quality is all that matters here, not unpredictability. */
 double jitter_uniform(struct jitter *j)
@@ -40,7 +32,7 @@ bool jitter_due(struct jitter *j, long long now_ns, double mean_ns)
 /* Seeded from the clock and pid; the first redraw comes within first_ns. */
 static void jitter_init(struct jitter *j, long long first_ns)
 {
-	long long now = jitter_now_ns();
+	long long now = mono_ns();
 
 	j->state = (uint64_t)now ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
 	j->next_ns = now + (long long)(first_ns * jitter_uniform(j));

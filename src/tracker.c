@@ -14,21 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "log.h"
+#include "mono.h"
 #include "tracker.h"
 
 #define RETRY_FIRST_NS 1000000LL
 #define RETRY_MAX_NS 32000000LL
-
-static long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 void tracker__init(struct tracker *tr, struct collector *c, struct session *s, bool all)
 {
