@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "collect.h"
+#include "mono.h"
 
 int collector__init(struct collector *c, struct profile *prof)
 {
@@ -125,13 +126,8 @@ static void add_cpu_sample(struct collector *c, struct target_state *ts, const s
 		c->malformed++;
 		return;
 	}
-	if (c->prof->first_sample_ms < 0) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		c->prof->first_sample_ms =
-			(now.tv_sec * 1000000000LL + now.tv_nsec - c->prof->start_ns) / 1e6;
-	}
+	if (c->prof->first_sample_ms < 0)
+		c->prof->first_sample_ms = (mono_ns() - c->prof->start_ns) / 1e6;
 	pp->samples++;
 	pp->truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
 	pp->partial += !!(s->flags & PY_SAMPLE_READ_ERROR);

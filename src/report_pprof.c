@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
+#include "mono.h"
 #include "report.h"
 
 /* Field numbers of profile.proto. */
@@ -246,13 +247,12 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	encode_samples(b, p, &t, period_ns);
 	encode_tables(b, p, &t);
 	if (p->start_ns > 0) {
-		struct timespec rt, mono;
+		struct timespec rt;
 
 		/* Wall-clock start: now, less the time since pybpfprof started. */
 		clock_gettime(CLOCK_REALTIME, &rt);
-		clock_gettime(CLOCK_MONOTONIC, &mono);
 		pb_uint(b, PROFILE_TIME_NANOS, rt.tv_sec * 1000000000ULL + rt.tv_nsec -
-			(mono.tv_sec * 1000000000ULL + mono.tv_nsec - p->start_ns));
+			(uint64_t)(mono_ns() - p->start_ns));
 	}
 	pb_uint(b, PROFILE_DURATION_NANOS, (uint64_t)(p->duration_s * 1e9));
 	value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
