@@ -178,7 +178,6 @@ static void trim_into(const char *text, char *out, size_t width)
 	while (n && start[n - 1] == ' ')
 		n--;
 	snprintf(out, width, "%.*s", (int)n, start);
-	text_sanitize(out);
 }
 
 int report_source_lines(int root_fd, const char *file, const int *lines, size_t n, char *texts,
