@@ -270,11 +270,21 @@ int report_source_changed(int root_fd, const char *file, double start_time)
 	return (double)st.st_mtim.tv_sec > start_time + 1 ? 1 : 0;
 }
 
+/* A frame of a folded line holds no ';' (the separator) and no line break. */
+static char *folded_frame(char *buf)
+{
+	char *c;
+
+	for (c = buf; *c; c++)
+		if (*c == ';' || (unsigned char)*c < 0x20)
+			*c = *c == ';' ? ':' : ' ';
+	return buf;
+}
+
 char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len)
 {
 	const struct profile_frame *fr = &p->frames[frame];
 	const struct profile_func *fn = &p->funcs[fr->func];
-	char *c;
 
 	if (fn->unresolved || !fn->file[0])
 		snprintf(buf, len, "%s", fn->qualname);
@@ -282,10 +292,7 @@ char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, siz
 		snprintf(buf, len, "%s (%s:%d)", fn->qualname, fn->file, fr->line);
 	else
 		snprintf(buf, len, "%s (%s)", fn->qualname, fn->file);
-	for (c = buf; *c; c++)
-		if (*c == ';' || (unsigned char)*c < 0x20)
-			*c = *c == ';' ? ':' : ' ';
-	return buf;
+	return folded_frame(buf);
 }
 
 struct report_totals report_totals(const struct profile *p)
@@ -315,13 +322,8 @@ char *report_counts(const struct profile *p, char *buf, size_t len)
 
 char *report_proc_label(const struct profile_proc *pp, char *buf, size_t len)
 {
-	char *c;
-
 	snprintf(buf, len, "pid %d (%s)", pp->pid, pp->comm);
-	for (c = buf; *c; c++)
-		if (*c == ';' || (unsigned char)*c < 0x20)
-			*c = *c == ';' ? ':' : ' ';
-	return buf;
+	return folded_frame(buf);
 }
 
 void json_string(FILE *f, const char *s)
