@@ -217,25 +217,31 @@ class Workloads:
 
     @staticmethod
     def wait_ready(p, timeout=READY_TIMEOUT):
-        # Raw reads with select() so a workload that never says "ready" (or
-        # dies first) fails the test after `timeout` instead of blocking.
-        fd = p.stdout.fileno()
-        buf = b""
-        deadline = time.monotonic() + timeout
-        while b"ready\n" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Fail(f"workload {p.args[1:]} not ready after {timeout}s")
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    p.wait(timeout=5)
-                    p.errfile.seek(0)
-                    tail = p.errfile.read().decode(errors="replace").strip()[-300:]
-                    raise Fail(f"workload {p.args[1:]} exited ({p.returncode}) "
-                               f"before ready: {tail}")
-                buf += chunk
+        read_stdout_until(p, lambda buf: b"ready\n" in buf, "ready", timeout)
+
+
+def read_stdout_until(p, done, what, timeout=READY_TIMEOUT):
+    """Reads a workload's stdout until done(what was read) is true, and returns
+    it. Raw reads with select(), so a workload that never writes it (or dies
+    first) fails the test after `timeout` instead of blocking."""
+    fd = p.stdout.fileno()
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while not done(buf):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Fail(f"workload {p.args[1:]} not {what} after {timeout}s")
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                p.wait(timeout=5)
+                p.errfile.seek(0)
+                tail = p.errfile.read().decode(errors="replace").strip()[-300:]
+                raise Fail(f"workload {p.args[1:]} exited ({p.returncode}) "
+                           f"before {what}: {tail}")
+            buf += chunk
+    return buf
 
 
 class Reaper(threading.Thread):
@@ -263,17 +269,8 @@ def workload_split(p, timeout=READY_TIMEOUT):
     in ns since it started (split.py, tick.py): asked with SIGUSR1, answered
     on its stdout."""
     os.kill(p.pid, signal.SIGUSR1)
-    fd, buf = p.stdout.fileno(), b""
-    deadline = time.monotonic() + timeout
-    while not buf.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        r, _, _ = select.select([fd], [], [], max(left, 0))
-        if not r:
-            raise Fail(f"split.py (pid {p.pid}) did not answer SIGUSR1 in {timeout}s")
-        chunk = os.read(fd, 256)
-        if not chunk:
-            raise Fail(f"split.py (pid {p.pid}) exited before answering SIGUSR1")
-        buf += chunk
+    buf = read_stdout_until(p, lambda buf: buf.endswith(b"\n"), "answering SIGUSR1",
+                            timeout)
     word, fast, slow = buf.decode().split()
     check(word == "cpu", f"split.py answered {buf!r}")
     return int(fast), int(slow)
