@@ -267,6 +267,19 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 	return err;
 }
 
+/* Writes one output; a failure is said and kept in *err, and the others are still written. */
+static void write_output(const struct report_writer *w, const char *path, const char *what,
+			 const struct profile *p, const struct report_opts *o, int *err)
+{
+	int werr = report_write(w, path, p, o);
+
+	if (!werr)
+		return;
+	pr_err("cannot write %s to %s: %s\n", what, path ? path : "stdout", strerror(-werr));
+	if (!*err)
+		*err = werr;
+}
+
 static void record_counters(struct session *s, struct collector *c)
 {
 	uint64_t k[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES];
@@ -428,34 +441,16 @@ int main(int argc, char **argv)
 	/* Every output is attempted, whatever happened to the ones before. */
 	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
-		int werr;
 
 		w = report_for_path(path);
-		werr = report_write(w ? w : fallback, path, &prof, &ro);
-		if (werr)
-			pr_err("cannot write the report to %s: %s\n", path ? path : "stdout",
-			       strerror(-werr));
-		if (werr && !err)
-			err = werr;
+		write_output(w ? w : fallback, path, "the report", &prof, &ro, &err);
 	}
-	if (cfg.mem_timeline) {
-		int werr = report_write(&report_mem_svg, cfg.mem_timeline, &prof, &ro);
-
-		if (werr)
-			pr_err("cannot write the memory timeline to %s: %s\n", cfg.mem_timeline,
-			       strerror(-werr));
-		if (werr && !err)
-			err = werr;
-	}
-	if (cfg.mem_folded) {
-		int werr = report_write(&report_mem_folded, cfg.mem_folded, &prof, &ro);
-
-		if (werr)
-			pr_err("cannot write the folded memory stacks to %s: %s\n", cfg.mem_folded,
-			       strerror(-werr));
-		if (werr && !err)
-			err = werr;
-	}
+	if (cfg.mem_timeline)
+		write_output(&report_mem_svg, cfg.mem_timeline, "the memory timeline", &prof, &ro,
+			     &err);
+	if (cfg.mem_folded)
+		write_output(&report_mem_folded, cfg.mem_folded, "the folded memory stacks", &prof,
+			     &ro, &err);
 out:
 	usdt__detach(&u);
 	mem__detach(&mem);
