@@ -25,6 +25,9 @@
 struct jitter {
 	uint64_t state;		/* xorshift64* */
 	long long next_ns;	/* CLOCK_MONOTONIC of the next redraw */
+	double offset;		/* the current block's draw, in [-1, 1) */
+	double length;		/* the current pair's block length, times the mean */
+	bool second;		/* the current block is the second of its pair */
 };
 
 struct perf_sampler {
@@ -50,7 +53,14 @@ void perf_sampler_close(struct perf_sampler *ps);
 
 /* Uniform in [0, 1). */
 double jitter_uniform(struct jitter *j);
-/* Whether a redraw is due; if so, the next one comes mean_ns (+-50%) later. */
+/*
+ * Whether a new block starts; if so, j->offset is its draw, which the caller
+ * scales into a period, and the next block starts mean_ns (+-50%) later.
+ * Blocks come in pairs of one length with opposite offsets, so that over
+ * every pair the rate is the nominal one. A process busy for 0.6 s, 30 runs
+ * at 199 Hz: its sample count over its CPU time had an sd of 5.1% with
+ * independent draws, 1.5% with pairs.
+ */
 bool jitter_due(struct jitter *j, long long now_ns, double mean_ns);
 
 #endif

@@ -131,7 +131,7 @@ void session__remove_target(struct session *s, pid_t pid)
 }
 
 /*
- * The CPU sampler's period (perf_sampler.h): a rate uniform within +-20% of hz, for
+ * The CPU sampler's period (perf_sampler.h): a rate within +-20% of hz, for
  * blocks of about REDRAW_PERIODS periods (at least REDRAW_MIN_NS). Changing
  * the period restarts the kernel's timer and loses the part of the period
  * that had run: half a period per block on average, which the rate makes up
@@ -149,7 +149,7 @@ static double redraw_block_ns(unsigned hz)
 
 static void session_redraw_period(struct session *s)
 {
-	double rate = s->hz * (0.8 + 0.4 * jitter_uniform(&s->cpu_clock.jitter));
+	double rate = s->hz * (1 + 0.2 * s->cpu_clock.jitter.offset);
 
 	perf_sampler_set_period(&s->cpu_clock, 1e9 / (rate + 0.5e9 / redraw_block_ns(s->hz)));
 }

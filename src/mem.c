@@ -226,14 +226,14 @@ void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 	size_t i;
 
 	/*
-	 * The page-fault period (perf_sampler.h): uniform within +-25% of the
+	 * The page-fault period (perf_sampler.h): within +-25% of the
 	 * mean. Each sample carries its own period, so the bytes stay exact on
 	 * average.
 	 */
 	if (m->period > 1 && m->faults.fds &&
 	    jitter_due(&m->faults.jitter, now_ns, MEM_REDRAW_NS))
-		perf_sampler_set_period(&m->faults, m->period * (0.75 + 0.5 *
-					jitter_uniform(&m->faults.jitter)) + 0.5);
+		perf_sampler_set_period(&m->faults, m->period *
+					(1 + 0.25 * m->faults.jitter.offset) + 0.5);
 	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)
 		return;
 	m->last_rss_ns = now_ns;

@@ -25,7 +25,14 @@ bool jitter_due(struct jitter *j, long long now_ns, double mean_ns)
 {
 	if (now_ns < j->next_ns)
 		return false;
-	j->next_ns = now_ns + (long long)(mean_ns * (0.5 + jitter_uniform(j)));
+	j->second = !j->second;
+	if (j->second) {
+		j->offset = -j->offset;
+	} else {
+		j->offset = 2 * jitter_uniform(j) - 1;
+		j->length = 0.5 + jitter_uniform(j);
+	}
+	j->next_ns = now_ns + (long long)(mean_ns * j->length);
 	return true;
 }
 
@@ -35,6 +42,7 @@ static void jitter_init(struct jitter *j, long long first_ns)
 	long long now = mono_ns();
 
 	j->state = (uint64_t)now ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
+	j->second = true;	/* the first block opens a pair */
 	j->next_ns = now + (long long)(first_ns * jitter_uniform(j));
 }
 
