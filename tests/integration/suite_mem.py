@@ -409,7 +409,7 @@ def mem_lockstep():
     """Page faults in a fixed pattern (16 on one line, 112 on another, every
     round) sampled 1 in 64 on average: with a fixed period the first line had
     0% of the touched bytes; with the period redrawn at random it has its
-    12.5% (+- 4pp: 12.1-14.4% in 7 runs; a block whose random period happens
+    12.5% (+- 4pp: 11.8-13.3% in 7 runs; a block whose random period happens
     to be near 64 still samples one point of the round, which widens the
     spread beyond that of independent samples), and the two lines' bytes add
     up to the faults made."""
