@@ -27,7 +27,7 @@ struct mem_session {
 /* Interval between two resident-size readings of each target. */
 #define MEM_RSS_INTERVAL_NS 50000000LL
 /* Mean interval between two redraws of the page-fault sampling period. */
-#define MEM_REDRAW_NS 50000000.0
+#define MEM_REDRAW_NS 20000000.0
 
 /*
  * Which memory programs the next session loads (enum pyprof_mem_mode; none
@@ -51,8 +51,13 @@ int mem__attach(struct mem_session *m, struct session *s, struct collector *c, u
  * /proc/PID/root, so it works for containers). 0, or -errno.
  */
 int mem__find_libc(int pid, char *path, size_t len);
-/* Reads each live target's resident size when MEM_RSS_INTERVAL_NS has passed since the last. */
+/*
+ * Redraws the page-fault period when due, and reads each live target's
+ * resident size when MEM_RSS_INTERVAL_NS has passed since the last.
+ */
 void mem__tick(struct mem_session *m, struct collector *c, long long now_ns);
+/* How long the main loop may sleep before mem__tick has work: at most idle_ms. */
+int mem__timeout_ms(const struct mem_session *m, int idle_ms, long long now_ns);
 /* Stops the memory events (before the ring buffer is drained). */
 void mem__detach(struct mem_session *m);
 /*

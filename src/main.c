@@ -182,7 +182,11 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	while (!stop_requested) {
 		long long t = mono_ns();
 
-		session__poll(s, tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS);
+		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
+
+		if (mem)
+			timeout = mem__timeout_ms(mem, timeout, t);
+		session__poll(s, timeout);
 		t = mono_ns();
 		if (tr)
 			tracker__tick(tr, t);

@@ -221,14 +221,26 @@ static uint64_t read_rss(int pid, long page_size)
 	return (uint64_t)resident * page_size;
 }
 
+int mem__timeout_ms(const struct mem_session *m, int idle_ms, long long now_ns)
+{
+	long long wait_ns;
+
+	if (m->period <= 1 || !m->faults.fds)
+		return idle_ms;
+	wait_ns = m->faults.jitter.next_ns - now_ns;
+	if (wait_ns <= 0)
+		return 0;
+	return wait_ns < idle_ms * 1000000LL ? (int)((wait_ns + 999999) / 1000000) : idle_ms;
+}
+
 void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 {
 	size_t i;
 
 	/*
 	 * The page-fault period (perf_sampler.h): within +-25% of the
-	 * mean. Each sample carries its own period, so the bytes stay exact on
-	 * average.
+	 * mean, in blocks of 10-30 ms. Each sample weighs the faults made
+	 * since the last one (on_page_fault), so the bytes stay exact.
 	 */
 	if (m->period > 1 && m->faults.fds &&
 	    jitter_due(&m->faults.jitter, now_ns, MEM_REDRAW_NS))
