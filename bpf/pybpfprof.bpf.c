@@ -1152,8 +1152,11 @@ static __always_inline __u64 faults_since_last_sample(struct bpf_perf_event_data
 	last = bpf_map_lookup_elem(&faults_at_sample, &zero);
 	if (!last || bpf_perf_prog_read_value(ctx, &v, sizeof(v)))
 		return faults;
-	/* A period changes by at most 5/3 at a redraw: anything else is not ours. */
-	if (*last && v.counter > *last && v.counter - *last <= 4 * faults)
+	/*
+	 * More than a period when the kernel throttled samples: those faults
+	 * were made all the same. The first sample on a CPU has no start.
+	 */
+	if (*last && v.counter > *last)
 		faults = v.counter - *last;
 	*last = v.counter;
 	return faults;
