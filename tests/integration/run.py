@@ -1023,7 +1023,8 @@ def stop_with(sig):
     sanity(rep, 99)
     total, dur = rep["samples"]["total"], rep["duration_s"]
     check(1.5 <= dur <= 2.3, f"duration_s {dur}, signal sent 2 s after start")
-    check(total > 100, f"only {total} samples")
+    # as many as the CPU the target got: a loaded host gives it less than one
+    check(total >= 20, f"only {total} samples")
     cpu.check_samples(total, 99, dur)
     return f"exit 0, {total} samples, duration_s {dur}"
 
