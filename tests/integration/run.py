@@ -653,7 +653,8 @@ def pid_namespace():
     check(proc["nspid"] == 1, f"nspid {proc['nspid']}, expected 1 (pid {inner} on the host)")
     fns = functions(proc)
     n = proc["samples"]
-    check(n > 100 and fns.get("spin_alpha", {}).get("self", 0) >= 0.95 * n,
+    # 198 on an idle host; fewer when the host is loaded
+    check(n >= 20 and fns.get("spin_alpha", {}).get("self", 0) >= 0.95 * n,
           f"spin_alpha {fns.get('spin_alpha')} of {n} samples")
     check(fns["spin_alpha"]["file"] == py.script_path("spin.py"),
           f"file {fns['spin_alpha']['file']!r}, expected {py.script_path('spin.py')!r}")
