@@ -8,8 +8,13 @@ unit_rc=$?
 printf '%s\n' "$unit_out"
 read -r up uf < <(printf '%s\n' "$unit_out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
 
-integ_out=$(tests/integration/run.sh 2>&1 | tee /dev/stderr)
+# Shown as it runs and kept for the summary. Not `tee /dev/stderr`: when
+# stderr is a file, reopening it truncates it, erasing the lines above.
+integ_log=$(mktemp)
+trap 'rm -f "$integ_log"' EXIT
+tests/integration/run.sh 2>&1 | tee "$integ_log"
 integ_rc=${PIPESTATUS[0]}
+integ_out=$(cat "$integ_log")
 ip=0 if_=0 is=0
 line=$(printf '%s\n' "$integ_out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
 if [ -n "$line" ]; then
