@@ -48,7 +48,6 @@ int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ct
 int session__poll(struct session *s, int timeout_ms);
 /* Stops the timers (no new samples) so the remaining ones can be drained. */
 void session__detach(struct session *s);
-/* Sums the per-CPU counters. */
 /* Kernel counters summed over CPUs, indexed by PYPROF_CNT_INDEX(kind, counter). */
 int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES]);
 void session__close(struct session *s);

@@ -84,7 +84,6 @@ void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_s
  */
 const char *proc_stat_read(pid_t pid, char *buf, size_t len);
 
-/* True while the process exists and is not a zombie. */
 /* The process has a thread still running (a zombie main thread does not end it). */
 bool proc_alive(pid_t pid);
 /* Its main thread has exited while other threads still run. */

@@ -181,7 +181,6 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 
 	while (!stop_requested) {
 		long long t = mono_ns();
-
 		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
 
 		if (mem)
