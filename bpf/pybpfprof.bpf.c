@@ -72,7 +72,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES);
+	__uint(max_entries, PYPROF_CNT_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");

@@ -255,6 +255,9 @@ enum pyprof_counter {
 	PYPROF_CNT_MAX,
 };
 
+/* Slots of the counters map: every family's bank. */
+#define PYPROF_CNT_SLOTS (PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES)
+
 /* ------------------------------------------------------------- USDT (--calls, --imports) */
 
 /* Per-thread shadow stack depth that is timed; deeper calls are counted as too deep. */

@@ -49,7 +49,7 @@ int session__poll(struct session *s, int timeout_ms);
 /* Stops the timers (no new samples) so the remaining ones can be drained. */
 void session__detach(struct session *s);
 /* Kernel counters summed over CPUs, indexed by PYPROF_CNT_INDEX(kind, counter). */
-int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES]);
+int session__counters(struct session *s, uint64_t out[PYPROF_CNT_SLOTS]);
 void session__close(struct session *s);
 
 /*

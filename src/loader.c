@@ -205,20 +205,20 @@ void session__detach(struct session *s)
 	perf_sampler_close(&s->cpu_clock);
 }
 
-int session__counters(struct session *s, uint64_t out[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES])
+int session__counters(struct session *s, uint64_t out[PYPROF_CNT_SLOTS])
 {
 	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.counters);
 	__u64 *vals;
 	__u32 k;
 	int c;
 
-	memset(out, 0, PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES * sizeof(out[0]));
+	memset(out, 0, PYPROF_CNT_SLOTS * sizeof(out[0]));
 	if (ncpus <= 0)
 		return -EINVAL;
 	vals = calloc(ncpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (k = 0; k < PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES; k++) {
+	for (k = 0; k < PYPROF_CNT_SLOTS; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
 		for (c = 0; c < ncpus; c++)

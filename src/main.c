@@ -134,7 +134,7 @@ static void stop_launched(struct session *s, struct launch *l)
 /* Samples lost so far, as the report will count them. */
 static uint64_t live_dropped(struct session *s, struct collector *c)
 {
-	uint64_t k[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES];
+	uint64_t k[PYPROF_CNT_SLOTS];
 
 	session__counters(s, k);
 	return k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
@@ -283,19 +283,26 @@ static void write_output(const struct report_writer *w, const char *path, const 
 		*err = werr;
 }
 
+/* One family's bank of stack counters (PYPROF_CNT_INDEX), as the report counts them. */
+static void bank_counts(struct profile_counts *out, const uint64_t *bank)
+{
+	out->events = bank[PYPROF_CNT_EVENTS];
+	out->dropped = bank[PYPROF_CNT_DROPPED];
+	out->no_python = bank[PYPROF_CNT_NO_TSTATE] + bank[PYPROF_CNT_NO_FRAME];
+	out->read_errors = bank[PYPROF_CNT_READ_ERROR];
+	out->unreadable = bank[PYPROF_CNT_UNREADABLE];
+	out->truncated = bank[PYPROF_CNT_TRUNCATED];
+}
+
 static void record_counters(struct session *s, struct collector *c)
 {
-	uint64_t k[PYPROF_CNT_MAX * PYPROF_CNT_FAMILIES];
-	const uint64_t *m = k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0);
+	uint64_t k[PYPROF_CNT_SLOTS];
 
 	session__counters(s, k);
 	/* The first bank is CPU samples only: memory and USDT records have their own. */
-	c->prof->counts.events = k[PYPROF_CNT_EVENTS];
-	c->prof->counts.dropped = k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
-	c->prof->counts.no_python = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
-	c->prof->counts.read_errors = k[PYPROF_CNT_READ_ERROR];
-	c->prof->counts.unreadable = k[PYPROF_CNT_UNREADABLE];
-	c->prof->counts.truncated = k[PYPROF_CNT_TRUNCATED];
+	bank_counts(&c->prof->counts, k);
+	c->prof->counts.dropped += c->unknown_pid + c->malformed;
+	bank_counts(&c->prof->mem_counts, k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0));
 	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
 	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
 	c->prof->usdt.calls_no_code = k[PYPROF_CNT_CALLS_NO_CODE];
@@ -304,12 +311,6 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
 	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
-	c->prof->mem_counts.events = m[PYPROF_CNT_EVENTS];
-	c->prof->mem_counts.dropped = m[PYPROF_CNT_DROPPED];
-	c->prof->mem_counts.no_python = m[PYPROF_CNT_NO_TSTATE] + m[PYPROF_CNT_NO_FRAME];
-	c->prof->mem_counts.read_errors = m[PYPROF_CNT_READ_ERROR];
-	c->prof->mem_counts.unreadable = m[PYPROF_CNT_UNREADABLE];
-	c->prof->mem_counts.truncated = m[PYPROF_CNT_TRUNCATED];
 	c->prof->usdt.probe_misses = usdt_probe_misses(s);
 	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
 		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
