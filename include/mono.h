@@ -13,4 +13,15 @@ static inline long long mono_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* A poll timeout: whole ms from now_ns until deadline_ns (rounded up), at most max_ms. */
+static inline int mono_ms_until(long long deadline_ns, long long now_ns, int max_ms)
+{
+	long long ms;
+
+	if (deadline_ns <= now_ns)
+		return 0;
+	ms = (deadline_ns - now_ns + 999999) / 1000000;
+	return ms < max_ms ? (int)ms : max_ms;
+}
+
 #endif

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "log.h"
 #include "mem.h"
+#include "mono.h"
 #include "pybpfprof.skel.h"
 
 static int selected_mode;
@@ -221,16 +222,15 @@ static uint64_t read_rss(int pid, long page_size)
 	return (uint64_t)resident * page_size;
 }
 
+/* Whether the page-fault period is redrawn: a sampler is open, and a period of 1 stays 1. */
+static bool redraws(const struct mem_session *m)
+{
+	return m->period > 1 && m->faults.fds;
+}
+
 int mem__timeout_ms(const struct mem_session *m, int idle_ms, long long now_ns)
 {
-	long long wait_ns;
-
-	if (m->period <= 1 || !m->faults.fds)
-		return idle_ms;
-	wait_ns = m->faults.jitter.next_ns - now_ns;
-	if (wait_ns <= 0)
-		return 0;
-	return wait_ns < idle_ms * 1000000LL ? (int)((wait_ns + 999999) / 1000000) : idle_ms;
+	return redraws(m) ? mono_ms_until(m->faults.jitter.next_ns, now_ns, idle_ms) : idle_ms;
 }
 
 void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
@@ -242,8 +242,7 @@ void mem__tick(struct mem_session *m, struct collector *c, long long now_ns)
 	 * mean, in blocks of 10-30 ms. Each sample weighs the faults made
 	 * since the last one (on_page_fault), so the bytes stay exact.
 	 */
-	if (m->period > 1 && m->faults.fds &&
-	    jitter_due(&m->faults.jitter, now_ns, MEM_REDRAW_NS))
+	if (redraws(m) && jitter_due(&m->faults.jitter, now_ns, MEM_REDRAW_NS))
 		perf_sampler_set_period(&m->faults, m->period *
 					(1 + 0.25 * m->faults.jitter.offset) + 0.5);
 	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)

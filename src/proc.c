@@ -102,10 +102,13 @@ bool proc_alive(pid_t pid)
 	char buf[512];
 	const char *p = proc_stat_read(pid, buf, sizeof(buf));
 
-	/* state follows the last ')' of "pid (comm) S ..." */
+	/*
+	 * state follows the last ')' of "pid (comm) S ..."; a zombie main thread
+	 * with other threads running (proc_leader_gone) is a live process
+	 */
 	if (!p || p[1] != ' ' || p[2] == 'X')
 		return false;
-	return p[2] != 'Z' || proc_leader_gone(pid);
+	return p[2] != 'Z' || status_threads(pid) > 1;
 }
 
 void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)

@@ -224,12 +224,7 @@ int tracker__timeout_ms(const struct tracker *tr, int idle_ms, long long now)
 	for (i = 0; i < tr->npending; i++)
 		if (soonest < 0 || tr->pending[i].next_ns < soonest)
 			soonest = tr->pending[i].next_ns;
-	if (soonest < 0)
-		return idle_ms;
-	if (soonest <= now)
-		return 0;
-	soonest = (soonest - now + 999999) / 1000000;
-	return soonest < idle_ms ? (int)soonest : idle_ms;
+	return soonest < 0 ? idle_ms : mono_ms_until(soonest, now, idle_ms);
 }
 
 static ssize_t find_forked(const struct tracker *tr, pid_t pid)
