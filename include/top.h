@@ -20,7 +20,7 @@ struct top_view {
 	long long last_ns;
 	unsigned rows;		/* functions shown */
 	struct func_stat *prev;	/* per function id: self and total at the last redraw */
-	size_t nprev;
+	size_t nprev;		/* its slots, zeroed until their function is seen */
 };
 
 /* Puts stdin in non-canonical, no-echo mode (when a terminal) and clears the screen. */

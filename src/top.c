@@ -169,7 +169,7 @@ static void put_processes(const struct profile *p, uint64_t samples, unsigned co
 static struct func_stat *interval_stats(struct top_view *v, const struct func_stat *st, size_t n,
 					size_t nfuncs)
 {
-	struct func_stat *d = calloc(n + 1, sizeof(*d)), *prev;
+	struct func_stat *d = calloc(n + 1, sizeof(*d));
 	size_t i;
 
 	if (!d)
@@ -184,15 +184,9 @@ static struct func_stat *interval_stats(struct top_view *v, const struct func_st
 			d[i].total -= was->total;
 		}
 	}
-	if (nfuncs > v->nprev) {
-		prev = realloc(v->prev, nfuncs * sizeof(*prev));
-		if (!prev) {
-			free(d);
-			return NULL;
-		}
-		memset(prev + v->nprev, 0, (nfuncs - v->nprev) * sizeof(*prev));
-		v->prev = prev;
-		v->nprev = nfuncs;
+	if (profile_grow((void **)&v->prev, &v->nprev, nfuncs, sizeof(*v->prev))) {
+		free(d);
+		return NULL;
 	}
 	for (i = 0; i < n; i++)
 		v->prev[st[i].func] = st[i];

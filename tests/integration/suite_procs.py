@@ -341,6 +341,13 @@ def tmux(*args, check_rc=True):
     return r.stdout
 
 
+def top_rows(screen):
+    """(name, last-second self %, since-start self %) of each function row."""
+    rows = re.findall(r"^\s+([\d.]+)%\s+[\d.]+%\s+([\d.]+)%\s+[\d.]+%\s+(\S+) \(",
+                      screen, re.M)
+    return [(name, float(now), float(all_)) for now, all_, name in rows]
+
+
 @test
 def procs_top_tmux():
     if not shutil.which("tmux"):
@@ -357,7 +364,7 @@ def procs_top_tmux():
             screen, shown = "", None
             while time.monotonic() - t0 < 3:
                 screen = tmux("capture-pane", "-p", "-t", session)
-                if re.search(r"^(\s+\d+\.\d%){4}\s+spin_alpha\b", screen, re.M):
+                if any(row[0] == "spin_alpha" for row in top_rows(screen)):
                     shown = time.monotonic() - t0
                     break
                 time.sleep(0.1)
@@ -393,13 +400,6 @@ def procs_top_tmux():
         finally:
             tmux("kill-session", "-t", session, check_rc=False)
     return f"spin_alpha shown after {shown:.2f} s; q and Ctrl-C quit with exit 0"
-
-
-def top_rows(screen):
-    """(name, last-second self %, since-start self %) of each function row."""
-    rows = re.findall(r"^\s+([\d.]+)%\s+[\d.]+%\s+([\d.]+)%\s+[\d.]+%\s+(\S+) \(",
-                      screen, re.M)
-    return [(name, float(now), float(all_)) for now, all_, name in rows]
 
 
 @test
