@@ -22,11 +22,17 @@ size_t text_sanitize(char *s);
 /* The same for a whole text of several lines: newlines are kept. */
 size_t text_sanitize_lines(char *s);
 
+enum text_kind {
+	TEXT_PRINTABLE,	/* ASCII from space to '~', or valid UTF-8 above U+009F */
+	TEXT_CONTROL,	/* C0 (tab and newline included), DEL, or C1: U+0080-U+009F */
+	TEXT_INVALID,	/* a byte that begins no valid UTF-8 sequence */
+};
+
 /*
- * Length of the valid multi-byte UTF-8 sequence at p (2-4), or 0 if it is not
- * one: no overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629).
- * Stops at a NUL terminator.
+ * The character at p (not the terminating NUL) and its length in bytes (*len):
+ * the one rule text_sanitize and the JSON writer both apply. Valid UTF-8 has no
+ * overlong forms, no surrogates, nothing above U+10FFFF (RFC 3629).
  */
-int text_utf8_seq_len(const unsigned char *p);
+enum text_kind text_next(const unsigned char *p, int *len);
 
 #endif

@@ -337,28 +337,26 @@ void json_string(FILE *f, const char *s)
 	 * so the file stays valid JSON whatever the target's strings hold.
 	 */
 	fputc('"', f);
-	while (*p) {
+	for (; *p; p += n) {
+		n = 1;
 		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-		} else if (*p == '\n') {
-			fputs("\\n", f);
-			p++;
-		} else if (*p == '\t') {
-			fputs("\\t", f);
-			p++;
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p++);
-		} else if (*p < 0x80) {
-			fputc(*p++, f);
-		} else if (!(n = text_utf8_seq_len(p))) {
-			fputs("\\ufffd", f);
-			p++;
-		} else if (p[0] == 0xc2 && p[1] <= 0x9f) {	/* U+0080-U+009F */
-			fprintf(f, "\\u%04x", p[1]);
-			p += 2;
-		} else {
+			fprintf(f, "\\%c", *p);
+			continue;
+		}
+		if (*p == '\n' || *p == '\t') {
+			fputs(*p == '\n' ? "\\n" : "\\t", f);
+			continue;
+		}
+		switch (text_next(p, &n)) {
+		case TEXT_PRINTABLE:
 			fwrite(p, 1, n, f);
-			p += n;
+			break;
+		case TEXT_CONTROL:	/* C0 and DEL are one byte, C1 is 0xC2 then its code */
+			fprintf(f, "\\u%04x", p[n - 1]);
+			break;
+		case TEXT_INVALID:
+			fputs("\\ufffd", f);
+			break;
 		}
 	}
 	fputc('"', f);

@@ -3,7 +3,8 @@
 #include <stdint.h>
 #include "text.h"
 
-int text_utf8_seq_len(const unsigned char *p)
+/* Length of the valid multi-byte UTF-8 sequence at p (2-4), or 0 if it is not one. */
+static int utf8_seq_len(const unsigned char *p)
 {
 	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
 	int n, i;
@@ -33,6 +34,22 @@ int text_utf8_seq_len(const unsigned char *p)
 	return n;
 }
 
+enum text_kind text_next(const unsigned char *p, int *len)
+{
+	*len = 1;
+	if (*p < 0x20 || *p == 0x7F)
+		return TEXT_CONTROL;
+	if (*p < 0x80)
+		return TEXT_PRINTABLE;
+	*len = utf8_seq_len(p);
+	if (!*len) {
+		*len = 1;
+		return TEXT_INVALID;
+	}
+	/* U+0080-U+009F: some terminals obey U+009B like ESC [ */
+	return p[0] == 0xC2 && p[1] <= 0x9F ? TEXT_CONTROL : TEXT_PRINTABLE;
+}
+
 static size_t sanitize(char *s, bool keep_newlines)
 {
 	unsigned char *r = (unsigned char *)s, *w = r;
@@ -45,23 +62,13 @@ static size_t sanitize(char *s, bool keep_newlines)
 		} else if (*r == '\t') {
 			*w++ = ' ';
 			r++;
-		} else if (*r < 0x20 || *r == 0x7F) {
-			*w++ = '?';
-			r++;
-			replaced++;
-		} else if (*r < 0x80) {
-			*w++ = *r++;
-		} else if (!(n = text_utf8_seq_len(r))) {
-			*w++ = '?';
-			r++;
-			replaced++;
-		} else if (r[0] == 0xC2 && r[1] <= 0x9F) {	/* U+0080-U+009F */
-			*w++ = '?';
-			r += 2;
-			replaced++;
-		} else {
+		} else if (text_next(r, &n) == TEXT_PRINTABLE) {
 			while (n--)
 				*w++ = *r++;
+		} else {
+			*w++ = '?';
+			r += n;
+			replaced++;
 		}
 	}
 	*w = '\0';
