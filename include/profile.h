@@ -181,6 +181,15 @@ struct profile_counts {
 	uint64_t truncated;
 };
 
+/* The code-object cache (--max-cache-mb) and what staying within it cost. */
+struct profile_cache_counts {
+	uint64_t budget_bytes;
+	uint64_t peak_bytes;
+	uint64_t reads;		/* code objects read from targets */
+	uint64_t evicted;	/* code objects dropped (least recently used) to stay within budget */
+	uint64_t refused;	/* line tables not kept (too large): their functions have no lines */
+};
+
 /* What the USDT modes could not record, summed over processes (see enum pyprof_counter). */
 struct profile_usdt_counts {
 	uint64_t calls_unmatched, calls_too_deep, calls_no_code, calls_mismatch, calls_map_full;
@@ -214,6 +223,7 @@ struct profile {
 	unsigned page_size;
 	bool calls_mode, gc_mode, imports_mode;	/* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
+	struct profile_cache_counts cache;
 };
 
 /*

@@ -70,6 +70,7 @@ enum {
 	OPT_GC,
 	OPT_IMPORTS,
 	OPT_PY311_LINE,
+	OPT_MAX_CACHE_MB,
 };
 
 static const struct argp_option options[] = {
@@ -113,6 +114,9 @@ static const struct argp_option options[] = {
 	{ "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
+	{ "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
+	  "(names, decoded line tables), all targets together; beyond it the least recently "
+	  "used are evicted, and the report counts them (default: 64)", 4 },
 	{ NULL, 0, NULL, 0, "Memory:", 6 },
 	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
 	  "line. faults (the default): sampled page faults (new memory touched) and "
@@ -277,6 +281,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		cfg->verbose++;
+		break;
+	case OPT_MAX_CACHE_MB:
+		if (parse_uint(arg, 1, PYPROF_MAX_CACHE_MB, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --max-cache-mb '%s': "
+				 "expected 1 to %d MiB", arg, PYPROF_MAX_CACHE_MB);
+			goto bad;
+		}
+		cfg->max_cache_mb = v;
 		break;
 	case 'a':
 		cfg->all = true;

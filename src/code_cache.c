@@ -13,9 +13,48 @@
 
 #define CODE_HEAD_MAX 256
 
-void code_cache__init(struct code_cache *cc)
+/*
+ * What an entry costs beyond the bytes it holds: its two hash slots at the
+ * map's worst load, and the allocator's headers of its four blocks.
+ */
+#define ENTRY_OVERHEAD (2 * (8 + 8 + 1) + 4 * 16)
+
+void cache_budget__init(struct cache_budget *b, size_t limit_bytes)
 {
-	memset(cc, 0, sizeof(*cc));
+	memset(b, 0, sizeof(*b));
+	b->limit = limit_bytes;
+}
+
+void cache_budget__free(struct cache_budget *b)
+{
+	free(b->table);
+	free(b->runs);
+	b->table = NULL;
+	b->runs = NULL;
+}
+
+static void unlink_entry(struct cache_budget *b, struct code_info *ci)
+{
+	if (ci->newer)
+		ci->newer->older = ci->older;
+	else
+		b->newest = ci->older;
+	if (ci->older)
+		ci->older->newer = ci->newer;
+	else
+		b->oldest = ci->newer;
+	ci->newer = ci->older = NULL;
+}
+
+static void link_newest(struct cache_budget *b, struct code_info *ci)
+{
+	ci->older = b->newest;
+	ci->newer = NULL;
+	if (b->newest)
+		b->newest->newer = ci;
+	b->newest = ci;
+	if (!b->oldest)
+		b->oldest = ci;
 }
 
 static void code_info__free(struct code_info *ci)
@@ -24,18 +63,69 @@ static void code_info__free(struct code_info *ci)
 		return;
 	free(ci->qualname);
 	free(ci->filename);
-	free(ci->linetable);
+	free(ci->runs);
 	free(ci);
+}
+
+static void add_used(struct cache_budget *b, long long delta)
+{
+	b->used += delta;
+	if (b->used > b->peak)
+		b->peak = b->used;
+}
+
+/* Removes an entry from its cache and the budget, and frees it. */
+static void drop_entry(struct code_info *ci)
+{
+	struct cache_budget *b = ci->owner->budget;
+
+	hashmap__del(&ci->owner->by_addr, ci->addr);
+	unlink_entry(b, ci);
+	add_used(b, -(long long)ci->bytes);
+	code_info__free(ci);
+}
+
+/* Evicts the least recently used entries, never keep, until the budget holds. */
+static void trim(struct cache_budget *b, const struct code_info *keep)
+{
+	while (b->used > b->limit && b->oldest && b->oldest != keep) {
+		drop_entry(b->oldest);
+		b->evicted++;
+	}
+}
+
+void cache_budget__charge(struct cache_budget *b, long long delta)
+{
+	add_used(b, delta);
+	trim(b, NULL);
+}
+
+struct code_cache *code_cache__new(struct cache_budget *b)
+{
+	struct code_cache *cc = calloc(1, sizeof(*cc));
+
+	if (cc)
+		cc->budget = b;
+	return cc;
 }
 
 void code_cache__free(struct code_cache *cc)
 {
 	size_t i;
 
+	if (!cc)
+		return;
 	for (i = 0; i < cc->by_addr.cap; i++)
-		if (cc->by_addr.used[i])
-			code_info__free((struct code_info *)(uintptr_t)cc->by_addr.vals[i]);
+		if (cc->by_addr.used[i]) {
+			struct code_info *ci = (struct code_info *)(uintptr_t)cc->by_addr.vals[i];
+
+			unlink_entry(cc->budget, ci);
+			add_used(cc->budget, -(long long)ci->bytes);
+			code_info__free(ci);
+		}
+	add_used(cc->budget, -(long long)hashmap__bytes(&cc->by_addr));
 	hashmap__free(&cc->by_addr);
+	free(cc);
 }
 
 static uint64_t field_ptr(const uint8_t *head, uint16_t off)
@@ -69,24 +159,69 @@ uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, con
 	return py_code_fingerprint(ptrs, firstline, text, text_len);
 }
 
-/* Reads the code object at addr now. Never NULL except on ENOMEM; ->ok tells success. */
-static struct code_info *read_code(const struct py_target *t, uint64_t addr)
+/*
+ * Decodes the line table of a code object (a bytes object at addr) into
+ * ci->runs. Only the runs are kept, never the table: the table is read into
+ * the budget's one buffer. A table larger than REMOTE_MAX_BYTES, or that
+ * decodes to more than LINETABLE_RUNS_MAX runs, is refused: the function
+ * keeps its name, its lines are unknown. An unreadable table decodes as an
+ * empty one, as it always did.
+ */
+static void read_lines(struct cache_budget *b, const struct py_target *t, uint64_t addr,
+		       struct code_info *ci)
+{
+	const struct py_layout *L = &t->layout;
+	int64_t size = 0;	/* filled by remote_read; set for static analysers */
+	size_t len = 0;
+	long n;
+
+	if (!b->table)
+		b->table = malloc(REMOTE_MAX_BYTES);
+	if (!b->runs)
+		b->runs = calloc(LINETABLE_RUNS_MAX, sizeof(*b->runs));
+	if (!b->table || !b->runs)
+		return;
+	if (!remote_read(t->pid, addr + L->bytes_size, &size, sizeof(size))) {
+		if (size < 0 || (uint64_t)size > REMOTE_MAX_BYTES) {
+			b->refused++;
+			return;
+		}
+		if (!remote_read(t->pid, addr + L->bytes_data, b->table, size))
+			len = size;
+	}
+	n = linetable_decode(L->linetable, b->table, len, ci->firstlineno, b->runs,
+			     LINETABLE_RUNS_MAX);
+	if (n < 0) {
+		b->refused++;
+		return;
+	}
+	ci->runs = malloc(n * sizeof(*ci->runs));
+	if (!ci->runs)
+		return;
+	memcpy(ci->runs, b->runs, n * sizeof(*ci->runs));
+	ci->nruns = n;
+}
+
+/* Reads the code object at addr now. NULL if it cannot be read (or on ENOMEM). */
+static struct code_info *read_code(struct code_cache *cc, const struct py_target *t,
+				   uint64_t addr)
 {
 	const struct py_layout *L = &t->layout;
 	const struct py_offsets *off = &L->bpf;
-	struct code_info *ci = calloc(1, sizeof(*ci));
+	struct code_info *ci;
 	char name[REMOTE_MAX_STR], file[REMOTE_MAX_STR];
 	uint8_t head[CODE_HEAD_MAX], str[PY_STR_READ];
 	int32_t firstline;
 	uint64_t qual;
 
-	if (!ci)
-		return NULL;
 	if (L->code_read_size > sizeof(head) ||
 	    remote_read(t->pid, addr, head, L->code_read_size))
-		return ci;
+		return NULL;
 	if (t->code_type_addr && field_ptr(head, L->ob_type) != t->code_type_addr)
-		return ci;
+		return NULL;
+	ci = calloc(1, sizeof(*ci));
+	if (!ci)
+		return NULL;
 	qual = field_ptr(head, off->code_qualname);
 	ci->fingerprint = code_identity(off, head + off->code_id_start,
 					remote_read(t->pid, qual + off->str_length, str,
@@ -94,12 +229,12 @@ static struct code_info *read_code(const struct py_target *t, uint64_t addr)
 	memcpy(&firstline, head + off->code_firstlineno, sizeof(firstline));
 	ci->firstlineno = firstline;
 	if (remote_read_str(t->pid, L, qual, name, sizeof(name)) ||
-	    remote_read_str(t->pid, L, field_ptr(head, off->code_filename), file, sizeof(file)))
-		return ci;
+	    remote_read_str(t->pid, L, field_ptr(head, off->code_filename), file, sizeof(file))) {
+		free(ci);
+		return NULL;
+	}
 	/* A missing line table only costs line numbers, not the function name. */
-	if (remote_read_bytes(t->pid, L, field_ptr(head, off->code_linetable), REMOTE_MAX_BYTES,
-			      &ci->linetable, &ci->linetable_len))
-		ci->linetable_len = 0;
+	read_lines(cc->budget, t, field_ptr(head, off->code_linetable), ci);
 	/*
 	 * A qualname is an identifier unless the target forged it: no control
 	 * character in it is worth keeping, and a newline could fake a report
@@ -108,36 +243,54 @@ static struct code_info *read_code(const struct py_target *t, uint64_t addr)
 	text_sanitize(name);
 	ci->qualname = strdup(name);
 	ci->filename = strdup(file);
-	ci->ok = ci->qualname && ci->filename;
+	if (!ci->qualname || !ci->filename) {
+		code_info__free(ci);
+		return NULL;
+	}
+	ci->owner = cc;
+	ci->addr = addr;
+	ci->bytes = sizeof(*ci) + strlen(name) + strlen(file) + 2 +
+		    ci->nruns * sizeof(*ci->runs) + ENTRY_OVERHEAD;
 	return ci;
 }
 
 const struct code_info *code_cache__get(struct code_cache *cc, const struct py_target *t,
 					uint64_t addr, uint32_t fp)
 {
+	struct cache_budget *b = cc->budget;
 	uint64_t *slot = hashmap__find(&cc->by_addr, addr);
 	struct code_info *ci = slot ? (struct code_info *)(uintptr_t)*slot : NULL;
+	size_t map_bytes;
 
-	if (ci && ci->ok && ci->fingerprint == fp)
+	if (ci && ci->fingerprint == fp) {
+		unlink_entry(b, ci);
+		link_newest(b, ci);
 		return ci;
-	/* Unknown address, an earlier failure, or the address now holds another object. */
-	ci = read_code(t, addr);
+	}
+	/* The address now holds another object: its old entry names nothing any more. */
+	if (ci)
+		drop_entry(ci);
+	/* Unknown address, or evicted, or another object: read it now. */
+	ci = read_code(cc, t, addr);
 	cc->reads++;
 	if (!ci)
 		return NULL;
-	if (slot)
-		code_info__free((struct code_info *)(uintptr_t)*slot);
+	map_bytes = hashmap__bytes(&cc->by_addr);
 	if (hashmap__set(&cc->by_addr, addr, (uintptr_t)ci)) {
 		code_info__free(ci);
 		return NULL;
 	}
-	return ci->ok && ci->fingerprint == fp ? ci : NULL;
+	link_newest(b, ci);
+	add_used(b, (long long)(hashmap__bytes(&cc->by_addr) - map_bytes) + (long long)ci->bytes);
+	trim(b, ci);
+	return ci->fingerprint == fp ? ci : NULL;
 }
 
 int code_info__line(const struct code_info *ci, const struct py_layout *L, int32_t instr)
 {
 	long offset = L->bpf.instr_kind == PY_INSTR_LASTI ? (long)instr * L->lasti_unit : instr;
 
-	return linetable_line(L->linetable, ci->linetable, ci->linetable_len, ci->firstlineno,
-			      offset);
+	if (!ci->runs)
+		return offset < 0 ? ci->firstlineno : -1;
+	return linetable_runs_line(ci->runs, ci->nruns, ci->firstlineno, offset);
 }

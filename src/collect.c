@@ -12,12 +12,14 @@
 #include <string.h>
 #include <time.h>
 #include "collect.h"
+#include "deadline.h"
 #include "mono.h"
 
-int collector__init(struct collector *c, struct profile *prof)
+int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)
 {
 	memset(c, 0, sizeof(*c));
 	c->prof = prof;
+	cache_budget__init(&c->budget, budget_bytes);
 	c->scratch = calloc(PYPROF_MAX_DEPTH, sizeof(*c->scratch));
 	return c->scratch ? 0 : -ENOMEM;
 }
@@ -27,9 +29,10 @@ void collector__free(struct collector *c)
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++) {
-		code_cache__free(&c->targets[i].codes);
+		code_cache__free(c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
 	}
+	cache_budget__free(&c->budget);
 	free(c->targets);
 	free(c->scratch);
 	hashmap__free(&c->alloc_records);
@@ -47,9 +50,12 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
-	code_cache__init(&ts->codes);
-	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
+	ts->codes = code_cache__new(&c->budget);
+	if (!ts->codes ||
+	    !profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str)) {
+		code_cache__free(ts->codes);
 		return -ENOMEM;
+	}
 	ts->proc_index = c->prof->nprocs - 1;
 	c->prof->procs[ts->proc_index].nspid = t->nspid;
 	c->prof->procs[ts->proc_index].start_time = proc_start_time(t->pid);
@@ -70,6 +76,30 @@ struct target_state *collector__find(struct collector *c, int pid)
 	return NULL;
 }
 
+/*
+ * Remembers raw frame key -> frame id. The memos of all targets may take a
+ * quarter of the budget: one that would grow beyond is emptied first (it is
+ * only a shortcut past the code cache), and its bytes count in the budget.
+ */
+static void memo_set(struct collector *c, struct target_state *ts, uint64_t key, uint32_t id)
+{
+	struct cache_budget *b = &c->budget;
+	struct hashmap *m = &ts->raw_frames;
+	size_t before = hashmap__bytes(m);
+
+	if ((m->len + 1) * 2 > m->cap && b->memo_bytes + before > b->limit / 4 && m->len) {
+		hashmap__free(m);
+		b->memo_bytes -= before;
+		cache_budget__charge(b, -(long long)before);
+		b->memo_resets++;
+		before = 0;
+	}
+	if (hashmap__set(m, key, id))
+		return;
+	b->memo_bytes += hashmap__bytes(m) - before;
+	cache_budget__charge(b, (long long)(hashmap__bytes(m) - before));
+}
+
 /* Profile frame id for one raw frame; *unresolved set when it could not be named. */
 static uint32_t frame_id(struct collector *c, struct target_state *ts, const struct py_frame *rf,
 			 bool *unresolved)
@@ -82,7 +112,7 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 
 	if (slot)
 		return *slot;
-	ci = code_cache__get(&ts->codes, &ts->t, rf->code, rf->fingerprint);
+	ci = code_cache__get(ts->codes, &ts->t, rf->code, rf->fingerprint);
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
@@ -93,26 +123,30 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 		return UINT32_MAX;
 	id = profile__frame(c->prof, func, code_info__line(ci, &ts->t.layout, rf->instr));
 	if (id != UINT32_MAX)
-		hashmap__set(&ts->raw_frames, key, id);
+		memo_set(c, ts, key, id);
 	return id;
 }
 
 /*
- * Names every frame of s into c->scratch (frame ids). Returns false when the
- * sample cannot be kept (out of memory); *unresolved is set when a frame
- * could not be named.
+ * Names every frame of s into c->scratch (frame ids). Returns -ENOMEM when
+ * the sample cannot be kept, -ETIME when the run ended too long ago to go on
+ * (each new code object can cost a read and a line table's decoding, and a
+ * sample holds up to PYPROF_MAX_DEPTH of them); *unresolved is set when a
+ * frame could not be named.
  */
-static bool resolve_frames(struct collector *c, struct target_state *ts, const struct py_sample *s,
-			   bool *unresolved)
+static int resolve_frames(struct collector *c, struct target_state *ts, const struct py_sample *s,
+			  bool *unresolved)
 {
 	uint32_t i;
 
 	for (i = 0; i < s->nframes; i++) {
+		if (deadline__past(DEADLINE_DRAIN_NS))
+			return -ETIME;
 		c->scratch[i] = frame_id(c, ts, &s->frames[i], unresolved);
 		if (c->scratch[i] == UINT32_MAX)
-			return false;
+			return -ENOMEM;
 	}
-	return true;
+	return 0;
 }
 
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
@@ -169,7 +203,13 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	const struct py_sample *s = data;
 	struct target_state *ts;
 	bool unresolved = false;
+	int err;
 
+	/* The run is over and the drain's time is up: the rest is only counted. */
+	if (deadline__past(DEADLINE_DRAIN_NS)) {
+		c->late++;
+		return;
+	}
 	if (size < PY_SAMPLE_HEADER_SIZE ||
 	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
 	    s->nframes > PYPROF_MAX_DEPTH) {
@@ -183,7 +223,12 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		c->unknown_pid++;
 		return;
 	}
-	if (!resolve_frames(c, ts, s, &unresolved)) {
+	err = resolve_frames(c, ts, s, &unresolved);
+	if (err == -ETIME) {
+		c->late++;
+		return;
+	}
+	if (err) {
 		c->malformed++;	/* out of memory: the sample cannot be kept */
 		return;
 	}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "collect.h"
 #include "config.h"
+#include "deadline.h"
 #include "launch.h"
 #include "loader.h"
 #include "log.h"
@@ -36,16 +37,38 @@ static volatile sig_atomic_t stop_requested;
 /* Whether the stop signal was sent by a process (kill), not by the terminal. */
 static volatile sig_atomic_t stop_from_process;
 
+/* A launched command decides when the run ends after a stop signal (stop_launched). */
+static volatile sig_atomic_t launched;
+
+/*
+ * The first stop signal ends the run and has the report written, within a
+ * second (deadline.h). A second one means now: nothing else is waited for,
+ * not even the report; the terminal is given back as top found it, and the
+ * exit status says which signal it was (130, 143).
+ */
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
+	static const char msg[] = "\npybpfprof: second stop signal: exiting at once, without a "
+				  "report\n";
+
+	(void)uctx;
+	if (stop_requested) {
+		top__restore_terminal();
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(128 + sig);
+		_exit(128 + sig);
+	}
 	stop_requested = sig;
 	stop_from_process = info && info->si_code != SI_KERNEL;
+	if (!launched)
+		deadline__stop();
 }
 
+/* Samples are converted as they come; past the run's end the callback yields to the loop. */
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	collector__sample(ctx, data, size);
-	return 0;
+	return deadline__yield() ? -EINTR : 0;
 }
 
 /* Every check that needs no BPF: a bad pid or a bad path fails before anything loads. */
@@ -179,6 +202,8 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
 	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
+	deadline__set(end);
+	launched = l->pid > 0;
 	while (!stop_requested) {
 		long long t = mono_ns();
 		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
@@ -220,7 +245,11 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	usdt__detach(u);
 	if (mem)
 		mem__detach(mem);
-	/* Samples already in the ring buffer still count. */
+	/*
+	 * Samples already in the ring buffer still count, those converted within
+	 * DEADLINE_DRAIN_NS of the end; the rest are counted as dropped.
+	 */
+	deadline__draining();
 	while (session__poll(s, 0) > 0)
 		;
 	collector__check_alive(c);
@@ -297,11 +326,26 @@ static void bank_counts(struct profile_counts *out, const uint64_t *bank)
 static void record_counters(struct session *s, struct collector *c)
 {
 	uint64_t k[PYPROF_CNT_SLOTS];
+	size_t i;
 
 	session__counters(s, k);
 	/* The first bank is CPU samples only: memory and USDT records have their own. */
 	bank_counts(&c->prof->counts, k);
-	c->prof->counts.dropped += c->unknown_pid + c->malformed;
+	c->prof->counts.dropped += c->unknown_pid + c->malformed + c->late;
+	if (c->late)
+		pr_warn("%llu samples came faster than they could be named before the end of "
+			"the run: they are counted as dropped\n", (unsigned long long)c->late);
+	c->prof->cache.budget_bytes = c->budget.limit;
+	c->prof->cache.peak_bytes = c->budget.peak;
+	c->prof->cache.evicted = c->budget.evicted;
+	c->prof->cache.refused = c->budget.refused;
+	for (i = 0; i < c->ntargets; i++)
+		c->prof->cache.reads += c->targets[i].codes->reads;
+	pr_info("code cache: %llu code objects read, %llu evicted, %llu line tables refused, "
+		"peak %zu of %zu bytes, %llu frame memos emptied\n",
+		(unsigned long long)c->prof->cache.reads, (unsigned long long)c->budget.evicted,
+		(unsigned long long)c->budget.refused, c->budget.peak, c->budget.limit,
+		(unsigned long long)c->budget.memo_resets);
 	bank_counts(&c->prof->mem_counts, k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0));
 	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
 	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
@@ -365,7 +409,7 @@ int main(int argc, char **argv)
 	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
 	prof.alloc_period = cfg.alloc_period;
 	prof.page_size = sysconf(_SC_PAGESIZE);
-	err = collector__init(&c, &prof);
+	err = collector__init(&c, &prof, (size_t)cfg.max_cache_mb << 20);
 	if (!err)
 		err = preflight(&cfg, &c);
 	if (!err && cfg.command) {

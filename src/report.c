@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "deadline.h"
 #include "report.h"
 #include "text.h"
 
@@ -210,7 +211,9 @@ int report_source_lines(int root_fd, const char *file, const int *lines, size_t 
 	 * Fixed-size chunks: a huge line (minified code) costs no memory, only its
 	 * start is kept; and no more than SOURCE_MAX_CHUNKS of them per file.
 	 */
-	while (i < n && chunks++ < SOURCE_MAX_CHUNKS && fgets(chunk, sizeof(chunk), f)) {
+	/* past the run's end, sources are not worth delaying the report (deadline.h) */
+	while (i < n && chunks++ < SOURCE_MAX_CHUNKS && !deadline__past(DEADLINE_SOURCES_NS) &&
+	       fgets(chunk, sizeof(chunk), f)) {
 		bool ends = strchr(chunk, '\n') != NULL;
 
 		if (at_start && cur == lines[i]) {

@@ -295,6 +295,12 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 	if (p->counts.unreadable)
 		fprintf(f, "         %llu ticks whose innermost frame could not be read\n",
 			(unsigned long long)p->counts.unreadable);
+	/* only when the budget cost something: then some frames may lack a line or a name */
+	if (p->cache.evicted || p->cache.refused)
+		fprintf(f, "cache: %llu code objects evicted, %llu line tables refused (budget "
+			"%llu MiB)\n", (unsigned long long)p->cache.evicted,
+			(unsigned long long)p->cache.refused,
+			(unsigned long long)(p->cache.budget_bytes >> 20));
 	if (p->mem)
 		fprintf(f, "memory records: %llu dropped, %llu truncated, %llu events in threads "
 			"without Python frames\n", (unsigned long long)p->mem_counts.dropped,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "deadline.h"
 #include "log.h"
 #include "mono.h"
 #include "tracker.h"
@@ -324,7 +325,8 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 			unpend(tr, i);
 		break;
 	}
-	return 0;
+	/* a storm of execs must not hold the run past its end */
+	return deadline__yield() ? -EINTR : 0;
 }
 
 size_t tracker__starting(struct tracker *tr)

@@ -232,7 +232,7 @@ int usdt_on_event(void *ctx, void *data, size_t size)
 static uint32_t call_func(struct collector *c, struct target_state *ts,
 			  const struct py_call_func *fn, bool count_unresolved)
 {
-	const struct code_info *ci = code_cache__get(&ts->codes, &ts->t, fn->code, fn->fingerprint);
+	const struct code_info *ci = code_cache__get(ts->codes, &ts->t, fn->code, fn->fingerprint);
 
 	if (!ci) {
 		if (count_unresolved)
