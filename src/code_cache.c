@@ -70,8 +70,6 @@ static void code_info__free(struct code_info *ci)
 static void add_used(struct cache_budget *b, long long delta)
 {
 	b->used += delta;
-	if (b->used > b->peak)
-		b->peak = b->used;
 }
 
 /* Removes an entry from its cache and the budget, and frees it. */
@@ -85,13 +83,18 @@ static void drop_entry(struct code_info *ci)
 	code_info__free(ci);
 }
 
-/* Evicts the least recently used entries, never keep, until the budget holds. */
+/*
+ * Evicts the least recently used entries, never keep, until the budget
+ * holds; the peak is what was held after that.
+ */
 static void trim(struct cache_budget *b, const struct code_info *keep)
 {
 	while (b->used > b->limit && b->oldest && b->oldest != keep) {
 		drop_entry(b->oldest);
 		b->evicted++;
 	}
+	if (b->used > b->peak)
+		b->peak = b->used;
 }
 
 void cache_budget__charge(struct cache_budget *b, long long delta)

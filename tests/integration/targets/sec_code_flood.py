@@ -40,12 +40,12 @@ def flood_leaf(chain, i):
     x = 0
     end = time.perf_counter() + SPIN
     while time.perf_counter() < end:
-        x = (x * 31 + 7) % 1000003
+        x = (x * 31 + 7) % 1000003  # leaf-body
     return x
 
 
 def flood_link(chain, i):
-    return chain[i](chain, i + 1)
+    return chain[i](chain, i + 1)  # link-call
 
 
 def main():
