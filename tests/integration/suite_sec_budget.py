@@ -232,10 +232,12 @@ def sec_bud_sigint():
 def bud_second_signal(sig):
     """First sig: the run ends and the report is written, to a pipe of one
     page that nobody reads, so writing it blocks; a second sig must end
-    pybpfprof at once, with no report and 128 + sig."""
+    pybpfprof at once, with no report and 128 + sig. The target is an
+    ordinary one with a large report (not the flood), so that what is tested
+    is the second signal alone."""
     cap = BUD_DEFAULT_MIB + BUD_FIXED_MIB
     with Workloads() as wl:
-        p = bud_flood(wl)
+        p = wl.start(interpreter("debian"), "sec_long_names.py", prefix=BUD_NOBODY)
         run = BudRun(["-p", p.pid, "-f", "json"], cap, stdout=subprocess.PIPE)
         try:
             fcntl.fcntl(run.prof.stdout.fileno(), 1031, 4096)  # F_SETPIPE_SZ
