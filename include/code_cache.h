@@ -38,6 +38,24 @@ struct code_info {
 	struct code_info *newer, *older;
 };
 
+/*
+ * Recently decoded line tables, by content: a target's code objects often
+ * share one table (a flood of fresh code objects shares a 1 MiB one), and
+ * reading it again costs little where decoding it again costs much. Keyed by
+ * the target too, so that no process can pass its lines off as another's.
+ * Each slot holds at most LINETABLE_RUNS_MAX runs: 2 MiB in all, not charged.
+ */
+#define TABLE_MEMO_SLOTS 16
+
+struct table_memo {
+	const struct code_cache *owner;	/* NULL: empty slot */
+	uint64_t hash;
+	size_t len;
+	int firstlineno;
+	long nruns;			/* -E2BIG: refused */
+	struct line_run *runs;
+};
+
 /* One budget for every target's code cache and frame memo. */
 struct cache_budget {
 	size_t limit;		/* bytes */
@@ -50,6 +68,9 @@ struct cache_budget {
 	struct code_info *newest, *oldest;
 	uint8_t *table;		/* one line table being decoded (REMOTE_MAX_BYTES), not charged */
 	struct line_run *runs;	/* its runs before they are copied (LINETABLE_RUNS_MAX) */
+	struct table_memo memo[TABLE_MEMO_SLOTS];
+	unsigned memo_next;	/* the slot replaced next */
+	uint64_t memo_hits;
 };
 
 struct code_cache {

@@ -342,10 +342,10 @@ static void record_counters(struct session *s, struct collector *c)
 	for (i = 0; i < c->ntargets; i++)
 		c->prof->cache.reads += c->targets[i].codes->reads;
 	pr_info("code cache: %llu code objects read, %llu evicted, %llu line tables refused, "
-		"peak %zu of %zu bytes, %llu frame memos emptied\n",
+		"%llu decoded already, peak %zu of %zu bytes, %llu frame memos emptied\n",
 		(unsigned long long)c->prof->cache.reads, (unsigned long long)c->budget.evicted,
-		(unsigned long long)c->budget.refused, c->budget.peak, c->budget.limit,
-		(unsigned long long)c->budget.memo_resets);
+		(unsigned long long)c->budget.refused, (unsigned long long)c->budget.memo_hits,
+		c->budget.peak, c->budget.limit, (unsigned long long)c->budget.memo_resets);
 	bank_counts(&c->prof->mem_counts, k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0));
 	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
 	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
