@@ -7,7 +7,7 @@
  * trusting it: ring-buffer callbacks yield once the end is reached, the
  * samples still buffered are converted for DEADLINE_DRAIN_NS more and counted
  * as dropped after that, and sources are read for the report until
- * DEADLINE_SOURCES_NS. A run so ends within a second whatever the targets do.
+ * DEADLINE_REPORT_NS. A run so ends within a second whatever the targets do.
  */
 #ifndef PYBPFPROF_DEADLINE_H
 #define PYBPFPROF_DEADLINE_H
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 
 #define DEADLINE_DRAIN_NS 300000000LL
-#define DEADLINE_SOURCES_NS 800000000LL
+#define DEADLINE_REPORT_NS 800000000LL
 
 /* The end of -d (CLOCK_MONOTONIC ns, as mono_ns()); 0: none. */
 void deadline__set(long long end_ns);

@@ -212,7 +212,7 @@ int report_source_lines(int root_fd, const char *file, const int *lines, size_t 
 	 * start is kept; and no more than SOURCE_MAX_CHUNKS of them per file.
 	 */
 	/* past the run's end, sources are not worth delaying the report (deadline.h) */
-	while (i < n && chunks++ < SOURCE_MAX_CHUNKS && !deadline__past(DEADLINE_SOURCES_NS) &&
+	while (i < n && chunks++ < SOURCE_MAX_CHUNKS && !deadline__past(DEADLINE_REPORT_NS) &&
 	       fgets(chunk, sizeof(chunk), f)) {
 		bool ends = strchr(chunk, '\n') != NULL;
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "deadline.h"
 #include "elf_reader.h"
 #include "log.h"
 #include "pybpfprof.skel.h"
@@ -232,8 +233,11 @@ int usdt_on_event(void *ctx, void *data, size_t size)
 static uint32_t call_func(struct collector *c, struct target_state *ts,
 			  const struct py_call_func *fn, bool count_unresolved)
 {
-	const struct code_info *ci = code_cache__get(ts->codes, &ts->t, fn->code, fn->fingerprint);
+	const struct code_info *ci = NULL;
 
+	/* a target with more functions than can be read in time gets the rest unresolved */
+	if (!deadline__past(DEADLINE_REPORT_NS))
+		ci = code_cache__get(ts->codes, &ts->t, fn->code, fn->fingerprint);
 	if (!ci) {
 		if (count_unresolved)
 			pr_info("--calls: pid %d: code object 0x%llx (fingerprint %08x) could not be "
