@@ -18,8 +18,8 @@ BUD_FIXED_MIB = 40
 BUD_DEPTH = 6
 
 
-def bud_flood(wl):
-    return wl.start(interpreter("debian"), "sec_code_flood.py", BUD_DEPTH, "mixed",
+def bud_flood(wl, *extra):
+    return wl.start(interpreter("debian"), "sec_code_flood.py", BUD_DEPTH, "mixed", *extra,
                     prefix=BUD_NOBODY)
 
 
@@ -227,6 +227,46 @@ def sec_bud_sigint():
     named = bud_check_names(rep, p.pid)
     return (f"exit 0 {took:.2f} s after SIGINT, {rep['samples']['total']} samples, "
             f"{named} flood functions named, peak RSS {run.peak_kib / 1024:.1f} MiB")
+
+
+@test
+def sec_bud_slow_decode():
+    """Code objects that each need a whole 1 MiB table decoded (their first
+    lines differ, so nothing decoded before serves): pybpfprof may fall
+    behind, and still ends -d 5 within a second, counting what it could not
+    convert as dropped, and a SIGINT within a second too."""
+    cap = BUD_DEFAULT_MIB + BUD_FIXED_MIB
+    figures = []
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = bud_flood(wl, 10, "vary")
+        for how in ("-d", "SIGINT"):
+            out = os.path.join(tmp, "slow.json")
+            args = ["-p", p.pid, "-o", out] + (["-d", 5] if how == "-d" else [])
+            run = BudRun(args, cap)
+            try:
+                t0 = run.wait_attached()
+                if how == "SIGINT":
+                    check(run.watch(5), f"pybpfprof exited early ({run.prof.returncode})")
+                    t0 = time.monotonic()
+                    run.prof.send_signal(signal.SIGINT)
+                    t1 = run.wait_exit(RUN_SLACK)
+                else:
+                    t1 = run.wait_exit(5 + RUN_SLACK)
+                    t0 += 5
+            finally:
+                run.kill()
+            check(run.prof.returncode == 0,
+                  f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
+            check(t1 - t0 <= 1.0, f"{t1 - t0:.2f} s from the end ({how}) to exit (at most 1)")
+            rep = bud_report(out)
+            proc = process(rep, p.pid)
+            check(proc["unresolved"] == 0, f"{proc['unresolved']} samples unresolved")
+            check(any(n.startswith("flood_leaf_") for n in functions(proc)),
+                  f"no flood function named: {sorted(functions(proc))[:5]}")
+            figures.append(f"{how}: exit {t1 - t0:.2f} s after the end, "
+                           f"{rep['samples']['total']} samples, "
+                           f"{rep['samples']['dropped']} dropped")
+    return "; ".join(figures) + f"; peak RSS {run.peak_kib / 1024:.1f} MiB"
 
 
 def bud_second_signal(sig):

@@ -12,8 +12,10 @@
 #   refuse: 200000 line changes, more than a profiler should decode and keep
 #   pad:    nothing but "no location" entries
 # mixed (the default) alternates fill and refuse along the chain.
+# With VARY=vary each generation also moves co_firstlineno, so that no two
+# code objects decode to the same lines: every one costs a whole decoding.
 #
-# usage: sec_code_flood.py [DEPTH [MODE [SPIN_MS]]]
+# usage: sec_code_flood.py [DEPTH [MODE [SPIN_MS [VARY]]]]
 # CPython 3.11+ (location tables, co_qualname).
 import sys
 import time
@@ -22,6 +24,7 @@ MIB = 1 << 20
 DEPTH = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 MODE = sys.argv[2] if len(sys.argv) > 2 else "mixed"
 SPIN = (float(sys.argv[3]) if len(sys.argv) > 3 else 10.0) / 1000
+VARY = len(sys.argv) > 4 and sys.argv[4] == "vary"
 
 # Location-table entries of one code unit each (Objects/locations.md):
 # 0xd8 col col = "one line form", line + 1; 0xe8 0x03 = "no columns",
@@ -69,15 +72,16 @@ def main():
     while True:
         gen += 1
         chain = []
+        shift = {"co_firstlineno": 1000 + gen} if VARY else {}
         for k in range(DEPTH):
             kind = kinds[k % len(kinds)]
             name = "flood_link_%s_%d_%d" % (kind, gen, k)
             code = flood_link.__code__.replace(co_name=name, co_qualname=name,
-                                               co_linetable=tables[kind][0])
+                                               co_linetable=tables[kind][0], **shift)
             chain.append(fn_type(code, g, name))
         name = "flood_leaf_%d" % gen
         code = flood_leaf.__code__.replace(co_name=name, co_qualname=name,
-                                           co_linetable=tables[kinds[0]][1])
+                                           co_linetable=tables[kinds[0]][1], **shift)
         chain.append(fn_type(code, g, name))
         keep.append(chain)
         chain[0](chain, 1)
