@@ -51,7 +51,8 @@ static const char doc[] =
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
 	"\n"
-	"The report counts every sample: total, dropped (kernel buffer full), truncated "
+	"The report counts every sample: total, dropped (kernel buffer full, or still "
+	"unconverted 0.3 s after the end of the run), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
 
 enum {
@@ -88,6 +89,10 @@ static const struct argp_option options[] = {
 	  "(default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	{ "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
+	  "(names, decoded line tables), all targets together; beyond it the least recently "
+	  "used are evicted, and the report counts them (default: 64)", 2 },
+
 	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",
 	  5 },
 	{ "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
@@ -114,9 +119,6 @@ static const struct argp_option options[] = {
 	{ "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
 	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
-	{ "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
-	  "(names, decoded line tables), all targets together; beyond it the least recently "
-	  "used are evicted, and the report counts them (default: 64)", 4 },
 	{ NULL, 0, NULL, 0, "Memory:", 6 },
 	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
 	  "line. faults (the default): sampled page faults (new memory touched) and "

@@ -29,6 +29,27 @@ static void test_defaults(void **state)
 	assert_null(cfg.format);
 	assert_int_equal(cfg.noutputs, 0);
 	assert_int_equal(cfg.line_report, 5);
+	assert_int_equal(cfg.max_cache_mb, 64);
+}
+
+/* --max-cache-mb: 1 to 65536 MiB, anything else refused with the range. */
+static void test_max_cache_mb(void **state)
+{
+	char *small[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "1", NULL };
+	char *large[] = { "pybpfprof", "-p", "1", "--max-cache-mb=65536", NULL };
+	char *zero[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "0", NULL };
+	char *over[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "65537", NULL };
+	char *word[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "lots", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(small), small, &cfg), 0);
+	assert_int_equal(cfg.max_cache_mb, 1);
+	assert_int_equal(parse(ARGC(large), large, &cfg), 0);
+	assert_int_equal(cfg.max_cache_mb, 65536);
+	expect_error(zero, ARGC(zero), "expected 1 to 65536 MiB");
+	expect_error(over, ARGC(over), "'65537'");
+	expect_error(word, ARGC(word), "--max-cache-mb 'lots'");
 }
 
 static void test_all_options(void **state)
@@ -88,6 +109,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_max_cache_mb),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_errors),
 	};
