@@ -203,7 +203,6 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
 	deadline__set(end);
-	launched = l->pid > 0;
 	while (!stop_requested) {
 		long long t = mono_ns();
 		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
@@ -392,6 +391,7 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (cli_parse(argc, argv, &cfg, 0))
 		return 2;
+	launched = cfg.command != NULL;
 	log_set_level(LOG_WARN + cfg.verbose);
 	log_hook_libbpf();
 	fallback = cfg.format ? report_find(cfg.format) : &report_text;
