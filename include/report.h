@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include "profile.h"
 
+struct outfile;
+
 struct report_opts {
 	unsigned top_functions;	/* rows in the functions table */
 	unsigned top_lines;	/* rows in the hottest-lines table */
@@ -45,11 +47,12 @@ const struct report_writer *report_for_path(const char *path);
 /* Comma-separated names, for messages. */
 const char *report_names(void);
 
-/* Fails (-errno, reason in why) if path could not be written; creates nothing. */
-int report_check_writable(const char *path, char *why, size_t whylen);
-/* Writes to path, or stdout when path is NULL or "-". 0 or -errno. */
-int report_write(const struct report_writer *w, const char *path, const struct profile *p,
-		 const struct report_opts *o);
+/*
+ * Writes to of (opened with outfile_open: a new file renamed into place), or
+ * to stdout when of is NULL. 0, or -errno with the reason in why.
+ */
+int report_write(const struct report_writer *w, struct outfile *of, const struct profile *p,
+		 const struct report_opts *o, char *why, size_t whylen);
 
 /* Shared helpers for writers. */
 double report_seconds(const struct profile *p, uint64_t samples);

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "mem.h"
 #include "mono.h"
+#include "outfile.h"
 #include "pybpfprof.skel.h"
 #include "report.h"
 #include "top.h"
@@ -48,8 +49,27 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Output files, opened before profiling: the -o files, then these two. */
+#define OUT_TIMELINE CONFIG_MAX_OUTPUTS
+#define OUT_FOLDED (CONFIG_MAX_OUTPUTS + 1)
+#define NOUTFILES (CONFIG_MAX_OUTPUTS + 2)
+
+/* Checks an output file and holds its directory until the end; "-" is stdout. */
+static int output_open(struct outfile *of, const char *path, char *why, size_t whylen)
+{
+	char reason[400];
+	int err;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	err = outfile_open(of, path, reason, sizeof(reason));
+	if (err)
+		snprintf(why, whylen, "cannot write the output file %s: %s", path, reason);
+	return err;
+}
+
 /* Every check that needs no BPF: a bad pid or a bad path fails before anything loads. */
-static int preflight(const struct pyprof_config *cfg, struct collector *c)
+static int preflight(const struct pyprof_config *cfg, struct collector *c, struct outfile *outs)
 {
 	char why[512];
 	size_t i;
@@ -57,11 +77,11 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 
 	err = 0;
 	for (i = 0; i < cfg->noutputs && !err; i++)
-		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
+		err = output_open(&outs[i], cfg->outputs[i], why, sizeof(why));
 	if (!err && cfg->mem_timeline)
-		err = report_check_writable(cfg->mem_timeline, why, sizeof(why));
+		err = output_open(&outs[OUT_TIMELINE], cfg->mem_timeline, why, sizeof(why));
 	if (!err && cfg->mem_folded)
-		err = report_check_writable(cfg->mem_folded, why, sizeof(why));
+		err = output_open(&outs[OUT_FOLDED], cfg->mem_folded, why, sizeof(why));
 	if (!err)
 		for (i = 0; i < cfg->npids && !err; i++)
 			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
@@ -270,15 +290,20 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 	return err;
 }
 
-/* Writes one output; a failure is said and kept in *err, and the others are still written. */
-static void write_output(const struct report_writer *w, const char *path, const char *what,
+/*
+ * Writes one output (of as output_open left it: stdout unless opened); a
+ * failure is said and kept in *err, and the others are still written.
+ */
+static void write_output(const struct report_writer *w, struct outfile *of, const char *what,
 			 const struct profile *p, const struct report_opts *o, int *err)
 {
-	int werr = report_write(w, path, p, o);
+	bool file = of && of->dir_fd >= 0;
+	char why[400];
+	int werr = report_write(w, file ? of : NULL, p, o, why, sizeof(why));
 
 	if (!werr)
 		return;
-	pr_err("cannot write %s to %s: %s\n", what, path ? path : "stdout", strerror(-werr));
+	pr_err("cannot write %s to %s: %s\n", what, file ? of->path : "stdout", why);
 	if (!*err)
 		*err = werr;
 }
@@ -336,9 +361,13 @@ int main(int argc, char **argv)
 	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
+	struct outfile outs[NOUTFILES];
 	char why[512];
 	size_t i;
 	int err;
+
+	for (i = 0; i < NOUTFILES; i++)
+		outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
 
 	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
 	sigaction(SIGINT, &sa, NULL);
@@ -367,7 +396,7 @@ int main(int argc, char **argv)
 	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof);
 	if (!err)
-		err = preflight(&cfg, &c);
+		err = preflight(&cfg, &c, outs);
 	if (!err && cfg.command) {
 		err = launch__start(&launch, cfg.command, why, sizeof(why));
 		if (err)
@@ -447,15 +476,18 @@ int main(int argc, char **argv)
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
 
 		w = report_for_path(path);
-		write_output(w ? w : fallback, path, "the report", &prof, &ro, &err);
+		write_output(w ? w : fallback, cfg.noutputs ? &outs[i] : NULL, "the report", &prof,
+			     &ro, &err);
 	}
 	if (cfg.mem_timeline)
-		write_output(&report_mem_svg, cfg.mem_timeline, "the memory timeline", &prof, &ro,
-			     &err);
-	if (cfg.mem_folded)
-		write_output(&report_mem_folded, cfg.mem_folded, "the folded memory stacks", &prof,
+		write_output(&report_mem_svg, &outs[OUT_TIMELINE], "the memory timeline", &prof,
 			     &ro, &err);
+	if (cfg.mem_folded)
+		write_output(&report_mem_folded, &outs[OUT_FOLDED], "the folded memory stacks",
+			     &prof, &ro, &err);
 out:
+	for (i = 0; i < NOUTFILES; i++)
+		outfile_close(&outs[i]);
 	usdt__detach(&u);
 	mem__detach(&mem);
 	launch__abort(&launch);

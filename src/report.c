@@ -7,13 +7,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "outfile.h"
 #include "report.h"
 #include "text.h"
 
@@ -55,35 +55,6 @@ const char *report_names(void)
 	return "text, json, folded, flamegraph, speedscope, pstats, pprof";
 }
 
-int report_check_writable(const char *path, char *why, size_t whylen)
-{
-	char *copy, *dir;
-	struct stat st;
-	int err = 0;
-
-	if (!path || !strcmp(path, "-"))
-		return 0;
-	if (!stat(path, &st)) {
-		if (S_ISDIR(st.st_mode))
-			err = -EISDIR;
-		else if (access(path, W_OK))
-			err = -errno;
-	} else if (errno != ENOENT) {
-		err = -errno;
-	} else {
-		copy = strdup(path);
-		if (!copy)
-			return -ENOMEM;
-		dir = dirname(copy);
-		if (access(dir, W_OK | X_OK))
-			err = -errno;
-		free(copy);
-	}
-	if (err)
-		snprintf(why, whylen, "cannot write the output file %s: %s", path, strerror(-err));
-	return err;
-}
-
 /*
  * Names, paths and command lines in the profile are the target's, escape
  * sequences included: a plain-text report is built in memory and made safe
@@ -111,22 +82,32 @@ static int write_plain_text(const struct report_writer *w, FILE *f, const struct
 	return err;
 }
 
-int report_write(const struct report_writer *w, const char *path, const struct profile *p,
-		 const struct report_opts *o)
+struct report_fill {
+	const struct report_writer *w;
+	const struct profile *p;
+	const struct report_opts *o;
+};
+
+static int fill_report(FILE *f, void *arg)
 {
-	FILE *f = stdout;
+	const struct report_fill *a = arg;
+
+	return a->w->plain_text ? write_plain_text(a->w, f, a->p, a->o) : a->w->write(f, a->p, a->o);
+}
+
+int report_write(const struct report_writer *w, struct outfile *of, const struct profile *p,
+		 const struct report_opts *o, char *why, size_t whylen)
+{
+	struct report_fill a = { w, p, o };
 	int err;
 
-	if (path && strcmp(path, "-")) {
-		f = fopen(path, "we");
-		if (!f)
-			return -errno;
-	}
-	err = w->plain_text ? write_plain_text(w, f, p, o) : w->write(f, p, o);
-	if (fflush(f) && !err)
+	if (of)
+		return outfile_write(of, fill_report, &a, why, whylen);
+	err = fill_report(stdout, &a);
+	if (fflush(stdout) && !err)
 		err = -errno;
-	if (f != stdout && fclose(f) && !err)
-		err = -errno;
+	if (err)
+		snprintf(why, whylen, "%s", strerror(-err));
 	return err;
 }
 

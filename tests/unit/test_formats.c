@@ -23,6 +23,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
+#include "outfile.h"
 #include "report.h"
 #include "fixture_profile.h"
 #include "golden.h"
@@ -125,10 +126,14 @@ static void check_with_pstats(const char *file, const char *want)
 static void write_file(const struct report_writer *w, const struct profile *p, char *path)
 {
 	int fd = mkstemp(path);
+	struct outfile of;
+	char why[256];
 
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(report_write(w, path, p, &opts), 0);
+	assert_int_equal(outfile_open(&of, path, why, sizeof(why)), 0);
+	assert_int_equal(report_write(w, &of, p, &opts, why, sizeof(why)), 0);
+	outfile_close(&of);
 }
 
 /* Sample estimates: seconds = samples / 100 Hz, a "call" = a sample on the stack. */

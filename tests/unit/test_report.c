@@ -57,24 +57,6 @@ static void test_registry(void **state)
 	assert_null(report_for_path(NULL));
 }
 
-static void test_writable(void **state)
-{
-	char why[256], dir[] = "/tmp/pybpfprof-test-XXXXXX", file[300];
-
-	(void)state;
-	assert_int_equal(report_check_writable(NULL, why, sizeof(why)), 0);
-	assert_int_equal(report_check_writable("-", why, sizeof(why)), 0);
-	assert_int_equal(report_check_writable("/nonexistent-dir/x.json", why, sizeof(why)),
-			 -ENOENT);
-	assert_non_null(strstr(why, "/nonexistent-dir/x.json"));
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(report_check_writable(dir, why, sizeof(why)), -EISDIR);
-	snprintf(file, sizeof(file), "%s/new.json", dir);
-	assert_int_equal(report_check_writable(file, why, sizeof(why)), 0);
-	assert_int_equal(access(file, F_OK), -1);	/* checking creates nothing */
-	rmdir(dir);
-}
-
 static void test_source_line(void **state)
 {
 	char path[] = "/tmp/pybpfprof-src-XXXXXX", buf[64];
@@ -131,7 +113,6 @@ int main(void)
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_writable),
 		cmocka_unit_test(test_source_line),
 		cmocka_unit_test(test_source_in_root),
 	};
