@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -224,8 +225,9 @@ int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg
 		  size_t whylen)
 {
 	cookie_io_functions_t io = { .write = cookie_write };
+	struct stat st, tmp;
 	const char *kept;
-	struct stat st;
+	bool existed;
 	FILE *f;
 	int err;
 
@@ -234,8 +236,8 @@ int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg
 		return -EBADF;
 	}
 	/* What a failure leaves, for its message: the file as it was, or none. */
-	kept = fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW) ?
-	       "the file was not created" : "the file already there was left unchanged";
+	existed = !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW);
+	kept = existed ? "the file already there was left unchanged" : "the file was not created";
 	of->write_err = 0;
 	of->tmp_fd = create_tmp(of);
 	if (of->tmp_fd < 0) {
@@ -244,8 +246,18 @@ int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg
 			 strerror(-err), kept);
 		return err;
 	}
-	f = fopencookie(of, "w", io);
-	err = f ? fill(f, arg) : -errno;
+	/*
+	 * Never readable by more than the file it replaces: a report someone
+	 * kept private (0600) stays so. The temporary file is 0644 less umask.
+	 */
+	err = 0;
+	if (existed && S_ISREG(st.st_mode) && !fstat(of->tmp_fd, &tmp) &&
+	    (tmp.st_mode & ~st.st_mode & 0777) &&
+	    fchmod(of->tmp_fd, tmp.st_mode & st.st_mode & 0777))
+		err = -errno;
+	f = err ? NULL : fopencookie(of, "w", io);
+	if (!err)
+		err = f ? fill(f, arg) : -errno;
 	if (f && fflush(f) && !err)
 		err = -errno;
 	if (f && ferror(f) && !err)

@@ -289,6 +289,13 @@ static void test_replaced_atomically(void **state)
 	assert_string_equal(get(t.path, buf, sizeof(buf)), "newer report\n");
 	assert_string_equal(get(lnk, buf, sizeof(buf)), "old report\n");
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "hardlink out.json");
+	/* A file kept private stays private. */
+	assert_int_equal(chmod(t.path, 0600), 0);
+	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile_write(&of, fill_text, "private\n", why, sizeof(why)), 0);
+	outfile_close(&of);
+	assert_int_equal(stat(t.path, &after), 0);
+	assert_int_equal(after.st_mode & 07777, 0600);
 	tmpdir_remove(&t);
 }
 
