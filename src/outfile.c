@@ -155,6 +155,7 @@ int outfile_open(struct outfile *of, const char *path, char *why, size_t whylen)
 
 	memset(of, 0, sizeof(*of));
 	of->dir_fd = -1;
+	of->tmp_fd = -1;
 	of->path = path;
 	err = split_path(path, &dir, of->name, sizeof(of->name));
 	if (err) {
