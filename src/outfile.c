@@ -81,6 +81,13 @@ static int check_dest(const struct outfile *of, char *why, size_t whylen)
 		snprintf(why, whylen, "it is a directory; name a file in it");
 		return -EISDIR;
 	}
+	/*
+	 * Only root makes device nodes (CAP_MKNOD), so one found here was not
+	 * planted by another user: writing into it (-o /dev/null) is the
+	 * caller's choice, and outfile_write does so without a rename.
+	 */
+	if (S_ISCHR(st.st_mode))
+		return 0;
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, whylen, "it is %s, not a regular file; name a regular file, or "
 			 "use -o - for stdout", file_kind(st.st_mode));
@@ -222,6 +229,47 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
 	return size;
 }
 
+/*
+ * A character device (/dev/null, a terminal) is written in place: there is
+ * nothing to rename over, and fsync does not apply to it. Opened without
+ * following a link, and checked to be a device still.
+ */
+static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg,
+			char *why, size_t whylen)
+{
+	cookie_io_functions_t io = { .write = cookie_write };
+	struct stat st;
+	FILE *f = NULL;
+	int err = 0;
+
+	of->tmp_fd = openat(of->dir_fd, of->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (of->tmp_fd < 0)
+		err = -errno;
+	else if (fstat(of->tmp_fd, &st))
+		err = -errno;
+	else if (!S_ISCHR(st.st_mode))
+		err = -EINVAL;
+	if (!err) {
+		f = fopencookie(of, "w", io);
+		err = f ? fill(f, arg) : -errno;
+	}
+	if (f && fflush(f) && !err)
+		err = -errno;
+	if (f && ferror(f) && !err)
+		err = -EIO;
+	if (f)
+		fclose(f);
+	if (of->write_err)
+		err = of->write_err;
+	if (of->tmp_fd >= 0)
+		close(of->tmp_fd);
+	of->tmp_fd = -1;
+	if (err)
+		snprintf(why, whylen, "%s", err == -EINVAL ? "it is no longer a character device"
+							   : strerror(-err));
+	return err;
+}
+
 int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg, char *why,
 		  size_t whylen)
 {
@@ -240,6 +288,8 @@ int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg
 	existed = !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW);
 	kept = existed ? "the file already there was left unchanged" : "the file was not created";
 	of->write_err = 0;
+	if (existed && S_ISCHR(st.st_mode))
+		return write_device(of, fill, arg, why, whylen);
 	of->tmp_fd = create_tmp(of);
 	if (of->tmp_fd < 0) {
 		err = of->tmp_fd;
