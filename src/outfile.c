@@ -74,7 +74,7 @@ static int check_dest(const struct outfile *of, char *why, size_t whylen)
 	}
 	if (S_ISLNK(st.st_mode)) {
 		snprintf(why, whylen, "it is a symbolic link, and pybpfprof never writes through "
-			 "one; remove the link or name another file");
+			 "one; name the file it points to, or use -o - for stdout");
 		return -ELOOP;
 	}
 	if (S_ISDIR(st.st_mode)) {
