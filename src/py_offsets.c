@@ -314,8 +314,8 @@ static uint64_t dbg_size(struct dbg *g, uint16_t pos, const char *name, uint64_t
 	uint64_t v = u64_at(g->buf, pos);
 
 	if (v < lo || v > hi)
-		dbg_fail(g, "%s = 0x%" PRIx64 ": %s must be %" PRIu64 " to %" PRIu64 " bytes", name, v,
-			 what, lo, hi);
+		dbg_fail(g, "%s = 0x%" PRIx64 ": not %" PRIu64 " to %" PRIu64 " bytes (%s)", name, v,
+			 lo, hi, what);
 	return v;
 }
 
@@ -388,7 +388,7 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 
 	/* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
 	fsize = dbg_size(&g, d->frame_size, "interpreter_frame.size", 8, PYPROF_FRAME_READ,
-			 "a _PyInterpreterFrame pybpfprof reads");
+			 "what pybpfprof reads of a frame");
 	fsize = min_u64(fsize, PYPROF_FRAME_READ);
 	o->frame_previous = dbg_field(&g, d->frame_previous, "interpreter_frame.previous", 8, 0,
 				      fsize, "_PyInterpreterFrame");
@@ -408,23 +408,23 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 	 * the prefix. BPF reads co_firstlineno (an int) as a word.
 	 */
 	csize = dbg_size(&g, d->code_size, "code_object.size", VAR_HEAD_SIZE + 8, PY_CODE_HEAD_READ,
-			 "a PyCodeObject pybpfprof reads");
+			 "what pybpfprof reads of a code object");
 	csize = min_u64(csize, PY_CODE_HEAD_READ);
 	adaptive = dbg_size(&g, d->code_adaptive, "code_object.co_code_adaptive", VAR_HEAD_SIZE + 8,
-			    csize, "the code object's fields");
+			    csize, "the code object's fields before its bytecode");
 	adaptive = min_u64(adaptive, csize);
 	first = dbg_field(&g, d->code_firstlineno, "code_object.firstlineno", 8, VAR_HEAD_SIZE,
 			  adaptive, "PyCodeObject before co_code_adaptive");
 	first = min_u64(first, adaptive);
 	id_lim = min_u64(adaptive, first + PY_CODE_ID_READ);
 	ptrs[0] = dbg_field(&g, d->code_filename, "code_object.filename", 8, first, id_lim,
-			    "PyCodeObject's identity fields (from co_firstlineno)");
+			    "PyCodeObject's identity fields");
 	ptrs[1] = dbg_field(&g, d->code_name, "code_object.name", 8, first, id_lim,
-			    "PyCodeObject's identity fields (from co_firstlineno)");
+			    "PyCodeObject's identity fields");
 	ptrs[2] = dbg_field(&g, d->code_qualname, "code_object.qualname", 8, first, id_lim,
-			    "PyCodeObject's identity fields (from co_firstlineno)");
+			    "PyCodeObject's identity fields");
 	ptrs[3] = dbg_field(&g, d->code_linetable, "code_object.linetable", 8, first, id_lim,
-			    "PyCodeObject's identity fields (from co_firstlineno)");
+			    "PyCodeObject's identity fields");
 	id_end = first + 8;
 	for (i = 0; i < 4; i++)
 		if (!g.bad && ptrs[i] + 8 > id_end)	/* ptrs[i] < id_lim <= 2^9 here */
@@ -438,11 +438,11 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 	dbg_fixed(&g, d->str_state, "unicode_object.state", 32);
 	/* ASCII text starts after the 32-bit state, and PY_NAME_TEXT of it fit in PY_STR_READ. */
 	ascii = dbg_size(&g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
-			 16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject");
+			 16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
 	compact = STR_COMPACT_SIZE;
 	if (d->str_compact_size)
 		compact = dbg_size(&g, d->str_compact_size, "unicode_object.compactunicodeobject_size",
-				   ascii, PY_STR_HEAD_READ, "a PyCompactUnicodeObject");
+				   ascii, PY_STR_HEAD_READ, "what pybpfprof reads of a str");
 	if (g.bad)
 		return -EBADMSG;
 
