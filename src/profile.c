@@ -198,7 +198,7 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 			break;
 		s = &pp->stacks[*slot];
 		if (s->tid == tid && s->nframes == n &&
-		    !memcmp(s->frames, frames, n * sizeof(*frames))) {
+		    (!n || !memcmp(s->frames, frames, n * sizeof(*frames)))) {
 			s->count += count;
 			return 0;
 		}
@@ -210,7 +210,9 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
 	if (!s->frames)
 		return -ENOMEM;
-	memcpy(s->frames, frames, n * sizeof(*frames));
+	/* frames may be NULL for a stack of none: memcpy must not see it */
+	if (n)
+		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->tid = tid;
 	s->nframes = n;
 	s->count = count;
@@ -335,7 +337,7 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 	/* Collections are rare next to samples (thousands, not millions): a linear search will do. */
 	for (i = 0; i < gc->nstacks && !st; i++)
 		if (gc->stacks[i].nframes == n &&
-		    !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames)))
+		    (!n || !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames))))
 			st = &gc->stacks[i];
 	if (!st) {
 		if (profile_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
@@ -345,7 +347,9 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 		st->frames = malloc((n ? n : 1) * sizeof(*frames));
 		if (!st->frames)
 			return -ENOMEM;
-		memcpy(st->frames, frames, n * sizeof(*frames));
+		/* a collection outside Python code has no frames (and frames may be NULL) */
+		if (n)
+			memcpy(st->frames, frames, n * sizeof(*frames));
 		st->nframes = n;
 		gc->nstacks++;
 	}
