@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile.h"
+#include "source.h"
 
 /* "N processes merged: pid pid ...", cut short with "..." past len. */
 static void merged_name(const struct profile *p, char *buf, size_t len)
@@ -46,6 +47,18 @@ int profile__merge(struct profile *p)
 		return -ENOMEM;
 	first = &p->procs[0];	/* add_proc may have moved the array */
 	m->root_fd = first->root_fd >= 0 ? fcntl(first->root_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	/*
+	 * The merged stacks' sources are read with the processes' rights when
+	 * they all share them; one process's rights must not serve another
+	 * user's file names.
+	 */
+	for (i = 1; i < n && source_creds_equal(&first->sources->creds, &p->procs[i].sources->creds);
+	     i++)
+		;
+	if (i < n)
+		m->sources->load_err = -SOURCE_EMIXED;
+	else if (source_creds_copy(&m->sources->creds, &first->sources->creds))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct profile_proc *pp = &p->procs[i];
 

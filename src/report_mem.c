@@ -129,7 +129,7 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc
 			const struct profile_frame *fr = &p->frames[peak->frames[i]];
 			const struct profile_func *fn = &p->funcs[fr->func];
 
-			if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
+			if (report_source_line(p, pp, fn->file, fr->line, src, sizeof(src)))
 				src[0] = 0;
 			fprintf(f, "    %s  %s:%d%s%s\n", fn->qualname, fn->file, fr->line,
 				src[0] ? "  " : "", src);
