@@ -396,6 +396,8 @@ const char *source_strerror(int err)
 		return "not read: the time for reading source files was spent";
 	case SOURCE_EMIXED:
 		return "not read: the merged processes belong to different users";
+	case ELOOP:	/* RESOLVE_NO_MAGICLINKS says so too */
+		return "a link not followed (a /proc magic link, or too many levels of links)";
 	}
 	return strerror(-err);
 }
