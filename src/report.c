@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "log.h"
+#include "mono.h"
 #include "report.h"
 #include "source.h"
 #include "text.h"
@@ -270,7 +272,7 @@ static struct proc_sources *sources_of(const struct profile *p, const struct pro
 {
 	struct proc_sources *s = pp->sources;
 	struct source_creds now;
-	long long timeout;
+	long long timeout, start;
 	int spent;
 
 	if (!s || s->loaded)
@@ -291,9 +293,12 @@ static struct proc_sources *sources_of(const struct profile *p, const struct pro
 		return s;
 	}
 	timeout = sources_budget_ms < SOURCES_PROC_MS ? sources_budget_ms : SOURCES_PROC_MS;
+	start = mono_ns();
 	spent = source_read(pp->root_fd, &s->creds, s->files, s->nfiles, timeout);
 	if (spent > 0)
 		sources_budget_ms -= spent;
+	pr_info("pid %d: %zu source files read in %.1f ms\n", pp->pid, s->nfiles,
+		(mono_ns() - start) / 1e6);
 	return s;
 }
 

@@ -646,9 +646,10 @@ static void __attribute__((noreturn)) helper(int wfd, int root_fd, const struct 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	close_others(wfd, root_fd);
+	/* the target's user may signal the helper, never trace it or read its memory */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	err = take_creds(c);
 	/* after the switch: a change of credentials clears the parent-death signal */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
 		_exit(1);
 	for (i = 0; i < n; i++) {
