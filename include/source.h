@@ -24,7 +24,7 @@ enum {
 	SOURCE_ENOCREDS,		/* the process's user is unknown: nothing is read */
 	SOURCE_ESWITCH,			/* the helper could not take on the process's user */
 	SOURCE_EBUDGET,			/* the report's time for sources was spent */
-	SOURCE_EMIXED,			/* merged processes of different users */
+	SOURCE_EMIXED,			/* seen with more than SOURCE_CREDS_SEEN credentials */
 };
 
 /* Source text kept per line, bytes (the report shows less). */
@@ -107,14 +107,22 @@ int source_reply_decode(const void *buf, size_t len, struct source_file *files, 
  */
 int source_reply_encode(char **buf, size_t *len, uint32_t index, const struct source_file *f);
 
+/* Different credentials a process is seen with, at most (more: nothing is read). */
+#define SOURCE_CREDS_SEEN 4
+
 /*
  * A process's source files as the reports use them (report.c): whose rights
- * they are read with, and once read (all at the first need, by one helper),
- * the lines of every frame of its stacks.
+ * they are read with, and once read (all at the first need), the lines of
+ * every frame of its stacks. A process seen with different credentials
+ * during the run (a server dropping root, a program exec'ing a set-user-ID
+ * one) has its files read with each, and a file is shown only if every one
+ * of them may read it: never more than the process could at any moment seen.
  */
 struct proc_sources {
-	struct source_creds creds;	/* as the process was attached */
-	int status_fd;			/* its /proc/PID/status (creds at report time), or -1 */
+	struct source_creds creds[SOURCE_CREDS_SEEN];
+	size_t ncreds;
+	bool too_many;			/* more different ones than that were seen */
+	int status_fd;			/* its /proc/PID/status, to see them again; or -1 */
 	bool loaded;
 	int load_err;			/* every file's error when none could be read */
 	struct source_file *files;	/* in reading order: the most sampled first */
@@ -126,6 +134,10 @@ struct proc_sources {
 /* A new one: nothing read yet, and no credentials (nothing will be read). NULL: no memory. */
 struct proc_sources *proc_sources__new(void);
 void proc_sources__free(struct proc_sources *s);
+/* Adds c to the credentials seen, unless it is one of them. 0 or -ENOMEM. */
+int proc_sources__seen(struct proc_sources *s, const struct source_creds *c);
+/* Reads the process's credentials now (status_fd) and adds them; 0 or -errno (it is gone). */
+int proc_sources__look(struct proc_sources *s);
 
 /* A file error in words, for "cannot read FILE: reason". */
 const char *source_strerror(int err);

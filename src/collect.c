@@ -66,8 +66,7 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	 */
 	snprintf(root, sizeof(root), "/proc/%d/status", t->pid);
 	pp->sources->status_fd = open(root, O_RDONLY | O_CLOEXEC);
-	if (pp->sources->status_fd >= 0)
-		source_creds_read(pp->sources->status_fd, &pp->sources->creds);
+	proc_sources__look(pp->sources);
 	c->ntargets++;
 	return 0;
 }
@@ -234,9 +233,17 @@ size_t collector__check_alive(struct collector *c)
 {
 	size_t i, alive = 0;
 
+	c->alive_checks++;
 	for (i = 0; i < c->ntargets; i++) {
 		struct target_state *ts = &c->targets[i];
 
+		/*
+		 * Its credentials now and then (each 5th check): a process that
+		 * changes its user during the run has its sources read with the
+		 * rights of each user it was seen with (source.h).
+		 */
+		if (!ts->exited && !(c->alive_checks % 5))
+			proc_sources__look(c->prof->procs[ts->proc_index].sources);
 		if (!ts->exited && !proc_alive(ts->t.pid)) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;

@@ -48,17 +48,15 @@ int profile__merge(struct profile *p)
 	first = &p->procs[0];	/* add_proc may have moved the array */
 	m->root_fd = first->root_fd >= 0 ? fcntl(first->root_fd, F_DUPFD_CLOEXEC, 0) : -1;
 	/*
-	 * The merged stacks' sources are read with the processes' rights when
-	 * they all share them; one process's rights must not serve another
-	 * user's file names.
+	 * The merged stacks' sources are read with the rights of every process
+	 * merged: one process's rights must not serve another user's file names.
 	 */
-	for (i = 1; i < n && source_creds_equal(&first->sources->creds, &p->procs[i].sources->creds);
-	     i++)
-		;
-	if (i < n)
-		m->sources->load_err = -SOURCE_EMIXED;
-	else if (source_creds_copy(&m->sources->creds, &first->sources->creds))
-		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < p->procs[i].sources->ncreds; j++)
+			if (proc_sources__seen(m->sources, &p->procs[i].sources->creds[j]))
+				return -ENOMEM;
+	for (i = 0; i < n; i++)
+		m->sources->too_many |= p->procs[i].sources->too_many;
 	for (i = 0; i < n; i++) {
 		const struct profile_proc *pp = &p->procs[i];
 

@@ -267,12 +267,41 @@ out:
 	return err;
 }
 
+/*
+ * With the rights of one more set of credentials: a file stays readable only
+ * if these may read it too (the texts are the first reader's).
+ */
+static int sources_also(int root_fd, const struct source_creds *c, struct proc_sources *s,
+			long long timeout)
+{
+	struct source_file *again = calloc(s->nfiles, sizeof(*again));
+	size_t i;
+	int spent;
+
+	if (!again)
+		return -ENOMEM;
+	for (i = 0; i < s->nfiles; i++) {
+		again[i].name = s->files[i].name;
+		again[i].lines = s->files[i].lines;
+		again[i].nlines = s->files[i].nlines;
+	}
+	spent = source_read(root_fd, c, again, s->nfiles, timeout);
+	for (i = 0; i < s->nfiles; i++)
+		if (!s->files[i].err && again[i].err) {
+			source_files_free(&s->files[i], 1);
+			s->files[i].err = again[i].err;
+		}
+	source_files_free(again, s->nfiles);
+	free(again);
+	return spent;
+}
+
 /* Reads pp's sources, once. Their errors are the files' own. */
 static struct proc_sources *sources_of(const struct profile *p, const struct profile_proc *pp)
 {
 	struct proc_sources *s = pp->sources;
-	struct source_creds now;
-	long long timeout, start;
+	long long left = SOURCES_PROC_MS, start = mono_ns();
+	size_t k;
 	int spent;
 
 	if (!s || s->loaded)
@@ -283,22 +312,30 @@ static struct proc_sources *sources_of(const struct profile *p, const struct pro
 	s->load_err = sources_plan(p, pp, s);
 	if (s->load_err || !s->nfiles)
 		return s;
-	/* the process's rights at this moment if it still runs; else its last known ones */
-	if (s->status_fd >= 0 && !source_creds_read(s->status_fd, &now)) {
-		source_creds_free(&s->creds);
-		s->creds = now;
-	}
-	if (sources_budget_ms <= 0) {
+	/* its rights at this moment too, if it still runs (else those last seen) */
+	proc_sources__look(s);
+	if (!s->ncreds)
+		s->load_err = -SOURCE_ENOCREDS;
+	else if (s->too_many)
+		s->load_err = -SOURCE_EMIXED;
+	else if (sources_budget_ms <= 0)
 		s->load_err = -SOURCE_EBUDGET;
+	if (s->load_err)
 		return s;
+	if (left > sources_budget_ms)
+		left = sources_budget_ms;
+	for (k = 0; k < s->ncreds && left > 0; k++) {
+		spent = k ? sources_also(pp->root_fd, &s->creds[k], s, left)
+			  : source_read(pp->root_fd, &s->creds[k], s->files, s->nfiles, left);
+		if (spent > 0) {
+			left -= spent;
+			sources_budget_ms -= spent;
+		}
 	}
-	timeout = sources_budget_ms < SOURCES_PROC_MS ? sources_budget_ms : SOURCES_PROC_MS;
-	start = mono_ns();
-	spent = source_read(pp->root_fd, &s->creds, s->files, s->nfiles, timeout);
-	if (spent > 0)
-		sources_budget_ms -= spent;
-	pr_info("pid %d: %zu source files read in %.1f ms\n", pp->pid, s->nfiles,
-		(mono_ns() - start) / 1e6);
+	if (k < s->ncreds)	/* no time left to check the others' rights: show nothing */
+		s->load_err = -SOURCE_ETIMEDOUT;
+	pr_info("pid %d: %zu source files read in %.1f ms with %zu set%s of credentials\n",
+		pp->pid, s->nfiles, (mono_ns() - start) / 1e6, s->ncreds, s->ncreds == 1 ? "" : "s");
 	return s;
 }
 

@@ -395,7 +395,7 @@ const char *source_strerror(int err)
 	case SOURCE_EBUDGET:
 		return "not read: the time for reading source files was spent";
 	case SOURCE_EMIXED:
-		return "not read: the merged processes belong to different users";
+		return "not read: the process was seen with too many different users and groups";
 	case ELOOP:	/* RESOLVE_NO_MAGICLINKS says so too */
 		return "a link not followed (a /proc magic link, or too many levels of links)";
 	}
@@ -817,9 +817,12 @@ struct proc_sources *proc_sources__new(void)
 
 void proc_sources__free(struct proc_sources *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
-	source_creds_free(&s->creds);
+	for (i = 0; i < s->ncreds; i++)
+		source_creds_free(&s->creds[i]);
 	if (s->status_fd >= 0)
 		close(s->status_fd);
 	source_files_free(s->files, s->nfiles);
@@ -827,4 +830,36 @@ void proc_sources__free(struct proc_sources *s)
 	free(s->byname);
 	free(s->lines);
 	free(s);
+}
+
+int proc_sources__seen(struct proc_sources *s, const struct source_creds *c)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncreds; i++)
+		if (source_creds_equal(&s->creds[i], c))
+			return 0;
+	if (s->ncreds == SOURCE_CREDS_SEEN) {
+		s->too_many = true;
+		return 0;
+	}
+	if (source_creds_copy(&s->creds[s->ncreds], c))
+		return -ENOMEM;
+	s->ncreds++;
+	return 0;
+}
+
+int proc_sources__look(struct proc_sources *s)
+{
+	struct source_creds c;
+	int err;
+
+	if (s->status_fd < 0)
+		return -EBADF;
+	err = source_creds_read(s->status_fd, &c);
+	if (err)
+		return err;
+	err = proc_sources__seen(s, &c);
+	source_creds_free(&c);
+	return err;
 }

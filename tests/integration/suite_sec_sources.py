@@ -19,10 +19,15 @@ SEC_SRC_DROP = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"
 # claims to come from path; all of them called in turn, forever. A path
 # "fifo:P" is a FIFO the target makes itself first.
 SEC_SRC_TARGET = r'''
-import os, sys
+import os, sys, time
 funcs = []
+exec_at = None
 for arg in sys.argv[1:]:
     name, path = arg.split("=", 1)
+    if name == "exec":          # exec=SECONDS:PROGRAM: becomes PROGRAM after that long
+        secs, prog = path.split(":", 1)
+        exec_at = (time.monotonic() + float(secs), prog)
+        continue
     if path.startswith("fifo:"):
         path = path[5:]
         os.mkfifo(path)
@@ -35,6 +40,8 @@ print("ready", flush=True)
 while True:
     for f in funcs:
         f()
+    if exec_at and time.monotonic() > exec_at[0]:
+        os.execv(exec_at[1], [exec_at[1], "60"])
 '''
 
 # Lines 1-5 of a function above, and more: whatever line a sample lands on.
@@ -126,6 +133,35 @@ def sec_src_fifo_and_magic_links():
     # -d 2: the sampling ends after 2 s; start-up and the report add little
     check(r.elapsed < 2 + 3, f"the run took {r.elapsed:.1f} s for -d 2")
     return f"3 reasons given, no secret; run {r.elapsed:.2f} s for -d 2"
+
+
+@test
+def sec_src_setuid_exec():
+    """A process of nobody names the root-only file, is sampled, then execs a
+    set-user-ID root program (a copy of sleep) and is root when the report
+    is written: its files are still read with no more than nobody's rights
+    (every user it was seen as must be able to read them)."""
+    token = f"SECRET_{uuid.uuid4().hex[:12]}"
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        secret, _, script, _ = sec_src_setup(tmp, token)
+        suid = Path(tmp) / "suid_sleep"
+        shutil.copy("/bin/sleep", suid)
+        os.chown(suid, 0, 0)
+        os.chmod(suid, 0o4755)
+        p = wl.start(interpreter("debian"), script, f"spin_secret={secret}", "exec=1.5:"
+                     f"{suid}", prefix=SEC_SRC_DROP)
+        r = sec_src_run(p.pid, 3)
+        status = Path(f"/proc/{p.pid}/status").read_text()
+    uids = [ln.split()[1:] for ln in status.splitlines() if ln.startswith("Uid:")][0]
+    check(uids[3] == "0", f"the target is not root at the end (Uid: {uids}): the test "
+          "shows nothing")
+    out = r.stdout + r.stderr
+    check(token not in out, f"the secret is in the report: "
+          f"{[ln for ln in out.splitlines() if token in ln][:3]}")
+    notes, _ = sec_src_notes(r.stdout, "spin_secret")
+    want = f"source: cannot read {secret}: Permission denied"
+    check(notes == [want], f"notes of spin_secret {notes}, expected [{want!r}]")
+    return f"root at the end (Uid: {' '.join(uids)}), yet {want!r}"
 
 
 # ------------------------------------------------------------------ FUSE

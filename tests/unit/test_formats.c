@@ -263,7 +263,8 @@ static void test_line_report(void **state)
 	profile__init(&p, "cpu", 100);
 	pp = profile__add_proc(&p, 1, "/usr/bin/python3", "python3 x.py", "python3", "3.11.2");
 	pp->start_time = 1000000100.0;	/* the file is older than the process */
-	pp->sources->creds.kind = SOURCE_CREDS_SELF;
+	pp->sources->creds[0].kind = SOURCE_CREDS_SELF;
+	pp->sources->ncreds = 1;
 	finner = profile__func(&p, "inner", src, 1, false);
 	fouter = profile__func(&p, "outer", src, 4, false);
 	s1[0] = profile__frame(&p, fouter, 7);
@@ -297,7 +298,8 @@ static void test_line_report(void **state)
 	proc_sources__free(pp->sources);
 	pp->sources = proc_sources__new();
 	assert_non_null(pp->sources);
-	pp->sources->creds.kind = SOURCE_CREDS_SELF;
+	pp->sources->creds[0].kind = SOURCE_CREDS_SELF;
+	pp->sources->ncreds = 1;
 	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "source: cannot read ") || !strstr(got, ": No such file or directory\n"
 							      "     line   samples"))
