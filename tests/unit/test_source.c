@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "report.h"
 #include "source.h"
 
 #define STATUS_HEAD "Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"
@@ -473,6 +474,70 @@ static void test_read_cost(void **state)
 		      (t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
 
+/* The same credentials seen twice count once; a fifth different set marks too many. */
+static void test_seen(void **state)
+{
+	struct proc_sources *s = proc_sources__new();
+	struct source_creds c = { .kind = SOURCE_CREDS_PROC };
+	int i;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(s->status_fd, -1);
+	assert_int_equal(proc_sources__look(s), -EBADF);
+	for (i = 0; i < 4; i++) {
+		c.uid[3] = 1000 + i;
+		assert_int_equal(proc_sources__seen(s, &c), 0);
+		assert_int_equal(proc_sources__seen(s, &c), 0);
+	}
+	assert_int_equal(s->ncreds, 4);
+	assert_false(s->too_many);
+	c.uid[3] = 2000;
+	assert_int_equal(proc_sources__seen(s, &c), 0);
+	assert_int_equal(s->ncreds, 4);
+	assert_true(s->too_many);
+	proc_sources__free(s);
+}
+
+/*
+ * The report's view: a process seen as root and as nobody gets, of a file
+ * only root may read, no text and the reason; of a public file, its text.
+ * One helper per set of credentials, the strictest answer kept.
+ */
+static void test_report_strictest(void **state)
+{
+	struct source_creds nobody = { .kind = SOURCE_CREDS_PROC, .uid = { 65534, 65534, 65534,
+			65534 }, .gid = { 65534, 65534, 65534, 65534 } };
+	struct profile_proc *pp;
+	struct profile p;
+	char secret[256], pub[256], buf[64];
+	uint32_t fs, fp;
+
+	(void)state;
+	if (geteuid())
+		skip();
+	write_file("strict_secret.py", "hidden = 1\n", 0600);
+	write_file("strict_public.py", "shown = 1\n", 0644);
+	snprintf(secret, sizeof(secret), "%s/strict_secret.py", tmpdir);
+	snprintf(pub, sizeof(pub), "%s/strict_public.py", tmpdir);
+	profile__init(&p, "cpu", 100);
+	pp = profile__add_proc(&p, 1, "/usr/bin/python3", "python3", "python3", "3.11.2");
+	fs = profile__frame(&p, profile__func(&p, "s", secret, 1, false), 1);
+	fp = profile__frame(&p, profile__func(&p, "p", pub, 1, false), 1);
+	profile_proc__add_stack(pp, 1, &fs, 1, 5);
+	profile_proc__add_stack(pp, 1, &fp, 1, 5);
+	assert_int_equal(proc_sources__seen(pp->sources, &self), 0);
+	assert_int_equal(proc_sources__seen(pp->sources, &nobody), 0);
+	assert_int_equal(report_source_line(&p, pp, secret, 1, buf, sizeof(buf)), -EACCES);
+	assert_int_equal(report_source_line(&p, pp, pub, 1, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "shown = 1");
+	assert_int_equal(report_source_changed(&p, pp, secret), -EACCES);
+	/* a file of no frame of the process is not read at all */
+	assert_int_equal(report_source_line(&p, pp, "/etc/hostname", 1, buf, sizeof(buf)),
+			 -ENOENT);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +552,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_creds),
 		cmocka_unit_test(test_other_users_rights),
 		cmocka_unit_test(test_read_cost),
+		cmocka_unit_test(test_seen),
+		cmocka_unit_test(test_report_strictest),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
