@@ -180,48 +180,57 @@ static int cmp_order(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static void add_weights(uint64_t *w, const uint32_t *frames, uint32_t n, uint64_t count,
-			size_t nframes)
+/* Adds count (at least 1) to each frame's weight: frame id -> weight. */
+static int add_weights(struct hashmap *w, const uint32_t *frames, uint32_t n, uint64_t count)
 {
 	uint32_t j;
 
-	for (j = 0; j < n; j++)
-		if (frames[j] < nframes)
-			w[frames[j]] += count ? count : 1;
+	for (j = 0; j < n; j++) {
+		uint64_t *slot = hashmap__find(w, frames[j]);
+
+		if (slot)
+			*slot += count ? count : 1;
+		else if (hashmap__set(w, frames[j], count ? count : 1))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
  * The files of pp's frames (CPU and memory stacks) with their lines, the
  * most sampled files first (if time runs out, the cold ones go unread).
+ * Costs the process's own stacks, not the whole profile's frames.
  */
 static int sources_plan(const struct profile *p, const struct profile_proc *pp,
 			struct proc_sources *s)
 {
-	uint64_t *w = p->nframes ? calloc(p->nframes, sizeof(*w)) : NULL;
+	struct hashmap w;
 	struct src_entry *e = NULL;
 	struct src_order *order = NULL;
 	struct source_file *byname = NULL;
 	size_t i, j, n = 0, nfiles = 0, nlines = 0;
 	int err = -ENOMEM;
 
-	if (p->nframes && !w)
-		return -ENOMEM;
+	hashmap__init(&w);
 	for (i = 0; i < pp->nstacks; i++)
-		add_weights(w, pp->stacks[i].frames, pp->stacks[i].nframes, pp->stacks[i].count,
-			    p->nframes);
+		if (add_weights(&w, pp->stacks[i].frames, pp->stacks[i].nframes,
+				pp->stacks[i].count))
+			goto out;
 	for (i = 0; i < pp->mem.nstacks; i++)
-		add_weights(w, pp->mem.stacks[i].frames, pp->mem.stacks[i].nframes, 1, p->nframes);
-	for (i = 0; i < p->nframes; i++)
-		n += w[i] != 0;
-	e = calloc(n + 1, sizeof(*e));
+		if (add_weights(&w, pp->mem.stacks[i].frames, pp->mem.stacks[i].nframes, 1))
+			goto out;
+	e = calloc(w.len + 1, sizeof(*e));
 	if (!e)
 		goto out;
-	for (i = 0, n = 0; i < p->nframes; i++) {
-		const struct profile_func *fn = &p->funcs[p->frames[i].func];
+	for (i = 0; i < w.cap; i++) {
+		const struct profile_func *fn;
 
-		if (!w[i] || fn->unresolved || fn->file[0] != '/')
+		if (!w.used[i] || w.keys[i] >= p->nframes)
 			continue;
-		e[n++] = (struct src_entry){ fn->file, p->frames[i].line, w[i] };
+		fn = &p->funcs[p->frames[w.keys[i]].func];
+		if (fn->unresolved || fn->file[0] != '/')
+			continue;
+		e[n++] = (struct src_entry){ fn->file, p->frames[w.keys[i]].line, w.vals[i] };
 	}
 	if (n)
 		qsort(e, n, sizeof(*e), cmp_entry);
@@ -260,7 +269,7 @@ static int sources_plan(const struct profile *p, const struct profile_proc *pp,
 	s->nfiles = nfiles;
 	err = 0;
 out:
-	free(w);
+	hashmap__free(&w);
 	free(e);
 	free(order);
 	free(byname);
