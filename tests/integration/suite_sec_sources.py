@@ -301,3 +301,50 @@ def sec_src_fuse_read_blocks():
     # -d 1, then at most 2 s waiting for the helper; start-up and the rest well under 2 s
     check(took < 1 + 2 + 2, f"the run took {took:.1f} s for -d 1")
     return f"report after {took:.2f} s for -d 1 ({reads} FUSE read held): {want!r}"
+
+
+@test
+def sec_src_fuse_many_processes():
+    """Six processes whose source file is on that FUSE mount: 2 s each at most,
+    10 s for all of them together; the sixth is not read at all, so a user
+    starting many such processes cannot hold the report for long."""
+    if not os.path.exists("/dev/fuse"):
+        raise Skip("no /dev/fuse")
+    nproc = 6
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        _, _, script, _ = sec_src_setup(tmp, "unused")
+        mnt = Path(tmp) / "mnt"
+        mnt.mkdir()
+        os.chmod(mnt, 0o755)
+        fuse = StuckFuse(mnt)
+        try:
+            slow = mnt / "slow.py"
+            pids = [wl.start(interpreter("debian"), script, f"spin_fuse={slow}",
+                             prefix=SEC_SRC_DROP).pid for _ in range(nproc)]
+            argv = [str(PROFILER), *[a for pid in pids for a in ("-p", str(pid))], "-d", "1",
+                    "-F", "99", "--line-report=1"]
+            t0 = time.monotonic()
+            prof = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, encoding="utf-8",
+                                    errors="replace")
+            try:
+                out, err = prof.communicate(timeout=1 + 10 + 15)
+            except subprocess.TimeoutExpired:
+                took = time.monotonic() - t0
+                fuse.release()
+                prof.kill()
+                prof.communicate(timeout=10)
+                raise Fail(f"no report {took:.1f} s after the start of -d 1 "
+                           f"({fuse.reads} FUSE reads held)")
+            took = time.monotonic() - t0
+        finally:
+            fuse.release()
+    check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
+    notes = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("source:")]
+    timed = f"source: cannot read {slow}: timed out (opening or reading it did not finish in time)"
+    spent = f"source: cannot read {slow}: not read: the time for reading source files was spent"
+    check(notes == [timed] * (nproc - 1) + [spent],
+          f"notes {notes}, expected {nproc - 1} x {timed!r} then {spent!r}")
+    # -d 1, then 5 x 2 s of waiting; start-up and the rest within 4 s
+    check(took < 1 + 10 + 4, f"the run took {took:.1f} s for -d 1")
+    return f"report after {took:.2f} s for -d 1: {nproc - 1} timed out, the last not read"
