@@ -55,8 +55,12 @@ int profile__merge(struct profile *p)
 		for (j = 0; j < p->procs[i].sources->ncreds; j++)
 			if (proc_sources__seen(m->sources, &p->procs[i].sources->creds[j]))
 				return -ENOMEM;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		m->sources->too_many |= p->procs[i].sources->too_many;
+		/* one whose user is unknown: nothing is read */
+		if (!p->procs[i].sources->ncreds)
+			m->sources->load_err = -SOURCE_ENOCREDS;
+	}
 	for (i = 0; i < n; i++) {
 		const struct profile_proc *pp = &p->procs[i];
 
