@@ -28,6 +28,7 @@ struct collector {
 	size_t ntargets, cap_targets;
 	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
 	uint64_t malformed;		/* records shorter than they claim: dropped */
+	uint64_t alive_checks;		/* calls of collector__check_alive */
 	uint32_t *scratch;		/* frame ids of the sample being converted */
 	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
 	/* asked for a pid with no section before it counts as unknown (forked children) */

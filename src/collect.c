@@ -13,6 +13,7 @@
 #include <time.h>
 #include "collect.h"
 #include "mono.h"
+#include "source.h"
 
 int collector__init(struct collector *c, struct profile *prof)
 {
@@ -39,6 +40,7 @@ void collector__free(struct collector *c)
 int collector__add_target(struct collector *c, const struct py_target *t)
 {
 	struct target_state *ts;
+	struct profile_proc *pp;
 	char root[64];
 
 	if (profile_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
@@ -51,11 +53,20 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
 		return -ENOMEM;
 	ts->proc_index = c->prof->nprocs - 1;
-	c->prof->procs[ts->proc_index].nspid = t->nspid;
-	c->prof->procs[ts->proc_index].start_time = proc_start_time(t->pid);
+	pp = &c->prof->procs[ts->proc_index];
+	pp->nspid = t->nspid;
+	pp->start_time = proc_start_time(t->pid);
 	/* Held open so its sources can be read even after the process has exited. */
 	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
-	c->prof->procs[ts->proc_index].root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pp->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * And with its rights: its credentials now, and its status held open to
+	 * read them again at report time (a dead process's fd reads nothing:
+	 * never another process's that got its pid).
+	 */
+	snprintf(root, sizeof(root), "/proc/%d/status", t->pid);
+	pp->sources->status_fd = open(root, O_RDONLY | O_CLOEXEC);
+	proc_sources__look(pp->sources);
 	c->ntargets++;
 	return 0;
 }
@@ -222,9 +233,17 @@ size_t collector__check_alive(struct collector *c)
 {
 	size_t i, alive = 0;
 
+	c->alive_checks++;
 	for (i = 0; i < c->ntargets; i++) {
 		struct target_state *ts = &c->targets[i];
 
+		/*
+		 * Its credentials now and then (each 5th check): a process that
+		 * changes its user during the run has its sources read with the
+		 * rights of each user it was seen with (source.h).
+		 */
+		if (!ts->exited && !(c->alive_checks % 5))
+			proc_sources__look(c->prof->procs[ts->proc_index].sources);
 		if (!ts->exited && !proc_alive(ts->t.pid)) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;
