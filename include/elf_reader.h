@@ -14,7 +14,20 @@
 
 struct elf_file;
 
-/* Opens path read-only. NULL and errno on failure (ENOEXEC: not an ELF file). */
+/*
+ * A target's file is read, not mapped, and only so much of it: a regular
+ * file of at most ELF_FILE_MAX_SIZE, of which libelf loads at most
+ * ELF_FILE_READ_BUDGET bytes of section data (a libpython's symbol tables
+ * and notes are a few MB; a debug build's file is rarely over 200 MB).
+ */
+#define ELF_FILE_MAX_SIZE (2048ULL << 20)
+#define ELF_FILE_READ_BUDGET (256ULL << 20)
+
+/*
+ * Opens path read-only and non-blocking (a FIFO or a device is refused, not
+ * waited on). NULL and errno on failure (ENOEXEC: not an ELF file, not a
+ * regular file, or too large).
+ */
 struct elf_file *elf_file__open(const char *path);
 void elf_file__close(struct elf_file *ef);
 

@@ -11,17 +11,31 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "py_offsets.h"
 
 struct map_entry {
 	uint64_t start, end, off, inode;
 	char perms[5];
+	bool long_path;		/* a path too long for path[], which is then "" */
 	char path[PATH_MAX];
 };
 
-/* Pure: parses one /proc/PID/maps line. 0, or -EINVAL. */
+/*
+ * Pure: parses one whole /proc/PID/maps line. 0, or -EINVAL. A path that does
+ * not fit path[] is not cut (a cut path's last component could be any part
+ * of a name the target chose): path is "" and long_path is set.
+ */
 int maps_parse_line(const char *line, struct map_entry *e);
+
+/*
+ * The next entry of an open /proc/PID/maps (or any such text): 1, or 0 at its
+ * end. Lines are read whole, whatever their length, into *line (getline's
+ * buffer, freed by the caller), so a mapped file's long name cannot be split
+ * into a second, forged line. Lines that do not parse are skipped.
+ */
+int maps_next(FILE *f, char **line, size_t *cap, struct map_entry *e);
 
 struct py_target {
 	pid_t pid;

@@ -3,6 +3,13 @@
  * libelf wrapper for the few questions pybpfprof asks of a CPython binary.
  * Debian's python3.X is stripped but exports the whole C API in .dynsym
  * (linked with -export-dynamic), so .dynsym is searched first.
+ *
+ * The files are the target's: a hostile process can map a FIFO or a device,
+ * or truncate its file while we read it. So a file is opened non-blocking,
+ * must be a regular file of bounded size, and is read with pread
+ * (ELF_C_READ), never mapped: a truncated file gives a short read, where a
+ * mapping would give us SIGBUS. What libelf loads (section data) is capped
+ * per file, whatever sizes the sections claim.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "elf_reader.h"
 
@@ -18,6 +26,7 @@
 
 struct elf_file {
 	int fd;
+	uint64_t budget;	/* bytes of section data libelf may still load */
 	Elf *elf;
 	int type;
 	size_t nphdr;
@@ -28,6 +37,7 @@ struct elf_file *elf_file__open(const char *path)
 {
 	struct elf_file *ef;
 	GElf_Ehdr ehdr;
+	struct stat st;
 	size_t i, n;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -37,10 +47,17 @@ struct elf_file *elf_file__open(const char *path)
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return NULL;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	ef->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (ef->fd < 0)
 		goto fail;
-	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (fstat(ef->fd, &st))
+		goto fail;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+		errno = ENOEXEC;
+		goto fail;
+	}
+	ef->budget = ELF_FILE_READ_BUDGET;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ehdr) ||
 	    elf_getphdrnum(ef->elf, &n)) {
 		errno = ENOEXEC;
@@ -78,10 +95,31 @@ int elf_file__type(const struct elf_file *ef)
 	return ef->type;
 }
 
-static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+/*
+ * elf_getdata within the file's budget: libelf reads (and keeps) a section's
+ * whole data, whatever size the section header claims, and a hostile file
+ * can make many sections claim the whole file. A section's string table
+ * (sh_link) is charged with it, as elf_strptr will load it too.
+ */
+static Elf_Data *getdata(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	uint64_t cost = sh->sh_type == SHT_NOBITS ? 0 : sh->sh_size;
+	Elf_Scn *link;
+	GElf_Shdr lsh;
+
+	if (sh->sh_link && (link = elf_getscn(ef->elf, sh->sh_link)) && gelf_getshdr(link, &lsh))
+		cost += lsh.sh_size;
+	if (cost > ef->budget)
+		return NULL;
+	ef->budget -= cost;
+	return elf_getdata(scn, NULL);
+}
+
+static int find_in(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 		   uint64_t *vaddr, uint64_t *size)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf *elf = ef->elf;
+	Elf_Data *data = getdata(ef, scn, sh);
 	size_t i, n;
 
 	if (!data || !sh->sh_entsize)
@@ -117,7 +155,7 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type != types[t])
 				continue;
-			if (!find_in(ef->elf, scn, &sh, name, vaddr, size))
+			if (!find_in(ef, scn, &sh, name, vaddr, size))
 				return 0;
 		}
 	}
@@ -143,7 +181,7 @@ int elf_file__find_py_version(struct elf_file *ef, unsigned minor)
 		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".rodata"))
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = getdata(ef, scn, &sh);
 		if (!data || !data->d_buf)
 			return -ENOENT;
 		p = data->d_buf;
@@ -224,7 +262,7 @@ int elf_file__needs(struct elf_file *ef, const char *prefix)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = getdata(ef, scn, &sh);
 		if (!data)
 			return 0;
 		n = sh.sh_size / sh.sh_entsize;
@@ -265,7 +303,7 @@ int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = getdata(ef, scn, &sh);
 		if (!data || !data->d_buf)
 			continue;
 		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {

@@ -37,10 +37,20 @@ int maps_parse_line(const char *line, struct map_entry *e)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	n = strcspn(p, "\n");
-	if (n >= sizeof(e->path))
-		n = sizeof(e->path) - 1;
+	if (n >= sizeof(e->path)) {
+		e->long_path = true;
+		n = 0;
+	}
 	memcpy(e->path, p, n);
 	e->path[n] = '\0';
+	return 0;
+}
+
+int maps_next(FILE *f, char **line, size_t *cap, struct map_entry *e)
+{
+	while (getline(line, cap, f) > 0)
+		if (!maps_parse_line(*line, e))
+			return 1;
 	return 0;
 }
 
@@ -184,19 +194,20 @@ void py_target__fork(const struct py_target *parent, pid_t child, struct py_targ
 /* The first mapping of the file with this inode, for its load bias. */
 static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[64], *line = NULL;
+	struct map_entry e;
 	int err = -ENOENT;
+	size_t cap = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		struct map_entry e;
+	while (maps_next(f, &line, &cap, &e)) {
 		const char *base;
 
-		if (maps_parse_line(line, &e) || !e.inode)
+		if (!e.inode)
 			continue;
 		base = strrchr(e.path, '/');
 		base = base ? base + 1 : e.path;
@@ -208,6 +219,7 @@ static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, stru
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return err;
 }
@@ -238,24 +250,23 @@ static uint32_t version_from_name(const char *path, bool *threaded)
 /* Says what a process without _PyRuntime runs, if it is recognisably some Python. */
 static void explain_not_cpython(pid_t pid, const struct py_target *t, char *why, size_t whylen)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[64], *line = NULL;
 	const char *base = strrchr(t->exe, '/');
 	uint32_t v = version_from_name(t->exe, NULL);
+	struct map_entry e;
 	bool pypy = false;
+	size_t cap = 0;
 	FILE *f;
 
 	base = base ? base + 1 : t->exe;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		struct map_entry e;
-
-		if (maps_parse_line(line, &e))
-			continue;
+	while (f && maps_next(f, &line, &cap, &e)) {
 		pypy |= strstr(e.path, "libpypy") != NULL;
 		if (!v && strstr(e.path, "libpython"))
 			v = version_from_name(e.path, NULL);
 	}
+	free(line);
 	if (f)
 		fclose(f);
 	if (pypy || !strncmp(base, "pypy", 4))

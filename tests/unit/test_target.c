@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -41,6 +43,61 @@ static void test_maps_line(void **state)
 	assert_string_equal(e.path, "");
 	assert_int_equal(maps_parse_line("garbage", &e), -EINVAL);
 	assert_int_equal(maps_parse_line("9000-8000 rw-p 0 00:00 0", &e), -EINVAL);
+}
+
+/*
+ * A mapped file's name longer than a line buffer: read whole, it is one
+ * entry with no path, and its tail (which the target chose to look like a
+ * libpython mapping) is never an entry of its own.
+ */
+static void test_maps_long_line(void **state)
+{
+	const char *forged = "7f0000000000-7f0000001000 r-xp 00000000 fe:01 42 /libpython3.9.so";
+	size_t len = 9000, cap = 0, n = 0, i;
+	char *text = malloc(len + 512), *line = NULL, *p;
+	struct map_entry e;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(text);
+	p = text + sprintf(text, "00400000-00452000 r-xp 00000000 fe:01 1311 /");
+	/* "/d/d/.../d/" then the forged entry as the last components, for any cut */
+	for (i = 0; i < len / 2; i++)
+		p += sprintf(p, "d/");
+	p += sprintf(p, "%s\n", forged);
+	p += sprintf(p, "00600000-00601000 rw-p 00000000 fe:01 7 /usr/bin/python3.11\n");
+	f = fmemopen(text, p - text, "r");
+	assert_non_null(f);
+	while (maps_next(f, &line, &cap, &e)) {
+		n++;
+		assert_false(strstr(e.path, "libpython"));
+		if (n == 1) {
+			assert_true(e.long_path && e.start == 0x400000 && e.inode == 1311);
+			assert_string_equal(e.path, "");
+		} else {
+			assert_false(e.long_path);
+			assert_string_equal(e.path, "/usr/bin/python3.11");
+		}
+	}
+	assert_int_equal(n, 2);
+	fclose(f);
+	free(line);
+	free(text);
+}
+
+/* A FIFO named by a target is refused at once, not waited on for a writer. */
+static void test_elf_fifo(void **state)
+{
+	char dir[] = "/tmp/pybpfprof-fifo-XXXXXX", path[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libpython3.11.so", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_null(elf_file__open(path));
+	assert_int_equal(errno, ENOEXEC);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* Initialised data of our own executable, looked up through the ELF reader. */
@@ -207,6 +264,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_maps_long_line),
+		cmocka_unit_test(test_elf_fifo),
 		cmocka_unit_test(test_elf_self),
 		cmocka_unit_test(test_ucs),
 		cmocka_unit_test(test_versions),
