@@ -1,0 +1,121 @@
+# Issue 11, points 6 to 8: files a hostile target controls (its maps lines,
+# its mapped files), pidfds, launch mode's --user. Exec'd into run.py's
+# namespace (see the bottom of run.py).
+#
+# Hostile targets run as nobody (setpriv) under /usr/bin/python3.11 started
+# through the dynamic loader: their executable is then ld.so, which holds no
+# _PyRuntime, so the profiler looks for a mapped libpython3 -- a file the
+# target can name, make and truncate itself.
+
+LDSO = "/lib64/ld-linux-x86-64.so.2"
+AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+
+class NobodyDir:
+    """A scratch directory owned by nobody, holding a copy of the target
+    script (nobody may not be able to traverse the checkout)."""
+
+    def __init__(self, script):
+        self.path = tempfile.mkdtemp(prefix="pybpfprof-sec-proc-")
+        self.script = os.path.join(self.path, script)
+        shutil.copy(TARGETS / script, self.script)
+        os.chmod(self.path, 0o755)
+        os.chown(self.path, 65534, 65534)
+        os.chmod(self.script, 0o644)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        # a path past PATH_MAX: rm -rf copes with it, shutil.rmtree may not
+        subprocess.run(["rm", "-rf", self.path], check=False)
+        return False
+
+
+def start_hostile(wl, d, stdin=subprocess.DEVNULL):
+    """The target, as nobody, through ld.so; its 'ready ...' line is returned."""
+    err = tempfile.TemporaryFile()
+    p = subprocess.Popen([*AS_NOBODY, LDSO, "/usr/bin/python3.11", d.script, d.path],
+                         stdin=stdin, stdout=subprocess.PIPE, stderr=err)
+    p.errfile = err
+    wl.procs.append(p)
+    buf = read_stdout_until(p, lambda b: b.startswith(b"ready") and b.endswith(b"\n"), "ready")
+    return buf.decode().strip()
+
+
+@test
+def sec_proc_long_maps_line():
+    # The maps line of a mapping whose path is over 4 KiB: read in 4224-byte
+    # pieces, its tail parsed as an entry of its own, a "libpython3.11.so"
+    # mapping the target made up. The process is not a CPython pybpfprof
+    # knows (its executable is ld.so), and must be refused as such; misled,
+    # pybpfprof took the forged entry's range for the interpreter's file.
+    with Workloads() as wl, NobodyDir("procfs_longpath.py") as d:
+        ready = start_hostile(wl, d, stdin=subprocess.PIPE)
+        p = wl.procs[-1]
+        _, length, tail = ready.split(" ", 2)
+        check(int(length) > 4224 and tail.endswith("/libpython3.11.so") and
+              re.match(r"^[0-9a-f]+-[0-9a-f]+ r--p 00000000 ", tail),
+              f"the target's setup did not work: {ready!r}")
+        r = run_profiler(["-p", p.pid, "-d", 1, "-v", "-f", "json"], timeout=RUN_SLACK)
+        p.stdin.close()
+    msg = r.stderr.strip()
+    check(r.returncode == 1, f"exit {r.returncode} (the forged libpython3.11.so entry was "
+          f"taken for the interpreter?); stderr: {msg[-400:]!r}")
+    check("libpython3.11.so" not in msg, f"the forged entry shows in: {msg[-400:]!r}")
+    check(f"pid {p.pid} (ld-linux-x86-64) is not a CPython process" in msg, f"stderr {msg!r}")
+    return f"maps line of {length} bytes, forged tail {tail[:40]!r}...: refused as not CPython"
+
+
+def fds_naming(pid, path):
+    """Whether process pid has a descriptor open on path."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
+                    return True
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return False
+
+
+@test
+def sec_proc_truncated_elf():
+    # The target's "libpython3.11.so" (72 MiB of symbols to search) is cut to
+    # 0 bytes once pybpfprof has opened it. Read with pread, the search ends
+    # on a short read; mapped, pybpfprof's next access raised SIGBUS.
+    with Workloads() as wl, NobodyDir("procfs_truncate.py") as d:
+        start_hostile(wl, d, stdin=subprocess.PIPE)
+        p = wl.procs[-1]
+        lib = os.path.join(d.path, "libpython3.11.so")
+        err = tempfile.TemporaryFile()
+        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "1", "-f", "json"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT
+            while not fds_naming(prof.pid, lib) and prof.poll() is None:
+                check(time.monotonic() < deadline, "pybpfprof never opened the fake libpython")
+                time.sleep(0.0005)
+            opened = prof.poll() is None
+            p.stdin.write(b"t\n")
+            p.stdin.flush()
+            read_stdout_until(p, lambda b: b"truncated\n" in b, "truncating")
+            try:
+                rc = prof.wait(timeout=RUN_SLACK)
+            except subprocess.TimeoutExpired:
+                raise Fail(f"pybpfprof still running {RUN_SLACK}s after the truncation")
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait()
+        err.seek(0)
+        msg = err.read().decode(errors="replace").strip()
+        p.stdin.close()
+    check(opened, f"pybpfprof was done before the truncation (exit {rc}): {msg!r}")
+    check(rc != -signal.SIGBUS, "pybpfprof was killed by SIGBUS")
+    # a refusal in one sentence (the file named libpython3.11 holds no _PyRuntime)
+    check(rc == 1 and msg.startswith(f"pybpfprof: pid {p.pid} (ld-linux-x86-64) ") and
+          "\n" not in msg, f"exit {rc}, stderr {msg!r}")
+    return f"truncated while read: exit {rc}, {msg[:90]!r}"
