@@ -126,7 +126,7 @@ static void stop_launched(struct session *s, struct launch *l)
 	long long give_up = mono_ns() + 5000000000LL;
 
 	if (stop_requested == SIGTERM || stop_from_process)
-		kill(l->pid, stop_requested);
+		launch__signal(l, stop_requested);
 	while (!launch__reap(l, false) && mono_ns() < give_up)
 		session__poll(s, POLL_MS);
 }
@@ -332,7 +332,8 @@ int main(int argc, char **argv)
 	struct mem_session mem = {};
 	struct session *s = NULL;
 	struct tracker tr = {}, *trp = NULL;
-	struct launch launch = {};
+	struct launch launch = { .pidfd = -1 };
+	struct launch_user user = {};
 	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
@@ -366,10 +367,15 @@ int main(int argc, char **argv)
 	prof.alloc_period = cfg.alloc_period;
 	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof);
+	if (!err && cfg.user) {
+		err = launch_user__resolve(cfg.user, &user, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (!err)
 		err = preflight(&cfg, &c);
 	if (!err && cfg.command) {
-		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		err = launch__start(&launch, cfg.command, &user, why, sizeof(why));
 		if (err)
 			pr_err("%s\n", why);
 	}

@@ -119,3 +119,54 @@ def sec_proc_truncated_elf():
     check(rc == 1 and msg.startswith(f"pybpfprof: pid {p.pid} (ld-linux-x86-64) ") and
           "\n" not in msg, f"exit {rc}, stderr {msg!r}")
     return f"truncated while read: exit {rc}, {msg[:90]!r}"
+
+
+USER_PROBE = ("import os, sys, time\n"
+              "print(os.getuid(), os.getgid(), sorted(os.getgroups()), os.environ.get('USER'))\n"
+              "sys.stdout.flush()\n"
+              "t = time.process_time()\n"
+              "def user_spin():\n"
+              "    while time.process_time() - t < 0.6: pass\n"
+              "user_spin()\n")
+
+
+def launch_as(user, want_ids):
+    """`--user user -- python3.11 -c USER_PROBE`: what it printed, and its profile."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        r = run_profiler(["--user", user, "-F", 99, "-f", "json", "-o", out, "--",
+                          "/usr/bin/python3.11", "-c", USER_PROBE], timeout=RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        check(r.stdout.startswith(want_ids), f"the command printed {r.stdout!r}, "
+              f"expected {want_ids!r}...")
+        check(out.exists(), "no profile written")
+        rep = json.loads(out.read_text())
+    procs = rep["processes"]
+    check(len(procs) == 1, f"{len(procs)} sections for one command")
+    hot = functions(procs[0]).get("user_spin", {}).get("self", 0)
+    check(hot >= 20, f"{hot} samples in user_spin (0.6 s of CPU at 99 Hz)")
+    return f"--user {user}: {r.stdout.strip()}, {hot} samples in user_spin"
+
+
+@test
+def sec_proc_user_name():
+    # nobody: uid and gid 65534, its groups, USER set; profiled as usual
+    return launch_as("nobody", "65534 65534 [65534] nobody\n")
+
+
+@test
+def sec_proc_user_uid():
+    # a uid with no passwd entry: gid = uid, no supplementary group, USER kept
+    user = os.environ.get("USER")
+    return launch_as("54321", f"54321 54321 [] {user}\n")
+
+
+@test
+def sec_proc_user_unknown():
+    # refused before anything runs: the command would leave a file behind
+    with tempfile.TemporaryDirectory() as d:
+        marker = Path(d) / "ran"
+        msg, t = expect_error(["--user", "no-such-user-here", "--", "touch", marker],
+                              ["--user no-such-user-here: no such user"])
+        check(not marker.exists(), "the command ran")
+    return f"{t:.2f}s: {msg}"
