@@ -19,6 +19,7 @@ struct target_state {
 	size_t proc_index;		/* into profile.procs */
 	struct code_cache codes;
 	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id */
+	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
 };
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "collect.h"
 #include "mono.h"
 
@@ -29,6 +30,8 @@ void collector__free(struct collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		code_cache__free(&c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
+		if (c->targets[i].pidfd >= 0)
+			close(c->targets[i].pidfd);
 	}
 	free(c->targets);
 	free(c->scratch);
@@ -47,6 +50,8 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
+	/* -ESRCH: gone already, and its pid may be another process's by now */
+	ts->pidfd = py_target__pidfd(t);
 	code_cache__init(&ts->codes);
 	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
 		return -ENOMEM;
@@ -225,9 +230,15 @@ size_t collector__check_alive(struct collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		struct target_state *ts = &c->targets[i];
 
-		if (!ts->exited && !proc_alive(ts->t.pid)) {
+		if (!ts->exited && (ts->pidfd >= 0 ? proc_pidfd_exited(ts->pidfd) :
+				    ts->pidfd == -ESRCH || !proc_alive(ts->t.pid))) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;
+		}
+		/* a section's process is followed no further once it has exited or exec'd */
+		if (ts->exited && ts->pidfd >= 0) {
+			close(ts->pidfd);
+			ts->pidfd = -ESRCH;
 		}
 		alive += !ts->exited;
 	}

@@ -63,11 +63,16 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 	if (!err && cfg->mem_folded)
 		err = report_check_writable(cfg->mem_folded, why, sizeof(why));
 	if (!err)
-		for (i = 0; i < cfg->npids && !err; i++)
-			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
+		for (i = 0; i < cfg->npids && !err; i++) {
+			int fd = proc_pidfd_open(cfg->pids[i]);
+
+			if (fd == -ESRCH) {
 				snprintf(why, sizeof(why), "no such process: pid %d", cfg->pids[i]);
 				err = -ESRCH;
+			} else if (fd >= 0) {
+				close(fd);
 			}
+		}
 	if (!err)
 		err = check_privileges(why, sizeof(why));
 	if (!err)

@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "elf_reader.h"
 #include "proc.h"
@@ -180,6 +182,7 @@ void py_target__fork(const struct py_target *parent, pid_t child, struct py_targ
 
 	*t = *parent;
 	t->pid = child;
+	t->start_ticks = proc_start_ticks(child);
 	status_ids(child, &tgid, &t->nspid);
 	if (t->nspid <= 0)
 		t->nspid = child;
@@ -507,6 +510,64 @@ static int check_live(const struct py_target *t)
 	return 0;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int proc_pidfd_open(pid_t pid)
+{
+	int fd = pid > 0 ? syscall(SYS_pidfd_open, pid, 0) : (errno = ESRCH, -1);
+
+	return fd < 0 ? -errno : fd;
+}
+
+bool proc_pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	/* readable once the whole thread group has exited */
+	return poll(&p, 1, 0) != 0;
+}
+
+uint64_t proc_stat_start_ticks(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned long long ticks;
+	char *end;
+	int i;
+
+	/* starttime is field 22; p is at the end of field 2 */
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || p[1] < '0' || p[1] > '9')
+		return 0;
+	errno = 0;
+	ticks = strtoull(p + 1, &end, 10);
+	return errno || (*end && *end != ' ' && *end != '\n') ? 0 : ticks;
+}
+
+uint64_t proc_start_ticks(pid_t pid)
+{
+	char buf[1024];
+
+	proc_stat_read(pid, buf, sizeof(buf));
+	return proc_stat_start_ticks(buf);
+}
+
+int py_target__pidfd(const struct py_target *t)
+{
+	int fd = proc_pidfd_open(t->pid);
+
+	if (fd < 0)
+		return fd;
+	/* read after the pidfd exists: a match means the pidfd is of that process */
+	if (!t->start_ticks || proc_start_ticks(t->pid) != t->start_ticks) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
+}
+
 int py_target__check(const struct py_target *t)
 {
 	return check_live(t);
@@ -526,7 +587,38 @@ int py_target__open_early(pid_t pid, struct py_target *t, bool *unchecked, char 
 	return target_open(pid, t, unchecked, why, whylen);
 }
 
+static int inspect(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen);
+
+/*
+ * Everything is read from /proc/PID and the process's memory while a pidfd
+ * holds on to the process: if it is still running afterwards, no other
+ * process can have had its pid in between, and what was read is its own.
+ */
 static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen)
+{
+	int pidfd = proc_pidfd_open(pid), err;
+
+	/* a thread's id, not a process's (-EINVAL, -ENOENT): inspect() says so in a sentence */
+	if (pidfd == -ESRCH || pidfd == -ENOSYS) {
+		memset(t, 0, sizeof(*t));
+		if (pidfd == -ENOSYS)
+			snprintf(why, whylen, "cannot follow pid %d: pidfd_open is missing; "
+				 "pybpfprof needs Linux 5.3 or later", pid);
+		else
+			snprintf(why, whylen, "no such process: pid %d", pid);
+		return pidfd == -ENOSYS ? pidfd : -ESRCH;
+	}
+	err = inspect(pid, t, unchecked, why, whylen);
+	if (!err && (pidfd < 0 || proc_pidfd_exited(pidfd))) {
+		snprintf(why, whylen, "pid %d exited while it was being inspected", pid);
+		err = -ESRCH;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return err;
+}
+
+static int inspect(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen)
 {
 	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
 	struct elf_file *ef = NULL;
@@ -561,6 +653,7 @@ static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *wh
 		return -EINVAL;
 	}
 	read_names(t);
+	t->start_ticks = proc_start_ticks(pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0) {

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -83,6 +85,49 @@ static void test_maps_long_line(void **state)
 	fclose(f);
 	free(line);
 	free(text);
+}
+
+/* The start time is field 22, counted from the last ')' whatever comm holds. */
+static void test_stat_start_ticks(void **state)
+{
+	struct py_target t = { .pid = getpid() };
+	int fd, status;
+	pid_t child;
+
+	(void)state;
+	assert_true(proc_stat_start_ticks("42 (a) b) c) S 1 42 42 0 -1 4194560 100 0 0 0 5 6 0 0 "
+					  "20 0 1 0 123456 1000 200 18446744073709551615\n") ==
+		    123456);
+	assert_true(proc_stat_start_ticks("42 (x) S 1 2 3") == 0);
+	assert_true(proc_stat_start_ticks("42 (x 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 "
+					  "19 20 21 22 23") == 0);
+	assert_true(proc_stat_start_ticks("") == 0);
+
+	/* our own pidfd: alive; with another start time, some other process */
+	t.start_ticks = proc_start_ticks(getpid());
+	assert_true(t.start_ticks > 0);
+	fd = py_target__pidfd(&t);
+	assert_true(fd >= 0);
+	assert_false(proc_pidfd_exited(fd));
+	close(fd);
+	t.start_ticks++;
+	assert_int_equal(py_target__pidfd(&t), -ESRCH);
+
+	/* a child's pidfd says when it has exited, before and after it is reaped */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	fd = proc_pidfd_open(child);
+	assert_true(fd >= 0);
+	assert_false(proc_pidfd_exited(fd));
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(proc_pidfd_exited(fd));
+	close(fd);
+	assert_int_equal(proc_pidfd_open(child), -ESRCH);
 }
 
 /* A FIFO named by a target is refused at once, not waited on for a writer. */
@@ -266,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_maps_line),
 		cmocka_unit_test(test_maps_long_line),
 		cmocka_unit_test(test_elf_fifo),
+		cmocka_unit_test(test_stat_start_ticks),
 		cmocka_unit_test(test_elf_self),
 		cmocka_unit_test(test_ucs),
 		cmocka_unit_test(test_versions),
