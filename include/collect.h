@@ -21,6 +21,7 @@ struct target_state {
 	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id */
 	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
+	bool forgotten;			/* exited, and its pid no longer sampled */
 };
 
 struct collector {

@@ -170,3 +170,75 @@ def sec_proc_user_unknown():
                               ["--user no-such-user-here: no such user"])
         check(not marker.exists(), "the command ran")
     return f"{t:.2f}s: {msg}"
+
+
+def reuse_pid(pid, argv, tries=50):
+    """Starts argv under pid, which must be free (its process reaped): the
+    kernel hands out ns_last_pid + 1 next, unless another fork on the host
+    takes it first, so this is tried a few times. The Popen, or None."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    return None
+
+
+@test
+def sec_proc_pid_reuse():
+    # The only target exits and its pid is given at once to another Python
+    # (same interpreter, so its memory reads alike, but spinning spin_beta).
+    # Known by its pidfd, the target is seen gone and the run ends; known by
+    # its pid, the newcomer was taken for it and sampled until -d ran out.
+    freq, dur = 99, 6
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        py = interpreter("debian")
+        a = wl.start(py, "spin.py", "alpha")
+        out = Path(d) / "rep.json"
+        err = tempfile.TemporaryFile()
+        prof = subprocess.Popen([str(PROFILER), "-p", str(a.pid), "-d", str(dur), "-F", str(freq),
+                                 "-v", "-f", "json", "-o", str(out)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + READY_TIMEOUT
+            while True:
+                err.seek(0)
+                if b"attached: sampling" in err.read():
+                    break
+                check(prof.poll() is None and time.monotonic() < deadline,
+                      "profiler not attached")
+                time.sleep(0.05)
+            time.sleep(0.5)
+            a.kill()
+            a.wait()
+            gone = time.monotonic()
+            b = reuse_pid(a.pid, py.argv("spin.py", ["beta"]))
+            if b is None:
+                raise Skip(f"pid {a.pid} could not be reused (other processes forked first)")
+            wl.procs.append(b)
+            reused_after = time.monotonic() - gone
+            try:
+                prof.wait(timeout=dur + RUN_SLACK)
+            except subprocess.TimeoutExpired:
+                raise Fail("profiler still running")
+            ended_after = time.monotonic() - gone
+        finally:
+            if prof.poll() is None:
+                prof.kill()
+                prof.wait()
+        err.seek(0)
+        msg = err.read().decode(errors="replace")
+        check(prof.returncode == 0, f"exit {prof.returncode}: {msg[-300:]}")
+        rep = json.loads(out.read_text())
+    fns = functions(process(rep, a.pid))
+    beta = fns.get("spin_beta", {}).get("self", 0)
+    check(beta <= 0.3 * freq, f"{beta} samples of the newcomer's spin_beta in the exited "
+          f"target's profile (pid reused {reused_after * 1000:.0f} ms after its exit)")
+    check(ended_after < 1.5, f"the run went on {ended_after:.1f}s after the target exited "
+          f"(its pid reused {reused_after * 1000:.0f} ms after)")
+    return (f"pid {a.pid} reused after {reused_after * 1000:.0f} ms; run ended "
+            f"{ended_after:.2f}s after the exit; spin_beta {beta} samples")
