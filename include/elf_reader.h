@@ -53,6 +53,12 @@ int elf_file__find_py_version(struct elf_file *ef, unsigned minor);
 int elf_file__needs(struct elf_file *ef, const char *prefix);
 
 /*
+ * The file offset of a function's first instruction (found by name as with
+ * elf_file__symbol), where a uprobe goes. 0, or -ENOENT.
+ */
+int elf_file__func_offset(struct elf_file *ef, const char *name, uint64_t *off);
+
+/*
  * Load bias of this file given one of its mappings (start address and file
  * offset, from /proc/PID/maps): runtime address = bias + vaddr. 0 or -ENOENT.
  */

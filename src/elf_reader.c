@@ -228,6 +228,24 @@ int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
 	return -EFAULT;
 }
 
+int elf_file__func_offset(struct elf_file *ef, const char *name, uint64_t *off)
+{
+	uint64_t vaddr;
+	size_t i;
+
+	if (elf_file__symbol(ef, name, &vaddr, NULL))
+		return -ENOENT;
+	for (i = 0; i < ef->nphdr; i++) {
+		const GElf_Phdr *ph = &ef->phdr[i];
+
+		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
+			continue;
+		*off = ph->p_offset + (vaddr - ph->p_vaddr);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
 		   uint64_t *bias)
 {

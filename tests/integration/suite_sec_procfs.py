@@ -242,3 +242,32 @@ def sec_proc_pid_reuse():
           f"(its pid reused {reused_after * 1000:.0f} ms after)")
     return (f"pid {a.pid} reused after {reused_after * 1000:.0f} ms; run ended "
             f"{ended_after:.2f}s after the exit; spin_beta {beta} samples")
+
+
+@test
+def sec_proc_fifo_swapped_in():
+    # --mem=alloc on a target running its own copy of libc, which puts a FIFO
+    # at the copy's path as soon as anyone opens it. Held by descriptor, the
+    # library is opened once and probed as that file. Named by its path (libbpf
+    # reopening it per probe, the kernel resolving it again), pybpfprof was
+    # steered by the swap: an open blocks on the FIFO, or, as on this machine,
+    # the uprobe lands on the FIFO and the run fails with EINVAL.
+    with Workloads() as wl, NobodyDir("procfs_fifo.py") as d:
+        shutil.copy("/lib/x86_64-linux-gnu/libc.so.6", os.path.join(d.path, "libc.so.6"))
+        os.chown(os.path.join(d.path, "libc.so.6"), 65534, 65534)
+        err = tempfile.TemporaryFile()
+        p = subprocess.Popen([*AS_NOBODY, "env", f"LD_LIBRARY_PATH={d.path}",
+                              "/usr/bin/python3.11", d.script, d.path],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+        p.errfile = err
+        wl.procs.append(p)
+        Workloads.wait_ready(p)
+        with open(f"/proc/{p.pid}/maps") as f:
+            check(f"{d.path}/libc.so.6" in f.read(), "the target does not run on its libc copy")
+        out = os.path.join(d.path, "rep.json")
+        r = run_profiler(["-p", p.pid, "--mem=alloc", "-d", 1, "-f", "json", "-o", out],
+                         timeout=15)
+        swapped = os.path.exists(os.path.join(d.path, "libc.so.6.moved"))
+    check(swapped, "the target never saw its libc opened (no swap happened)")
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    return f"FIFO swapped in after the first open; run took {r.elapsed:.2f}s"
