@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 struct elf_file;
 
@@ -30,6 +31,16 @@ struct elf_file;
  */
 struct elf_file *elf_file__open(const char *path);
 void elf_file__close(struct elf_file *ef);
+
+/*
+ * Frees what libelf loaded (symbol tables, notes: MBs), keeping the file
+ * open and its program headers: enough for elf_file__bias and elf_file__read.
+ * The other calls load it again, if the file's size and mtime are unchanged.
+ */
+void elf_file__release(struct elf_file *ef);
+
+/* The file's fstat at open: its identity (device, inode, size, mtime). 0. */
+int elf_file__stat(const struct elf_file *ef, struct stat *st);
 
 /* ET_EXEC or ET_DYN. */
 int elf_file__type(const struct elf_file *ef);

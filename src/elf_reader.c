@@ -26,6 +26,7 @@
 
 struct elf_file {
 	int fd;
+	struct stat st;		/* at open: a reload finds the file unchanged, or fails */
 	uint64_t budget;	/* bytes of section data libelf may still load */
 	Elf *elf;
 	int type;
@@ -37,7 +38,6 @@ struct elf_file *elf_file__open(const char *path)
 {
 	struct elf_file *ef;
 	GElf_Ehdr ehdr;
-	struct stat st;
 	size_t i, n;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -50,9 +50,9 @@ struct elf_file *elf_file__open(const char *path)
 	ef->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (ef->fd < 0)
 		goto fail;
-	if (fstat(ef->fd, &st))
+	if (fstat(ef->fd, &ef->st))
 		goto fail;
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+	if (!S_ISREG(ef->st.st_mode) || (uint64_t)ef->st.st_size > ELF_FILE_MAX_SIZE) {
 		errno = ENOEXEC;
 		goto fail;
 	}
@@ -93,6 +93,36 @@ void elf_file__close(struct elf_file *ef)
 int elf_file__type(const struct elf_file *ef)
 {
 	return ef->type;
+}
+
+void elf_file__release(struct elf_file *ef)
+{
+	if (ef && ef->elf) {
+		elf_end(ef->elf);
+		ef->elf = NULL;
+	}
+}
+
+int elf_file__stat(const struct elf_file *ef, struct stat *st)
+{
+	*st = ef->st;
+	return 0;
+}
+
+/* The libelf handle, made again after elf_file__release if the file is unchanged. */
+static Elf *elf_of(struct elf_file *ef)
+{
+	struct stat st;
+
+	if (ef->elf)
+		return ef->elf;
+	if (fstat(ef->fd, &st) || st.st_size != ef->st.st_size ||
+	    st.st_mtim.tv_sec != ef->st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != ef->st.st_mtim.tv_nsec)
+		return NULL;
+	ef->budget = ELF_FILE_READ_BUDGET;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	return ef->elf;
 }
 
 /*
@@ -147,6 +177,8 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
 	size_t t;
 
+	if (!elf_of(ef))
+		return -ENOENT;
 	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		Elf_Scn *scn = NULL;
 
@@ -168,7 +200,7 @@ int elf_file__find_py_version(struct elf_file *ef, unsigned minor)
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, plen;
 
-	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+	if (!elf_of(ef) || elf_getshdrstrndx(ef->elf, &shstrndx))
 		return -ENOENT;
 	plen = snprintf(prefix, sizeof(prefix), "3.%u.", minor);
 	while ((scn = elf_nextscn(ef->elf, scn))) {
@@ -273,6 +305,8 @@ int elf_file__needs(struct elf_file *ef, const char *prefix)
 	size_t plen = strlen(prefix);
 	Elf_Scn *scn = NULL;
 
+	if (!elf_of(ef))
+		return 0;
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		Elf_Data *data;
 		GElf_Shdr sh;
@@ -313,6 +347,8 @@ int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
 	Elf_Scn *scn = NULL;
 	int found = 0;
 
+	if (!elf_of(ef))
+		return 0;
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;

@@ -343,6 +343,13 @@ static struct elf_facts *elf_facts__get(const char *file)
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
 	f->ef = elf_file__open(file);
+	/* the identity of the file read, which may not be the one stat saw a moment ago */
+	if (f->ef && !elf_file__stat(f->ef, &st)) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		f->size = st.st_size;
+		f->mtime = st.st_mtim;
+	}
 	if (!f->ef) {
 		f->err = errno ? -errno : -ENOEXEC;
 		/* a permission problem may be ours to report, not the file's verdict */
@@ -368,6 +375,8 @@ static struct elf_facts *elf_facts__get(const char *file)
 	    !elf_file__read(f->ef, v, &f->py_version, sizeof(f->py_version)) &&
 	    f->py_version >> 24 != 3)
 		f->py_version = 0;
+	/* kept for the load bias of later processes: the symbol tables are not needed */
+	elf_file__release(f->ef);
 	return f;
 }
 
@@ -410,6 +419,7 @@ static int probe_elf(const char *file, const char *shown_name, struct py_target 
 			if (f->micro_minor != minor) {
 				f->micro = elf_file__find_py_version(f->ef, minor);
 				f->micro_minor = minor;
+				elf_file__release(f->ef);
 			}
 			if (f->micro >= 0 && f->micro < 256)
 				t->version |= (f->micro << 8) | 0xf0;
