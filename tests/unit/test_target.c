@@ -15,11 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bus_guard.h"
 #include "elf_reader.h"
 #include "loader.h"
 #include "proc.h"
@@ -128,6 +131,47 @@ static void test_stat_start_ticks(void **state)
 	assert_true(proc_pidfd_exited(fd));
 	close(fd);
 	assert_int_equal(proc_pidfd_open(child), -ESRCH);
+}
+
+/* A mapped file truncated under a guarded call: an error, not a dead test. */
+static int touch_truncated(void *ctx)
+{
+	const char *path = ctx;
+	volatile char *p;
+	int fd = open(path, O_RDWR);
+	char c;
+
+	if (fd < 0 || ftruncate(fd, 8192))
+		return -EIO;
+	p = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -EIO;
+	if (ftruncate(fd, 0))
+		return -EIO;
+	close(fd);
+	c = p[4096];
+	return c;
+}
+
+static int returns_seven(void *ctx)
+{
+	(void)ctx;
+	return 7;
+}
+
+static void test_bus_guard(void **state)
+{
+	char path[] = "/tmp/pybpfprof-bus-XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(bus_guard__call(touch_truncated, path), -EFAULT);
+	/* and again: the handler is armed for each call, SIGBUS unblocked after the jump */
+	assert_int_equal(bus_guard__call(touch_truncated, path), -EFAULT);
+	assert_int_equal(bus_guard__call(returns_seven, NULL), 7);
+	unlink(path);
 }
 
 /* A FIFO named by a target is refused at once, not waited on for a writer. */
@@ -312,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_maps_long_line),
 		cmocka_unit_test(test_elf_fifo),
 		cmocka_unit_test(test_stat_start_ticks),
+		cmocka_unit_test(test_bus_guard),
 		cmocka_unit_test(test_elf_self),
 		cmocka_unit_test(test_ucs),
 		cmocka_unit_test(test_versions),
