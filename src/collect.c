@@ -82,12 +82,19 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
 						     (uint32_t)rf->instr));
 	const struct code_info *ci;
-	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
+	uint64_t *slot = hashmap__find(&ts->raw_frames, key), reads;
 	uint32_t func, id;
 
 	if (slot)
 		return *slot;
+	reads = ts->codes.reads;
 	ci = code_cache__get(&ts->codes, &ts->t, rf->code, rf->fingerprint);
+	/*
+	 * Read just now from a pid whose process has exited: the memory may
+	 * have been another process's, given the pid since.
+	 */
+	if (ci && ts->codes.reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
+		ci = NULL;
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
