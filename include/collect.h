@@ -53,6 +53,9 @@ struct target_state *collector__find(struct collector *c, int pid);
 /* Handles one ring-buffer record of size bytes. Never fails: bad records are counted. */
 void collector__sample(struct collector *c, const void *data, size_t size);
 
+/* Whether the section's process has exited (by its pidfd). */
+bool target_state__gone(const struct target_state *ts);
+
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);
 

@@ -230,6 +230,14 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	}
 }
 
+bool target_state__gone(const struct target_state *ts)
+{
+	if (ts->pidfd >= 0)
+		return proc_pidfd_exited(ts->pidfd);
+	/* -ENOSYS (no pidfds): the pid is all there is */
+	return ts->pidfd == -ESRCH || !proc_alive(ts->t.pid);
+}
+
 size_t collector__check_alive(struct collector *c)
 {
 	size_t i, alive = 0;
@@ -237,8 +245,7 @@ size_t collector__check_alive(struct collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		struct target_state *ts = &c->targets[i];
 
-		if (!ts->exited && (ts->pidfd >= 0 ? proc_pidfd_exited(ts->pidfd) :
-				    ts->pidfd == -ESRCH || !proc_alive(ts->t.pid))) {
+		if (!ts->exited && target_state__gone(ts)) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;
 		}
