@@ -138,7 +138,8 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
  */
 static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 {
-	char path[64], line[256];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 
 	*tgid = *nspid = -1;
@@ -146,7 +147,8 @@ static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	/* whole lines: a long one (Groups:) is never read as two */
+	while (getline(&line, &cap, f) > 0) {
 		if (sscanf(line, "Tgid: %d", tgid) == 1)
 			continue;
 		if (!strncmp(line, "NSpid:", 6)) {
@@ -162,6 +164,7 @@ static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 			}
 		}
 	}
+	free(line);
 	fclose(f);
 }
 
