@@ -197,11 +197,17 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 int elf_file__find_py_version(struct elf_file *ef, unsigned minor)
 {
 	char prefix[16];
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *names;
 	size_t shstrndx, plen;
+	GElf_Shdr nsh;
 
 	if (!elf_of(ef) || elf_getshdrstrndx(ef->elf, &shstrndx))
 		return -ENOENT;
+	/* the section names elf_strptr will load, within the budget */
+	names = elf_getscn(ef->elf, shstrndx);
+	if (!names || !gelf_getshdr(names, &nsh) || nsh.sh_size > ef->budget)
+		return -ENOENT;
+	ef->budget -= nsh.sh_size;
 	plen = snprintf(prefix, sizeof(prefix), "3.%u.", minor);
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		const char *name, *p, *end;
