@@ -19,7 +19,9 @@ struct target_state {
 	size_t proc_index;		/* into profile.procs */
 	struct code_cache codes;
 	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id */
+	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
+	bool forgotten;			/* exited, and its pid no longer sampled */
 };
 
 struct collector {
@@ -51,6 +53,9 @@ struct target_state *collector__find(struct collector *c, int pid);
 
 /* Handles one ring-buffer record of size bytes. Never fails: bad records are counted. */
 void collector__sample(struct collector *c, const void *data, size_t size);
+
+/* Whether the section's process has exited (by its pidfd). */
+bool target_state__gone(const struct target_state *ts);
 
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);

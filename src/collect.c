@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "collect.h"
 #include "mono.h"
 #include "source.h"
@@ -30,6 +31,8 @@ void collector__free(struct collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		code_cache__free(&c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
+		if (c->targets[i].pidfd >= 0)
+			close(c->targets[i].pidfd);
 	}
 	free(c->targets);
 	free(c->scratch);
@@ -49,6 +52,8 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
+	/* -ESRCH: gone already, and its pid may be another process's by now */
+	ts->pidfd = py_target__pidfd(t);
 	code_cache__init(&ts->codes);
 	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
 		return -ENOMEM;
@@ -88,12 +93,19 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
 						     (uint32_t)rf->instr));
 	const struct code_info *ci;
-	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
+	uint64_t *slot = hashmap__find(&ts->raw_frames, key), reads;
 	uint32_t func, id;
 
 	if (slot)
 		return *slot;
+	reads = ts->codes.reads;
 	ci = code_cache__get(&ts->codes, &ts->t, rf->code, rf->fingerprint);
+	/*
+	 * Read just now from a pid whose process has exited: the memory may
+	 * have been another process's, given the pid since.
+	 */
+	if (ci && ts->codes.reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
+		ci = NULL;
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
@@ -229,6 +241,14 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	}
 }
 
+bool target_state__gone(const struct target_state *ts)
+{
+	if (ts->pidfd >= 0)
+		return proc_pidfd_exited(ts->pidfd);
+	/* -ENOSYS (no pidfds): the pid is all there is */
+	return ts->pidfd == -ESRCH || !proc_alive(ts->t.pid);
+}
+
 size_t collector__check_alive(struct collector *c)
 {
 	size_t i, alive = 0;
@@ -244,9 +264,14 @@ size_t collector__check_alive(struct collector *c)
 		 */
 		if (!ts->exited && !(c->alive_checks % 5))
 			proc_sources__look(c->prof->procs[ts->proc_index].sources);
-		if (!ts->exited && !proc_alive(ts->t.pid)) {
+		if (!ts->exited && target_state__gone(ts)) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;
+		}
+		/* a section's process is followed no further once it has exited or exec'd */
+		if (ts->exited && ts->pidfd >= 0) {
+			close(ts->pidfd);
+			ts->pidfd = -ESRCH;
 		}
 		alive += !ts->exited;
 	}

@@ -83,11 +83,16 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
 	if (!err && cfg->mem_folded)
 		err = output_open(&outs[OUT_FOLDED], cfg->mem_folded, why, sizeof(why));
 	if (!err)
-		for (i = 0; i < cfg->npids && !err; i++)
-			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
+		for (i = 0; i < cfg->npids && !err; i++) {
+			int fd = proc_pidfd_open(cfg->pids[i]);
+
+			if (fd == -ESRCH) {
 				snprintf(why, sizeof(why), "no such process: pid %d", cfg->pids[i]);
 				err = -ESRCH;
+			} else if (fd >= 0) {
+				close(fd);
 			}
+		}
 	if (!err)
 		err = check_privileges(why, sizeof(why));
 	if (!err)
@@ -125,11 +130,20 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
  * out of targets, a launched command ends the run by its own exit, -p when
  * every target and every child still on its way to a section is gone.
  */
-static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
-			 struct launch *l)
+static bool targets_gone(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+			 struct tracker *tr, struct launch *l)
 {
-	size_t alive = collector__check_alive(c);
+	size_t alive = collector__check_alive(c), i;
 
+	/*
+	 * Without process tracking a pid has one section: once its process has
+	 * exited, the pid may be given to another, which must not be sampled.
+	 */
+	for (i = 0; !tr && i < c->ntargets; i++)
+		if (c->targets[i].exited && !c->targets[i].forgotten) {
+			session__remove_target(s, c->targets[i].t.pid);
+			c->targets[i].forgotten = true;
+		}
 	if (l->pid || cfg->all)
 		return false;
 	return !alive && (!tr || !tracker__starting(tr));
@@ -146,7 +160,7 @@ static void stop_launched(struct session *s, struct launch *l)
 	long long give_up = mono_ns() + 5000000000LL;
 
 	if (stop_requested == SIGTERM || stop_from_process)
-		kill(l->pid, stop_requested);
+		launch__signal(l, stop_requested);
 	while (!launch__reap(l, false) && mono_ns() < give_up)
 		session__poll(s, POLL_MS);
 }
@@ -226,7 +240,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (targets_gone(cfg, c, tr, l)) {
+			if (targets_gone(cfg, s, c, tr, l)) {
 				pr_info("every target has exited\n");
 				break;
 			}
@@ -357,7 +371,8 @@ int main(int argc, char **argv)
 	struct mem_session mem = {};
 	struct session *s = NULL;
 	struct tracker tr = {}, *trp = NULL;
-	struct launch launch = {};
+	struct launch launch = { .pidfd = -1 };
+	struct launch_user user = {};
 	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
@@ -395,10 +410,15 @@ int main(int argc, char **argv)
 	prof.alloc_period = cfg.alloc_period;
 	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof);
+	if (!err && cfg.user) {
+		err = launch_user__resolve(cfg.user, &user, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (!err)
 		err = preflight(&cfg, &c, outs);
 	if (!err && cfg.command) {
-		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		err = launch__start(&launch, cfg.command, &user, why, sizeof(why));
 		if (err)
 			pr_err("%s\n", why);
 	}
