@@ -19,7 +19,9 @@ struct target_state {
 	size_t proc_index;		/* into profile.procs */
 	struct code_cache *codes;
 	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id; in the budget */
+	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
+	bool forgotten;			/* exited, and its pid no longer sampled */
 };
 
 struct collector {
@@ -30,6 +32,7 @@ struct collector {
 	uint64_t malformed;		/* records shorter than they claim: dropped */
 	uint64_t late;			/* records still unconverted when the run ended: dropped */
 	struct cache_budget budget;	/* what every target's code cache and memo may hold */
+	uint64_t alive_checks;		/* calls of collector__check_alive */
 	uint32_t *scratch;		/* frame ids of the sample being converted */
 	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
 	/* asked for a pid with no section before it counts as unknown (forked children) */
@@ -56,6 +59,9 @@ struct target_state *collector__find(struct collector *c, int pid);
  * counted, and so are records that come when the run is over (deadline.h).
  */
 void collector__sample(struct collector *c, const void *data, size_t size);
+
+/* Whether the section's process has exited (by its pidfd). */
+bool target_state__gone(const struct target_state *ts);
 
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);

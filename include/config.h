@@ -38,6 +38,7 @@ struct pyprof_config {
 	bool threads;		/* per-thread breakdown */
 	bool top;		/* `pybpfprof top`: live view instead of a report */
 	char **command;		/* after `--`: the command to launch, NULL-terminated */
+	const char *user;	/* --user NAME|UID: the command runs as this user, not root */
 	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
 	int py311_line;		/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb;	/* --max-cache-mb: all that is kept of the targets' code objects */

@@ -150,6 +150,7 @@ struct profile_proc {
 	int pid;
 	int nspid;		/* pid inside the process's own pid namespace */
 	int root_fd;		/* O_PATH fd of its root directory (source files), or -1 */
+	struct proc_sources *sources;	/* whose rights its source files are read with (source.h) */
 	char *exe, *cmdline, *comm, *python;
 	double start_time;	/* its start, seconds since the epoch (sources edited since?); 0: unknown */
 	bool exited;

@@ -37,6 +37,7 @@ static const char doc[] =
 	"  sudo pybpfprof -a -d 10                 # every CPython, new ones as well\n"
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
+	"  sudo pybpfprof --user alice -- python3 app.py   # the command runs as alice\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
@@ -72,6 +73,7 @@ enum {
 	OPT_IMPORTS,
 	OPT_PY311_LINE,
 	OPT_MAX_CACHE_MB,
+	OPT_USER,
 };
 
 static const struct argp_option options[] = {
@@ -81,6 +83,9 @@ static const struct argp_option options[] = {
 	  "that start during the run", 1 },
 	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0, "Also profile every descendant of the "
 	  "targets (fork, exec, multiprocessing)", 1 },
+	{ "user", OPT_USER, "NAME|UID", 0, "Run the command as this user (its groups, HOME, "
+	  "USER and LOGNAME; a uid with no passwd entry gets gid = uid); without --user the "
+	  "command runs as root, as with perf and py-spy", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
 	  "targets exit)", 2 },
@@ -316,6 +321,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_PY311_LINE:
 		cfg->py311_line = 1;
 		break;
+	case OPT_USER:
+		if (!*arg) {
+			snprintf(cfg->error, sizeof(cfg->error), "--user needs a user name or a "
+				 "numeric uid");
+			goto bad;
+		}
+		cfg->user = arg;
+		break;
 	case ARGP_KEY_ARG:
 		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s' (a command to "
 			 "profile goes after --)", arg);
@@ -334,6 +347,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (cfg->command && cfg->npids) {
 			snprintf(cfg->error, sizeof(cfg->error), "give either -p PID or a command "
 				 "after --, not both");
+			goto bad;
+		}
+		if (cfg->user && !cfg->command) {
+			snprintf(cfg->error, sizeof(cfg->error), "--user runs a launched command as "
+				 "that user: give the command after -- (profiled processes keep "
+				 "their own users)");
 			goto bad;
 		}
 		if (cfg->subprocesses && cfg->all) {

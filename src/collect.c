@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "collect.h"
 #include "deadline.h"
 #include "mono.h"
+#include "source.h"
 
 int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)
 {
@@ -31,6 +33,8 @@ void collector__free(struct collector *c)
 	for (i = 0; i < c->ntargets; i++) {
 		code_cache__free(c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
+		if (c->targets[i].pidfd >= 0)
+			close(c->targets[i].pidfd);
 	}
 	cache_budget__free(&c->budget);
 	free(c->targets);
@@ -42,6 +46,7 @@ void collector__free(struct collector *c)
 int collector__add_target(struct collector *c, const struct py_target *t)
 {
 	struct target_state *ts;
+	struct profile_proc *pp;
 	char root[64];
 
 	if (profile_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
@@ -50,18 +55,31 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
+	/* -ESRCH: gone already, and its pid may be another process's by now */
+	ts->pidfd = py_target__pidfd(t);
 	ts->codes = code_cache__new(&c->budget);
 	if (!ts->codes ||
 	    !profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str)) {
 		code_cache__free(ts->codes);
+		if (ts->pidfd >= 0)
+			close(ts->pidfd);
 		return -ENOMEM;
 	}
 	ts->proc_index = c->prof->nprocs - 1;
-	c->prof->procs[ts->proc_index].nspid = t->nspid;
-	c->prof->procs[ts->proc_index].start_time = proc_start_time(t->pid);
+	pp = &c->prof->procs[ts->proc_index];
+	pp->nspid = t->nspid;
+	pp->start_time = proc_start_time(t->pid);
 	/* Held open so its sources can be read even after the process has exited. */
 	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
-	c->prof->procs[ts->proc_index].root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pp->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * And with its rights: its credentials now, and its status held open to
+	 * read them again at report time (a dead process's fd reads nothing:
+	 * never another process's that got its pid).
+	 */
+	snprintf(root, sizeof(root), "/proc/%d/status", t->pid);
+	pp->sources->status_fd = open(root, O_RDONLY | O_CLOEXEC);
+	proc_sources__look(pp->sources);
 	c->ntargets++;
 	return 0;
 }
@@ -107,12 +125,19 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
 						     (uint32_t)rf->instr));
 	const struct code_info *ci;
-	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
+	uint64_t *slot = hashmap__find(&ts->raw_frames, key), reads;
 	uint32_t func, id;
 
 	if (slot)
 		return *slot;
+	reads = ts->codes->reads;
 	ci = code_cache__get(ts->codes, &ts->t, rf->code, rf->fingerprint);
+	/*
+	 * Read just now from a pid whose process has exited: the memory may
+	 * have been another process's, given the pid since.
+	 */
+	if (ci && ts->codes->reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
+		ci = NULL;
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
@@ -263,16 +288,37 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	}
 }
 
+bool target_state__gone(const struct target_state *ts)
+{
+	if (ts->pidfd >= 0)
+		return proc_pidfd_exited(ts->pidfd);
+	/* -ENOSYS (no pidfds): the pid is all there is */
+	return ts->pidfd == -ESRCH || !proc_alive(ts->t.pid);
+}
+
 size_t collector__check_alive(struct collector *c)
 {
 	size_t i, alive = 0;
 
+	c->alive_checks++;
 	for (i = 0; i < c->ntargets; i++) {
 		struct target_state *ts = &c->targets[i];
 
-		if (!ts->exited && !proc_alive(ts->t.pid)) {
+		/*
+		 * Its credentials now and then (each 5th check): a process that
+		 * changes its user during the run has its sources read with the
+		 * rights of each user it was seen with (source.h).
+		 */
+		if (!ts->exited && !(c->alive_checks % 5))
+			proc_sources__look(c->prof->procs[ts->proc_index].sources);
+		if (!ts->exited && target_state__gone(ts)) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;
+		}
+		/* a section's process is followed no further once it has exited or exec'd */
+		if (ts->exited && ts->pidfd >= 0) {
+			close(ts->pidfd);
+			ts->pidfd = -ESRCH;
 		}
 		alive += !ts->exited;
 	}

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "mem.h"
 #include "mono.h"
+#include "outfile.h"
 #include "pybpfprof.skel.h"
 #include "report.h"
 #include "top.h"
@@ -71,8 +72,27 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return deadline__yield() ? -EINTR : 0;
 }
 
+/* Output files, opened before profiling: the -o files, then these two. */
+#define OUT_TIMELINE CONFIG_MAX_OUTPUTS
+#define OUT_FOLDED (CONFIG_MAX_OUTPUTS + 1)
+#define NOUTFILES (CONFIG_MAX_OUTPUTS + 2)
+
+/* Checks an output file and holds its directory until the end; "-" is stdout. */
+static int output_open(struct outfile *of, const char *path, char *why, size_t whylen)
+{
+	char reason[400];
+	int err;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	err = outfile_open(of, path, reason, sizeof(reason));
+	if (err)
+		snprintf(why, whylen, "cannot write the output file %s: %s", path, reason);
+	return err;
+}
+
 /* Every check that needs no BPF: a bad pid or a bad path fails before anything loads. */
-static int preflight(const struct pyprof_config *cfg, struct collector *c)
+static int preflight(const struct pyprof_config *cfg, struct collector *c, struct outfile *outs)
 {
 	char why[512];
 	size_t i;
@@ -80,17 +100,22 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 
 	err = 0;
 	for (i = 0; i < cfg->noutputs && !err; i++)
-		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
+		err = output_open(&outs[i], cfg->outputs[i], why, sizeof(why));
 	if (!err && cfg->mem_timeline)
-		err = report_check_writable(cfg->mem_timeline, why, sizeof(why));
+		err = output_open(&outs[OUT_TIMELINE], cfg->mem_timeline, why, sizeof(why));
 	if (!err && cfg->mem_folded)
-		err = report_check_writable(cfg->mem_folded, why, sizeof(why));
+		err = output_open(&outs[OUT_FOLDED], cfg->mem_folded, why, sizeof(why));
 	if (!err)
-		for (i = 0; i < cfg->npids && !err; i++)
-			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
+		for (i = 0; i < cfg->npids && !err; i++) {
+			int fd = proc_pidfd_open(cfg->pids[i]);
+
+			if (fd == -ESRCH) {
 				snprintf(why, sizeof(why), "no such process: pid %d", cfg->pids[i]);
 				err = -ESRCH;
+			} else if (fd >= 0) {
+				close(fd);
 			}
+		}
 	if (!err)
 		err = check_privileges(why, sizeof(why));
 	if (!err)
@@ -128,11 +153,20 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
  * out of targets, a launched command ends the run by its own exit, -p when
  * every target and every child still on its way to a section is gone.
  */
-static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
-			 struct launch *l)
+static bool targets_gone(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+			 struct tracker *tr, struct launch *l)
 {
-	size_t alive = collector__check_alive(c);
+	size_t alive = collector__check_alive(c), i;
 
+	/*
+	 * Without process tracking a pid has one section: once its process has
+	 * exited, the pid may be given to another, which must not be sampled.
+	 */
+	for (i = 0; !tr && i < c->ntargets; i++)
+		if (c->targets[i].exited && !c->targets[i].forgotten) {
+			session__remove_target(s, c->targets[i].t.pid);
+			c->targets[i].forgotten = true;
+		}
 	if (l->pid || cfg->all)
 		return false;
 	return !alive && (!tr || !tracker__starting(tr));
@@ -149,7 +183,7 @@ static void stop_launched(struct session *s, struct launch *l)
 	long long give_up = mono_ns() + 5000000000LL;
 
 	if (stop_requested == SIGTERM || stop_from_process)
-		kill(l->pid, stop_requested);
+		launch__signal(l, stop_requested);
 	while (!launch__reap(l, false) && mono_ns() < give_up)
 		session__poll(s, POLL_MS);
 }
@@ -230,7 +264,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (targets_gone(cfg, c, tr, l)) {
+			if (targets_gone(cfg, s, c, tr, l)) {
 				pr_info("every target has exited\n");
 				break;
 			}
@@ -298,15 +332,20 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 	return err;
 }
 
-/* Writes one output; a failure is said and kept in *err, and the others are still written. */
-static void write_output(const struct report_writer *w, const char *path, const char *what,
+/*
+ * Writes one output (of as output_open left it: stdout unless opened); a
+ * failure is said and kept in *err, and the others are still written.
+ */
+static void write_output(const struct report_writer *w, struct outfile *of, const char *what,
 			 const struct profile *p, const struct report_opts *o, int *err)
 {
-	int werr = report_write(w, path, p, o);
+	bool file = of && of->dir_fd >= 0;
+	char why[400];
+	int werr = report_write(w, file ? of : NULL, p, o, why, sizeof(why));
 
 	if (!werr)
 		return;
-	pr_err("cannot write %s to %s: %s\n", what, path ? path : "stdout", strerror(-werr));
+	pr_err("cannot write %s to %s: %s\n", what, file ? of->path : "stdout", why);
 	if (!*err)
 		*err = werr;
 }
@@ -375,13 +414,18 @@ int main(int argc, char **argv)
 	struct mem_session mem = {};
 	struct session *s = NULL;
 	struct tracker tr = {}, *trp = NULL;
-	struct launch launch = {};
+	struct launch launch = { .pidfd = -1 };
+	struct launch_user user = {};
 	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
+	struct outfile outs[NOUTFILES];
 	char why[512];
 	size_t i;
 	int err;
+
+	for (i = 0; i < NOUTFILES; i++)
+		outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
 
 	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
 	sigaction(SIGINT, &sa, NULL);
@@ -410,10 +454,15 @@ int main(int argc, char **argv)
 	prof.alloc_period = cfg.alloc_period;
 	prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&c, &prof, (size_t)cfg.max_cache_mb << 20);
+	if (!err && cfg.user) {
+		err = launch_user__resolve(cfg.user, &user, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (!err)
-		err = preflight(&cfg, &c);
+		err = preflight(&cfg, &c, outs);
 	if (!err && cfg.command) {
-		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		err = launch__start(&launch, cfg.command, &user, why, sizeof(why));
 		if (err)
 			pr_err("%s\n", why);
 	}
@@ -491,15 +540,18 @@ int main(int argc, char **argv)
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
 
 		w = report_for_path(path);
-		write_output(w ? w : fallback, path, "the report", &prof, &ro, &err);
+		write_output(w ? w : fallback, cfg.noutputs ? &outs[i] : NULL, "the report", &prof,
+			     &ro, &err);
 	}
 	if (cfg.mem_timeline)
-		write_output(&report_mem_svg, cfg.mem_timeline, "the memory timeline", &prof, &ro,
-			     &err);
-	if (cfg.mem_folded)
-		write_output(&report_mem_folded, cfg.mem_folded, "the folded memory stacks", &prof,
+		write_output(&report_mem_svg, &outs[OUT_TIMELINE], "the memory timeline", &prof,
 			     &ro, &err);
+	if (cfg.mem_folded)
+		write_output(&report_mem_folded, &outs[OUT_FOLDED], "the folded memory stacks",
+			     &prof, &ro, &err);
 out:
+	for (i = 0; i < NOUTFILES; i++)
+		outfile_close(&outs[i]);
 	usdt__detach(&u);
 	mem__detach(&mem);
 	launch__abort(&launch);

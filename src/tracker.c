@@ -122,7 +122,7 @@ static int validate(struct tracker *tr, struct tracker_pending *p)
 	err = py_target__check(&ts->t);
 	if (!err || err == -EAGAIN)
 		return err;
-	if (!proc_alive(p->pid))
+	if (target_state__gone(ts))
 		return -ESRCH;
 	/* never guess: a layout that does not match gives garbage, so stop sampling */
 	session__remove_target(tr->s, p->pid);
