@@ -100,11 +100,13 @@ check-matrix: pybpfprof
 	$(Q)tests/debian-roots.sh >/dev/null
 	$(Q)tests/integration/run.sh 'split_*' 'hotline_*' pid_namespace error_unsupported_version
 
-# Profiles the bundled example workload for 5 seconds and prints the report.
+# Profiles the bundled example workload for 5 seconds and prints the report
+# (as root: through sudo when make is not run as root).
 PYTHON ?= /usr/bin/python3
+SUDO ?= $(if $(filter 0,$(shell id -u)),,sudo)
 example: pybpfprof
 	@$(PYTHON) examples/busy.py 10 > /dev/null & pid=$$!; sleep 0.5; \
-	./pybpfprof -p $$pid -d 5; status=$$?; kill $$pid 2>/dev/null; exit $$status
+	$(SUDO) ./pybpfprof -p $$pid -d 5; status=$$?; kill $$pid 2>/dev/null; exit $$status
 
 bench: pybpfprof
 	bench/overhead.sh
