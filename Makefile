@@ -93,12 +93,14 @@ check-integration: pybpfprof
 check: pybpfprof $(UNIT_BINS)
 	$(Q)tests/check.sh $(UNIT_BINS)
 
-# The version matrix: prepares the Debian release directories (debootstrap,
-# cached in /var/cache/pybpfprof/roots), then runs the per-interpreter tests
-# on every CPython found: pyenv's shared builds and chrooted Debian builds.
+# The version matrix alone (make check runs it too): prepares the Debian
+# release directories if needed (tests/debian-roots.sh, cached), then runs the
+# harness's discovery check and the per-interpreter tests on every build:
+# pyenv's shared builds and the chrooted Debian builds.
 check-matrix: pybpfprof
 	$(Q)tests/debian-roots.sh >/dev/null
-	$(Q)tests/integration/run.sh 'split_*' 'hotline_*' pid_namespace error_unsupported_version
+	$(Q)tests/integration/run.sh harness_discovery 'split_*' 'hotline_*' pid_namespace \
+		error_unsupported_version
 
 # Profiles the bundled example workload for 5 seconds and prints the report
 # (as root: through sudo when make is not run as root).
