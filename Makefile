@@ -97,10 +97,11 @@ check: pybpfprof $(UNIT_BINS)
 # release directories if needed (tests/debian-roots.sh, cached), then runs the
 # harness's discovery check and the per-interpreter tests on every build:
 # pyenv's shared builds and the chrooted Debian builds.
+check-matrix: SHELL := /bin/bash
 check-matrix: pybpfprof
-	$(Q)tests/debian-roots.sh >/dev/null
-	$(Q)tests/integration/run.sh harness_discovery 'split_*' 'hotline_*' pid_namespace \
-		error_unsupported_version
+	$(Q). tests/as-root.sh && as_root tests/debian-roots.sh >/dev/null && \
+	as_root tests/integration/run.sh harness_discovery 'split_*' 'hotline_*' \
+		pid_namespace error_unsupported_version
 
 # Profiles the bundled example workload for 5 seconds and prints the report
 # (as root: through sudo when make is not run as root).
