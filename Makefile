@@ -89,7 +89,7 @@ check-integration: pybpfprof
 	$(Q)tests/integration/run.sh
 
 # The README's test command: unit tests, then root integration tests on real
-# CPython processes; the last line is the summary "N passed, N failed".
+# CPython processes; the last line is the summary "N passed, N failed, N skipped".
 check: pybpfprof $(UNIT_BINS)
 	$(Q)tests/check.sh $(UNIT_BINS)
 

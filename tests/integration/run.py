@@ -95,7 +95,9 @@ class Interp:
 
     def missing(self):
         """Why this interpreter cannot run here, or None when it can."""
-        if self.root and not (self.root / ".ready").exists():
+        # os.path.exists, not Path.exists: an unreadable directory is a
+        # missing root, not an exception out of the harness.
+        if self.root and not os.path.exists(self.root / ".ready"):
             return (f"no Debian release root {self.root} (tests/install-deps.sh or "
                     f"tests/debian-roots.sh prepares it)")
         if not os.access(self.host_path(), os.X_OK):
@@ -133,6 +135,17 @@ DEBIAN_BUILDS = (("bullseye", "3.9"), ("trixie", "3.13"), ("forky", "3.14"),
 PYENV_MINORS = ("3.8", "3.9", "3.10", "3.12", "3.13")
 
 
+def pyenv_versions(pyenv, minor):
+    """pyenv's installed X.Y.Z directories of a minor version, oldest first.
+    Variants such as -dev builds are not them; an unreadable pyenv (root's,
+    for another user) has none."""
+    try:
+        dirs = sorted(pyenv.glob(f"versions/{minor}.*"))
+    except OSError:
+        return []
+    return [d for d in dirs if re.fullmatch(r"\d+\.\d+\.\d+", d.name)]
+
+
 def _builds(pyenv, roots):
     """Every interpreter the tests know, by test-name suffix. The 3.11 pair
     (Debian's static build, pyenv's shared-libpython build) comes first;
@@ -141,9 +154,7 @@ def _builds(pyenv, roots):
               "pyenv": Interp(pyenv / "versions/3.11.7/bin/python3.11",
                               how=f"pyenv 3.11.7, built with --enable-shared, under {pyenv}")}
     for minor in PYENV_MINORS:
-        # Variants such as -dev builds are not it: the name must be X.Y.Z.
-        found = [d for d in sorted(pyenv.glob(f"versions/{minor}.*"))
-                 if re.fullmatch(r"\d+\.\d+\.\d+", d.name)]
+        found = pyenv_versions(pyenv, minor)
         version = found[0] if found else pyenv / f"versions/{minor}.*"
         builds["pyenv" + minor.replace(".", "")] = Interp(
             version / f"bin/python{minor}",
@@ -197,10 +208,9 @@ def unsupported_interpreters():
     """pyenv interpreters of the versions the profiler must refuse."""
     found = []
     for minor in ("2.7", "3.6", "3.7"):
-        for d in sorted(PYENV.glob(f"versions/{minor}.*")):
+        for d in pyenv_versions(PYENV, minor):
             exe = d / "bin" / f"python{minor}"
-            # Skip variants such as -dev builds: the directory name must be X.Y.Z.
-            if re.fullmatch(r"\d+\.\d+\.\d+", d.name) and os.access(exe, os.X_OK):
+            if os.access(exe, os.X_OK):
                 found.append((minor, exe))
                 break
     return found
