@@ -14,22 +14,24 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit
 fi
 export DEBIAN_FRONTEND=noninteractive
+# A freshly booted machine may be running its daily apt jobs: wait for them.
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
-apt-get update -qq
-apt-get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+apt_get update -qq
+apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	python3 util-linux >/dev/null
 [ "${1:-}" = build ] && exit 0
 
 # Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the
 # formats' real consumers (protoc, Chromium and its WebDriver), tmux for the
 # live view, debootstrap for the Debian release roots.
-apt-get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
+apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
 	tmux debootstrap >/dev/null
 # go tool pprof, the reference reader of pprof files (the toolchain only, no extras).
-apt-get install -y -qq --no-install-recommends golang-go >/dev/null
+apt_get install -y -qq --no-install-recommends golang-go >/dev/null
 # npm fetches speedscope's schema for the format tests; a machine with its own
 # Node.js (which bundles npm) keeps it, a bare Debian one gets Debian's.
-command -v npm >/dev/null || apt-get install -y -qq nodejs npm >/dev/null
+command -v npm >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
 tests/fetch-speedscope.sh
 echo "install-deps: packages ready ($((SECONDS - t0)) s)"
 
