@@ -1,0 +1,306 @@
+# Fault tests (issue 11): the target killed, exec'd into another program,
+# forking or churning threads under the profiler; pybpfprof itself killed
+# with SIGKILL; two pybpfprof on one target; pybpfprof run by a non-root
+# user with only CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.
+# Exec'd into run.py's namespace: uses its helpers (Workloads, check, ...).
+
+class FaultProf:
+    """A profiler run in the background with -v: waited for until attached,
+    then reaped with wait4 so that its peak RSS is known."""
+
+    def __init__(self, args, exe=None, prefix=()):
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen([*prefix, str(exe or PROFILER), *map(str, args), "-v"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=self.err)
+        self.t_start = time.monotonic()
+        self.t_attached = self.t_end = None
+        self.rc = self.maxrss_kb = None
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")
+
+    def wait_attached(self, timeout=READY_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while "attached: sampling" not in self.stderr():
+            check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
+                  f"{self.stderr().strip()[-300:]}")
+            check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
+            time.sleep(0.02)
+        self.t_attached = time.monotonic()
+
+    def wait(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                raise Fail(f"profiler still running after {timeout}s")
+            time.sleep(0.01)
+        self.t_end = time.monotonic()
+        self.rc = os.waitstatus_to_exitcode(status)
+        self.p.returncode = self.rc
+        self.maxrss_kb = ru.ru_maxrss
+        return self.rc
+
+    def kill(self):
+        if self.rc is None and self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+    def bad_lines(self):
+        """stderr lines other than -v's progress notes: warnings, errors."""
+        return [ln for ln in self.stderr().splitlines()
+                if re.search(r"warning|error|cannot|failed|invalid", ln, re.I) and
+                not ln.startswith("pybpfprof: kernel counters")]
+
+
+def fault_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise Fail(f"{path}: {e}")
+
+
+def fault_cpu_family(pid):
+    """CPU seconds of pid and of its children it has reaped (cutime, cstime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+# ------------------------------------------------------- the target killed
+
+@test
+def sec_fault_target_killed():
+    """SIGKILL to the target during -d 20: the report keeps the samples it
+    had (as many as its CPU time), marks it exited, exit status 0, and the
+    run ends within 1.5 s of the kill."""
+    freq = 99
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        out = os.path.join(tmp, "x.json")
+        prof = FaultProf(["-p", p.pid, "-d", 20, "-F", freq, "-o", out])
+        try:
+            prof.wait_attached()
+            cpu0 = cpu_seconds(p.pid)
+            reaper = Reaper(p)
+            time.sleep(2)
+            t_kill = time.monotonic()
+            os.kill(p.pid, signal.SIGKILL)
+            prof.wait(20 + RUN_SLACK)
+        finally:
+            prof.kill()
+        reaper.join(timeout=10)
+        check(reaper.cpu is not None, "workload not reaped")
+        rep = fault_json(out)
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+    check(p.returncode == -signal.SIGKILL, f"target exit {p.returncode}")
+    after = prof.t_end - t_kill
+    check(after < 1.5, f"the run ended {after:.2f} s after the target was killed")
+    check(not prof.bad_lines(), f"stderr: {prof.bad_lines()}")
+    sanity(rep, freq)
+    proc = process(rep, p.pid)
+    check(proc["exited"] is True, f"exited is {proc['exited']!r}")
+    n, cpu = proc["samples"], reaper.cpu - cpu0
+    check_cpu_samples(n, cpu, freq, "the killed target", cpu_err=0.03)
+    spin = functions(proc).get("spin_alpha", {}).get("self", 0)
+    check(spin >= 0.95 * n, f"spin_alpha has {spin} of {n} samples")
+    return (f"ended {after:.2f} s after the kill, exited true, {n} samples for "
+            f"{cpu:.2f} s of CPU")
+
+
+# ------------------------------------------- the target execs another program
+
+def fault_exec(argv, busy):
+    """The target runs before_exec() for 2 s, then execs argv (not Python):
+    the Python image keeps its samples, the new image's ticks are never
+    charged to a Python function, and nothing is printed about it."""
+    freq, secs, d = 99, 2, 6
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "fault_exec.py", secs, *argv)
+        out = os.path.join(tmp, "x.json")
+        prof = FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out])
+        try:
+            prof.wait_attached()
+            reaper = Reaper(p) if busy else None
+            os.kill(p.pid, signal.SIGUSR1)
+            line = read_stdout_until(p, lambda b: b.endswith(b"\n"), "exec'ing",
+                                     timeout=secs + READY_TIMEOUT).decode()
+            m = re.fullmatch(r"cpu ([\d.]+) ([\d.]+)\n", line)
+            check(m, f"the workload said {line!r}")
+            py_cpu, cpu_at_exec = float(m.group(1)), float(m.group(2))
+            prof.wait(d + RUN_SLACK)
+        finally:
+            prof.kill()
+        if reaper:
+            reaper.join(timeout=10)
+            check(reaper.cpu is not None, "the exec'd program did not end")
+        rep = fault_json(out)
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+    check(not prof.bad_lines(), f"stderr: {prof.bad_lines()}")
+    sanity(rep, freq)
+    secs_ = [s for s in rep["processes"] if s["pid"] == p.pid]
+    check(secs_, f"pid {p.pid} not in the report")
+    n = sum(s["samples"] for s in secs_)
+    fn = sum(functions(s).get("before_exec", {}).get("self", 0) for s in secs_)
+    check_cpu_samples(fn, py_cpu, freq, "before_exec()", cpu_err=0.01)
+    # besides before_exec: at most a tick of main() around it
+    check(n - fn <= 3, f"pid {p.pid} has {n} samples, {fn} of them in before_exec(): "
+          f"the new image's ticks were charged to Python frames")
+    check(all(s["exe"] == str(interpreter("debian")) for s in secs_),
+          f"sections' executables {[s['exe'] for s in secs_]}")
+    shown = f"before_exec {fn} samples for {py_cpu:.2f} s of CPU"
+    if busy:
+        # the shell's CPU: ticks without a Python frame, at most
+        other = reaper.cpu - cpu_at_exec
+        limit = other * freq + 2.5 * math.sqrt(other * freq) + 3
+        check(rep["samples"]["no_python"] <= limit,
+              f"{rep['samples']['no_python']} ticks without Python frames for "
+              f"{other:.2f} s of the shell's CPU")
+        check(all(s["exited"] for s in secs_), "not marked exited after the shell ended")
+        end = prof.t_end - prof.t_attached
+        check(end < d, f"the run lasted {end:.1f} s although its target ended")
+        shown += (f"; the shell's {other:.2f} s of CPU left {rep['samples']['no_python']} "
+                  f"ticks without Python frames; run ended with it after {end:.1f} s")
+    else:
+        end = prof.t_end - prof.t_attached
+        check(end <= d + 1, f"-d {d} lasted {end:.1f} s")
+        shown += f"; sleep ignored, -d {d} lasted {end:.1f} s"
+    return shown
+
+
+@test
+def sec_fault_exec_sleep():
+    return fault_exec(["/bin/sleep", "30"], busy=False)
+
+
+@test
+def sec_fault_exec_busy_shell():
+    # about 1 s of shell arithmetic, then it exits
+    return fault_exec(["/bin/sh", "-c", "i=0; while [ $i -lt 800000 ]; do i=$((i+1)); done"],
+                      busy=True)
+
+
+# ---------------------------------------------------------------- fork storm
+
+FAULT_FORKS = 2000
+
+
+def fault_fork_storm(mode):
+    """FAULT_FORKS children forked one after another (each reaped before the
+    next) while profiled: every child exits 0, the samples of the family add
+    up to its CPU time (none lost to a child's pid not being known yet), the
+    run ends on time and pybpfprof's memory stays bounded."""
+    freq, d = 99, 6
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "fault_forks.py", FAULT_FORKS)
+        out = os.path.join(tmp, "x.json")
+        args = ["-a"] if mode == "all" else ["-p", p.pid, "--subprocesses"]
+        prof = FaultProf([*args, "-d", d, "-F", freq, "-o", out])
+        try:
+            prof.wait_attached()
+            cpu0 = fault_cpu_family(p.pid)
+            os.kill(p.pid, signal.SIGUSR1)
+            line = read_stdout_until(p, lambda b: b.endswith(b"\n"), "done",
+                                     timeout=60).decode()
+            prof.wait(d + RUN_SLACK)
+            cpu = fault_cpu_family(p.pid) - cpu0
+        finally:
+            prof.kill()
+        rep = fault_json(out)
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+    m = re.fullmatch(r"done (\d+) of (\d+) in ([\d.]+)\n", line)
+    check(m and m.group(1) == m.group(2) == str(FAULT_FORKS),
+          f"children harmed: the workload said {line!r}")
+    check(not prof.bad_lines(), f"stderr: {prof.bad_lines()[:5]}")
+    end = prof.t_end - prof.t_attached
+    check(end <= d + 1, f"-d {d} lasted {end:.2f} s")
+    mb = prof.maxrss_kb / 1024
+    check(mb <= 64, f"pybpfprof's peak RSS {mb:.1f} MB")
+    sanity(rep, freq)
+    # A forked child keeps its parent's command line; under -a other Pythons
+    # on the host may have forked too, so only the family's pids count.
+    cmdline = process(rep, p.pid)["cmdline"]
+    kids = {s["pid"] for s in rep["processes"] if s["pid"] != p.pid and
+            (mode == "subprocesses" or s["cmdline"] == cmdline)}
+    if mode == "subprocesses":
+        stats = re.search(r"processes: (\d+) forks, (\d+) execs, (\d+) exits seen",
+                          prof.stderr())
+        check(stats and int(stats.group(1)) == FAULT_FORKS and
+              int(stats.group(3)) == FAULT_FORKS,
+              f"expected {FAULT_FORKS} forks and exits seen: {stats and stats.group(0)}")
+    ours = [s for s in rep["processes"] if s["pid"] == p.pid or s["pid"] in kids]
+    check(len(kids) <= FAULT_FORKS, f"{len(kids)} children's sections")
+    n = sum(s["samples"] for s in ours)
+    check_cpu_samples(n, cpu, freq, "the forking family", cpu_err=0.03)
+    if mode == "subprocesses":
+        check(rep["samples"]["dropped"] == 0, f"{rep['samples']['dropped']} samples dropped")
+    return (f"{FAULT_FORKS} children exited 0; family {n} samples for {cpu:.2f} s of CPU, "
+            f"{len(kids)} children with samples; run {end:.2f} s for -d {d}; "
+            f"dropped {rep['samples']['dropped']}; peak RSS {mb:.1f} MB")
+
+
+@test
+def sec_fault_fork_storm_subprocesses():
+    return fault_fork_storm("subprocesses")
+
+
+@test
+def sec_fault_fork_storm_all():
+    return fault_fork_storm("all")
+
+
+# --------------------------------------------------------------- thread churn
+
+@test
+def sec_fault_thread_churn():
+    """1000 threads started and ended in batches of 50 while profiled: the
+    target's result is the same as unprofiled, the samples match its CPU
+    time and land in thread_work(), the thread list is sane."""
+    freq, nthreads, batch = 99, 1000, 50
+    py = interpreter("debian")
+    results = []
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        plain = wl.start(py, "fault_threads.py", nthreads, batch)
+        os.kill(plain.pid, signal.SIGUSR1)
+        results.append(read_stdout_until(plain, lambda b: b.endswith(b"\n"), "done",
+                                         timeout=60).decode())
+        p = wl.start(py, "fault_threads.py", nthreads, batch)
+        out = os.path.join(tmp, "x.json")
+        prof = FaultProf(["-p", p.pid, "-d", 30, "-F", freq, "-o", out])
+        try:
+            prof.wait_attached()
+            cpu0 = cpu_seconds(p.pid)
+            os.kill(p.pid, signal.SIGUSR1)
+            results.append(read_stdout_until(p, lambda b: b.endswith(b"\n"), "done",
+                                             timeout=60).decode())
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+            cpu = cpu_seconds(p.pid) - cpu0
+        finally:
+            prof.kill()
+        rep = fault_json(out)
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+    check(results[0] == results[1] and results[0].startswith(f"done {nthreads} "),
+          f"unprofiled {results[0]!r}, profiled {results[1]!r}")
+    check(not prof.bad_lines(), f"stderr: {prof.bad_lines()[:5]}")
+    sanity(rep, freq)
+    proc = process(rep, p.pid)
+    n = proc["samples"]
+    check_cpu_samples(n + rep["samples"]["no_python"], cpu, freq, "the thread churn",
+                      cpu_err=0.02)
+    work = functions(proc).get("thread_work", {}).get("self", 0)
+    check(work >= 0.9 * n, f"thread_work has {work} of {n} samples")
+    check(proc["unresolved"] <= 2, f"{proc['unresolved']} unresolved samples")
+    check(rep["samples"]["no_python"] <= 0.05 * n + 3,
+          f"{rep['samples']['no_python']} ticks without Python frames of {n}")
+    tids = [t["tid"] for t in proc["threads"]]
+    check(len(tids) == len(set(tids)), "a thread listed twice")
+    check(len(tids) <= nthreads + 1, f"{len(tids)} threads listed for {nthreads} + 1")
+    check(all(t["samples"] > 0 for t in proc["threads"]), "a thread listed with no sample")
+    return (f"result unchanged ({results[1].strip()}); {n} samples for {cpu:.2f} s of CPU, "
+            f"thread_work {work}; {len(tids)} threads listed")
