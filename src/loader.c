@@ -288,6 +288,16 @@ int check_privileges(char *why, size_t whylen)
 	return 0;
 }
 
+const char *uprobe_privilege_hint(int err)
+{
+	uint64_t caps = 0;
+
+	if ((err != -EACCES && err != -EPERM) || effective_caps(&caps) || HAS(caps, CAP_SYS_ADMIN))
+		return "";
+	return " (attaching a uprobe needs CAP_SYS_ADMIN, which this process lacks; run it as "
+	       "root)";
+}
+
 int check_kernel(const char *btf_path, char *why, size_t whylen)
 {
 	if (access(btf_path, R_OK)) {

@@ -144,8 +144,8 @@ static int attach_one(struct usdt *u, struct bpf_program *prog, const struct py_
 	l = bpf_program__attach_usdt(prog, t->pid, t->python_elf_host, PROVIDER, name, NULL);
 	if (!l) {
 		err = -errno;
-		snprintf(why, whylen, "cannot attach to the %s probe of pid %d (%s): %s", name,
-			 t->pid, t->python_elf, strerror(-err));
+		snprintf(why, whylen, "cannot attach to the %s probe of pid %d (%s): %s%s", name,
+			 t->pid, t->python_elf, strerror(-err), uprobe_privilege_hint(err));
 		return err;
 	}
 	u->links[u->nlinks++] = l;

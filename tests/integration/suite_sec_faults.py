@@ -304,3 +304,271 @@ def sec_fault_thread_churn():
     check(all(t["samples"] > 0 for t in proc["threads"]), "a thread listed with no sample")
     return (f"result unchanged ({results[1].strip()}); {n} samples for {cpu:.2f} s of CPU, "
             f"thread_work {work}; {len(tids)} threads listed")
+
+
+# ------------------------------------------------------- pybpfprof SIGKILLed
+
+def fault_bpf_ids(pid):
+    """The BPF programs, links and maps pid holds open, from its fdinfo."""
+    ids = {"prog": set(), "link": set(), "map": set()}
+    fdinfo = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            text = Path(fdinfo, fd).read_text()
+        except OSError:
+            continue
+        for kind in ids:
+            m = re.search(rf"^{kind}_id:\s+(\d+)$", text, re.M)
+            if m:
+                ids[kind].add(int(m.group(1)))
+    return ids
+
+
+def fault_bpf_live(kind):
+    """Ids of the BPF objects of this kind loaded in the kernel now."""
+    out = subprocess.run(["bpftool", kind, "show", "-j"], capture_output=True, text=True,
+                         timeout=30)
+    check(out.returncode == 0, f"bpftool {kind} show: {out.stderr.strip()}")
+    return {o["id"] for o in json.loads(out.stdout or "[]")}
+
+
+def fault_semaphores(py):
+    """probe name -> semaphore address of every python-provider probe that
+    has one, from the interpreter's .note.stapsdt (readelf -n). Debian's
+    interpreters are non-PIE (checked), so they are runtime addresses."""
+    exe = str(usdt_host_binary(py))
+    head = subprocess.run(["readelf", "-h", exe], capture_output=True, text=True,
+                          timeout=30).stdout
+    check(re.search(r"Type:\s+EXEC", head), f"{exe} is not a non-PIE executable")
+    notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True,
+                           timeout=30).stdout
+    sems = {name: int(addr, 16) for name, addr in re.findall(
+        r"Provider: python\s+Name: (\S+)\s+Location: \S+, Base: \S+, Semaphore: (0x[0-9a-f]+)",
+        notes) if int(addr, 16)}
+    check("function__entry" in sems, f"no function__entry semaphore in {exe}")
+    return sems
+
+
+def fault_rounds_ok(lines, upto):
+    """The workload's rounds printed by time `upto`; each total checked."""
+    rounds = []
+    for t, text in lines.lines:
+        m = re.fullmatch(r"round (\d+) (\d+)", text)
+        if not m or t > upto:
+            continue
+        r, total = int(m.group(1)), int(m.group(2))
+        want = sum((i * i + r) % 7 for i in range(20000))
+        check(total == want, f"round {r}: total {total}, expected {want}")
+        rounds.append(r)
+    # round 0 may have been read with the ready line
+    check(rounds == list(range(rounds[0], rounds[0] + len(rounds))) if rounds else True,
+          f"rounds out of order: {rounds[:20]}")
+    return len(rounds)
+
+
+def fault_kill9(build, flags):
+    """pybpfprof (with --calls, or sampling) killed with SIGKILL: the target
+    goes on with correct results, none of the BPF programs, links or maps
+    pybpfprof held is left in the kernel, and every USDT semaphore of the
+    interpreter reads 0 again."""
+    calls = "--calls" in flags
+    py = usdt_interp(build) if calls else interpreter(build)
+    sems = fault_semaphores(py) if calls else {}
+    with Workloads() as wl:
+        p = wl.start(py, "fault_work.py")
+        lines = LineReader(p)
+        before = {k: usdt_semaphore(p.pid, a) for k, a in sems.items()}
+        check(not any(before.values()), f"semaphores raised before profiling: {before}")
+        prof = FaultProf(["-p", p.pid, *flags, "-f", "json"])
+        try:
+            prof.wait_attached()
+            if calls:
+                usdt_wait_semaphore(p.pid, sems["function__entry"], True)
+            held = fault_bpf_ids(prof.p.pid)
+            during = {k: usdt_semaphore(p.pid, a) for k, a in sems.items()}
+            time.sleep(1)
+            check(prof.p.poll() is None, f"profiler exited ({prof.p.returncode}): "
+                  f"{prof.stderr().strip()[-300:]}")
+            os.kill(prof.p.pid, signal.SIGKILL)
+            t_kill = time.monotonic()
+            prof.wait(60)
+            gone_s = prof.t_end - t_kill
+        finally:
+            prof.kill()
+        check(held["prog"] and held["map"], f"pybpfprof held no BPF objects: {held}")
+        check(not calls or held["link"], "--calls held no BPF links")
+        # The kernel frees them when the last descriptor closes: at once.
+        deadline = time.monotonic() + 5
+        while True:
+            left = {k: held[k] & fault_bpf_live(k) for k in held}
+            if not any(left.values()) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        check(not any(left.values()), f"left in the kernel after SIGKILL: {left}")
+        for name, addr in sems.items():
+            usdt_wait_semaphore(p.pid, addr, False, timeout=5)
+        after = {k: usdt_semaphore(p.pid, a) for k, a in sems.items()}
+        # two more whole rounds after the kill, then every total is checked
+        n_kill = fault_rounds_ok(lines, t_kill)
+        deadline = time.monotonic() + 30
+        while fault_rounds_ok(lines, time.monotonic()) < n_kill + 2:
+            check(p.poll() is None, f"the target died ({p.returncode})")
+            check(time.monotonic() < deadline, "the target stopped working after the kill")
+            time.sleep(0.05)
+        n = fault_rounds_ok(lines, time.monotonic())
+        check(p.poll() is None, f"the target died ({p.returncode})")
+    raised = {k: v for k, v in during.items() if v}
+    return (f"{build}: pid gone {gone_s:.2f} s after SIGKILL; {len(held['prog'])} programs, {len(held['link'])} links, "
+            f"{len(held['map'])} maps gone after SIGKILL; semaphores raised {raised} -> "
+            f"{sum(after.values())} after; {n} rounds correct ({n_kill} before the kill)")
+
+
+@test
+def sec_fault_kill9_calls_bullseye39():
+    return fault_kill9("bullseye39", ["--calls"])
+
+
+@test
+def sec_fault_kill9_calls_sid315():
+    return fault_kill9("sid315", ["--calls"])
+
+
+@test
+def sec_fault_kill9_calls_debian311_line():
+    return fault_kill9("debian", ["--calls", "--calls-py311-line"])
+
+
+@test
+def sec_fault_kill9_sampling():
+    return fault_kill9("debian", [])
+
+
+# ------------------------------------------------- two pybpfprof on one target
+
+@test
+def sec_fault_two_profilers():
+    """Two pybpfprof on one target at once, at different rates and lengths
+    (-d 4 at 99 Hz, and -d 2 at 199 Hz started 0.5 s later): each report
+    has as many samples as the target's CPU time in its own window, all in
+    spin_alpha; neither disturbs the other."""
+    runs = ((99, 4, 0), (199, 2, 0.5))
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        profs = []
+        with CpuMeter(p.pid) as cpu:
+            try:
+                for i, (freq, d, delay) in enumerate(runs):
+                    time.sleep(delay)
+                    out = os.path.join(tmp, f"{i}.json")
+                    profs.append((FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out]),
+                                  out, freq, d))
+                for prof, _, _, d in profs:
+                    prof.wait(d + RUN_SLACK)
+            finally:
+                for prof, *_ in profs:
+                    prof.kill()
+        shown = []
+        for prof, out, freq, d in profs:
+            check(prof.rc == 0, f"-F {freq}: exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+            check(not prof.bad_lines(), f"-F {freq}: stderr {prof.bad_lines()}")
+            rep = fault_json(out)
+            sanity(rep, freq)
+            proc = process(rep, p.pid)
+            n = proc["samples"]
+            check(abs(rep["duration_s"] - d) < 0.3, f"-F {freq}: duration_s {rep['duration_s']}")
+            # this run's window: the d seconds before its own exit
+            end = prof.t_end
+            c = cpu.cpu_between(end - rep["duration_s"], end)
+            check_cpu_samples(n, c, freq, f"-F {freq} -d {d}", cpu_err=0.04)
+            spin = functions(proc).get("spin_alpha", {}).get("self", 0)
+            check(spin >= 0.95 * n, f"-F {freq}: spin_alpha {spin} of {n}")
+            check(proc["unresolved"] == 0 and rep["samples"]["dropped"] == 0,
+                  f"-F {freq}: unresolved {proc['unresolved']}, dropped "
+                  f"{rep['samples']['dropped']}")
+            shown.append(f"-F {freq} -d {d}: {n} samples for {c:.2f} s of CPU")
+    return "; ".join(shown)
+
+
+# ------------------------------------------ only CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE
+
+FAULT_CAPS = ("bpf", "perfmon", "sys_ptrace")
+
+
+def fault_as_nobody(caps):
+    """setpriv to nobody keeping only these capabilities (ambient, so that
+    they survive the exec of pybpfprof)."""
+    want = ",".join(f"+{c}" for c in caps)
+    drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    if caps:
+        return drop + [f"--inh-caps=-all,{want}", f"--ambient-caps=-all,{want}"]
+    return drop + ["--inh-caps=-all", "--ambient-caps=-all"]
+
+
+@test
+def sec_fault_caps_only():
+    """pybpfprof as nobody with only CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE
+    profiles root's Python and one of its own user's; without any one of
+    them it fails before profiling, naming exactly the missing ones.
+    Relies on: kernel.unprivileged_bpf_disabled (1 or 2 here: no bpf()
+    without CAP_BPF) and kernel.perf_event_paranoid (>= 1 here: no CPU-wide
+    perf events without CAP_PERFMON), which make the capabilities needed;
+    with laxer settings the runs still work, only the refusals are ours."""
+    if not shutil.which("setpriv"):
+        raise Fail("setpriv (util-linux) not found")
+    helptext = subprocess.run(["setpriv", "--help"], capture_output=True, text=True).stdout
+    check("--ambient-caps" in helptext, "this setpriv has no --ambient-caps")
+    sysctl = {k: Path(f"/proc/sys/kernel/{k}").read_text().strip()
+              for k in ("unprivileged_bpf_disabled", "perf_event_paranoid")}
+    freq = 99
+    shown = []
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o777)
+        exe = os.path.join(tmp, "pybpfprof")
+        shutil.copy(PROFILER, exe)
+        os.chmod(exe, 0o755)
+        script = os.path.join(tmp, "spin.py")
+        shutil.copy(TARGETS / "spin.py", script)
+        os.chmod(script, 0o644)
+        py = interpreter("debian")
+        root_t = wl.start(py, script, "alpha")
+        own_t = wl.start(py, script, "beta", prefix=fault_as_nobody(()))
+        for p, func, who in ((root_t, "spin_alpha", "root's"), (own_t, "spin_beta", "its own")):
+            out = os.path.join(tmp, f"{p.pid}.json")
+            with CpuMeter(p.pid) as cpu:
+                r = run_profiler(["-p", p.pid, "-d", 2, "-F", freq, "-o", out],
+                                 timeout=2 + RUN_SLACK, prefix=fault_as_nobody(FAULT_CAPS),
+                                 exe=exe)
+            check(r.returncode == 0, f"{who} target: exit {r.returncode}: {r.stderr.strip()}")
+            check(os.stat(out).st_uid == 65534, f"{out} not written by nobody")
+            rep = fault_json(out)
+            sanity(rep, freq)
+            proc = process(rep, p.pid)
+            cpu.check_samples(proc["samples"], freq, rep["duration_s"], f"{who} target")
+            fn = functions(proc).get(func, {})
+            check(fn.get("self", 0) >= 0.95 * proc["samples"],
+                  f"{who} target: {func} {fn} of {proc['samples']}")
+            check(fn.get("file") == script, f"{who} target: file {fn.get('file')!r}")
+            shown.append(f"{who} target {proc['samples']} samples")
+        for missing in [(c,) for c in FAULT_CAPS] + [FAULT_CAPS]:
+            keep = [c for c in FAULT_CAPS if c not in missing]
+            out = os.path.join(tmp, "refused.json")
+            msg, _ = expect_error(["-p", root_t.pid, "-d", 1, "-o", out], [], out=out,
+                                  prefix=fault_as_nobody(keep), exe=exe)
+            m = re.search(r"needs (CAP_[A-Z_]+(?:, CAP_[A-Z_]+)*)", msg)
+            named = m.group(1).split(", ") if m else []
+            want = [f"CAP_{c.upper()}" for c in missing]
+            check(named == want, f"without {', '.join(want)}: message {msg!r}")
+        shown.append(f"each missing one named, e.g. {msg!r}")
+        # Uprobes (--calls, --gc, --imports, --mem=alloc) are refused without
+        # CAP_SYS_ADMIN, CAP_PERFMON or not (Linux 6.18): the error says so.
+        out = os.path.join(tmp, "calls.json")
+        msg, _ = expect_error(["-p", root_t.pid, "-d", 1, "--gc", "-o", out],
+                              ["CAP_SYS_ADMIN"], out=out,
+                              prefix=fault_as_nobody(FAULT_CAPS), exe=exe)
+        r = run_profiler(["-p", root_t.pid, "-d", 1, "--gc", "-o", out], timeout=1 + RUN_SLACK,
+                         prefix=fault_as_nobody(FAULT_CAPS + ("sys_admin",)), exe=exe)
+        check(r.returncode == 0, f"--gc with CAP_SYS_ADMIN too: exit {r.returncode}: "
+              f"{r.stderr.strip()}")
+        shown.append(f"--gc: {msg!r}, and works with CAP_SYS_ADMIN added")
+    shown.append(f"sysctls {sysctl}")
+    return "; ".join(shown)
