@@ -570,5 +570,23 @@ def sec_fault_caps_only():
         check(r.returncode == 0, f"--gc with CAP_SYS_ADMIN too: exit {r.returncode}: "
               f"{r.stderr.strip()}")
         shown.append(f"--gc: {msg!r}, and works with CAP_SYS_ADMIN added")
+        # A shared libpython is read through /proc/PID/map_files: root's
+        # process needs CAP_CHECKPOINT_RESTORE and CAP_DAC_READ_SEARCH more.
+        # The message says so (it used to call 3.11 "not supported").
+        shared = BUILDS["pyenv"]
+        if shared.available():
+            p = wl.start(shared, script, "alpha")
+            out = os.path.join(tmp, "shared.json")
+            msg, _ = expect_error(["-p", p.pid, "-d", 1, "-o", out],
+                                  ["libpython", "CAP_CHECKPOINT_RESTORE", "CAP_DAC_READ_SEARCH"],
+                                  out=out, prefix=fault_as_nobody(FAULT_CAPS), exe=exe)
+            more = FAULT_CAPS + ("checkpoint_restore", "dac_read_search")
+            r = run_profiler(["-p", p.pid, "-d", 1, "-o", out], timeout=1 + RUN_SLACK,
+                             prefix=fault_as_nobody(more), exe=exe)
+            check(r.returncode == 0, f"shared libpython with the two more: exit "
+                  f"{r.returncode}: {r.stderr.strip()}")
+            check(process(fault_json(out), p.pid)["samples"] > 0, "no sample of the "
+                  "shared-libpython target")
+            shown.append(f"shared libpython: {msg!r}, works with those added")
     shown.append(f"sysctls {sysctl}")
     return "; ".join(shown)
