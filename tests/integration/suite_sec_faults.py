@@ -57,6 +57,16 @@ class FaultProf:
                 not ln.startswith("pybpfprof: kernel counters")]
 
 
+class FaultReaper(Reaper):
+    """run.py's Reaper that also notes when the workload exited."""
+
+    t_exit = None
+
+    def run(self):
+        super().run()
+        self.t_exit = time.monotonic()
+
+
 def fault_json(path):
     try:
         with open(path) as f:
@@ -126,7 +136,7 @@ def fault_exec(argv, busy):
         prof = FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
-            reaper = Reaper(p) if busy else None
+            reaper = FaultReaper(p) if busy else None
             os.kill(p.pid, signal.SIGUSR1)
             line = read_stdout_until(p, lambda b: b.endswith(b"\n"), "exec'ing",
                                      timeout=secs + READY_TIMEOUT).decode()
@@ -162,10 +172,10 @@ def fault_exec(argv, busy):
               f"{rep['samples']['no_python']} ticks without Python frames for "
               f"{other:.2f} s of the shell's CPU")
         check(all(s["exited"] for s in secs_), "not marked exited after the shell ended")
-        end = prof.t_end - prof.t_attached
-        check(end < d, f"the run lasted {end:.1f} s although its target ended")
+        late = prof.t_end - reaper.t_exit
+        check(late < 1.0, f"the run ended {late:.2f} s after the exec'd shell exited")
         shown += (f"; the shell's {other:.2f} s of CPU left {rep['samples']['no_python']} "
-                  f"ticks without Python frames; run ended with it after {end:.1f} s")
+                  f"ticks without Python frames; run ended {late:.2f} s after it")
     else:
         end = prof.t_end - prof.t_attached
         check(end <= d + 1, f"-d {d} lasted {end:.1f} s")
@@ -590,3 +600,51 @@ def sec_fault_caps_only():
             shown.append(f"shared libpython: {msg!r}, works with those added")
     shown.append(f"sysctls {sysctl}")
     return "; ".join(shown)
+
+
+@test
+def sec_fault_two_profilers_calls():
+    """Two pybpfprof --calls on one USDT target at once: each counts every
+    call exactly (tick() n times, tock() 2n). The kernel raises the
+    semaphore once per probe and process, whoever asks: it stays up while
+    the second still runs after the first exited, and is 0 after both."""
+    build, flags, n = ("bullseye39", [], 5000) if "bullseye39" in BUILDS else \
+        ("debian", ["--calls-py311-line"], 300)
+    py = usdt_interp(build)
+    sem = usdt_semaphore_addr(py, "function__entry")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(py, "usdt_ticktock.py", n)
+        lines = LineReader(p)
+        profs = []
+        try:
+            for i in range(2):
+                out = os.path.join(tmp, f"{i}.json")
+                profs.append((FaultProf(["-p", p.pid, "--calls", *flags, "-o", out]), out))
+            for prof, _ in profs:
+                prof.wait_attached()
+            usdt_wait_semaphore(p.pid, sem, True)
+            time.sleep(0.3)  # the entry links follow their semaphore by a few syscalls
+            os.kill(p.pid, signal.SIGUSR1)
+            lines.wait_for("done", timeout=60)
+            time.sleep(0.3)
+            first, second = profs[0][0], profs[1][0]
+            first.p.send_signal(signal.SIGINT)
+            first.wait(RUN_SLACK)
+            time.sleep(0.3)
+            between = usdt_semaphore(p.pid, sem)
+            check(second.p.poll() is None, "the second pybpfprof exited with the first")
+            second.p.send_signal(signal.SIGINT)
+            second.wait(RUN_SLACK)
+        finally:
+            for prof, _ in profs:
+                prof.kill()
+        check(between > 0, "the semaphore fell to 0 while the second pybpfprof was attached")
+        usdt_wait_semaphore(p.pid, sem, False, timeout=5)
+        got = []
+        for prof, out in profs:
+            check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+            fns = functions(process(fault_json(out), p.pid))
+            got.append((fns.get("tick", {}).get("calls"), fns.get("tock", {}).get("calls")))
+    check(got == [(n, 2 * n)] * 2, f"tick/tock calls {got}, expected {(n, 2 * n)} in each")
+    return (f"{build}: tick/tock calls {got}; semaphore {between} after the first exited, "
+            f"0 after both")
