@@ -127,7 +127,7 @@ def fault_exec(argv):
     """The target runs before_exec() for 2 s, then execs argv (not Python):
     the Python image keeps its samples and is marked exited at the exec,
     which ends the run (its only target is gone) within a second; the new
-    image is never sampled (not even as ticks without Python frames) and
+    image is not sampled (but for a tick inside the execve itself) and
     nothing is printed about it."""
     freq, secs, d = 99, 2, 10
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
@@ -161,14 +161,16 @@ def fault_exec(argv):
     check(n - fn <= 3, f"pid {p.pid} has {n} samples, {fn} of them in before_exec()")
     check(proc["exe"] == str(interpreter("debian")), f"exe {proc['exe']}")
     check(proc["exited"] is True, "the Python image is not marked exited after the exec")
-    check(rep["samples"]["no_python"] == 0,
+    # A tick inside execve, between the switch to the new memory and the
+    # exec notice, finds no Python thread: at most that one (or two).
+    check(rep["samples"]["no_python"] <= 2,
           f"{rep['samples']['no_python']} ticks without Python frames: the new image "
           f"was sampled with the old one's layout")
     late = prof.t_end - t_exec
     check(late < 1.0, f"the run ended {late:.2f} s after the exec (-d {d})")
     check(still_running, f"the exec'd {argv[0]} ended before the run did")
     return (f"before_exec {fn} samples for {py_cpu:.2f} s of CPU; exited at the exec, "
-            f"run ended {late:.2f} s after it; {argv[0]} never sampled")
+            f"run ended {late:.2f} s after it; {argv[0]}: {rep['samples']['no_python']} ticks")
 
 
 @test
