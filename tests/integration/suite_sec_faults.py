@@ -428,9 +428,9 @@ def fault_kill9(build, flags):
                   f"{prof.stderr().strip()[-300:]}")
             os.kill(prof.p.pid, signal.SIGKILL)
             t_kill = time.monotonic()
-            # The kernel unregisters each uprobe as the descriptors close, with
-            # an RCU grace period each: 0.3 s here idle, up to 52 s seen on a
-            # host loaded by 15 busy processes (--calls-py311-line).
+            # The kernel unregisters the uprobes as the descriptors close before
+            # the pid is gone: 0.3 s here when idle, up to 52 s seen with
+            # --calls-py311-line on a host at load 12 (the target unharmed).
             prof.wait(120)
             gone_s = prof.t_end - t_kill
         finally:
