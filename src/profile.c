@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile.h"
+#include "source.h"
 
 int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -62,6 +63,7 @@ void profile_proc__free(struct profile_proc *pp)
 	profile_mem__free(&pp->mem);
 	if (pp->root_fd >= 0)
 		close(pp->root_fd);
+	proc_sources__free(pp->sources);
 	free(pp->exe);
 	free(pp->cmdline);
 	free(pp->comm);
@@ -154,7 +156,8 @@ struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *e
 	pp->cmdline = dup_or_empty(cmdline);
 	pp->comm = dup_or_empty(comm);
 	pp->python = dup_or_empty(python);
-	if (!pp->exe || !pp->cmdline || !pp->comm || !pp->python)
+	pp->sources = proc_sources__new();
+	if (!pp->exe || !pp->cmdline || !pp->comm || !pp->python || !pp->sources)
 		return NULL;
 	p->nprocs++;
 	return pp;
@@ -198,7 +201,7 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 			break;
 		s = &pp->stacks[*slot];
 		if (s->tid == tid && s->nframes == n &&
-		    !memcmp(s->frames, frames, n * sizeof(*frames))) {
+		    (!n || !memcmp(s->frames, frames, n * sizeof(*frames)))) {
 			s->count += count;
 			return 0;
 		}
@@ -210,7 +213,9 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
 	if (!s->frames)
 		return -ENOMEM;
-	memcpy(s->frames, frames, n * sizeof(*frames));
+	/* frames may be NULL for a stack of none: memcpy must not see it */
+	if (n)
+		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->tid = tid;
 	s->nframes = n;
 	s->count = count;
@@ -335,7 +340,7 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 	/* Collections are rare next to samples (thousands, not millions): a linear search will do. */
 	for (i = 0; i < gc->nstacks && !st; i++)
 		if (gc->stacks[i].nframes == n &&
-		    !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames)))
+		    (!n || !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames))))
 			st = &gc->stacks[i];
 	if (!st) {
 		if (profile_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
@@ -345,7 +350,9 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 		st->frames = malloc((n ? n : 1) * sizeof(*frames));
 		if (!st->frames)
 			return -ENOMEM;
-		memcpy(st->frames, frames, n * sizeof(*frames));
+		/* a collection outside Python code has no frames (and frames may be NULL) */
+		if (n)
+			memcpy(st->frames, frames, n * sizeof(*frames));
 		st->nframes = n;
 		gc->nstacks++;
 	}

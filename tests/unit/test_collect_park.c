@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "collect.h"
+#include "config.h"
 
 #define CHILD 999999	/* no such process: its names are not read */
 
@@ -52,7 +53,7 @@ static void sample(struct collector *c, int pid)
 static void setup(struct profile *p, struct collector *c, struct fake_tracker *ft)
 {
 	profile__init(p, "cpu", 99);
-	assert_int_equal(collector__init(c, p), 0);
+	assert_int_equal(collector__init(c, p, (size_t)PYPROF_DEFAULT_MAX_CACHE_MB << 20), 0);
 	memset(ft, 0, sizeof(*ft));
 	ft->c = c;
 	c->on_unknown = on_unknown;
@@ -133,7 +134,7 @@ static void test_no_tracker_no_parking(void **state)
 
 	(void)state;
 	profile__init(&p, "cpu", 99);
-	assert_int_equal(collector__init(&c, &p), 0);
+	assert_int_equal(collector__init(&c, &p, (size_t)PYPROF_DEFAULT_MAX_CACHE_MB << 20), 0);
 	sample(&c, CHILD);
 	assert_int_equal(c.unknown_pid, 1);
 	assert_int_equal(c.nparked, 0);
