@@ -488,7 +488,8 @@ def sec_fault_kill9_sampling():
 @test
 def sec_fault_two_profilers():
     """Two pybpfprof on one target at once, at different rates and lengths
-    (-d 4 at 99 Hz, and -d 2 at 199 Hz started 0.5 s later): each report
+    (-d 4 at 99 Hz, and -d 2 at 199 Hz started 0.5 s after the first is
+    attached): each report
     has as many samples as the target's CPU time in its own window, all in
     spin_alpha; neither disturbs the other."""
     runs = ((99, 4, 0), (199, 2, 0.5))
@@ -502,6 +503,7 @@ def sec_fault_two_profilers():
                     out = os.path.join(tmp, f"{i}.json")
                     profs.append((FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out]),
                                   out, freq, d))
+                    profs[-1][0].wait_attached()
                 for prof, _, _, d in profs:
                     prof.wait(d + RUN_SLACK)
             finally:
@@ -516,10 +518,11 @@ def sec_fault_two_profilers():
             proc = process(rep, p.pid)
             n = proc["samples"]
             check(abs(rep["duration_s"] - d) < 0.3, f"-F {freq}: duration_s {rep['duration_s']}")
-            # this run's window: the d seconds before its own exit
-            end = prof.t_end
-            c = cpu.cpu_between(end - rep["duration_s"], end)
-            check_cpu_samples(n, c, freq, f"-F {freq} -d {d}", cpu_err=0.04)
+            # this run's window: from its attach (seen within 20 ms), as long as
+            # it says it sampled (its exit can come much later on a loaded host:
+            # the report is written after sampling)
+            c = cpu.cpu_between(prof.t_attached, prof.t_attached + rep["duration_s"])
+            check_cpu_samples(n, c, freq, f"-F {freq} -d {d}", cpu_err=0.05)
             spin = functions(proc).get("spin_alpha", {}).get("self", 0)
             check(spin >= 0.95 * n, f"-F {freq}: spin_alpha {spin} of {n}")
             check(proc["unresolved"] == 0 and rep["samples"]["dropped"] == 0,
