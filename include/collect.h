@@ -8,6 +8,7 @@
 #ifndef PYBPFPROF_COLLECT_H
 #define PYBPFPROF_COLLECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "bpf_abi.h"
 #include "code_cache.h"
@@ -22,6 +23,12 @@ struct target_state {
 	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
 	bool forgotten;			/* exited, and its pid no longer sampled */
+	/*
+	 * A forked child: 1 + its parent's index in targets, else 0. Its code
+	 * objects from before the fork are the parent's, at the same addresses:
+	 * read there when the child has exited too soon to be read itself.
+	 */
+	size_t forked_from;
 };
 
 struct collector {
@@ -38,6 +45,26 @@ struct collector {
 	/* asked for a pid with no section before it counts as unknown (forked children) */
 	struct target_state *(*on_unknown)(void *ctx, int pid);
 	void *on_unknown_ctx;
+	/*
+	 * With on_unknown: samples of a pid not known yet, kept until the
+	 * fork notice that names it (the notices come on another ring, read
+	 * after the samples) or until collector__expire_parked forgets them.
+	 * They count in unknown_pid until claimed. Bounded by COLLECT_PARK_MAX.
+	 */
+	struct collect_parked *parked;
+	size_t nparked, cap_parked;
+	uint32_t park_gen;
+	bool replaying;			/* a replayed sample is not parked again */
+};
+
+/* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */
+#define COLLECT_PARK_MAX 1024
+
+struct collect_parked {
+	int pid;
+	uint32_t gen;
+	size_t size;
+	void *data;
 };
 
 /* Names one allocation record: its process, thread and kernel time. */
@@ -59,6 +86,12 @@ struct target_state *collector__find(struct collector *c, int pid);
  * counted, and so are records that come when the run is over (deadline.h).
  */
 void collector__sample(struct collector *c, const void *data, size_t size);
+
+/* pid is known now: its parked samples are counted in its section. */
+void collector__replay(struct collector *c, int pid);
+
+/* Once per poll round: forgets samples parked two rounds ago (their pid never showed up). */
+void collector__expire_parked(struct collector *c);
 
 /* Whether the section's process has exited (by its pidfd). */
 bool target_state__gone(const struct target_state *ts);

@@ -59,6 +59,13 @@ void session__close(struct session *s);
  * programs). 0, or -errno with a sentence naming what is missing.
  */
 int check_privileges(char *why, size_t whylen);
+/*
+ * The uprobes of --calls, --gc, --imports and --mem=alloc need more: their
+ * perf events are refused (EACCES) without CAP_SYS_ADMIN, even with
+ * CAP_PERFMON (measured on Linux 6.18). For err from such an attach: a
+ * clause naming CAP_SYS_ADMIN when that is the cause, else "".
+ */
+const char *uprobe_privilege_hint(int err);
 int check_kernel(const char *btf_path, char *why, size_t whylen);
 
 #endif

@@ -34,6 +34,12 @@ struct tracker_pending {
 struct tracker_forked {
 	pid_t pid;
 	size_t parent;		/* index of the parent's target in the collector */
+	/*
+	 * Its exit (or exec) was seen in this poll round, or -1. It is
+	 * forgotten two rounds later: the samples it took before exiting may
+	 * still be in the sample ring until the next full read of it.
+	 */
+	long long gone_round;
 };
 
 struct tracker {
@@ -48,6 +54,7 @@ struct tracker {
 	uint64_t forks, execs, exits;	/* notices received */
 	uint64_t registered;		/* new images profiled */
 	uint64_t gave_up;		/* CPython images never initialised in time */
+	long long round;		/* poll rounds so far (tracker__tick calls) */
 };
 
 void tracker__init(struct tracker *tr, struct collector *c, struct session *s, bool all);
@@ -78,7 +85,11 @@ void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns);
  */
 size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, unsigned flags);
 
-/* Retries pending registrations that are due; now_ns is CLOCK_MONOTONIC. */
+/*
+ * After each poll round: retries pending registrations that are due (now_ns
+ * is CLOCK_MONOTONIC) and forgets exited children and parked samples that
+ * their two rounds of grace have not claimed.
+ */
 void tracker__tick(struct tracker *tr, long long now_ns);
 
 /* The poll timeout to use: short while a registration is pending. */

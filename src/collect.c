@@ -39,6 +39,9 @@ void collector__free(struct collector *c)
 	cache_budget__free(&c->budget);
 	free(c->targets);
 	free(c->scratch);
+	while (c->nparked)
+		free(c->parked[--c->nparked].data);
+	free(c->parked);
 	hashmap__free(&c->alloc_records);
 	memset(c, 0, sizeof(*c));
 }
@@ -138,6 +141,16 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	 */
 	if (ci && ts->codes->reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
 		ci = NULL;
+	if (!ci && ts->forked_from) {
+		/* the same object in the parent: the fingerprint says whether it still is */
+		struct target_state *parent = &c->targets[ts->forked_from - 1];
+
+		reads = parent->codes->reads;
+		ci = code_cache__get(parent->codes, &parent->t, rf->code, rf->fingerprint);
+		if (ci && parent->codes->reads != reads && parent->pidfd >= 0 &&
+		    proc_pidfd_exited(parent->pidfd))
+			ci = NULL;
+	}
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
@@ -223,6 +236,62 @@ static void add_mem_sample(struct collector *c, struct target_state *ts, const s
 	pp->mem.unresolved += unresolved;
 }
 
+/*
+ * A sample of a pid with no section yet: a child forked a moment ago whose
+ * fork notice, on the other ring, has not been read. Kept (bounded) so that
+ * the notice can claim it; it counts as unknown until then.
+ */
+static void park(struct collector *c, int pid, const void *data, size_t size)
+{
+	struct collect_parked *p;
+	void *copy;
+
+	if (c->nparked >= COLLECT_PARK_MAX ||
+	    profile_grow((void **)&c->parked, &c->cap_parked, c->nparked + 1, sizeof(*c->parked)))
+		return;
+	copy = malloc(size);
+	if (!copy)
+		return;
+	memcpy(copy, data, size);
+	p = &c->parked[c->nparked++];
+	*p = (struct collect_parked){ .pid = pid, .gen = c->park_gen, .size = size, .data = copy };
+}
+
+void collector__replay(struct collector *c, int pid)
+{
+	size_t i = 0;
+
+	while (i < c->nparked) {
+		struct collect_parked p = c->parked[i];
+
+		if (p.pid != pid) {
+			i++;
+			continue;
+		}
+		c->parked[i] = c->parked[--c->nparked];
+		c->unknown_pid--;
+		c->replaying = true;
+		collector__sample(c, p.data, p.size);	/* counted again if still unknown */
+		c->replaying = false;
+		free(p.data);
+	}
+}
+
+void collector__expire_parked(struct collector *c)
+{
+	size_t i = 0;
+
+	c->park_gen++;
+	while (i < c->nparked) {
+		if (c->park_gen - c->parked[i].gen < 2) {
+			i++;
+			continue;
+		}
+		free(c->parked[i].data);
+		c->parked[i] = c->parked[--c->nparked];
+	}
+}
+
 void collector__sample(struct collector *c, const void *data, size_t size)
 {
 	const struct py_sample *s = data;
@@ -246,6 +315,8 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
 	if (!ts) {
 		c->unknown_pid++;
+		if (c->on_unknown && !c->replaying)
+			park(c, s->pid, data, size);
 		return;
 	}
 	err = resolve_frames(c, ts, s, &unresolved);

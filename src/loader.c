@@ -252,27 +252,50 @@ static int effective_caps(uint64_t *caps)
 
 #define HAS(caps, c) (((caps) >> (c)) & 1)
 
+/*
+ * Each capability pybpfprof needs, named on its own when it is missing.
+ * CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON (as the kernel lets
+ * it), not for CAP_SYS_PTRACE: reading another user's memory needs that.
+ */
 int check_privileges(char *why, size_t whylen)
 {
+	static const struct { int cap; const char *name; bool admin_will_do; } need[] = {
+		{ 39 /* CAP_BPF */, "CAP_BPF", true },
+		{ 38 /* CAP_PERFMON */, "CAP_PERFMON", true },
+		{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", false },
+	};
+	char missing[64] = "";
 	uint64_t caps = 0;
-	bool bpf_ok;
+	size_t i, len = 0;
+	int n = 0;
 
 	if (effective_caps(&caps)) {
 		snprintf(why, whylen, "cannot read this process's capabilities: %s", strerror(errno));
 		return -EPERM;
 	}
-	bpf_ok = HAS(caps, CAP_SYS_ADMIN) ||
-		 (HAS(caps, 39 /* CAP_BPF */) && HAS(caps, 38 /* CAP_PERFMON */));
-	if (!bpf_ok || !HAS(caps, CAP_SYS_PTRACE)) {
-		snprintf(why, whylen, "not enough privilege: pybpfprof needs root, or the "
-			 "capabilities CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (missing: %s%s%s); "
-			 "run it with sudo",
-			 bpf_ok ? "" : "CAP_BPF/CAP_PERFMON",
-			 !bpf_ok && !HAS(caps, CAP_SYS_PTRACE) ? ", " : "",
-			 HAS(caps, CAP_SYS_PTRACE) ? "" : "CAP_SYS_PTRACE");
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (HAS(caps, need[i].cap) || (need[i].admin_will_do && HAS(caps, CAP_SYS_ADMIN)))
+			continue;
+		len += snprintf(missing + len, sizeof(missing) - len, "%s%s", n++ ? ", " : "",
+				need[i].name);
+	}
+	if (n) {
+		snprintf(why, whylen, "not enough privilege: pybpfprof needs %s, which this "
+			 "process lacks (it runs as root, or with CAP_BPF, CAP_PERFMON and "
+			 "CAP_SYS_PTRACE); run it with sudo", missing);
 		return -EPERM;
 	}
 	return 0;
+}
+
+const char *uprobe_privilege_hint(int err)
+{
+	uint64_t caps = 0;
+
+	if ((err != -EACCES && err != -EPERM) || effective_caps(&caps) || HAS(caps, CAP_SYS_ADMIN))
+		return "";
+	return " (attaching a uprobe needs CAP_SYS_ADMIN, which this process lacks; run it as "
+	       "root)";
 }
 
 int check_kernel(const char *btf_path, char *why, size_t whylen)

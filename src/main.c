@@ -305,9 +305,9 @@ static void raise_fd_limit(void)
 }
 
 /*
- * Process tracking for -a, a launched command and --subprocesses: the
- * kernel notices feed the tracker; followed pids report their execs (and
- * with --subprocesses their children's).
+ * Process tracking, for every run: the kernel notices feed the tracker;
+ * profiled pids report their execs and exits, followed ones (-a, a launched
+ * command, --subprocesses) their children's too.
  */
 static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 			  struct collector *c, struct tracker *tr, const struct launch *l,
@@ -477,7 +477,8 @@ int main(int argc, char **argv)
 		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
 			 strerror(-err));
 	}
-	if (!err && (cfg.all || cfg.command || cfg.subprocesses)) {
+	/* Always: a -p target's exec or exit is noticed at once (its old layout is dropped). */
+	if (!err) {
 		why[0] = '\0';
 		trp = &tr;
 		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));

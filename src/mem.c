@@ -190,8 +190,9 @@ static int attach_alloc(struct mem_session *m, struct pybpfprof_bpf *skel, int p
 		if (!err)
 			err = add_uprobe(m, alloc_entry_prog(skel, i), pid, held, off, false);
 		if (err) {
-			snprintf(why, whylen, "--mem=alloc: cannot probe %s in %s (pid %d): %s",
-				 alloc_funcs[i], libc, pid, strerror(-err));
+			snprintf(why, whylen, "--mem=alloc: cannot probe %s in %s (pid %d): %s%s",
+				 alloc_funcs[i], libc, pid, strerror(-err),
+				 uprobe_privilege_hint(err));
 			break;
 		}
 	}

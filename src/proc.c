@@ -705,6 +705,13 @@ static int inspect(pid_t pid, struct py_target *t, bool *unchecked, char *why, s
 		snprintf(file, sizeof(file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
 			 m.end);
 		err = probe_elf(file, m.path, t, &runtime_vaddr, &code_vaddr, &ef);
+		if (err == -EACCES || err == -EPERM) {
+			snprintf(why, whylen, "cannot read the libpython of pid %d (%s) through "
+				 "/proc/%d/map_files: permission denied; without root, reading it "
+				 "needs CAP_CHECKPOINT_RESTORE, and CAP_DAC_READ_SEARCH for another "
+				 "user's process", pid, m.path, pid);
+			return err;
+		}
 	}
 	if (err) {
 		explain_not_cpython(pid, t, why, whylen);

@@ -188,7 +188,8 @@ static int try_register(struct tracker *tr, pid_t pid, struct tracker_pending *p
 	return -EAGAIN;
 }
 
-void tracker__tick(struct tracker *tr, long long now)
+/* Retries the pending registrations that are due. */
+static void retry_due(struct tracker *tr, long long now)
 {
 	size_t i = 0;
 
@@ -247,6 +248,40 @@ static void drop_forked(struct tracker *tr, pid_t pid)
 }
 
 /*
+ * A child's exit or exec: its entry stays for two more poll rounds, so that
+ * the samples it took before, still in the sample ring, open its section.
+ */
+static void forked_gone(struct tracker *tr, pid_t pid)
+{
+	ssize_t i = find_forked(tr, pid);
+
+	if (i >= 0 && tr->forked[i].gone_round < 0)
+		tr->forked[i].gone_round = tr->round;
+}
+
+static void forget_gone(struct tracker *tr)
+{
+	size_t i = 0;
+
+	while (i < tr->nforked) {
+		struct tracker_forked *f = &tr->forked[i];
+
+		if (f->gone_round >= 0 && tr->round - f->gone_round >= 2)
+			*f = tr->forked[--tr->nforked];
+		else
+			i++;
+	}
+}
+
+void tracker__tick(struct tracker *tr, long long now)
+{
+	tr->round++;
+	forget_gone(tr);
+	collector__expire_parked(tr->c);
+	retry_due(tr, now);
+}
+
+/*
  * A fork: the kernel already samples the child when it copied the entry.
  * Its section opens with its first sample, so a child that only execs
  * (spawn, subprocess) leaves no empty section behind.
@@ -269,7 +304,9 @@ static void on_fork(struct tracker *tr, const struct py_proc_event *e)
 		session__remove_target(tr->s, e->pid);
 		return;
 	}
-	tr->forked[tr->nforked++] = (struct tracker_forked){ e->pid, parent - tr->c->targets };
+	tr->forked[tr->nforked++] = (struct tracker_forked){ e->pid, parent - tr->c->targets, -1 };
+	/* samples read before this notice (they come on the other ring) */
+	collector__replay(tr->c, e->pid);
 }
 
 struct target_state *tracker__forked_section(void *ctx, int pid)
@@ -286,6 +323,7 @@ struct target_state *tracker__forked_section(void *ctx, int pid)
 	py_target__fork(&tr->c->targets[parent].t, pid, &t);
 	if (collector__add_target(tr->c, &t))
 		return NULL;
+	tr->c->targets[tr->c->ntargets - 1].forked_from = parent + 1;
 	pr_info("pid %d: forked from %d, profiled\n", pid, tr->c->targets[parent].t.pid);
 	return &tr->c->targets[tr->c->ntargets - 1];
 }
@@ -306,20 +344,16 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 		tr->execs++;
 		/* the old image's section keeps its samples; a new one may follow */
 		mark_exited(tr, e->pid);
-		drop_forked(tr, e->pid);
+		forked_gone(tr, e->pid);
 		tracker__watch(tr, e->pid, e->ktime_ns);
 		/* try at once: most execs are not Python and end here */
-		tracker__tick(tr, mono_ns());
+		retry_due(tr, mono_ns());
 		break;
 	case PY_PROC_EXIT:
 		tr->exits++;
 		mark_exited(tr, e->pid);
-		/*
-		 * A child never sampled: forget it (bounded memory under -a). Its
-		 * samples, if any, were consumed before this notice: session__poll
-		 * drains the sample ring first.
-		 */
-		drop_forked(tr, e->pid);
+		/* a child never sampled: forgotten soon (bounded memory under -a) */
+		forked_gone(tr, e->pid);
 		i = find_pending(tr, e->pid);
 		if (i >= 0)
 			unpend(tr, i);
@@ -333,14 +367,12 @@ size_t tracker__starting(struct tracker *tr)
 {
 	size_t i = 0, n = tr->npending;
 
-	/* forked children not sampled yet: drop the ones that are gone */
-	while (i < tr->nforked) {
-		if (proc_alive(tr->forked[i].pid)) {
-			i++;
+	/* live forked children not sampled yet; the gone ones are forgotten by tracker__tick */
+	for (i = 0; i < tr->nforked; i++) {
+		if (tr->forked[i].gone_round < 0 && proc_alive(tr->forked[i].pid))
 			n++;
-		} else {
-			tr->forked[i] = tr->forked[--tr->nforked];
-		}
+		else
+			forked_gone(tr, tr->forked[i].pid);
 	}
 	return n;
 }

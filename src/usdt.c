@@ -175,8 +175,8 @@ static int attach_one(struct usdt *u, struct bpf_program *prog, const struct py_
 		return err;
 	}
 	if (!l) {
-		snprintf(why, whylen, "cannot attach to the %s probe of pid %d (%s): %s", name,
-			 t->pid, t->python_elf, strerror(-err));
+		snprintf(why, whylen, "cannot attach to the %s probe of pid %d (%s): %s%s", name,
+			 t->pid, t->python_elf, strerror(-err), uprobe_privilege_hint(err));
 		return err;
 	}
 	u->links[u->nlinks++] = l;
