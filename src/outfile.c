@@ -230,6 +230,28 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
 }
 
 /*
+ * Runs fill over a stream on of->tmp_fd and flushes it. The first write(2)
+ * error comes first (a writer may see only its effects); then fill's, then
+ * the stream's. 0 or -errno.
+ */
+static int fill_fd(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg)
+{
+	cookie_io_functions_t io = { .write = cookie_write };
+	FILE *f = fopencookie(of, "w", io);
+	int err;
+
+	of->write_err = 0;
+	err = f ? fill(f, arg) : -errno;
+	if (f && fflush(f) && !err)
+		err = -errno;
+	if (f && ferror(f) && !err)
+		err = -EIO;
+	if (f)
+		fclose(f);
+	return of->write_err ? of->write_err : err;
+}
+
+/*
  * A character device (/dev/null, a terminal) is written in place: there is
  * nothing to rename over, and fsync does not apply to it. Opened without
  * following a link, and checked to be a device still.
@@ -237,9 +259,7 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
 static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg,
 			char *why, size_t whylen)
 {
-	cookie_io_functions_t io = { .write = cookie_write };
 	struct stat st;
-	FILE *f = NULL;
 	int err = 0;
 
 	of->tmp_fd = openat(of->dir_fd, of->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -249,18 +269,8 @@ static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), voi
 		err = -errno;
 	else if (!S_ISCHR(st.st_mode))
 		err = -EINVAL;
-	if (!err) {
-		f = fopencookie(of, "w", io);
-		err = f ? fill(f, arg) : -errno;
-	}
-	if (f && fflush(f) && !err)
-		err = -errno;
-	if (f && ferror(f) && !err)
-		err = -EIO;
-	if (f)
-		fclose(f);
-	if (of->write_err)
-		err = of->write_err;
+	if (!err)
+		err = fill_fd(of, fill, arg);
 	if (of->tmp_fd >= 0)
 		close(of->tmp_fd);
 	of->tmp_fd = -1;
@@ -273,11 +283,9 @@ static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), voi
 int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg, char *why,
 		  size_t whylen)
 {
-	cookie_io_functions_t io = { .write = cookie_write };
 	struct stat st, tmp;
 	const char *kept;
 	bool existed;
-	FILE *f;
 	int err;
 
 	if (of->dir_fd < 0) {
@@ -287,7 +295,6 @@ int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg
 	/* What a failure leaves, for its message: the file as it was, or none. */
 	existed = !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW);
 	kept = existed ? "the file already there was left unchanged" : "the file was not created";
-	of->write_err = 0;
 	if (existed && S_ISCHR(st.st_mode))
 		return write_device(of, fill, arg, why, whylen);
 	of->tmp_fd = create_tmp(of);
@@ -306,18 +313,8 @@ int outfile_write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg
 	    (tmp.st_mode & ~st.st_mode & 0777) &&
 	    fchmod(of->tmp_fd, tmp.st_mode & st.st_mode & 0777))
 		err = -errno;
-	f = err ? NULL : fopencookie(of, "w", io);
 	if (!err)
-		err = f ? fill(f, arg) : -errno;
-	if (f && fflush(f) && !err)
-		err = -errno;
-	if (f && ferror(f) && !err)
-		err = -EIO;
-	if (f)
-		fclose(f);
-	/* The exact write error first: a writer may see only its effects. */
-	if (of->write_err)
-		err = of->write_err;
+		err = fill_fd(of, fill, arg);
 	/* Some file systems (NFS, quotas) report a full disk only here. */
 	if (!err && fsync(of->tmp_fd))
 		err = -errno;
