@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The three line-table decoders (co_lnotab, 3.10's co_linetable, 3.11+
+ * location entries) on any bytes, at the asked offset and at every code-unit
+ * offset up to past the end of the table.
+ *
+ * Input: byte 0 the format (mod 3: enum linetable_kind), bytes 1-4
+ * co_firstlineno, bytes 5-8 a byte offset (both little-endian int32), then
+ * the table.
+ */
+#include <stdint.h>
+#include <string.h>
+#include "linetable.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	enum linetable_kind kind;
+	int32_t first, off;
+	const uint8_t *tab;
+	size_t len;
+	long o, end, step;
+
+	if (size < 9)
+		return 0;
+	kind = (enum linetable_kind)(data[0] % 3);
+	memcpy(&first, data + 1, 4);
+	memcpy(&off, data + 5, 4);
+	tab = data + 9;
+	len = size - 9;
+	/* libFuzzer's buffer ends where the table does: ASan sees any read past it */
+	linetable_line(kind, tab, len, first, off);
+	linetable_line(kind, tab, len, first, -(long)off);
+	/* about 64 offsets, every code unit for short tables: each lookup walks the table */
+	end = 4 * (long)len + 8;
+	step = end / 64 > 2 ? (end / 64) & ~1L : 2;
+	for (o = -2; o < end; o += step)
+		linetable_line(kind, tab, len, first, o);
+	return 0;
+}
