@@ -335,7 +335,7 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 	/* Collections are rare next to samples (thousands, not millions): a linear search will do. */
 	for (i = 0; i < gc->nstacks && !st; i++)
 		if (gc->stacks[i].nframes == n &&
-		    !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames)))
+		    (!n || !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames))))
 			st = &gc->stacks[i];
 	if (!st) {
 		if (profile_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
@@ -345,7 +345,8 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 		st->frames = malloc((n ? n : 1) * sizeof(*frames));
 		if (!st->frames)
 			return -ENOMEM;
-		memcpy(st->frames, frames, n * sizeof(*frames));
+		if (n)	/* frames may be NULL then, and memcpy's arguments must not */
+			memcpy(st->frames, frames, n * sizeof(*frames));
 		st->nframes = n;
 		gc->nstacks++;
 	}

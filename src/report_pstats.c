@@ -307,7 +307,8 @@ static int write_pstats(FILE *f, const struct profile *p, const struct report_op
 	}
 	if (err)
 		goto out;
-	qsort(st.edges, st.nedges, sizeof(*st.edges), cmp_edge);
+	if (st.nedges)	/* st.edges is NULL then, and qsort's base must not be */
+		qsort(st.edges, st.nedges, sizeof(*st.edges), cmp_edge);
 	err = write_stats(f, p, &st, exact);
 	if (!err && ferror(f))
 		err = -EIO;
