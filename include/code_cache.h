@@ -17,7 +17,7 @@
 struct code_info {
 	uint32_t fingerprint;
 	bool ok;		/* false: the address did not hold a readable code object */
-	int firstlineno;
+	int firstlineno;	/* >= 1, or -1: unknown (the object said a line below 1) */
 	char *qualname;
 	char *filename;
 	uint8_t *linetable;
@@ -43,8 +43,24 @@ const struct code_info *code_cache__get(struct code_cache *cc, const struct py_t
  * Pure: the fingerprint of a code object from the bytes BPF reads too:
  * code_id holds off->code_id_size bytes at code + off->code_id_start, str
  * PY_STR_READ bytes at qualname + off->str_length (str NULL if unreadable).
+ * A field placed outside those bytes reads as 0, as in BPF, never outside.
  */
 uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, const uint8_t *str);
+
+/* What userspace takes from the head of a code object. */
+struct code_head {
+	uint64_t type, filename, qualname, linetable;	/* pointers in the target */
+	int firstlineno;		/* >= 1, or -1: the object says a line below 1 */
+	const uint8_t *code_id;		/* the identity prefix, inside head */
+};
+
+/*
+ * Pure: the fields of a code object from its first len bytes (head), where
+ * L places them. 0, or -EINVAL when a field or the identity prefix does not
+ * lie inside those bytes (never a read outside them).
+ */
+int code_head_parse(const struct py_layout *L, const uint8_t *head, size_t len,
+		    struct code_head *out);
 
 /* Source line for a frame position as recorded by BPF (struct py_frame.instr); -1 if unknown. */
 int code_info__line(const struct code_info *ci, const struct py_layout *L, int32_t instr);

@@ -9,6 +9,11 @@
  * Every decoder takes a byte offset into the code object's bytecode
  * (co_code / co_code_adaptive). A negative offset means "the frame has not
  * started yet" and yields firstlineno.
+ *
+ * A line is >= 1 or -1 (unknown). Lines below 1 exist only in forged or
+ * corrupt code objects: a firstlineno below 1 makes every line unknown (the
+ * table's deltas are relative to it), and so does a running line that a
+ * table's deltas take below 1 or beyond INT_MAX at the offset asked for.
  */
 #ifndef PYBPFPROF_LINETABLE_H
 #define PYBPFPROF_LINETABLE_H

@@ -34,6 +34,15 @@ extern const char py_supported_versions[];
 #define PY_DEBUG_OFFSETS_READ 1024
 
 /*
+ * Bytes userspace reads at once from a code object (its head, up to
+ * co_code_adaptive: src/code_cache.c) and from a str object (up to its
+ * non-ASCII data: src/remote_mem.c). Every offset of a layout lies inside
+ * what is read for its struct (py_layout_check).
+ */
+#define PY_CODE_HEAD_READ 256
+#define PY_STR_HEAD_READ 96
+
+/*
  * Fills *out from the built-in table for a PY_VERSION_HEX. 0; -EAGAIN for a
  * version that publishes its own offsets (3.13+: use
  * py_layout_from_debug_offsets); -ENOTSUP for a version not supported (the
@@ -42,13 +51,30 @@ extern const char py_supported_versions[];
 int py_layout_for_version(uint32_t hexversion, struct py_layout *out);
 
 /*
- * Pure: fills *out from the _Py_DebugOffsets bytes found at the start of
- * _PyRuntime, after checking the cookie, that its version matches hexversion
- * (the binary's Py_Version), that the build is not free-threaded, and that
- * every offset is plausible. 0, or -ENOTSUP / -EPROTO with a reason in why.
+ * Pure: fills *out from the len bytes of _Py_DebugOffsets found at the start
+ * of _PyRuntime. The bytes are the target's, so hostile: the cookie, the
+ * version (it must match hexversion, the binary's Py_Version) and the
+ * free-threaded flag are checked, then every offset and size used, as read
+ * (64 bits), before it is narrowed: each field must lie inside the size its
+ * struct declares in the table, inside the bytes pybpfprof reads of that
+ * struct, and inside its prefix (the code object's identity fields), and fit
+ * its field in *out. *out is written only on success.
+ *
+ * 0; -ENOTSUP (no layout for this version, a free-threaded build); -EPROTO
+ * (no cookie, another version: not this binary's table); -EBADMSG (a value
+ * out of range: why names the field and its value, e.g.
+ * "code_object.qualname = 0xfffffffffffffff8: ...").
  */
 int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
 				 struct py_layout *out, char *why, size_t whylen);
+
+/*
+ * Pure: whether every offset of L lets userspace and BPF read inside their
+ * buffers (PYPROF_FRAME_READ, PY_CODE_HEAD_READ, PY_CODE_ID_READ, PY_STR_READ,
+ * PY_STR_HEAD_READ): the invariant py_layout_from_debug_offsets guarantees
+ * and the built-in tables keep. 0, or -EBADMSG naming the field in why.
+ */
+int py_layout_check(const struct py_layout *L, char *why, size_t whylen);
 
 /* "3.11.2", "3.13.0rc1" from a PY_VERSION_HEX. */
 void py_version_str(uint32_t hexversion, char *buf, size_t len);

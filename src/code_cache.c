@@ -4,14 +4,13 @@
  * object (ob_type == &PyCode_Type) before any of its fields are trusted, and
  * the strings and line table it points at are read with bounded sizes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "code_cache.h"
 #include "linetable.h"
 #include "remote_mem.h"
 #include "text.h"
-
-#define CODE_HEAD_MAX 256
 
 void code_cache__init(struct code_cache *cc)
 {
@@ -38,35 +37,77 @@ void code_cache__free(struct code_cache *cc)
 	hashmap__free(&cc->by_addr);
 }
 
-static uint64_t field_ptr(const uint8_t *head, uint16_t off)
+/* off + width <= len, whatever off is: no addition that can wrap. */
+static bool inside(uint64_t off, uint64_t width, size_t len)
+{
+	return off <= len && width <= len - off;
+}
+
+/*
+ * The word at off of a buffer of len bytes; 0 (no object) where it does not
+ * lie inside, as BPF's load_u64 does. Offsets are computed in 64 bits, so a
+ * field below a prefix's start wraps to a huge offset, and reads as 0.
+ */
+static uint64_t word_at(const uint8_t *buf, size_t len, uint64_t off)
 {
 	uint64_t v;
 
-	memcpy(&v, head + off, sizeof(v));
+	if (!inside(off, sizeof(v), len))
+		return 0;
+	memcpy(&v, buf + off, sizeof(v));
 	return v;
 }
 
 uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, const uint8_t *str)
 {
-	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {}, len = 0;
-	uint32_t state = 0, text_len = 0;
+	size_t id_len = off->code_id_size < PY_CODE_ID_READ ? off->code_id_size : PY_CODE_ID_READ;
+	uint64_t start = off->code_id_start, t, len;
+	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {};
+	uint32_t state, text_len = 0;
 	int32_t firstline;
+	int i;
 
-	ptrs[0] = field_ptr(code_id, off->code_filename - off->code_id_start);
-	ptrs[1] = field_ptr(code_id, off->code_name - off->code_id_start);
-	ptrs[2] = field_ptr(code_id, off->code_qualname - off->code_id_start);
-	ptrs[3] = field_ptr(code_id, off->code_linetable - off->code_id_start);
-	memcpy(&firstline, code_id + off->code_firstlineno - off->code_id_start, sizeof(firstline));
+	ptrs[0] = word_at(code_id, id_len, off->code_filename - start);
+	ptrs[1] = word_at(code_id, id_len, off->code_name - start);
+	ptrs[2] = word_at(code_id, id_len, off->code_qualname - start);
+	ptrs[3] = word_at(code_id, id_len, off->code_linetable - start);
+	/* co_firstlineno is an int: the low half of the little-endian word BPF reads there */
+	firstline = (int32_t)word_at(code_id, id_len, off->code_firstlineno - start);
 	if (str) {
-		memcpy(&len, str, sizeof(len));
-		memcpy(&state, str + off->str_state - off->str_length, sizeof(state));
+		len = word_at(str, PY_STR_READ, 0);
+		state = (uint32_t)word_at(str, PY_STR_READ, (uint64_t)off->str_state - off->str_length);
 		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
 		if ((state & 0x60) == 0x60) {
-			memcpy(text, str + off->str_ascii_data - off->str_length, sizeof(text));
+			t = (uint64_t)off->str_ascii_data - off->str_length;
+			for (i = 0; i < PY_NAME_TEXT / 8; i++)
+				text[i] = word_at(str, PY_STR_READ, t + 8 * i);
 			text_len = len < PY_NAME_TEXT ? len : PY_NAME_TEXT;
 		}
 	}
 	return py_code_fingerprint(ptrs, firstline, text, text_len);
+}
+
+int code_head_parse(const struct py_layout *L, const uint8_t *head, size_t len,
+		    struct code_head *out)
+{
+	const struct py_offsets *off = &L->bpf;
+	int32_t firstline;
+
+	memset(out, 0, sizeof(*out));
+	if (!inside(off->code_id_start, off->code_id_size, len) ||
+	    off->code_id_size > PY_CODE_ID_READ || !inside(L->ob_type, 8, len) ||
+	    !inside(off->code_filename, 8, len) || !inside(off->code_qualname, 8, len) ||
+	    !inside(off->code_linetable, 8, len) || !inside(off->code_firstlineno, 4, len))
+		return -EINVAL;
+	out->type = word_at(head, len, L->ob_type);
+	out->filename = word_at(head, len, off->code_filename);
+	out->qualname = word_at(head, len, off->code_qualname);
+	out->linetable = word_at(head, len, off->code_linetable);
+	memcpy(&firstline, head + off->code_firstlineno, sizeof(firstline));
+	/* Lines start at 1: anything below is the target's invention, so unknown. */
+	out->firstlineno = firstline >= 1 ? firstline : -1;
+	out->code_id = head + off->code_id_start;
+	return 0;
 }
 
 /* Reads the code object at addr now. Never NULL except on ENOMEM; ->ok tells success. */
@@ -76,29 +117,27 @@ static struct code_info *read_code(const struct py_target *t, uint64_t addr)
 	const struct py_offsets *off = &L->bpf;
 	struct code_info *ci = calloc(1, sizeof(*ci));
 	char name[REMOTE_MAX_STR], file[REMOTE_MAX_STR];
-	uint8_t head[CODE_HEAD_MAX], str[PY_STR_READ];
-	int32_t firstline;
-	uint64_t qual;
+	uint8_t head[PY_CODE_HEAD_READ], str[PY_STR_READ];
+	struct code_head h;
 
 	if (!ci)
 		return NULL;
 	if (L->code_read_size > sizeof(head) ||
-	    remote_read(t->pid, addr, head, L->code_read_size))
+	    remote_read(t->pid, addr, head, L->code_read_size) ||
+	    code_head_parse(L, head, L->code_read_size, &h))
 		return ci;
-	if (t->code_type_addr && field_ptr(head, L->ob_type) != t->code_type_addr)
+	if (t->code_type_addr && h.type != t->code_type_addr)
 		return ci;
-	qual = field_ptr(head, off->code_qualname);
-	ci->fingerprint = code_identity(off, head + off->code_id_start,
-					remote_read(t->pid, qual + off->str_length, str,
+	ci->fingerprint = code_identity(off, h.code_id,
+					remote_read(t->pid, h.qualname + off->str_length, str,
 						    sizeof(str)) ? NULL : str);
-	memcpy(&firstline, head + off->code_firstlineno, sizeof(firstline));
-	ci->firstlineno = firstline;
-	if (remote_read_str(t->pid, L, qual, name, sizeof(name)) ||
-	    remote_read_str(t->pid, L, field_ptr(head, off->code_filename), file, sizeof(file)))
+	ci->firstlineno = h.firstlineno;
+	if (remote_read_str(t->pid, L, h.qualname, name, sizeof(name)) ||
+	    remote_read_str(t->pid, L, h.filename, file, sizeof(file)))
 		return ci;
 	/* A missing line table only costs line numbers, not the function name. */
-	if (remote_read_bytes(t->pid, L, field_ptr(head, off->code_linetable), REMOTE_MAX_BYTES,
-			      &ci->linetable, &ci->linetable_len))
+	if (remote_read_bytes(t->pid, L, h.linetable, REMOTE_MAX_BYTES, &ci->linetable,
+			      &ci->linetable_len))
 		ci->linetable_len = 0;
 	/*
 	 * A qualname is an identifier unless the target forged it: no control

@@ -15,12 +15,14 @@
 #include "linetable.h"
 
 /*
- * A running line that leaves int range can only come from a corrupt table, and a
- * negative line would be mistaken for the "no line" sentinel, so both become -1.
+ * Source lines start at 1. A result below that (a negative or zero
+ * co_firstlineno, deltas that run below it) or beyond int can only come from a
+ * forged or corrupt code object: it is "unknown", -1, the one negative value a
+ * caller ever sees, so no line below 1 is printed or used as an index.
  */
 static int line_result(int64_t line)
 {
-	if (line < 0 || line > INT_MAX)
+	if (line < 1 || line > INT_MAX)
 		return -1;
 	return (int)line;
 }
@@ -31,6 +33,9 @@ int linetable_lnotab_line(const uint8_t *tab, size_t len, int firstlineno, long 
 	int64_t line = firstlineno;
 	size_t i;
 
+	/* every line is relative to the first: none is known without it */
+	if (firstlineno < 1)
+		return -1;
 	if (byte_offset < 0)
 		return firstlineno;
 	if (!tab)
@@ -59,6 +64,9 @@ int linetable_310_line(const uint8_t *tab, size_t len, int firstlineno, long byt
 	int64_t line = firstlineno;
 	size_t i;
 
+	/* every line is relative to the first: none is known without it */
+	if (firstlineno < 1)
+		return -1;
 	if (byte_offset < 0)
 		return firstlineno;
 	if (!tab)
@@ -166,6 +174,9 @@ int linetable_locations_line(const uint8_t *tab, size_t len, int firstlineno, lo
 	int64_t line = firstlineno;
 	size_t p = 0;
 
+	/* every line is relative to the first: none is known without it */
+	if (firstlineno < 1)
+		return -1;
 	if (byte_offset < 0)
 		return firstlineno;
 	if (!tab)

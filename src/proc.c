@@ -430,7 +430,7 @@ static int probe_elf(const char *file, const char *shown_name, struct py_target 
 static int layout_from_target(struct py_target *t, char *why, size_t whylen)
 {
 	uint8_t buf[PY_DEBUG_OFFSETS_READ];
-	char reason[160];
+	char reason[256];
 	int err;
 
 	err = remote_read(t->pid, t->runtime_addr, buf, sizeof(buf));
@@ -441,6 +441,16 @@ static int layout_from_target(struct py_target *t, char *why, size_t whylen)
 	}
 	err = py_layout_from_debug_offsets(t->version, buf, sizeof(buf), &t->layout, reason,
 					   sizeof(reason));
+	/*
+	 * Out-of-range offsets: the process wrote its own table, or its memory
+	 * is damaged. Either way it stays so: never profiled, never retried.
+	 */
+	if (err == -EBADMSG) {
+		snprintf(why, whylen, "pid %d (%s) runs Python %s and publishes an inconsistent "
+			 "_Py_DebugOffsets (%s): refusing it", t->pid, t->comm, t->version_str,
+			 reason);
+		return -ENOTSUP;
+	}
 	if (err)
 		snprintf(why, whylen, "pid %d runs Python %s, which cannot be profiled: %s%s",
 			 t->pid, t->version_str, reason,

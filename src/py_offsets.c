@@ -9,6 +9,9 @@
  * the target and checked, never hard-coded.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "py_offsets.h"
@@ -208,11 +211,12 @@ int py_layout_for_version(uint32_t hexversion, struct py_layout *out)
  * Where each needed value sits inside _Py_DebugOffsets (byte positions of its
  * uint64 fields), per minor version: the struct is stable within a minor
  * version and changes between them. Verified against 3.13.0/.5/.18,
- * 3.14.8/.10 and 3.15.2 (cpython-internals.md section 5).
+ * 3.14.8/.10 and 3.15.2 (cpython-internals.md section 5). The *_size
+ * positions hold the sizeof of the struct the group describes.
  */
 struct debug_positions {
-	uint16_t interpreters_head;
-	uint16_t interp_next, interp_threads_head;
+	uint16_t runtime_size, interpreters_head;
+	uint16_t interp_size, interp_next, interp_threads_head;
 	uint16_t tstate_size, tstate_next, tstate_interp, tstate_current_frame, tstate_thread_id;
 	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner;
 	uint16_t code_size, code_filename, code_name, code_qualname, code_linetable;
@@ -224,16 +228,44 @@ struct debug_positions {
 };
 
 static const struct debug_positions debug_313 = {
-	40, 64, 72, 152, 168, 176, 184, 192, 224, 232, 240, 248, 264,
+	24, 40, 48, 64, 72, 152, 168, 176, 184, 192, 224, 232, 240, 248, 264,
 	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584,
 };
 static const struct debug_positions debug_314 = {
-	40, 64, 72, 176, 192, 200, 208, 216, 248, 256, 264, 272, 288,
+	24, 40, 48, 64, 72, 176, 192, 200, 208, 216, 248, 256, 264, 272, 288,
 	312, 320, 328, 336, 344, 352, 384, 408, 600, 608, 624, 632, 640, 0, 760,
 };
 static const struct debug_positions debug_315 = {
-	40, 64, 72, 176, 192, 200, 208, 240, 312, 320, 328, 336, 352,
+	24, 40, 48, 64, 72, 176, 192, 200, 208, 240, 312, 320, 328, 336, 352,
 	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888,
+};
+
+/* PyObject_VAR_HEAD: ob_refcnt, ob_type, ob_size. A code object's own fields follow it. */
+#define VAR_HEAD_SIZE 24
+/* PyCompactUnicodeObject when the table does not say (3.12+: PyASCIIObject + 16). */
+#define STR_COMPACT_SIZE 56
+
+/* off + width <= size, whatever off is: no addition that can wrap. */
+static bool fits(uint64_t off, uint64_t width, uint64_t size)
+{
+	return off <= size && width <= size - off;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Reading one table: its bytes, and the first failed check (why names the
+ * field). After a failure the later checks keep quiet, so the first one
+ * stays the reason.
+ */
+struct dbg {
+	const uint8_t *buf;
+	char *why;
+	size_t whylen;
+	bool bad;
 };
 
 static uint64_t u64_at(const uint8_t *buf, uint16_t pos)
@@ -244,17 +276,73 @@ static uint64_t u64_at(const uint8_t *buf, uint16_t pos)
 	return v;
 }
 
+static void dbg_fail(struct dbg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void dbg_fail(struct dbg *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g->bad)
+		return;
+	g->bad = true;
+	va_start(ap, fmt);
+	vsnprintf(g->why, g->whylen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The offset at table position pos, named name: a field of width bytes that
+ * must lie in bytes [lo, end) of the struct what. end is already the
+ * smallest of the struct's declared size, what pybpfprof reads of it and
+ * what the field it goes to can hold, so a value that passes fits them all.
+ */
+static uint64_t dbg_field(struct dbg *g, uint16_t pos, const char *name, unsigned width,
+			  uint64_t lo, uint64_t end, const char *what)
+{
+	uint64_t v = u64_at(g->buf, pos);
+
+	if (v < lo || !fits(v, width, end))
+		dbg_fail(g, "%s = 0x%" PRIx64 ": its %u bytes are not within bytes [%" PRIu64
+			 ", %" PRIu64 ") of %s", name, v, width, lo, end, what);
+	return v;
+}
+
+/* A size at table position pos, which must lie in [lo, hi]. */
+static uint64_t dbg_size(struct dbg *g, uint16_t pos, const char *name, uint64_t lo, uint64_t hi,
+			 const char *what)
+{
+	uint64_t v = u64_at(g->buf, pos);
+
+	if (v < lo || v > hi)
+		dbg_fail(g, "%s = 0x%" PRIx64 ": not %" PRIu64 " to %" PRIu64 " bytes (%s)", name, v,
+			 lo, hi, what);
+	return v;
+}
+
+/* A value every default build has: pybpfprof relies on it elsewhere. */
+static void dbg_fixed(struct dbg *g, uint16_t pos, const char *name, uint64_t want)
+{
+	uint64_t v = u64_at(g->buf, pos);
+
+	if (v != want)
+		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported build has %" PRIu64, name, v, want);
+}
+
 int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
 				 struct py_layout *out, char *why, size_t whylen)
 {
 	unsigned minor = (hexversion >> 16) & 0xff;
 	const struct debug_positions *d;
-	uint64_t version, tsize, fsize, csize, v[32];
-	struct py_offsets *o = &out->bpf;
+	struct dbg g = { buf, why, whylen, false };
+	uint64_t version, rsize, isize, tsize, fsize, csize, adaptive, first, id_lim, id_end;
+	uint64_t ptrs[4], ascii, compact;
+	struct py_layout L = {};
+	struct py_offsets *o = &L.bpf;
+	char check[160];
 	size_t i;
 
 	d = minor == 13 ? &debug_313 : minor == 14 ? &debug_314 : minor == 15 ? &debug_315 : NULL;
-	if (!d || len < d->total) {
+	if (!d || !buf || len < d->total) {
 		snprintf(why, whylen, "no _Py_DebugOffsets layout for Python 3.%u", minor);
 		return -ENOTSUP;
 	}
@@ -264,85 +352,198 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 	}
 	version = u64_at(buf, 8);
 	if ((version >> 16) != (hexversion >> 16)) {
-		snprintf(why, whylen, "_Py_DebugOffsets says version 0x%llx, the binary 0x%x",
-			 (unsigned long long)version, hexversion);
+		snprintf(why, whylen, "_Py_DebugOffsets says version 0x%" PRIx64 ", the binary 0x%x",
+			 version, hexversion);
 		return -EPROTO;
 	}
 	if (u64_at(buf, 16)) {
 		snprintf(why, whylen, "free-threaded builds are not supported");
 		return -ENOTSUP;
 	}
-	tsize = u64_at(buf, d->tstate_size);
-	fsize = u64_at(buf, d->frame_size);
-	csize = u64_at(buf, d->code_size);
-	/* Every offset must lie inside its struct, and the fixed object layout must hold. */
-	v[0] = u64_at(buf, d->tstate_next);
-	v[1] = u64_at(buf, d->tstate_interp);
-	v[2] = u64_at(buf, d->tstate_current_frame);
-	v[3] = u64_at(buf, d->tstate_thread_id);
-	for (i = 0; i < 4; i++)
-		if (v[i] + 8 > tsize || tsize > 0x10000)
-			goto implausible;
-	if (u64_at(buf, d->frame_previous) + 8 > fsize || u64_at(buf, d->frame_owner) >= fsize ||
-	    u64_at(buf, d->frame_instr_ptr) + 8 > fsize || fsize > PYPROF_FRAME_READ ||
-	    u64_at(buf, d->frame_executable) + 8 > fsize)
-		goto implausible;
-	if (u64_at(buf, d->code_adaptive) > csize || csize > 256 ||
-	    u64_at(buf, d->code_linetable) + 8 > csize || u64_at(buf, d->ob_type) != 8 ||
-	    u64_at(buf, d->bytes_size) != 16 || u64_at(buf, d->bytes_sval) != 32 ||
-	    u64_at(buf, d->str_length) != 16 || u64_at(buf, d->str_state) != 32 ||
-	    u64_at(buf, d->interpreters_head) > 0x100000 || u64_at(buf, d->interp_next) > 0x100000 ||
-	    u64_at(buf, d->interp_threads_head) > 0x100000)
-		goto implausible;
 
-	memset(out, 0, sizeof(*out));
-	o->runtime_interp_head = u64_at(buf, d->interpreters_head);
-	o->interp_next = u64_at(buf, d->interp_next);
-	o->interp_threads_head = u64_at(buf, d->interp_threads_head);
-	o->tstate_next = v[0];
-	o->tstate_thread_id = v[3];
-	o->tstate_frame = v[2];
-	o->cframe_current_frame = PYPROF_NO_OFFSET;
-	o->frame_code = u64_at(buf, d->frame_executable);
-	o->frame_previous = u64_at(buf, d->frame_previous);
-	o->frame_instr = u64_at(buf, d->frame_instr_ptr);
-	o->frame_owner = u64_at(buf, d->frame_owner);
+	/*
+	 * Structs pybpfprof only reads single words of, in the target (by BPF
+	 * and by the live check): their offsets must lie in the declared size
+	 * and fit a 16-bit field, below PYPROF_NO_OFFSET.
+	 */
+	rsize = min_u64(u64_at(buf, d->runtime_size), PYPROF_NO_OFFSET);
+	isize = min_u64(u64_at(buf, d->interp_size), PYPROF_NO_OFFSET);
+	tsize = min_u64(u64_at(buf, d->tstate_size), PYPROF_NO_OFFSET);
+	o->runtime_interp_head = dbg_field(&g, d->interpreters_head,
+					   "runtime_state.interpreters_head", 8, 0, rsize,
+					   "_PyRuntimeState");
+	o->interp_next = dbg_field(&g, d->interp_next, "interpreter_state.next", 8, 0, isize,
+				   "PyInterpreterState");
+	o->interp_threads_head = dbg_field(&g, d->interp_threads_head,
+					   "interpreter_state.threads_head", 8, 0, isize,
+					   "PyInterpreterState");
+	o->tstate_next = dbg_field(&g, d->tstate_next, "thread_state.next", 8, 0, tsize,
+				   "PyThreadState");
+	L.tstate_interp = dbg_field(&g, d->tstate_interp, "thread_state.interp", 8, 0, tsize,
+				    "PyThreadState");
+	o->tstate_frame = dbg_field(&g, d->tstate_current_frame, "thread_state.current_frame", 8, 0,
+				    tsize, "PyThreadState");
+	o->tstate_thread_id = dbg_field(&g, d->tstate_thread_id, "thread_state.thread_id", 8, 0,
+					tsize, "PyThreadState");
+
+	/* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
+	fsize = dbg_size(&g, d->frame_size, "interpreter_frame.size", 8, PYPROF_FRAME_READ,
+			 "what pybpfprof reads of a frame");
+	fsize = min_u64(fsize, PYPROF_FRAME_READ);
+	o->frame_previous = dbg_field(&g, d->frame_previous, "interpreter_frame.previous", 8, 0,
+				      fsize, "_PyInterpreterFrame");
+	o->frame_code = dbg_field(&g, d->frame_executable, "interpreter_frame.executable", 8, 0,
+				  fsize, "_PyInterpreterFrame");
+	o->frame_instr = dbg_field(&g, d->frame_instr_ptr, "interpreter_frame.instr_ptr", 8, 0,
+				   fsize, "_PyInterpreterFrame");
+	o->frame_owner = dbg_field(&g, d->frame_owner, "interpreter_frame.owner", 1, 0, fsize,
+				   "_PyInterpreterFrame");
 	o->frame_read_size = fsize;
-	o->code_filename = u64_at(buf, d->code_filename);
-	o->code_name = u64_at(buf, d->code_name);
-	o->code_qualname = u64_at(buf, d->code_qualname);
-	o->code_linetable = u64_at(buf, d->code_linetable);
-	o->code_firstlineno = u64_at(buf, d->code_firstlineno);
-	o->code_adaptive = u64_at(buf, d->code_adaptive);
+
+	/*
+	 * The code object: userspace reads its head up to co_code_adaptive (at
+	 * most PY_CODE_HEAD_READ bytes), and BPF its identity prefix, from
+	 * co_firstlineno, at most PY_CODE_ID_READ bytes. Every field lies after
+	 * the object header and before the bytecode; the four pointers inside
+	 * the prefix. BPF reads co_firstlineno (an int) as a word.
+	 */
+	csize = dbg_size(&g, d->code_size, "code_object.size", VAR_HEAD_SIZE + 8, PY_CODE_HEAD_READ,
+			 "what pybpfprof reads of a code object");
+	csize = min_u64(csize, PY_CODE_HEAD_READ);
+	adaptive = dbg_size(&g, d->code_adaptive, "code_object.co_code_adaptive", VAR_HEAD_SIZE + 8,
+			    csize, "the code object's fields before its bytecode");
+	adaptive = min_u64(adaptive, csize);
+	first = dbg_field(&g, d->code_firstlineno, "code_object.firstlineno", 8, VAR_HEAD_SIZE,
+			  adaptive, "PyCodeObject before co_code_adaptive");
+	first = min_u64(first, adaptive);
+	id_lim = min_u64(adaptive, first + PY_CODE_ID_READ);
+	ptrs[0] = dbg_field(&g, d->code_filename, "code_object.filename", 8, first, id_lim,
+			    "PyCodeObject's identity fields");
+	ptrs[1] = dbg_field(&g, d->code_name, "code_object.name", 8, first, id_lim,
+			    "PyCodeObject's identity fields");
+	ptrs[2] = dbg_field(&g, d->code_qualname, "code_object.qualname", 8, first, id_lim,
+			    "PyCodeObject's identity fields");
+	ptrs[3] = dbg_field(&g, d->code_linetable, "code_object.linetable", 8, first, id_lim,
+			    "PyCodeObject's identity fields");
+	id_end = first + 8;
+	for (i = 0; i < 4; i++)
+		if (!g.bad && ptrs[i] + 8 > id_end)	/* ptrs[i] < id_lim <= 2^9 here */
+			id_end = ptrs[i] + 8;
+
+	/* Objects pybpfprof decodes the same way in every version. */
+	dbg_fixed(&g, d->ob_type, "pyobject.ob_type", 8);
+	dbg_fixed(&g, d->bytes_size, "bytes_object.ob_size", 16);
+	dbg_fixed(&g, d->bytes_sval, "bytes_object.ob_sval", 32);
+	dbg_fixed(&g, d->str_length, "unicode_object.length", 16);
+	dbg_fixed(&g, d->str_state, "unicode_object.state", 32);
+	/* ASCII text starts after the 32-bit state, and PY_NAME_TEXT of it fit in PY_STR_READ. */
+	ascii = dbg_size(&g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
+			 16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
+	compact = STR_COMPACT_SIZE;
+	if (d->str_compact_size)
+		compact = dbg_size(&g, d->str_compact_size, "unicode_object.compactunicodeobject_size",
+				   ascii, PY_STR_HEAD_READ, "what pybpfprof reads of a str");
+	if (g.bad)
+		return -EBADMSG;
+
+	/* Every value is in range now: the narrowing below keeps it whole. */
+	o->cframe_current_frame = PYPROF_NO_OFFSET;
+	o->code_filename = ptrs[0];
+	o->code_name = ptrs[1];
+	o->code_qualname = ptrs[2];
+	o->code_linetable = ptrs[3];
+	o->code_firstlineno = first;
+	o->code_adaptive = adaptive;
+	o->code_id_start = first;
+	o->code_id_size = id_end - first;
 	o->str_length = 16;
 	o->str_state = 32;
-	o->str_ascii_data = u64_at(buf, d->str_ascii_size);
+	o->str_ascii_data = ascii;
 	o->instr_kind = PY_INSTR_PTR;
 	/* 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14+: FRAME_OWNED_BY_INTERPRETER = 3 (and above). */
 	o->owner_skip_min = 3;
 	/* 3.14+ f_executable is a _PyStackRef: the low two bits are tags. */
 	o->code_tag_mask = minor >= 14 ? 3 : 0;
-	/* The identity fields run from co_firstlineno to the last of the four pointers. */
-	o->code_id_start = o->code_firstlineno;
-	o->code_id_size = o->code_linetable + 8 - o->code_firstlineno;
-	if (o->code_filename < o->code_id_start || o->code_qualname < o->code_id_start ||
-	    o->code_name < o->code_id_start || o->code_id_size > PY_CODE_ID_READ ||
-	    o->str_ascii_data < 24 || o->str_ascii_data > 48)
-		goto implausible;
-	out->tstate_interp = v[1];
-	out->ob_type = 8;
-	out->bytes_size = 16;
-	out->bytes_data = 32;
-	out->code_read_size = o->code_adaptive;
-	out->str_compact_data = d->str_compact_size ? u64_at(buf, d->str_compact_size) : 56;
-	out->str_utf8_length = 40;	/* PyCompactUnicodeObject.utf8_length (3.12+) */
-	out->str_utf8 = 48;		/* PyCompactUnicodeObject.utf8 (3.12+) */
-	out->linetable = LINETABLE_LOCATIONS;
-	out->lasti_unit = 1;
+	L.ob_type = 8;
+	L.bytes_size = 16;
+	L.bytes_data = 32;
+	L.code_read_size = adaptive;
+	L.str_compact_data = compact;
+	L.str_utf8_length = 40;	/* PyCompactUnicodeObject.utf8_length (3.12+) */
+	L.str_utf8 = 48;	/* PyCompactUnicodeObject.utf8 (3.12+) */
+	L.linetable = LINETABLE_LOCATIONS;
+	L.lasti_unit = 1;
+	/* The checks above imply the invariant; a slip in them must not reach BPF. */
+	if (py_layout_check(&L, check, sizeof(check))) {
+		snprintf(why, whylen, "the layout from _Py_DebugOffsets fails a check: %s", check);
+		return -EBADMSG;
+	}
+	*out = L;
 	return 0;
-implausible:
-	snprintf(why, whylen, "_Py_DebugOffsets of Python 3.%u hold implausible values", minor);
-	return -EPROTO;
+}
+
+/* Names the first field of a layout that fails its bound. */
+struct lcheck {
+	char *why;
+	size_t whylen;
+	bool bad;
+};
+
+/* Field name = off, width bytes wide, must lie in bytes [lo, end) of a buffer. */
+static void lc_in(struct lcheck *c, const char *name, uint64_t off, unsigned width, uint64_t lo,
+		  uint64_t end, const char *buffer)
+{
+	if (c->bad || (off >= lo && fits(off, width, end)))
+		return;
+	c->bad = true;
+	snprintf(c->why, c->whylen, "%s = %" PRIu64 ": its %u bytes are not within bytes [%" PRIu64
+		 ", %" PRIu64 ") of %s", name, off, width, lo, end, buffer);
+}
+
+int py_layout_check(const struct py_layout *L, char *why, size_t whylen)
+{
+	const struct py_offsets *o = &L->bpf;
+	struct lcheck c = { why, whylen, false };
+	uint64_t id_end = (uint64_t)o->code_id_start + o->code_id_size;
+
+	/* The frame buffer, read by BPF (walk_step) and userspace (first_code). */
+	lc_in(&c, "frame_read_size", o->frame_read_size, 0, 8, PYPROF_FRAME_READ, "a frame read");
+	lc_in(&c, "frame_code", o->frame_code, 8, 0, o->frame_read_size, "a frame read");
+	lc_in(&c, "frame_previous", o->frame_previous, 8, 0, o->frame_read_size, "a frame read");
+	lc_in(&c, "frame_instr", o->frame_instr, 8, 0, o->frame_read_size, "a frame read");
+	if (o->frame_owner != PYPROF_NO_OFFSET)
+		lc_in(&c, "frame_owner", o->frame_owner, 1, 0, o->frame_read_size, "a frame read");
+	/* The code object's head (read_code) and identity prefix (BPF and code_identity). */
+	lc_in(&c, "code_read_size", L->code_read_size, 0, VAR_HEAD_SIZE, PY_CODE_HEAD_READ,
+	      "a code object read");
+	lc_in(&c, "ob_type", L->ob_type, 8, 0, L->code_read_size, "a code object read");
+	lc_in(&c, "code_id_size", o->code_id_size, 0, 8, PY_CODE_ID_READ, "an identity read");
+	lc_in(&c, "code_id_start", o->code_id_start, 0, 0,
+	      L->code_read_size - min_u64(o->code_id_size, L->code_read_size),
+	      "a code object read");
+	lc_in(&c, "code_firstlineno", o->code_firstlineno, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	lc_in(&c, "code_filename", o->code_filename, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	lc_in(&c, "code_name", o->code_name, 8, o->code_id_start, id_end, "the identity prefix");
+	lc_in(&c, "code_qualname", o->code_qualname, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	lc_in(&c, "code_linetable", o->code_linetable, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	/* A str: PY_STR_READ bytes from its length (code_identity), its head (remote_read_str). */
+	lc_in(&c, "str_compact_data", L->str_compact_data, 0, 0, PY_STR_HEAD_READ, "a str read");
+	lc_in(&c, "str_length", o->str_length, 8, 0, L->str_compact_data, "a str head read");
+	lc_in(&c, "str_state", o->str_state, 4, o->str_length,
+	      min_u64(L->str_compact_data, (uint64_t)o->str_length + PY_STR_READ), "a str read");
+	lc_in(&c, "str_ascii_data", o->str_ascii_data, PY_NAME_TEXT, o->str_length,
+	      (uint64_t)o->str_length + PY_STR_READ, "a str read");
+	if (!c.bad && (o->instr_kind > PY_INSTR_PTR || L->linetable > LINETABLE_LOCATIONS ||
+		       L->lasti_unit < 1 || L->lasti_unit > 2)) {
+		c.bad = true;
+		snprintf(why, whylen, "instr_kind %u, linetable kind %d or lasti_unit %d unknown",
+			 o->instr_kind, (int)L->linetable, L->lasti_unit);
+	}
+	return c.bad ? -EBADMSG : 0;
 }
 
 void py_version_str(uint32_t hexversion, char *buf, size_t len)

@@ -131,7 +131,7 @@ int ucs_to_utf8(const void *data, size_t n, int kind, char *out, size_t outlen)
 
 int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *out, size_t outlen)
 {
-	uint8_t head[96], data[REMOTE_MAX_STR * 4];
+	uint8_t head[PY_STR_HEAD_READ], data[REMOTE_MAX_STR * 4];
 	int64_t length;
 	uint32_t state;
 	size_t n;
