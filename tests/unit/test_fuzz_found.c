@@ -15,6 +15,46 @@
 #include <cmocka.h>
 
 #include "proc.h"
+#include "py_offsets.h"
+
+static size_t load_crash(const char *name, uint8_t *buf, size_t cap)
+{
+	char path[256];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "tests/fuzz/crashes/%s", name);
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("missing %s (run the tests from the repository root)", path);
+	n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+/*
+ * fuzz_debug_offsets' first find (on main before the offsets fix): the real
+ * 3.13.0 table with code_object.name = 0xfffe000000000078. Accepted, it made
+ * the code reader load a pointer from 2^64 - 2^49 bytes past its buffer
+ * (ASan: SEGV in field_ptr). It must be refused, naming the field.
+ */
+static void test_debug_offsets_name_wraps(void **state)
+{
+	uint8_t buf[4096];
+	struct py_layout L;
+	char why[256];
+	uint64_t version;
+
+	(void)state;
+	assert_true(load_crash("debug_offsets-name-offset-wrap", buf, sizeof(buf)) >=
+		    PY_DEBUG_OFFSETS_READ);
+	memcpy(&version, buf + 8, sizeof(version));
+	assert_int_equal(version, 0x030D00F0);
+	assert_int_equal(py_layout_from_debug_offsets((uint32_t)version, buf,
+						      PY_DEBUG_OFFSETS_READ, &L, why, sizeof(why)),
+			 -EBADMSG);
+	assert_non_null(strstr(why, "code_object.name = 0xfffe000000000078"));
+}
 
 static void test_stat_line(void **state)
 {
@@ -51,6 +91,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stat_line),
+		cmocka_unit_test(test_debug_offsets_name_wraps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
