@@ -109,7 +109,7 @@ check: $(BIN) $(UNIT_BINS)
 # What CI runs: check, the same under ASan+UBSan, then a short smoke of every
 # fuzz target; the last line sums them: "N passed, N failed".
 check-all:
-	$(Q)tests/check-all.sh
+	$(Q)MAKE="$(MAKE)" tests/check-all.sh
 
 # libFuzzer targets over every decoder of bytes a target controls
 # (tests/fuzz/fuzz_*.c), linked with the src/ objects built again with
