@@ -148,8 +148,12 @@ static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_ty
 	if (slot) {
 		ci = code_cache__get(&cc, &t, addr,
 				     ((const struct code_info *)(uintptr_t)*slot)->fingerprint);
-		for (i = 0; ci && i < sizeof(instrs) / sizeof(instrs[0]); i++)
-			code_info__line(ci, L, instrs[i]);
+		for (i = 0; ci && i < sizeof(instrs) / sizeof(instrs[0]); i++) {
+			int line = code_info__line(ci, L, instrs[i]);
+
+			if (line < 1 && line != -1)
+				abort();	/* linetable.h: a line is >= 1 or -1 */
+		}
 	}
 	code_cache__free(&cc);
 }

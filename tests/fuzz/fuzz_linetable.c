@@ -6,11 +6,20 @@
  *
  * Input: byte 0 the format (mod 3: enum linetable_kind), bytes 1-4
  * co_firstlineno, bytes 5-8 a byte offset (both little-endian int32), then
- * the table.
+ * the table. Besides the sanitizers' findings, a line outside linetable.h's
+ * contract (-1, or >= 1) aborts.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "linetable.h"
+
+/* linetable.h's contract: a line is >= 1, or -1 for unknown. Anything else is a finding. */
+static void check_line(int line)
+{
+	if (line < 1 && line != -1)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -30,12 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tab = data + 9;
 	len = size - 9;
 	/* libFuzzer's buffer ends where the table does: ASan sees any read past it */
-	linetable_line(kind, tab, len, first, off);
-	linetable_line(kind, tab, len, first, -(long)off);
+	check_line(linetable_line(kind, tab, len, first, off));
+	check_line(linetable_line(kind, tab, len, first, -(long)off));
 	/* about 64 offsets, every code unit for short tables: each lookup walks the table */
 	end = 4 * (long)len + 8;
 	step = end / 64 > 2 ? (end / 64) & ~1L : 2;
 	for (o = -2; o < end; o += step)
-		linetable_line(kind, tab, len, first, o);
+		check_line(linetable_line(kind, tab, len, first, o));
 	return 0;
 }
