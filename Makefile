@@ -117,6 +117,7 @@ check-all:
 # FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/NAME) plus seeds taken
 # from this machine's interpreters; new inputs and crashes go to
 # $(FUZZ_OUT), never into the repository. A crash fails the target.
+# FUZZ_RUNS=N (environment) also stops each target after N executions.
 FUZZ_SECONDS ?= 60
 FUZZ_OUT := $(OUTPUT)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
