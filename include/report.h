@@ -55,6 +55,11 @@ int report_write(const struct report_writer *w, const char *path, const struct p
 double report_seconds(const struct profile *p, uint64_t samples);
 double report_pct(uint64_t part, uint64_t whole);
 /*
+ * A line number for a human-readable report: "12", or "?" for an unknown
+ * line (-1, or anything below 1): no negative line is ever printed.
+ */
+const char *report_line_str(int line, char *buf, size_t len);
+/*
  * Reads line `line` of file into buf (trimmed). The file is opened inside
  * root_fd (a process's root directory, links may not lead out of it), or as a
  * host path when root_fd is -1. 0 or -errno.

@@ -198,7 +198,7 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 			break;
 		s = &pp->stacks[*slot];
 		if (s->tid == tid && s->nframes == n &&
-		    !memcmp(s->frames, frames, n * sizeof(*frames))) {
+		    (!n || !memcmp(s->frames, frames, n * sizeof(*frames)))) {
 			s->count += count;
 			return 0;
 		}
@@ -210,7 +210,9 @@ int profile_proc__add_stack(struct profile_proc *pp, uint32_t tid, const uint32_
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
 	if (!s->frames)
 		return -ENOMEM;
-	memcpy(s->frames, frames, n * sizeof(*frames));
+	/* frames may be NULL for a stack of none: memcpy must not see it */
+	if (n)
+		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->tid = tid;
 	s->nframes = n;
 	s->count = count;
@@ -345,7 +347,8 @@ int profile_proc__add_gc(struct profile_proc *pp, const uint32_t *frames, uint32
 		st->frames = malloc((n ? n : 1) * sizeof(*frames));
 		if (!st->frames)
 			return -ENOMEM;
-		if (n)	/* frames may be NULL then, and memcpy's arguments must not */
+		/* a collection outside Python code has no frames (and frames may be NULL) */
+		if (n)
 			memcpy(st->frames, frames, n * sizeof(*frames));
 		st->nframes = n;
 		gc->nstacks++;

@@ -34,7 +34,7 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 		if (!slot)
 			break;
 		s = &m->stacks[*slot];
-		if (s->nframes == n && !memcmp(s->frames, frames, n * sizeof(*frames)))
+		if (s->nframes == n && (!n || !memcmp(s->frames, frames, n * sizeof(*frames))))
 			return *slot;
 		h++;	/* a 64-bit collision with another stack: probe on */
 	}
@@ -44,7 +44,8 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
 	if (!s->frames)
 		return -ENOMEM;
-	memcpy(s->frames, frames, n * sizeof(*frames));
+	if (n)	/* frames may be NULL for none */
+		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->nframes = n;
 	if (hashmap__set(&m->stack_index, h, m->nstacks)) {
 		free(s->frames);

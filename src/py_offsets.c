@@ -338,6 +338,10 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 	uint64_t ptrs[4], ascii, compact;
 	struct py_layout L = {};
 	struct py_offsets *o = &L.bpf;
+	const char *runtime = "_PyRuntimeState (its declared size, 16 bits at most)";
+	const char *interp = "PyInterpreterState (its declared size, 16 bits at most)";
+	const char *tstate = "PyThreadState (its declared size, 16 bits at most)";
+	const char *code_id = "PyCodeObject's identity fields";
 	char check[160];
 	size_t i;
 
@@ -370,21 +374,18 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 	isize = min_u64(u64_at(buf, d->interp_size), PYPROF_NO_OFFSET);
 	tsize = min_u64(u64_at(buf, d->tstate_size), PYPROF_NO_OFFSET);
 	o->runtime_interp_head = dbg_field(&g, d->interpreters_head,
-					   "runtime_state.interpreters_head", 8, 0, rsize,
-					   "_PyRuntimeState");
+					   "runtime_state.interpreters_head", 8, 0, rsize, runtime);
 	o->interp_next = dbg_field(&g, d->interp_next, "interpreter_state.next", 8, 0, isize,
-				   "PyInterpreterState");
+				   interp);
 	o->interp_threads_head = dbg_field(&g, d->interp_threads_head,
-					   "interpreter_state.threads_head", 8, 0, isize,
-					   "PyInterpreterState");
-	o->tstate_next = dbg_field(&g, d->tstate_next, "thread_state.next", 8, 0, tsize,
-				   "PyThreadState");
+					   "interpreter_state.threads_head", 8, 0, isize, interp);
+	o->tstate_next = dbg_field(&g, d->tstate_next, "thread_state.next", 8, 0, tsize, tstate);
 	L.tstate_interp = dbg_field(&g, d->tstate_interp, "thread_state.interp", 8, 0, tsize,
-				    "PyThreadState");
+				    tstate);
 	o->tstate_frame = dbg_field(&g, d->tstate_current_frame, "thread_state.current_frame", 8, 0,
-				    tsize, "PyThreadState");
+				    tsize, tstate);
 	o->tstate_thread_id = dbg_field(&g, d->tstate_thread_id, "thread_state.thread_id", 8, 0,
-					tsize, "PyThreadState");
+					tsize, tstate);
 
 	/* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
 	fsize = dbg_size(&g, d->frame_size, "interpreter_frame.size", 8, PYPROF_FRAME_READ,
@@ -417,14 +418,11 @@ int py_layout_from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t
 			  adaptive, "PyCodeObject before co_code_adaptive");
 	first = min_u64(first, adaptive);
 	id_lim = min_u64(adaptive, first + PY_CODE_ID_READ);
-	ptrs[0] = dbg_field(&g, d->code_filename, "code_object.filename", 8, first, id_lim,
-			    "PyCodeObject's identity fields");
-	ptrs[1] = dbg_field(&g, d->code_name, "code_object.name", 8, first, id_lim,
-			    "PyCodeObject's identity fields");
-	ptrs[2] = dbg_field(&g, d->code_qualname, "code_object.qualname", 8, first, id_lim,
-			    "PyCodeObject's identity fields");
+	ptrs[0] = dbg_field(&g, d->code_filename, "code_object.filename", 8, first, id_lim, code_id);
+	ptrs[1] = dbg_field(&g, d->code_name, "code_object.name", 8, first, id_lim, code_id);
+	ptrs[2] = dbg_field(&g, d->code_qualname, "code_object.qualname", 8, first, id_lim, code_id);
 	ptrs[3] = dbg_field(&g, d->code_linetable, "code_object.linetable", 8, first, id_lim,
-			    "PyCodeObject's identity fields");
+			    code_id);
 	id_end = first + 8;
 	for (i = 0; i < 4; i++)
 		if (!g.bad && ptrs[i] + 8 > id_end)	/* ptrs[i] < id_lim <= 2^9 here */

@@ -140,6 +140,14 @@ double report_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+const char *report_line_str(int line, char *buf, size_t len)
+{
+	if (line < 1)
+		return "?";
+	snprintf(buf, len, "%d", line);
+	return buf;
+}
+
 /*
  * Opens file as a process with root directory root_fd sees it, staying inside
  * that root, or as a host path when root_fd is -1. The fd, or -errno.

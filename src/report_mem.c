@@ -66,8 +66,11 @@ static const char *line_cells(const struct profile *p, const struct profile_proc
 	const struct profile_func *fn = &p->funcs[fr->func];
 	const char *base = strrchr(fn->file, '/');
 
+	char num[16];
+
 	report_frame_source(p, pp, frame, src, srclen);
-	snprintf(loc, loclen, "%s:%d", base ? base + 1 : fn->file, fr->line);
+	snprintf(loc, loclen, "%s:%s", base ? base + 1 : fn->file,
+		 report_line_str(fr->line, num, sizeof(num)));
 	return fn->qualname;
 }
 
@@ -128,11 +131,12 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc
 		for (i = 0; i < peak->nframes && i < 16; i++) {
 			const struct profile_frame *fr = &p->frames[peak->frames[i]];
 			const struct profile_func *fn = &p->funcs[fr->func];
+			char num[16];
 
 			if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
 				src[0] = 0;
-			fprintf(f, "    %s  %s:%d%s%s\n", fn->qualname, fn->file, fr->line,
-				src[0] ? "  " : "", src);
+			fprintf(f, "    %s  %s:%s%s%s\n", fn->qualname, fn->file,
+				report_line_str(fr->line, num, sizeof(num)), src[0] ? "  " : "", src);
 		}
 		if (peak->nframes > 16)
 			fprintf(f, "    ... %u more frames\n", peak->nframes - 16);

@@ -177,9 +177,10 @@ static void write_panel(FILE *f, const struct profile *p, const struct profile_p
 			const struct profile_frame *frame = &p->frames[fr];
 			const struct profile_func *fn = &p->funcs[frame->func];
 			const char *base = strrchr(fn->file, '/');
+			char num[16];
 
 			xml_text(f, base ? base + 1 : fn->file);
-			fprintf(f, ":%d ", frame->line);
+			fprintf(f, ":%s ", report_line_str(frame->line, num, sizeof(num)));
 			xml_text(f, fn->qualname);
 		} else {
 			fputs("(no Python line sampled)", f);

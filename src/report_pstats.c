@@ -307,7 +307,7 @@ static int write_pstats(FILE *f, const struct profile *p, const struct report_op
 	}
 	if (err)
 		goto out;
-	if (st.nedges)	/* st.edges is NULL then, and qsort's base must not be */
+	if (st.nedges)	/* no edge: st.edges is NULL, which qsort must not see */
 		qsort(st.edges, st.nedges, sizeof(*st.edges), cmp_edge);
 	err = write_stats(f, p, &st, exact);
 	if (!err && ferror(f))

@@ -298,8 +298,10 @@ void report_usdt_json_counts(FILE *f, const struct profile *p)
 static void text_func(FILE *f, const struct profile *p, uint32_t func)
 {
 	const struct profile_func *fn = &p->funcs[func];
+	char num[16];
 
-	fprintf(f, "%s  %s:%d", fn->qualname, fn->file[0] ? fn->file : "?", fn->firstline);
+	fprintf(f, "%s  %s:%s", fn->qualname, fn->file[0] ? fn->file : "?",
+		report_line_str(fn->firstline, num, sizeof(num)));
 }
 
 static void text_calls(FILE *f, const struct profile *p, const struct profile_proc *pp,
@@ -375,9 +377,10 @@ static void text_gc(FILE *f, const struct profile *p, const struct profile_proc 
 		for (k = 0; k < st[i]->nframes && k < 8; k++) {
 			const struct profile_frame *fr = &p->frames[st[i]->frames[k]];
 			const struct profile_func *fn = &p->funcs[fr->func];
+			char num[16];
 
-			fprintf(f, "      %s  %s:%d\n", fn->qualname, fn->file[0] ? fn->file : "?",
-				fr->line);
+			fprintf(f, "      %s  %s:%s\n", fn->qualname, fn->file[0] ? fn->file : "?",
+				report_line_str(fr->line, num, sizeof(num)));
 		}
 		if (st[i]->nframes > 8)
 			fprintf(f, "      ... %u more frames\n", st[i]->nframes - 8);

@@ -248,11 +248,12 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 	for (i = 0; i < n && i < rows; i++) {
 		const struct func_stat *all = &st[d[i].func];
 		const struct profile_func *fn = &p->funcs[all->func];
+		char num[16];
 
-		put_line(cols, " %5.1f%%  %5.1f%%  %5.1f%%  %5.1f%%  %s (%s:%d)",
+		put_line(cols, " %5.1f%%  %5.1f%%  %5.1f%%  %5.1f%%  %s (%s:%s)",
 			 report_pct(d[i].self, recent), report_pct(d[i].total, recent),
 			 report_pct(all->self, samples), report_pct(all->total, samples),
-			 fn->qualname, fn->file, fn->firstline);
+			 fn->qualname, fn->file, report_line_str(fn->firstline, num, sizeof(num)));
 	}
 	/* clear what a longer previous frame left below */
 	printf("\033[J");

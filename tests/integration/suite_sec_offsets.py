@@ -141,7 +141,7 @@ def sec_off_negative_firstlineno():
         proc = process(rep, p.pid)
         fns = functions(proc)
         hot = fns.get("hot")
-        check(hot and hot["self"] >= 0.9 * proc["samples"] and proc["samples"] >= 50,
+        check(hot and hot["self"] >= 0.9 * proc["samples"] and proc["samples"] >= 10,
               f"{build}: hot {hot} of {proc['samples']} samples")
         check(hot["line"] == -1, f"{build}: hot's first line is {hot['line']}, not unknown")
         lines = [ln for ln in proc["lines"] if ln["qualname"] == "hot"]
