@@ -100,7 +100,7 @@ check-integration: $(BIN)
 	$(Q)PYBPFPROF=$(abspath $(BIN)) tests/integration/run.sh
 
 # The README's test command: unit tests, then root integration tests on real
-# CPython processes; the last line is the summary "N passed, N failed".
+# CPython processes; the last line is the summary "N passed, N failed, N skipped".
 # With SANITIZE=1 the same tests run against the sanitizer build, and any
 # sanitizer report fails them (tests/check.sh sets the options).
 check: $(BIN) $(UNIT_BINS)
@@ -146,18 +146,23 @@ fuzz: $(FUZZ_BINS)
 fuzz-smoke: $(FUZZ_BINS)
 	$(Q)FUZZ_OUT=$(FUZZ_OUT) tests/fuzz/run.sh 10 $(FUZZ_NAMES)
 
-# The version matrix: prepares the Debian release directories (debootstrap,
-# cached in /var/cache/pybpfprof/roots), then runs the per-interpreter tests
-# on every CPython found: pyenv's shared builds and chrooted Debian builds.
+# The version matrix alone (make check runs it too): prepares the Debian
+# release directories if needed (tests/debian-roots.sh, cached), then runs the
+# harness's discovery check and the per-interpreter tests on every build:
+# pyenv's shared builds and the chrooted Debian builds.
+check-matrix: SHELL := /bin/bash
 check-matrix: pybpfprof
-	$(Q)tests/debian-roots.sh >/dev/null
-	$(Q)tests/integration/run.sh 'split_*' 'hotline_*' pid_namespace error_unsupported_version
+	$(Q). tests/as-root.sh && as_root tests/debian-roots.sh >/dev/null && \
+	as_root tests/integration/run.sh harness_discovery 'split_*' 'hotline_*' \
+		pid_namespace error_unsupported_version
 
-# Profiles the bundled example workload for 5 seconds and prints the report.
+# Profiles the bundled example workload for 5 seconds and prints the report
+# (as root: through sudo when make is not run as root).
 PYTHON ?= /usr/bin/python3
+SUDO ?= $(if $(filter 0,$(shell id -u)),,sudo)
 example: pybpfprof
 	@$(PYTHON) examples/busy.py 10 > /dev/null & pid=$$!; sleep 0.5; \
-	./pybpfprof -p $$pid -d 5; status=$$?; kill $$pid 2>/dev/null; exit $$status
+	$(SUDO) ./pybpfprof -p $$pid -d 5; status=$$?; kill $$pid 2>/dev/null; exit $$status
 
 bench: pybpfprof
 	bench/overhead.sh

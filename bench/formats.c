@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "outfile.h"
 #include "report.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -100,7 +101,8 @@ int main(void)
 				"pprof" };
 	struct report_opts o = { 20, 20, 5, "bench" };
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char path[256];
+	char path[256], why[400];
+	struct outfile of;
 	struct profile p;
 	struct rusage ru;
 	struct stat st;
@@ -124,10 +126,12 @@ int main(void)
 		for (r = 0; r < rounds; r++) {
 			t0 = now(CLOCK_MONOTONIC);
 			c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-			if (report_write(w, path, &p, &o)) {
-				fprintf(stderr, "bench-formats: writing %s failed\n", names[i]);
+			if (outfile_open(&of, path, why, sizeof(why)) ||
+			    report_write(w, &of, &p, &o, why, sizeof(why))) {
+				fprintf(stderr, "bench-formats: cannot write %s: %s\n", path, why);
 				return 1;
 			}
+			outfile_close(&of);
 			t0 = now(CLOCK_MONOTONIC) - t0;
 			c0 = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			best_wall = t0 < best_wall ? t0 : best_wall;

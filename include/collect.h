@@ -17,9 +17,11 @@
 struct target_state {
 	struct py_target t;
 	size_t proc_index;		/* into profile.procs */
-	struct code_cache codes;
-	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id */
+	struct code_cache *codes;
+	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id; in the budget */
+	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
+	bool forgotten;			/* exited, and its pid no longer sampled */
 };
 
 struct collector {
@@ -28,6 +30,9 @@ struct collector {
 	size_t ntargets, cap_targets;
 	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
 	uint64_t malformed;		/* records shorter than they claim: dropped */
+	uint64_t late;			/* records still unconverted when the run ended: dropped */
+	struct cache_budget budget;	/* what every target's code cache and memo may hold */
+	uint64_t alive_checks;		/* calls of collector__check_alive */
 	uint32_t *scratch;		/* frame ids of the sample being converted */
 	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
 	/* asked for a pid with no section before it counts as unknown (forked children) */
@@ -41,15 +46,22 @@ static inline uint64_t collector__alloc_key(uint32_t pid, uint32_t tid, uint64_t
 	return hash_u64(ktime_ns ^ hash_u64(((uint64_t)pid << 32) | tid));
 }
 
-int collector__init(struct collector *c, struct profile *prof);
+/* budget_bytes: --max-cache-mb, for every target's code objects together. */
+int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes);
 void collector__free(struct collector *c);
 
 /* Takes ownership of a copy of *t and opens its profile section. 0 or -ENOMEM. */
 int collector__add_target(struct collector *c, const struct py_target *t);
 struct target_state *collector__find(struct collector *c, int pid);
 
-/* Handles one ring-buffer record of size bytes. Never fails: bad records are counted. */
+/*
+ * Handles one ring-buffer record of size bytes. Never fails: bad records are
+ * counted, and so are records that come when the run is over (deadline.h).
+ */
 void collector__sample(struct collector *c, const void *data, size_t size);
+
+/* Whether the section's process has exited (by its pidfd). */
+bool target_state__gone(const struct target_state *ts);
 
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);

@@ -38,8 +38,10 @@ struct pyprof_config {
 	bool threads;		/* per-thread breakdown */
 	bool top;		/* `pybpfprof top`: live view instead of a report */
 	char **command;		/* after `--`: the command to launch, NULL-terminated */
+	const char *user;	/* --user NAME|UID: the command runs as this user, not root */
 	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
 	int py311_line;		/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
+	unsigned max_cache_mb;	/* --max-cache-mb: all that is kept of the targets' code objects */
 	char error[256];	/* why parsing failed */
 };
 
@@ -60,10 +62,19 @@ enum pyprof_mem_mode {
  */
 #define PYPROF_DEFAULT_MEM_PERIOD 64
 
+/*
+ * --max-cache-mb: what is kept of the targets' code objects (names, decoded
+ * line tables, frame memos), for all of them together. 64 MiB holds about
+ * 400000 ordinary functions; a target that makes more (or huge line tables)
+ * only gets its least recently used ones evicted and read again.
+ */
+#define PYPROF_DEFAULT_MAX_CACHE_MB 64
+#define PYPROF_MAX_CACHE_MB 65536
+
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
-		.line_report = 5,                                                                  \
+		.line_report = 5, .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB,                     \
 		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
 		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                        \
 	}

@@ -25,6 +25,13 @@ void hashmap__free(struct hashmap *m);
 uint64_t *hashmap__find(const struct hashmap *m, uint64_t key);
 /* Inserts or overwrites. Returns 0, or -ENOMEM. */
 int hashmap__set(struct hashmap *m, uint64_t key, uint64_t val);
+/* Removes key if present (the code cache evicts). */
+void hashmap__del(struct hashmap *m, uint64_t key);
+/* Bytes the table takes, for memory budgets. */
+static inline size_t hashmap__bytes(const struct hashmap *m)
+{
+	return m->cap * (sizeof(*m->keys) + sizeof(*m->vals) + sizeof(*m->used));
+}
 
 /* 64-bit mixing of a byte string and of one word (FNV-1a seeded, then finalized). */
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);

@@ -40,4 +40,31 @@ int linetable_locations_line(const uint8_t *tab, size_t len, int firstlineno, lo
 int linetable_line(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
 		   long byte_offset);
 
+/*
+ * A decoded table: runs of bytecode offsets with one line each, a run
+ * reaching up to the next one's start (the last one to any offset). This is
+ * what the code cache keeps of a code object's table, never the table bytes:
+ * a hostile 1 MiB table costs its decoded size only, and is refused beyond
+ * LINETABLE_RUNS_MAX runs.
+ */
+struct line_run {
+	uint32_t start;	/* first byte offset of the run */
+	int32_t line;	/* -1: no line */
+};
+
+/* Runs kept per code object at most: 128 KiB, far more than any real function has. */
+#define LINETABLE_RUNS_MAX 16384
+
+/*
+ * Decodes a whole table into runs[0, max), neighbours with the same line
+ * merged. For every offset, linetable_runs_line() on the result gives what
+ * linetable_line() gives on the table. Returns the number of runs (at least
+ * 1), or -E2BIG when more than max would be needed.
+ */
+long linetable_decode(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
+		      struct line_run *runs, size_t max);
+
+/* The line of byte_offset in n runs from linetable_decode(); -1 if none. */
+int linetable_runs_line(const struct line_run *runs, size_t n, int firstlineno, long byte_offset);
+
 #endif

@@ -47,10 +47,14 @@ void mem__select_programs(struct pybpfprof_bpf *skel);
 int mem__attach(struct mem_session *m, struct session *s, struct collector *c, unsigned period,
 		uint64_t alloc_period, char *why, size_t whylen);
 /*
- * The libc a process has mapped, as a path that opens it from here (through
- * /proc/PID/root, so it works for containers). 0, or -errno.
+ * The libc a process has mapped, held open: *fd is a descriptor of that very
+ * file (the mapping itself through /proc/PID/map_files, else its path as the
+ * process sees it, checked to be the mapped regular file, opened
+ * non-blocking), which the caller closes; shown is its name in the maps, for
+ * messages. Nothing is opened twice by name, so the target cannot swap
+ * another file (a FIFO) in behind the check. 0, or -errno.
  */
-int mem__find_libc(int pid, char *path, size_t len);
+int mem__find_libc(int pid, char *shown, size_t len, int *fd);
 /*
  * Redraws the page-fault period when due, and reads each live target's
  * resident size when MEM_RSS_INTERVAL_NS has passed since the last.

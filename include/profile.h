@@ -150,6 +150,7 @@ struct profile_proc {
 	int pid;
 	int nspid;		/* pid inside the process's own pid namespace */
 	int root_fd;		/* O_PATH fd of its root directory (source files), or -1 */
+	struct proc_sources *sources;	/* whose rights its source files are read with (source.h) */
 	char *exe, *cmdline, *comm, *python;
 	double start_time;	/* its start, seconds since the epoch (sources edited since?); 0: unknown */
 	bool exited;
@@ -179,6 +180,15 @@ struct profile_counts {
 	uint64_t unreadable;	/* ticks whose innermost frame could not be read: not sent */
 	uint64_t read_errors;	/* stacks with a failed read: partial ones and unreadable ones */
 	uint64_t truncated;
+};
+
+/* The code-object cache (--max-cache-mb) and what staying within it cost. */
+struct profile_cache_counts {
+	uint64_t budget_bytes;
+	uint64_t peak_bytes;
+	uint64_t reads;		/* code objects read from targets */
+	uint64_t evicted;	/* code objects dropped (least recently used) to stay within budget */
+	uint64_t refused;	/* line tables not kept (too large): their functions have no lines */
 };
 
 /* What the USDT modes could not record, summed over processes (see enum pyprof_counter). */
@@ -214,6 +224,7 @@ struct profile {
 	unsigned page_size;
 	bool calls_mode, gc_mode, imports_mode;	/* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
+	struct profile_cache_counts cache;
 };
 
 /*

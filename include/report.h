@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include "profile.h"
 
+struct outfile;
+
 struct report_opts {
 	unsigned top_functions;	/* rows in the functions table */
 	unsigned top_lines;	/* rows in the hottest-lines table */
@@ -45,11 +47,12 @@ const struct report_writer *report_for_path(const char *path);
 /* Comma-separated names, for messages. */
 const char *report_names(void);
 
-/* Fails (-errno, reason in why) if path could not be written; creates nothing. */
-int report_check_writable(const char *path, char *why, size_t whylen);
-/* Writes to path, or stdout when path is NULL or "-". 0 or -errno. */
-int report_write(const struct report_writer *w, const char *path, const struct profile *p,
-		 const struct report_opts *o);
+/*
+ * Writes to of (opened with outfile_open: a new file renamed into place), or
+ * to stdout when of is NULL. 0, or -errno with the reason in why.
+ */
+int report_write(const struct report_writer *w, struct outfile *of, const struct profile *p,
+		 const struct report_opts *o, char *why, size_t whylen);
 
 /* Shared helpers for writers. */
 double report_seconds(const struct profile *p, uint64_t samples);
@@ -60,25 +63,27 @@ double report_pct(uint64_t part, uint64_t whole);
  */
 const char *report_line_str(int line, char *buf, size_t len);
 /*
- * Reads line `line` of file into buf (trimmed). The file is opened inside
- * root_fd (a process's root directory, links may not lead out of it), or as a
- * host path when root_fd is -1. 0 or -errno.
+ * Source text, read inside pp's root directory with pp's rights: every file
+ * of its frames at the first need, in one helper (source.h); the lines of
+ * its frames only. Reads line `line` of file into buf (trimmed). 0 or -errno
+ * (or -SOURCE_E*: source_strerror says why).
  */
-int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len);
+int report_source_line(const struct profile *p, const struct profile_proc *pp, const char *file,
+		       int line, char *buf, size_t len);
 /*
- * The same for several lines in one pass: lines ascending; texts holds n
- * buffers of width bytes, "" for a line the file does not have; found[i]
- * (optional) says which exist. Only the first 4 KiB of a line are read. The
- * number of lines found, or -errno if the file cannot be opened.
+ * The same for several lines: texts holds n buffers of width bytes, "" for a
+ * line the file does not have; found[i] (optional) says which exist. The
+ * number of lines found, or -errno if the file cannot be read.
  */
-int report_source_lines(int root_fd, const char *file, const int *lines, size_t n, char *texts,
-			size_t width, bool *found);
+int report_source_lines(const struct profile *p, const struct profile_proc *pp, const char *file,
+			const int *lines, size_t n, char *texts, size_t width, bool *found);
 /*
  * Whether file, as the process sees it, was modified after the process
- * started (start_time: seconds since the epoch; 0 means unknown), by more
- * than a second: 1 if so, 0 if not or unknown, -errno if it cannot be opened.
+ * started (pp->start_time; 0 means unknown), by more than a second: 1 if
+ * so, 0 if not or unknown, -errno if it cannot be read.
  */
-int report_source_changed(int root_fd, const char *file, double start_time);
+int report_source_changed(const struct profile *p, const struct profile_proc *pp,
+			  const char *file);
 /* The --mem sections of a process (src/report_mem.c); written only when p->mem. */
 void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc *pp,
 		     const struct report_opts *o);

@@ -29,5 +29,7 @@ void top__init(struct top_view *v, unsigned rows, long long now_ns);
 bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, long long now_ns);
 /* Restores the terminal. */
 void top__end(struct top_view *v);
+/* Restores the terminal's mode and cursor if top changed them; async-signal-safe, for _exit. */
+void top__restore_terminal(void);
 
 #endif

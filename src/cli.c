@@ -37,6 +37,7 @@ static const char doc[] =
 	"  sudo pybpfprof -a -d 10                 # every CPython, new ones as well\n"
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
+	"  sudo pybpfprof --user alice -- python3 app.py   # the command runs as alice\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
@@ -51,7 +52,8 @@ static const char doc[] =
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
 	"\n"
-	"The report counts every sample: total, dropped (kernel buffer full), truncated "
+	"The report counts every sample: total, dropped (kernel buffer full, or still "
+	"unconverted 0.3 s after the end of the run), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
 
 enum {
@@ -70,6 +72,8 @@ enum {
 	OPT_GC,
 	OPT_IMPORTS,
 	OPT_PY311_LINE,
+	OPT_MAX_CACHE_MB,
+	OPT_USER,
 };
 
 static const struct argp_option options[] = {
@@ -79,6 +83,9 @@ static const struct argp_option options[] = {
 	  "that start during the run", 1 },
 	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0, "Also profile every descendant of the "
 	  "targets (fork, exec, multiprocessing)", 1 },
+	{ "user", OPT_USER, "NAME|UID", 0, "Run the command as this user (its groups, HOME, "
+	  "USER and LOGNAME; a uid with no passwd entry gets gid = uid); without --user the "
+	  "command runs as root, as with perf and py-spy", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
 	  "targets exit)", 2 },
@@ -87,6 +94,10 @@ static const struct argp_option options[] = {
 	  "(default: 99)", 2 },
 	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
 	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	{ "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
+	  "(names, decoded line tables), all targets together; beyond it the least recently "
+	  "used are evicted, and the report counts them (default: 64)", 2 },
+
 	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",
 	  5 },
 	{ "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
@@ -278,6 +289,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		cfg->verbose++;
 		break;
+	case OPT_MAX_CACHE_MB:
+		if (parse_uint(arg, 1, PYPROF_MAX_CACHE_MB, &v)) {
+			snprintf(cfg->error, sizeof(cfg->error), "invalid --max-cache-mb '%s': "
+				 "expected 1 to %d MiB", arg, PYPROF_MAX_CACHE_MB);
+			goto bad;
+		}
+		cfg->max_cache_mb = v;
+		break;
 	case 'a':
 		cfg->all = true;
 		break;
@@ -302,6 +321,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_PY311_LINE:
 		cfg->py311_line = 1;
 		break;
+	case OPT_USER:
+		if (!*arg) {
+			snprintf(cfg->error, sizeof(cfg->error), "--user needs a user name or a "
+				 "numeric uid");
+			goto bad;
+		}
+		cfg->user = arg;
+		break;
 	case ARGP_KEY_ARG:
 		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s' (a command to "
 			 "profile goes after --)", arg);
@@ -320,6 +347,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (cfg->command && cfg->npids) {
 			snprintf(cfg->error, sizeof(cfg->error), "give either -p PID or a command "
 				 "after --, not both");
+			goto bad;
+		}
+		if (cfg->user && !cfg->command) {
+			snprintf(cfg->error, sizeof(cfg->error), "--user runs a launched command as "
+				 "that user: give the command after -- (profiled processes keep "
+				 "their own users)");
 			goto bad;
 		}
 		if (cfg->subprocesses && cfg->all) {

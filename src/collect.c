@@ -11,13 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "collect.h"
+#include "deadline.h"
 #include "mono.h"
+#include "source.h"
 
-int collector__init(struct collector *c, struct profile *prof)
+int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)
 {
 	memset(c, 0, sizeof(*c));
 	c->prof = prof;
+	cache_budget__init(&c->budget, budget_bytes);
 	c->scratch = calloc(PYPROF_MAX_DEPTH, sizeof(*c->scratch));
 	return c->scratch ? 0 : -ENOMEM;
 }
@@ -27,9 +31,12 @@ void collector__free(struct collector *c)
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++) {
-		code_cache__free(&c->targets[i].codes);
+		code_cache__free(c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
+		if (c->targets[i].pidfd >= 0)
+			close(c->targets[i].pidfd);
 	}
+	cache_budget__free(&c->budget);
 	free(c->targets);
 	free(c->scratch);
 	hashmap__free(&c->alloc_records);
@@ -39,6 +46,7 @@ void collector__free(struct collector *c)
 int collector__add_target(struct collector *c, const struct py_target *t)
 {
 	struct target_state *ts;
+	struct profile_proc *pp;
 	char root[64];
 
 	if (profile_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
@@ -47,15 +55,31 @@ int collector__add_target(struct collector *c, const struct py_target *t)
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
-	code_cache__init(&ts->codes);
-	if (!profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str))
+	/* -ESRCH: gone already, and its pid may be another process's by now */
+	ts->pidfd = py_target__pidfd(t);
+	ts->codes = code_cache__new(&c->budget);
+	if (!ts->codes ||
+	    !profile__add_proc(c->prof, t->pid, t->exe, t->cmdline, t->comm, t->version_str)) {
+		code_cache__free(ts->codes);
+		if (ts->pidfd >= 0)
+			close(ts->pidfd);
 		return -ENOMEM;
+	}
 	ts->proc_index = c->prof->nprocs - 1;
-	c->prof->procs[ts->proc_index].nspid = t->nspid;
-	c->prof->procs[ts->proc_index].start_time = proc_start_time(t->pid);
+	pp = &c->prof->procs[ts->proc_index];
+	pp->nspid = t->nspid;
+	pp->start_time = proc_start_time(t->pid);
 	/* Held open so its sources can be read even after the process has exited. */
 	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
-	c->prof->procs[ts->proc_index].root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pp->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * And with its rights: its credentials now, and its status held open to
+	 * read them again at report time (a dead process's fd reads nothing:
+	 * never another process's that got its pid).
+	 */
+	snprintf(root, sizeof(root), "/proc/%d/status", t->pid);
+	pp->sources->status_fd = open(root, O_RDONLY | O_CLOEXEC);
+	proc_sources__look(pp->sources);
 	c->ntargets++;
 	return 0;
 }
@@ -70,6 +94,30 @@ struct target_state *collector__find(struct collector *c, int pid)
 	return NULL;
 }
 
+/*
+ * Remembers raw frame key -> frame id. The memos of all targets may take a
+ * quarter of the budget: one that would grow beyond is emptied first (it is
+ * only a shortcut past the code cache), and its bytes count in the budget.
+ */
+static void memo_set(struct collector *c, struct target_state *ts, uint64_t key, uint32_t id)
+{
+	struct cache_budget *b = &c->budget;
+	struct hashmap *m = &ts->raw_frames;
+	size_t before = hashmap__bytes(m);
+
+	if ((m->len + 1) * 2 > m->cap && b->memo_bytes + before > b->limit / 4 && m->len) {
+		hashmap__free(m);
+		b->memo_bytes -= before;
+		cache_budget__charge(b, -(long long)before);
+		b->memo_resets++;
+		before = 0;
+	}
+	if (hashmap__set(m, key, id))
+		return;
+	b->memo_bytes += hashmap__bytes(m) - before;
+	cache_budget__charge(b, (long long)(hashmap__bytes(m) - before));
+}
+
 /* Profile frame id for one raw frame; *unresolved set when it could not be named. */
 static uint32_t frame_id(struct collector *c, struct target_state *ts, const struct py_frame *rf,
 			 bool *unresolved)
@@ -77,12 +125,19 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
 						     (uint32_t)rf->instr));
 	const struct code_info *ci;
-	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
+	uint64_t *slot = hashmap__find(&ts->raw_frames, key), reads;
 	uint32_t func, id;
 
 	if (slot)
 		return *slot;
-	ci = code_cache__get(&ts->codes, &ts->t, rf->code, rf->fingerprint);
+	reads = ts->codes->reads;
+	ci = code_cache__get(ts->codes, &ts->t, rf->code, rf->fingerprint);
+	/*
+	 * Read just now from a pid whose process has exited: the memory may
+	 * have been another process's, given the pid since.
+	 */
+	if (ci && ts->codes->reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
+		ci = NULL;
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
@@ -93,26 +148,30 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 		return UINT32_MAX;
 	id = profile__frame(c->prof, func, code_info__line(ci, &ts->t.layout, rf->instr));
 	if (id != UINT32_MAX)
-		hashmap__set(&ts->raw_frames, key, id);
+		memo_set(c, ts, key, id);
 	return id;
 }
 
 /*
- * Names every frame of s into c->scratch (frame ids). Returns false when the
- * sample cannot be kept (out of memory); *unresolved is set when a frame
- * could not be named.
+ * Names every frame of s into c->scratch (frame ids). Returns -ENOMEM when
+ * the sample cannot be kept, -ETIME when the run ended too long ago to go on
+ * (each new code object can cost a read and a line table's decoding, and a
+ * sample holds up to PYPROF_MAX_DEPTH of them); *unresolved is set when a
+ * frame could not be named.
  */
-static bool resolve_frames(struct collector *c, struct target_state *ts, const struct py_sample *s,
-			   bool *unresolved)
+static int resolve_frames(struct collector *c, struct target_state *ts, const struct py_sample *s,
+			  bool *unresolved)
 {
 	uint32_t i;
 
 	for (i = 0; i < s->nframes; i++) {
+		if (deadline__past(DEADLINE_DRAIN_NS))
+			return -ETIME;
 		c->scratch[i] = frame_id(c, ts, &s->frames[i], unresolved);
 		if (c->scratch[i] == UINT32_MAX)
-			return false;
+			return -ENOMEM;
 	}
-	return true;
+	return 0;
 }
 
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
@@ -169,7 +228,13 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	const struct py_sample *s = data;
 	struct target_state *ts;
 	bool unresolved = false;
+	int err;
 
+	/* The run is over and the drain's time is up: the rest is only counted. */
+	if (deadline__past(DEADLINE_DRAIN_NS)) {
+		c->late++;
+		return;
+	}
 	if (size < PY_SAMPLE_HEADER_SIZE ||
 	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
 	    s->nframes > PYPROF_MAX_DEPTH) {
@@ -183,7 +248,12 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		c->unknown_pid++;
 		return;
 	}
-	if (!resolve_frames(c, ts, s, &unresolved)) {
+	err = resolve_frames(c, ts, s, &unresolved);
+	if (err == -ETIME) {
+		c->late++;
+		return;
+	}
+	if (err) {
 		c->malformed++;	/* out of memory: the sample cannot be kept */
 		return;
 	}
@@ -218,16 +288,37 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	}
 }
 
+bool target_state__gone(const struct target_state *ts)
+{
+	if (ts->pidfd >= 0)
+		return proc_pidfd_exited(ts->pidfd);
+	/* -ENOSYS (no pidfds): the pid is all there is */
+	return ts->pidfd == -ESRCH || !proc_alive(ts->t.pid);
+}
+
 size_t collector__check_alive(struct collector *c)
 {
 	size_t i, alive = 0;
 
+	c->alive_checks++;
 	for (i = 0; i < c->ntargets; i++) {
 		struct target_state *ts = &c->targets[i];
 
-		if (!ts->exited && !proc_alive(ts->t.pid)) {
+		/*
+		 * Its credentials now and then (each 5th check): a process that
+		 * changes its user during the run has its sources read with the
+		 * rights of each user it was seen with (source.h).
+		 */
+		if (!ts->exited && !(c->alive_checks % 5))
+			proc_sources__look(c->prof->procs[ts->proc_index].sources);
+		if (!ts->exited && target_state__gone(ts)) {
 			ts->exited = true;
 			c->prof->procs[ts->proc_index].exited = true;
+		}
+		/* a section's process is followed no further once it has exited or exec'd */
+		if (ts->exited && ts->pidfd >= 0) {
+			close(ts->pidfd);
+			ts->pidfd = -ESRCH;
 		}
 		alive += !ts->exited;
 	}

@@ -3,6 +3,13 @@
  * libelf wrapper for the few questions pybpfprof asks of a CPython binary.
  * Debian's python3.X is stripped but exports the whole C API in .dynsym
  * (linked with -export-dynamic), so .dynsym is searched first.
+ *
+ * The files are the target's: a hostile process can map a FIFO or a device,
+ * or truncate its file while we read it. So a file is opened non-blocking,
+ * must be a regular file of bounded size, and is read with pread
+ * (ELF_C_READ), never mapped: a truncated file gives a short read, where a
+ * mapping would give us SIGBUS. What libelf loads (section data) is capped
+ * per file, whatever sizes the sections claim.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "elf_reader.h"
 
@@ -18,6 +26,8 @@
 
 struct elf_file {
 	int fd;
+	struct stat st;		/* at open: a reload finds the file unchanged, or fails */
+	uint64_t budget;	/* bytes of section data libelf may still load */
 	Elf *elf;
 	int type;
 	size_t nphdr;
@@ -37,10 +47,17 @@ struct elf_file *elf_file__open(const char *path)
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return NULL;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	ef->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (ef->fd < 0)
 		goto fail;
-	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (fstat(ef->fd, &ef->st))
+		goto fail;
+	if (!S_ISREG(ef->st.st_mode) || (uint64_t)ef->st.st_size > ELF_FILE_MAX_SIZE) {
+		errno = ENOEXEC;
+		goto fail;
+	}
+	ef->budget = ELF_FILE_READ_BUDGET;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ehdr) ||
 	    elf_getphdrnum(ef->elf, &n)) {
 		errno = ENOEXEC;
@@ -78,10 +95,61 @@ int elf_file__type(const struct elf_file *ef)
 	return ef->type;
 }
 
-static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+void elf_file__release(struct elf_file *ef)
+{
+	if (ef && ef->elf) {
+		elf_end(ef->elf);
+		ef->elf = NULL;
+	}
+}
+
+int elf_file__stat(const struct elf_file *ef, struct stat *st)
+{
+	*st = ef->st;
+	return 0;
+}
+
+/* The libelf handle, made again after elf_file__release if the file is unchanged. */
+static Elf *elf_of(struct elf_file *ef)
+{
+	struct stat st;
+
+	if (ef->elf)
+		return ef->elf;
+	if (fstat(ef->fd, &st) || st.st_size != ef->st.st_size ||
+	    st.st_mtim.tv_sec != ef->st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != ef->st.st_mtim.tv_nsec)
+		return NULL;
+	ef->budget = ELF_FILE_READ_BUDGET;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ, NULL);
+	return ef->elf;
+}
+
+/*
+ * elf_getdata within the file's budget: libelf reads (and keeps) a section's
+ * whole data, whatever size the section header claims, and a hostile file
+ * can make many sections claim the whole file. A section's string table
+ * (sh_link) is charged with it, as elf_strptr will load it too.
+ */
+static Elf_Data *getdata(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	uint64_t cost = sh->sh_type == SHT_NOBITS ? 0 : sh->sh_size;
+	Elf_Scn *link;
+	GElf_Shdr lsh;
+
+	if (sh->sh_link && (link = elf_getscn(ef->elf, sh->sh_link)) && gelf_getshdr(link, &lsh))
+		cost += lsh.sh_size;
+	if (cost > ef->budget)
+		return NULL;
+	ef->budget -= cost;
+	return elf_getdata(scn, NULL);
+}
+
+static int find_in(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 		   uint64_t *vaddr, uint64_t *size)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf *elf = ef->elf;
+	Elf_Data *data = getdata(ef, scn, sh);
 	size_t i, n;
 
 	if (!data || !sh->sh_entsize)
@@ -109,6 +177,8 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
 	size_t t;
 
+	if (!elf_of(ef))
+		return -ENOENT;
 	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		Elf_Scn *scn = NULL;
 
@@ -117,7 +187,7 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type != types[t])
 				continue;
-			if (!find_in(ef->elf, scn, &sh, name, vaddr, size))
+			if (!find_in(ef, scn, &sh, name, vaddr, size))
 				return 0;
 		}
 	}
@@ -127,11 +197,17 @@ int elf_file__symbol(struct elf_file *ef, const char *name, uint64_t *vaddr, uin
 int elf_file__find_py_version(struct elf_file *ef, unsigned minor)
 {
 	char prefix[16];
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *names;
 	size_t shstrndx, plen;
+	GElf_Shdr nsh;
 
-	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+	if (!elf_of(ef) || elf_getshdrstrndx(ef->elf, &shstrndx))
 		return -ENOENT;
+	/* the section names elf_strptr will load, within the budget */
+	names = elf_getscn(ef->elf, shstrndx);
+	if (!names || !gelf_getshdr(names, &nsh) || nsh.sh_size > ef->budget)
+		return -ENOENT;
+	ef->budget -= nsh.sh_size;
 	plen = snprintf(prefix, sizeof(prefix), "3.%u.", minor);
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		const char *name, *p, *end;
@@ -143,7 +219,7 @@ int elf_file__find_py_version(struct elf_file *ef, unsigned minor)
 		name = elf_strptr(ef->elf, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".rodata"))
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = getdata(ef, scn, &sh);
 		if (!data || !data->d_buf)
 			return -ENOENT;
 		p = data->d_buf;
@@ -190,6 +266,24 @@ int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
 	return -EFAULT;
 }
 
+int elf_file__func_offset(struct elf_file *ef, const char *name, uint64_t *off)
+{
+	uint64_t vaddr;
+	size_t i;
+
+	if (elf_file__symbol(ef, name, &vaddr, NULL))
+		return -ENOENT;
+	for (i = 0; i < ef->nphdr; i++) {
+		const GElf_Phdr *ph = &ef->phdr[i];
+
+		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
+			continue;
+		*off = ph->p_offset + (vaddr - ph->p_vaddr);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
 		   uint64_t *bias)
 {
@@ -217,6 +311,8 @@ int elf_file__needs(struct elf_file *ef, const char *prefix)
 	size_t plen = strlen(prefix);
 	Elf_Scn *scn = NULL;
 
+	if (!elf_of(ef))
+		return 0;
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		Elf_Data *data;
 		GElf_Shdr sh;
@@ -224,7 +320,7 @@ int elf_file__needs(struct elf_file *ef, const char *prefix)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = getdata(ef, scn, &sh);
 		if (!data)
 			return 0;
 		n = sh.sh_size / sh.sh_entsize;
@@ -257,6 +353,8 @@ int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
 	Elf_Scn *scn = NULL;
 	int found = 0;
 
+	if (!elf_of(ef))
+		return 0;
 	while ((scn = elf_nextscn(ef->elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
@@ -265,7 +363,7 @@ int elf_file__usdt_probes(struct elf_file *ef, const char *provider,
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = getdata(ef, scn, &sh);
 		if (!data || !data->d_buf)
 			continue;
 		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {

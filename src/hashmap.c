@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Open addressing with linear probing; the table doubles at 50% load so
- * probes stay short. No deletion: the profile only grows during a run.
+ * probes stay short. The profile only grows during a run; the code cache
+ * deletes (backward shift, so no tombstones lengthen the probes).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,4 +107,31 @@ int hashmap__set(struct hashmap *m, uint64_t key, uint64_t val)
 	}
 	m->vals[i] = val;
 	return 0;
+}
+
+void hashmap__del(struct hashmap *m, uint64_t key)
+{
+	size_t hole, i, home;
+
+	if (!m->cap)
+		return;
+	hole = slot_of(m, key);
+	if (!m->used[hole])
+		return;
+	m->used[hole] = 0;
+	m->len--;
+	/*
+	 * Entries after the hole in its probe run move back into it when their
+	 * home slot does not lie (cyclically) between the hole and themselves.
+	 */
+	for (i = (hole + 1) & (m->cap - 1); m->used[i]; i = (i + 1) & (m->cap - 1)) {
+		home = hash_u64(m->keys[i]) & (m->cap - 1);
+		if (((i - home) & (m->cap - 1)) < ((i - hole) & (m->cap - 1)))
+			continue;
+		m->keys[hole] = m->keys[i];
+		m->vals[hole] = m->vals[i];
+		m->used[hole] = 1;
+		m->used[i] = 0;
+		hole = i;
+	}
 }

@@ -9,6 +9,7 @@
  * section 4 of the design notes (cpython-internals.md) and in CPython's
  * Objects/lnotab_notes.txt and Objects/locations.md.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 
@@ -218,4 +219,141 @@ int linetable_line(enum linetable_kind kind, const uint8_t *tab, size_t len, int
 		return linetable_locations_line(tab, len, firstlineno, byte_offset);
 	}
 	return -1;
+}
+
+/* Runs being written by linetable_decode(); full once one more did not fit. */
+struct runs_out {
+	struct line_run *r;
+	size_t n, max;
+	bool full;
+};
+
+/*
+ * Starts a run at start (never before the last one). A run starting where
+ * the last one starts replaces it, as a later entry at the same offset wins
+ * in the decoders above; a run with the line of the one before adds nothing.
+ */
+static void emit(struct runs_out *o, uint64_t start, int line)
+{
+	if (o->n && o->r[o->n - 1].start == start)
+		o->n--;
+	if (o->n && o->r[o->n - 1].line == line)
+		return;
+	if (start > UINT32_MAX || o->n == o->max) {
+		o->full = true;
+		return;
+	}
+	o->r[o->n].start = start;
+	o->r[o->n].line = line;
+	o->n++;
+}
+
+/* The same walks as the decoders above, written out as runs instead of stopping at an offset. */
+static void decode_lnotab(struct runs_out *o, const uint8_t *tab, size_t len, int firstlineno)
+{
+	uint64_t addr = 0;
+	int64_t line = firstlineno;
+	size_t i;
+
+	emit(o, 0, line_result(line));
+	for (i = 0; i + 1 < len && !o->full; i += 2) {
+		addr += tab[i];
+		line += (int8_t)tab[i + 1];
+		emit(o, addr, line_result(line));
+	}
+}
+
+static void decode_310(struct runs_out *o, const uint8_t *tab, size_t len, int firstlineno)
+{
+	uint64_t end = 0;
+	int64_t line = firstlineno;
+	size_t i;
+
+	for (i = 0; i + 1 < len && !o->full; i += 2) {
+		int8_t delta = (int8_t)tab[i + 1];
+		uint64_t start = end;
+
+		end += tab[i];
+		if (delta != -128)
+			line += delta;
+		if (end > start)
+			emit(o, start, delta == -128 ? -1 : line_result(line));
+	}
+	emit(o, end, -1);
+}
+
+static void decode_locations(struct runs_out *o, const uint8_t *tab, size_t len, int firstlineno)
+{
+	uint64_t entry_end = 0;
+	int64_t line = firstlineno;
+	size_t p = 0;
+
+	while (p < len && !o->full) {
+		size_t start = p;
+		uint64_t begin = entry_end;
+		int64_t delta;
+
+		/* Where linetable_locations_line() gives up, every later offset has no line. */
+		if (!(tab[start] & LOC_ENTRY_START))
+			break;
+		for (p = start + 1; p < len && !(tab[p] & LOC_ENTRY_START); p++)
+			;
+		if (!loc_line_delta(tab, start, p, &delta))
+			break;
+		line += delta;
+		if (line < INT_MIN || line > INT_MAX)
+			break;
+		entry_end += 2 * LOC_UNITS(tab[start]);
+		emit(o, begin, LOC_CODE(tab[start]) == LOC_NONE ? -1 : line_result(line));
+	}
+	emit(o, entry_end, -1);
+}
+
+long linetable_decode(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
+		      struct line_run *runs, size_t max)
+{
+	struct runs_out o = { .r = runs, .max = max };
+
+	if (!tab)
+		len = 0;
+	/* every line is relative to the first: none is known without it */
+	if (firstlineno < 1) {
+		emit(&o, 0, -1);
+		return 1;
+	}
+	switch (kind) {
+	case LINETABLE_LNOTAB:
+		decode_lnotab(&o, tab, len, firstlineno);
+		break;
+	case LINETABLE_310:
+		decode_310(&o, tab, len, firstlineno);
+		break;
+	case LINETABLE_LOCATIONS:
+		decode_locations(&o, tab, len, firstlineno);
+		break;
+	default:
+		emit(&o, 0, -1);
+		break;
+	}
+	return o.full ? -E2BIG : (long)o.n;
+}
+
+int linetable_runs_line(const struct line_run *runs, size_t n, int firstlineno, long byte_offset)
+{
+	size_t lo = 0, hi = n;
+
+	if (firstlineno < 1)
+		return -1;
+	if (byte_offset < 0)
+		return firstlineno;
+	/* the last run starting at or before byte_offset */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t)runs[mid].start <= (uint64_t)byte_offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? runs[lo - 1].line : -1;
 }

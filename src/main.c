@@ -16,11 +16,13 @@
 #include <unistd.h>
 #include "collect.h"
 #include "config.h"
+#include "deadline.h"
 #include "launch.h"
 #include "loader.h"
 #include "log.h"
 #include "mem.h"
 #include "mono.h"
+#include "outfile.h"
 #include "pybpfprof.skel.h"
 #include "report.h"
 #include "top.h"
@@ -36,20 +38,61 @@ static volatile sig_atomic_t stop_requested;
 /* Whether the stop signal was sent by a process (kill), not by the terminal. */
 static volatile sig_atomic_t stop_from_process;
 
+/* A launched command decides when the run ends after a stop signal (stop_launched). */
+static volatile sig_atomic_t launched;
+
+/*
+ * The first stop signal ends the run and has the report written, within a
+ * second (deadline.h). A second one means now: nothing else is waited for,
+ * not even the report; the terminal is given back as top found it, and the
+ * exit status says which signal it was (130, 143).
+ */
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
+	static const char msg[] = "\npybpfprof: second stop signal: exiting at once, without a "
+				  "report\n";
+
+	(void)uctx;
+	if (stop_requested) {
+		top__restore_terminal();
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(128 + sig);
+		_exit(128 + sig);
+	}
 	stop_requested = sig;
 	stop_from_process = info && info->si_code != SI_KERNEL;
+	if (!launched)
+		deadline__stop();
 }
 
+/* Samples are converted as they come; past the run's end the callback yields to the loop. */
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	collector__sample(ctx, data, size);
-	return 0;
+	return deadline__yield() ? -EINTR : 0;
+}
+
+/* Output files, opened before profiling: the -o files, then these two. */
+#define OUT_TIMELINE CONFIG_MAX_OUTPUTS
+#define OUT_FOLDED (CONFIG_MAX_OUTPUTS + 1)
+#define NOUTFILES (CONFIG_MAX_OUTPUTS + 2)
+
+/* Checks an output file and holds its directory until the end; "-" is stdout. */
+static int output_open(struct outfile *of, const char *path, char *why, size_t whylen)
+{
+	char reason[400];
+	int err;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	err = outfile_open(of, path, reason, sizeof(reason));
+	if (err)
+		snprintf(why, whylen, "cannot write the output file %s: %s", path, reason);
+	return err;
 }
 
 /* Every check that needs no BPF: a bad pid or a bad path fails before anything loads. */
-static int preflight(const struct pyprof_config *cfg, struct collector *c)
+static int preflight(const struct pyprof_config *cfg, struct collector *c, struct outfile *outs)
 {
 	char why[512];
 	size_t i;
@@ -57,17 +100,22 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
 
 	err = 0;
 	for (i = 0; i < cfg->noutputs && !err; i++)
-		err = report_check_writable(cfg->outputs[i], why, sizeof(why));
+		err = output_open(&outs[i], cfg->outputs[i], why, sizeof(why));
 	if (!err && cfg->mem_timeline)
-		err = report_check_writable(cfg->mem_timeline, why, sizeof(why));
+		err = output_open(&outs[OUT_TIMELINE], cfg->mem_timeline, why, sizeof(why));
 	if (!err && cfg->mem_folded)
-		err = report_check_writable(cfg->mem_folded, why, sizeof(why));
+		err = output_open(&outs[OUT_FOLDED], cfg->mem_folded, why, sizeof(why));
 	if (!err)
-		for (i = 0; i < cfg->npids && !err; i++)
-			if (kill(cfg->pids[i], 0) && errno == ESRCH) {
+		for (i = 0; i < cfg->npids && !err; i++) {
+			int fd = proc_pidfd_open(cfg->pids[i]);
+
+			if (fd == -ESRCH) {
 				snprintf(why, sizeof(why), "no such process: pid %d", cfg->pids[i]);
 				err = -ESRCH;
+			} else if (fd >= 0) {
+				close(fd);
 			}
+		}
 	if (!err)
 		err = check_privileges(why, sizeof(why));
 	if (!err)
@@ -105,11 +153,20 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c)
  * out of targets, a launched command ends the run by its own exit, -p when
  * every target and every child still on its way to a section is gone.
  */
-static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
-			 struct launch *l)
+static bool targets_gone(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+			 struct tracker *tr, struct launch *l)
 {
-	size_t alive = collector__check_alive(c);
+	size_t alive = collector__check_alive(c), i;
 
+	/*
+	 * Without process tracking a pid has one section: once its process has
+	 * exited, the pid may be given to another, which must not be sampled.
+	 */
+	for (i = 0; !tr && i < c->ntargets; i++)
+		if (c->targets[i].exited && !c->targets[i].forgotten) {
+			session__remove_target(s, c->targets[i].t.pid);
+			c->targets[i].forgotten = true;
+		}
 	if (l->pid || cfg->all)
 		return false;
 	return !alive && (!tr || !tracker__starting(tr));
@@ -126,7 +183,7 @@ static void stop_launched(struct session *s, struct launch *l)
 	long long give_up = mono_ns() + 5000000000LL;
 
 	if (stop_requested == SIGTERM || stop_from_process)
-		kill(l->pid, stop_requested);
+		launch__signal(l, stop_requested);
 	while (!launch__reap(l, false) && mono_ns() < give_up)
 		session__poll(s, POLL_MS);
 }
@@ -179,6 +236,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
 	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
 
+	deadline__set(end);
 	while (!stop_requested) {
 		long long t = mono_ns();
 		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
@@ -206,7 +264,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (targets_gone(cfg, c, tr, l)) {
+			if (targets_gone(cfg, s, c, tr, l)) {
 				pr_info("every target has exited\n");
 				break;
 			}
@@ -220,7 +278,11 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	usdt__detach(u);
 	if (mem)
 		mem__detach(mem);
-	/* Samples already in the ring buffer still count. */
+	/*
+	 * Samples already in the ring buffer still count, those converted within
+	 * DEADLINE_DRAIN_NS of the end; the rest are counted as dropped.
+	 */
+	deadline__draining();
 	while (session__poll(s, 0) > 0)
 		;
 	collector__check_alive(c);
@@ -270,15 +332,20 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s,
 	return err;
 }
 
-/* Writes one output; a failure is said and kept in *err, and the others are still written. */
-static void write_output(const struct report_writer *w, const char *path, const char *what,
+/*
+ * Writes one output (of as output_open left it: stdout unless opened); a
+ * failure is said and kept in *err, and the others are still written.
+ */
+static void write_output(const struct report_writer *w, struct outfile *of, const char *what,
 			 const struct profile *p, const struct report_opts *o, int *err)
 {
-	int werr = report_write(w, path, p, o);
+	bool file = of && of->dir_fd >= 0;
+	char why[400];
+	int werr = report_write(w, file ? of : NULL, p, o, why, sizeof(why));
 
 	if (!werr)
 		return;
-	pr_err("cannot write %s to %s: %s\n", what, path ? path : "stdout", strerror(-werr));
+	pr_err("cannot write %s to %s: %s\n", what, file ? of->path : "stdout", why);
 	if (!*err)
 		*err = werr;
 }
@@ -297,11 +364,26 @@ static void bank_counts(struct profile_counts *out, const uint64_t *bank)
 static void record_counters(struct session *s, struct collector *c)
 {
 	uint64_t k[PYPROF_CNT_SLOTS];
+	size_t i;
 
 	session__counters(s, k);
 	/* The first bank is CPU samples only: memory and USDT records have their own. */
 	bank_counts(&c->prof->counts, k);
-	c->prof->counts.dropped += c->unknown_pid + c->malformed;
+	c->prof->counts.dropped += c->unknown_pid + c->malformed + c->late;
+	if (c->late)
+		pr_warn("%llu samples came faster than they could be named before the end of "
+			"the run: they are counted as dropped\n", (unsigned long long)c->late);
+	c->prof->cache.budget_bytes = c->budget.limit;
+	c->prof->cache.peak_bytes = c->budget.peak;
+	c->prof->cache.evicted = c->budget.evicted;
+	c->prof->cache.refused = c->budget.refused;
+	for (i = 0; i < c->ntargets; i++)
+		c->prof->cache.reads += c->targets[i].codes->reads;
+	pr_info("code cache: %llu code objects read, %llu evicted, %llu line tables refused, "
+		"%llu decoded already, peak %zu of %zu bytes, %llu frame memos emptied\n",
+		(unsigned long long)c->prof->cache.reads, (unsigned long long)c->budget.evicted,
+		(unsigned long long)c->budget.refused, (unsigned long long)c->budget.memo_hits,
+		c->budget.peak, c->budget.limit, (unsigned long long)c->budget.memo_resets);
 	bank_counts(&c->prof->mem_counts, k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0));
 	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
 	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
@@ -332,13 +414,18 @@ int main(int argc, char **argv)
 	struct mem_session mem = {};
 	struct session *s = NULL;
 	struct tracker tr = {}, *trp = NULL;
-	struct launch launch = {};
+	struct launch launch = { .pidfd = -1 };
+	struct launch_user user = {};
 	struct usdt u = {};
 	struct collector c;
 	struct profile prof;
+	struct outfile outs[NOUTFILES];
 	char why[512];
 	size_t i;
 	int err;
+
+	for (i = 0; i < NOUTFILES; i++)
+		outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
 
 	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
 	sigaction(SIGINT, &sa, NULL);
@@ -348,6 +435,7 @@ int main(int argc, char **argv)
 	argp_err_exit_status = 2;
 	if (cli_parse(argc, argv, &cfg, 0))
 		return 2;
+	launched = cfg.command != NULL;
 	log_set_level(LOG_WARN + cfg.verbose);
 	log_hook_libbpf();
 	fallback = cfg.format ? report_find(cfg.format) : &report_text;
@@ -365,11 +453,16 @@ int main(int argc, char **argv)
 	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
 	prof.alloc_period = cfg.alloc_period;
 	prof.page_size = sysconf(_SC_PAGESIZE);
-	err = collector__init(&c, &prof);
+	err = collector__init(&c, &prof, (size_t)cfg.max_cache_mb << 20);
+	if (!err && cfg.user) {
+		err = launch_user__resolve(cfg.user, &user, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
 	if (!err)
-		err = preflight(&cfg, &c);
+		err = preflight(&cfg, &c, outs);
 	if (!err && cfg.command) {
-		err = launch__start(&launch, cfg.command, why, sizeof(why));
+		err = launch__start(&launch, cfg.command, &user, why, sizeof(why));
 		if (err)
 			pr_err("%s\n", why);
 	}
@@ -447,15 +540,18 @@ int main(int argc, char **argv)
 		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
 
 		w = report_for_path(path);
-		write_output(w ? w : fallback, path, "the report", &prof, &ro, &err);
+		write_output(w ? w : fallback, cfg.noutputs ? &outs[i] : NULL, "the report", &prof,
+			     &ro, &err);
 	}
 	if (cfg.mem_timeline)
-		write_output(&report_mem_svg, cfg.mem_timeline, "the memory timeline", &prof, &ro,
-			     &err);
-	if (cfg.mem_folded)
-		write_output(&report_mem_folded, cfg.mem_folded, "the folded memory stacks", &prof,
+		write_output(&report_mem_svg, &outs[OUT_TIMELINE], "the memory timeline", &prof,
 			     &ro, &err);
+	if (cfg.mem_folded)
+		write_output(&report_mem_folded, &outs[OUT_FOLDED], "the folded memory stacks",
+			     &prof, &ro, &err);
 out:
+	for (i = 0; i < NOUTFILES; i++)
+		outfile_close(&outs[i]);
 	usdt__detach(&u);
 	mem__detach(&mem);
 	launch__abort(&launch);

@@ -7,6 +7,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "config.h"
+#include "elf_reader.h"
 #include "log.h"
 #include "mem.h"
 #include "mono.h"
@@ -46,58 +49,62 @@ void mem__select_programs(struct pybpfprof_bpf *skel)
 	bpf_program__set_autoload(skel->progs.on_free, alloc);
 }
 
-/* Whether path names the file with this device and inode (as /proc/PID/maps shows them). */
-static bool same_file(const char *path, unsigned maj, unsigned min, unsigned long ino)
+/* path opened non-blocking, if it is the regular file of this device and inode; else -1. */
+static int open_same_file(const char *path, unsigned maj, unsigned min, uint64_t ino)
 {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
-	return !stat(path, &st) && st.st_ino == ino && major(st.st_dev) == maj &&
-	       minor(st.st_dev) == min;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != ino ||
+	    major(st.st_dev) != maj || minor(st.st_dev) != min) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*
- * The maps line names the file as seen from our root for a chrooted process
- * and as seen from its own root for a container (mount namespace), so try
- * both, then the mapping itself (map_files), checking the inode each time.
+ * The mapping itself (map_files: needs CAP_SYS_ADMIN), else the file as the
+ * process sees it (through /proc/PID/root: right for containers and
+ * chroots), each checked by device and inode on the descriptor opened.
  */
-int mem__find_libc(int pid, char *path, size_t len)
+int mem__find_libc(int pid, char *shown, size_t len, int *fd)
 {
-	char maps[64], *line = NULL;
+	char maps[64], path[PATH_MAX + 64], *line = NULL;
+	struct map_entry e;
 	size_t cap = 0;
-	int err = -ENOENT;
 	FILE *f;
 
+	*fd = -1;
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
 	f = fopen(maps, "re");
 	if (!f)
 		return -errno;
-	while (err && getline(&line, &cap, f) > 0) {
-		unsigned long start, end, ino;
+	while (*fd < 0 && maps_next(f, &line, &cap, &e)) {
+		const char *base = strrchr(e.path, '/');
 		unsigned maj, min;
-		char *file = strchr(line, '/'), *base, *nl;
 
-		if (!file || sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &start, &end, &maj, &min,
-				    &ino) != 5)
+		if (!base || !e.inode || sscanf(line, "%*s %*s %*s %x:%x", &maj, &min) != 2)
 			continue;
-		nl = strchr(file, '\n');
-		if (nl)
-			*nl = 0;
-		base = strrchr(file, '/') + 1;
+		base++;
 		/* libc.so.6, or libc-2.31.so on older glibc; not libcrypto, libcap... */
 		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
 			continue;
-		if (snprintf(path, len, "%s", file) < (int)len && same_file(path, maj, min, ino))
-			err = 0;
-		else if (snprintf(path, len, "/proc/%d/root%s", pid, file) < (int)len &&
-			 same_file(path, maj, min, ino))
-			err = 0;
-		else if (snprintf(path, len, "/proc/%d/map_files/%lx-%lx", pid, start, end) <
-				 (int)len && same_file(path, maj, min, ino))
-			err = 0;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e.start,
+			 e.end);
+		*fd = open_same_file(path, maj, min, e.inode);
+		if (*fd < 0) {
+			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e.path);
+			*fd = open_same_file(path, maj, min, e.inode);
+		}
+		if (*fd >= 0)
+			snprintf(shown, len, "%s", e.path);
 	}
 	free(line);
 	fclose(f);
-	return err;
+	return *fd >= 0 ? 0 : -ENOENT;
 }
 
 /* The allocator entry points probed, with their programs. */
@@ -116,16 +123,21 @@ static struct bpf_program *alloc_entry_prog(struct pybpfprof_bpf *skel, size_t i
 	return progs[i];
 }
 
+/*
+ * By file offset, found by our own reader: given a function name, libbpf
+ * would map the file to find it, and a target that truncates its own libc
+ * copy meanwhile would give us SIGBUS.
+ */
 static int add_uprobe(struct mem_session *m, struct bpf_program *prog, int pid, const char *path,
-		      const char *func, bool ret)
+		      uint64_t offset, bool ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
 
 	if (profile_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
 			 sizeof(*m->uprobes)))
 		return -ENOMEM;
-	link = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 	if (!link)
 		return -errno;
 	m->uprobes[m->nuprobes++] = link;
@@ -136,37 +148,58 @@ static int add_uprobe(struct mem_session *m, struct bpf_program *prog, int pid, 
 static int attach_alloc(struct mem_session *m, struct pybpfprof_bpf *skel, int pid, char *why,
 			size_t whylen)
 {
-	char libc[PATH_MAX];
+	char libc[PATH_MAX], held[64];
+	struct elf_file *ef;
+	uint64_t off;
 	size_t i;
-	int err;
+	int err, fd;
 
-	err = mem__find_libc(pid, libc, sizeof(libc));
+	err = mem__find_libc(pid, libc, sizeof(libc), &fd);
 	if (err) {
 		snprintf(why, whylen, "--mem=alloc: no C library found in pid %d's memory map (%s)",
 			 pid, strerror(-err));
 		return err;
 	}
+	/* the descriptor names the file checked, whatever is at its path by now */
+	snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
+	ef = elf_file__open(held);
+	if (!ef) {
+		err = -errno;
+		close(fd);
+		snprintf(why, whylen, "--mem=alloc: cannot read pid %d's C library %s: %s", pid,
+			 libc, strerror(-err));
+		return err;
+	}
 	for (i = 0; i < sizeof(alloc_funcs) / sizeof(alloc_funcs[0]); i++) {
 		bool is_free = !strcmp(alloc_funcs[i], "free");
+
+		err = elf_file__func_offset(ef, alloc_funcs[i], &off);
+		if (err) {
+			snprintf(why, whylen, "--mem=alloc: no %s in pid %d's C library %s",
+				 alloc_funcs[i], pid, libc);
+			break;
+		}
 
 		/*
 		 * Return first: a call whose entry is seen then has its return
 		 * seen too (the return probe is armed at entry), which the
 		 * nesting count in the BPF program relies on.
 		 */
-		err = is_free ? 0 : add_uprobe(m, skel->progs.on_alloc_return, pid, libc,
-					       alloc_funcs[i], true);
+		err = is_free ? 0 : add_uprobe(m, skel->progs.on_alloc_return, pid, held, off,
+					       true);
 		if (!err)
-			err = add_uprobe(m, alloc_entry_prog(skel, i), pid, libc, alloc_funcs[i],
-					 false);
+			err = add_uprobe(m, alloc_entry_prog(skel, i), pid, held, off, false);
 		if (err) {
 			snprintf(why, whylen, "--mem=alloc: cannot probe %s in %s (pid %d): %s",
 				 alloc_funcs[i], libc, pid, strerror(-err));
-			return err;
+			break;
 		}
 	}
-	pr_info("pid %d: allocator probes on %s\n", pid, libc);
-	return 0;
+	elf_file__close(ef);
+	close(fd);
+	if (!err)
+		pr_info("pid %d: allocator probes on %s\n", pid, libc);
+	return err;
 }
 
 int mem__attach(struct mem_session *m, struct session *s, struct collector *c, unsigned period,

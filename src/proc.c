@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "elf_reader.h"
 #include "proc.h"
@@ -37,10 +39,20 @@ int maps_parse_line(const char *line, struct map_entry *e)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	n = strcspn(p, "\n");
-	if (n >= sizeof(e->path))
-		n = sizeof(e->path) - 1;
+	if (n >= sizeof(e->path)) {
+		e->long_path = true;
+		n = 0;
+	}
 	memcpy(e->path, p, n);
 	e->path[n] = '\0';
+	return 0;
+}
+
+int maps_next(FILE *f, char **line, size_t *cap, struct map_entry *e)
+{
+	while (getline(line, cap, f) > 0)
+		if (!maps_parse_line(*line, e))
+			return 1;
 	return 0;
 }
 
@@ -146,7 +158,8 @@ void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
  */
 static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 {
-	char path[64], line[256];
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 
 	*tgid = *nspid = -1;
@@ -154,7 +167,8 @@ static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	/* whole lines: a long one (Groups:) is never read as two */
+	while (getline(&line, &cap, f) > 0) {
 		if (sscanf(line, "Tgid: %d", tgid) == 1)
 			continue;
 		if (!strncmp(line, "NSpid:", 6)) {
@@ -170,6 +184,7 @@ static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 			}
 		}
 	}
+	free(line);
 	fclose(f);
 }
 
@@ -190,6 +205,7 @@ void py_target__fork(const struct py_target *parent, pid_t child, struct py_targ
 
 	*t = *parent;
 	t->pid = child;
+	t->start_ticks = proc_start_ticks(child);
 	status_ids(child, &tgid, &t->nspid);
 	if (t->nspid <= 0)
 		t->nspid = child;
@@ -204,19 +220,20 @@ void py_target__fork(const struct py_target *parent, pid_t child, struct py_targ
 /* The first mapping of the file with this inode, for its load bias. */
 static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[64], *line = NULL;
+	struct map_entry e;
 	int err = -ENOENT;
+	size_t cap = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		struct map_entry e;
+	while (maps_next(f, &line, &cap, &e)) {
 		const char *base;
 
-		if (maps_parse_line(line, &e) || !e.inode)
+		if (!e.inode)
 			continue;
 		base = strrchr(e.path, '/');
 		base = base ? base + 1 : e.path;
@@ -228,6 +245,7 @@ static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, stru
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return err;
 }
@@ -258,24 +276,23 @@ static uint32_t version_from_name(const char *path, bool *threaded)
 /* Says what a process without _PyRuntime runs, if it is recognisably some Python. */
 static void explain_not_cpython(pid_t pid, const struct py_target *t, char *why, size_t whylen)
 {
-	char path[64], line[PATH_MAX + 128];
+	char path[64], *line = NULL;
 	const char *base = strrchr(t->exe, '/');
 	uint32_t v = version_from_name(t->exe, NULL);
+	struct map_entry e;
 	bool pypy = false;
+	size_t cap = 0;
 	FILE *f;
 
 	base = base ? base + 1 : t->exe;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		struct map_entry e;
-
-		if (maps_parse_line(line, &e))
-			continue;
+	while (f && maps_next(f, &line, &cap, &e)) {
 		pypy |= strstr(e.path, "libpypy") != NULL;
 		if (!v && strstr(e.path, "libpython"))
 			v = version_from_name(e.path, NULL);
 	}
+	free(line);
 	if (f)
 		fclose(f);
 	if (pypy || !strncmp(base, "pypy", 4))
@@ -349,6 +366,13 @@ static struct elf_facts *elf_facts__get(const char *file)
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
 	f->ef = elf_file__open(file);
+	/* the identity of the file read, which may not be the one stat saw a moment ago */
+	if (f->ef && !elf_file__stat(f->ef, &st)) {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		f->size = st.st_size;
+		f->mtime = st.st_mtim;
+	}
 	if (!f->ef) {
 		f->err = errno ? -errno : -ENOEXEC;
 		/* a permission problem may be ours to report, not the file's verdict */
@@ -374,6 +398,8 @@ static struct elf_facts *elf_facts__get(const char *file)
 	    !elf_file__read(f->ef, v, &f->py_version, sizeof(f->py_version)) &&
 	    f->py_version >> 24 != 3)
 		f->py_version = 0;
+	/* kept for the load bias of later processes: the symbol tables are not needed */
+	elf_file__release(f->ef);
 	return f;
 }
 
@@ -416,6 +442,7 @@ static int probe_elf(const char *file, const char *shown_name, struct py_target 
 			if (f->micro_minor != minor) {
 				f->micro = elf_file__find_py_version(f->ef, minor);
 				f->micro_minor = minor;
+				elf_file__release(f->ef);
 			}
 			if (f->micro >= 0 && f->micro < 256)
 				t->version |= (f->micro << 8) | 0xf0;
@@ -526,6 +553,64 @@ static int check_live(const struct py_target *t)
 	return 0;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int proc_pidfd_open(pid_t pid)
+{
+	int fd = pid > 0 ? syscall(SYS_pidfd_open, pid, 0) : (errno = ESRCH, -1);
+
+	return fd < 0 ? -errno : fd;
+}
+
+bool proc_pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	/* readable once the whole thread group has exited */
+	return poll(&p, 1, 0) != 0;
+}
+
+uint64_t proc_stat_start_ticks(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned long long ticks;
+	char *end;
+	int i;
+
+	/* starttime is field 22; p is at the end of field 2 */
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || p[1] < '0' || p[1] > '9')
+		return 0;
+	errno = 0;
+	ticks = strtoull(p + 1, &end, 10);
+	return errno || (*end && *end != ' ' && *end != '\n') ? 0 : ticks;
+}
+
+uint64_t proc_start_ticks(pid_t pid)
+{
+	char buf[1024];
+
+	proc_stat_read(pid, buf, sizeof(buf));
+	return proc_stat_start_ticks(buf);
+}
+
+int py_target__pidfd(const struct py_target *t)
+{
+	int fd = proc_pidfd_open(t->pid);
+
+	if (fd < 0)
+		return fd;
+	/* read after the pidfd exists: a match means the pidfd is of that process */
+	if (!t->start_ticks || proc_start_ticks(t->pid) != t->start_ticks) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
+}
+
 int py_target__check(const struct py_target *t)
 {
 	return check_live(t);
@@ -545,7 +630,38 @@ int py_target__open_early(pid_t pid, struct py_target *t, bool *unchecked, char 
 	return target_open(pid, t, unchecked, why, whylen);
 }
 
+static int inspect(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen);
+
+/*
+ * Everything is read from /proc/PID and the process's memory while a pidfd
+ * holds on to the process: if it is still running afterwards, no other
+ * process can have had its pid in between, and what was read is its own.
+ */
 static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen)
+{
+	int pidfd = proc_pidfd_open(pid), err;
+
+	/* a thread's id, not a process's (-EINVAL, -ENOENT): inspect() says so in a sentence */
+	if (pidfd == -ESRCH || pidfd == -ENOSYS) {
+		memset(t, 0, sizeof(*t));
+		if (pidfd == -ENOSYS)
+			snprintf(why, whylen, "cannot follow pid %d: pidfd_open is missing; "
+				 "pybpfprof needs Linux 5.3 or later", pid);
+		else
+			snprintf(why, whylen, "no such process: pid %d", pid);
+		return pidfd == -ENOSYS ? pidfd : -ESRCH;
+	}
+	err = inspect(pid, t, unchecked, why, whylen);
+	if (!err && (pidfd < 0 || proc_pidfd_exited(pidfd))) {
+		snprintf(why, whylen, "pid %d exited while it was being inspected", pid);
+		err = -ESRCH;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return err;
+}
+
+static int inspect(pid_t pid, struct py_target *t, bool *unchecked, char *why, size_t whylen)
 {
 	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
 	struct elf_file *ef = NULL;
@@ -580,6 +696,7 @@ static int target_open(pid_t pid, struct py_target *t, bool *unchecked, char *wh
 		return -EINVAL;
 	}
 	read_names(t);
+	t->start_ticks = proc_start_ticks(pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile.h"
+#include "source.h"
 
 int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -62,6 +63,7 @@ void profile_proc__free(struct profile_proc *pp)
 	profile_mem__free(&pp->mem);
 	if (pp->root_fd >= 0)
 		close(pp->root_fd);
+	proc_sources__free(pp->sources);
 	free(pp->exe);
 	free(pp->cmdline);
 	free(pp->comm);
@@ -154,7 +156,8 @@ struct profile_proc *profile__add_proc(struct profile *p, int pid, const char *e
 	pp->cmdline = dup_or_empty(cmdline);
 	pp->comm = dup_or_empty(comm);
 	pp->python = dup_or_empty(python);
-	if (!pp->exe || !pp->cmdline || !pp->comm || !pp->python)
+	pp->sources = proc_sources__new();
+	if (!pp->exe || !pp->cmdline || !pp->comm || !pp->python || !pp->sources)
 		return NULL;
 	p->nprocs++;
 	return pp;

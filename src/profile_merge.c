@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile.h"
+#include "source.h"
 
 /* "N processes merged: pid pid ...", cut short with "..." past len. */
 static void merged_name(const struct profile *p, char *buf, size_t len)
@@ -46,6 +47,20 @@ int profile__merge(struct profile *p)
 		return -ENOMEM;
 	first = &p->procs[0];	/* add_proc may have moved the array */
 	m->root_fd = first->root_fd >= 0 ? fcntl(first->root_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	/*
+	 * The merged stacks' sources are read with the rights of every process
+	 * merged: one process's rights must not serve another user's file names.
+	 */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < p->procs[i].sources->ncreds; j++)
+			if (proc_sources__seen(m->sources, &p->procs[i].sources->creds[j]))
+				return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m->sources->too_many |= p->procs[i].sources->too_many;
+		/* one whose user is unknown: nothing is read */
+		if (!p->procs[i].sources->ncreds)
+			m->sources->load_err = -SOURCE_ENOCREDS;
+	}
 	for (i = 0; i < n; i++) {
 		const struct profile_proc *pp = &p->procs[i];
 

@@ -2,19 +2,21 @@
 /*
  * Writer registry and the helpers writers share: percentages, estimated
  * seconds, JSON strings, and source lines read through the target's own root
- * (/proc/PID/root) without following links out of it.
+ * (/proc/PID/root), with its own rights (source.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#include "outfile.h"
+#include "log.h"
+#include "mono.h"
 #include "report.h"
+#include "source.h"
 #include "text.h"
 
 static const struct report_writer *writers[] = {
@@ -55,35 +57,6 @@ const char *report_names(void)
 	return "text, json, folded, flamegraph, speedscope, pstats, pprof";
 }
 
-int report_check_writable(const char *path, char *why, size_t whylen)
-{
-	char *copy, *dir;
-	struct stat st;
-	int err = 0;
-
-	if (!path || !strcmp(path, "-"))
-		return 0;
-	if (!stat(path, &st)) {
-		if (S_ISDIR(st.st_mode))
-			err = -EISDIR;
-		else if (access(path, W_OK))
-			err = -errno;
-	} else if (errno != ENOENT) {
-		err = -errno;
-	} else {
-		copy = strdup(path);
-		if (!copy)
-			return -ENOMEM;
-		dir = dirname(copy);
-		if (access(dir, W_OK | X_OK))
-			err = -errno;
-		free(copy);
-	}
-	if (err)
-		snprintf(why, whylen, "cannot write the output file %s: %s", path, strerror(-err));
-	return err;
-}
-
 /*
  * Names, paths and command lines in the profile are the target's, escape
  * sequences included: a plain-text report is built in memory and made safe
@@ -111,22 +84,32 @@ static int write_plain_text(const struct report_writer *w, FILE *f, const struct
 	return err;
 }
 
-int report_write(const struct report_writer *w, const char *path, const struct profile *p,
-		 const struct report_opts *o)
+struct report_fill {
+	const struct report_writer *w;
+	const struct profile *p;
+	const struct report_opts *o;
+};
+
+static int fill_report(FILE *f, void *arg)
 {
-	FILE *f = stdout;
+	const struct report_fill *a = arg;
+
+	return a->w->plain_text ? write_plain_text(a->w, f, a->p, a->o) : a->w->write(f, a->p, a->o);
+}
+
+int report_write(const struct report_writer *w, struct outfile *of, const struct profile *p,
+		 const struct report_opts *o, char *why, size_t whylen)
+{
+	struct report_fill a = { w, p, o };
 	int err;
 
-	if (path && strcmp(path, "-")) {
-		f = fopen(path, "we");
-		if (!f)
-			return -errno;
-	}
-	err = w->plain_text ? write_plain_text(w, f, p, o) : w->write(f, p, o);
-	if (fflush(f) && !err)
+	if (of)
+		return outfile_write(of, fill_report, &a, why, whylen);
+	err = fill_report(stdout, &a);
+	if (fflush(stdout) && !err)
 		err = -errno;
-	if (f != stdout && fclose(f) && !err)
-		err = -errno;
+	if (err)
+		snprintf(why, whylen, "%s", strerror(-err));
 	return err;
 }
 
@@ -149,98 +132,300 @@ const char *report_line_str(int line, char *buf, size_t len)
 }
 
 /*
- * Opens file as a process with root directory root_fd sees it, staying inside
- * that root, or as a host path when root_fd is -1. The fd, or -errno.
+ * Sources: every file of a process's frames is read at the first need, in
+ * one helper with the process's rights (source.c); the reports then look
+ * lines up. Each process has SOURCES_PROC_MS, and all of them together
+ * SOURCES_TOTAL_MS: many hostile processes cannot hold a report for long.
  */
-static int open_source(int root_fd, const char *file)
-{
-	/*
-	 * The name comes from the target (co_filename can be anything): never
-	 * block on a FIFO or device at open, and read regular files only, so
-	 * /dev/zero or a pipe cannot hang the report.
-	 */
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-				.resolve = RESOLVE_IN_ROOT };
-	int fd = root_fd >= 0 ? syscall(SYS_openat2, root_fd, file, &how, sizeof(how))
-			      : open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
+#define SOURCES_PROC_MS 2000
+#define SOURCES_TOTAL_MS 10000
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
+static long long sources_budget_ms = SOURCES_TOTAL_MS;
+
+struct src_entry {
+	const char *file;
+	int line;
+	uint64_t weight;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct src_entry *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+
+	return c ? c : x->line < y->line ? -1 : x->line > y->line;
+}
+
+struct src_order {
+	size_t index;
+	uint64_t weight;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct src_order *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Adds count (at least 1) to each frame's weight: frame id -> weight. */
+static int add_weights(struct hashmap *w, const uint32_t *frames, uint32_t n, uint64_t count)
+{
+	uint32_t j;
+
+	for (j = 0; j < n; j++) {
+		uint64_t *slot = hashmap__find(w, frames[j]);
+
+		if (slot)
+			*slot += count ? count : 1;
+		else if (hashmap__set(w, frames[j], count ? count : 1))
+			return -ENOMEM;
 	}
-	return fd;
+	return 0;
 }
 
-/* Source read per file, in 4 KiB chunks: 64 MiB, far beyond any real source file. */
-#define SOURCE_MAX_CHUNKS 16384
-
-/* Copies the trimmed text of one line into out (width bytes). */
-static void trim_into(const char *text, char *out, size_t width)
+/*
+ * The files of pp's frames (CPU and memory stacks) with their lines, the
+ * most sampled files first (if time runs out, the cold ones go unread).
+ * Costs the process's own stacks, not the whole profile's frames.
+ */
+static int sources_plan(const struct profile *p, const struct profile_proc *pp,
+			struct proc_sources *s)
 {
-	const char *start = text + strspn(text, " \t");
-	size_t n = strcspn(start, "\r\n");
+	struct hashmap w;
+	struct src_entry *e = NULL;
+	struct src_order *order = NULL;
+	struct source_file *byname = NULL;
+	size_t i, j, n = 0, nfiles = 0, nlines = 0;
+	int err = -ENOMEM;
 
-	while (n && start[n - 1] == ' ')
-		n--;
-	snprintf(out, width, "%.*s", (int)n, start);
+	hashmap__init(&w);
+	for (i = 0; i < pp->nstacks; i++)
+		if (add_weights(&w, pp->stacks[i].frames, pp->stacks[i].nframes,
+				pp->stacks[i].count))
+			goto out;
+	for (i = 0; i < pp->mem.nstacks; i++)
+		if (add_weights(&w, pp->mem.stacks[i].frames, pp->mem.stacks[i].nframes, 1))
+			goto out;
+	e = calloc(w.len + 1, sizeof(*e));
+	if (!e)
+		goto out;
+	for (i = 0; i < w.cap; i++) {
+		const struct profile_func *fn;
+
+		if (!w.used[i] || w.keys[i] >= p->nframes)
+			continue;
+		fn = &p->funcs[p->frames[w.keys[i]].func];
+		if (fn->unresolved || fn->file[0] != '/')
+			continue;
+		e[n++] = (struct src_entry){ fn->file, p->frames[w.keys[i]].line, w.vals[i] };
+	}
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_entry);
+	for (i = 0; i < n; i++) {
+		nfiles += !i || strcmp(e[i].file, e[i - 1].file);
+		nlines += e[i].line > 0 && (!i || cmp_entry(&e[i], &e[i - 1]));
+	}
+	byname = calloc(nfiles + 1, sizeof(*byname));
+	order = calloc(nfiles + 1, sizeof(*order));
+	s->files = calloc(nfiles + 1, sizeof(*s->files));
+	s->byname = calloc(nfiles + 1, sizeof(*s->byname));
+	s->lines = calloc(nlines + 1, sizeof(*s->lines));
+	if (!byname || !order || !s->files || !s->byname || !s->lines)
+		goto out;
+	/* one entry per file, by name; its lines ascending, once each */
+	for (i = 0, j = 0, nfiles = 0, nlines = 0; i < n; i = j) {
+		struct source_file *f = &byname[nfiles];
+
+		f->name = e[i].file;
+		f->lines = s->lines + nlines;
+		order[nfiles] = (struct src_order){ .index = nfiles };
+		for (j = i; j < n && !strcmp(e[j].file, e[i].file); j++) {
+			order[nfiles].weight += e[j].weight;
+			if (e[j].line > 0 && (j == i || e[j].line != e[j - 1].line))
+				s->lines[nlines++] = e[j].line;
+		}
+		f->nlines = s->lines + nlines - f->lines;
+		nfiles++;
+	}
+	if (nfiles)
+		qsort(order, nfiles, sizeof(*order), cmp_order);
+	for (i = 0; i < nfiles; i++) {
+		s->files[i] = byname[order[i].index];
+		s->byname[order[i].index] = i;
+	}
+	s->nfiles = nfiles;
+	err = 0;
+out:
+	hashmap__free(&w);
+	free(e);
+	free(order);
+	free(byname);
+	return err;
 }
 
-int report_source_lines(int root_fd, const char *file, const int *lines, size_t n, char *texts,
-			size_t width, bool *found)
+/*
+ * With the rights of one more set of credentials: a file stays readable only
+ * if these may read it too (the texts are the first reader's).
+ */
+static int sources_also(int root_fd, const struct source_creds *c, struct proc_sources *s,
+			long long timeout)
 {
-	char chunk[4096];
-	size_t i = 0, k, nfound = 0, chunks = 0;
-	bool at_start = true;
-	int fd, cur = 1;
-	FILE *f;
+	struct source_file *again = calloc(s->nfiles, sizeof(*again));
+	size_t i;
+	int spent;
+
+	if (!again)
+		return -ENOMEM;
+	for (i = 0; i < s->nfiles; i++) {
+		again[i].name = s->files[i].name;
+		again[i].lines = s->files[i].lines;
+		again[i].nlines = s->files[i].nlines;
+	}
+	spent = source_read(root_fd, c, again, s->nfiles, timeout);
+	for (i = 0; i < s->nfiles; i++)
+		if (!s->files[i].err && again[i].err) {
+			source_files_free(&s->files[i], 1);
+			s->files[i].err = again[i].err;
+		}
+	source_files_free(again, s->nfiles);
+	free(again);
+	return spent;
+}
+
+/* Reads pp's sources, once. Their errors are the files' own. */
+static struct proc_sources *sources_of(const struct profile *p, const struct profile_proc *pp)
+{
+	struct proc_sources *s = pp->sources;
+	long long left = SOURCES_PROC_MS, start = mono_ns();
+	size_t k;
+	int spent;
+
+	if (!s || s->loaded)
+		return s;
+	s->loaded = true;
+	if (s->load_err)
+		return s;
+	s->load_err = sources_plan(p, pp, s);
+	if (s->load_err || !s->nfiles)
+		return s;
+	/* its rights at this moment too, if it still runs (else those last seen) */
+	proc_sources__look(s);
+	if (!s->ncreds)
+		s->load_err = -SOURCE_ENOCREDS;
+	else if (s->too_many)
+		s->load_err = -SOURCE_EMIXED;
+	else if (sources_budget_ms <= 0)
+		s->load_err = -SOURCE_EBUDGET;
+	if (s->load_err)
+		return s;
+	if (left > sources_budget_ms)
+		left = sources_budget_ms;
+	for (k = 0; k < s->ncreds && left > 0; k++) {
+		spent = k ? sources_also(pp->root_fd, &s->creds[k], s, left)
+			  : source_read(pp->root_fd, &s->creds[k], s->files, s->nfiles, left);
+		if (spent > 0) {
+			left -= spent;
+			sources_budget_ms -= spent;
+		}
+	}
+	if (k < s->ncreds)	/* no time left to check the others' rights: show nothing */
+		s->load_err = -SOURCE_ETIMEDOUT;
+	pr_info("pid %d: %zu source files read in %.1f ms with %zu set%s of credentials\n",
+		pp->pid, s->nfiles, (mono_ns() - start) / 1e6, s->ncreds, s->ncreds == 1 ? "" : "s");
+	return s;
+}
+
+/* The file as read for pp, or NULL with *err why it was not. */
+static const struct source_file *source_file_of(const struct profile *p,
+						const struct profile_proc *pp, const char *file,
+						int *err)
+{
+	const struct proc_sources *s = sources_of(p, pp);
+	size_t lo = 0, hi = s ? s->nfiles : 0;
+
+	*err = -ENOENT;
+	if (file[0] != '/')
+		return NULL;
+	if (!s) {
+		*err = -SOURCE_ENOCREDS;
+		return NULL;
+	}
+	if (s->load_err) {
+		*err = s->load_err;
+		return NULL;
+	}
+	while (lo < hi) {	/* by name */
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(file, s->files[s->byname[mid]].name);
+
+		if (!c) {
+			const struct source_file *f = &s->files[s->byname[mid]];
+
+			*err = f->err;
+			return f->err ? NULL : f;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* The text of a line of f, or NULL. */
+static const char *source_text(const struct source_file *f, int line)
+{
+	size_t lo = 0, hi = f->nlines;
+
+	while (lo < hi && f->texts) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->lines[mid] == line)
+			return f->texts[mid];
+		if (f->lines[mid] < line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int report_source_lines(const struct profile *p, const struct profile_proc *pp, const char *file,
+			const int *lines, size_t n, char *texts, size_t width, bool *found)
+{
+	const struct source_file *f;
+	size_t k, nfound = 0;
+	int err;
 
 	for (k = 0; k < n; k++) {
-		texts[k * width] = '\0';
+		if (width)
+			texts[k * width] = '\0';
 		if (found)
 			found[k] = false;
 	}
-	if (file[0] != '/' || !width)
-		return -ENOENT;
-	fd = open_source(root_fd, file);
-	if (fd < 0)
-		return fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
-	while (i < n && lines[i] <= 0)
-		i++;
-	/*
-	 * Fixed-size chunks: a huge line (minified code) costs no memory, only its
-	 * start is kept; and no more than SOURCE_MAX_CHUNKS of them per file.
-	 */
-	while (i < n && chunks++ < SOURCE_MAX_CHUNKS && fgets(chunk, sizeof(chunk), f)) {
-		bool ends = strchr(chunk, '\n') != NULL;
+	f = source_file_of(p, pp, file, &err);
+	if (!f)
+		return err;
+	for (k = 0; k < n && width; k++) {
+		const char *t = source_text(f, lines[k]);
 
-		if (at_start && cur == lines[i]) {
-			for (k = i; k < n && lines[k] == cur; k++) {
-				trim_into(chunk, texts + k * width, width);
-				if (found)
-					found[k] = true;
-				nfound++;
-			}
-			i = k;
-		}
-		at_start = ends;
-		if (ends)
-			cur++;
+		if (!t)
+			continue;
+		snprintf(texts + k * width, width, "%s", t);
+		if (found)
+			found[k] = true;
+		nfound++;
 	}
-	fclose(f);
 	return nfound;
 }
 
-int report_source_line(int root_fd, const char *file, int line, char *buf, size_t len)
+int report_source_line(const struct profile *p, const struct profile_proc *pp, const char *file,
+		       int line, char *buf, size_t len)
 {
-	int n = report_source_lines(root_fd, file, &line, 1, buf, len, NULL);
+	int n = report_source_lines(p, pp, file, &line, 1, buf, len, NULL);
 
 	return n < 0 ? n : n ? 0 : -ENOENT;
 }
@@ -251,31 +436,27 @@ void report_frame_source(const struct profile *p, const struct profile_proc *pp,
 	const struct profile_frame *fr = &p->frames[frame];
 	const struct profile_func *fn = &p->funcs[fr->func];
 
-	if (report_source_line(pp->root_fd, fn->file, fr->line, src, len))
+	if (report_source_line(p, pp, fn->file, fr->line, src, len))
 		snprintf(src, len, "%s", fn->unresolved ? "" : "(source not available)");
 }
 
-int report_source_changed(int root_fd, const char *file, double start_time)
+int report_source_changed(const struct profile *p, const struct profile_proc *pp,
+			  const char *file)
 {
-	struct stat st;
-	int fd, err = 0;
+	const struct source_file *f;
+	int err;
 
-	if (file[0] != '/')
-		return -ENOENT;
-	fd = open_source(root_fd, file);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st))
-		err = -errno;
-	close(fd);
-	if (err || start_time <= 0)
+	f = source_file_of(p, pp, file, &err);
+	if (!f)
 		return err;
+	if (pp->start_time <= 0)
+		return 0;
 	/*
 	 * A second of slack: the start time comes from the boot time in whole
 	 * seconds, so it may be up to a second early, and a file written just
 	 * before the program started must not be flagged.
 	 */
-	return (double)st.st_mtim.tv_sec > start_time + 1 ? 1 : 0;
+	return (double)f->mtime > pp->start_time + 1 ? 1 : 0;
 }
 
 /* A frame of a folded line holds no ';' (the separator) and no line break. */

@@ -127,6 +127,11 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->mem_counts.truncated,
 			(unsigned long long)p->mem_counts.no_python,
 			(unsigned long long)p->mem_counts.unreadable);
+	fprintf(f, " \"cache\": {\"budget_bytes\": %llu, \"peak_bytes\": %llu, \"reads\": %llu, "
+		"\"evicted\": %llu, \"refused\": %llu},\n",
+		(unsigned long long)p->cache.budget_bytes, (unsigned long long)p->cache.peak_bytes,
+		(unsigned long long)p->cache.reads, (unsigned long long)p->cache.evicted,
+		(unsigned long long)p->cache.refused);
 	report_usdt_json_counts(f, p);
 	fputs(" \"processes\": [", f);
 	for (i = 0; i < p->nprocs; i++) {

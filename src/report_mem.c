@@ -133,7 +133,7 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_proc
 			const struct profile_func *fn = &p->funcs[fr->func];
 			char num[16];
 
-			if (report_source_line(pp->root_fd, fn->file, fr->line, src, sizeof(src)))
+			if (report_source_line(p, pp, fn->file, fr->line, src, sizeof(src)))
 				src[0] = 0;
 			fprintf(f, "    %s  %s:%s%s%s\n", fn->qualname, fn->file,
 				report_line_str(fr->line, num, sizeof(num)), src[0] ? "  " : "", src);

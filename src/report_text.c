@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "source.h"
 
 #define NAME_MIN 8
 #define NAME_MAX 48
@@ -179,7 +180,7 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 		fprintf(f, "    (out of memory)\n");
 		return;
 	}
-	changed = report_source_changed(pp->root_fd, fn->file, pp->start_time);
+	changed = report_source_changed(p, pp, fn->file);
 	readable = changed >= 0;
 	texts = calloc(n + 1, SRC_WIDTH);
 	found = calloc(n + 1, sizeof(*found));
@@ -191,10 +192,10 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	for (i = 0; i < n; i++)
 		nums[i] = rows[i].line;
 	if (readable)
-		report_source_lines(pp->root_fd, fn->file, nums, n, texts, SRC_WIDTH, found);
+		report_source_lines(p, pp, fn->file, nums, n, texts, SRC_WIDTH, found);
 	if (changed < 0)
 		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
-			strerror(-changed));
+			source_strerror(changed));
 	else if (changed)
 		fprintf(f, "    source: %s was modified after the process started: the text "
 			"shown may not be what runs\n", fn->file);
@@ -295,6 +296,12 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 	if (p->counts.unreadable)
 		fprintf(f, "         %llu ticks whose innermost frame could not be read\n",
 			(unsigned long long)p->counts.unreadable);
+	/* only when the budget cost something: then some frames may lack a line or a name */
+	if (p->cache.evicted || p->cache.refused)
+		fprintf(f, "cache: %llu code objects evicted, %llu line tables refused (budget "
+			"%llu MiB)\n", (unsigned long long)p->cache.evicted,
+			(unsigned long long)p->cache.refused,
+			(unsigned long long)(p->cache.budget_bytes >> 20));
 	if (p->mem)
 		fprintf(f, "memory records: %llu dropped, %llu truncated, %llu events in threads "
 			"without Python frames\n", (unsigned long long)p->mem_counts.dropped,

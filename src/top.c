@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <termios.h>
 #include <unistd.h>
 #include "report.h"
@@ -19,6 +20,20 @@
 #include "top.h"
 
 static struct termios saved_tio;
+
+/* The terminal is ours (raw stdin, hidden cursor): what a second stop signal must undo. */
+static volatile sig_atomic_t tty_changed, screen_changed;
+
+void top__restore_terminal(void)
+{
+	static const char show_cursor[] = "\033[?25h\n";
+
+	/* tcsetattr and write are async-signal-safe */
+	if (tty_changed)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	if (screen_changed && write(STDOUT_FILENO, show_cursor, sizeof(show_cursor) - 1) < 0)
+		return;
+}
 
 void top__init(struct top_view *v, unsigned rows, long long now)
 {
@@ -34,8 +49,10 @@ void top__init(struct top_view *v, unsigned rows, long long now)
 		tio.c_cc[VMIN] = 0;
 		tio.c_cc[VTIME] = 0;
 		v->tty = !tcsetattr(STDIN_FILENO, TCSANOW, &tio);
+		tty_changed = v->tty;
 	}
 	/* hide the cursor while drawing */
+	screen_changed = 1;
 	fputs("\033[?25l\033[H\033[2J", stdout);
 	fflush(stdout);
 }
@@ -48,8 +65,10 @@ void top__end(struct top_view *v)
 	if (v->tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	v->tty = false;
+	tty_changed = 0;
 	fputs("\033[?25h\n", stdout);
 	fflush(stdout);
+	screen_changed = 0;
 }
 
 static bool quit_pressed(void)

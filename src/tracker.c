@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "deadline.h"
 #include "log.h"
 #include "mono.h"
 #include "tracker.h"
@@ -121,7 +122,7 @@ static int validate(struct tracker *tr, struct tracker_pending *p)
 	err = py_target__check(&ts->t);
 	if (!err || err == -EAGAIN)
 		return err;
-	if (!proc_alive(p->pid))
+	if (target_state__gone(ts))
 		return -ESRCH;
 	/* never guess: a layout that does not match gives garbage, so stop sampling */
 	session__remove_target(tr->s, p->pid);
@@ -324,7 +325,8 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 			unpend(tr, i);
 		break;
 	}
-	return 0;
+	/* a storm of execs must not hold the run past its end */
+	return deadline__yield() ? -EINTR : 0;
 }
 
 size_t tracker__starting(struct tracker *tr)

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bus_guard.h"
+#include "deadline.h"
 #include "elf_reader.h"
 #include "log.h"
 #include "pybpfprof.skel.h"
@@ -132,18 +134,47 @@ void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes)
 	}
 }
 
+struct attach_call {
+	struct bpf_program *prog;
+	const struct py_target *t;
+	const char *name;
+	struct bpf_link *link;
+	bool returned;		/* false: cut short by SIGBUS */
+};
+
+static int do_attach(void *ctx)
+{
+	struct attach_call *a = ctx;
+
+	a->link = bpf_program__attach_usdt(a->prog, a->t->pid, a->t->python_elf_host, PROVIDER,
+					   a->name, NULL);
+	a->returned = true;
+	return a->link ? 0 : -errno;
+}
+
 static int attach_one(struct usdt *u, struct bpf_program *prog, const struct py_target *t,
 		      const char *name, char *why, size_t whylen)
 {
+	struct attach_call a = { prog, t, name, NULL, false };
 	struct bpf_link *l;
 	int err;
 
 	if (profile_grow((void **)&u->links, &u->cap_links, u->nlinks + 1, sizeof(*u->links)))
 		return -ENOMEM;
-	/* The host path of the interpreter (/proc/PID/exe): also right for chrooted targets. */
-	l = bpf_program__attach_usdt(prog, t->pid, t->python_elf_host, PROVIDER, name, NULL);
+	/*
+	 * The interpreter as held by the kernel (/proc/PID/exe or the mapping's
+	 * /proc/PID/map_files entry): right for chrooted targets, and no path
+	 * the target could swap. libbpf maps it: a target that truncates it
+	 * meanwhile gets us SIGBUS, made an error here.
+	 */
+	err = bus_guard__call(do_attach, &a);
+	l = a.link;
+	if (!a.returned) {
+		snprintf(why, whylen, "cannot attach to the %s probe of pid %d: its interpreter "
+			 "file %s was truncated while it was read", name, t->pid, t->python_elf);
+		return err;
+	}
 	if (!l) {
-		err = -errno;
 		snprintf(why, whylen, "cannot attach to the %s probe of pid %d (%s): %s", name,
 			 t->pid, t->python_elf, strerror(-err));
 		return err;
@@ -232,8 +263,11 @@ int usdt_on_event(void *ctx, void *data, size_t size)
 static uint32_t call_func(struct collector *c, struct target_state *ts,
 			  const struct py_call_func *fn, bool count_unresolved)
 {
-	const struct code_info *ci = code_cache__get(&ts->codes, &ts->t, fn->code, fn->fingerprint);
+	const struct code_info *ci = NULL;
 
+	/* a target with more functions than can be read in time gets the rest unresolved */
+	if (!deadline__past(DEADLINE_REPORT_NS))
+		ci = code_cache__get(ts->codes, &ts->t, fn->code, fn->fingerprint);
 	if (!ci) {
 		if (count_unresolved)
 			pr_info("--calls: pid %d: code object 0x%llx (fingerprint %08x) could not be "

@@ -1,20 +1,43 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need on a fresh Debian 12
-# machine (run as root). Used by the README's test command and by .ci/run,
-# so the two cannot drift apart.
+# machine. Used by the README's commands and by .ci/run, so they cannot
+# drift apart. Run as root, or as a user with sudo (it asks for it).
+#
+#   tests/install-deps.sh build    the build's packages only (to run make example)
+#   tests/install-deps.sh          the build's, the tests' and the Debian
+#                                  release roots the tests chroot into
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tests/as-root.sh
+if [ "$(id -u)" -ne 0 ]; then
+	as_root "$PWD/tests/install-deps.sh" "$@"
+	exit
+fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# Build: compilers, BPF tooling, libraries. Tests: cmocka, python3, setpriv and
-# unshare (util-linux), readelf (binutils), the formats' real consumers
-# (protoc, Chromium and its WebDriver), tmux for the live view.
-apt-get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
-	libcmocka-dev python3 util-linux binutils protobuf-compiler chromium chromium-driver \
-	tmux >/dev/null
+# A freshly booted machine may be running its daily apt jobs: wait for them.
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+t0=$SECONDS
+apt_get update -qq
+apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+	python3 util-linux >/dev/null
+[ "${1:-}" = build ] && exit 0
+
+# Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the
+# formats' real consumers (protoc, Chromium and its WebDriver), tmux for the
+# live view, debootstrap for the Debian release roots.
+apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
+	tmux debootstrap >/dev/null
 # go tool pprof, the reference reader of pprof files (the toolchain only, no extras).
-apt-get install -y -qq --no-install-recommends golang-go >/dev/null
+apt_get install -y -qq --no-install-recommends golang-go >/dev/null
 # npm fetches speedscope's schema for the format tests; a machine with its own
 # Node.js (which bundles npm) keeps it, a bare Debian one gets Debian's.
-command -v npm >/dev/null || apt-get install -y -qq nodejs npm >/dev/null
+command -v npm >/dev/null || apt_get install -y -qq nodejs npm >/dev/null
 tests/fetch-speedscope.sh
+echo "install-deps: packages ready ($((SECONDS - t0)) s)"
+
+# CPython 3.9 and 3.13 to 3.15 as Debian builds them (static, with USDT
+# probes), in chroot directories that also stand for containers: made once
+# (a few minutes), then cached in $PYBPFPROF_ROOTS (/var/cache/pybpfprof/roots).
+t0=$SECONDS
+tests/debian-roots.sh >/dev/null
+echo "install-deps: Debian release roots ready ($((SECONDS - t0)) s)"

@@ -119,16 +119,20 @@ static inline int fuzz_load_fixture(const char *name, uint8_t *buf)
 /*
  * Everything that reads an object at addr in the fake image with layout L:
  * the str and bytes readers, and the code object reader with the line
- * lookups its fields allow. code_type: &PyCode_Type (0: not checked).
+ * lookups its fields allow. code_type: &PyCode_Type (0: not checked). The
+ * budget lives across inputs, as it does across a run's targets; each input
+ * gets its own cache, as each target does.
  */
 static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_type,
 				     uint64_t addr, size_t small_out)
 {
 	static const int32_t instrs[] = { -1, 0, 1, 2, 6, 40, 1000, INT32_MAX, INT32_MIN };
+	static struct cache_budget budget;
 	static struct py_target t;
+	static int budget_ready;
 	char out[REMOTE_MAX_STR], small[64];
 	const struct code_info *ci;
-	struct code_cache cc;
+	struct code_cache *cc;
 	uint64_t *slot;
 	uint8_t *bytes;
 	size_t n, i;
@@ -138,15 +142,21 @@ static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_ty
 	if (!remote_read_bytes(1, L, addr, REMOTE_MAX_BYTES, &bytes, &n))
 		free(bytes);
 
+	if (!budget_ready) {
+		cache_budget__init(&budget, 4 << 20);
+		budget_ready = 1;
+	}
 	t.pid = 1;
 	t.layout = *L;
 	t.code_type_addr = code_type;
-	code_cache__init(&cc);
-	ci = code_cache__get(&cc, &t, addr, 0);
+	cc = code_cache__new(&budget);
+	if (!cc)
+		return;
+	code_cache__get(cc, &t, addr, 0);
 	/* the fingerprint it read, so the second lookup is a cache hit and lines get decoded */
-	slot = hashmap__find(&cc.by_addr, addr);
+	slot = hashmap__find(&cc->by_addr, addr);
 	if (slot) {
-		ci = code_cache__get(&cc, &t, addr,
+		ci = code_cache__get(cc, &t, addr,
 				     ((const struct code_info *)(uintptr_t)*slot)->fingerprint);
 		for (i = 0; ci && i < sizeof(instrs) / sizeof(instrs[0]); i++) {
 			int line = code_info__line(ci, L, instrs[i]);
@@ -155,7 +165,7 @@ static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_ty
 				abort();	/* linetable.h: a line is >= 1 or -1 */
 		}
 	}
-	code_cache__free(&cc);
+	code_cache__free(cc);
 }
 
 #endif

@@ -81,16 +81,31 @@ class Interp:
     """A CPython to run workloads with: a host executable, or an executable
     inside a Debian release directory, run with chroot like a container."""
 
-    def __init__(self, python, root=None):
+    def __init__(self, python, root=None, how=None):
         self.python = Path(python)
         self.root = Path(root) if root else None
+        self.how = how  # how to get it, for the skip message when it is missing
 
     def __str__(self):
         return str(self.python)
 
+    def host_path(self):
+        """The executable as the host sees it (inside its root if chrooted)."""
+        return self.root / self.python.relative_to("/") if self.root else self.python
+
+    def missing(self):
+        """Why this interpreter cannot run here, or None when it can."""
+        # os.path.exists, not Path.exists: an unreadable directory is a
+        # missing root, not an exception out of the harness.
+        if self.root and not os.path.exists(self.root / ".ready"):
+            return (f"no Debian release root {self.root} (tests/install-deps.sh or "
+                    f"tests/debian-roots.sh prepares it)")
+        if not os.access(self.host_path(), os.X_OK):
+            return f"{self.host_path()} not installed" + (f" ({self.how})" if self.how else "")
+        return None
+
     def available(self):
-        host = self.root / self.python.relative_to("/") if self.root else self.python
-        return os.access(host, os.X_OK)
+        return self.missing() is None
 
     def script_path(self, script):
         """The workload's path as the process itself sees it."""
@@ -110,35 +125,68 @@ class Interp:
         return [str(self.python), self.script_path(script), *map(str, args)]
 
 
-def _builds():
-    """Every interpreter found here, by test-name suffix. The 3.11 pair
+# Every build is listed whether or not it is installed, so the test names are
+# the same on every machine, and a test whose interpreter is missing here
+# skips, saying which and how to get it. The chrooted Debian builds,
+# (release, CPython minor), whose roots tests/debian-roots.sh makes:
+DEBIAN_BUILDS = (("bullseye", "3.9"), ("trixie", "3.13"), ("forky", "3.14"),
+                 ("sid", "3.14"), ("sid", "3.15"))
+# pyenv's shared-libpython builds besides 3.11 (any X.Y.Z of the minor):
+PYENV_MINORS = ("3.8", "3.9", "3.10", "3.12", "3.13")
+
+
+def pyenv_versions(pyenv, minor):
+    """pyenv's installed X.Y.Z directories of a minor version, oldest first.
+    Variants such as -dev builds are not them; an unreadable pyenv (root's,
+    for another user) has none."""
+    try:
+        dirs = sorted(pyenv.glob(f"versions/{minor}.*"))
+    except OSError:
+        return []
+    return [d for d in dirs if re.fullmatch(r"\d+\.\d+\.\d+", d.name)]
+
+
+def _builds(pyenv, roots):
+    """Every interpreter the tests know, by test-name suffix. The 3.11 pair
     (Debian's static build, pyenv's shared-libpython build) comes first;
     then pyenv's other shared builds and the chrooted Debian releases."""
-    builds = {"debian": Interp("/usr/bin/python3.11"),
-              "pyenv": Interp(PYENV / "versions/3.11.7/bin/python3.11")}
-    for minor in ("3.8", "3.9", "3.10", "3.12", "3.13"):
-        for d in sorted(PYENV.glob(f"versions/{minor}.*")):
-            if re.fullmatch(r"\d+\.\d+\.\d+", d.name):
-                builds["pyenv" + minor.replace(".", "")] = Interp(d / f"bin/python{minor}")
-                break
-    for suite, minor in (("bullseye", "3.9"), ("trixie", "3.13"), ("forky", "3.14"),
-                         ("sid", "3.14"), ("sid", "3.15")):
-        root = DEBIAN_ROOTS / suite
-        if (root / ".ready").exists():
-            builds[f"{suite}{minor.replace('.', '')}"] = Interp(f"/usr/bin/python{minor}", root)
+    builds = {"debian": Interp("/usr/bin/python3.11", how="Debian package python3.11"),
+              "pyenv": Interp(pyenv / "versions/3.11.7/bin/python3.11",
+                              how=f"pyenv 3.11.7, built with --enable-shared, under {pyenv}")}
+    for minor in PYENV_MINORS:
+        found = pyenv_versions(pyenv, minor)
+        version = found[0] if found else pyenv / f"versions/{minor}.*"
+        builds["pyenv" + minor.replace(".", "")] = Interp(
+            version / f"bin/python{minor}",
+            how=f"pyenv {minor}.x, built with --enable-shared, under {pyenv}")
+    for suite, minor in DEBIAN_BUILDS:
+        builds[f"{suite}{minor.replace('.', '')}"] = Interp(f"/usr/bin/python{minor}",
+                                                            roots / suite)
     return builds
 
 
-BUILDS = _builds()
+BUILDS = _builds(PYENV, DEBIAN_ROOTS)
+CHROOTED = tuple(name for name, py in BUILDS.items() if py.root)
 
 _versions = {}
 
 
 def interpreter(build):
-    interp = BUILDS[build]
-    if not interp.available():
-        raise Skip(f"{interp} not installed")
+    """The build's interpreter; a test needing one that is missing is skipped
+    with the reason. A name no build could have is the test's own error."""
+    interp = BUILDS.get(build)
+    if interp is None:
+        raise Fail(f"the test asks for interpreter {build!r}, which the harness does not "
+                   f"know (builds: {', '.join(BUILDS)})")
+    why = interp.missing()
+    if why:
+        raise Skip(why)
     return interp
+
+
+def available(build):
+    """Whether the build is known and runnable here (for tests that fall back)."""
+    return build in BUILDS and BUILDS[build].available()
 
 
 def python_version(python):
@@ -160,10 +208,9 @@ def unsupported_interpreters():
     """pyenv interpreters of the versions the profiler must refuse."""
     found = []
     for minor in ("2.7", "3.6", "3.7"):
-        for d in sorted(PYENV.glob(f"versions/{minor}.*")):
+        for d in pyenv_versions(PYENV, minor):
             exe = d / "bin" / f"python{minor}"
-            # Skip variants such as -dev builds: the directory name must be X.Y.Z.
-            if re.fullmatch(r"\d+\.\d+\.\d+", d.name) and os.access(exe, os.X_OK):
+            if os.access(exe, os.X_OK):
                 found.append((minor, exe))
                 break
     return found
@@ -671,7 +718,7 @@ def pid_namespace():
     # A container-like target: its own pid namespace, and a chroot when a
     # Debian root is cached. It must be reported with its host pid and the
     # pid it has inside its namespace (1: the first process there).
-    chrooted = [b for b in ("trixie313", "sid315", "bullseye39") if b in BUILDS]
+    chrooted = [b for b in ("trixie313", "sid315", "bullseye39") if available(b)]
     py = interpreter(chrooted[0]) if chrooted else interpreter("debian")
     with Workloads() as wl:
         outer = wl.start(py, "spin.py", "alpha", prefix=("unshare", "--pid", "--fork"))
@@ -698,7 +745,7 @@ def pid_namespace():
 def two_processes():
     # Mix the two builds when both exist: one session, two symbol layouts.
     py_a = interpreter("debian")
-    py_b = BUILDS["pyenv"] if BUILDS["pyenv"].available() else py_a
+    py_b = BUILDS["pyenv"] if available("pyenv") else py_a
     with Workloads() as wl:
         a = wl.start(py_a, "spin.py", "alpha")
         b = wl.start(py_b, "spin.py", "beta")

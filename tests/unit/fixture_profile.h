@@ -8,6 +8,7 @@
 #define PYBPFPROF_TEST_FIXTURE_PROFILE_H
 
 #include "profile.h"
+#include "source.h"
 
 static inline void build(struct profile *p)
 {
@@ -22,6 +23,8 @@ static inline void build(struct profile *p)
 	p->counts.unreadable = 2;
 	/* no root directory and no such files: source lines read as unavailable */
 	a = profile__add_proc(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
+	a->sources->creds[0].kind = SOURCE_CREDS_SELF;	/* made here: our own rights */
+	a->sources->ncreds = 1;
 	fmain = profile__func(p, "main", "/nonexistent/app.py", 10, false);
 	fhot = profile__func(p, "Klass.hot", "/nonexistent/app.py", 3, false);
 	fq = profile__func(p, "say \"hi\"\\", "/nonexistent/odd\tname.py", 1, false);
@@ -44,6 +47,8 @@ static inline void build(struct profile *p)
 	strcpy(profile_proc__thread(a, 1)->name, "worker");
 	b = profile__add_proc(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3", "3.11.7");
 	b->exited = true;
+	b->sources->creds[0].kind = SOURCE_CREDS_SELF;
+	b->sources->ncreds = 1;
 	profile_proc__add_stack(b, 0, s4, 1, 2);
 	b->samples = 2;
 	b->unresolved = 2;

@@ -4,6 +4,7 @@
  * argp runs with ARGP_SILENT, so nothing is printed and nothing exits.
  */
 #include <argp.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 
 #include "config.h"
 #include "cli_args.h"
+#include "launch.h"
 
 static void test_defaults(void **state)
 {
@@ -29,6 +31,27 @@ static void test_defaults(void **state)
 	assert_null(cfg.format);
 	assert_int_equal(cfg.noutputs, 0);
 	assert_int_equal(cfg.line_report, 5);
+	assert_int_equal(cfg.max_cache_mb, 64);
+}
+
+/* --max-cache-mb: 1 to 65536 MiB, anything else refused with the range. */
+static void test_max_cache_mb(void **state)
+{
+	char *small[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "1", NULL };
+	char *large[] = { "pybpfprof", "-p", "1", "--max-cache-mb=65536", NULL };
+	char *zero[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "0", NULL };
+	char *over[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "65537", NULL };
+	char *word[] = { "pybpfprof", "-p", "1", "--max-cache-mb", "lots", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(small), small, &cfg), 0);
+	assert_int_equal(cfg.max_cache_mb, 1);
+	assert_int_equal(parse(ARGC(large), large, &cfg), 0);
+	assert_int_equal(cfg.max_cache_mb, 65536);
+	expect_error(zero, ARGC(zero), "expected 1 to 65536 MiB");
+	expect_error(over, ARGC(over), "'65537'");
+	expect_error(word, ARGC(word), "--max-cache-mb 'lots'");
 }
 
 static void test_all_options(void **state)
@@ -84,12 +107,66 @@ static void test_errors(void **state)
 	expect_error(extra, ARGC(extra), "stray");
 }
 
+/* --user goes with a launched command only; the default (no --user) is root. */
+static void test_user(void **state)
+{
+	char *name[] = { "pybpfprof", "--user", "nobody", "--", "python3", "app.py", NULL };
+	char *uid[] = { "pybpfprof", "--user=12345", "--", "python3", NULL };
+	char *none[] = { "pybpfprof", "--", "python3", NULL };
+	char *with_pid[] = { "pybpfprof", "--user", "nobody", "-p", "42", NULL };
+	char *with_all[] = { "pybpfprof", "-a", "--user", "nobody", NULL };
+	char *empty[] = { "pybpfprof", "--user=", "--", "python3", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(name), name, &cfg), 0);
+	assert_string_equal(cfg.user, "nobody");
+	assert_string_equal(cfg.command[0], "python3");
+	assert_int_equal(parse(ARGC(uid), uid, &cfg), 0);
+	assert_string_equal(cfg.user, "12345");
+	assert_int_equal(parse(ARGC(none), none, &cfg), 0);
+	assert_null(cfg.user);
+	expect_error(with_pid, ARGC(with_pid), "give the command after --");
+	expect_error(with_all, ARGC(with_all), "give the command after --");
+	expect_error(empty, ARGC(empty), "user name or a numeric uid");
+}
+
+/* NAME or UID to uid, gid and groups; a uid without a passwd entry gets gid = uid. */
+static void test_user_resolve(void **state)
+{
+	struct launch_user u;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(launch_user__resolve("root", &u, why, sizeof(why)), 0);
+	assert_true(u.set && u.uid == 0 && u.gid == 0);
+	assert_string_equal(u.name, "root");
+	assert_int_equal(launch_user__resolve("nobody", &u, why, sizeof(why)), 0);
+	assert_true(u.uid == 65534 && u.ngroups >= 1);
+	assert_string_equal(u.name, "nobody");
+	assert_int_equal(launch_user__resolve("65534", &u, why, sizeof(why)), 0);
+	assert_true(u.uid == 65534);
+	assert_string_equal(u.name, "nobody");
+	/* 54321: no passwd entry on a test machine */
+	assert_int_equal(launch_user__resolve("54321", &u, why, sizeof(why)), 0);
+	assert_true(u.set && u.uid == 54321 && u.gid == 54321 && u.ngroups == 0);
+	assert_string_equal(u.name, "");
+	assert_int_equal(launch_user__resolve("no-such-user-here", &u, why, sizeof(why)),
+			 -ENOENT);
+	assert_non_null(strstr(why, "no such user"));
+	assert_int_equal(launch_user__resolve("99999999999", &u, why, sizeof(why)), -EINVAL);
+	assert_int_equal(launch_user__resolve("4294967295", &u, why, sizeof(why)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_max_cache_mb),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_user),
+		cmocka_unit_test(test_user_resolve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,9 @@
 #include <zlib.h>
 #include <cmocka.h>
 
+#include "outfile.h"
 #include "report.h"
+#include "source.h"
 #include "fixture_profile.h"
 #include "golden.h"
 
@@ -125,10 +127,14 @@ static void check_with_pstats(const char *file, const char *want)
 static void write_file(const struct report_writer *w, const struct profile *p, char *path)
 {
 	int fd = mkstemp(path);
+	struct outfile of;
+	char why[256];
 
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(report_write(w, path, p, &opts), 0);
+	assert_int_equal(outfile_open(&of, path, why, sizeof(why)), 0);
+	assert_int_equal(report_write(w, &of, p, &opts, why, sizeof(why)), 0);
+	outfile_close(&of);
 }
 
 /* Sample estimates: seconds = samples / 100 Hz, a "call" = a sample on the stack. */
@@ -235,26 +241,6 @@ static void test_registry(void **state)
 	assert_ptr_equal(report_find("pprof"), &report_pprof);
 }
 
-/* A source file touched after the process started is flagged; one from before is not. */
-static void test_source_changed(void **state)
-{
-	char path[] = "/tmp/pybpfprof-changed-XXXXXX";
-	struct timespec times[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
-	int fd = mkstemp(path);
-
-	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
-	assert_int_equal(report_source_changed(-1, path, 1000000001.5), 0);
-	assert_int_equal(report_source_changed(-1, path, 999999999.5), 0);	/* within slack */
-	assert_int_equal(report_source_changed(-1, path, 999999998.5), 1);
-	assert_int_equal(report_source_changed(-1, path, 999999990.0), 1);
-	assert_int_equal(report_source_changed(-1, path, 0), 0);	/* start unknown */
-	assert_int_equal(report_source_changed(-1, "/nonexistent/x.py", 1.0), -ENOENT);
-	unlink(path);
-}
-
 /*
  * The line-by-line table of the text report on a real source file: lines in
  * order with inclusive and self samples and their text; a note when the file
@@ -282,6 +268,8 @@ static void test_line_report(void **state)
 	profile__init(&p, "cpu", 100);
 	pp = profile__add_proc(&p, 1, "/usr/bin/python3", "python3 x.py", "python3", "3.11.2");
 	pp->start_time = 1000000100.0;	/* the file is older than the process */
+	pp->sources->creds[0].kind = SOURCE_CREDS_SELF;
+	pp->sources->ncreds = 1;
 	finner = profile__func(&p, "inner", src, 1, false);
 	fouter = profile__func(&p, "outer", src, 4, false);
 	s1[0] = profile__frame(&p, fouter, 7);
@@ -311,41 +299,18 @@ static void test_line_report(void **state)
 	free(got);
 
 	unlink(src);
+	/* sources are read once per process: a fresh reader sees the file gone */
+	proc_sources__free(pp->sources);
+	pp->sources = proc_sources__new();
+	assert_non_null(pp->sources);
+	pp->sources->creds[0].kind = SOURCE_CREDS_SELF;
+	pp->sources->ncreds = 1;
 	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "source: cannot read ") || !strstr(got, ": No such file or directory\n"
 							      "     line   samples"))
 		fail_msg("no note for a missing source file:\n%s", got);
 	free(got);
 	profile__free(&p);
-}
-
-/* Several lines in one pass; a 10,000-byte line is cut, and the next keeps its number. */
-static void test_source_lines(void **state)
-{
-	char path[] = "/tmp/pybpfprof-long-XXXXXX", texts[4][32];
-	int lines[4] = { -1, 2, 3, 9 }, fd = mkstemp(path);
-	bool found[4];
-	FILE *f;
-	int i;
-
-	(void)state;
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	fputs("first\n  ", f);
-	for (i = 0; i < 10000; i++)
-		fputc('x', f);
-	fputs("\n\tthird = 3  \n", f);
-	fclose(f);
-	assert_int_equal(report_source_lines(-1, path, lines, 4, &texts[0][0], 32, found), 2);
-	assert_false(found[0]);
-	assert_true(found[1]);
-	assert_string_equal(texts[1], "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");	/* cut to the width */
-	assert_true(found[2]);
-	assert_string_equal(texts[2], "third = 3");
-	assert_false(found[3]);
-	assert_string_equal(texts[3], "");
-	unlink(path);
-	assert_int_equal(report_source_lines(-1, path, lines, 4, &texts[0][0], 32, found), -ENOENT);
 }
 
 int main(void)
@@ -360,9 +325,7 @@ int main(void)
 		cmocka_unit_test(test_pstats_python_calls),
 		cmocka_unit_test(test_pstats_big_counts),
 		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_source_changed),
 		cmocka_unit_test(test_line_report),
-		cmocka_unit_test(test_source_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,8 +5,10 @@
  * interpreter's own answer for that offset. The hand-written cases below cover what
  * real compilers never emit but a hostile or half-copied table can contain.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -31,16 +33,22 @@
 static void check_vectors(const struct lt_vector *vecs, size_t n, enum linetable_kind kind,
 			  int (*decode)(const uint8_t *, size_t, int, long))
 {
+	static struct line_run runs[LINETABLE_RUNS_MAX];
 	size_t i, j, checked = 0, bad = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct lt_vector *v = &vecs[i];
+		long nruns = linetable_decode(kind, v->tab, v->len, v->firstlineno, runs,
+					      LINETABLE_RUNS_MAX);
 
+		assert_true(nruns > 0);
 		for (j = 0; j < v->npairs; j++) {
 			const struct lt_pair *p = &v->pairs[j];
 			int got = linetable_line(kind, v->tab, v->len, v->firstlineno,
 						 p->byte_offset);
 			int direct = decode(v->tab, v->len, v->firstlineno, p->byte_offset);
+			int decoded = linetable_runs_line(runs, nruns, v->firstlineno,
+							  p->byte_offset);
 			/*
 			 * CPython 3.11+ says line 0 for a module's RESUME (before its
 			 * first line), where the decoders say unknown: no line below 1.
@@ -48,12 +56,12 @@ static void check_vectors(const struct lt_vector *vecs, size_t n, enum linetable
 			int want = p->line < 1 ? -1 : p->line;
 
 			checked++;
-			if (got == want && direct == want)
+			if (got == want && direct == want && decoded == want)
 				continue;
 			if (bad++ < 20)
-				print_error("%s (firstlineno %d): offset %ld: got %d/%d, want %d\n",
-					    v->name, v->firstlineno, p->byte_offset, got, direct,
-					    want);
+				print_error("%s (firstlineno %d): offset %ld: got %d/%d/%d, want "
+					    "%d\n", v->name, v->firstlineno, p->byte_offset, got,
+					    direct, decoded, want);
 		}
 	}
 	assert_true(checked > 0);
@@ -434,6 +442,77 @@ static void test_hostile_deltas(void **state)
 	assert_int_equal(linetable_310_line(t310_dip, 1, 1, 0), -1);
 }
 
+/*
+ * Decoded runs answer exactly as the decoders do, for every offset of random
+ * tables of each format: bytes of any value (hostile tables), and tables
+ * made of well-formed entries (long runs of real lines).
+ */
+static void test_runs_match_decoders(void **state)
+{
+	static struct line_run runs[LINETABLE_RUNS_MAX];
+	uint8_t tab[512];
+	size_t k, round, bad = 0;
+
+	(void)state;
+	srand(11);
+	for (k = 0; k < ARRAY_SIZE(all_kinds); k++) {
+		for (round = 0; round < 400; round++) {
+			size_t len = rand() % sizeof(tab), i;
+			int first = round % 7 == 0 ? -(rand() % 50) : rand() % 3000;
+			long n, off;
+
+			for (i = 0; i < len; i++) {
+				tab[i] = rand();
+				/* half the rounds: entry starts where a location table wants them */
+				if (round % 2 && all_kinds[k] == LINETABLE_LOCATIONS)
+					tab[i] = i % 3 ? tab[i] & 0x3f : tab[i] | 0x80;
+			}
+			n = linetable_decode(all_kinds[k], tab, len, first, runs,
+					     LINETABLE_RUNS_MAX);
+			assert_true(n > 0);
+			for (off = -3; off < (long)len * 16 + 64; off++) {
+				int want = linetable_line(all_kinds[k], tab, len, first, off);
+				int got = linetable_runs_line(runs, n, first, off);
+
+				if (want != got && bad++ < 20)
+					print_error("kind %d round %zu len %zu offset %ld: runs %d, "
+						    "decoder %d\n", all_kinds[k], round, len, off,
+						    got, want);
+			}
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* A table needing more runs than allowed is refused whole, never cut short silently. */
+static void test_runs_cap(void **state)
+{
+	static uint8_t alternating[4096];
+	struct line_run runs[64];
+	size_t i;
+
+	(void)state;
+	/* 3.10 pairs: two bytes, line +1 then -1, one range each */
+	for (i = 0; i < sizeof(alternating); i += 4) {
+		alternating[i] = 2;
+		alternating[i + 1] = 1;
+		alternating[i + 2] = 2;
+		alternating[i + 3] = (uint8_t)-1;
+	}
+	assert_int_equal(linetable_decode(LINETABLE_310, alternating, 4 * 31, 5, runs, 64), 63);
+	assert_int_equal(linetable_runs_line(runs, 63, 5, 0), 6);
+	assert_int_equal(linetable_runs_line(runs, 63, 5, 2), 5);
+	assert_int_equal(linetable_runs_line(runs, 63, 5, 4 * 31), -1);
+	assert_int_equal(linetable_decode(LINETABLE_310, alternating, 4 * 32, 5, runs, 64),
+			 -E2BIG);
+	assert_int_equal(linetable_decode(LINETABLE_310, alternating, sizeof(alternating), 5,
+					  runs, 64), -E2BIG);
+	/* nothing to decode is still one run: no line anywhere */
+	assert_int_equal(linetable_decode(LINETABLE_LOCATIONS, NULL, 0, 5, runs, 64), 1);
+	assert_int_equal(linetable_runs_line(runs, 1, 5, 0), -1);
+	assert_int_equal(linetable_runs_line(runs, 1, 5, -1), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +536,8 @@ int main(void)
 		cmocka_unit_test(test_loc_only_continuation_bytes),
 		cmocka_unit_test(test_loc_huge_varints),
 		cmocka_unit_test(test_line_out_of_range),
+		cmocka_unit_test(test_runs_match_decoders),
+		cmocka_unit_test(test_runs_cap),
 		cmocka_unit_test(test_hostile_firstlineno),
 		cmocka_unit_test(test_hostile_deltas),
 	};

@@ -57,83 +57,12 @@ static void test_registry(void **state)
 	assert_null(report_for_path(NULL));
 }
 
-static void test_writable(void **state)
-{
-	char why[256], dir[] = "/tmp/pybpfprof-test-XXXXXX", file[300];
-
-	(void)state;
-	assert_int_equal(report_check_writable(NULL, why, sizeof(why)), 0);
-	assert_int_equal(report_check_writable("-", why, sizeof(why)), 0);
-	assert_int_equal(report_check_writable("/nonexistent-dir/x.json", why, sizeof(why)),
-			 -ENOENT);
-	assert_non_null(strstr(why, "/nonexistent-dir/x.json"));
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(report_check_writable(dir, why, sizeof(why)), -EISDIR);
-	snprintf(file, sizeof(file), "%s/new.json", dir);
-	assert_int_equal(report_check_writable(file, why, sizeof(why)), 0);
-	assert_int_equal(access(file, F_OK), -1);	/* checking creates nothing */
-	rmdir(dir);
-}
-
-static void test_source_line(void **state)
-{
-	char path[] = "/tmp/pybpfprof-src-XXXXXX", buf[64];
-	int fd = mkstemp(path);
-
-	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "a = 1\n    if x in y:   \n\nlast", 30), 30);
-	close(fd);
-	assert_int_equal(report_source_line(-1, path, 2, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "if x in y:");
-	assert_int_equal(report_source_line(-1, path, 4, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "last");
-	assert_int_equal(report_source_line(-1, path, 5, buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(report_source_line(-1, path, 0, buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(report_source_line(-1, "relative.py", 1, buf, sizeof(buf)), -ENOENT);
-	unlink(path);
-}
-
-/* A process's root is a jail for source paths: no link or ".." leads out of it. */
-static void test_source_in_root(void **state)
-{
-	char dir[] = "/tmp/pybpfprof-root-XXXXXX", path[300], buf[64];
-	int root_fd, fd;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/app.py", dir);
-	fd = open(path, O_CREAT | O_WRONLY, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "inside = True\n", 14), 14);
-	close(fd);
-	snprintf(path, sizeof(path), "%s/escape.py", dir);
-	assert_int_equal(symlink("/etc/passwd", path), 0);
-	root_fd = open(dir, O_PATH | O_DIRECTORY);
-	assert_true(root_fd >= 0);
-
-	assert_int_equal(report_source_line(root_fd, "/app.py", 1, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "inside = True");
-	/* /etc/passwd exists on the host, not inside the root */
-	assert_int_equal(report_source_line(root_fd, "/escape.py", 1, buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(report_source_line(root_fd, "/../../../etc/passwd", 1, buf, sizeof(buf)),
-			 -ENOENT);
-	close(root_fd);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/app.py", dir);
-	unlink(path);
-	rmdir(dir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_writable),
-		cmocka_unit_test(test_source_line),
-		cmocka_unit_test(test_source_in_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

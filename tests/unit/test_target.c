@@ -12,10 +12,17 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bus_guard.h"
 #include "elf_reader.h"
 #include "loader.h"
 #include "proc.h"
@@ -41,6 +48,145 @@ static void test_maps_line(void **state)
 	assert_string_equal(e.path, "");
 	assert_int_equal(maps_parse_line("garbage", &e), -EINVAL);
 	assert_int_equal(maps_parse_line("9000-8000 rw-p 0 00:00 0", &e), -EINVAL);
+}
+
+/*
+ * A mapped file's name longer than a line buffer: read whole, it is one
+ * entry with no path, and its tail (which the target chose to look like a
+ * libpython mapping) is never an entry of its own.
+ */
+static void test_maps_long_line(void **state)
+{
+	const char *forged = "7f0000000000-7f0000001000 r-xp 00000000 fe:01 42 /libpython3.9.so";
+	size_t len = 9000, cap = 0, n = 0, i;
+	char *text = malloc(len + 512), *line = NULL, *p;
+	struct map_entry e;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(text);
+	p = text + sprintf(text, "00400000-00452000 r-xp 00000000 fe:01 1311 /");
+	/* "/d/d/.../d/" then the forged entry as the last components, for any cut */
+	for (i = 0; i < len / 2; i++)
+		p += sprintf(p, "d/");
+	p += sprintf(p, "%s\n", forged);
+	p += sprintf(p, "00600000-00601000 rw-p 00000000 fe:01 7 /usr/bin/python3.11\n");
+	f = fmemopen(text, p - text, "r");
+	assert_non_null(f);
+	while (maps_next(f, &line, &cap, &e)) {
+		n++;
+		assert_false(strstr(e.path, "libpython"));
+		if (n == 1) {
+			assert_true(e.long_path && e.start == 0x400000 && e.inode == 1311);
+			assert_string_equal(e.path, "");
+		} else {
+			assert_false(e.long_path);
+			assert_string_equal(e.path, "/usr/bin/python3.11");
+		}
+	}
+	assert_int_equal(n, 2);
+	fclose(f);
+	free(line);
+	free(text);
+}
+
+/* The start time is field 22, counted from the last ')' whatever comm holds. */
+static void test_stat_start_ticks(void **state)
+{
+	struct py_target t = { .pid = getpid() };
+	int fd, status;
+	pid_t child;
+
+	(void)state;
+	assert_true(proc_stat_start_ticks("42 (a) b) c) S 1 42 42 0 -1 4194560 100 0 0 0 5 6 0 0 "
+					  "20 0 1 0 123456 1000 200 18446744073709551615\n") ==
+		    123456);
+	assert_true(proc_stat_start_ticks("42 (x) S 1 2 3") == 0);
+	assert_true(proc_stat_start_ticks("42 (x 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 "
+					  "19 20 21 22 23") == 0);
+	assert_true(proc_stat_start_ticks("") == 0);
+
+	/* our own pidfd: alive; with another start time, some other process */
+	t.start_ticks = proc_start_ticks(getpid());
+	assert_true(t.start_ticks > 0);
+	fd = py_target__pidfd(&t);
+	assert_true(fd >= 0);
+	assert_false(proc_pidfd_exited(fd));
+	close(fd);
+	t.start_ticks++;
+	assert_int_equal(py_target__pidfd(&t), -ESRCH);
+
+	/* a child's pidfd says when it has exited, before and after it is reaped */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	fd = proc_pidfd_open(child);
+	assert_true(fd >= 0);
+	assert_false(proc_pidfd_exited(fd));
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(proc_pidfd_exited(fd));
+	close(fd);
+	assert_int_equal(proc_pidfd_open(child), -ESRCH);
+}
+
+/* A mapped file truncated under a guarded call: an error, not a dead test. */
+static int touch_truncated(void *ctx)
+{
+	const char *path = ctx;
+	volatile char *p;
+	int fd = open(path, O_RDWR);
+	char c;
+
+	if (fd < 0 || ftruncate(fd, 8192))
+		return -EIO;
+	p = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -EIO;
+	if (ftruncate(fd, 0))
+		return -EIO;
+	close(fd);
+	c = p[4096];
+	return c;
+}
+
+static int returns_seven(void *ctx)
+{
+	(void)ctx;
+	return 7;
+}
+
+static void test_bus_guard(void **state)
+{
+	char path[] = "/tmp/pybpfprof-bus-XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(bus_guard__call(touch_truncated, path), -EFAULT);
+	/* and again: the handler is armed for each call, SIGBUS unblocked after the jump */
+	assert_int_equal(bus_guard__call(touch_truncated, path), -EFAULT);
+	assert_int_equal(bus_guard__call(returns_seven, NULL), 7);
+	unlink(path);
+}
+
+/* A FIFO named by a target is refused at once, not waited on for a writer. */
+static void test_elf_fifo(void **state)
+{
+	char dir[] = "/tmp/pybpfprof-fifo-XXXXXX", path[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libpython3.11.so", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_null(elf_file__open(path));
+	assert_int_equal(errno, ENOEXEC);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* Initialised data of our own executable, looked up through the ELF reader. */
@@ -213,6 +359,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_maps_long_line),
+		cmocka_unit_test(test_elf_fifo),
+		cmocka_unit_test(test_stat_start_ticks),
+		cmocka_unit_test(test_bus_guard),
 		cmocka_unit_test(test_elf_self),
 		cmocka_unit_test(test_ucs),
 		cmocka_unit_test(test_versions),
