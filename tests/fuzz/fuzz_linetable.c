@@ -7,8 +7,11 @@
  * Input: byte 0 the format (mod 3: enum linetable_kind), bytes 1-4
  * co_firstlineno, bytes 5-8 a byte offset (both little-endian int32), then
  * the table. Besides the sanitizers' findings, a line outside linetable.h's
- * contract (-1, or >= 1) aborts.
+ * contract (-1, or >= 1) aborts, and so does a difference between the direct
+ * decoders and the runs the code cache keeps (linetable_decode, then
+ * linetable_runs_line): linetable.h says they agree at every offset.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +26,26 @@ static void check_line(int line)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static struct line_run runs[LINETABLE_RUNS_MAX];
+
+/* The line at offset o both ways; they must agree (nruns < 0: the table was refused). */
+static void check_both(enum linetable_kind kind, const uint8_t *tab, size_t len, int first,
+		       long nruns, long o)
+{
+	int line = linetable_line(kind, tab, len, first, o);
+
+	check_line(line);
+	if (nruns >= 0 && linetable_runs_line(runs, nruns, first, o) != line)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum linetable_kind kind;
 	int32_t first, off;
 	const uint8_t *tab;
 	size_t len;
-	long o, end, step;
+	long o, end, step, nruns;
 
 	if (size < 9)
 		return 0;
@@ -39,12 +55,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tab = data + 9;
 	len = size - 9;
 	/* libFuzzer's buffer ends where the table does: ASan sees any read past it */
-	check_line(linetable_line(kind, tab, len, first, off));
-	check_line(linetable_line(kind, tab, len, first, -(long)off));
+	/* a small cap too, so that refusing (-E2BIG) is exercised */
+	linetable_decode(kind, tab, len, first, runs, 1 + data[0] / 3 % 8);
+	nruns = linetable_decode(kind, tab, len, first, runs, LINETABLE_RUNS_MAX);
+	if (nruns == 0 || (nruns < 0 && nruns != -E2BIG))
+		abort();
+	check_both(kind, tab, len, first, nruns, off);
+	check_both(kind, tab, len, first, nruns, -(long)off);
 	/* about 64 offsets, every code unit for short tables: each lookup walks the table */
 	end = 4 * (long)len + 8;
 	step = end / 64 > 2 ? (end / 64) & ~1L : 2;
 	for (o = -2; o < end; o += step)
-		check_line(linetable_line(kind, tab, len, first, o));
+		check_both(kind, tab, len, first, nruns, o);
 	return 0;
 }
