@@ -3,7 +3,18 @@
 # pybpfprof build: bpf/*.bpf.c -> .bpf.o -> .skel.h, src/*.c -> pybpfprof.
 # Everything generated goes under $(OUTPUT); `make V=1` shows the commands.
 
+# `make SANITIZE=1 check`: pybpfprof and the unit tests under ASan+UBSan, in
+# their own output directory so the normal build is left as it is.
+ifeq ($(SANITIZE),1)
+OUTPUT ?= .output-asan
+CC := clang
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+EXTRA_CFLAGS += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+BIN := $(OUTPUT)/pybpfprof
+endif
 OUTPUT ?= .output
+BIN ?= pybpfprof
 CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
@@ -44,13 +55,13 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix example vmlinux lint clean bench \
-	bench-formats bench-scale
+	bench-formats bench-scale fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: pybpfprof
+all: $(BIN)
 
-pybpfprof: $(OBJS)
+$(BIN): $(OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -85,13 +96,55 @@ vmlinux:
 check-unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
-check-integration: pybpfprof
-	$(Q)tests/integration/run.sh
+check-integration: $(BIN)
+	$(Q)PYBPFPROF=$(abspath $(BIN)) tests/integration/run.sh
 
 # The README's test command: unit tests, then root integration tests on real
 # CPython processes; the last line is the summary "N passed, N failed, N skipped".
-check: pybpfprof $(UNIT_BINS)
-	$(Q)tests/check.sh $(UNIT_BINS)
+# With SANITIZE=1 the same tests run against the sanitizer build, and any
+# sanitizer report fails them (tests/check.sh sets the options).
+check: $(BIN) $(UNIT_BINS)
+	$(Q)PYBPFPROF=$(abspath $(BIN)) PYBPFPROF_SANITIZE=$(SANITIZE) tests/check.sh $(UNIT_BINS)
+
+# What CI runs: check, the same under ASan+UBSan, then a short smoke of every
+# fuzz target; the last line sums them: "N passed, N failed".
+check-all:
+	$(Q)MAKE="$(MAKE)" tests/check-all.sh
+
+# libFuzzer targets over every decoder of bytes a target controls
+# (tests/fuzz/fuzz_*.c), linked with the src/ objects built again with
+# sanitizer coverage under $(FUZZ_OUT). `make fuzz` runs each for
+# FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/NAME) plus seeds taken
+# from this machine's interpreters; new inputs and crashes go to
+# $(FUZZ_OUT), never into the repository. A crash fails the target.
+# FUZZ_RUNS=N (environment) also stops each target after N executions.
+FUZZ_SECONDS ?= 60
+FUZZ_OUT := $(OUTPUT)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_NAMES))
+FUZZ_LIB_OBJS := $(patsubst $(OUTPUT)/%.o,$(FUZZ_OUT)/%.o,$(LIB_OBJS))
+
+$(FUZZ_OUT):
+	$(Q)mkdir -p $@
+
+$(FUZZ_OUT)/%.o: src/%.c $(SKELS) | $(FUZZ_OUT)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c $< -o $@
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(CLANG) $(CFLAGS) -Itests/fuzz -fsanitize=fuzzer $(FUZZ_SAN) -MMD -MP $< \
+		$(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	$(Q)FUZZ_OUT=$(FUZZ_OUT) tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# The CI smoke: every target for 10 s.
+fuzz-smoke: $(FUZZ_BINS)
+	$(Q)FUZZ_OUT=$(FUZZ_OUT) tests/fuzz/run.sh 10 $(FUZZ_NAMES)
 
 # The version matrix alone (make check runs it too): prepares the Debian
 # release directories if needed (tests/debian-roots.sh, cached), then runs the
@@ -135,6 +188,6 @@ lint: $(SKELS)
 		src/*.c tests/unit/*.c
 
 clean:
-	rm -rf $(OUTPUT) pybpfprof
+	rm -rf $(OUTPUT) .output-asan $(BIN) pybpfprof
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d $(FUZZ_OUT)/*.d)

@@ -99,6 +99,20 @@ void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_s
  */
 const char *proc_stat_read(pid_t pid, char *buf, size_t len);
 
+/* The fields of /proc/PID/stat that pybpfprof uses. */
+struct proc_stat {
+	char state;			/* field 3: R, S, D, Z, X, ... */
+	int ppid;			/* field 4; -1 if absent */
+	long long starttime;		/* field 22, clock ticks after boot; -1 if absent */
+};
+
+/*
+ * Pure: parses a /proc/PID/stat line. comm (field 2) may hold anything,
+ * spaces and ')' included, so the fields are counted from the last ')'.
+ * 0, or -EINVAL when there is no ')' followed by a state.
+ */
+int proc_stat_parse(const char *buf, struct proc_stat *st);
+
 /* The process has a thread still running (a zombie main thread does not end it). */
 bool proc_alive(pid_t pid);
 /* Its main thread has exited while other threads still run. */

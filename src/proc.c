@@ -85,6 +85,27 @@ const char *proc_stat_read(pid_t pid, char *buf, size_t len)
 	return strrchr(buf, ')');
 }
 
+int proc_stat_parse(const char *buf, struct proc_stat *st)
+{
+	const char *p = strrchr(buf, ')');
+	int i;
+
+	st->state = 0;
+	st->ppid = -1;
+	st->starttime = -1;
+	/* "pid (comm) S ppid ...": p is at the end of field 2 */
+	if (!p || p[1] != ' ' || !p[2])
+		return -EINVAL;
+	st->state = p[2];
+	if (sscanf(p + 3, "%d", &st->ppid) != 1)
+		st->ppid = -1;
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lld", &st->starttime) != 1 || st->starttime < 0)
+		st->starttime = -1;
+	return 0;
+}
+
 /* "Threads:" of /proc/PID/status: live threads, plus a main thread that has exited. */
 static int status_threads(pid_t pid)
 {
@@ -99,28 +120,27 @@ static int status_threads(pid_t pid)
 
 bool proc_leader_gone(pid_t pid)
 {
+	struct proc_stat st;
 	char buf[512];
-	const char *p = proc_stat_read(pid, buf, sizeof(buf));
 
+	proc_stat_read(pid, buf, sizeof(buf));
 	/*
 	 * The main thread can exit (pthread_exit) while the others go on: it
 	 * stays a zombie until the last one exits, and the process lives on.
 	 */
-	return p && p[1] == ' ' && p[2] == 'Z' && status_threads(pid) > 1;
+	return !proc_stat_parse(buf, &st) && st.state == 'Z' && status_threads(pid) > 1;
 }
 
 bool proc_alive(pid_t pid)
 {
+	struct proc_stat st;
 	char buf[512];
-	const char *p = proc_stat_read(pid, buf, sizeof(buf));
 
-	/*
-	 * state follows the last ')' of "pid (comm) S ..."; a zombie main thread
-	 * with other threads running (proc_leader_gone) is a live process
-	 */
-	if (!p || p[1] != ' ' || p[2] == 'X')
+	proc_stat_read(pid, buf, sizeof(buf));
+	/* a zombie main thread with other threads running (proc_leader_gone) is a live process */
+	if (proc_stat_parse(buf, &st) || st.state == 'X')
 		return false;
-	return p[2] != 'Z' || status_threads(pid) > 1;
+	return st.state != 'Z' || status_threads(pid) > 1;
 }
 
 void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
@@ -765,17 +785,14 @@ static int inspect(pid_t pid, struct py_target *t, bool *unchecked, char *why, s
 
 double proc_start_time(pid_t pid)
 {
-	unsigned long long ticks = 0, btime = 0;
-	char buf[1024];
-	const char *p = proc_stat_read(pid, buf, sizeof(buf));
+	unsigned long long btime = 0;
 	long hz = sysconf(_SC_CLK_TCK);
+	struct proc_stat st;
+	char buf[1024];
 	FILE *f;
-	int i;
 
-	/* starttime is field 22; p is at the end of field 2 */
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &ticks) != 1 || hz <= 0)
+	proc_stat_read(pid, buf, sizeof(buf));
+	if (proc_stat_parse(buf, &st) || st.starttime < 0 || hz <= 0)
 		return 0;
 	f = fopen("/proc/stat", "re");
 	if (!f)
@@ -784,5 +801,5 @@ double proc_start_time(pid_t pid)
 		if (sscanf(buf, "btime %llu", &btime) == 1)
 			break;
 	fclose(f);
-	return btime ? (double)btime + (double)ticks / hz : 0;
+	return btime ? (double)btime + (double)st.starttime / hz : 0;
 }

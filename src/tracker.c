@@ -424,14 +424,11 @@ size_t tracker__scan(struct tracker *tr)
 /* The parent pid of pid from /proc/PID/stat, or -1. */
 static pid_t parent_of(pid_t pid)
 {
+	struct proc_stat st;
 	char buf[512];
-	const char *p = proc_stat_read(pid, buf, sizeof(buf));
-	int ppid;
 
-	/* "pid (comm) S ppid ..." */
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
+	proc_stat_read(pid, buf, sizeof(buf));
+	return proc_stat_parse(buf, &st) ? -1 : st.ppid;
 }
 
 /* Whether pid descends from one of roots: parents followed up to a bounded depth. */

@@ -14,7 +14,8 @@ as_root() {
 	fi
 	local keep=() v
 	for v in PYBPFPROF PYBPFPROF_ROOTS PYBPFPROF_MIRROR PYBPFPROF_SPEEDSCOPE_CACHE \
-		SPEEDSCOPE_VERSION PYENV_ROOT http_proxy https_proxy; do
+		SPEEDSCOPE_VERSION PYENV_ROOT http_proxy https_proxy ASAN_OPTIONS UBSAN_OPTIONS \
+		LSAN_OPTIONS; do
 		[ -n "${!v:-}" ] && keep+=("$v=${!v}")
 	done
 	sudo env "${keep[@]}" "$@"

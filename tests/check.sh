@@ -3,6 +3,21 @@
 # CPython processes. The last line is the overall "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.."
+
+# PYBPFPROF_SANITIZE=1 (make SANITIZE=1 check): the binaries carry ASan and
+# UBSan. Any report, leaks included, aborts the process (failing its test)
+# and is written to a log here, so a test that tolerates the profiler dying
+# still cannot hide one: each log counts as one more failure below.
+san_dir=
+if [ "${PYBPFPROF_SANITIZE:-}" = 1 ]; then
+	san_dir=$(mktemp -d /tmp/pybpfprof-san.XXXXXX)
+	chmod 1777 "$san_dir"	# the profiler may run as another user
+	common="halt_on_error=1:abort_on_error=1:print_stacktrace=1:disable_coredump=1"
+	export ASAN_OPTIONS="$common:detect_leaks=1:log_path=$san_dir/asan"
+	export UBSAN_OPTIONS="$common:log_path=$san_dir/ubsan"
+	export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
+fi
+
 unit_out=$(tests/run-unit.sh "$@")
 unit_rc=$?
 printf '%s\n' "$unit_out"
@@ -34,7 +49,17 @@ if [ "$integ_rc" -eq 77 ]; then
 	echo "integration tests skipped: they need root"
 	is=$(/usr/bin/python3 tests/integration/run.py --help | sed -n 's/^Tests: //p' | wc -w)
 fi
-total_p=$((${up:-0} + ip)) total_f=$((${uf:-1} + if_))
+san_f=0
+if [ -n "$san_dir" ]; then
+	for log in "$san_dir"/*; do
+		[ -e "$log" ] || continue
+		echo "sanitizer report ($log):"
+		cat "$log"
+		san_f=$((san_f + 1))
+	done
+	[ "$san_f" -eq 0 ] && rm -rf "$san_dir"
+fi
+total_p=$((${up:-0} + ip)) total_f=$((${uf:-1} + if_ + san_f))
 # Skips are counted even when there are none: "0 skipped" is the claim
 # that every test ran.
 echo "$total_p passed, $total_f failed, $is skipped"

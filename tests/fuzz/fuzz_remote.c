@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The remote readers over a fake memory image: str objects (every kind,
+ * truncation), bytes objects, and code objects with the strings and line
+ * table they point at, for the layout of every supported version (3.13+
+ * from the _Py_DebugOffsets fixtures).
+ *
+ * Input: byte 0 picks the version (low 3 bits: 3.8 + n) and the small output
+ * buffer's size (the other bits); bytes 1-8 are &PyCode_Type (0: unchecked);
+ * the rest is the image (fuzz.h), and the objects are read at the first
+ * segment's address.
+ */
+#include "fuzz.h"
+
+static struct py_layout layouts[8];
+static int have[8];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const char *const fixtures[] = { "3.13.0-pyenv", "3.14.10-sid", "3.15.2-sid" };
+	static const uint32_t versions[] = { 0x030D00F0, 0x030E0AF0, 0x030F02F0 };
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	char why[160];
+	unsigned i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; i < 5; i++)
+		have[i] = !py_layout_for_version(0x030000F0 | (8 + i) << 16, &layouts[i]);
+	for (i = 0; i < 3; i++)
+		have[5 + i] = !fuzz_load_fixture(fixtures[i], buf) &&
+			      !py_layout_from_debug_offsets(versions[i], buf, sizeof(buf),
+							    &layouts[5 + i], why, sizeof(why));
+	for (i = 0; i < 8; i++)
+		if (!have[i]) {
+			fprintf(stderr, "fuzz_remote: no layout for 3.%u\n", 8 + i);
+			abort();
+		}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 9)
+		return 0;
+	fake_mem_load(data + 9, size - 9);
+	if (!fake_nsegs)
+		return 0;
+	fuzz_read_objects(&layouts[data[0] & 7], fuzz_u64(data + 1), fake_segs[0].addr,
+			  data[0] >> 3);
+	return 0;
+}
