@@ -351,7 +351,8 @@ int source_reply_decode(const void *buf, size_t len, struct source_file *files, 
 	size_t k = 0, off = 0;
 	ssize_t r = 0;
 
-	while (k < n) {
+	/* no reply at all (the helper died first): nothing decoded */
+	while (p && k < n) {
 		r = decode_one(p + off, len - off, k, &files[k]);
 		if (r <= 0)
 			break;
