@@ -33,9 +33,6 @@ part "SANITIZE=1 check" $MAKE --no-print-directory SANITIZE=1 check
 part "fuzz-smoke" $MAKE --no-print-directory fuzz-smoke
 echo "check-all:"
 printf '%s\n' "${summary[@]}"
-if [ "$ts" -gt 0 ]; then
-	echo "$tp passed, $tf failed, $ts skipped"
-else
-	echo "$tp passed, $tf failed"
-fi
+# Skips always stated, as check.sh does: "0 skipped" says every test ran.
+echo "$tp passed, $tf failed, $ts skipped"
 [ "$tf" -eq 0 ]
