@@ -101,8 +101,15 @@ int proc_stat_parse(const char *buf, struct proc_stat *st)
 		st->ppid = -1;
 	for (i = 2; p && i < 22; i++)
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%lld", &st->starttime) != 1 || st->starttime < 0)
-		st->starttime = -1;
+	if (p && p[1] >= '0' && p[1] <= '9') {
+		char *end;
+
+		errno = 0;
+		st->starttime = strtoll(p + 1, &end, 10);
+		/* a whole number, or none: "12x" is not a start time */
+		if (errno || (*end && *end != ' ' && *end != '\n'))
+			st->starttime = -1;
+	}
 	return 0;
 }
 
@@ -574,19 +581,9 @@ bool proc_pidfd_exited(int pidfd)
 
 uint64_t proc_stat_start_ticks(const char *stat)
 {
-	const char *p = strrchr(stat, ')');
-	unsigned long long ticks;
-	char *end;
-	int i;
+	struct proc_stat st;
 
-	/* starttime is field 22; p is at the end of field 2 */
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || p[1] < '0' || p[1] > '9')
-		return 0;
-	errno = 0;
-	ticks = strtoull(p + 1, &end, 10);
-	return errno || (*end && *end != ' ' && *end != '\n') ? 0 : ticks;
+	return !proc_stat_parse(stat, &st) && st.starttime > 0 ? (uint64_t)st.starttime : 0;
 }
 
 uint64_t proc_start_ticks(pid_t pid)
