@@ -22,7 +22,6 @@ struct target_state {
 	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id; in the budget */
 	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
-	bool forgotten;			/* exited, and its pid no longer sampled */
 	/*
 	 * A forked child: 1 + its parent's index in targets, else 0. Its code
 	 * objects from before the fork are the parent's, at the same addresses:

@@ -153,23 +153,18 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
  * out of targets, a launched command ends the run by its own exit, -p when
  * every target and every child still on its way to a section is gone.
  */
-static bool targets_gone(const struct pyprof_config *cfg, struct session *s, struct collector *c,
-			 struct tracker *tr, struct launch *l)
+static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
+			 struct launch *l)
 {
-	size_t alive = collector__check_alive(c), i;
+	size_t alive = collector__check_alive(c);
 
 	/*
-	 * Without process tracking a pid has one section: once its process has
-	 * exited, the pid may be given to another, which must not be sampled.
+	 * Every run tracks processes: the kernel drops an exited target's pid
+	 * itself, so a process that gets the pid next is never sampled as it.
 	 */
-	for (i = 0; !tr && i < c->ntargets; i++)
-		if (c->targets[i].exited && !c->targets[i].forgotten) {
-			session__remove_target(s, c->targets[i].t.pid);
-			c->targets[i].forgotten = true;
-		}
 	if (l->pid || cfg->all)
 		return false;
-	return !alive && (!tr || !tracker__starting(tr));
+	return !alive && !tracker__starting(tr);
 }
 
 /*
@@ -264,7 +259,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (targets_gone(cfg, s, c, tr, l)) {
+			if (targets_gone(cfg, c, tr, l)) {
 				pr_info("every target has exited\n");
 				break;
 			}
