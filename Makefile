@@ -17,7 +17,8 @@ OUTPUT ?= .output
 BIN ?= pybpfprof
 CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
-BPFTOOL ?= bpftool
+# Debian installs bpftool in /usr/sbin, which is not on a plain user's PATH.
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
 CC ?= cc
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX_DIR := vmlinux/$(ARCH)
