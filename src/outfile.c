@@ -157,6 +157,7 @@ static void drop_tmp(struct outfile *of)
 
 int outfile_open(struct outfile *of, const char *path, char *why, size_t whylen)
 {
+	struct stat st;
 	char *dir = NULL;
 	int err, fd;
 
@@ -187,6 +188,10 @@ int outfile_open(struct outfile *of, const char *path, char *why, size_t whylen)
 		err = -errno;
 		snprintf(why, whylen, "it cannot be replaced: %s", strerror(-err));
 	}
+	/* A device is written in place: its directory (/dev) need not take files. */
+	if (!err && !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISCHR(st.st_mode))
+		return 0;
 	if (!err) {
 		/* The directory must take a new file: the write creates one there. */
 		fd = create_tmp(of);
