@@ -71,7 +71,10 @@ def mem_growth(build):
     rounds = big["mapped"] // BIG_MAP
     check(rounds >= 3 and big["mapped"] == rounds * BIG_MAP,
           f"big line mapped {big['mapped']} bytes, not a multiple >= 3 of {BIG_MAP}")
-    check(keep["mapped"] % KEEP_MAP == 0 and abs(keep["mapped"] // KEEP_MAP - rounds) <= 1,
+    # The keep line also grows the list that holds the kept objects: once in
+    # a while its realloc extends the heap (brk, counted as mapped; 60 KiB
+    # seen on trixie's 3.13), never by a whole 5 MiB object.
+    check(keep["mapped"] % KEEP_MAP < MIB and abs(keep["mapped"] // KEEP_MAP - rounds) <= 1,
           f"keep line mapped {keep['mapped']} bytes for {rounds} rounds of {KEEP_MAP}")
     check(abs(drop["unmapped"] - big["mapped"]) <= BIG_MAP,
           f"drop line unmapped {drop['unmapped']}, big line mapped {big['mapped']}")
