@@ -25,20 +25,16 @@
 #include <stdlib.h>
 
 #include "code_cache.h"
+#include "fixture_file.h"
 #include "py_offsets.h"
 
 static size_t load(const char *name, uint8_t *buf)
 {
 	char path[256];
 	size_t n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "tests/fixtures/debug_offsets/%s.bin", name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("missing fixture %s (run the tests from the repository root)", path);
-	n = fread(buf, 1, PY_DEBUG_OFFSETS_READ, f);
-	fclose(f);
+	n = fixture_read(path, buf, PY_DEBUG_OFFSETS_READ);
 	assert_int_equal(n, PY_DEBUG_OFFSETS_READ);
 	return n;
 }

@@ -14,22 +14,16 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fixture_file.h"
 #include "proc.h"
 #include "py_offsets.h"
 
 static size_t load_crash(const char *name, uint8_t *buf, size_t cap)
 {
 	char path[256];
-	size_t n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "tests/fuzz/crashes/%s", name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("missing %s (run the tests from the repository root)", path);
-	n = fread(buf, 1, cap, f);
-	fclose(f);
-	return n;
+	return fixture_read(path, buf, cap);
 }
 
 /*
