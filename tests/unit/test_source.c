@@ -139,7 +139,7 @@ static const int lines3[] = { 1, 2, 3 };
 /* Replies made by the encoder decode to the same files. */
 static void test_reply_roundtrip(void **state)
 {
-	char *texts[3] = { "first", NULL, "third" }, *buf = NULL;
+	char *texts[3] = { "first", NULL, "third" }, *buf = NULL, *longer;
 	struct source_file in[2] = {
 		{ .name = "/a.py", .lines = lines3, .nlines = 3, .mtime = 1234, .texts = texts },
 		{ .name = "/b.py", .lines = lines3, .nlines = 3, .err = -EACCES },
@@ -178,7 +178,9 @@ static void test_reply_roundtrip(void **state)
 	assert_int_equal(source_reply_decode(NULL, 0, out, 2, &done), 0);
 	assert_int_equal(done, 0);
 	/* bytes beyond the last file asked for */
-	buf = realloc(buf, len + 1);
+	longer = realloc(buf, len + 1);
+	assert_non_null(longer);
+	buf = longer;
 	buf[len] = 0;
 	assert_int_equal(source_reply_decode(buf, len + 1, out, 2, &done), -EINVAL);
 	assert_int_equal(done, 2);
