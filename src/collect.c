@@ -121,6 +121,21 @@ static void memo_set(struct collector *c, struct target_state *ts, uint64_t key,
 	cache_budget__charge(b, (long long)(hashmap__bytes(m) - before));
 }
 
+/*
+ * The code object of rf in ts's process, or NULL. One read just now from a
+ * pid whose process has exited is dropped: the memory may have been another
+ * process's, given the pid since.
+ */
+static const struct code_info *target_code(struct target_state *ts, const struct py_frame *rf)
+{
+	uint64_t reads = ts->codes->reads;
+	const struct code_info *ci = code_cache__get(ts->codes, &ts->t, rf->code, rf->fingerprint);
+
+	if (ci && ts->codes->reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
+		return NULL;
+	return ci;
+}
+
 /* Profile frame id for one raw frame; *unresolved set when it could not be named. */
 static uint32_t frame_id(struct collector *c, struct target_state *ts, const struct py_frame *rf,
 			 bool *unresolved)
@@ -128,29 +143,15 @@ static uint32_t frame_id(struct collector *c, struct target_state *ts, const str
 	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
 						     (uint32_t)rf->instr));
 	const struct code_info *ci;
-	uint64_t *slot = hashmap__find(&ts->raw_frames, key), reads;
+	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
 	uint32_t func, id;
 
 	if (slot)
 		return *slot;
-	reads = ts->codes->reads;
-	ci = code_cache__get(ts->codes, &ts->t, rf->code, rf->fingerprint);
-	/*
-	 * Read just now from a pid whose process has exited: the memory may
-	 * have been another process's, given the pid since.
-	 */
-	if (ci && ts->codes->reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
-		ci = NULL;
-	if (!ci && ts->forked_from) {
-		/* the same object in the parent: the fingerprint says whether it still is */
-		struct target_state *parent = &c->targets[ts->forked_from - 1];
-
-		reads = parent->codes->reads;
-		ci = code_cache__get(parent->codes, &parent->t, rf->code, rf->fingerprint);
-		if (ci && parent->codes->reads != reads && parent->pidfd >= 0 &&
-		    proc_pidfd_exited(parent->pidfd))
-			ci = NULL;
-	}
+	ci = target_code(ts, rf);
+	/* the same object in the parent: the fingerprint says whether it still is */
+	if (!ci && ts->forked_from)
+		ci = target_code(&c->targets[ts->forked_from - 1], rf);
 	if (!ci) {
 		*unresolved = true;
 		func = profile__func(c->prof, "[unresolved]", "", 0, true);
