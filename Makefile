@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# pybpfprof build: bpf/*.bpf.c -> .bpf.o -> .skel.h, src/*.c -> pybpfprof.
+# pybpfprof build: bpf/*.bpf.c -> .bpf.o -> .skel.h, src/*/*.c -> pybpfprof.
 # Everything generated goes under $(OUTPUT); `make V=1` shows the commands.
+# CFLAGS, CPPFLAGS and LDFLAGS are the user's: the flags the build needs are
+# kept apart (PB_CFLAGS) and always applied, so `make CFLAGS=-O0` keeps the
+# include paths and the warnings.
 
 # `make SANITIZE=1 check`: pybpfprof and the unit tests under ASan+UBSan, in
 # their own output directory so the normal build is left as it is.
@@ -26,9 +29,12 @@ VMLINUX_H ?= $(VMLINUX_DIR)/vmlinux.h
 VERSION := 0.1.0
 
 CFLAGS ?= -g -O2
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
-	  -Wstrict-prototypes -Wmissing-prototypes -Iinclude -I$(OUTPUT) \
-	  -DPYBPFPROF_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+PB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+	     -Wstrict-prototypes -Wmissing-prototypes -Iinclude -I$(OUTPUT) \
+	     -DPYBPFPROF_VERSION='"$(VERSION)"'
+ALL_CFLAGS = $(PB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+# Tests and fuzz targets also reach each folder's private headers (src/FOLDER/x.h).
+TEST_CFLAGS = $(ALL_CFLAGS) -Isrc
 LDLIBS += -lbpf -lelf -lz -lm
 
 # clang -target bpf does not know the host's system include paths; borrow them
@@ -41,9 +47,11 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_D
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-SRCS := $(wildcard src/*.c)
-OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(SRCS))
-LIB_OBJS := $(filter-out $(OUTPUT)/main.o,$(OBJS))
+SRCS := $(wildcard src/*/*.c)
+OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/src/cli/main.o,$(OBJS))
+# Only the objects that include the skeleton wait for (and rebuild with) the BPF side.
+SKEL_USERS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(shell grep -l 'skel\.h"' $(SRCS)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
@@ -55,7 +63,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all check check-unit check-integration check-matrix example vmlinux lint clean bench \
+.PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
 	bench-formats bench-scale fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -64,7 +72,7 @@ all: $(BIN)
 
 $(BIN): $(OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -78,14 +86,16 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-# Every userspace object may include a skeleton, so build them first.
-$(OUTPUT)/%.o: src/%.c $(SKELS) | $(OUTPUT)
+$(SKEL_USERS): $(SKELS)
+
+$(OUTPUT)/src/%.o: src/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
 
 # Regenerate the pinned vmlinux.h from the running kernel's BTF.
 vmlinux:
@@ -124,18 +134,21 @@ FUZZ_OUT := $(OUTPUT)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_NAMES))
-FUZZ_LIB_OBJS := $(patsubst $(OUTPUT)/%.o,$(FUZZ_OUT)/%.o,$(LIB_OBJS))
+FUZZ_LIB_OBJS := $(patsubst $(OUTPUT)/src/%.o,$(FUZZ_OUT)/src/%.o,$(LIB_OBJS))
 
 $(FUZZ_OUT):
 	$(Q)mkdir -p $@
 
-$(FUZZ_OUT)/%.o: src/%.c $(SKELS) | $(FUZZ_OUT)
+$(patsubst $(OUTPUT)/src/%.o,$(FUZZ_OUT)/src/%.o,$(SKEL_USERS)): $(SKELS)
+
+$(FUZZ_OUT)/src/%.o: src/%.c | $(FUZZ_OUT)
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c $< -o $@
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(CLANG) $(CFLAGS) -Itests/fuzz -fsanitize=fuzzer $(FUZZ_SAN) -MMD -MP $< \
+	$(Q)$(CLANG) $(TEST_CFLAGS) -Itests/fuzz -fsanitize=fuzzer $(FUZZ_SAN) -MMD -MP $< \
 		$(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
 
 fuzz-build: $(FUZZ_BINS)
@@ -172,7 +185,7 @@ bench: pybpfprof
 $(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)
 	$(call msg,BENCH-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 bench-formats: $(OUTPUT)/bench/formats
 	$(Q)$<
@@ -181,14 +194,21 @@ bench-formats: $(OUTPUT)/bench/formats
 bench-scale: pybpfprof
 	bench/scale.py 100 10 99
 
+# The source tree's shape: no folder includes from or calls into a folder
+# above it, no dependency cycle between objects, no function over 80 lines
+# (main over 60). See tests/check-layout.py and the README's Layout section.
+check-layout: $(OBJS)
+	$(Q)tests/check-layout.py $(OBJS)
+
 # Static analysis of the userspace code and unit tests (cppcheck, on every
 # machine of this kind). LIBBPF_OPTS is libbpf's macro, spelled out for it.
 lint: $(SKELS)
 	cppcheck --enable=warning,portability,performance --std=c11 -q --error-exitcode=1 \
-		'-DLIBBPF_OPTS(t,n,...)=struct t n = {__VA_ARGS__}' -I include -I $(OUTPUT) \
-		src/*.c tests/unit/*.c
+		'-DLIBBPF_OPTS(t,n,...)=struct t n = {__VA_ARGS__}' -I include -I src -I $(OUTPUT) \
+		src/*/*.c tests/unit/*.c
 
 clean:
 	rm -rf $(OUTPUT) .output-asan $(BIN) pybpfprof
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d $(FUZZ_OUT)/*.d)
+-include $(wildcard $(OUTPUT)/src/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d \
+	$(FUZZ_OUT)/src/*/*.d $(FUZZ_OUT)/*.d)

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "outfile.h"
-#include "report.h"
+#include "util/outfile.h"
+#include "report/report.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
@@ -45,7 +45,7 @@ static unsigned long env_ul(const char *name, unsigned long def)
 
 static void build(struct profile *p, size_t nfuncs, size_t nstacks, bool worst)
 {
-	struct profile_proc *pp;
+	struct profile_target *pp;
 	uint32_t frames[64], *funcs;
 	char name[64], file[64];
 	uint64_t total = 0;
@@ -53,7 +53,7 @@ static void build(struct profile *p, size_t nfuncs, size_t nstacks, bool worst)
 
 	profile__init(p, "cpu", 999);
 	p->duration_s = 600;
-	pp = profile__add_proc(p, 4242, "/usr/bin/python3.11", "python3 app.py", "python3",
+	pp = profile__add_target(p, 4242, "/usr/bin/python3.11", "python3 app.py", "python3",
 			       "3.11.2");
 	funcs = calloc(nfuncs, sizeof(*funcs));
 	if (!pp || !funcs)
@@ -83,12 +83,12 @@ static void build(struct profile *p, size_t nfuncs, size_t nstacks, bool worst)
 			k = callee_k;
 			f = d < 2 ? d + 1 : worst ? next(nfuncs) : (f * 7 + k * 131 + 1) % nfuncs;
 		}
-		if (profile_proc__add_stack(pp, 4242 + i % 8, frames, depth, count))
+		if (profile_target__add_stack(pp, 4242 + i % 8, frames, depth, count))
 			exit(1);
 		total += count;
 	}
 	for (i = 0; i < 8; i++)
-		profile_proc__thread(pp, 4242 + i)->samples = total / 8;
+		profile_target__thread(pp, 4242 + i)->samples = total / 8;
 	pp->samples = total;
 	free(funcs);
 }
@@ -99,7 +99,8 @@ int main(void)
 	unsigned rounds = env_ul("BENCH_FORMAT_ROUNDS", 3), r;
 	const char *names[] = { "text", "json", "folded", "flamegraph", "speedscope", "pstats",
 				"pprof" };
-	struct report_opts o = { 20, 20, 5, "bench" };
+	struct report_opts o = { .top_functions = 20, .top_lines = 20, .line_report = 5,
+				  .tool_version = "bench" };
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[256], why[400];
 	struct outfile of;
@@ -114,8 +115,8 @@ int main(void)
 	built = now(CLOCK_MONOTONIC) - t0;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("profile: %zu functions, %zu frames, %zu stacks, %llu samples; built in %.2f s, "
-	       "peak RSS %ld MiB\n\n", p.nfuncs, p.nframes, p.procs[0].nstacks,
-	       (unsigned long long)p.procs[0].samples, built, ru.ru_maxrss / 1024);
+	       "peak RSS %ld MiB\n\n", p.nfuncs, p.nframes, p.targets[0].nstacks,
+	       (unsigned long long)p.targets[0].samples, built, ru.ru_maxrss / 1024);
 	printf("| format | wall s | CPU s | file size | peak RSS so far |\n");
 	printf("|---|---|---|---|---|\n");
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -126,12 +127,12 @@ int main(void)
 		for (r = 0; r < rounds; r++) {
 			t0 = now(CLOCK_MONOTONIC);
 			c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-			if (outfile_open(&of, path, why, sizeof(why)) ||
+			if (outfile__open(&of, path, why, sizeof(why)) ||
 			    report_write(w, &of, &p, &o, why, sizeof(why))) {
 				fprintf(stderr, "bench-formats: cannot write %s: %s\n", path, why);
 				return 1;
 			}
-			outfile_close(&of);
+			outfile__close(&of);
 			t0 = now(CLOCK_MONOTONIC) - t0;
 			c0 = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			best_wall = t0 < best_wall ? t0 : best_wall;

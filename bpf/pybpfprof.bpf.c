@@ -2,7 +2,7 @@
 /*
  * The sampler: a perf_event program on the cpu-clock software event, one event
  * per CPU. At each tick it keeps only threads of profiled processes (pid in
- * `procs`), finds the thread's PyThreadState, walks the Python frame chain and
+ * `targets`), finds the thread's PyThreadState, walks the Python frame chain and
  * streams (code object, bytecode offset) pairs to userspace through a ring
  * buffer. It reads target memory only, with bounded loops, and never writes it.
  *
@@ -30,10 +30,10 @@ const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PYPROF_MAX_PROCS);
+	__uint(max_entries, PYPROF_MAX_TARGETS);
 	__type(key, __u32);
-	__type(value, struct py_proc);
-} procs SEC(".maps");
+	__type(value, struct py_target);
+} targets SEC(".maps");
 
 /* tid -> PyThreadState address, checked again at every use (thread_id == fsbase). */
 struct thread_entry {
@@ -248,7 +248,7 @@ static long scan_step(__u32 i, void *data)
  * thread list. Works the same on every CPython version and needs no libc
  * internals; the result is cached per tid and re-checked at each use.
  */
-static __always_inline __u64 find_tstate(const struct py_proc *proc, __u32 pid, __u32 tid,
+static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid, __u32 tid,
 					 __u64 fsbase)
 {
 	const struct py_offsets *off = &proc->off;
@@ -351,7 +351,7 @@ static long walk_step(__u32 i, void *data)
  * Walks the current thread's Python stack and sends it as one record of the
  * given kind and value. Every program that wants a Python stack (the CPU
  * sampler, and any event program) calls this; threads of processes not in
- * `procs` cost one hash lookup. Returns 0 when a record was sent, 1 when the
+ * `targets` cost one hash lookup. Returns 0 when a record was sent, 1 when the
  * thread of a profiled process had no Python stack, -1 otherwise.
  */
 static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value, __u8 flags)
@@ -360,11 +360,11 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct walk_ctx w = {};
 	struct task_struct *task;
-	struct py_proc *proc;
+	struct py_target *proc;
 	__u64 tstate, fsbase, size, wake, seen_key;
 	__u8 one = 1;
 
-	proc = bpf_map_lookup_elem(&procs, &pid);
+	proc = bpf_map_lookup_elem(&targets, &pid);
 	if (!proc)
 		return -1;
 	count_kind(kind, PYPROF_CNT_EVENTS);
@@ -441,7 +441,7 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 	struct scratch *s;
 	int ret;
 
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!bpf_map_lookup_elem(&targets, &pid))
 		return -1;
 	s = scratch_get(&level);
 	if (!s) {
@@ -489,7 +489,7 @@ struct {
 /* pid -> enum py_follow_flags: launched commands and --subprocesses. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PYPROF_MAX_PROCS);
+	__uint(max_entries, PYPROF_MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, __u32);
 } followed SEC(".maps");
@@ -517,7 +517,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct *child = (struct task_struct *)ctx->args[1];
 	__u32 ppid = BPF_CORE_READ(parent, tgid), pid = BPF_CORE_READ(child, tgid);
 	__u32 *follow, flags = 0;
-	struct py_proc *proc;
+	struct py_target *proc;
 	bool children;
 
 	/* A new thread shares its process's entry already. */
@@ -527,8 +527,8 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	children = follow && (*follow & PY_FOLLOW_CHILDREN);
 	if (children)
 		bpf_map_update_elem(&followed, &pid, follow, BPF_ANY);
-	proc = bpf_map_lookup_elem(&procs, &ppid);
-	if (proc && (track_all || children) && !bpf_map_update_elem(&procs, &pid, proc, BPF_ANY))
+	proc = bpf_map_lookup_elem(&targets, &ppid);
+	if (proc && (track_all || children) && !bpf_map_update_elem(&targets, &pid, proc, BPF_ANY))
 		flags |= PY_PROC_COPIED;
 	if (flags || children)
 		proc_event(PY_PROC_FORK, pid, ppid, flags, BPF_RB_FORCE_WAKEUP);
@@ -539,7 +539,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
  * (--mem). Forgotten at exec: the new image starts its own peak. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PYPROF_MAX_PROCS);
+	__uint(max_entries, PYPROF_MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, __u64);
 } rss_peak SEC(".maps");
@@ -556,7 +556,7 @@ SEC("raw_tp/sched_process_exec")
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	bool was_profiled = !bpf_map_delete_elem(&procs, &pid);
+	bool was_profiled = !bpf_map_delete_elem(&targets, &pid);
 
 	bpf_map_delete_elem(&rss_peak, &pid);
 	/* A new image is worth a look in -a mode, or when this pid is followed. */
@@ -579,7 +579,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	 */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	was_profiled = !bpf_map_delete_elem(&procs, &pid);
+	was_profiled = !bpf_map_delete_elem(&targets, &pid);
 	was_followed = !bpf_map_delete_elem(&followed, &pid);
 	if (was_profiled || was_followed)
 		proc_event(PY_PROC_EXIT, pid, 0, 0, BPF_RB_NO_WAKEUP);
@@ -763,7 +763,7 @@ static __always_inline int code_of_frame(const struct py_offsets *off, struct sc
  * and it ends in RETURN_GENERATOR, which fires no return. cProfile does not
  * count that one either (it counts the first resume and every later one).
  */
-static __always_inline int current_code(struct py_proc *proc, __u32 pid, __u32 tid, __u64 name,
+static __always_inline int current_code(struct py_target *proc, __u32 pid, __u32 tid, __u64 name,
 					struct py_call_func *fn, bool *fresh_code)
 {
 	const struct py_offsets *off = &proc->off;
@@ -814,11 +814,11 @@ int BPF_USDT(on_func_entry, void *filename, void *funcname, int lineno)
 	struct call_stack *st;
 	struct call_frame *cf;
 	struct py_call_func fn = {};
-	struct py_proc *proc;
+	struct py_target *proc;
 	bool fresh_code = false;
 	int err;
 
-	proc = bpf_map_lookup_elem(&procs, &pid);
+	proc = bpf_map_lookup_elem(&targets, &pid);
 	if (!proc)
 		return 0;
 	st = bpf_map_lookup_elem(&call_stacks, &tid);
@@ -896,7 +896,7 @@ int BPF_USDT(on_func_return, void *filename, void *funcname, int lineno)
 
 	st = bpf_map_lookup_elem(&call_stacks, &tid);
 	if (!st || st->pid != pid || !st->depth) {
-		if (bpf_map_lookup_elem(&procs, &pid))
+		if (bpf_map_lookup_elem(&targets, &pid))
 			count(PYPROF_CNT_CALLS_UNMATCHED);
 		return 0;
 	}
@@ -1000,7 +1000,7 @@ int BPF_USDT(on_gc_start, int generation)
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct gc_start g = { .gen = generation, .pid = pid };
 
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!bpf_map_lookup_elem(&targets, &pid))
 		return 0;
 	g.start_ns = bpf_ktime_get_ns();
 	bpf_map_update_elem(&gc_starts, &tid, &g, BPF_ANY);
@@ -1025,7 +1025,7 @@ int BPF_USDT(on_gc_done, long collected)
 
 	g = bpf_map_lookup_elem(&gc_starts, &tid);
 	if (!g || g->pid != pid) {
-		if (bpf_map_lookup_elem(&procs, &pid))
+		if (bpf_map_lookup_elem(&targets, &pid))
 			count(PYPROF_CNT_GC_UNMATCHED);
 		return 0;
 	}
@@ -1057,7 +1057,7 @@ static __always_inline void send_import(__u8 kind, const char *name, int found)
 	__u32 pid = pid_tgid >> 32;
 	struct py_event *e;
 
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!bpf_map_lookup_elem(&targets, &pid))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -1169,7 +1169,7 @@ int on_page_fault(struct bpf_perf_event_data *ctx)
 	__u64 rss, *peak, faults = faults_since_last_sample(ctx);
 	__u8 flags = 0;
 
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!bpf_map_lookup_elem(&targets, &pid))
 		return 0;
 	rss = current_rss_pages();
 	peak = bpf_map_lookup_elem(&rss_peak, &pid);
@@ -1219,7 +1219,7 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	pid_tgid = bpf_get_current_pid_tgid();
 	pid = pid_tgid >> 32;
 	tid = (__u32)pid_tgid;
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!bpf_map_lookup_elem(&targets, &pid))
 		return 0;
 	regs = (struct pt_regs *)ctx->args[0];
 	call.nr = nr;

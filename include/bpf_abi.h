@@ -16,7 +16,7 @@
 #define PYPROF_MAX_DEPTH 1024
 #define PYPROF_DEFAULT_DEPTH 127
 /* Profiled processes the kernel can know at once. */
-#define PYPROF_MAX_PROCS 8192
+#define PYPROF_MAX_TARGETS 8192
 /*
  * Bounds on the interpreter and thread lists walked to find a thread's state.
  * The walk is a bpf_loop, so the bound costs no verifier budget, only time
@@ -73,7 +73,7 @@ struct py_offsets {
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */
-struct py_proc {
+struct py_target {
 	__u64 runtime_addr;	/* address of _PyRuntime in the target */
 	struct py_offsets off;
 };
@@ -194,7 +194,7 @@ static inline __u32 py_code_fingerprint(const __u64 ptrs[4], __s32 firstlineno,
 
 /*
  * Process tracking (sched_process_fork/exec/exit raw tracepoints). The kernel
- * side keeps `procs` right by itself (a forked child of a profiled process is
+ * side keeps `targets` right by itself (a forked child of a profiled process is
  * sampled from its first tick, an exec'd image is dropped at once) and tells
  * userspace through a small ring buffer of its own, apart from the samples.
  */
@@ -205,7 +205,7 @@ enum py_proc_event_kind {
 };
 
 enum py_proc_event_flags {
-	PY_PROC_COPIED = 1,	/* FORK: the parent's procs entry was copied to the child */
+	PY_PROC_COPIED = 1,	/* FORK: the parent's targets entry was copied to the child */
 };
 
 struct py_proc_event {

@@ -24,10 +24,10 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include "code_cache.h"
-#include "proc.h"
-#include "py_offsets.h"
-#include "remote_mem.h"
+#include "target/code_cache.h"
+#include "target/target.h"
+#include "target/py_layout.h"
+#include "target/remote_mem.h"
 
 #define FAKE_MAX_SEGS 64
 
@@ -128,7 +128,7 @@ static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_ty
 {
 	static const int32_t instrs[] = { -1, 0, 1, 2, 6, 40, 1000, INT32_MAX, INT32_MIN };
 	static struct cache_budget budget;
-	static struct py_target t;
+	static struct target t;
 	static int budget_ready;
 	char out[REMOTE_MAX_STR], small[64];
 	const struct code_info *ci;

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < n)
 		return 0;
 	hexversion = (uint32_t)fuzz_u64(data + 8);
-	if (py_layout_from_debug_offsets(hexversion, data, n, &L, why, sizeof(why)))
+	if (py_layout__from_debug_offsets(hexversion, data, n, &L, why, sizeof(why)))
 		return 0;
 	if (size < n + 8)
 		return 0;

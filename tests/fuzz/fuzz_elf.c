@@ -3,7 +3,7 @@
  * The ELF reader on any file: symbols (.dynsym, .symtab), reads at a symbol's
  * address, the PY_VERSION literal in .rodata, DT_NEEDED, the load bias, and
  * the USDT notes (.note.stapsdt) both through elf_file__usdt_probes and
- * usdt_probes_read. The reader opens files by path, as it does a target's
+ * usdt_probes__read. The reader opens files by path, as it does a target's
  * /proc/PID/map_files entry, so the input is written to a memfd and opened
  * through /proc/self/fd.
  */
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "elf_reader.h"
-#include "usdt.h"
+#include "target/elf_file.h"
+#include "session/usdt.h"
 
 static int memfd = -1;
 static char path[64];
@@ -72,6 +72,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	elf_file__bias(ef, 0x7f0000001000, 0x1000, &bias);
 	elf_file__usdt_probes(ef, "python", on_probe, &sum);
 	elf_file__close(ef);
-	usdt_probes_read(path, &pr);
+	usdt_probes__read(path, &pr);
 	return 0;
 }

@@ -29,10 +29,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	for (i = 0; i < 5; i++)
-		have[i] = !py_layout_for_version(0x030000F0 | (8 + i) << 16, &layouts[i]);
+		have[i] = !py_layout__for_version(0x030000F0 | (8 + i) << 16, &layouts[i]);
 	for (i = 0; i < 3; i++)
 		have[5 + i] = !fuzz_load_fixture(fixtures[i], buf) &&
-			      !py_layout_from_debug_offsets(versions[i], buf, sizeof(buf),
+			      !py_layout__from_debug_offsets(versions[i], buf, sizeof(buf),
 							    &layouts[5 + i], why, sizeof(why));
 	for (i = 0; i < 8; i++)
 		if (!have[i]) {

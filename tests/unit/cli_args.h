@@ -10,7 +10,7 @@
 
 #include <argp.h>
 #include <string.h>
-#include "config.h"
+#include "cli/config.h"
 
 /* The number of arguments of a NULL-terminated vector literal. */
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)

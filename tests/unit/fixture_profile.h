@@ -7,12 +7,12 @@
 #ifndef PYBPFPROF_TEST_FIXTURE_PROFILE_H
 #define PYBPFPROF_TEST_FIXTURE_PROFILE_H
 
-#include "profile.h"
-#include "source.h"
+#include "profile/profile.h"
+#include "target/source.h"
 
 static inline void build(struct profile *p)
 {
-	struct profile_proc *a, *b;
+	struct profile_target *a, *b;
 	uint32_t fmain, fhot, fq, fun, s1[2], s2[2], s3[2], s4[1];
 
 	profile__init(p, "cpu", 100);
@@ -22,7 +22,7 @@ static inline void build(struct profile *p)
 	p->counts.no_python = 4;
 	p->counts.unreadable = 2;
 	/* no root directory and no such files: source lines read as unavailable */
-	a = profile__add_proc(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
+	a = profile__add_target(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
 	a->sources->creds[0].kind = SOURCE_CREDS_SELF;	/* made here: our own rights */
 	a->sources->ncreds = 1;
 	fmain = profile__func(p, "main", "/nonexistent/app.py", 10, false);
@@ -36,23 +36,23 @@ static inline void build(struct profile *p)
 	s3[0] = profile__frame(p, fq, 2);
 	s3[1] = s1[1];
 	s4[0] = profile__frame(p, fun, -1);
-	profile_proc__add_stack(a, 0, s1, 2, 150);
-	profile_proc__add_stack(a, 0, s2, 2, 30);
-	profile_proc__add_stack(a, 1, s3, 2, 20);
+	profile_target__add_stack(a, 0, s1, 2, 150);
+	profile_target__add_stack(a, 0, s2, 2, 30);
+	profile_target__add_stack(a, 1, s3, 2, 20);
 	a->samples = 200;
 	a->truncated = 1;
-	profile_proc__thread(a, 0)->samples = 180;
-	strcpy(profile_proc__thread(a, 0)->name, "python3");
-	profile_proc__thread(a, 1)->samples = 20;
-	strcpy(profile_proc__thread(a, 1)->name, "worker");
-	b = profile__add_proc(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3", "3.11.7");
+	profile_target__thread(a, 0)->samples = 180;
+	strcpy(profile_target__thread(a, 0)->name, "python3");
+	profile_target__thread(a, 1)->samples = 20;
+	strcpy(profile_target__thread(a, 1)->name, "worker");
+	b = profile__add_target(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3", "3.11.7");
 	b->exited = true;
 	b->sources->creds[0].kind = SOURCE_CREDS_SELF;
 	b->sources->ncreds = 1;
-	profile_proc__add_stack(b, 0, s4, 1, 2);
+	profile_target__add_stack(b, 0, s4, 1, 2);
 	b->samples = 2;
 	b->unresolved = 2;
-	profile_proc__thread(b, 0)->samples = 2;
+	profile_target__thread(b, 0)->samples = 2;
 }
 
 #endif

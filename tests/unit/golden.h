@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report.h"
+#include "report/report.h"
 
 #define GOLDEN_DIR "tests/golden/"
 

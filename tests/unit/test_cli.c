@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "cli/config.h"
 #include "cli_args.h"
-#include "launch.h"
+#include "cli/launch.h"
 
 static void test_defaults(void **state)
 {

@@ -15,8 +15,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "code_cache.h"
-#include "py_offsets.h"
+#include "target/code_cache.h"
+#include "target/py_layout.h"
 
 #define OBJ_SIZE 512
 
@@ -27,7 +27,7 @@ struct fake_code {
 	uint8_t *table;		/* a bytes object: header, then the table */
 };
 
-static struct py_target target;
+static struct target target;
 
 static void put_u64(uint8_t *obj, size_t off, uint64_t v)
 {
@@ -104,7 +104,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&target, 0, sizeof(target));
 	target.pid = getpid();
-	assert_int_equal(py_layout_for_version(0x030B02F0, &target.layout), 0);
+	assert_int_equal(py_layout__for_version(0x030B02F0, &target.layout), 0);
 	assert_true(target.layout.code_read_size <= OBJ_SIZE);
 	return 0;
 }

@@ -11,7 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "hashmap.h"
+#include "util/hashmap.h"
 
 #define KEYS 3000
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Output files: what outfile_open refuses before a run (links, FIFOs,
- * another user's file in a sticky directory), and what outfile_write leaves
+ * Output files: what outfile__open refuses before a run (links, FIFOs,
+ * another user's file in a sticky directory), and what outfile__write leaves
  * when it fails (nothing new: no temporary file, the old file unchanged) or
  * succeeds (a new file renamed over the old one, never written through).
  */
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "outfile.h"
+#include "util/outfile.h"
 
 struct tmpdir {
 	char dir[64];
@@ -124,18 +124,18 @@ static void test_open_checks(void **state)
 	char why[400], ls[256];
 
 	(void)state;
-	assert_int_equal(outfile_open(&of, "/nonexistent-dir/x.json", why, sizeof(why)), -ENOENT);
+	assert_int_equal(outfile__open(&of, "/nonexistent-dir/x.json", why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "/nonexistent-dir"));
 	assert_int_equal(of.dir_fd, -1);
-	outfile_close(&of);
-	assert_int_equal(outfile_open(&of, t.dir, why, sizeof(why)), -EISDIR);
-	outfile_close(&of);
-	assert_int_equal(outfile_open(&of, "/", why, sizeof(why)), -EISDIR);
-	outfile_close(&of);
+	outfile__close(&of);
+	assert_int_equal(outfile__open(&of, t.dir, why, sizeof(why)), -EISDIR);
+	outfile__close(&of);
+	assert_int_equal(outfile__open(&of, "/", why, sizeof(why)), -EISDIR);
+	outfile__close(&of);
 	/* Checking tries a file in the directory, and leaves nothing there. */
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "");
-	outfile_close(&of);
+	outfile__close(&of);
 	tmpdir_remove(&t);
 }
 
@@ -149,9 +149,9 @@ static void test_symlink_refused(void **state)
 	snprintf(target, sizeof(target), "%s/victim", t.dir);
 	put(target, "precious\n");
 	assert_int_equal(symlink(target, t.path), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), -ELOOP);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), -ELOOP);
 	assert_non_null(strstr(why, "symbolic link"));
-	outfile_close(&of);
+	outfile__close(&of);
 	assert_string_equal(get(target, buf, sizeof(buf)), "precious\n");
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "out.json victim");
 	tmpdir_remove(&t);
@@ -166,8 +166,8 @@ static void test_dangling_symlink_refused(void **state)
 	(void)state;
 	snprintf(target, sizeof(target), "%s/would-be-created", t.dir);
 	assert_int_equal(symlink(target, t.path), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), -ELOOP);
-	outfile_close(&of);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), -ELOOP);
+	outfile__close(&of);
 	assert_int_equal(access(target, F_OK), -1);
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "out.json");
 	tmpdir_remove(&t);
@@ -184,10 +184,10 @@ static void test_symlink_planted_during_run(void **state)
 	(void)state;
 	snprintf(target, sizeof(target), "%s/victim", t.dir);
 	put(target, "precious\n");
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
 	assert_int_equal(symlink(target, t.path), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "report\n", why, sizeof(why)), -ELOOP);
-	outfile_close(&of);
+	assert_int_equal(outfile__write(&of, fill_text, "report\n", why, sizeof(why)), -ELOOP);
+	outfile__close(&of);
 	assert_non_null(strstr(why, "symbolic link"));
 	assert_string_equal(get(target, buf, sizeof(buf)), "precious\n");
 	n = readlink(t.path, lnk, sizeof(lnk) - 1);
@@ -206,13 +206,13 @@ static void test_fifo_refused(void **state)
 
 	(void)state;
 	assert_int_equal(mkfifo(t.path, 0600), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), -EINVAL);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "FIFO"));
-	outfile_close(&of);
+	outfile__close(&of);
 	/* Only root makes devices: /dev/null is written in place, never replaced. */
-	assert_int_equal(outfile_open(&of, "/dev/null", why, sizeof(why)), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "discarded\n", why, sizeof(why)), 0);
-	outfile_close(&of);
+	assert_int_equal(outfile__open(&of, "/dev/null", why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_text, "discarded\n", why, sizeof(why)), 0);
+	outfile__close(&of);
 	assert_true(S_ISCHR(st_mode_of("/dev/null")));
 	tmpdir_remove(&t);
 }
@@ -225,15 +225,15 @@ static void test_failure_leaves_nothing(void **state)
 
 	(void)state;
 	/* A new file: none is left. */
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
-	assert_int_equal(outfile_write(&of, fill_fails, "half a rep", why, sizeof(why)), -ENOMEM);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_fails, "half a rep", why, sizeof(why)), -ENOMEM);
 	assert_non_null(strstr(why, "not created"));
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "");
 	/* An existing file: kept as it was. */
 	put(t.path, "old report\n");
-	assert_int_equal(outfile_write(&of, fill_fails, "half a rep", why, sizeof(why)), -ENOMEM);
+	assert_int_equal(outfile__write(&of, fill_fails, "half a rep", why, sizeof(why)), -ENOMEM);
 	assert_non_null(strstr(why, "left unchanged"));
-	outfile_close(&of);
+	outfile__close(&of);
 	assert_string_equal(get(t.path, buf, sizeof(buf)), "old report\n");
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "out.json");
 	tmpdir_remove(&t);
@@ -253,15 +253,15 @@ static void test_write_error_caught(void **state)
 
 	(void)state;
 	put(t.path, "old report\n");
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	lim = (struct rlimit){ .rlim_cur = 65536, .rlim_max = old.rlim_max };
 	signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	err = outfile_write(&of, fill_big, NULL, why, sizeof(why));
+	err = outfile__write(&of, fill_big, NULL, why, sizeof(why));
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
-	outfile_close(&of);
+	outfile__close(&of);
 	assert_int_equal(err, -EFBIG);
 	assert_non_null(strstr(why, strerror(EFBIG)));
 	assert_string_equal(get(t.path, buf, sizeof(buf)), "old report\n");
@@ -287,11 +287,11 @@ static void test_replaced_atomically(void **state)
 	assert_int_equal(link(t.path, lnk), 0);
 	assert_int_equal(stat(t.path, &before), 0);
 	mask = umask(022);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "new report\n", why, sizeof(why)), 0);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_text, "new report\n", why, sizeof(why)), 0);
 	/* The same outfile may be written again (one -o, one write, but nothing forbids it). */
-	assert_int_equal(outfile_write(&of, fill_text, "newer report\n", why, sizeof(why)), 0);
-	outfile_close(&of);
+	assert_int_equal(outfile__write(&of, fill_text, "newer report\n", why, sizeof(why)), 0);
+	outfile__close(&of);
 	umask(mask);
 	assert_int_equal(stat(t.path, &after), 0);
 	assert_true(after.st_ino != before.st_ino);
@@ -301,9 +301,9 @@ static void test_replaced_atomically(void **state)
 	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "hardlink out.json");
 	/* A file kept private stays private. */
 	assert_int_equal(chmod(t.path, 0600), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "private\n", why, sizeof(why)), 0);
-	outfile_close(&of);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_text, "private\n", why, sizeof(why)), 0);
+	outfile__close(&of);
 	assert_int_equal(stat(t.path, &after), 0);
 	assert_int_equal(after.st_mode & 07777, 0600);
 	tmpdir_remove(&t);
@@ -323,30 +323,30 @@ static void test_sticky_foreign_owner_refused(void **state)
 	assert_int_equal(chmod(t.dir, 01777), 0);
 	put(t.path, "planted\n");
 	assert_int_equal(chown(t.path, 12345, 12345), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), -EPERM);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), -EPERM);
 	assert_non_null(strstr(why, "uid 12345"));
 	assert_non_null(strstr(why, "sticky"));
-	outfile_close(&of);
+	outfile__close(&of);
 	assert_string_equal(get(t.path, buf, sizeof(buf)), "planted\n");
 	/* Planted during the run: refused at the end too. */
 	assert_int_equal(chown(t.path, 0, 0), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
 	assert_int_equal(chown(t.path, 12345, 12345), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "report\n", why, sizeof(why)), -EPERM);
-	outfile_close(&of);
+	assert_int_equal(outfile__write(&of, fill_text, "report\n", why, sizeof(why)), -EPERM);
+	outfile__close(&of);
 	assert_string_equal(get(t.path, buf, sizeof(buf)), "planted\n");
 	/* Owned by the directory's owner: the rule allows it (as the kernel's does). */
 	assert_int_equal(chown(t.dir, 12345, 12345), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "report\n", why, sizeof(why)), 0);
-	outfile_close(&of);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_text, "report\n", why, sizeof(why)), 0);
+	outfile__close(&of);
 	assert_string_equal(get(t.path, buf, sizeof(buf)), "report\n");
 	/* Not sticky: another user's file in our own directory is ours to replace. */
 	assert_int_equal(chown(t.dir, 0, 0), 0);
 	assert_int_equal(chmod(t.dir, 0755), 0);
 	assert_int_equal(chown(t.path, 12345, 12345), 0);
-	assert_int_equal(outfile_open(&of, t.path, why, sizeof(why)), 0);
-	outfile_close(&of);
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
+	outfile__close(&of);
 	tmpdir_remove(&t);
 }
 
@@ -364,11 +364,11 @@ static void test_directory_swap(void **state)
 	snprintf(path, sizeof(path), "%s/out.json", sub);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	assert_int_equal(mkdir(elsewhere, 0755), 0);
-	assert_int_equal(outfile_open(&of, path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__open(&of, path, why, sizeof(why)), 0);
 	assert_int_equal(rename(sub, moved), 0);
 	assert_int_equal(symlink(elsewhere, sub), 0);
-	assert_int_equal(outfile_write(&of, fill_text, "report\n", why, sizeof(why)), 0);
-	outfile_close(&of);
+	assert_int_equal(outfile__write(&of, fill_text, "report\n", why, sizeof(why)), 0);
+	outfile__close(&of);
 	assert_string_equal(listing(elsewhere, ls, sizeof(ls)), "");
 	snprintf(path, sizeof(path), "%s/out.json", moved);
 	assert_string_equal(get(path, buf, sizeof(buf)), "report\n");

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static void test_interning(void **state)
 {
@@ -40,7 +40,7 @@ static void test_interning(void **state)
 static void test_stats(void **state)
 {
 	struct profile p;
-	struct profile_proc *pp;
+	struct profile_target *pp;
 	struct func_stat *fs;
 	struct line_stat *ls;
 	uint32_t fmain, fmid, fleaf, frec, s1[3], s2[2], s3[3];
@@ -48,7 +48,7 @@ static void test_stats(void **state)
 
 	(void)state;
 	profile__init(&p, "cpu", 100);
-	pp = profile__add_proc(&p, 7, "/usr/bin/python3.11", "python3 x.py", "python3", "3.11.2");
+	pp = profile__add_target(&p, 7, "/usr/bin/python3.11", "python3 x.py", "python3", "3.11.2");
 	assert_non_null(pp);
 	fmain = profile__func(&p, "main", "/x.py", 1, false);
 	fmid = profile__func(&p, "mid", "/x.py", 2, false);
@@ -62,15 +62,15 @@ static void test_stats(void **state)
 	s3[0] = s3[1] = profile__frame(&p, frec, 9);
 	s3[2] = s1[2];
 	for (i = 0; i < 10; i++)
-		assert_int_equal(profile_proc__add_stack(pp, 7, s1, 3, 1), 0);
-	assert_int_equal(profile_proc__add_stack(pp, 7, s2, 2, 5), 0);
-	assert_int_equal(profile_proc__add_stack(pp, 7, s3, 3, 2), 0);
+		assert_int_equal(profile_target__add_stack(pp, 7, s1, 3, 1), 0);
+	assert_int_equal(profile_target__add_stack(pp, 7, s2, 2, 5), 0);
+	assert_int_equal(profile_target__add_stack(pp, 7, s3, 3, 2), 0);
 	assert_int_equal(pp->nstacks, 3);
 	/* the same frames on another thread are another stack */
-	assert_int_equal(profile_proc__add_stack(pp, 8, s2, 2, 0), 0);
+	assert_int_equal(profile_target__add_stack(pp, 8, s2, 2, 0), 0);
 	assert_int_equal(pp->nstacks, 4);
 
-	assert_int_equal(profile_proc__func_stats(&p, pp, &fs, &n), 0);
+	assert_int_equal(profile_target__func_stats(&p, pp, &fs, &n), 0);
 	assert_int_equal(n, 4);
 	assert_int_equal(fs[0].func, fleaf);
 	assert_int_equal(fs[0].self, 10);
@@ -86,7 +86,7 @@ static void test_stats(void **state)
 	assert_int_equal(fs[3].total, 17);
 	free(fs);
 
-	assert_int_equal(profile_proc__line_stats(&p, pp, &ls, &n), 0);
+	assert_int_equal(profile_target__line_stats(&p, pp, &ls, &n), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(ls[0].frame, s1[0]);
 	assert_int_equal(ls[0].self, 10);
@@ -101,21 +101,21 @@ static void test_stats(void **state)
 static void test_procs_and_threads(void **state)
 {
 	struct profile p;
-	struct profile_proc *a;
+	struct profile_target *a;
 	struct profile_thread *t;
 
 	(void)state;
 	profile__init(&p, "cpu", 99);
-	assert_non_null(profile__add_proc(&p, 10, "", "", "", ""));
-	assert_non_null(profile__add_proc(&p, 11, "", "", "", ""));
+	assert_non_null(profile__add_target(&p, 10, "", "", "", ""));
+	assert_non_null(profile__add_target(&p, 11, "", "", "", ""));
 	/* a reused pid belongs to the newest process */
-	assert_non_null(profile__add_proc(&p, 10, "/new", "", "", ""));
-	a = profile__find_proc(&p, 10);
+	assert_non_null(profile__add_target(&p, 10, "/new", "", "", ""));
+	a = profile__find_target(&p, 10);
 	assert_string_equal(a->exe, "/new");
-	assert_null(profile__find_proc(&p, 12));
-	t = profile_proc__thread(a, 5);
+	assert_null(profile__find_target(&p, 12));
+	t = profile_target__thread(a, 5);
 	t->samples = 3;
-	assert_int_equal(profile_proc__thread(a, 5)->samples, 3);
+	assert_int_equal(profile_target__thread(a, 5)->samples, 3);
 	assert_int_equal(a->nthreads, 1);
 	profile__free(&p);
 }

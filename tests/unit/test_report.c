@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "report.h"
+#include "report/report.h"
 #include "fixture_profile.h"
 #include "golden.h"
 

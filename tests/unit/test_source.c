@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "report.h"
-#include "source.h"
+#include "report/report.h"
+#include "target/source.h"
 
 #define STATUS_HEAD "Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"
 #define STATUS_IDS "Uid:\t1000\t1001\t1002\t1003\nGid:\t100\t101\t102\t103\n"
@@ -30,7 +30,7 @@
 
 static int parse(const char *text, struct source_creds *c)
 {
-	return source_creds_parse(text, strlen(text), c);
+	return source_creds__parse(text, strlen(text), c);
 }
 
 static void test_creds_parse(void **state)
@@ -49,14 +49,14 @@ static void test_creds_parse(void **state)
 	assert_int_equal(c.groups[0], 4);
 	assert_int_equal(c.groups[2], 27);
 	assert_true(c.cap_eff == 0x1ffffffffffULL);
-	source_creds_free(&c);
+	source_creds__free(&c);
 
 	/* no groups at all, and no line break at the very end */
 	assert_int_equal(parse(STATUS_IDS "Groups:\t\nCapEff:\t0", &c), 0);
 	assert_int_equal(c.ngroups, 0);
 	assert_null(c.groups);
 	assert_true(c.cap_eff == 0);
-	source_creds_free(&c);
+	source_creds__free(&c);
 }
 
 /* Anything that is not the kernel's text is refused, never half taken. */
@@ -93,12 +93,12 @@ static void test_creds_parse_hostile(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		len = strlen(bad[i]);
-		if (source_creds_parse(bad[i], len, &c) != -EINVAL)
+		if (source_creds__parse(bad[i], len, &c) != -EINVAL)
 			fail_msg("status %zu accepted: %s", i, bad[i]);
 		assert_int_equal(c.kind, SOURCE_CREDS_UNKNOWN);
 		assert_null(c.groups);
 	}
-	assert_int_equal(source_creds_parse(nul, sizeof(nul) - 1, &c), -EINVAL);	/* a NUL in it */
+	assert_int_equal(source_creds__parse(nul, sizeof(nul) - 1, &c), -EINVAL);	/* a NUL in it */
 	/* 65536 groups are the most a process may have; one more is not real */
 	many = malloc(8 * 65537 + 200);
 	assert_non_null(many);
@@ -109,7 +109,7 @@ static void test_creds_parse_hostile(void **state)
 	assert_int_equal(parse(many, &c), 0);
 	assert_int_equal(c.ngroups, 65536);
 	assert_int_equal(c.groups[65535], 65536);
-	source_creds_free(&c);
+	source_creds__free(&c);
 	strcpy(many + len, " 7\n");
 	assert_int_equal(parse(many, &c), -EINVAL);
 	free(many);
@@ -123,14 +123,14 @@ static void test_creds_read_self(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(source_creds_read(fd, &c), 0);
+	assert_int_equal(source_creds__read(fd, &c), 0);
 	assert_int_equal(c.uid[3], getuid());
 	assert_int_equal(c.gid[3], getgid());
 	/* read again from the start: the same */
-	source_creds_free(&c);
-	assert_int_equal(source_creds_read(fd, &c), 0);
+	source_creds__free(&c);
+	assert_int_equal(source_creds__read(fd, &c), 0);
 	assert_int_equal(c.uid[0], getuid());
-	source_creds_free(&c);
+	source_creds__free(&c);
 	close(fd);
 }
 
@@ -513,7 +513,7 @@ static void test_report_strictest(void **state)
 {
 	struct source_creds nobody = { .kind = SOURCE_CREDS_PROC, .uid = { 65534, 65534, 65534,
 			65534 }, .gid = { 65534, 65534, 65534, 65534 } };
-	struct profile_proc *pp;
+	struct profile_target *pp;
 	struct profile p;
 	char secret[256], pub[256], buf[64];
 	uint32_t fs, fp;
@@ -526,11 +526,11 @@ static void test_report_strictest(void **state)
 	snprintf(secret, sizeof(secret), "%s/strict_secret.py", tmpdir);
 	snprintf(pub, sizeof(pub), "%s/strict_public.py", tmpdir);
 	profile__init(&p, "cpu", 100);
-	pp = profile__add_proc(&p, 1, "/usr/bin/python3", "python3", "python3", "3.11.2");
+	pp = profile__add_target(&p, 1, "/usr/bin/python3", "python3", "python3", "3.11.2");
 	fs = profile__frame(&p, profile__func(&p, "s", secret, 1, false), 1);
 	fp = profile__frame(&p, profile__func(&p, "p", pub, 1, false), 1);
-	profile_proc__add_stack(pp, 1, &fs, 1, 5);
-	profile_proc__add_stack(pp, 1, &fp, 1, 5);
+	profile_target__add_stack(pp, 1, &fs, 1, 5);
+	profile_target__add_stack(pp, 1, &fp, 1, 5);
 	assert_int_equal(proc_sources__seen(pp->sources, &self), 0);
 	assert_int_equal(proc_sources__seen(pp->sources, &nobody), 0);
 	assert_int_equal(report_source_line(&p, pp, secret, 1, buf, sizeof(buf)), -EACCES);

@@ -22,12 +22,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "bus_guard.h"
-#include "elf_reader.h"
-#include "loader.h"
-#include "proc.h"
-#include "py_offsets.h"
-#include "remote_mem.h"
+#include "util/bus_guard.h"
+#include "target/elf_file.h"
+#include "session/session.h"
+#include "target/target.h"
+#include "target/py_layout.h"
+#include "target/remote_mem.h"
 
 static void test_maps_line(void **state)
 {
@@ -93,7 +93,7 @@ static void test_maps_long_line(void **state)
 /* The start time is field 22, counted from the last ')' whatever comm holds. */
 static void test_stat_start_ticks(void **state)
 {
-	struct py_target t = { .pid = getpid() };
+	struct target t = { .pid = getpid() };
 	int fd, status;
 	pid_t child;
 
@@ -109,12 +109,12 @@ static void test_stat_start_ticks(void **state)
 	/* our own pidfd: alive; with another start time, some other process */
 	t.start_ticks = proc_start_ticks(getpid());
 	assert_true(t.start_ticks > 0);
-	fd = py_target__pidfd(&t);
+	fd = target__pidfd(&t);
 	assert_true(fd >= 0);
 	assert_false(proc_pidfd_exited(fd));
 	close(fd);
 	t.start_ticks++;
-	assert_int_equal(py_target__pidfd(&t), -ESRCH);
+	assert_int_equal(target__pidfd(&t), -ESRCH);
 
 	/* a child's pidfd says when it has exited, before and after it is reaped */
 	child = fork();
@@ -295,25 +295,25 @@ static void test_versions(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		assert_int_equal(py_layout_for_version(tables[i], &L), 0);
+		assert_int_equal(py_layout__for_version(tables[i], &L), 0);
 		check_layout(&L);
 	}
-	assert_int_equal(py_layout_for_version(0x030B02F0, &L), 0);
+	assert_int_equal(py_layout__for_version(0x030B02F0, &L), 0);
 	assert_int_equal(L.bpf.tstate_thread_id, 152);
 	assert_int_equal(L.bpf.code_adaptive, 184);
 	assert_int_equal(L.linetable, LINETABLE_LOCATIONS);
-	assert_int_equal(py_layout_for_version(0x030A0DF0, &L), 0);
+	assert_int_equal(py_layout__for_version(0x030A0DF0, &L), 0);
 	assert_int_equal(L.linetable, LINETABLE_310);
 	assert_int_equal(L.lasti_unit, 2);	/* 3.10 f_lasti counts code units */
-	assert_int_equal(py_layout_for_version(0x030912F0, &L), 0);
+	assert_int_equal(py_layout__for_version(0x030912F0, &L), 0);
 	assert_int_equal(L.linetable, LINETABLE_LNOTAB);
 	assert_int_equal(L.lasti_unit, 1);
-	assert_int_equal(py_layout_for_version(0x030701F0, &L), -ENOTSUP);
-	assert_int_equal(py_layout_for_version(0x020712F0, &L), -ENOTSUP);
-	assert_int_equal(py_layout_for_version(0x031000F0, &L), -ENOTSUP);
+	assert_int_equal(py_layout__for_version(0x030701F0, &L), -ENOTSUP);
+	assert_int_equal(py_layout__for_version(0x020712F0, &L), -ENOTSUP);
+	assert_int_equal(py_layout__for_version(0x031000F0, &L), -ENOTSUP);
 	/* 3.13+ publish their offsets: the table defers to _Py_DebugOffsets */
-	assert_int_equal(py_layout_for_version(0x030D00F0, &L), -EAGAIN);
-	assert_int_equal(py_layout_for_version(0x030F02F0, &L), -EAGAIN);
+	assert_int_equal(py_layout__for_version(0x030D00F0, &L), -EAGAIN);
+	assert_int_equal(py_layout__for_version(0x030F02F0, &L), -EAGAIN);
 	assert_string_equal(py_supported_versions, "3.8 to 3.15");
 
 	py_version_str(0x030B02F0, buf, sizeof(buf));

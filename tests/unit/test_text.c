@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "report.h"
-#include "text.h"
+#include "report/report.h"
+#include "util/text.h"
 
 static void expect(const char *in, const char *out, size_t replaced)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "usdt.h"
+#include "session/usdt.h"
 
 static void test_notes_debian(void **state)
 {
@@ -24,7 +24,7 @@ static void test_notes_debian(void **state)
 	(void)state;
 	if (access("/usr/bin/python3.11", R_OK))
 		skip();
-	assert_int_equal(usdt_probes_read("/usr/bin/python3.11", &pr), 0);
+	assert_int_equal(usdt_probes__read("/usr/bin/python3.11", &pr), 0);
 	assert_int_equal(pr.total, 8);
 	assert_true(pr.function_entry && pr.function_return && pr.line);
 	assert_true(pr.gc_start && pr.gc_done && pr.import_start && pr.import_done);
@@ -35,14 +35,14 @@ static void test_notes_none(void **state)
 	struct usdt_probes pr;
 
 	(void)state;
-	assert_int_equal(usdt_probes_read("/proc/self/exe", &pr), 0);
+	assert_int_equal(usdt_probes__read("/proc/self/exe", &pr), 0);
 	assert_int_equal(pr.total, 0);
-	assert_int_equal(usdt_probes_read("/nonexistent/python", &pr), -ENOENT);
+	assert_int_equal(usdt_probes__read("/nonexistent/python", &pr), -ENOENT);
 }
 
-static struct py_target target(unsigned minor)
+static struct target target(unsigned minor)
 {
-	struct py_target t = { .pid = 42, .version = 0x03000000u | (minor << 16) };
+	struct target t = { .pid = 42, .version = 0x03000000u | (minor << 16) };
 
 	snprintf(t.version_str, sizeof(t.version_str), "3.%u.1", minor);
 	snprintf(t.python_elf, sizeof(t.python_elf), "/usr/bin/python3.%u", minor);
@@ -55,7 +55,7 @@ static void test_check_rules(void **state)
 				   .line = true, .gc_start = true, .gc_done = true,
 				   .import_start = true, .import_done = true };
 	struct usdt_probes no_func = all, none = {};
-	struct py_target t9 = target(9), t11 = target(11), t13 = target(13), t15 = target(15);
+	struct target t9 = target(9), t11 = target(11), t13 = target(13), t15 = target(15);
 	char why[512];
 
 	(void)state;

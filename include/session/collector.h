@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Turns raw samples from the ring buffer into profile stacks: looks up the
+ * target, names each frame through its code cache, and counts what could not
+ * be named. Runs as samples arrive, so code objects are read while the
+ * process is still alive.
+ */
+#ifndef PYBPFPROF_COLLECTOR_H
+#define PYBPFPROF_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "bpf_abi.h"
+#include "target/code_cache.h"
+#include "profile/profile.h"
+#include "target/target.h"
+
+struct collector_target {
+	struct target t;
+	size_t target_index;		/* into profile.targets */
+	struct code_cache *codes;
+	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id; in the budget */
+	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
+	bool exited;
+	/*
+	 * A forked child: 1 + its parent's index in targets, else 0. Its code
+	 * objects from before the fork are the parent's, at the same addresses:
+	 * read there when the child has exited too soon to be read itself.
+	 */
+	size_t forked_from;
+};
+
+struct collector {
+	struct profile *prof;
+	struct collector_target *targets;
+	size_t ntargets, cap_targets;
+	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
+	uint64_t malformed;		/* records shorter than they claim: dropped */
+	uint64_t late;			/* records still unconverted when the run ended: dropped */
+	struct cache_budget budget;	/* what every target's code cache and memo may hold */
+	uint64_t alive_checks;		/* calls of collector__check_alive */
+	uint32_t *scratch;		/* frame ids of the sample being converted */
+	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
+	/* asked for a pid with no section before it counts as unknown (forked children) */
+	struct collector_target *(*on_unknown)(void *ctx, int pid);
+	void *on_unknown_ctx;
+	/*
+	 * With on_unknown: samples of a pid not known yet, kept until the
+	 * fork notice that names it (the notices come on another ring, read
+	 * after the samples) or until collector__expire_parked forgets them.
+	 * They count in unknown_pid until claimed. Bounded by COLLECT_PARK_MAX.
+	 */
+	struct collect_parked *parked;
+	size_t nparked, cap_parked;
+	uint32_t park_gen;
+	bool replaying;			/* a replayed sample is not parked again */
+};
+
+/* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */
+#define COLLECT_PARK_MAX 1024
+
+struct collect_parked {
+	int pid;
+	uint32_t gen;
+	size_t size;
+	void *data;
+};
+
+/* Names one allocation record: its process, thread and kernel time. */
+static inline uint64_t collector__alloc_key(uint32_t pid, uint32_t tid, uint64_t ktime_ns)
+{
+	return hash_u64(ktime_ns ^ hash_u64(((uint64_t)pid << 32) | tid));
+}
+
+/* budget_bytes: --max-cache-mb, for every target's code objects together. */
+int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes);
+void collector__free(struct collector *c);
+
+/* Takes ownership of a copy of *t and opens its profile section. 0 or -ENOMEM. */
+int collector__add_target(struct collector *c, const struct target *t);
+struct collector_target *collector__find(struct collector *c, int pid);
+
+/*
+ * Handles one ring-buffer record of size bytes. Never fails: bad records are
+ * counted, and so are records that come when the run is over (deadline.h).
+ */
+void collector__sample(struct collector *c, const void *data, size_t size);
+
+/* pid is known now: its parked samples are counted in its section. */
+void collector__replay(struct collector *c, int pid);
+
+/* Once per poll round: forgets samples parked two rounds ago (their pid never showed up). */
+void collector__expire_parked(struct collector *c);
+
+/* Whether the section's process has exited (by its pidfd). */
+bool collector_target__gone(const struct collector_target *ts);
+
+/* Marks targets that are gone as exited; returns how many are still alive. */
+size_t collector__check_alive(struct collector *c);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The BPF session: skeleton lifecycle in explicit phases (open with the
+ * configuration, load, register targets, attach one cpu-clock perf event per
+ * CPU, poll the ring buffer, read counters, tear down). Links are file
+ * descriptors, so a killed pybpfprof leaves nothing attached.
+ */
+#ifndef PYBPFPROF_SESSION_H
+#define PYBPFPROF_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf_abi.h"
+#include "target/target.h"
+
+struct session;
+
+typedef int (*sample_fn_t)(void *ctx, void *data, size_t size);
+
+/*
+ * Opens and loads the BPF object; the maps of USDT modes not in usdt_modes
+ * (enum usdt_mode) are shrunk to nothing. NULL with a reason in why.
+ */
+struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
+			      void *ctx, char *why, size_t whylen);
+/* Makes the kernel sample this target. 0 or -errno. */
+int session__add_target(struct session *s, const struct target *t);
+/*
+ * Process tracking: attaches the fork/exec/exit tracepoints and delivers
+ * their notices (struct py_proc_event) to on_event from the same polls as
+ * the samples. all: report every exec on the host (-a). 0, or -errno with a
+ * reason in why.
+ */
+int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,
+		   size_t whylen);
+/* Watches pid's execs (and with PY_FOLLOW_CHILDREN its descendants'). 0 or -errno. */
+int session__follow(struct session *s, pid_t pid, unsigned flags);
+/* Stops sampling pid (an image that is gone or was replaced). */
+void session__remove_target(struct session *s, pid_t pid);
+/* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
+int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
+/* The loaded skeleton, for the USDT attachments (src/usdt.c) and --mem (src/mem.c). */
+struct pybpfprof_bpf *session__skel(struct session *s);
+/* Polls one more ring buffer map with the samples. 0 or -errno. */
+int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ctx);
+/* Delivers pending samples to on_sample; waits up to timeout_ms. Returns count or -errno. */
+int session__poll(struct session *s, int timeout_ms);
+/* Stops the timers (no new samples) so the remaining ones can be drained. */
+void session__detach(struct session *s);
+/* Kernel counters summed over CPUs, indexed by PYPROF_CNT_INDEX(kind, counter). */
+int session__counters(struct session *s, uint64_t out[PYPROF_CNT_SLOTS]);
+void session__close(struct session *s);
+
+/*
+ * Checks what pybpfprof needs before anything is loaded: privileges
+ * (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; CAP_SYS_PTRACE to read other
+ * users' processes) and kernel features (BTF, BPF ring buffer, perf_event
+ * programs). 0, or -errno with a sentence naming what is missing.
+ */
+int check_privileges(char *why, size_t whylen);
+/*
+ * The uprobes of --calls, --gc, --imports and --mem=alloc need more: their
+ * perf events are refused (EACCES) without CAP_SYS_ADMIN, even with
+ * CAP_PERFMON (measured on Linux 6.18). For err from such an attach: a
+ * clause naming CAP_SYS_ADMIN when that is the cause, else "".
+ */
+const char *uprobe_privilege_hint(int err);
+int check_kernel(const char *btf_path, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Orchestration only: parse the command line, check everything that can fail
+ * before profiling starts (output file, targets, privileges, kernel), sample
+ * until the duration ends, Ctrl-C/SIGTERM, or every target exits, then write
+ * the report from everything collected.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "session/collector.h"
+#include "cli/config.h"
+#include "util/deadline.h"
+#include "launch.h"
+#include "session/session.h"
+#include "util/log.h"
+#include "session/mem.h"
+#include "util/mono.h"
+#include "util/outfile.h"
+#include "pybpfprof.skel.h"
+#include "report/report.h"
+#include "top.h"
+#include "session/tracker.h"
+#include "session/usdt.h"
+
+#define POLL_MS 50
+#define ALIVE_CHECK_NS 200000000LL
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+
+static volatile sig_atomic_t stop_requested;
+
+/* Whether the stop signal was sent by a process (kill), not by the terminal. */
+static volatile sig_atomic_t stop_from_process;
+
+/* A launched command decides when the run ends after a stop signal (stop_launched). */
+static volatile sig_atomic_t launched;
+
+/*
+ * The first stop signal ends the run and has the report written, within a
+ * second (deadline.h). A second one means now: nothing else is waited for,
+ * not even the report; the terminal is given back as top found it, and the
+ * exit status says which signal it was (130, 143).
+ */
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+	static const char msg[] = "\npybpfprof: second stop signal: exiting at once, without a "
+				  "report\n";
+
+	(void)uctx;
+	if (stop_requested) {
+		top__restore_terminal();
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(128 + sig);
+		_exit(128 + sig);
+	}
+	stop_requested = sig;
+	stop_from_process = info && info->si_code != SI_KERNEL;
+	if (!launched)
+		deadline__stop();
+}
+
+/* Samples are converted as they come; past the run's end the callback yields to the loop. */
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	collector__sample(ctx, data, size);
+	return deadline__yield() ? -EINTR : 0;
+}
+
+/* Output files, opened before profiling: the -o files, then these two. */
+#define OUT_TIMELINE CONFIG_MAX_OUTPUTS
+#define OUT_FOLDED (CONFIG_MAX_OUTPUTS + 1)
+#define NOUTFILES (CONFIG_MAX_OUTPUTS + 2)
+
+/* Checks an output file and holds its directory until the end; "-" is stdout. */
+static int output_open(struct outfile *of, const char *path, char *why, size_t whylen)
+{
+	char reason[400];
+	int err;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	err = outfile__open(of, path, reason, sizeof(reason));
+	if (err)
+		snprintf(why, whylen, "cannot write the output file %s: %s", path, reason);
+	return err;
+}
+
+/* Every check that needs no BPF: a bad pid or a bad path fails before anything loads. */
+static int preflight(const struct pyprof_config *cfg, struct collector *c, struct outfile *outs)
+{
+	char why[512];
+	size_t i;
+	int err;
+
+	err = 0;
+	for (i = 0; i < cfg->noutputs && !err; i++)
+		err = output_open(&outs[i], cfg->outputs[i], why, sizeof(why));
+	if (!err && cfg->mem_timeline)
+		err = output_open(&outs[OUT_TIMELINE], cfg->mem_timeline, why, sizeof(why));
+	if (!err && cfg->mem_folded)
+		err = output_open(&outs[OUT_FOLDED], cfg->mem_folded, why, sizeof(why));
+	if (!err)
+		for (i = 0; i < cfg->npids && !err; i++) {
+			int fd = proc_pidfd_open(cfg->pids[i]);
+
+			if (fd == -ESRCH) {
+				snprintf(why, sizeof(why), "no such process: pid %d", cfg->pids[i]);
+				err = -ESRCH;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	if (!err)
+		err = check_privileges(why, sizeof(why));
+	if (!err)
+		err = check_kernel(BTF_PATH, why, sizeof(why));
+	for (i = 0; i < cfg->npids && !err; i++) {
+		struct target t;
+
+		if (collector__find(c, cfg->pids[i]))
+			continue;	/* the same pid given twice */
+		err = target__open(cfg->pids[i], &t, why, sizeof(why));
+		if (!err && cfg->usdt_modes) {
+			struct usdt_probes pr;
+
+			err = usdt_probes__read(t.python_elf_host, &pr);
+			if (err)
+				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's "
+					 "interpreter: %s", t.pid, strerror(-err));
+			else
+				err = usdt_check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
+						 sizeof(why));
+		}
+		if (!err)
+			err = collector__add_target(c, &t);
+		if (!err)
+			pr_info("pid %d: Python %s, _PyRuntime at 0x%llx in %s\n", t.pid,
+				t.version_str, (unsigned long long)t.runtime_addr, t.python_elf);
+	}
+	if (err)
+		pr_err("%s\n", why[0] ? why : strerror(-err));
+	return err;
+}
+
+/*
+ * Whether every target is gone (and marks the exited ones): -a never runs
+ * out of targets, a launched command ends the run by its own exit, -p when
+ * every target and every child still on its way to a section is gone.
+ */
+static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
+			 struct launch *l)
+{
+	size_t alive = collector__check_alive(c);
+
+	/*
+	 * Every run tracks processes: the kernel drops an exited target's pid
+	 * itself, so a process that gets the pid next is never sampled as it.
+	 */
+	if (l->pid || cfg->all)
+		return false;
+	return !alive && !tracker__starting(tr);
+}
+
+/*
+ * A stop signal in launch mode: the command decides when the run ends. A
+ * terminal's Ctrl-C reached it already (same process group); a signal sent
+ * to us by a process (kill, a supervisor) is passed on. It gets a few
+ * seconds, then the report is written anyway.
+ */
+static void stop_launched(struct session *s, struct launch *l)
+{
+	long long give_up = mono_ns() + 5000000000LL;
+
+	if (stop_requested == SIGTERM || stop_from_process)
+		launch__signal(l, stop_requested);
+	while (!launch__reap(l, false) && mono_ns() < give_up)
+		session__poll(s, POLL_MS);
+}
+
+/* Samples lost so far, as the report will count them. */
+static uint64_t live_dropped(struct session *s, struct collector *c)
+{
+	uint64_t k[PYPROF_CNT_SLOTS];
+
+	session__counters(s, k);
+	return k[PYPROF_CNT_DROPPED] + c->unknown_pid + c->malformed;
+}
+
+/* Every report goes to a file (none to stdout): room for a status line. */
+static bool records_to_files(const struct pyprof_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->noutputs; i++)
+		if (!strcmp(cfg->outputs[i], "-"))
+			return false;
+	return cfg->noutputs > 0;
+}
+
+/*
+ * While recording to a file on a terminal: one status line on stderr,
+ * rewritten in place every second.
+ */
+static void show_status(struct session *s, struct collector *c, long long start, long long now)
+{
+	uint64_t samples = 0;
+	size_t i, alive = 0;
+
+	for (i = 0; i < c->prof->ntargets; i++) {
+		samples += c->prof->targets[i].samples;
+		alive += !c->prof->targets[i].exited;
+	}
+	fprintf(stderr, "\rpybpfprof: %.0f s, %llu samples, %zu process%s (%zu running), %llu "
+		"dropped\033[K", (now - start) / 1e9, (unsigned long long)samples,
+		c->prof->ntargets, c->prof->ntargets == 1 ? "" : "es", alive,
+		(unsigned long long)live_dropped(s, c));
+}
+
+/* Samples until the duration ends, a signal arrives or every target is gone. */
+static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u,
+		struct mem *mem)
+{
+	long long start = mono_ns(), last_check = start, last_status = start;
+	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
+	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
+
+	deadline__set(end);
+	while (!stop_requested) {
+		long long t = mono_ns();
+		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
+
+		if (mem)
+			timeout = mem__timeout_ms(mem, timeout, t);
+		session__poll(s, timeout);
+		t = mono_ns();
+		if (tr)
+			tracker__tick(tr, t);
+		if (mem)
+			mem__tick(mem, c, t);
+		if (top && top__tick(top, c->prof, live_dropped(s, c), t))
+			break;
+		if (status && t - last_status >= 1000000000LL) {
+			last_status = t;
+			show_status(s, c, start, t);
+		}
+		if (end && t >= end)
+			break;
+		/* the command's exit ends the run at once: waitpid costs nothing */
+		if (l->pid && launch__reap(l, false)) {
+			pr_info("the command has exited\n");
+			break;
+		}
+		if (t - last_check >= ALIVE_CHECK_NS) {
+			last_check = t;
+			if (targets_gone(cfg, c, tr, l)) {
+				pr_info("every target has exited\n");
+				break;
+			}
+		}
+	}
+	if (status && last_status != start)
+		fputc('\n', stderr);
+	if (stop_requested && l->pid)
+		stop_launched(s, l);
+	session__detach(s);
+	usdt__detach(u);
+	if (mem)
+		mem__detach(mem);
+	/*
+	 * Samples already in the ring buffer still count, those converted within
+	 * DEADLINE_DRAIN_NS of the end; the rest are counted as dropped.
+	 */
+	deadline__draining();
+	while (session__poll(s, 0) > 0)
+		;
+	collector__check_alive(c);
+	c->prof->duration_s = (mono_ns() - start) / 1e9;
+}
+
+/*
+ * Each section holds its process's root directory open (sources are read
+ * at the end, after it exited), so a long -a run over many short-lived
+ * processes needs more descriptors than the usual soft limit of 1024.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * Process tracking, for every run: the kernel notices feed the tracker;
+ * profiled pids report their execs and exits, followed ones (-a, a launched
+ * command, --subprocesses) their children's too.
+ */
+static int start_tracking(const struct pyprof_config *cfg, struct session *s,
+			  struct collector *c, struct tracker *tr, const struct launch *l,
+			  char *why, size_t whylen)
+{
+	unsigned flags = PY_FOLLOW_SELF | (cfg->subprocesses ? PY_FOLLOW_CHILDREN : 0);
+	size_t i;
+	int err;
+
+	raise_fd_limit();
+	tracker__init(tr, c, s, cfg->all);
+	err = session__track(s, cfg->all, tracker__on_event, tr, why, whylen);
+	if (!err && l->pid)
+		err = session__follow(s, l->pid, flags);
+	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
+		err = session__follow(s, c->targets[i].t.pid, flags);
+	/* followed first, then the scan: a child forked in between is caught either way */
+	if (!err && cfg->subprocesses && cfg->npids)
+		tracker__adopt(tr, cfg->pids, cfg->npids, flags);
+	if (err && !why[0])
+		snprintf(why, whylen, "cannot follow the targets' children: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * Writes one output (of as output_open left it: stdout unless opened); a
+ * failure is said and kept in *err, and the others are still written.
+ */
+static void write_output(const struct report_writer *w, struct outfile *of, const char *what,
+			 const struct profile *p, const struct report_opts *o, int *err)
+{
+	bool file = of && of->dir_fd >= 0;
+	char why[400];
+	int werr = report_write(w, file ? of : NULL, p, o, why, sizeof(why));
+
+	if (!werr)
+		return;
+	pr_err("cannot write %s to %s: %s\n", what, file ? of->path : "stdout", why);
+	if (!*err)
+		*err = werr;
+}
+
+/* One family's bank of stack counters (PYPROF_CNT_INDEX), as the report counts them. */
+static void bank_counts(struct profile_counts *out, const uint64_t *bank)
+{
+	out->events = bank[PYPROF_CNT_EVENTS];
+	out->dropped = bank[PYPROF_CNT_DROPPED];
+	out->no_python = bank[PYPROF_CNT_NO_TSTATE] + bank[PYPROF_CNT_NO_FRAME];
+	out->read_errors = bank[PYPROF_CNT_READ_ERROR];
+	out->unreadable = bank[PYPROF_CNT_UNREADABLE];
+	out->truncated = bank[PYPROF_CNT_TRUNCATED];
+}
+
+static void record_counters(struct session *s, struct collector *c)
+{
+	uint64_t k[PYPROF_CNT_SLOTS];
+	size_t i;
+
+	session__counters(s, k);
+	/* The first bank is CPU samples only: memory and USDT records have their own. */
+	bank_counts(&c->prof->counts, k);
+	c->prof->counts.dropped += c->unknown_pid + c->malformed + c->late;
+	if (c->late)
+		pr_warn("%llu samples came faster than they could be named before the end of "
+			"the run: they are counted as dropped\n", (unsigned long long)c->late);
+	c->prof->cache.budget_bytes = c->budget.limit;
+	c->prof->cache.peak_bytes = c->budget.peak;
+	c->prof->cache.evicted = c->budget.evicted;
+	c->prof->cache.refused = c->budget.refused;
+	for (i = 0; i < c->ntargets; i++)
+		c->prof->cache.reads += c->targets[i].codes->reads;
+	pr_info("code cache: %llu code objects read, %llu evicted, %llu line tables refused, "
+		"%llu decoded already, peak %zu of %zu bytes, %llu frame memos emptied\n",
+		(unsigned long long)c->prof->cache.reads, (unsigned long long)c->budget.evicted,
+		(unsigned long long)c->budget.refused, (unsigned long long)c->budget.memo_hits,
+		c->budget.peak, c->budget.limit, (unsigned long long)c->budget.memo_resets);
+	bank_counts(&c->prof->mem_counts, k + PYPROF_CNT_INDEX(PY_KIND_PAGE_FAULT, 0));
+	c->prof->usdt.calls_unmatched = k[PYPROF_CNT_CALLS_UNMATCHED];
+	c->prof->usdt.calls_too_deep = k[PYPROF_CNT_CALLS_TOO_DEEP];
+	c->prof->usdt.calls_no_code = k[PYPROF_CNT_CALLS_NO_CODE];
+	c->prof->usdt.calls_mismatch = k[PYPROF_CNT_CALLS_MISMATCH];
+	c->prof->usdt.calls_map_full = k[PYPROF_CNT_CALLS_MAP_FULL];
+	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
+	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
+	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
+	c->prof->usdt.probe_misses = usdt_probe_misses(s);
+	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
+		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
+		(unsigned long long)k[PYPROF_CNT_EVENTS], (unsigned long long)k[PYPROF_CNT_SENT],
+		(unsigned long long)k[PYPROF_CNT_NO_TSTATE],
+		(unsigned long long)k[PYPROF_CNT_NO_FRAME],
+		(unsigned long long)k[PYPROF_CNT_READ_ERROR],
+		(unsigned long long)k[PYPROF_CNT_UNREADABLE],
+		(unsigned long long)k[PYPROF_CNT_TRUNCATED], (unsigned long long)k[PYPROF_CNT_DROPPED],
+		(unsigned long long)k[PYPROF_CNT_TSTATE_SCAN]);
+}
+
+int main(int argc, char **argv)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	const struct report_writer *w, *fallback;
+	struct report_opts ro;
+	struct mem mem = {};
+	struct session *s = NULL;
+	struct tracker tr = {}, *trp = NULL;
+	struct launch launch = { .pidfd = -1 };
+	struct launch_user user = {};
+	struct usdt u = {};
+	struct collector c;
+	struct profile prof;
+	struct outfile outs[NOUTFILES];
+	char why[512];
+	size_t i;
+	int err;
+
+	for (i = 0; i < NOUTFILES; i++)
+		outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
+
+	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A closed pipe on one output (-o - | head) must not kill the run: write() fails instead. */
+	signal(SIGPIPE, SIG_IGN);
+	argp_err_exit_status = 2;
+	if (cli_parse(argc, argv, &cfg, 0))
+		return 2;
+	launched = cfg.command != NULL;
+	log_set_level(LOG_WARN + cfg.verbose);
+	log_hook_libbpf();
+	fallback = cfg.format ? report_find(cfg.format) : &report_text;
+	ro = (struct report_opts){ .top_functions = cfg.top_functions, .top_lines = cfg.top_lines,
+				   .line_report = cfg.line_report,
+				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
+
+	profile__init(&prof, cfg.mem ? "cpu+mem" : "cpu", cfg.frequency_hz);
+	prof.start_ns = mono_ns();
+	prof.calls_mode = cfg.usdt_modes & USDT_CALLS;
+	prof.gc_mode = cfg.usdt_modes & USDT_GC;
+	prof.imports_mode = cfg.usdt_modes & USDT_IMPORTS;
+	prof.mem = cfg.mem != PYPROF_MEM_OFF;
+	prof.mem_period = cfg.mem_period;
+	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
+	prof.alloc_period = cfg.alloc_period;
+	prof.page_size = sysconf(_SC_PAGESIZE);
+	err = collector__init(&c, &prof, (size_t)cfg.max_cache_mb << 20);
+	if (!err && cfg.user) {
+		err = launch_user__resolve(cfg.user, &user, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
+	if (!err)
+		err = preflight(&cfg, &c, outs);
+	if (!err && cfg.command) {
+		err = launch__start(&launch, cfg.command, &user, why, sizeof(why));
+		if (err)
+			pr_err("%s\n", why);
+	}
+	if (err)
+		goto out;
+
+	mem__set_mode(cfg.mem);
+	s = session__open(cfg.max_depth, cfg.usdt_modes, on_ringbuf, &c, why, sizeof(why));
+	err = s ? 0 : -EINVAL;
+	for (i = 0; s && i < c.ntargets && !err; i++) {
+		err = session__add_target(s, &c.targets[i].t);
+		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
+			 strerror(-err));
+	}
+	/* Always: a -p target's exec or exit is noticed at once (its old layout is dropped). */
+	if (!err) {
+		why[0] = '\0';
+		trp = &tr;
+		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));
+	}
+	if (!err && (cfg.usdt_modes & USDT_IMPORTS)) {
+		err = session__add_ringbuf(s, bpf_map__fd(session__skel(s)->maps.events),
+					   usdt_on_event, &c);
+		snprintf(why, sizeof(why), "cannot open the event ring buffer: %s", strerror(-err));
+	}
+	/* USDT first: its refusals and attach errors come before sampling starts. */
+	for (i = 0; s && i < c.ntargets && !err && cfg.usdt_modes; i++)
+		err = usdt__attach(&u, s, &c.targets[i].t, cfg.usdt_modes, cfg.py311_line, why,
+				   sizeof(why));
+	if (!err)
+		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
+	if (!err && cfg.mem)
+		err = mem__attach(&mem, s, &c, cfg.mem_period,
+				  prof.mem_alloc ? cfg.alloc_period : 0, why, sizeof(why));
+	if (!err && cfg.all)
+		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
+	if (!err && launch.pid)
+		err = launch__release(&launch, why, sizeof(why));
+	if (!err)
+		pr_info("attached: sampling %zu processes at %u Hz\n", c.ntargets, cfg.frequency_hz);
+	if (err) {
+		pr_err("%s\n", why);
+		goto out;
+	}
+	if (isatty(STDERR_FILENO) && !cfg.top)
+		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
+			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
+			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
+	if (cfg.top) {
+		struct top_view view;
+
+		top__init(&view, cfg.top_functions, mono_ns());
+		run(&cfg, s, &c, trp, &launch, &view, &u, cfg.mem ? &mem : NULL);
+		top__end(&view);
+		goto out;
+	}
+	run(&cfg, s, &c, trp, &launch, NULL, &u, cfg.mem ? &mem : NULL);
+	record_counters(s, &c);
+	if (cfg.mem)
+		mem__finish(&mem, s, &c);
+	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
+		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
+	if (trp)
+		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
+			"profiled, %llu gave up\n", (unsigned long long)tr.forks,
+			(unsigned long long)tr.execs, (unsigned long long)tr.exits,
+			(unsigned long long)tr.registered, (unsigned long long)tr.gave_up);
+
+	err = cfg.merge ? profile__merge(&prof) : 0;
+	if (err) {
+		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+		goto out;
+	}
+	/* Every output is attempted, whatever happened to the ones before. */
+	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
+		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
+
+		w = report_for_path(path);
+		write_output(w ? w : fallback, cfg.noutputs ? &outs[i] : NULL, "the report", &prof,
+			     &ro, &err);
+	}
+	if (cfg.mem_timeline)
+		write_output(&report_mem_svg, &outs[OUT_TIMELINE], "the memory timeline", &prof,
+			     &ro, &err);
+	if (cfg.mem_folded)
+		write_output(&report_mem_folded, &outs[OUT_FOLDED], "the folded memory stacks",
+			     &prof, &ro, &err);
+out:
+	for (i = 0; i < NOUTFILES; i++)
+		outfile__close(&outs[i]);
+	usdt__detach(&u);
+	mem__detach(&mem);
+	launch__abort(&launch);
+	session__close(s);
+	tracker__free(&tr);
+	collector__free(&c);
+	profile__free(&prof);
+	/*
+	 * After -d, the command runs on: its exit code is still ours. But after a
+	 * stop signal it had its chance: one that outlives it is left running.
+	 */
+	if (!err && launch.pid && stop_requested && !launch__reap(&launch, false)) {
+		pr_warn("the command (pid %d) did not exit after the signal; it is left running\n",
+			launch.pid);
+		return 1;
+	}
+	if (!err && launch.pid && launch__reap(&launch, true))
+		return launch__exit_code(&launch);
+	return err ? 1 : 0;
+}

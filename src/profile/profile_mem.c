@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The memory half of the profile model (--mem): stacks weighted by bytes,
+ * one table per process beside the CPU stacks, the resident-size timeline
+ * and the events that label it. Writers read it through the summaries here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile/profile.h"
+
+void profile_mem__free(struct profile_mem *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nstacks; i++)
+		free(m->stacks[i].frames);
+	free(m->stacks);
+	free(m->rss);
+	free(m->events);
+	hashmap__free(&m->stack_index);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Index of the stack with these frames, added if new; -ENOMEM. */
+static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
+{
+	uint64_t h = hash_bytes(frames, n * sizeof(*frames), 0x6d656d);
+	struct profile_mem_stack *s;
+	uint64_t *slot;
+
+	for (;;) {
+		slot = hashmap__find(&m->stack_index, h);
+		if (!slot)
+			break;
+		s = &m->stacks[*slot];
+		if (s->nframes == n && (!n || !memcmp(s->frames, frames, n * sizeof(*frames))))
+			return *slot;
+		h++;	/* a 64-bit collision with another stack: probe on */
+	}
+	if (profile_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
+		return -ENOMEM;
+	s = &m->stacks[m->nstacks];
+	s->frames = malloc((n ? n : 1) * sizeof(*frames));
+	if (!s->frames)
+		return -ENOMEM;
+	if (n)	/* frames may be NULL for none */
+		memcpy(s->frames, frames, n * sizeof(*frames));
+	s->nframes = n;
+	if (hashmap__set(&m->stack_index, h, m->nstacks)) {
+		free(s->frames);
+		return -ENOMEM;
+	}
+	return m->nstacks++;
+}
+
+int profile_target__add_mem(struct profile_target *pp, enum profile_mem_kind kind,
+			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak)
+{
+	struct profile_mem *m = &pp->mem;
+	struct profile_mem_event *e;
+	long i;
+
+	if (kind >= PROFILE_MEM_NKINDS || !n)
+		return -EINVAL;
+	i = mem_stack(m, frames, n);
+	if (i < 0)
+		return i;
+	m->stacks[i].bytes[kind] += bytes;
+	m->stacks[i].samples[kind]++;
+	if (is_peak) {
+		m->peak_stack = i + 1;
+		m->peak_t_s = t_s;
+	}
+	if (m->nevents >= PROFILE_MEM_MAX_EVENTS ||
+	    profile_grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
+		m->events_dropped++;
+		return i;
+	}
+	e = &m->events[m->nevents++];
+	e->t_s = t_s;
+	e->frame = frames[0];
+	e->kind = kind;
+	e->bytes = bytes;
+	return i;
+}
+
+int profile_target__add_rss(struct profile_target *pp, double t_s, uint64_t rss)
+{
+	struct profile_mem *m = &pp->mem;
+
+	if (profile_grow((void **)&m->rss, &m->cap_rss, m->nrss + 1, sizeof(*m->rss)))
+		return -ENOMEM;
+	m->rss[m->nrss++] = (struct profile_rss_point){ t_s, rss };
+	if (rss > m->peak_rss)
+		m->peak_rss = rss;
+	return 0;
+}
+
+void profile_target__mem_totals(const struct profile_target *pp, uint64_t out[PROFILE_MEM_NKINDS])
+{
+	size_t i, k;
+
+	memset(out, 0, PROFILE_MEM_NKINDS * sizeof(out[0]));
+	for (i = 0; i < pp->mem.nstacks; i++)
+		for (k = 0; k < PROFILE_MEM_NKINDS; k++)
+			out[k] += pp->mem.stacks[i].bytes[k];
+}
+
+/* Descending by touched, then mapped, then allocated, then net growth (mapped - unmapped). */
+static int cmp_bytes(const uint64_t *x, const uint64_t *y)
+{
+	int64_t nx = x[PROFILE_MEM_MAPPED] - x[PROFILE_MEM_UNMAPPED];
+	int64_t ny = y[PROFILE_MEM_MAPPED] - y[PROFILE_MEM_UNMAPPED];
+
+	if (x[PROFILE_MEM_TOUCHED] != y[PROFILE_MEM_TOUCHED])
+		return x[PROFILE_MEM_TOUCHED] < y[PROFILE_MEM_TOUCHED] ? 1 : -1;
+	if (x[PROFILE_MEM_MAPPED] != y[PROFILE_MEM_MAPPED])
+		return x[PROFILE_MEM_MAPPED] < y[PROFILE_MEM_MAPPED] ? 1 : -1;
+	if (x[PROFILE_MEM_ALLOCATED] != y[PROFILE_MEM_ALLOCATED])
+		return x[PROFILE_MEM_ALLOCATED] < y[PROFILE_MEM_ALLOCATED] ? 1 : -1;
+	return nx < ny ? 1 : nx > ny ? -1 : 0;
+}
+
+static int cmp_mem_func(const void *a, const void *b)
+{
+	const struct mem_func_stat *x = a, *y = b;
+	int c = cmp_bytes(x->self, y->self);
+
+	if (!c)
+		c = cmp_bytes(x->total, y->total);
+	return c ? c : x->func < y->func ? -1 : x->func > y->func;
+}
+
+static int cmp_mem_line(const void *a, const void *b)
+{
+	const struct mem_line_stat *x = a, *y = b;
+	int c = cmp_bytes(x->self, y->self);
+
+	return c ? c : x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static bool any_bytes(const uint64_t *b)
+{
+	size_t k;
+
+	for (k = 0; k < PROFILE_MEM_NKINDS; k++)
+		if (b[k])
+			return true;
+	return false;
+}
+
+int profile_target__mem_func_stats(const struct profile *p, const struct profile_target *pp,
+				 struct mem_func_stat **out, size_t *n)
+{
+	struct mem_func_stat *st = calloc(p->nfuncs + 1, sizeof(*st));
+	/* seen[f] == stack index + 1: f already counted in total for this stack */
+	size_t *seen = calloc(p->nfuncs + 1, sizeof(*seen));
+	size_t i, j, k, kept = 0;
+
+	if (!st || !seen) {
+		free(st);
+		free(seen);
+		return -ENOMEM;
+	}
+	for (i = 0; i < pp->mem.nstacks; i++) {
+		const struct profile_mem_stack *s = &pp->mem.stacks[i];
+
+		for (j = 0; j < s->nframes; j++) {
+			uint32_t f = p->frames[s->frames[j]].func;
+
+			for (k = 0; k < PROFILE_MEM_NKINDS; k++) {
+				if (!j)
+					st[f].self[k] += s->bytes[k];
+				if (seen[f] != i + 1)
+					st[f].total[k] += s->bytes[k];
+			}
+			seen[f] = i + 1;
+		}
+	}
+	free(seen);
+	for (i = 0; i < p->nfuncs; i++)
+		if (any_bytes(st[i].total)) {
+			st[kept] = st[i];
+			st[kept++].func = i;
+		}
+	qsort(st, kept, sizeof(*st), cmp_mem_func);
+	*out = st;
+	*n = kept;
+	return 0;
+}
+
+int profile_target__mem_line_stats(const struct profile *p, const struct profile_target *pp,
+				 struct mem_line_stat **out, size_t *n)
+{
+	struct mem_line_stat *st = calloc(p->nframes + 1, sizeof(*st));
+	size_t i, k, kept = 0;
+
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; i < pp->mem.nstacks; i++) {
+		const struct profile_mem_stack *s = &pp->mem.stacks[i];
+
+		for (k = 0; k < PROFILE_MEM_NKINDS; k++)
+			st[s->frames[0]].self[k] += s->bytes[k];
+	}
+	for (i = 0; i < p->nframes; i++)
+		if (any_bytes(st[i].self)) {
+			st[kept] = st[i];
+			st[kept++].frame = i;
+		}
+	qsort(st, kept, sizeof(*st), cmp_mem_line);
+	*out = st;
+	*n = kept;
+	return 0;
+}
+
+int profile_target__merge_mem(struct profile_target *into, const struct profile_target *from)
+{
+	const struct profile_mem *f = &from->mem;
+	struct profile_mem *m = &into->mem;
+	size_t i, k;
+
+	for (i = 0; i < f->nstacks; i++) {
+		const struct profile_mem_stack *s = &f->stacks[i];
+		long at = mem_stack(m, s->frames, s->nframes);
+
+		if (at < 0)
+			return at;
+		for (k = 0; k < PROFILE_MEM_NKINDS; k++) {
+			m->stacks[at].bytes[k] += s->bytes[k];
+			m->stacks[at].samples[k] += s->samples[k];
+		}
+		/* resident sizes of different processes do not add: the highest peak stands */
+		if (f->peak_stack == i + 1 && f->peak_rss >= m->peak_rss) {
+			m->peak_stack = at + 1;
+			m->peak_t_s = f->peak_t_s;
+		}
+	}
+	if (f->peak_rss > m->peak_rss)
+		m->peak_rss = f->peak_rss;
+	m->truncated += f->truncated;
+	m->partial += f->partial;
+	m->unresolved += f->unresolved;
+	m->live_lost += f->live_lost;
+	return 0;
+}

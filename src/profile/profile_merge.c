@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --merge: one profile for all processes. Functions and frames are already
+ * interned across processes, so merging is adding each section's stacks
+ * (and threads: tids are unique on the host at one time) into a new one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "profile/profile.h"
+#include "target/source.h"
+
+/* "N processes merged: pid pid ...", cut short with "..." past len. */
+static void merged_name(const struct profile *p, char *buf, size_t len)
+{
+	size_t i, used;
+
+	used = snprintf(buf, len, "%zu process%s merged:", p->ntargets, p->ntargets == 1 ? "" : "es");
+	for (i = 0; i < p->ntargets && used < len; i++) {
+		int n = snprintf(buf + used, len - used, " %d", p->targets[i].pid);
+
+		if (n < 0 || used + n >= len - 4) {
+			snprintf(buf + used, len - used, " ...");
+			break;
+		}
+		used += n;
+	}
+}
+
+int profile__merge(struct profile *p)
+{
+	struct profile_target *m, *first;
+	size_t i, j, n = p->ntargets;
+	bool all_exited = true;
+	char name[512];
+
+	if (!n)
+		return 0;
+	merged_name(p, name, sizeof(name));
+	first = &p->targets[0];
+	m = profile__add_target(p, 0, first->exe, name, "merged", first->python);
+	if (!m)
+		return -ENOMEM;
+	first = &p->targets[0];	/* add_proc may have moved the array */
+	m->root_fd = first->root_fd >= 0 ? fcntl(first->root_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	/*
+	 * The merged stacks' sources are read with the rights of every process
+	 * merged: one process's rights must not serve another user's file names.
+	 */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < p->targets[i].sources->ncreds; j++)
+			if (proc_sources__seen(m->sources, &p->targets[i].sources->creds[j]))
+				return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m->sources->too_many |= p->targets[i].sources->too_many;
+		/* one whose user is unknown: nothing is read */
+		if (!p->targets[i].sources->ncreds)
+			m->sources->load_err = -SOURCE_ENOCREDS;
+	}
+	for (i = 0; i < n; i++) {
+		const struct profile_target *pp = &p->targets[i];
+
+		for (j = 0; j < pp->nstacks; j++)
+			if (profile_target__add_stack(m, pp->stacks[j].tid, pp->stacks[j].frames,
+						    pp->stacks[j].nframes, pp->stacks[j].count))
+				return -ENOMEM;
+		for (j = 0; j < pp->nthreads; j++) {
+			struct profile_thread *th = profile_target__thread(m, pp->threads[j].tid);
+
+			if (!th)
+				return -ENOMEM;
+			if (!th->name[0])
+				memcpy(th->name, pp->threads[j].name, sizeof(th->name));
+			th->samples += pp->threads[j].samples;
+		}
+		/* --calls: the same function's edges add up across processes */
+		for (j = 0; j < pp->ncalls; j++)
+			if (profile_target__add_call(m, pp->calls[j].func, pp->calls[j].caller,
+						   &pp->calls[j]))
+				return -ENOMEM;
+		for (j = 0; j < pp->nhists; j++)
+			if (profile_target__add_hist(m, pp->hists[j].func, pp->hists[j].buckets))
+				return -ENOMEM;
+		if (profile_target__merge_mem(m, pp))
+			return -ENOMEM;
+		m->samples += pp->samples;
+		m->truncated += pp->truncated;
+		m->partial += pp->partial;
+		m->unresolved += pp->unresolved;
+		all_exited &= pp->exited;
+	}
+	m->exited = all_exited;
+	for (i = 0; i < n; i++)
+		profile_target__free(&p->targets[i]);
+	p->targets[0] = p->targets[n];
+	p->ntargets = 1;
+	return 0;
+}

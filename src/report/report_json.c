@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * JSON report for scripts: the header counts, then per process its threads,
+ * every function with self and total samples, and every line with self samples.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "report/report.h"
+
+static void write_functions(FILE *f, const struct profile *p, const struct profile_target *pp)
+{
+	struct func_stat *st = NULL;
+	struct profile_call_total *calls = NULL;
+	bool *listed = NULL;
+	size_t n = 0, i;
+
+	profile_target__func_stats(p, pp, &st, &n);
+	if (p->calls_mode && (profile_target__call_totals(p, pp, &calls) ||
+			      !(listed = calloc(p->nfuncs + 1, sizeof(*listed))))) {
+		free(calls);
+		calls = NULL;
+	}
+	fputs(",\n     \"functions\": [", f);
+	for (i = 0; i < n; i++) {
+		const struct profile_func *fn = &p->funcs[st[i].func];
+
+		fprintf(f, "%s\n       {\"qualname\": ", i ? "," : "");
+		json_string(f, fn->qualname);
+		fputs(", \"file\": ", f);
+		json_string(f, fn->file);
+		fprintf(f, ", \"line\": %d, \"self\": %llu, \"total\": %llu%s", fn->firstline,
+			(unsigned long long)st[i].self, (unsigned long long)st[i].total,
+			fn->unresolved ? ", \"unresolved\": true" : "");
+		if (calls) {
+			report_usdt_json_func(f, p, calls, st[i].func);
+			listed[st[i].func] = true;
+		}
+		fputc('}', f);
+	}
+	if (calls)
+		report_usdt_json_extra_funcs(f, p, pp, calls, listed, n == 0);
+	fputs("]", f);
+	free(st);
+	free(calls);
+	free(listed);
+}
+
+static void write_lines(FILE *f, const struct profile *p, const struct profile_target *pp)
+{
+	struct line_stat *st = NULL;
+	size_t n = 0, i;
+
+	profile_target__line_stats(p, pp, &st, &n);
+	fputs(",\n     \"lines\": [", f);
+	for (i = 0; i < n; i++) {
+		const struct profile_frame *fr = &p->frames[st[i].frame];
+		const struct profile_func *fn = &p->funcs[fr->func];
+
+		fprintf(f, "%s\n       {\"file\": ", i ? "," : "");
+		json_string(f, fn->file);
+		fprintf(f, ", \"line\": %d, \"qualname\": ", fr->line);
+		json_string(f, fn->qualname);
+		fprintf(f, ", \"self\": %llu}", (unsigned long long)st[i].self);
+	}
+	fputs("]", f);
+	free(st);
+}
+
+static void write_process(FILE *f, const struct profile *p, const struct profile_target *pp,
+			  const struct report_opts *o)
+{
+	size_t i;
+
+	fprintf(f, "\n    {\"pid\": %d, \"nspid\": %d, \"exe\": ", pp->pid, pp->nspid);
+	json_string(f, pp->exe);
+	fputs(", \"cmdline\": ", f);
+	json_string(f, pp->cmdline);
+	fputs(", \"python\": ", f);
+	json_string(f, pp->python);
+	fprintf(f, ", \"exited\": %s,\n     \"samples\": %llu, \"truncated\": %llu, "
+		"\"partial\": %llu, \"unresolved\": %llu,\n     \"threads\": [",
+		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
+		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
+		(unsigned long long)pp->unresolved);
+	for (i = 0; i < pp->nthreads; i++) {
+		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);
+		json_string(f, pp->threads[i].name);
+		fprintf(f, ", \"samples\": %llu}", (unsigned long long)pp->threads[i].samples);
+	}
+	fputs("]", f);
+	write_functions(f, p, pp);
+	write_lines(f, p, pp);
+	if (o->threads)
+		report_json_threads(f, p, pp);
+	report_usdt_json_proc(f, p, pp);
+	if (p->mem)
+		report_mem_json(f, p, pp);
+	fputs("}", f);
+}
+
+static int write_json(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	struct report_totals t = report_totals(p);
+	size_t i;
+
+	fputs("{\"tool\": \"pybpfprof\", \"version\": ", f);
+	json_string(f, o->tool_version);
+	fputs(", \"mode\": ", f);
+	json_string(f, p->mode);
+	fprintf(f, ", \"frequency_hz\": %u, \"duration_s\": %.3f, \"first_sample_ms\": ",
+		p->frequency_hz, p->duration_s);
+	if (p->first_sample_ms >= 0)
+		fprintf(f, "%.1f,\n", p->first_sample_ms);
+	else
+		fputs("null,\n", f);
+	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
+		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu, "
+		"\"unreadable\": %llu},\n",
+		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
+		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
+		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python,
+		(unsigned long long)p->counts.unreadable);
+	if (p->mem)
+		fprintf(f, " \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "
+			"\"no_python\": %llu, \"unreadable\": %llu},\n",
+			(unsigned long long)p->mem_counts.dropped,
+			(unsigned long long)p->mem_counts.truncated,
+			(unsigned long long)p->mem_counts.no_python,
+			(unsigned long long)p->mem_counts.unreadable);
+	fprintf(f, " \"cache\": {\"budget_bytes\": %llu, \"peak_bytes\": %llu, \"reads\": %llu, "
+		"\"evicted\": %llu, \"refused\": %llu},\n",
+		(unsigned long long)p->cache.budget_bytes, (unsigned long long)p->cache.peak_bytes,
+		(unsigned long long)p->cache.reads, (unsigned long long)p->cache.evicted,
+		(unsigned long long)p->cache.refused);
+	report_usdt_json_counts(f, p);
+	fputs(" \"processes\": [", f);
+	for (i = 0; i < p->ntargets; i++) {
+		if (i)
+			fputc(',', f);
+		write_process(f, p, &p->targets[i], o);
+	}
+	fputs("]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct report_writer report_json = {
+	.name = "json",
+	.exts = { ".json" },
+	.write = write_json,
+};

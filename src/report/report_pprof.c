@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pprof's profile.proto, gzip-compressed, as go tool pprof, Pyroscope, Parca
+ * and Grafana read it. The protobuf is encoded by hand: a Profile is a few
+ * repeated messages of varints and strings. One Function per profile
+ * function, one Location per (function, line) frame, one Sample per distinct
+ * stack and thread, with values [samples, cpu nanoseconds] and pid/tid labels.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+#include "util/mono.h"
+#include "report/report.h"
+
+/* Field numbers of profile.proto. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+struct pbuf {
+	uint8_t *d;
+	size_t n, cap;
+	bool oom;
+};
+
+static void pb_put(struct pbuf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->n + len > b->cap) {
+		size_t ncap = b->cap ? b->cap : 256;
+		void *nd;
+
+		while (ncap < b->n + len)
+			ncap *= 2;
+		nd = realloc(b->d, ncap);
+		if (!nd) {
+			b->oom = true;
+			return;
+		}
+		b->d = nd;
+		b->cap = ncap;
+	}
+	memcpy(b->d + b->n, data, len);
+	b->n += len;
+}
+
+static void pb_varint(struct pbuf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	pb_put(b, tmp, n);
+}
+
+static void pb_uint(struct pbuf *b, unsigned field, uint64_t v)
+{
+	pb_varint(b, field << 3 | WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pbuf *b, unsigned field, const void *data, size_t len)
+{
+	pb_varint(b, field << 3 | WIRE_LEN);
+	pb_varint(b, len);
+	pb_put(b, data, len);
+}
+
+/* Appends sub as an embedded message and empties it for reuse. */
+static void pb_msg(struct pbuf *b, unsigned field, struct pbuf *sub)
+{
+	pb_bytes(b, field, sub->d, sub->n);
+	b->oom |= sub->oom;
+	sub->n = 0;
+}
+
+/* The string table: each distinct string once, index 0 the empty string. */
+struct strtab {
+	struct pbuf out;	/* the encoded string_table fields */
+	struct hashmap index;	/* string hash -> index */
+	char **strs;
+	size_t n, cap;
+};
+
+static uint64_t strtab__id(struct strtab *t, const char *s)
+{
+	uint64_t h = hash_bytes(s, strlen(s), 0x5bd1e995);
+	uint64_t *slot;
+
+	for (;; h++) {
+		slot = hashmap__find(&t->index, h);
+		if (!slot)
+			break;
+		if (!strcmp(t->strs[*slot], s))
+			return *slot;
+	}
+	if (profile_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs))) {
+		t->out.oom = true;
+		return 0;
+	}
+	t->strs[t->n] = strdup(s);
+	if (!t->strs[t->n] || hashmap__set(&t->index, h, t->n)) {
+		free(t->strs[t->n]);
+		t->out.oom = true;
+		return 0;
+	}
+	pb_bytes(&t->out, PROFILE_STRING_TABLE, s, strlen(s));
+	return t->n++;
+}
+
+static void strtab__free(struct strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->strs[i]);
+	free(t->strs);
+	free(t->out.d);
+	hashmap__free(&t->index);
+}
+
+static void value_type(struct pbuf *b, unsigned field, struct strtab *t, const char *type,
+		       const char *unit, struct pbuf *sub)
+{
+	pb_uint(sub, VALUE_TYPE_TYPE, strtab__id(t, type));
+	pb_uint(sub, VALUE_TYPE_UNIT, strtab__id(t, unit));
+	pb_msg(b, field, sub);
+}
+
+static void label_num(struct pbuf *sample, struct strtab *t, const char *key, uint64_t v,
+		      struct pbuf *sub)
+{
+	pb_uint(sub, LABEL_KEY, strtab__id(t, key));
+	pb_uint(sub, LABEL_NUM, v);
+	pb_msg(sample, SAMPLE_LABEL, sub);
+}
+
+static void encode_samples(struct pbuf *b, const struct profile *p, struct strtab *t,
+			   uint64_t period_ns)
+{
+	struct pbuf sub = {}, packed = {};
+	size_t i, j, k;
+
+	for (i = 0; i < p->ntargets; i++) {
+		const struct profile_target *pp = &p->targets[i];
+
+		for (j = 0; j < pp->nstacks; j++) {
+			const struct profile_stack *s = &pp->stacks[j];
+			struct pbuf sample = {};
+
+			if (!s->nframes)
+				continue;
+			/* leaf first, as pprof orders locations; location id = frame id + 1 */
+			for (k = 0; k < s->nframes; k++)
+				pb_varint(&packed, s->frames[k] + 1ULL);
+			pb_bytes(&sample, SAMPLE_LOCATION_ID, packed.d, packed.n);
+			packed.n = 0;
+			pb_varint(&packed, s->count);
+			pb_varint(&packed, s->count * period_ns);
+			pb_bytes(&sample, SAMPLE_VALUE, packed.d, packed.n);
+			packed.n = 0;
+			label_num(&sample, t, "pid", pp->pid, &sub);
+			label_num(&sample, t, "tid", s->tid, &sub);
+			pb_msg(b, PROFILE_SAMPLE, &sample);
+			free(sample.d);
+		}
+	}
+	b->oom |= sub.oom | packed.oom;
+	free(sub.d);
+	free(packed.d);
+}
+
+static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab *t)
+{
+	struct pbuf msg = {}, sub = {};
+	size_t i;
+
+	/*
+	 * One mapping that says every location is already symbolized, so pprof
+	 * looks for no binary to symbolize addresses with (there are none).
+	 */
+	pb_uint(&msg, MAPPING_ID, 1);
+	pb_uint(&msg, MAPPING_FILENAME, strtab__id(t, p->ntargets ? p->targets[0].exe : "python"));
+	pb_uint(&msg, MAPPING_HAS_FUNCTIONS, 1);
+	pb_uint(&msg, MAPPING_HAS_FILENAMES, 1);
+	pb_uint(&msg, MAPPING_HAS_LINE_NUMBERS, 1);
+	pb_msg(b, PROFILE_MAPPING, &msg);
+	for (i = 0; i < p->nframes; i++) {
+		pb_uint(&msg, LOCATION_ID, i + 1);
+		pb_uint(&msg, LOCATION_MAPPING_ID, 1);
+		pb_uint(&sub, LINE_FUNCTION_ID, p->frames[i].func + 1ULL);
+		if (p->frames[i].line > 0)
+			pb_uint(&sub, LINE_LINE, p->frames[i].line);
+		pb_msg(&msg, LOCATION_LINE, &sub);
+		pb_msg(b, PROFILE_LOCATION, &msg);
+	}
+	for (i = 0; i < p->nfuncs; i++) {
+		const struct profile_func *fn = &p->funcs[i];
+
+		pb_uint(&msg, FUNCTION_ID, i + 1);
+		/* No system_name: pprof would run it through a C++ demangler, which
+		 * turns names such as "<module>" into nothing. */
+		pb_uint(&msg, FUNCTION_NAME, strtab__id(t, fn->qualname));
+		pb_uint(&msg, FUNCTION_FILENAME, strtab__id(t, fn->file));
+		if (fn->firstline > 0)
+			pb_uint(&msg, FUNCTION_START_LINE, fn->firstline);
+		pb_msg(b, PROFILE_FUNCTION, &msg);
+	}
+	b->oom |= msg.oom | sub.oom;
+	free(msg.d);
+	free(sub.d);
+}
+
+/* The uncompressed Profile message. */
+static int encode_profile(const struct profile *p, const struct report_opts *o, struct pbuf *b)
+{
+	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
+	struct strtab t = {};
+	struct pbuf sub = {};
+	char comment[200];
+	int err;
+
+	hashmap__init(&t.index);
+	strtab__id(&t, "");
+	value_type(b, PROFILE_SAMPLE_TYPE, &t, "samples", "count", &sub);
+	value_type(b, PROFILE_SAMPLE_TYPE, &t, "cpu", "nanoseconds", &sub);
+	encode_samples(b, p, &t, period_ns);
+	encode_tables(b, p, &t);
+	if (p->start_ns > 0) {
+		struct timespec rt;
+
+		/* Wall-clock start: now, less the time since pybpfprof started. */
+		clock_gettime(CLOCK_REALTIME, &rt);
+		pb_uint(b, PROFILE_TIME_NANOS, rt.tv_sec * 1000000000ULL + rt.tv_nsec -
+			(uint64_t)(mono_ns() - p->start_ns));
+	}
+	pb_uint(b, PROFILE_DURATION_NANOS, (uint64_t)(p->duration_s * 1e9));
+	value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
+	pb_uint(b, PROFILE_PERIOD, period_ns);
+	snprintf(comment, sizeof(comment), "pybpfprof %s %s profile at %u Hz", o->tool_version,
+		 p->mode, p->frequency_hz);
+	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, comment));
+	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, report_counts(p, comment, sizeof(comment))));
+	/* The string table may sit anywhere in the message: append it last, when complete. */
+	pb_put(b, t.out.d, t.out.n);
+	b->oom |= t.out.oom | sub.oom;
+	err = b->oom ? -ENOMEM : 0;
+	strtab__free(&t);
+	free(sub.d);
+	return err;
+}
+
+static int write_gzip(FILE *f, const uint8_t *data, size_t len)
+{
+	uint8_t out[16384];
+	z_stream z = {};
+	int ret, err = 0;
+
+	/* windowBits 15 + 16: a gzip header and trailer rather than zlib's */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (uint8_t *)data;
+	z.avail_in = len;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		ret = deflate(&z, Z_FINISH);
+		if (ret == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out) {
+			err = -EIO;
+			break;
+		}
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
+}
+
+static int write_pprof(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	struct pbuf b = {};
+	int err = encode_profile(p, o, &b);
+
+	if (!err)
+		err = write_gzip(f, b.d, b.n);
+	free(b.d);
+	return err ? err : ferror(f) ? -EIO : 0;
+}
+
+const struct report_writer report_pprof = {
+	.name = "pprof",
+	.exts = { ".pb.gz", ".pprof" },
+	.write = write_pprof,
+};

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The file pstats.Stats() loads: Python's marshal encoding of the dict
+ * cProfile dumps, {(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc,
+ * tt, ct)})}, which python3 -m pstats, snakeviz, PyCharm and gprof2dot read.
+ *
+ * With exact call statistics (--calls) the counts and times are exact. From
+ * samples alone they are estimates: times are samples / frequency, and a
+ * "call" is a sample the function was on the stack in (nc counts each
+ * recursive activation, cc the sample once), so ncalls reads as samples.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/report.h"
+
+struct fstat {
+	uint64_t cc, nc;
+	double tt, ct;
+	size_t last;	/* stack serial that last counted this function */
+};
+
+struct edge {
+	uint32_t caller, callee;
+	uint64_t cc, nc;
+	double tt, ct;
+	size_t last;
+};
+
+struct stats {
+	struct fstat *funcs;
+	struct edge *edges;
+	size_t nedges, cap_edges;
+	struct hashmap index;	/* caller << 32 | callee -> edge index */
+};
+
+static struct edge *stats__edge(struct stats *st, uint32_t caller, uint32_t callee)
+{
+	uint64_t key = (uint64_t)caller << 32 | callee;
+	uint64_t *slot = hashmap__find(&st->index, key);
+	struct edge *e;
+
+	if (slot)
+		return &st->edges[*slot];
+	if (profile_grow((void **)&st->edges, &st->cap_edges, st->nedges + 1, sizeof(*st->edges)))
+		return NULL;
+	if (hashmap__set(&st->index, key, st->nedges))
+		return NULL;
+	e = &st->edges[st->nedges++];
+	memset(e, 0, sizeof(*e));
+	e->caller = caller;
+	e->callee = callee;
+	return e;
+}
+
+/* Estimates from the sampled stacks, in samples (converted to seconds when written). */
+static int stats__add_samples(struct stats *st, const struct profile *p,
+			      const struct profile_target *pp, size_t *serial)
+{
+	size_t i, j;
+
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+		uint64_t c = s->count;
+
+		if (!s->nframes)
+			continue;
+		++*serial;
+		st->funcs[p->frames[s->frames[0]].func].tt += c;
+		for (j = 0; j < s->nframes; j++) {
+			struct fstat *fs = &st->funcs[p->frames[s->frames[j]].func];
+			struct edge *e;
+
+			fs->nc += c;
+			if (fs->last != *serial) {
+				fs->last = *serial;
+				fs->cc += c;
+				fs->ct += c;
+			}
+			if (j + 1 == s->nframes)
+				continue;
+			e = stats__edge(st, p->frames[s->frames[j + 1]].func,
+					p->frames[s->frames[j]].func);
+			if (!e)
+				return -ENOMEM;
+			e->nc += c;
+			if (e->last != *serial) {
+				e->last = *serial;
+				e->cc += c;
+				e->ct += c;
+			}
+			if (!j)
+				e->tt += c;
+		}
+	}
+	return 0;
+}
+
+/* Exact figures from --calls, already in seconds. */
+static int stats__add_calls(struct stats *st, const struct profile_target *pp)
+{
+	size_t i;
+
+	for (i = 0; i < pp->ncalls; i++) {
+		const struct profile_call_edge *ce = &pp->calls[i];
+		struct fstat *fs = &st->funcs[ce->func];
+		uint64_t primitive = ce->caller == ce->func ? 0 : ce->calls;
+		struct edge *e;
+
+		fs->nc += ce->calls;
+		fs->cc += primitive;
+		fs->tt += ce->exclusive_ns / 1e9;
+		fs->ct += ce->inclusive_ns / 1e9;
+		if (ce->caller == UINT32_MAX)
+			continue;
+		e = stats__edge(st, ce->caller, ce->func);
+		if (!e)
+			return -ENOMEM;
+		e->nc += ce->calls;
+		e->cc += primitive;
+		e->tt += ce->exclusive_ns / 1e9;
+		e->ct += ce->inclusive_ns / 1e9;
+	}
+	return 0;
+}
+
+/* marshal: little-endian fixed-width fields behind a one-byte type code. */
+static void m_u32(FILE *f, uint32_t v)
+{
+	unsigned char b[4] = { v, v >> 8, v >> 16, v >> 24 };
+
+	fwrite(b, 1, 4, f);
+}
+
+static void m_int(FILE *f, uint64_t v)
+{
+	uint64_t d;
+	uint32_t n = 0;
+
+	if (v <= INT32_MAX) {
+		fputc('i', f);
+		m_u32(f, v);
+		return;
+	}
+	/* Larger: a "long" of 15-bit digits, least significant first. */
+	for (d = v; d; d >>= 15)
+		n++;
+	fputc('l', f);
+	m_u32(f, n);
+	for (d = v; d; d >>= 15) {
+		fputc(d & 0xff, f);
+		fputc((d >> 8) & 0x7f, f);
+	}
+}
+
+static void m_float(FILE *f, double v)
+{
+	uint64_t bits;
+	int i;
+
+	memcpy(&bits, &v, sizeof(bits));
+	fputc('g', f);
+	for (i = 0; i < 8; i++)
+		fputc((bits >> (8 * i)) & 0xff, f);
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 (marshal.load rejects invalid UTF-8). */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	n = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	if (s[0] >= 0xf5)
+		n = 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void m_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0, k;
+
+	for (p = (const unsigned char *)s; *p; p += k ? k : 1)
+		n += (k = utf8_len(p)) ? k : 1;
+	fputc('u', f);
+	m_u32(f, n);
+	for (p = (const unsigned char *)s; *p; p += k ? k : 1) {
+		k = utf8_len(p);
+		if (k)
+			fwrite(p, 1, k, f);
+		else
+			fputc('?', f);
+	}
+}
+
+/*
+ * A function's key tuple, written in full the first time with marshal's
+ * FLAG_REF set, later as a back-reference to it: a function that calls or is
+ * called by many others costs five bytes per mention instead of its names.
+ * refs[func] is the reference index + 1, *nrefs the flagged objects so far.
+ */
+#define FLAG_REF 0x80
+
+static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *refs,
+		  uint32_t *nrefs)
+{
+	const struct profile_func *fn = &p->funcs[func];
+
+	if (refs[func]) {
+		fputc('r', f);
+		m_u32(f, refs[func] - 1);
+		return;
+	}
+	refs[func] = ++*nrefs;
+	fputc('(' | FLAG_REF, f);
+	m_u32(f, 3);
+	if (fn->unresolved || !fn->file[0]) {
+		m_str(f, "~");	/* pstats prints ("~", 0, name) as {name} */
+		m_int(f, 0);
+	} else {
+		m_str(f, fn->file);
+		m_int(f, fn->firstline > 0 ? fn->firstline : 0);
+	}
+	m_str(f, fn->qualname);
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->callee != y->callee)
+		return x->callee < y->callee ? -1 : 1;
+	return x->caller < y->caller ? -1 : x->caller > y->caller;
+}
+
+static int write_stats(FILE *f, const struct profile *p, const struct stats *st,
+		       const bool *exact)
+{
+	uint32_t *refs = calloc(p->nfuncs + 1, sizeof(*refs)), nrefs = 0;
+	size_t i, e = 0;
+
+	if (!refs)
+		return -ENOMEM;
+
+	fputc('{', f);
+	for (i = 0; i < p->nfuncs; i++) {
+		const struct fstat *fs = &st->funcs[i];
+		/* estimates are in samples until here */
+		double div = exact[i] || !p->frequency_hz ? 1.0 : p->frequency_hz;
+
+		if (!fs->nc)
+			continue;
+		m_key(f, p, i, refs, &nrefs);
+		fputc('(', f);
+		m_u32(f, 5);
+		m_int(f, fs->cc);
+		m_int(f, fs->nc);
+		m_float(f, fs->tt / div);
+		m_float(f, fs->ct / div);
+		fputc('{', f);
+		for (; e < st->nedges && st->edges[e].callee < i; e++)
+			;
+		for (; e < st->nedges && st->edges[e].callee == i; e++) {
+			const struct edge *ed = &st->edges[e];
+
+			m_key(f, p, ed->caller, refs, &nrefs);
+			fputc('(', f);
+			m_u32(f, 4);
+			m_int(f, ed->nc);
+			m_int(f, ed->cc);
+			m_float(f, ed->tt / div);
+			m_float(f, ed->ct / div);
+		}
+		fputc('0', f);
+	}
+	fputc('0', f);
+	free(refs);
+	return 0;
+}
+
+static int write_pstats(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	struct stats st = {};
+	bool *exact = calloc(p->nfuncs + 1, sizeof(*exact));
+	size_t i, j, serial = 0;
+	int err = -ENOMEM;
+
+	st.funcs = calloc(p->nfuncs + 1, sizeof(*st.funcs));
+	hashmap__init(&st.index);
+	if (!st.funcs || !exact)
+		goto out;
+	for (i = 0, err = 0; i < p->ntargets && !err; i++) {
+		const struct profile_target *pp = &p->targets[i];
+
+		if (!pp->ncalls) {
+			err = stats__add_samples(&st, p, pp, &serial);
+			continue;
+		}
+		err = stats__add_calls(&st, pp);
+		for (j = 0; j < pp->ncalls; j++)
+			exact[pp->calls[j].func] = true;
+	}
+	if (err)
+		goto out;
+	if (st.nedges)	/* no edge: st.edges is NULL, which qsort must not see */
+		qsort(st.edges, st.nedges, sizeof(*st.edges), cmp_edge);
+	err = write_stats(f, p, &st, exact);
+	if (!err && ferror(f))
+		err = -EIO;
+out:
+	free(st.funcs);
+	free(st.edges);
+	free(exact);
+	hashmap__free(&st.index);
+	return err;
+}
+
+const struct report_writer report_pstats = {
+	.name = "pstats",
+	.exts = { ".pstats", ".prof" },
+	.write = write_pstats,
+};

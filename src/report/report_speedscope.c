@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
+ * every frame once in a shared table, then one "sampled" profile per thread
+ * of each process, its distinct stacks (root first) weighted by sample count.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/report.h"
+
+static void write_frames(FILE *f, const struct profile *p)
+{
+	size_t i;
+
+	fputs("\"shared\": {\"frames\": [", f);
+	for (i = 0; i < p->nframes; i++) {
+		const struct profile_frame *fr = &p->frames[i];
+		const struct profile_func *fn = &p->funcs[fr->func];
+
+		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
+		json_string(f, fn->qualname);
+		if (fn->file[0]) {
+			fputs(", \"file\": ", f);
+			json_string(f, fn->file);
+		}
+		if (fr->line > 0)
+			fprintf(f, ", \"line\": %d", fr->line);
+		fputc('}', f);
+	}
+	fputs("]},\n", f);
+}
+
+static const char *thread_name(const struct profile_target *pp, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < pp->nthreads; i++)
+		if (pp->threads[i].tid == tid)
+			return pp->threads[i].name[0] ? pp->threads[i].name : "?";
+	return "?";
+}
+
+/* One profile: the stacks of thread tid. */
+static void write_thread(FILE *f, const struct profile *p, const struct profile_target *pp,
+			 uint32_t tid)
+{
+	uint64_t total = 0;
+	char name[256];
+	size_t i, k, n = 0;
+
+	for (i = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].tid == tid && pp->stacks[i].nframes)
+			total += pp->stacks[i].count;
+	snprintf(name, sizeof(name), "pid %d (%s) thread %u (%s)", pp->pid, pp->comm, tid,
+		 thread_name(pp, tid));
+	fputs("  {\"type\": \"sampled\", \"name\": ", f);
+	json_string(f, name);
+	fprintf(f, ", \"unit\": \"none\", \"startValue\": 0, \"endValue\": %llu,\n   \"samples\": [",
+		(unsigned long long)total);
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+
+		if (s->tid != tid || !s->nframes)
+			continue;
+		fputs(n++ ? ",\n    [" : "\n    [", f);
+		for (k = s->nframes; k-- > 0;)
+			fprintf(f, "%u%s", s->frames[k], k ? ", " : "");
+		fputc(']', f);
+	}
+	fputs("],\n   \"weights\": [", f);
+	for (i = 0, n = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].tid == tid && pp->stacks[i].nframes)
+			fprintf(f, "%s%llu", n++ ? ", " : "", (unsigned long long)pp->stacks[i].count);
+	fputs("]}", f);
+}
+
+static int write_speedscope(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	size_t i, j, nprofiles = 0;
+	char name[320], counts[200];
+	struct hashmap tids;
+
+	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n", f);
+	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s", p->mode,
+		 p->frequency_hz, report_counts(p, counts, sizeof(counts)));
+	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": ", o->tool_version);
+	json_string(f, name);
+	fputs(", \"activeProfileIndex\": 0,\n", f);
+	write_frames(f, p);
+	fputs("\"profiles\": [", f);
+	for (i = 0; i < p->ntargets; i++) {
+		const struct profile_target *pp = &p->targets[i];
+
+		/* Threads in the order of their first stack; a thread with none has no profile. */
+		hashmap__init(&tids);
+		for (j = 0; j < pp->nstacks; j++) {
+			if (hashmap__find(&tids, pp->stacks[j].tid))
+				continue;
+			if (hashmap__set(&tids, pp->stacks[j].tid, 1)) {
+				hashmap__free(&tids);
+				return -ENOMEM;
+			}
+			fputs(nprofiles++ ? ",\n" : "\n", f);
+			write_thread(f, p, pp, pp->stacks[j].tid);
+		}
+		hashmap__free(&tids);
+	}
+	fputs("]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct report_writer report_speedscope = {
+	.name = "speedscope",
+	.exts = { ".speedscope.json", ".speedscope" },
+	.write = write_speedscope,
+};

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The default report: a header with the honest counts, then per process the
+ * functions by self time, the hottest lines with their source text, and for
+ * the hottest functions a line-by-line table like line_profiler's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/report.h"
+#include "target/source.h"
+
+#define NAME_MIN 8
+#define NAME_MAX 48
+
+/* Widens the function column w to fit name, within bounds. */
+static int fit_name(int w, const char *name)
+{
+	int len = strlen(name);
+
+	return len <= w ? w : len > NAME_MAX ? NAME_MAX : len;
+}
+
+/* "file.py:12" with the path shortened from the left to fit width. */
+static void print_location(FILE *f, const char *file, int line, int width)
+{
+	char loc[4096];
+	int n;
+
+	if (line > 0)
+		n = snprintf(loc, sizeof(loc), "%s:%d", file, line);
+	else if (file[0])
+		n = snprintf(loc, sizeof(loc), "%s:?", file);	/* an instruction with no line */
+	else
+		n = snprintf(loc, sizeof(loc), "?");
+	if (n > width && width > 3)
+		fprintf(f, "...%-*s", width - 3, loc + n - (width - 3));
+	else
+		fprintf(f, "%-*s", width, loc);
+}
+
+static void print_functions(FILE *f, const struct profile *p, const struct profile_target *pp,
+			    const struct report_opts *o)
+{
+	struct func_stat *st;
+	size_t n, i, shown;
+	int w;
+
+	if (profile_target__func_stats(p, pp, &st, &n)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	shown = n < o->top_functions ? n : o->top_functions;
+	for (i = 0, w = NAME_MIN; i < shown; i++)
+		w = fit_name(w, p->funcs[st[i].func].qualname);
+	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", shown, n);
+	fprintf(f, "    self%%  total%%   self s  total s  %-*s  %s\n", w, "function", "location");
+	for (i = 0; i < shown; i++) {
+		const struct profile_func *fn = &p->funcs[st[i].func];
+
+		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ", report_pct(st[i].self,
+			pp->samples), report_pct(st[i].total, pp->samples),
+			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
+			fn->qualname);
+		print_location(f, fn->file, fn->firstline, 0);
+		fputc('\n', f);
+	}
+	free(st);
+}
+
+static void print_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
+			const struct report_opts *o)
+{
+	struct line_stat *st;
+	char src[160];
+	size_t n, i, shown;
+	int w;
+
+	if (profile_target__line_stats(p, pp, &st, &n)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	shown = n < o->top_lines ? n : o->top_lines;
+	for (i = 0, w = NAME_MIN; i < shown; i++)
+		w = fit_name(w, p->funcs[p->frames[st[i].frame].func].qualname);
+	fprintf(f, "\n  Hottest lines (top %zu of %zu)\n", shown, n);
+	fprintf(f, "   samples   self%%  %-36s  %-*s  %s\n", "location", w, "function", "source");
+	for (i = 0; i < shown; i++) {
+		const struct profile_frame *fr = &p->frames[st[i].frame];
+		const struct profile_func *fn = &p->funcs[fr->func];
+
+		report_frame_source(p, pp, st[i].frame, src, sizeof(src));
+		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
+			report_pct(st[i].self, pp->samples));
+		print_location(f, fn->file, fr->line, 36);
+		if (src[0])
+			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, fn->qualname, src);
+		else
+			fprintf(f, "  %.*s\n", NAME_MAX, fn->qualname);
+	}
+	free(st);
+}
+
+#define SRC_WIDTH 160	/* source text shown per line */
+
+struct line_row {
+	int line;
+	uint64_t total, self;
+	size_t last;	/* stack index + 1 that last counted this line */
+};
+
+static int cmp_line_row(const void *a, const void *b)
+{
+	const struct line_row *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * Per line of func: samples with the function at that line (including what it
+ * called from there: a line's cost, as line_profiler measures it), and of
+ * those the ones where the line itself was running.
+ */
+static int func_lines(const struct profile *p, const struct profile_target *pp, uint32_t func,
+		      struct line_row **out, size_t *n)
+{
+	struct line_row *rows = NULL, *r;
+	size_t i, j, k, nrows = 0, cap = 0;
+
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+
+		for (j = 0; j < s->nframes; j++) {
+			const struct profile_frame *fr = &p->frames[s->frames[j]];
+
+			if (fr->func != func)
+				continue;
+			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
+				;
+			if (k == nrows) {
+				if (profile_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
+					free(rows);
+					return -ENOMEM;
+				}
+				rows[nrows++] = (struct line_row){ .line = fr->line };
+			}
+			r = &rows[k];
+			if (!j)
+				r->self += s->count;
+			if (r->last != i + 1) {	/* recursion: once per stack */
+				r->last = i + 1;
+				r->total += s->count;
+			}
+		}
+	}
+	if (nrows)	/* qsort wants a non-NULL array even for none */
+		qsort(rows, nrows, sizeof(*rows), cmp_line_row);
+	*out = rows;
+	*n = nrows;
+	return 0;
+}
+
+static void print_func_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
+			     const struct func_stat *fs)
+{
+	const struct profile_func *fn = &p->funcs[fs->func];
+	char *texts = NULL;
+	bool *found = NULL;
+	int *nums = NULL;
+	struct line_row *rows;
+	size_t n, i;
+	int changed, readable;
+
+	fprintf(f, "\n  Line by line: %s  ", fn->qualname);
+	print_location(f, fn->file, fn->firstline, 0);
+	fprintf(f, "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
+		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
+		report_pct(fs->self, fs->total));
+	if (func_lines(p, pp, fs->func, &rows, &n)) {
+		fprintf(f, "    (out of memory)\n");
+		return;
+	}
+	changed = report_source_changed(p, pp, fn->file);
+	readable = changed >= 0;
+	texts = calloc(n + 1, SRC_WIDTH);
+	found = calloc(n + 1, sizeof(*found));
+	nums = calloc(n + 1, sizeof(*nums));
+	if (!texts || !found || !nums) {
+		fprintf(f, "    (out of memory)\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		nums[i] = rows[i].line;
+	if (readable)
+		report_source_lines(p, pp, fn->file, nums, n, texts, SRC_WIDTH, found);
+	if (changed < 0)
+		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
+			source_strerror(changed));
+	else if (changed)
+		fprintf(f, "    source: %s was modified after the process started: the text "
+			"shown may not be what runs\n", fn->file);
+	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
+	for (i = 0; i < n; i++) {
+		const struct line_row *r = &rows[i];
+
+		const char *src = texts + i * SRC_WIDTH;
+
+		if (readable && !found[i] && r->line > 0)
+			src = "(no such line)";
+		if (r->line > 0)
+			fprintf(f, "    %5d", r->line);
+		else
+			fprintf(f, "        ?");
+		fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
+			report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
+			(unsigned long long)r->self);
+		fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
+	}
+out:
+	free(texts);
+	free(found);
+	free(nums);
+	free(rows);
+}
+
+static void print_line_report(FILE *f, const struct profile *p, const struct profile_target *pp,
+			      const struct report_opts *o)
+{
+	struct func_stat *st;
+	size_t n, i, shown = 0;
+
+	if (!o->line_report || profile_target__func_stats(p, pp, &st, &n))
+		return;
+	for (i = 0; i < n && shown < o->line_report; i++) {
+		if (p->funcs[st[i].func].unresolved)
+			continue;
+		print_func_lines(f, p, pp, &st[i]);
+		shown++;
+	}
+	free(st);
+}
+
+static void print_process(FILE *f, const struct profile *p, const struct profile_target *pp,
+			  const struct report_opts *o)
+{
+	size_t i;
+
+	if (pp->nspid != pp->pid)
+		fprintf(f, "\npid %d (pid %d in its namespace)  %s\n", pp->pid, pp->nspid,
+			pp->cmdline[0] ? pp->cmdline : pp->comm);
+	else
+		fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe, pp->exited ? " (exited during the run)"
+		: "");
+	fprintf(f, "  %llu samples (%.2f s of CPU); %llu truncated, %llu partial, %llu unresolved\n",
+		(unsigned long long)pp->samples, report_seconds(p, pp->samples),
+		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
+		(unsigned long long)pp->unresolved);
+	if (pp->nthreads) {
+		fprintf(f, "  threads:");
+		for (i = 0; i < pp->nthreads; i++)
+			fprintf(f, "%s %u %s (%llu)", i ? "," : "", pp->threads[i].tid,
+				pp->threads[i].name[0] ? pp->threads[i].name : "?",
+				(unsigned long long)pp->threads[i].samples);
+		fputc('\n', f);
+	}
+	if (!pp->samples) {
+		fprintf(f, "  no samples with Python code: the process was idle or ran only C code\n");
+	} else {
+		print_functions(f, p, pp, o);
+		print_lines(f, p, pp, o);
+		print_line_report(f, p, pp, o);
+		if (o->threads)
+			report_text_threads(f, p, pp, o);
+	}
+	report_usdt_text_proc(f, p, pp, o);
+	if (p->mem)
+		report_mem_text(f, p, pp, o);
+}
+
+static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	struct report_totals t = report_totals(p);
+	size_t i;
+
+	fprintf(f, "pybpfprof %s: %s profile, %zu process%s, %.2f s at %u Hz\n", o->tool_version,
+		p->mode, p->ntargets, p->ntargets == 1 ? "" : "es", p->duration_s, p->frequency_hz);
+	for (i = 0; i < p->ntargets; i++)
+		fprintf(f, "%s %d (Python %s, %s)%s", i ? "," : "pids:", p->targets[i].pid,
+			p->targets[i].python, p->targets[i].exe, i + 1 == p->ntargets ? "\n" : "");
+	fprintf(f, "samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
+		" (%llu partial; %llu ticks in threads without Python frames)\n",
+		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
+		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
+		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python);
+	if (p->counts.unreadable)
+		fprintf(f, "         %llu ticks whose innermost frame could not be read\n",
+			(unsigned long long)p->counts.unreadable);
+	/* only when the budget cost something: then some frames may lack a line or a name */
+	if (p->cache.evicted || p->cache.refused)
+		fprintf(f, "cache: %llu code objects evicted, %llu line tables refused (budget "
+			"%llu MiB)\n", (unsigned long long)p->cache.evicted,
+			(unsigned long long)p->cache.refused,
+			(unsigned long long)(p->cache.budget_bytes >> 20));
+	if (p->mem)
+		fprintf(f, "memory records: %llu dropped, %llu truncated, %llu events in threads "
+			"without Python frames\n", (unsigned long long)p->mem_counts.dropped,
+			(unsigned long long)p->mem_counts.truncated,
+			(unsigned long long)p->mem_counts.no_python);
+	report_usdt_text_counts(f, p);
+	for (i = 0; i < p->ntargets; i++)
+		print_process(f, p, &p->targets[i], o);
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct report_writer report_text = {
+	.name = "text",
+	.exts = { ".txt" },
+	.write = write_text,
+	.plain_text = true,
+};

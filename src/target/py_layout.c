@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per-version CPython layouts: the only place that knows struct offsets.
+ * 3.8-3.12 are tables: each number is the byte offset of the CPython struct
+ * field named beside it (x86_64, non-debug, GIL build), checked against DWARF
+ * of pyenv builds, the disassembly of Debian's binaries and live reads (see
+ * shared/design/cpython-internals.md sections 1-3). 3.13+ publish their own
+ * offsets in _Py_DebugOffsets at the start of _PyRuntime; those are read from
+ * the target and checked, never hard-coded.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "target/py_layout.h"
+
+const char py_supported_versions[] = "3.8 to 3.15";
+
+/* Fields of PyObject, str and bytes that no version between 3.8 and 3.15 moved. */
+#define OBJECT_COMMON                                                                              \
+	.tstate_interp = 16,	/* PyThreadState.interp */                                        \
+	.ob_type = 8,		/* PyObject.ob_type */                                            \
+	.bytes_size = 16,	/* PyVarObject.ob_size */                                         \
+	.bytes_data = 32	/* PyBytesObject.ob_sval */
+
+/* 3.8 and 3.9: PyFrameObject chain from tstate->frame, byte-based f_lasti, co_lnotab. */
+static const struct py_layout layout_38 = {
+	.bpf = {
+		.runtime_interp_head = 32,	/* _PyRuntimeState.interpreters.head */
+		.interp_next = 0,		/* PyInterpreterState.next */
+		.interp_threads_head = 8,	/* PyInterpreterState.tstate_head */
+		.tstate_next = 8,		/* PyThreadState.next */
+		.tstate_thread_id = 176,	/* PyThreadState.thread_id */
+		.tstate_frame = 24,		/* PyThreadState.frame */
+		.cframe_current_frame = PYPROF_NO_OFFSET,
+		.frame_code = 32,		/* PyFrameObject.f_code */
+		.frame_previous = 24,		/* PyFrameObject.f_back */
+		.frame_instr = 104,		/* PyFrameObject.f_lasti (int, bytes) */
+		.frame_owner = PYPROF_NO_OFFSET,
+		.frame_read_size = 112,		/* through f_lasti and f_lineno */
+		.code_filename = 104,		/* PyCodeObject.co_filename */
+		.code_name = 112,		/* PyCodeObject.co_name */
+		.code_qualname = 112,		/* no co_qualname before 3.11: co_name */
+		.code_linetable = 120,		/* PyCodeObject.co_lnotab */
+		.code_firstlineno = 40,		/* PyCodeObject.co_firstlineno */
+		.code_id_start = 40,
+		.code_id_size = 88,		/* co_firstlineno .. co_lnotab */
+		.code_adaptive = 0,
+		.str_length = 16,		/* PyASCIIObject.length */
+		.str_state = 32,		/* PyASCIIObject.state */
+		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
+		.instr_kind = PY_INSTR_LASTI,
+		.owner_skip_min = 0xff,
+	},
+	OBJECT_COMMON,
+	.code_read_size = 128,
+	.str_compact_data = 72,		/* sizeof(PyCompactUnicodeObject) */
+	.str_utf8_length = 48,		/* PyCompactUnicodeObject.utf8_length */
+	.str_utf8 = 56,			/* PyCompactUnicodeObject.utf8 */
+	.linetable = LINETABLE_LNOTAB,
+	.lasti_unit = 1,
+};
+
+/* 3.10: as 3.9 but f_lasti moved and counts 2-byte code units; co_linetable ranges. */
+static const struct py_layout layout_310 = {
+	.bpf = {
+		.runtime_interp_head = 32,	/* _PyRuntimeState.interpreters.head */
+		.interp_next = 0,		/* PyInterpreterState.next */
+		.interp_threads_head = 8,	/* PyInterpreterState.tstate_head */
+		.tstate_next = 8,		/* PyThreadState.next */
+		.tstate_thread_id = 176,	/* PyThreadState.thread_id */
+		.tstate_frame = 24,		/* PyThreadState.frame */
+		.cframe_current_frame = PYPROF_NO_OFFSET,
+		.frame_code = 32,		/* PyFrameObject.f_code */
+		.frame_previous = 24,		/* PyFrameObject.f_back */
+		.frame_instr = 96,		/* PyFrameObject.f_lasti (int, code units) */
+		.frame_owner = PYPROF_NO_OFFSET,
+		.frame_read_size = 104,		/* through f_lasti and f_lineno */
+		.code_filename = 104,		/* PyCodeObject.co_filename */
+		.code_name = 112,		/* PyCodeObject.co_name */
+		.code_qualname = 112,		/* no co_qualname before 3.11: co_name */
+		.code_linetable = 120,		/* PyCodeObject.co_linetable */
+		.code_firstlineno = 40,		/* PyCodeObject.co_firstlineno */
+		.code_id_start = 40,
+		.code_id_size = 88,		/* co_firstlineno .. co_linetable */
+		.code_adaptive = 0,
+		.str_length = 16,		/* PyASCIIObject.length */
+		.str_state = 32,		/* PyASCIIObject.state */
+		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
+		.instr_kind = PY_INSTR_LASTI,
+		.owner_skip_min = 0xff,
+	},
+	OBJECT_COMMON,
+	.code_read_size = 128,
+	.str_compact_data = 72,		/* sizeof(PyCompactUnicodeObject) */
+	.str_utf8_length = 48,		/* PyCompactUnicodeObject.utf8_length */
+	.str_utf8 = 56,			/* PyCompactUnicodeObject.utf8 */
+	.linetable = LINETABLE_310,
+	.lasti_unit = 2,
+};
+
+/* 3.11: _PyInterpreterFrame on the thread's data stack, reached through tstate->cframe. */
+static const struct py_layout layout_311 = {
+	.bpf = {
+		.runtime_interp_head = 40,	/* _PyRuntimeState.interpreters.head */
+		.interp_next = 0,		/* PyInterpreterState.next */
+		.interp_threads_head = 16,	/* PyInterpreterState.threads.head */
+		.tstate_next = 8,		/* PyThreadState.next */
+		.tstate_thread_id = 152,	/* PyThreadState.thread_id */
+		.tstate_frame = 56,		/* PyThreadState.cframe */
+		.cframe_current_frame = 8,	/* _PyCFrame.current_frame */
+		.frame_code = 32,		/* _PyInterpreterFrame.f_code */
+		.frame_previous = 48,		/* _PyInterpreterFrame.previous */
+		.frame_instr = 56,		/* _PyInterpreterFrame.prev_instr */
+		/* 3.11 has no C-stack shim frames: owner is 0-2 only, nothing to skip */
+		.frame_owner = PYPROF_NO_OFFSET,
+		.frame_read_size = 72,		/* sizeof(_PyInterpreterFrame) up to localsplus */
+		.code_filename = 112,		/* PyCodeObject.co_filename */
+		.code_name = 120,		/* PyCodeObject.co_name */
+		.code_qualname = 128,		/* PyCodeObject.co_qualname */
+		.code_linetable = 136,		/* PyCodeObject.co_linetable */
+		.code_firstlineno = 72,		/* PyCodeObject.co_firstlineno */
+		.code_id_start = 72,
+		.code_id_size = 72,		/* co_firstlineno .. co_linetable */
+		.code_adaptive = 184,		/* PyCodeObject.co_code_adaptive */
+		.str_length = 16,		/* PyASCIIObject.length */
+		.str_state = 32,		/* PyASCIIObject.state */
+		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
+		.instr_kind = PY_INSTR_PTR,
+		.owner_skip_min = 0xff,
+	},
+	OBJECT_COMMON,
+	.code_read_size = 184,			/* up to co_code_adaptive */
+	.str_compact_data = 72,			/* sizeof(PyCompactUnicodeObject) */
+	.str_utf8_length = 48,			/* PyCompactUnicodeObject.utf8_length */
+	.str_utf8 = 56,				/* PyCompactUnicodeObject.utf8 */
+	.linetable = LINETABLE_LOCATIONS,
+	.lasti_unit = 1,
+};
+
+/* 3.12: C-stack entry frames (owner 3) appear in the chain; str lost wstr (PEP 623). */
+static const struct py_layout layout_312 = {
+	.bpf = {
+		.runtime_interp_head = 40,	/* _PyRuntimeState.interpreters.head */
+		.interp_next = 0,		/* PyInterpreterState.next */
+		.interp_threads_head = 72,	/* PyInterpreterState.threads.head */
+		.tstate_next = 8,		/* PyThreadState.next */
+		.tstate_thread_id = 136,	/* PyThreadState.thread_id */
+		.tstate_frame = 56,		/* PyThreadState.cframe */
+		.cframe_current_frame = 0,	/* _PyCFrame.current_frame */
+		.frame_code = 0,		/* _PyInterpreterFrame.f_code */
+		.frame_previous = 8,		/* _PyInterpreterFrame.previous */
+		.frame_instr = 56,		/* _PyInterpreterFrame.prev_instr */
+		.frame_owner = 70,		/* _PyInterpreterFrame.owner */
+		.frame_read_size = 72,
+		.code_filename = 112,		/* PyCodeObject.co_filename */
+		.code_name = 120,		/* PyCodeObject.co_name */
+		.code_qualname = 128,		/* PyCodeObject.co_qualname */
+		.code_linetable = 136,		/* PyCodeObject.co_linetable */
+		.code_firstlineno = 68,		/* PyCodeObject.co_firstlineno */
+		.code_id_start = 68,
+		.code_id_size = 76,		/* co_firstlineno .. co_linetable */
+		.code_adaptive = 192,		/* PyCodeObject.co_code_adaptive */
+		.str_length = 16,		/* PyASCIIObject.length */
+		.str_state = 32,		/* PyASCIIObject.state */
+		.str_ascii_data = 40,		/* sizeof(PyASCIIObject) */
+		.instr_kind = PY_INSTR_PTR,
+		.owner_skip_min = 3,		/* FRAME_OWNED_BY_CSTACK */
+	},
+	OBJECT_COMMON,
+	.code_read_size = 192,			/* up to co_code_adaptive */
+	.str_compact_data = 56,			/* sizeof(PyCompactUnicodeObject) */
+	.str_utf8_length = 40,			/* PyCompactUnicodeObject.utf8_length */
+	.str_utf8 = 48,				/* PyCompactUnicodeObject.utf8 */
+	.linetable = LINETABLE_LOCATIONS,
+	.lasti_unit = 1,
+};
+
+int py_layout__for_version(uint32_t hexversion, struct py_layout *out)
+{
+	unsigned major = hexversion >> 24, minor = (hexversion >> 16) & 0xff;
+
+	if (major != 3)
+		return -ENOTSUP;
+	switch (minor) {
+	case 8:
+	case 9:
+		*out = layout_38;
+		return 0;
+	case 10:
+		*out = layout_310;
+		return 0;
+	case 11:
+		*out = layout_311;
+		return 0;
+	case 12:
+		*out = layout_312;
+		return 0;
+	case 13:
+	case 14:
+	case 15:
+		return -EAGAIN;	/* py_layout__from_debug_offsets() */
+	default:
+		return -ENOTSUP;
+	}
+}
+
+/*
+ * Where each needed value sits inside _Py_DebugOffsets (byte positions of its
+ * uint64 fields), per minor version: the struct is stable within a minor
+ * version and changes between them. Verified against 3.13.0/.5/.18,
+ * 3.14.8/.10 and 3.15.2 (cpython-internals.md section 5). The *_size
+ * positions hold the sizeof of the struct the group describes.
+ */
+struct debug_positions {
+	uint16_t runtime_size, interpreters_head;
+	uint16_t interp_size, interp_next, interp_threads_head;
+	uint16_t tstate_size, tstate_next, tstate_interp, tstate_current_frame, tstate_thread_id;
+	uint16_t frame_size, frame_previous, frame_executable, frame_instr_ptr, frame_owner;
+	uint16_t code_size, code_filename, code_name, code_qualname, code_linetable;
+	uint16_t code_firstlineno, code_adaptive;
+	uint16_t ob_type;
+	uint16_t bytes_size, bytes_sval;
+	uint16_t str_state, str_length, str_ascii_size, str_compact_size; /* 0: not published */
+	uint16_t total;
+};
+
+static const struct debug_positions debug_313 = {
+	24, 40, 48, 64, 72, 152, 168, 176, 184, 192, 224, 232, 240, 248, 264,
+	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584,
+};
+static const struct debug_positions debug_314 = {
+	24, 40, 48, 64, 72, 176, 192, 200, 208, 216, 248, 256, 264, 272, 288,
+	312, 320, 328, 336, 344, 352, 384, 408, 600, 608, 624, 632, 640, 0, 760,
+};
+static const struct debug_positions debug_315 = {
+	24, 40, 48, 64, 72, 176, 192, 200, 208, 240, 312, 320, 328, 336, 352,
+	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888,
+};
+
+/* PyObject_VAR_HEAD: ob_refcnt, ob_type, ob_size. A code object's own fields follow it. */
+#define VAR_HEAD_SIZE 24
+/* PyCompactUnicodeObject when the table does not say (3.12+: PyASCIIObject + 16). */
+#define STR_COMPACT_SIZE 56
+
+/* off + width <= size, whatever off is: no addition that can wrap. */
+static bool fits(uint64_t off, uint64_t width, uint64_t size)
+{
+	return off <= size && width <= size - off;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Reading one table: its bytes, and the first failed check (why names the
+ * field). After a failure the later checks keep quiet, so the first one
+ * stays the reason.
+ */
+struct dbg {
+	const uint8_t *buf;
+	char *why;
+	size_t whylen;
+	bool bad;
+};
+
+static uint64_t u64_at(const uint8_t *buf, uint16_t pos)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + pos, sizeof(v));
+	return v;
+}
+
+static void dbg_fail(struct dbg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void dbg_fail(struct dbg *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g->bad)
+		return;
+	g->bad = true;
+	va_start(ap, fmt);
+	vsnprintf(g->why, g->whylen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The offset at table position pos, named name: a field of width bytes that
+ * must lie in bytes [lo, end) of the struct what. end is already the
+ * smallest of the struct's declared size, what pybpfprof reads of it and
+ * what the field it goes to can hold, so a value that passes fits them all.
+ */
+static uint64_t dbg_field(struct dbg *g, uint16_t pos, const char *name, unsigned width,
+			  uint64_t lo, uint64_t end, const char *what)
+{
+	uint64_t v = u64_at(g->buf, pos);
+
+	if (v < lo || !fits(v, width, end))
+		dbg_fail(g, "%s = 0x%" PRIx64 ": its %u bytes are not within bytes [%" PRIu64
+			 ", %" PRIu64 ") of %s", name, v, width, lo, end, what);
+	return v;
+}
+
+/* A size at table position pos, which must lie in [lo, hi]. */
+static uint64_t dbg_size(struct dbg *g, uint16_t pos, const char *name, uint64_t lo, uint64_t hi,
+			 const char *what)
+{
+	uint64_t v = u64_at(g->buf, pos);
+
+	if (v < lo || v > hi)
+		dbg_fail(g, "%s = 0x%" PRIx64 ": not %" PRIu64 " to %" PRIu64 " bytes (%s)", name, v,
+			 lo, hi, what);
+	return v;
+}
+
+/* A value every default build has: pybpfprof relies on it elsewhere. */
+static void dbg_fixed(struct dbg *g, uint16_t pos, const char *name, uint64_t want)
+{
+	uint64_t v = u64_at(g->buf, pos);
+
+	if (v != want)
+		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported build has %" PRIu64, name, v, want);
+}
+
+int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
+				 struct py_layout *out, char *why, size_t whylen)
+{
+	unsigned minor = (hexversion >> 16) & 0xff;
+	const struct debug_positions *d;
+	struct dbg g = { buf, why, whylen, false };
+	uint64_t version, rsize, isize, tsize, fsize, csize, adaptive, first, id_lim, id_end;
+	uint64_t ptrs[4], ascii, compact;
+	struct py_layout L = {};
+	struct py_offsets *o = &L.bpf;
+	const char *runtime = "_PyRuntimeState (its declared size, 16 bits at most)";
+	const char *interp = "PyInterpreterState (its declared size, 16 bits at most)";
+	const char *tstate = "PyThreadState (its declared size, 16 bits at most)";
+	const char *code_id = "PyCodeObject's identity fields";
+	char check[160];
+	size_t i;
+
+	d = minor == 13 ? &debug_313 : minor == 14 ? &debug_314 : minor == 15 ? &debug_315 : NULL;
+	if (!d || !buf || len < d->total) {
+		snprintf(why, whylen, "no _Py_DebugOffsets layout for Python 3.%u", minor);
+		return -ENOTSUP;
+	}
+	if (memcmp(buf, "xdebugpy", 8)) {
+		snprintf(why, whylen, "_Py_DebugOffsets cookie missing at the start of _PyRuntime");
+		return -EPROTO;
+	}
+	version = u64_at(buf, 8);
+	if ((version >> 16) != (hexversion >> 16)) {
+		snprintf(why, whylen, "_Py_DebugOffsets says version 0x%" PRIx64 ", the binary 0x%x",
+			 version, hexversion);
+		return -EPROTO;
+	}
+	if (u64_at(buf, 16)) {
+		snprintf(why, whylen, "free-threaded builds are not supported");
+		return -ENOTSUP;
+	}
+
+	/*
+	 * Structs pybpfprof only reads single words of, in the target (by BPF
+	 * and by the live check): their offsets must lie in the declared size
+	 * and fit a 16-bit field, below PYPROF_NO_OFFSET.
+	 */
+	rsize = min_u64(u64_at(buf, d->runtime_size), PYPROF_NO_OFFSET);
+	isize = min_u64(u64_at(buf, d->interp_size), PYPROF_NO_OFFSET);
+	tsize = min_u64(u64_at(buf, d->tstate_size), PYPROF_NO_OFFSET);
+	o->runtime_interp_head = dbg_field(&g, d->interpreters_head,
+					   "runtime_state.interpreters_head", 8, 0, rsize, runtime);
+	o->interp_next = dbg_field(&g, d->interp_next, "interpreter_state.next", 8, 0, isize,
+				   interp);
+	o->interp_threads_head = dbg_field(&g, d->interp_threads_head,
+					   "interpreter_state.threads_head", 8, 0, isize, interp);
+	o->tstate_next = dbg_field(&g, d->tstate_next, "thread_state.next", 8, 0, tsize, tstate);
+	L.tstate_interp = dbg_field(&g, d->tstate_interp, "thread_state.interp", 8, 0, tsize,
+				    tstate);
+	o->tstate_frame = dbg_field(&g, d->tstate_current_frame, "thread_state.current_frame", 8, 0,
+				    tsize, tstate);
+	o->tstate_thread_id = dbg_field(&g, d->tstate_thread_id, "thread_state.thread_id", 8, 0,
+					tsize, tstate);
+
+	/* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
+	fsize = dbg_size(&g, d->frame_size, "interpreter_frame.size", 8, PYPROF_FRAME_READ,
+			 "what pybpfprof reads of a frame");
+	fsize = min_u64(fsize, PYPROF_FRAME_READ);
+	o->frame_previous = dbg_field(&g, d->frame_previous, "interpreter_frame.previous", 8, 0,
+				      fsize, "_PyInterpreterFrame");
+	o->frame_code = dbg_field(&g, d->frame_executable, "interpreter_frame.executable", 8, 0,
+				  fsize, "_PyInterpreterFrame");
+	o->frame_instr = dbg_field(&g, d->frame_instr_ptr, "interpreter_frame.instr_ptr", 8, 0,
+				   fsize, "_PyInterpreterFrame");
+	o->frame_owner = dbg_field(&g, d->frame_owner, "interpreter_frame.owner", 1, 0, fsize,
+				   "_PyInterpreterFrame");
+	o->frame_read_size = fsize;
+
+	/*
+	 * The code object: userspace reads its head up to co_code_adaptive (at
+	 * most PY_CODE_HEAD_READ bytes), and BPF its identity prefix, from
+	 * co_firstlineno, at most PY_CODE_ID_READ bytes. Every field lies after
+	 * the object header and before the bytecode; the four pointers inside
+	 * the prefix. BPF reads co_firstlineno (an int) as a word.
+	 */
+	csize = dbg_size(&g, d->code_size, "code_object.size", VAR_HEAD_SIZE + 8, PY_CODE_HEAD_READ,
+			 "what pybpfprof reads of a code object");
+	csize = min_u64(csize, PY_CODE_HEAD_READ);
+	adaptive = dbg_size(&g, d->code_adaptive, "code_object.co_code_adaptive", VAR_HEAD_SIZE + 8,
+			    csize, "the code object's fields before its bytecode");
+	adaptive = min_u64(adaptive, csize);
+	first = dbg_field(&g, d->code_firstlineno, "code_object.firstlineno", 8, VAR_HEAD_SIZE,
+			  adaptive, "PyCodeObject before co_code_adaptive");
+	first = min_u64(first, adaptive);
+	id_lim = min_u64(adaptive, first + PY_CODE_ID_READ);
+	ptrs[0] = dbg_field(&g, d->code_filename, "code_object.filename", 8, first, id_lim, code_id);
+	ptrs[1] = dbg_field(&g, d->code_name, "code_object.name", 8, first, id_lim, code_id);
+	ptrs[2] = dbg_field(&g, d->code_qualname, "code_object.qualname", 8, first, id_lim, code_id);
+	ptrs[3] = dbg_field(&g, d->code_linetable, "code_object.linetable", 8, first, id_lim,
+			    code_id);
+	id_end = first + 8;
+	for (i = 0; i < 4; i++)
+		if (!g.bad && ptrs[i] + 8 > id_end)	/* ptrs[i] < id_lim <= 2^9 here */
+			id_end = ptrs[i] + 8;
+
+	/* Objects pybpfprof decodes the same way in every version. */
+	dbg_fixed(&g, d->ob_type, "pyobject.ob_type", 8);
+	dbg_fixed(&g, d->bytes_size, "bytes_object.ob_size", 16);
+	dbg_fixed(&g, d->bytes_sval, "bytes_object.ob_sval", 32);
+	dbg_fixed(&g, d->str_length, "unicode_object.length", 16);
+	dbg_fixed(&g, d->str_state, "unicode_object.state", 32);
+	/* ASCII text starts after the 32-bit state, and PY_NAME_TEXT of it fit in PY_STR_READ. */
+	ascii = dbg_size(&g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
+			 16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
+	compact = STR_COMPACT_SIZE;
+	if (d->str_compact_size)
+		compact = dbg_size(&g, d->str_compact_size, "unicode_object.compactunicodeobject_size",
+				   ascii, PY_STR_HEAD_READ, "what pybpfprof reads of a str");
+	if (g.bad)
+		return -EBADMSG;
+
+	/* Every value is in range now: the narrowing below keeps it whole. */
+	o->cframe_current_frame = PYPROF_NO_OFFSET;
+	o->code_filename = ptrs[0];
+	o->code_name = ptrs[1];
+	o->code_qualname = ptrs[2];
+	o->code_linetable = ptrs[3];
+	o->code_firstlineno = first;
+	o->code_adaptive = adaptive;
+	o->code_id_start = first;
+	o->code_id_size = id_end - first;
+	o->str_length = 16;
+	o->str_state = 32;
+	o->str_ascii_data = ascii;
+	o->instr_kind = PY_INSTR_PTR;
+	/* 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14+: FRAME_OWNED_BY_INTERPRETER = 3 (and above). */
+	o->owner_skip_min = 3;
+	/* 3.14+ f_executable is a _PyStackRef: the low two bits are tags. */
+	o->code_tag_mask = minor >= 14 ? 3 : 0;
+	L.ob_type = 8;
+	L.bytes_size = 16;
+	L.bytes_data = 32;
+	L.code_read_size = adaptive;
+	L.str_compact_data = compact;
+	L.str_utf8_length = 40;	/* PyCompactUnicodeObject.utf8_length (3.12+) */
+	L.str_utf8 = 48;	/* PyCompactUnicodeObject.utf8 (3.12+) */
+	L.linetable = LINETABLE_LOCATIONS;
+	L.lasti_unit = 1;
+	/* The checks above imply the invariant; a slip in them must not reach BPF. */
+	if (py_layout__check(&L, check, sizeof(check))) {
+		snprintf(why, whylen, "the layout from _Py_DebugOffsets fails a check: %s", check);
+		return -EBADMSG;
+	}
+	*out = L;
+	return 0;
+}
+
+/* Names the first field of a layout that fails its bound. */
+struct lcheck {
+	char *why;
+	size_t whylen;
+	bool bad;
+};
+
+/* Field name = off, width bytes wide, must lie in bytes [lo, end) of a buffer. */
+static void lc_in(struct lcheck *c, const char *name, uint64_t off, unsigned width, uint64_t lo,
+		  uint64_t end, const char *buffer)
+{
+	if (c->bad || (off >= lo && fits(off, width, end)))
+		return;
+	c->bad = true;
+	snprintf(c->why, c->whylen, "%s = %" PRIu64 ": its %u bytes are not within bytes [%" PRIu64
+		 ", %" PRIu64 ") of %s", name, off, width, lo, end, buffer);
+}
+
+int py_layout__check(const struct py_layout *L, char *why, size_t whylen)
+{
+	const struct py_offsets *o = &L->bpf;
+	struct lcheck c = { why, whylen, false };
+	uint64_t id_end = (uint64_t)o->code_id_start + o->code_id_size;
+
+	/* The frame buffer, read by BPF (walk_step) and userspace (first_code). */
+	lc_in(&c, "frame_read_size", o->frame_read_size, 0, 8, PYPROF_FRAME_READ, "a frame read");
+	lc_in(&c, "frame_code", o->frame_code, 8, 0, o->frame_read_size, "a frame read");
+	lc_in(&c, "frame_previous", o->frame_previous, 8, 0, o->frame_read_size, "a frame read");
+	lc_in(&c, "frame_instr", o->frame_instr, 8, 0, o->frame_read_size, "a frame read");
+	if (o->frame_owner != PYPROF_NO_OFFSET)
+		lc_in(&c, "frame_owner", o->frame_owner, 1, 0, o->frame_read_size, "a frame read");
+	/* The code object's head (read_code) and identity prefix (BPF and code_identity). */
+	lc_in(&c, "code_read_size", L->code_read_size, 0, VAR_HEAD_SIZE, PY_CODE_HEAD_READ,
+	      "a code object read");
+	lc_in(&c, "ob_type", L->ob_type, 8, 0, L->code_read_size, "a code object read");
+	lc_in(&c, "code_id_size", o->code_id_size, 0, 8, PY_CODE_ID_READ, "an identity read");
+	lc_in(&c, "code_id_start", o->code_id_start, 0, 0,
+	      L->code_read_size - min_u64(o->code_id_size, L->code_read_size),
+	      "a code object read");
+	lc_in(&c, "code_firstlineno", o->code_firstlineno, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	lc_in(&c, "code_filename", o->code_filename, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	lc_in(&c, "code_name", o->code_name, 8, o->code_id_start, id_end, "the identity prefix");
+	lc_in(&c, "code_qualname", o->code_qualname, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	lc_in(&c, "code_linetable", o->code_linetable, 8, o->code_id_start, id_end,
+	      "the identity prefix");
+	/* A str: PY_STR_READ bytes from its length (code_identity), its head (remote_read_str). */
+	lc_in(&c, "str_compact_data", L->str_compact_data, 0, 0, PY_STR_HEAD_READ, "a str read");
+	lc_in(&c, "str_length", o->str_length, 8, 0, L->str_compact_data, "a str head read");
+	lc_in(&c, "str_state", o->str_state, 4, o->str_length,
+	      min_u64(L->str_compact_data, (uint64_t)o->str_length + PY_STR_READ), "a str read");
+	lc_in(&c, "str_ascii_data", o->str_ascii_data, PY_NAME_TEXT, o->str_length,
+	      (uint64_t)o->str_length + PY_STR_READ, "a str read");
+	if (!c.bad && (o->instr_kind > PY_INSTR_PTR || L->linetable > LINETABLE_LOCATIONS ||
+		       L->lasti_unit < 1 || L->lasti_unit > 2)) {
+		c.bad = true;
+		snprintf(why, whylen, "instr_kind %u, linetable kind %d or lasti_unit %d unknown",
+			 o->instr_kind, (int)L->linetable, L->lasti_unit);
+	}
+	return c.bad ? -EBADMSG : 0;
+}
+
+void py_version_str(uint32_t hexversion, char *buf, size_t len)
+{
+	static const char *levels[16] = { [0xa] = "a", [0xb] = "b", [0xc] = "rc" };
+	unsigned level = (hexversion >> 4) & 0xf, serial = hexversion & 0xf;
+
+	if (level == 0xf || !levels[level])
+		snprintf(buf, len, "%u.%u.%u", hexversion >> 24, (hexversion >> 16) & 0xff,
+			 (hexversion >> 8) & 0xff);
+	else
+		snprintf(buf, len, "%u.%u.%u%s%u", hexversion >> 24, (hexversion >> 16) & 0xff,
+			 (hexversion >> 8) & 0xff, levels[level], serial);
+}

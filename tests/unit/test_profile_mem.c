@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The memory model (--mem) and its writers: bytes per kind added to stacks,
+ * by-line and by-function summaries (a recursive function's total counted
+ * once per stack), the peak stack, and the text, JSON and SVG output of a
+ * hand-built profile against golden files (UPDATE_GOLDEN=1 rewrites them).
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <errno.h>
+
+#include <argp.h>
+#include "cli/config.h"
+#include "report/report.h"
+#include "golden.h"
+#include "cli_args.h"
+
+#define MIB (1024 * 1024ULL)
+
+struct ids {
+	uint32_t big[2], keep[2], rec[3];
+};
+
+static void build(struct profile *p, struct ids *id)
+{
+	struct profile_target *a;
+	uint32_t fmain, fgrow, frec;
+	int i;
+
+	profile__init(p, "cpu+mem", 99);
+	p->mem = true;
+	p->mem_period = 64;
+	p->mem_alloc = true;
+	p->alloc_period = 512 * 1024;
+	p->page_size = 4096;
+	p->duration_s = 1.0;
+	/* Memory records' own losses, apart from the CPU samples' (which stay 0). */
+	p->mem_counts.dropped = 3;
+	p->mem_counts.truncated = 2;
+	p->mem_counts.no_python = 5;
+	a = profile__add_target(p, 7, "/usr/bin/python3.11", "python3 grow.py", "python3", "3.11.2");
+	fmain = profile__func(p, "main", "/nonexistent/grow.py", 20, false);
+	fgrow = profile__func(p, "grow", "/nonexistent/grow.py", 10, false);
+	frec = profile__func(p, "rec<&>", "/nonexistent/grow.py", 30, false);
+	id->big[0] = profile__frame(p, fgrow, 11);
+	id->big[1] = profile__frame(p, fmain, 21);
+	id->keep[0] = profile__frame(p, fgrow, 12);
+	id->keep[1] = id->big[1];
+	/* rec -> rec -> main: rec's total must count this stack once */
+	id->rec[0] = profile__frame(p, frec, 31);
+	id->rec[1] = profile__frame(p, frec, 32);
+	id->rec[2] = profile__frame(p, fmain, 22);
+	for (i = 0; i < 10; i++) {
+		double t = 0.1 * i;
+
+		assert_int_equal(profile_target__add_rss(a, t, (100 + 30 * i) * MIB), 0);
+		assert_true(profile_target__add_mem(a, PROFILE_MEM_MAPPED, id->big, 2, 200 * MIB,
+						       t + 0.01, false) >= 0);
+		assert_true(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->big, 2,
+						       256 * 1024 * 800, t + 0.02, i == 6) >= 0);
+		assert_true(profile_target__add_mem(a, PROFILE_MEM_UNMAPPED, id->keep, 2,
+						       190 * MIB, t + 0.03, false) >= 0);
+	}
+	assert_true(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->rec, 3, 256 * 1024,
+					       0.5, false) >= 0);
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->keep, 0, 1, 0.5, false),
+			 -EINVAL);
+	/* a stack seen before keeps its index */
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_ALLOCATED, id->keep, 2, 5 * MIB, 0.9,
+					       false), 1);
+	a->mem.stacks[1].bytes[PROFILE_MEM_LIVE] = 5 * MIB;
+}
+
+static void test_model(void **state)
+{
+	uint64_t tot[PROFILE_MEM_NKINDS];
+	struct mem_line_stat *ls;
+	struct mem_func_stat *fs;
+	struct profile p;
+	struct ids id;
+	size_t n, i;
+
+	(void)state;
+	build(&p, &id);
+	struct profile_target *a = &p.targets[0];
+
+	assert_int_equal(a->mem.nstacks, 3);
+	profile_target__mem_totals(a, tot);
+	assert_int_equal(tot[PROFILE_MEM_TOUCHED], 10 * 256 * 1024 * 800ULL + 256 * 1024);
+	assert_int_equal(tot[PROFILE_MEM_MAPPED], 2000 * MIB);
+	assert_int_equal(tot[PROFILE_MEM_UNMAPPED], 1900 * MIB);
+	assert_int_equal(a->mem.peak_stack, 1);	/* the big stack, first added */
+	assert_true(a->mem.peak_t_s > 0.61 && a->mem.peak_t_s < 0.63);
+	assert_int_equal(a->mem.peak_rss, 370 * MIB);
+	assert_int_equal(a->mem.nevents, 32);
+
+	assert_int_equal(profile_target__mem_line_stats(&p, a, &ls, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(ls[0].frame, id.big[0]);	/* most touched first */
+	assert_int_equal(ls[1].frame, id.rec[0]);
+	assert_int_equal(ls[2].frame, id.keep[0]);
+	assert_int_equal(ls[2].self[PROFILE_MEM_UNMAPPED], 1900 * MIB);
+	free(ls);
+
+	assert_int_equal(profile_target__mem_func_stats(&p, a, &fs, &n), 0);
+	assert_int_equal(n, 3);
+	for (i = 0; i < n; i++) {
+		const char *name = p.funcs[fs[i].func].qualname;
+
+		if (!strcmp(name, "rec<&>")) {
+			assert_int_equal(fs[i].self[PROFILE_MEM_TOUCHED], 256 * 1024);
+			assert_int_equal(fs[i].total[PROFILE_MEM_TOUCHED], 256 * 1024);
+		} else if (!strcmp(name, "main")) {
+			assert_int_equal(fs[i].self[PROFILE_MEM_TOUCHED], 0);
+			assert_int_equal(fs[i].total[PROFILE_MEM_TOUCHED], tot[PROFILE_MEM_TOUCHED]);
+			assert_int_equal(fs[i].total[PROFILE_MEM_MAPPED], 2000 * MIB);
+		} else {
+			assert_string_equal(name, "grow");
+			assert_int_equal(fs[i].self[PROFILE_MEM_UNMAPPED], 1900 * MIB);
+		}
+	}
+	assert_string_equal(p.funcs[fs[0].func].qualname, "grow");
+	free(fs);
+	profile__free(&p);
+}
+
+static void check_golden(const struct report_writer *w, const char *name)
+{
+	struct report_opts o = { .top_functions = 20, .top_lines = 20, .tool_version = "0.1.0" };
+	struct profile p;
+	struct ids id;
+
+	build(&p, &id);
+	golden_check(w, &p, &o, name);
+	profile__free(&p);
+}
+
+static void test_text_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_text, "mem_report.txt");
+}
+
+static void test_json_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_json, "mem_report.json");
+}
+
+static void test_svg_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_mem_svg, "mem_timeline.svg");
+}
+
+static void test_folded_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_mem_folded, "mem_stacks.folded");
+}
+
+/* The memory options: modes, periods, files that imply --mem, and refusals. */
+static void test_options(void **state)
+{
+	char *none[] = { "pybpfprof", "-p", "1", NULL };
+	char *mem[] = { "pybpfprof", "-p", "1", "--mem", NULL };
+	char *alloc[] = { "pybpfprof", "-p", "1", "--mem=alloc", "--alloc-period", "4096",
+			  "--mem-period", "8", NULL };
+	char *timeline[] = { "pybpfprof", "-p", "1", "--mem-timeline", "r.svg", "--mem-folded",
+			     "m.folded", NULL };
+	char *bad_mode[] = { "pybpfprof", "-p", "1", "--mem=heap", NULL };
+	char *bad_period[] = { "pybpfprof", "-p", "1", "--mem-period", "0", NULL };
+	char *bad_alloc[] = { "pybpfprof", "-p", "1", "--alloc-period", "-1", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(none), none, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_OFF);
+	assert_int_equal(cfg.mem_period, 64);
+	assert_int_equal(cfg.alloc_period, 512 * 1024);
+	assert_int_equal(parse(ARGC(mem), mem, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_int_equal(parse(ARGC(alloc), alloc, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_ALLOC);
+	assert_int_equal(cfg.alloc_period, 4096);
+	assert_int_equal(cfg.mem_period, 8);
+	assert_int_equal(parse(ARGC(timeline), timeline, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_string_equal(cfg.mem_timeline, "r.svg");
+	assert_string_equal(cfg.mem_folded, "m.folded");
+	expect_error(bad_mode, ARGC(bad_mode), "--mem 'heap'");
+	expect_error(bad_period, ARGC(bad_period), "--mem-period '0'");
+	expect_error(bad_alloc, ARGC(bad_alloc), "--alloc-period '-1'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_text_golden),
+		cmocka_unit_test(test_json_golden),
+		cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_folded_golden),
+		cmocka_unit_test(test_options),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
