@@ -1,11 +1,23 @@
 # --mem: memory growth by Python line from page faults and memory system
-# calls. Loaded into run.py's namespace (see the bottom of run.py).
+# calls.
 #
 # Ground truth: the workloads allocate known sizes on known lines through
 # paths whose system calls are known (glibc's mmap threshold, the mmap
 # module), so mapped bytes are exact multiples of a known size and touched
 # bytes (sampled page faults) must agree with them.
+
+import json
+import os
+import tempfile
+import time
 import xml.etree.ElementTree as ET
+
+from pathlib import Path
+
+from harness import (Fail, RUN_SLACK, Reaper, TARGETS, Workloads, check, cpu_seconds,
+                     expect_error, interpreter, interrupt_profiler, per_build, process,
+                     profile_json, run_profiler, source_line, test)
+
 
 MIB = 1 << 20
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -13,16 +25,8 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 # headers, rounded up to a page: 200 MiB + 4 KiB. Likewise 5 MiB + 4 KiB.
 BIG_MAP = 200 * MIB + 4096
 KEEP_MAP = 5 * MIB + 4096
+# The static Debian build, pyenv's shared-libpython build, a chrooted 3.13.
 MEM_BUILDS = ("debian", "pyenv", "trixie313")
-
-
-def mem_builds(fn):
-    # The static Debian build, pyenv's shared-libpython build, a chrooted 3.13.
-    for build in MEM_BUILDS:
-        def bound(build=build):
-            return fn(build)
-        TESTS.append((f"{fn.__name__}_{build}", bound))
-    return fn
 
 
 def mem_section(rep, pid):
@@ -52,7 +56,7 @@ def mem_line(mem, script_path, line, qualname=None):
             for k in ("touched", "mapped", "unmapped", "bytes", "allocated", "live")}
 
 
-@mem_builds
+@per_build(builds=MEM_BUILDS)
 def mem_growth(build):
     py = interpreter(build)
     big_n, big_text = source_line("mem_grow.py", "# big line")
@@ -222,7 +226,7 @@ def mem_error_usage():
     return "bad period, bad mode and unwritable timeline refused"
 
 
-@mem_builds
+@per_build(builds=MEM_BUILDS)
 def mem_alloc_leak(build):
     """--mem=alloc: the 5 MiB kept per round is the top live line at the end;
     the 200 MiB object built and dropped on another line is not live."""

@@ -1,8 +1,23 @@
 # Many processes (issue 5): -a, launch mode, --subprocesses, short-lived
-# processes. Exec'd into run.py's namespace (see the bottom of run.py).
+# processes.
 #
 # -a sees every Python on the host, including other test runs in parallel:
 # every assertion here looks only at the pids this test started.
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from pathlib import Path
+
+from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Skip, Workloads, check,
+                     check_cpu_samples, expect_error, functions, interpreter, process,
+                     profile_json, python_version, run_profiler, sanity, test)
 
 
 class Background:

@@ -4,9 +4,20 @@
 # memory past its cache budget plus a fixed overhead, nor hold a run past
 # -d or a stop signal by more than a second; the report counts what the
 # budget cost; a second SIGINT/SIGTERM ends pybpfprof at once.
-# Exec'd into run.py's namespace: uses its helpers (Workloads, check, ...).
 
 import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Workloads, check, functions,
+                     interpreter, process, source_line, test)
+
 
 BUD_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 BUD_DEFAULT_MIB = 64

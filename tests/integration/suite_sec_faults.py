@@ -2,7 +2,25 @@
 # forking or churning threads under the profiler; pybpfprof itself killed
 # with SIGKILL; two pybpfprof on one target; pybpfprof run by a non-root
 # user with only CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.
-# Exec'd into run.py's namespace: uses its helpers (Workloads, check, ...).
+
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from pathlib import Path
+
+from harness import (BUILDS, CpuMeter, Fail, LineReader, PROFILER, READY_TIMEOUT, RUN_SLACK,
+                     Reaper, TARGETS, Workloads, available, check, check_cpu_samples,
+                     cpu_seconds, expect_error, functions, interpreter, process,
+                     read_stdout_until, run_profiler, sanity, test, usdt_semaphore,
+                     usdt_semaphore_addr, usdt_wait_semaphore)
+
 
 class FaultProf:
     """A profiler run in the background with -v: waited for until attached,
@@ -369,7 +387,7 @@ def fault_semaphores(py):
     """probe name -> semaphore address of every python-provider probe that
     has one, from the interpreter's .note.stapsdt (readelf -n). Debian's
     interpreters are non-PIE (checked), so they are runtime addresses."""
-    exe = str(usdt_host_binary(py))
+    exe = str(py.host_path())
     head = subprocess.run(["readelf", "-h", exe], capture_output=True, text=True,
                           timeout=30).stdout
     check(re.search(r"Type:\s+EXEC", head), f"{exe} is not a non-PIE executable")
@@ -405,7 +423,7 @@ def fault_kill9(build, flags):
     pybpfprof held is left in the kernel, and every USDT semaphore of the
     interpreter reads 0 again."""
     calls = "--calls" in flags
-    py = usdt_interp(build) if calls else interpreter(build)
+    py = interpreter(build)
     sems = fault_semaphores(py) if calls else {}
     with Workloads() as wl:
         p = wl.start(py, "fault_work.py")
@@ -639,7 +657,7 @@ def sec_fault_two_profilers_calls():
     the second still runs after the first exited, and is 0 after both."""
     build, flags, n = ("bullseye39", [], 5000) if available("bullseye39") else \
         ("debian", ["--calls-py311-line"], 300)
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "function__entry")
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(py, "usdt_ticktock.py", n)

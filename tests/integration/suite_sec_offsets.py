@@ -1,11 +1,19 @@
 # Issue 11, points 3 and 5: offsets and line numbers a target controls.
-# Exec'd into run.py's namespace (see the bottom of run.py).
 #
 # Each target is a real CPython that damages its own memory with ctypes before
 # it says "ready" (targets/sec_off_corrupt.py): one field of its
 # _Py_DebugOffsets (3.13+), or its hot function's co_firstlineno. pybpfprof
 # must refuse the first with one sentence naming the field, never crash, go on
 # profiling the good processes under -a, and never print a line below 1.
+
+import json
+import os
+import re
+import tempfile
+
+from harness import (BUILDS, CpuMeter, RUN_SLACK, Skip, Workloads, check, expect_error,
+                     functions, interpreter, process, profile_json, run_profiler, sanity, test)
+
 
 SEC_OFF_TARGET = "sec_off_corrupt.py"
 # Builds that publish _Py_DebugOffsets, the shared pyenv one first.

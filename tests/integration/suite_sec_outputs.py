@@ -1,6 +1,16 @@
 # Output files on a shared host (issue 11, point 2, and the disk-full fault
 # test): another user may plant a link or a file where root will write, and a
-# disk may fill up mid-report. Run by run.py in its namespace.
+# disk may fill up mid-report.
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import (RUN_SLACK, Skip, Workloads, check, expect_error, interpreter,
+                     run_profiler, test)
+
 
 PLANTER_UID = 12345
 

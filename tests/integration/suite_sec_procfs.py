@@ -1,11 +1,26 @@
 # Issue 11, points 6 to 8: files a hostile target controls (its maps lines,
-# its mapped files), pidfds, launch mode's --user. Exec'd into run.py's
-# namespace (see the bottom of run.py).
+# its mapped files), pidfds, launch mode's --user.
 #
 # Hostile targets run as nobody (setpriv) under /usr/bin/python3.11 started
 # through the dynamic loader: their executable is then ld.so, which holds no
 # _PyRuntime, so the profiler looks for a mapped libpython3 -- a file the
 # target can name, make and truncate itself.
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from pathlib import Path
+
+from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS, Workloads, check,
+                     expect_error, functions, interpreter, process, read_stdout_until,
+                     run_profiler, test)
+
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
 AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")

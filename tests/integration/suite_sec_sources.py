@@ -8,10 +8,22 @@ must show none of their text, say why each cannot be read, and come in time.
 """
 
 import ctypes
-import errno
 import ctypes.util
+import errno
+import os
+import shutil
 import struct
+import subprocess
+import tempfile
+import threading
+import time
 import uuid
+
+from pathlib import Path
+
+from harness import (Fail, PROFILER, RUN_SLACK, Skip, Workloads, check, interpreter,
+                     line_table, run_profiler, test)
+
 
 SEC_SRC_DROP = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 

@@ -1,68 +1,18 @@
 # USDT modes (--calls, --gc, --imports): exact counts against cProfile, the
 # refusals where probes cannot fire, GC pauses with their triggering stacks,
 # and the target back at full speed after pybpfprof is killed.
-# Exec'd into run.py's namespace: uses its helpers (Interp, Workloads, ...).
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 
-def usdt_interp(build):
-    """An interpreter for these tests; the chrooted Debian releases exist once
-    tests/debian-roots.sh has prepared them (tests/install-deps.sh runs it):
-    without them the test skips, naming the missing root."""
-    return interpreter(build)
-
-
-def usdt_host_binary(py):
-    """The interpreter's file as the host sees it (inside its root if chrooted)."""
-    return py.root / py.python.relative_to("/") if py.root else py.python
-
-
-def usdt_semaphore_addr(py, probe):
-    """Address of a python-provider probe's semaphore, from `readelf -n`
-    (Debian's interpreters are non-PIE, so it is the runtime address)."""
-    out = subprocess.run(["readelf", "-n", str(usdt_host_binary(py))], capture_output=True,
-                         text=True, timeout=30).stdout
-    m = re.search(rf"Provider: python\s+Name: {probe}\s+Location: \S+, Base: \S+, "
-                  rf"Semaphore: (0x[0-9a-f]+)", out)
-    check(m, f"no {probe} probe with a semaphore in {usdt_host_binary(py)}")
-    return int(m.group(1), 16)
-
-
-def usdt_semaphore(pid, addr):
-    """The semaphore's current value, read from the target's memory."""
-    with open(f"/proc/{pid}/mem", "rb") as f:
-        f.seek(addr)
-        return int.from_bytes(f.read(2), "little")
-
-
-def usdt_wait_semaphore(pid, addr, want_positive, timeout=READY_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (usdt_semaphore(pid, addr) > 0) == want_positive:
-            return
-        time.sleep(0.02)
-    raise Fail(f"pid {pid}: semaphore at {addr:#x} still {usdt_semaphore(pid, addr)} "
-               f"after {timeout}s")
-
-
-class LineReader(threading.Thread):
-    """Collects a workload's stdout lines as they come, with arrival times."""
-
-    def __init__(self, p):
-        super().__init__(daemon=True)
-        self.p, self.lines = p, []
-        self.start()
-
-    def run(self):
-        for raw in self.p.stdout:
-            self.lines.append((time.monotonic(), raw.decode().strip()))
-
-    def wait_for(self, text, timeout=READY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(t == text for _, t in self.lines):
-                return
-            time.sleep(0.02)
-        raise Fail(f"workload never printed {text!r}")
+from harness import (Fail, LineReader, PROFILER, RUN_SLACK, Workloads, available, check,
+                     expect_error, functions, interpreter, process, profile_json, test,
+                     usdt_semaphore_addr, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -74,7 +24,7 @@ def usdt_cprofile_ncalls(py, n):
 
 
 def usdt_calls_exact(build, n=5000, flags=()):
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "function__entry")
     tmp = tempfile.TemporaryDirectory()
     out_json, out_pstats = os.path.join(tmp.name, "c.json"), os.path.join(tmp.name, "c.pstats")
@@ -152,7 +102,7 @@ def usdt_calls_debian311_line():
 
 
 def usdt_refused(build, flags, must_contain):
-    py = usdt_interp(build)
+    py = interpreter(build)
     with Workloads() as wl:
         p = wl.start(py, "spin.py", "alpha")
         line, _ = expect_error(["-p", p.pid, "-d", 1, *flags], must_contain)
@@ -175,7 +125,7 @@ def usdt_gc_refused_pyenv():
 
 
 def usdt_gc(build):
-    py = usdt_interp(build)
+    py = interpreter(build)
     with Workloads() as wl:
         p = wl.start(py, "usdt_gcheavy.py")
         rep = profile_json([p.pid], 2, extra=["--gc"])
@@ -219,7 +169,7 @@ def usdt_kill9_detach():
     # with the line-probe opt-in (every interpreter probe then stays raised).
     build, flags = ("bullseye39", []) if available("bullseye39") else \
         ("debian", ["--calls-py311-line"])
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "function__entry")
     with Workloads() as wl:
         p = wl.start(py, "usdt_rate.py")
@@ -264,7 +214,7 @@ def usdt_kill9_detach():
 
 
 def usdt_imports(build):
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "import__find__load__start")
     with Workloads() as wl:
         p = wl.start(py, "usdt_imports.py")
