@@ -514,12 +514,23 @@ def profile_json(pids, duration, freq=99, extra=()):
     args += ["-d", duration, "-F", freq, "-f", "json", *extra]
     r = run_profiler(args, timeout=duration + RUN_SLACK)
     check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
-    try:
-        rep = json.loads(r.stdout)
-    except ValueError as e:
-        raise Fail(f"invalid JSON on stdout ({e}): {r.stdout[:200]!r}")
+    rep = load_report(text=r.stdout)
     sanity(rep, freq)
     return rep
+
+
+def load_report(path=None, *, text=None):
+    """The profiler's JSON report, read from the file at path or from the
+    text it printed; a missing, cut or invalid one fails the test."""
+    try:
+        if path is None:
+            return json.loads(text)
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        if path is None:
+            raise Fail(f"invalid JSON on stdout ({e}): {text[:200]!r}")
+        raise Fail(f"{path}: no complete JSON report: {e}")
 
 
 def sanity(rep, freq):

@@ -4,7 +4,6 @@
 # source; across threads, pid namespaces, deep stacks, non-ASCII names and
 # code objects that reuse one address.
 
-import json
 import os
 import re
 import shutil
@@ -16,9 +15,9 @@ import time
 from pathlib import Path
 
 from harness import (BUILDS, CpuMeter, Fail, PROFILER, RUN_SLACK, TARGETS, Workloads,
-                     available, check, check_cpu_samples, functions, interpreter, per_build,
-                     process, profile_json, python_version, run_profiler, source_line, test,
-                     workload_split)
+                     available, check, check_cpu_samples, functions, interpreter, load_report,
+                     per_build, process, profile_json, python_version, run_profiler,
+                     source_line, test, workload_split)
 
 
 @per_build
@@ -124,7 +123,7 @@ def leader_exit():
             prof.kill()
             raise Fail("pybpfprof still running after the workload ended")
     check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
-    rep = json.loads(out)
+    rep = load_report(text=out)
     proc = process(rep, p.pid)
     fns = functions(proc)
     after = fns.get("after", {}).get("self", 0)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness import (Fail, ROOT, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
                      expect_error, functions, interpreter, interrupt_profiler, line_table,
-                     process, run_profiler, source_line, test)
+                     load_report, process, run_profiler, source_line, test)
 
 
 FORMATS_SCRIPT = "formats_common.py"
@@ -54,7 +54,7 @@ def formats_run():
     files = {k: out / v for k, v in FORMAT_FILES.items()}
     for k, f in files.items():
         check(f.exists() and f.stat().st_size > 0, f"{k}: {f} missing or empty")
-    rep = json.loads(files["json"].read_text())
+    rep = load_report(files["json"])
     _formats_run.update(dir=out, files=files, pid=p.pid, json=rep,
                         samples=process(rep, p.pid)["samples"])
     check(_formats_run["samples"] > 100, f"only {_formats_run['samples']} samples")
@@ -587,7 +587,7 @@ def formats_two_processes_sigint():
                                            "-o", tmp / "p.data", "-o", tmp / "p.json",
                                            "-o", tmp / "p.speedscope.json"], 1.5)
         check(rc == 0, f"exit {rc} after SIGINT: {err.strip()}")
-        rep = json.loads((tmp / "p.json").read_text())
+        rep = load_report(tmp / "p.json")
         roots = {}
         for ln in (tmp / "p.data").read_text().splitlines():
             stack, n = ln.rsplit(" ", 1)

@@ -6,7 +6,6 @@
 # module), so mapped bytes are exact multiples of a known size and touched
 # bytes (sampled page faults) must agree with them.
 
-import json
 import os
 import tempfile
 import time
@@ -15,8 +14,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness import (Fail, RUN_SLACK, Reaper, TARGETS, Workloads, check, cpu_seconds,
-                     expect_error, interpreter, interrupt_profiler, per_build, process,
-                     profile_json, run_profiler, source_line, test)
+                     expect_error, interpreter, interrupt_profiler, load_report, per_build,
+                     process, profile_json, run_profiler, source_line, test)
 
 
 MIB = 1 << 20
@@ -169,7 +168,7 @@ def mem_timeline():
             root = ET.parse(svg).getroot()
         except ET.ParseError as e:
             raise Fail(f"{svg} is not well-formed XML: {e}")
-    rep = json.loads(r.stdout)
+    rep = load_report(text=r.stdout)
     mem = mem_section(rep, p.pid)
     ns = "{http://www.w3.org/2000/svg}"
     check(root.tag == ns + "svg", f"root element {root.tag}")
@@ -303,8 +302,7 @@ def mem_sigint():
         out = os.path.join(tmp, "m.json")
         rc, _, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
         check(rc == 0, f"exit {rc}: {err.strip()}")
-        with open(out) as f:
-            rep = json.load(f)
+        rep = load_report(out)
         # The target lives on, still allocating, after the probes are gone.
         cpu0 = cpu_seconds(p.pid)
         time.sleep(0.5)
@@ -328,7 +326,7 @@ def mem_target_exits():
                          timeout=20 + RUN_SLACK)
     check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
     check(r.elapsed < 8, f"took {r.elapsed:.1f}s after a 1.5 s target exited")
-    rep = json.loads(r.stdout)
+    rep = load_report(text=r.stdout)
     proc = process(rep, p.pid)
     check(proc["exited"] is True, f"exited is {proc['exited']!r}")
     mem = mem_section(rep, p.pid)
@@ -396,7 +394,7 @@ def mem_counters_apart():
         r = run_profiler(["--mem", "-F", 99, "-o", out, "--", "/usr/bin/python3",
                           TARGETS / "mem_exit.py", 1], timeout=1 + RUN_SLACK)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     cpu, mem = rep["samples"], rep.get("memory_records")
     check(mem is not None, "no memory_records in the JSON report")
     check(mem["no_python"] >= 300,
@@ -430,7 +428,7 @@ def mem_lockstep():
         r = run_profiler(["--mem", "-o", out, "--", *py.argv("mem_lockstep.py", [3])],
                          timeout=3 + RUN_SLACK)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     rounds = int(r.stdout.split("rounds")[1].split()[0])
     mem = mem_section(rep, rep["processes"][0]["pid"])
     path = py.script_path("mem_lockstep.py")

@@ -4,7 +4,6 @@
 # -a sees every Python on the host, including other test runs in parallel:
 # every assertion here looks only at the pids this test started.
 
-import json
 import os
 import re
 import shutil
@@ -16,8 +15,8 @@ import time
 from pathlib import Path
 
 from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Skip, Workloads, check,
-                     check_cpu_samples, expect_error, functions, interpreter, process,
-                     profile_json, python_version, run_profiler, sanity, test)
+                     check_cpu_samples, expect_error, functions, interpreter, load_report,
+                     process, profile_json, python_version, run_profiler, sanity, test)
 
 
 class Background:
@@ -58,8 +57,7 @@ class Background:
             raise Fail(f"profiler still running after {timeout}s")
         check(self.p.returncode == 0, f"profiler exit {self.p.returncode}: "
               f"{self.stderr().strip()[-300:]}")
-        with open(self.out.name) as f:
-            rep = json.load(f)
+        rep = load_report(self.out.name)
         os.unlink(self.out.name)
         sanity(rep, self.freq)
         return rep
@@ -186,7 +184,7 @@ def launch_pool(build, method, freq=499, secs=1.5):
                          timeout=secs + 30)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
         workers = pool_workers(r.stdout)
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, freq)
     m = re.search(r"^done: (.*)$", r.stdout, re.M)
     check(m, f"the command's stdout did not pass through: {r.stdout[:300]!r}")
@@ -282,7 +280,7 @@ def procs_launch_exit_code():
             m = re.fullmatch(r"echo: hello\ncpu: ([\d.]+)\n", r.stdout)
             check(m, f"stdin/stdout not passed through: {r.stdout!r}")
             check("err\n" in r.stderr, f"stderr not passed through: {r.stderr!r}")
-            rep = json.loads(out.read_text())
+            rep = load_report(out)
         procs = rep["processes"]
         check(len(procs) == 1, f"{len(procs)} sections for one command")
         hot = functions(procs[0]).get("exit_work", {}).get("self", 0)
@@ -334,7 +332,7 @@ def procs_merge():
                           *py.argv("procs_pool.py", ["fork", secs])], timeout=secs + 30)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
         workers = pool_workers(r.stdout)
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, freq)
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections with --merge")
     proc = rep["processes"][0]
@@ -474,7 +472,7 @@ def procs_status_line():
         finally:
             tmux("kill-session", "-t", session, check_rc=False)
         check("status-exited-0" in screen, f"profiler did not finish: {screen[-300:]!r}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     # rewritten in place: one line, holding the last second's figures
     lines = [ln for ln in screen.splitlines() if re.match(r"pybpfprof: \d+ s, ", ln)]
     check(len(lines) == 1, f"expected one status line, got {lines}: {screen[-500:]!r}")
@@ -512,7 +510,7 @@ def procs_launch_sigterm():
                 prof.wait()
         check(prof.returncode == 128 + signal.SIGTERM,
               f"exit {prof.returncode}, expected {128 + signal.SIGTERM}: {err.strip()[-300:]}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, 99)
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections")
     proc = rep["processes"][0]
@@ -534,7 +532,7 @@ def procs_subprocesses_shell():
         r = run_profiler(["--subprocesses", "-F", 199, "-o", out, "--", "sh", "-c", line],
                          timeout=40)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, 199)
     shown = []
     for b in builds:

@@ -6,7 +6,6 @@
 # budget cost; a second SIGINT/SIGTERM ends pybpfprof at once.
 
 import fcntl
-import json
 import os
 import select
 import signal
@@ -16,7 +15,7 @@ import threading
 import time
 
 from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Workloads, check, functions,
-                     interpreter, process, source_line, test)
+                     interpreter, load_report, process, source_line, test)
 
 
 BUD_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
@@ -122,13 +121,6 @@ class BudRun:
             self.prof.wait(timeout=10)
 
 
-def bud_report(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise Fail(f"{path}: no complete JSON report: {e}")
-
 
 def bud_check_names(rep, pid):
     """The flood's functions are named (none unresolved: every code object is
@@ -173,7 +165,7 @@ def sec_bud_flood_d8():
         check(run.prof.returncode == 0,
               f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
         check(took <= 9.0, f"-d 8 took {took:.2f} s from attaching to exit (at most 9)")
-        rep = bud_report(out)
+        rep = load_report(out)
     cache = rep["cache"]
     check(cache["budget_bytes"] == BUD_DEFAULT_MIB << 20, f"cache {cache}")
     check(0 < cache["peak_bytes"] <= cache["budget_bytes"], f"cache {cache}")
@@ -202,7 +194,7 @@ def sec_bud_evict():
         check(run.prof.returncode == 0,
               f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
         check(t1 - t0 <= 6.0, f"-d 5 took {t1 - t0:.2f} s from attaching to exit")
-        rep = bud_report(out)
+        rep = load_report(out)
         with open(txt) as f:
             text = f.read()
     cache = rep["cache"]
@@ -237,7 +229,7 @@ def sec_bud_sigint():
         check(run.prof.returncode == 0,
               f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
         check(took <= 1.0, f"{took:.2f} s from SIGINT to exit (at most 1)")
-        rep = bud_report(out)
+        rep = load_report(out)
     check(3.5 <= rep["duration_s"] <= 5.0, f"duration_s {rep['duration_s']}, SIGINT after 4 s")
     check(rep["samples"]["total"] > 0, f"no samples: {rep['samples']}")
     named = bud_check_names(rep, p.pid)
@@ -274,7 +266,7 @@ def sec_bud_slow_decode():
             check(run.prof.returncode == 0,
                   f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
             check(t1 - t0 <= 1.0, f"{t1 - t0:.2f} s from the end ({how}) to exit (at most 1)")
-            rep = bud_report(out)
+            rep = load_report(out)
             proc = process(rep, p.pid)
             check(proc["unresolved"] == 0, f"{proc['unresolved']} samples unresolved")
             check(any(n.startswith("flood_leaf_") for n in functions(proc)),

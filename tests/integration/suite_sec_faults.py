@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness import (BUILDS, CpuMeter, Fail, LineReader, PROFILER, READY_TIMEOUT, RUN_SLACK,
                      Reaper, TARGETS, Workloads, available, check, check_cpu_samples,
-                     cpu_seconds, expect_error, functions, interpreter, process,
+                     cpu_seconds, expect_error, functions, interpreter, load_report, process,
                      read_stdout_until, run_profiler, sanity, test, usdt_semaphore,
                      usdt_semaphore_addr, usdt_wait_semaphore)
 
@@ -75,13 +75,6 @@ class FaultProf:
                 not ln.startswith("pybpfprof: kernel counters")]
 
 
-def fault_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise Fail(f"{path}: {e}")
-
 
 def fault_cpu_family(pid):
     """CPU seconds of pid itself, and of the children it has reaped."""
@@ -122,7 +115,7 @@ def sec_fault_target_killed():
             prof.kill()
         reaper.join(timeout=10)
         check(reaper.cpu is not None, "workload not reaped")
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     check(p.returncode == -signal.SIGKILL, f"target exit {p.returncode}")
     after = prof.t_end - t_kill
@@ -165,7 +158,7 @@ def fault_exec(argv):
             still_running = p.poll() is None
         finally:
             prof.kill()
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     check(not prof.bad_lines(), f"stderr: {prof.bad_lines()}")
     sanity(rep, freq)
@@ -230,7 +223,7 @@ def fault_fork_storm(mode, build="debian"):
             own1, kids1 = fault_cpu_family(p.pid)
         finally:
             prof.kill()
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     m = re.fullmatch(r"done (\d+) of (\d+) in ([\d.]+)\n", line)
     check(m and m.group(1) == m.group(2) == str(FAULT_FORKS),
@@ -319,7 +312,7 @@ def fault_thread_churn(build):
             cpu = cpu_seconds(p.pid) - cpu0
         finally:
             prof.kill()
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     check(results[0] == results[1] and results[0].startswith(f"done {nthreads} "),
           f"unprofiled {results[0]!r}, profiled {results[1]!r}")
@@ -527,7 +520,7 @@ def sec_fault_two_profilers():
         for prof, out, freq, d in profs:
             check(prof.rc == 0, f"-F {freq}: exit {prof.rc}: {prof.stderr().strip()[-300:]}")
             check(not prof.bad_lines(), f"-F {freq}: stderr {prof.bad_lines()}")
-            rep = fault_json(out)
+            rep = load_report(out)
             sanity(rep, freq)
             proc = process(rep, p.pid)
             n = proc["samples"]
@@ -597,7 +590,7 @@ def sec_fault_caps_only():
                                  exe=exe)
             check(r.returncode == 0, f"{who} target: exit {r.returncode}: {r.stderr.strip()}")
             check(os.stat(out).st_uid == 65534, f"{out} not written by nobody")
-            rep = fault_json(out)
+            rep = load_report(out)
             sanity(rep, freq)
             proc = process(rep, p.pid)
             cpu.check_samples(proc["samples"], freq, rep["duration_s"], f"{who} target")
@@ -642,7 +635,7 @@ def sec_fault_caps_only():
                              prefix=fault_as_nobody(more), exe=exe)
             check(r.returncode == 0, f"shared libpython with the two more: exit "
                   f"{r.returncode}: {r.stderr.strip()}")
-            check(process(fault_json(out), p.pid)["samples"] > 0, "no sample of the "
+            check(process(load_report(out), p.pid)["samples"] > 0, "no sample of the "
                   "shared-libpython target")
             shown.append(f"shared libpython: {msg!r}, works with those added")
     shown.append(f"sysctls {sysctl}")
@@ -690,7 +683,7 @@ def sec_fault_two_profilers_calls():
         got = []
         for prof, out in profs:
             check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
-            fns = functions(process(fault_json(out), p.pid))
+            fns = functions(process(load_report(out), p.pid))
             got.append((fns.get("tick", {}).get("calls"), fns.get("tock", {}).get("calls")))
     check(got == [(n, 2 * n)] * 2, f"tick/tock calls {got}, expected {(n, 2 * n)} in each")
     return (f"{build}: tick/tock calls {got}; semaphore {between} after the first exited, "

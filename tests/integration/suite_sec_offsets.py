@@ -12,7 +12,8 @@ import re
 import tempfile
 
 from harness import (BUILDS, CpuMeter, RUN_SLACK, Skip, Workloads, check, expect_error,
-                     functions, interpreter, process, profile_json, run_profiler, sanity, test)
+                     functions, interpreter, load_report, process, profile_json, run_profiler,
+                     sanity, test)
 
 
 SEC_OFF_TARGET = "sec_off_corrupt.py"
@@ -104,8 +105,7 @@ def sec_off_all_mode():
                 r = run_profiler(["-a", "-d", 3, "-F", 99, "-v", "-f", "json", "-o", out.name],
                                  timeout=3 + RUN_SLACK)
             check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
-            with open(out.name) as f:
-                rep = json.load(f)
+            rep = load_report(out.name)
         finally:
             os.unlink(out.name)
         check(bad.poll() is None, f"the hostile target died ({bad.returncode})")

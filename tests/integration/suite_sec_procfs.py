@@ -6,7 +6,6 @@
 # _PyRuntime, so the profiler looks for a mapped libpython3 -- a file the
 # target can name, make and truncate itself.
 
-import json
 import os
 import re
 import shutil
@@ -18,8 +17,8 @@ import time
 from pathlib import Path
 
 from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS, Workloads, check,
-                     expect_error, functions, interpreter, process, read_stdout_until,
-                     run_profiler, test)
+                     expect_error, functions, interpreter, load_report, process,
+                     read_stdout_until, run_profiler, test)
 
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
@@ -155,7 +154,7 @@ def launch_as(user, want_ids):
         check(r.stdout.startswith(want_ids), f"the command printed {r.stdout!r}, "
               f"expected {want_ids!r}...")
         check(out.exists(), "no profile written")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     procs = rep["processes"]
     check(len(procs) == 1, f"{len(procs)} sections for one command")
     hot = functions(procs[0]).get("user_spin", {}).get("self", 0)
@@ -252,7 +251,7 @@ def sec_proc_pid_reuse():
         err.seek(0)
         msg = err.read().decode(errors="replace")
         check(prof.returncode == 0, f"exit {prof.returncode}: {msg[-300:]}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     fns = functions(process(rep, a.pid))
     beta = fns.get("spin_beta", {}).get("self", 0)
     check(beta <= 0.3 * freq, f"{beta} samples of the newcomer's spin_beta in the exited "

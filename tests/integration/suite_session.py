@@ -2,15 +2,14 @@
 # SIGTERM stopping the profiler with a complete report, the first sample's
 # delay, the text report's header.
 
-import json
 import os
 import re
 import signal
 import tempfile
 
-from harness import (CpuMeter, Fail, RUN_SLACK, Reaper, Workloads, check, check_cpu_samples,
-                     cpu_seconds, interpreter, interrupt_profiler, process, profile_json,
-                     python_version, run_profiler, sanity, test)
+from harness import (CpuMeter, RUN_SLACK, Reaper, Workloads, check, check_cpu_samples,
+                     cpu_seconds, interpreter, interrupt_profiler, load_report, process,
+                     profile_json, python_version, run_profiler, sanity, test)
 
 
 @test
@@ -23,8 +22,7 @@ def target_exits():
         r = run_profiler(["-p", p.pid, "-d", 20, "-o", out], timeout=20 + RUN_SLACK)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
         check(r.elapsed < 5, f"took {r.elapsed:.1f}s after a 1.5 s target exited")
-        with open(out) as f:
-            rep = json.load(f)
+        rep = load_report(out)
         reaper.join(timeout=10)
         check(reaper.cpu is not None, "workload not reaped")
     sanity(rep, 99)
@@ -47,11 +45,7 @@ def stop_with(sig):
         with CpuMeter(p.pid) as cpu:
             rc, _, err = interrupt_profiler(["-p", p.pid, "-o", out], 2, sig)
         check(rc == 0, f"exit {rc} after {sig.name}: {err.strip()}")
-        try:
-            with open(out) as f:
-                rep = json.load(f)
-        except (OSError, ValueError) as e:
-            raise Fail(f"{out}: {e}")
+        rep = load_report(out)
     sanity(rep, 99)
     total, dur = rep["samples"]["total"], rep["duration_s"]
     check(1.5 <= dur <= 2.3, f"duration_s {dur}, signal sent 2 s after start")

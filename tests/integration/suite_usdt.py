@@ -11,8 +11,8 @@ import tempfile
 import time
 
 from harness import (Fail, LineReader, PROFILER, RUN_SLACK, Workloads, available, check,
-                     expect_error, functions, interpreter, process, profile_json, test,
-                     usdt_semaphore_addr, usdt_wait_semaphore)
+                     expect_error, functions, interpreter, load_report, process, profile_json,
+                     test, usdt_semaphore_addr, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -49,8 +49,7 @@ def usdt_calls_exact(build, n=5000, flags=()):
         check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
         # Detached: the kernel lowered the semaphore when the links closed.
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
-    with open(out_json) as f:
-        rep = json.load(f)
+    rep = load_report(out_json)
     # pstats from the same run, read by Python's own pstats module (host Python)
     pst = subprocess.run([sys.executable, "-c", "import json, pstats, sys\n"
                           "st = pstats.Stats(sys.argv[1]).stats\n"
@@ -235,7 +234,7 @@ def usdt_imports(build):
                 prof.kill()
                 prof.wait()
     check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
-    rep = json.loads(out)
+    rep = load_report(text=out)
     tree = process(rep, p.pid)["imports"]
     top = {im["module"]: im for im in tree}
     check("json" in top and "pybpfprof_no_such_module" in top, f"top-level imports {list(top)}")
