@@ -509,6 +509,100 @@ def interrupt_profiler(args, after_s, sig=signal.SIGINT, timeout=10):
     return prof.returncode, out, err
 
 
+class Profiler:
+    """The profiler run in the background with -v, for a test to act on the
+    target while it samples. A thread reads its stderr as it comes and notes
+    when the "attached" line arrived (sampling starts right after it); it is
+    reaped with wait4, so that its exit time and peak RSS are known. A
+    subclass may watch it (watch_step) while it is waited for."""
+
+    STEP = 0.005
+
+    def __init__(self, args, exe=None, prefix=(), stdout=subprocess.DEVNULL):
+        self.err_lines = []
+        self.t_start = time.monotonic()
+        self.t_attached = self.t_end = None
+        self.rc = self.maxrss_kb = None
+        self.p = subprocess.Popen([*prefix, str(exe or PROFILER), "-v", *map(str, args)],
+                                  stdin=subprocess.DEVNULL, stdout=stdout,
+                                  stderr=subprocess.PIPE)
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
+
+    def _read_stderr(self):
+        for raw in self.p.stderr:
+            line = raw.decode(errors="replace")
+            if self.t_attached is None and "attached: sampling" in line:
+                self.t_attached = time.monotonic()
+            self.err_lines.append(line)
+
+    def stderr(self):
+        return "".join(self.err_lines)
+
+    def bad_lines(self):
+        """stderr lines other than -v's progress notes: warnings, errors."""
+        return [ln for ln in self.stderr().splitlines()
+                if re.search(r"warning|error|cannot|failed|invalid", ln, re.I) and
+                not ln.startswith("pybpfprof: kernel counters")]
+
+    def watch_step(self):
+        """Called every STEP while the profiler is waited for."""
+
+    def running(self):
+        """Whether it still runs; reaps it (exit status, time, peak RSS) once not."""
+        if self.rc is not None:
+            return False
+        if self.p.returncode is not None:  # reaped by Popen (kill, poll)
+            self.rc = self.p.returncode
+            return False
+        pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
+        if not pid:
+            return True
+        self.t_end = time.monotonic()
+        self.rc = self.p.returncode = os.waitstatus_to_exitcode(status)
+        self.maxrss_kb = ru.ru_maxrss
+        self.reader.join(timeout=5)
+        return False
+
+    def wait_attached(self, timeout=READY_TIMEOUT):
+        """Waits for -v's "attached" line: the time it came."""
+        deadline = time.monotonic() + timeout
+        while self.t_attached is None:
+            self.watch_step()
+            check(self.running(), f"pybpfprof exited ({self.p.returncode}) before "
+                  f"attaching: {self.stderr().strip()[-300:]}")
+            check(time.monotonic() < deadline, f"pybpfprof not attached after {timeout} s")
+            time.sleep(self.STEP)
+        return self.t_attached
+
+    def watch(self, seconds):
+        """Watches for `seconds` (or until it exits); True if it still runs."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.watch_step()
+            if not self.running():
+                return False
+            time.sleep(self.STEP)
+        return True
+
+    def wait(self, timeout):
+        """Waits for its exit (killing it after timeout s): its exit status."""
+        deadline = time.monotonic() + timeout
+        while self.running():
+            self.watch_step()
+            if time.monotonic() > deadline:
+                self.kill()
+                raise Fail(f"pybpfprof still running {timeout} s later: killed")
+            time.sleep(self.STEP)
+        return self.rc
+
+    def kill(self):
+        if self.running():
+            self.p.kill()
+            self.p.wait(timeout=10)
+        self.reader.join(timeout=5)
+
+
 def profile_json(pids, duration, freq=99, extra=()):
     args = [a for pid in pids for a in ("-p", pid)]
     args += ["-d", duration, "-F", freq, "-f", "json", *extra]

@@ -14,58 +14,33 @@ import time
 
 from pathlib import Path
 
-from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Skip, Workloads, check,
+from harness import (PROFILER, Profiler, READY_TIMEOUT, RUN_SLACK, Skip, Workloads, check,
                      check_cpu_samples, expect_error, functions, interpreter, load_report,
                      process, profile_json, python_version, run_profiler, sanity, test)
 
 
-class Background:
+class Background(Profiler):
     """A profiler run in the background (for -a): started, waited for until
     its kernel side is attached, stopped with SIGINT, its JSON read."""
 
     def __init__(self, args, freq):
         self.freq = freq
         self.out = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
-        self.err = tempfile.TemporaryFile()
-        self.p = subprocess.Popen([str(PROFILER), *map(str, args), "-F", str(freq), "-v",
-                                   "-f", "json", "-o", self.out.name],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=self.err)
-
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read().decode(errors="replace")
-
-    def wait_attached(self, timeout=READY_TIMEOUT):
-        # -v says so once the kernel side is attached (and -a's scan done)
-        deadline = time.monotonic() + timeout
-        while "attached: sampling" not in self.stderr():
-            check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
-                  f"{self.stderr().strip()[-300:]}")
-            check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
-            time.sleep(0.05)
+        super().__init__([*args, "-F", freq, "-f", "json", "-o", self.out.name])
 
     def finish(self, timeout=RUN_SLACK, interrupt=True):
         """interrupt: stop it now with SIGINT; else let its -d run out."""
-        if interrupt and self.p.poll() is None:
+        if interrupt and self.running():
             self.p.send_signal(signal.SIGINT)
-        try:
-            self.p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-            raise Fail(f"profiler still running after {timeout}s")
-        check(self.p.returncode == 0, f"profiler exit {self.p.returncode}: "
-              f"{self.stderr().strip()[-300:]}")
+        self.wait(timeout)
+        check(self.rc == 0, f"profiler exit {self.rc}: {self.stderr().strip()[-300:]}")
         rep = load_report(self.out.name)
         os.unlink(self.out.name)
         sanity(rep, self.freq)
         return rep
 
     def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
+        super().kill()
         if os.path.exists(self.out.name):
             os.unlink(self.out.name)
 

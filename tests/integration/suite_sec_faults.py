@@ -15,65 +15,11 @@ import time
 
 from pathlib import Path
 
-from harness import (BUILDS, CpuMeter, Fail, LineReader, PROFILER, READY_TIMEOUT, RUN_SLACK,
-                     Reaper, TARGETS, Workloads, available, check, check_cpu_samples,
-                     cpu_seconds, expect_error, functions, interpreter, load_report, process,
-                     read_stdout_until, run_profiler, sanity, test, usdt_semaphore,
-                     usdt_semaphore_addr, usdt_wait_semaphore)
-
-
-class FaultProf:
-    """A profiler run in the background with -v: waited for until attached,
-    then reaped with wait4 so that its peak RSS is known."""
-
-    def __init__(self, args, exe=None, prefix=()):
-        self.err = tempfile.TemporaryFile()
-        self.p = subprocess.Popen([*prefix, str(exe or PROFILER), *map(str, args), "-v"],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=self.err)
-        self.t_start = time.monotonic()
-        self.t_attached = self.t_end = None
-        self.rc = self.maxrss_kb = None
-
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read().decode(errors="replace")
-
-    def wait_attached(self, timeout=READY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while "attached: sampling" not in self.stderr():
-            check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
-                  f"{self.stderr().strip()[-300:]}")
-            check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
-            time.sleep(0.02)
-        self.t_attached = time.monotonic()
-
-    def wait(self, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                raise Fail(f"profiler still running after {timeout}s")
-            time.sleep(0.01)
-        self.t_end = time.monotonic()
-        self.rc = os.waitstatus_to_exitcode(status)
-        self.p.returncode = self.rc
-        self.maxrss_kb = ru.ru_maxrss
-        return self.rc
-
-    def kill(self):
-        if self.rc is None and self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-
-    def bad_lines(self):
-        """stderr lines other than -v's progress notes: warnings, errors."""
-        return [ln for ln in self.stderr().splitlines()
-                if re.search(r"warning|error|cannot|failed|invalid", ln, re.I) and
-                not ln.startswith("pybpfprof: kernel counters")]
-
+from harness import (BUILDS, CpuMeter, Fail, LineReader, PROFILER, Profiler, READY_TIMEOUT,
+                     RUN_SLACK, Reaper, TARGETS, Workloads, available, check,
+                     check_cpu_samples, cpu_seconds, expect_error, functions, interpreter,
+                     load_report, process, read_stdout_until, run_profiler, sanity, test,
+                     usdt_semaphore, usdt_semaphore_addr, usdt_wait_semaphore)
 
 
 def fault_cpu_family(pid):
@@ -102,7 +48,7 @@ def sec_fault_target_killed():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(interpreter("debian"), "spin.py", "alpha")
         out = os.path.join(tmp, "x.json")
-        prof = FaultProf(["-p", p.pid, "-d", 20, "-F", freq, "-o", out])
+        prof = Profiler(["-p", p.pid, "-d", 20, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             cpu0 = cpu_seconds(p.pid)
@@ -144,7 +90,7 @@ def fault_exec(argv):
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(interpreter("debian"), "fault_exec.py", secs, *argv)
         out = os.path.join(tmp, "x.json")
-        prof = FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out])
+        prof = Profiler(["-p", p.pid, "-d", d, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             os.kill(p.pid, signal.SIGUSR1)
@@ -212,7 +158,7 @@ def fault_fork_storm(mode, build="debian"):
         p = wl.start(interpreter(build), "fault_forks.py", FAULT_FORKS)
         out = os.path.join(tmp, "x.json")
         args = ["-a"] if mode == "all" else ["-p", p.pid, "--subprocesses"]
-        prof = FaultProf([*args, "-d", d, "-F", freq, "-o", out])
+        prof = Profiler([*args, "-d", d, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             own0, kids0 = fault_cpu_family(p.pid)
@@ -300,7 +246,7 @@ def fault_thread_churn(build):
                                          timeout=60).decode())
         p = wl.start(py, "fault_threads.py", nthreads, batch)
         out = os.path.join(tmp, "x.json")
-        prof = FaultProf(["-p", p.pid, "-d", 30, "-F", freq, "-o", out])
+        prof = Profiler(["-p", p.pid, "-d", 30, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             cpu0 = cpu_seconds(p.pid)
@@ -423,7 +369,7 @@ def fault_kill9(build, flags):
         lines = LineReader(p)
         before = {k: usdt_semaphore(p.pid, a) for k, a in sems.items()}
         check(not any(before.values()), f"semaphores raised before profiling: {before}")
-        prof = FaultProf(["-p", p.pid, *flags, "-f", "json"])
+        prof = Profiler(["-p", p.pid, *flags, "-f", "json"])
         try:
             prof.wait_attached()
             if calls:
@@ -508,7 +454,7 @@ def sec_fault_two_profilers():
                 for i, (freq, d, delay) in enumerate(runs):
                     time.sleep(delay)
                     out = os.path.join(tmp, f"{i}.json")
-                    profs.append((FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out]),
+                    profs.append((Profiler(["-p", p.pid, "-d", d, "-F", freq, "-o", out]),
                                   out, freq, d))
                     profs[-1][0].wait_attached()
                 for prof, _, _, d in profs:
@@ -659,7 +605,7 @@ def sec_fault_two_profilers_calls():
         try:
             for i in range(2):
                 out = os.path.join(tmp, f"{i}.json")
-                profs.append((FaultProf(["-p", p.pid, "--calls", *flags, "-o", out]), out))
+                profs.append((Profiler(["-p", p.pid, "--calls", *flags, "-o", out]), out))
             for prof, _ in profs:
                 prof.wait_attached()
             usdt_wait_semaphore(p.pid, sem, True)
