@@ -487,47 +487,31 @@ def run_profiler(args, timeout, prefix=(), exe=None):
     return r
 
 
-def interrupt_profiler(args, after_s, sig=signal.SIGINT, timeout=10):
-    """Run the profiler in the background for after_s seconds, then stop it
-    with sig: (returncode, stdout, stderr). A run that ended before the
-    signal, or is still running `timeout` s after it, fails the test."""
-    prof = subprocess.Popen([str(PROFILER), *map(str, args)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            encoding="utf-8", errors="replace")
-    try:
-        time.sleep(after_s)
-        check(prof.poll() is None, f"profiler exited early ({prof.returncode})")
-        prof.send_signal(sig)
-        try:
-            out, err = prof.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise Fail(f"still running {timeout} s after {sig.name}")
-    finally:
-        if prof.poll() is None:
-            prof.kill()
-            prof.wait(timeout=10)
-    return prof.returncode, out, err
-
-
 class Profiler:
-    """The profiler run in the background with -v, for a test to act on the
-    target while it samples. A thread reads its stderr as it comes and notes
-    when the "attached" line arrived (sampling starts right after it); it is
-    reaped with wait4, so that its exit time and peak RSS are known. A
-    subclass may watch it (watch_step) while it is waited for."""
+    """The profiler run in the background (with -v unless verbose=False), for
+    a test to act on the target while it samples. A thread reads its stderr
+    as it comes and notes when -v's "attached" line arrived (sampling starts
+    right after it); with capture, another reads its stdout. It is reaped
+    with wait4, so that its exit time and peak RSS are known. A subclass may
+    watch it (watch_step) while it is waited for."""
 
     STEP = 0.005
 
-    def __init__(self, args, exe=None, prefix=(), stdout=subprocess.DEVNULL):
-        self.err_lines = []
+    def __init__(self, args, exe=None, prefix=(), stdout=subprocess.DEVNULL, verbose=True,
+                 capture=False):
+        self.err_lines, self.out_chunks = [], []
         self.t_start = time.monotonic()
         self.t_attached = self.t_end = None
         self.rc = self.maxrss_kb = None
-        self.p = subprocess.Popen([*prefix, str(exe or PROFILER), "-v", *map(str, args)],
-                                  stdin=subprocess.DEVNULL, stdout=stdout,
+        argv = [*prefix, str(exe or PROFILER), *(["-v"] if verbose else []), *map(str, args)]
+        self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE if capture else stdout,
                                   stderr=subprocess.PIPE)
-        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self.reader.start()
+        self.readers = [threading.Thread(target=self._read_stderr, daemon=True)]
+        if capture:
+            self.readers.append(threading.Thread(target=self._read_stdout, daemon=True))
+        for t in self.readers:
+            t.start()
 
     def _read_stderr(self):
         for raw in self.p.stderr:
@@ -535,6 +519,18 @@ class Profiler:
             if self.t_attached is None and "attached: sampling" in line:
                 self.t_attached = time.monotonic()
             self.err_lines.append(line)
+
+    def _read_stdout(self):
+        for chunk in iter(lambda: os.read(self.p.stdout.fileno(), 65536), b""):
+            self.out_chunks.append(chunk)
+
+    def _join_readers(self):
+        for t in self.readers:
+            t.join(timeout=5)
+
+    def stdout(self):
+        """What it printed (with capture), as UTF-8 text."""
+        return b"".join(self.out_chunks).decode("utf-8", errors="replace")
 
     def stderr(self):
         return "".join(self.err_lines)
@@ -561,7 +557,7 @@ class Profiler:
         self.t_end = time.monotonic()
         self.rc = self.p.returncode = os.waitstatus_to_exitcode(status)
         self.maxrss_kb = ru.ru_maxrss
-        self.reader.join(timeout=5)
+        self._join_readers()
         return False
 
     def wait_attached(self, timeout=READY_TIMEOUT):
@@ -600,7 +596,22 @@ class Profiler:
         if self.running():
             self.p.kill()
             self.p.wait(timeout=10)
-        self.reader.join(timeout=5)
+        self._join_readers()
+
+
+def interrupt_profiler(args, after_s, sig=signal.SIGINT, timeout=10):
+    """Run the profiler in the background for after_s seconds, then stop it
+    with sig: (returncode, stderr). A run that ended before the signal, or
+    is still running `timeout` s after it, fails the test."""
+    prof = Profiler(args, verbose=False)
+    try:
+        time.sleep(after_s)
+        check(prof.running(), f"profiler exited early ({prof.rc})")
+        prof.p.send_signal(sig)
+        prof.wait(timeout)
+    finally:
+        prof.kill()
+    return prof.rc, prof.stderr()
 
 
 def profile_json(pids, duration, freq=99, extra=()):

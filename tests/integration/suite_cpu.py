@@ -14,7 +14,7 @@ import time
 
 from pathlib import Path
 
-from harness import (BUILDS, CpuMeter, Fail, PROFILER, RUN_SLACK, TARGETS, Workloads,
+from harness import (BUILDS, CpuMeter, Fail, Profiler, RUN_SLACK, TARGETS, Workloads,
                      available, check, check_cpu_samples, functions, interpreter, load_report,
                      per_build, process, profile_json, python_version, run_profiler,
                      source_line, test, workload_split)
@@ -112,18 +112,16 @@ def leader_exit():
     after_s, freq = 2, 99
     with Workloads() as wl:
         p = wl.start(interpreter("debian"), "leader_exit.py", after_s)
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "-F", str(freq),
-                                 "-f", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, text=True)
-        time.sleep(1)
-        os.kill(p.pid, signal.SIGUSR1)
+        prof = Profiler(["-p", p.pid, "-d", 30, "-F", freq, "-f", "json"], verbose=False,
+                        capture=True)
         try:
-            out, err = prof.communicate(timeout=30 + RUN_SLACK)
-        except subprocess.TimeoutExpired:
+            time.sleep(1)
+            os.kill(p.pid, signal.SIGUSR1)
+            prof.wait(30 + RUN_SLACK)
+        finally:
             prof.kill()
-            raise Fail("pybpfprof still running after the workload ended")
-    check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
-    rep = load_report(text=out)
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    rep = load_report(text=prof.stdout())
     proc = process(rep, p.pid)
     fns = functions(proc)
     after = fns.get("after", {}).get("self", 0)

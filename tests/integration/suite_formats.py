@@ -583,7 +583,7 @@ def formats_two_processes_sigint():
         a = wl.start(interpreter("debian"), "spin.py", "alpha")
         b = wl.start(interpreter("debian"), "spin.py", "beta")
         tmp = Path(tmp)
-        rc, out, err = interrupt_profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
+        rc, err = interrupt_profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
                                            "-o", tmp / "p.data", "-o", tmp / "p.json",
                                            "-o", tmp / "p.speedscope.json"], 1.5)
         check(rc == 0, f"exit {rc} after SIGINT: {err.strip()}")

@@ -300,7 +300,7 @@ def mem_sigint():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(py, "mem_grow.py", 0)
         out = os.path.join(tmp, "m.json")
-        rc, _, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
+        rc, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
         check(rc == 0, f"exit {rc}: {err.strip()}")
         rep = load_report(out)
         # The target lives on, still allocating, after the probes are gone.

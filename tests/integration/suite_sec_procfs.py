@@ -16,9 +16,9 @@ import time
 
 from pathlib import Path
 
-from harness import (Fail, PROFILER, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS, Workloads, check,
-                     expect_error, functions, interpreter, load_report, process,
-                     read_stdout_until, run_profiler, test)
+from harness import (Fail, PROFILER, Profiler, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS,
+                     Workloads, check, expect_error, functions, interpreter, load_report,
+                     process, read_stdout_until, run_profiler, test)
 
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
@@ -213,19 +213,9 @@ def sec_proc_pid_reuse():
         py = interpreter("debian")
         a = wl.start(py, "spin.py", "alpha")
         out = Path(d) / "rep.json"
-        err = tempfile.TemporaryFile()
-        prof = subprocess.Popen([str(PROFILER), "-p", str(a.pid), "-d", str(dur), "-F", str(freq),
-                                 "-v", "-f", "json", "-o", str(out)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        prof = Profiler(["-p", a.pid, "-d", dur, "-F", freq, "-f", "json", "-o", out])
         try:
-            deadline = time.monotonic() + READY_TIMEOUT
-            while True:
-                err.seek(0)
-                if b"attached: sampling" in err.read():
-                    break
-                check(prof.poll() is None and time.monotonic() < deadline,
-                      "profiler not attached")
-                time.sleep(0.05)
+            prof.wait_attached()
             time.sleep(0.5)
             a.kill()
             a.wait()
@@ -239,18 +229,11 @@ def sec_proc_pid_reuse():
             # build would have seen the target gone: nothing tested
             if reused_after > 0.15:
                 raise Skip(f"pid {a.pid} reused only after {reused_after * 1000:.0f} ms")
-            try:
-                prof.wait(timeout=dur + RUN_SLACK)
-            except subprocess.TimeoutExpired:
-                raise Fail("profiler still running")
+            prof.wait(dur + RUN_SLACK)
             ended_after = time.monotonic() - gone
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        err.seek(0)
-        msg = err.read().decode(errors="replace")
-        check(prof.returncode == 0, f"exit {prof.returncode}: {msg[-300:]}")
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr()[-300:]}")
         rep = load_report(out)
     fns = functions(process(rep, a.pid))
     beta = fns.get("spin_beta", {}).get("self", 0)

@@ -43,7 +43,7 @@ def stop_with(sig):
         p = wl.start(interpreter("debian"), "spin.py", "alpha")
         out = os.path.join(tmp, "x.json")
         with CpuMeter(p.pid) as cpu:
-            rc, _, err = interrupt_profiler(["-p", p.pid, "-o", out], 2, sig)
+            rc, err = interrupt_profiler(["-p", p.pid, "-o", out], 2, sig)
         check(rc == 0, f"exit {rc} after {sig.name}: {err.strip()}")
         rep = load_report(out)
     sanity(rep, 99)

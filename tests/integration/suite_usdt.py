@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from harness import (Fail, LineReader, PROFILER, RUN_SLACK, Workloads, available, check,
+from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
                      expect_error, functions, interpreter, load_report, process, profile_json,
                      test, usdt_semaphore_addr, usdt_wait_semaphore)
 
@@ -31,22 +31,19 @@ def usdt_calls_exact(build, n=5000, flags=()):
     with Workloads() as wl:
         p = wl.start(py, "usdt_ticktock.py", n)
         lines = LineReader(p)
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--calls",
-                                 *flags, "-o", out_json, "-o", out_pstats, "-v"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        prof = Profiler(["-p", p.pid, "-d", 30, "--calls", *flags, "-o", out_json,
+                         "-o", out_pstats])
         try:
             usdt_wait_semaphore(p.pid, sem, True)
             time.sleep(0.3)  # the entry link follows its semaphore by a few syscalls
             os.kill(p.pid, signal.SIGUSR1)
             lines.wait_for("done", timeout=60)
             time.sleep(0.3)
-            prof.send_signal(signal.SIGINT)
-            out, err = prof.communicate(timeout=RUN_SLACK)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
         # Detached: the kernel lowered the semaphore when the links closed.
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
     rep = load_report(out_json)
@@ -65,7 +62,7 @@ def usdt_calls_exact(build, n=5000, flags=()):
     u = rep["usdt"]
     check(got == want, f"calls {got}, cProfile's ncalls {want}; usdt counters {u}; all: "
           f"{[(k, f.get('calls')) for k, f in fns.items()]}; stderr: "
-          f"{[ln for ln in err.decode().splitlines() if 'calls' in ln]}")
+          f"{[ln for ln in prof.stderr().splitlines() if 'calls' in ln]}")
     got_pstats = {name: pstats_nc.get(name) for name in want}
     check(got_pstats == want, f"pstats ncalls {got_pstats}, cProfile's {want}")
     check(u["calls_mismatch"] == 0 and u["calls_no_code"] == 0 and u["calls_map_full"] == 0,
@@ -186,16 +183,12 @@ def usdt_kill9_detach():
             raise Fail(f"only {len(vals)} rate reports in {timeout}s")
 
         before = rate()
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "--calls", *flags,
-                                 "-f", "json"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        prof = Profiler(["-p", p.pid, "--calls", *flags, "-f", "json"], verbose=False)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
             during = rate()
         finally:
             prof.kill()
-            prof.wait()
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
         after = rate()
     check(during < 0.9 * before, f"probes did not slow the loop: {before} -> {during} calls per CPU second")
@@ -218,23 +211,20 @@ def usdt_imports(build):
     with Workloads() as wl:
         p = wl.start(py, "usdt_imports.py")
         lines = LineReader(p)
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--imports",
-                                 "-f", "json"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        prof = Profiler(["-p", p.pid, "-d", 30, "--imports", "-f", "json"], verbose=False,
+                        capture=True)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
             time.sleep(0.3)
             os.kill(p.pid, signal.SIGUSR1)
             lines.wait_for("done", timeout=30)
             time.sleep(0.3)
-            prof.send_signal(signal.SIGINT)
-            out, err = prof.communicate(timeout=RUN_SLACK)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-    check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
-    rep = load_report(text=out)
+            prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    rep = load_report(text=prof.stdout())
     tree = process(rep, p.pid)["imports"]
     top = {im["module"]: im for im in tree}
     check("json" in top and "pybpfprof_no_such_module" in top, f"top-level imports {list(top)}")
