@@ -240,24 +240,23 @@ class Workloads:
         return False
 
     def start(self, python, script, *args, wait_ready=True, prefix=()):
+        """A workload under targets/ (or a script path) run by python, an
+        Interp or an executable, behind prefix (setpriv, unshare, ...)."""
+        interp = python if isinstance(python, Interp) else Interp(python)
+        return self.spawn([*prefix, *interp.argv(script, args)], wait_ready=wait_ready)
+
+    def spawn(self, argv, wait_ready=True, stdin=subprocess.DEVNULL, text=False):
+        """Any command as a workload, its stdout a pipe for the test to read;
+        wait_ready: until it prints its "ready" line (as targets/ do)."""
         # stderr goes to a file, not a pipe: nobody drains it while the test
         # runs, and it is only read to explain a workload that died.
         err = tempfile.TemporaryFile()
-        interp = python if isinstance(python, Interp) else Interp(python)
-        p = subprocess.Popen([*prefix, *interp.argv(script, args)],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=err)
+        p = subprocess.Popen([*map(str, argv)], stdin=stdin, stdout=subprocess.PIPE,
+                             stderr=err, text=text)
         self.procs.append(p)
         p.errfile = err
         if wait_ready:
             self.wait_ready(p)
-        return p
-
-    def start_cmd(self, argv):
-        """A non-Python workload (e.g. sleep): nothing to wait for."""
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.procs.append(p)
         return p
 
     @staticmethod

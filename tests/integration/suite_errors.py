@@ -45,7 +45,7 @@ def error_no_such_pid():
 @test
 def error_not_python():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
-        p = wl.start_cmd(["sleep", "60"])
+        p = wl.spawn(["sleep", "60"], wait_ready=False)
         time.sleep(0.2)  # let exec() finish so /proc/PID/exe is sleep
         out = os.path.join(tmp, "x.json")
         msg, t = expect_error(["-p", p.pid, "-d", 1, "-o", out],
@@ -134,7 +134,7 @@ def error_keeps_existing_output():
     # Checking -o early must not mean truncating it early: a run that fails
     # on its target leaves an existing report as it was.
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
-        p = wl.start_cmd(["sleep", "60"])
+        p = wl.spawn(["sleep", "60"], wait_ready=False)
         time.sleep(0.2)
         out = os.path.join(tmp, "old.json")
         with open(out, "w") as f:

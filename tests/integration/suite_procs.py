@@ -86,11 +86,8 @@ def start_pool(wl, build, method, secs, mode=None):
     """The pool workload, started and read up to its workers line (LATE:
     up to its ready line, no workers yet)."""
     interp = interpreter(build)
-    err = tempfile.TemporaryFile()
-    p = subprocess.Popen(interp.argv("procs_pool.py", [method, secs, *([mode] if mode else [])]),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
-    p.errfile = err
-    wl.procs.append(p)
+    p = wl.spawn(interp.argv("procs_pool.py", [method, secs, *([mode] if mode else [])]),
+                 wait_ready=False, stdin=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     if mode == "LATE":
         check(line == "ready\n", f"workload said {line!r}")

@@ -48,11 +48,8 @@ class NobodyDir:
 
 def start_hostile(wl, d, stdin=subprocess.DEVNULL):
     """The target, as nobody, through ld.so; its 'ready ...' line is returned."""
-    err = tempfile.TemporaryFile()
-    p = subprocess.Popen([*AS_NOBODY, LDSO, "/usr/bin/python3.11", d.script, d.path],
-                         stdin=stdin, stdout=subprocess.PIPE, stderr=err)
-    p.errfile = err
-    wl.procs.append(p)
+    p = wl.spawn([*AS_NOBODY, LDSO, "/usr/bin/python3.11", d.script, d.path],
+                 wait_ready=False, stdin=stdin)
     buf = read_stdout_until(p, lambda b: b.startswith(b"ready") and b.endswith(b"\n"), "ready")
     return buf.decode().strip()
 
@@ -256,13 +253,8 @@ def sec_proc_fifo_swapped_in():
     with Workloads() as wl, NobodyDir("procfs_fifo.py") as d:
         shutil.copy("/lib/x86_64-linux-gnu/libc.so.6", os.path.join(d.path, "libc.so.6"))
         os.chown(os.path.join(d.path, "libc.so.6"), 65534, 65534)
-        err = tempfile.TemporaryFile()
-        p = subprocess.Popen([*AS_NOBODY, "env", f"LD_LIBRARY_PATH={d.path}",
-                              "/usr/bin/python3.11", d.script, d.path],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
-        p.errfile = err
-        wl.procs.append(p)
-        Workloads.wait_ready(p)
+        p = wl.spawn([*AS_NOBODY, "env", f"LD_LIBRARY_PATH={d.path}",
+                      "/usr/bin/python3.11", d.script, d.path])
         with open(f"/proc/{p.pid}/maps") as f:
             check(f"{d.path}/libc.so.6" in f.read(), "the target does not run on its libc copy")
         out = os.path.join(d.path, "rep.json")
