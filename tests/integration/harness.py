@@ -471,6 +471,15 @@ class LineReader(threading.Thread):
 
 # ------------------------------------------------------------ profiler runs
 
+def profiler_copy(directory):
+    """A copy of the profiler in directory, for another user to run (who may
+    not be able to traverse the checkout): its path."""
+    exe = os.path.join(directory, "pybpfprof")
+    shutil.copy(PROFILER, exe)
+    os.chmod(exe, 0o755)
+    return exe
+
+
 def run_profiler(args, timeout, prefix=(), exe=None):
     """Run the profiler to completion; a hang becomes a test failure."""
     argv = [*prefix, str(exe or PROFILER), *map(str, args)]

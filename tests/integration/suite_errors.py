@@ -10,8 +10,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import (Fail, PROFILER, PYENV, Skip, Workloads, check, expect_error, interpreter,
-                     test, unsupported_interpreters)
+from harness import (Fail, PYENV, Skip, Workloads, check, expect_error, interpreter,
+                     profiler_copy, test, unsupported_interpreters)
 
 
 @test
@@ -79,9 +79,7 @@ def error_no_privilege():
     # missing privilege can explain the failure.
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o777)
-        exe = os.path.join(tmp, "pybpfprof")
-        shutil.copy(PROFILER, exe)
-        os.chmod(exe, 0o755)
+        exe = profiler_copy(tmp)
         out = os.path.join(tmp, "x.json")
         p = wl.start(interpreter("debian"), "spin.py", "alpha")
         drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",

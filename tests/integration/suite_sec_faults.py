@@ -15,10 +15,10 @@ import time
 
 from pathlib import Path
 
-from harness import (BUILDS, CpuMeter, Fail, LineReader, PROFILER, Profiler, READY_TIMEOUT,
-                     RUN_SLACK, Reaper, TARGETS, Workloads, available, check,
-                     check_cpu_samples, cpu_seconds, expect_error, functions, interpreter,
-                     load_report, process, read_stdout_until, run_profiler, sanity, test,
+from harness import (BUILDS, CpuMeter, Fail, LineReader, Profiler, READY_TIMEOUT, RUN_SLACK,
+                     Reaper, TARGETS, Workloads, available, check, check_cpu_samples,
+                     cpu_seconds, expect_error, functions, interpreter, load_report, process,
+                     profiler_copy, read_stdout_until, run_profiler, sanity, test,
                      usdt_semaphore, usdt_semaphore_addr, usdt_wait_semaphore)
 
 
@@ -519,9 +519,7 @@ def sec_fault_caps_only():
     shown = []
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o777)
-        exe = os.path.join(tmp, "pybpfprof")
-        shutil.copy(PROFILER, exe)
-        os.chmod(exe, 0o755)
+        exe = profiler_copy(tmp)
         script = os.path.join(tmp, "spin.py")
         shutil.copy(TARGETS / "spin.py", script)
         os.chmod(script, 0o644)
