@@ -463,25 +463,19 @@ def procs_launch_sigterm():
     py = interpreter("debian")
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "rep.json"
-        prof = subprocess.Popen([str(PROFILER), "-v", "-o", str(out), "--",
-                                 *py.argv("spin.py", ["alpha"])],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        prof = Profiler(["-o", out, "--", *py.argv("spin.py", ["alpha"])], capture=True)
         try:
             deadline = time.monotonic() + READY_TIMEOUT
-            line = ""
-            while "ready" not in line and time.monotonic() < deadline:
-                line = prof.stdout.readline()
-            check("ready" in line, "the command never said ready")
+            while "ready" not in prof.stdout() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            check("ready" in prof.stdout(), "the command never said ready")
             time.sleep(1)
-            prof.send_signal(signal.SIGTERM)
-            _, err = prof.communicate(timeout=15)
+            prof.p.send_signal(signal.SIGTERM)
+            prof.wait(15)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        check(prof.returncode == 128 + signal.SIGTERM,
-              f"exit {prof.returncode}, expected {128 + signal.SIGTERM}: {err.strip()[-300:]}")
+            prof.kill()
+        check(prof.rc == 128 + signal.SIGTERM,
+              f"exit {prof.rc}, expected {128 + signal.SIGTERM}: {prof.stderr().strip()[-300:]}")
         rep = load_report(out)
     sanity(rep, 99)
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections")
@@ -489,7 +483,7 @@ def procs_launch_sigterm():
     hot = functions(proc).get("spin_alpha", {}).get("self", 0)
     check(proc["exited"] and hot > 0.9 * proc["samples"] and hot >= 10,
           f"spin_alpha {hot} of {proc['samples']} samples, exited {proc['exited']}")
-    return f"exit {prof.returncode}; spin_alpha {hot}/{proc['samples']}"
+    return f"exit {prof.rc}; spin_alpha {hot}/{proc['samples']}"
 
 
 @test

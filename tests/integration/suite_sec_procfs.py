@@ -16,9 +16,9 @@ import time
 
 from pathlib import Path
 
-from harness import (Fail, PROFILER, Profiler, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS,
-                     Workloads, check, expect_error, functions, interpreter, load_report,
-                     process, read_stdout_until, run_profiler, test)
+from harness import (Profiler, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS, Workloads, check,
+                     expect_error, functions, interpreter, load_report, process,
+                     read_stdout_until, run_profiler, test)
 
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
@@ -101,28 +101,20 @@ def sec_proc_truncated_elf():
         start_hostile(wl, d, stdin=subprocess.PIPE)
         p = wl.procs[-1]
         lib = os.path.join(d.path, "libpython3.11.so")
-        err = tempfile.TemporaryFile()
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "1", "-f", "json"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        prof = Profiler(["-p", p.pid, "-d", 1, "-f", "json"], verbose=False)
         try:
             deadline = time.monotonic() + READY_TIMEOUT
-            while not fds_naming(prof.pid, lib) and prof.poll() is None:
+            while not fds_naming(prof.p.pid, lib) and prof.running():
                 check(time.monotonic() < deadline, "pybpfprof never opened the fake libpython")
                 time.sleep(0.0005)
-            opened = prof.poll() is None
+            opened = prof.running()
             p.stdin.write(b"t\n")
             p.stdin.flush()
             read_stdout_until(p, lambda b: b"truncated\n" in b, "truncating")
-            try:
-                rc = prof.wait(timeout=RUN_SLACK)
-            except subprocess.TimeoutExpired:
-                raise Fail(f"pybpfprof still running {RUN_SLACK}s after the truncation")
+            rc = prof.wait(RUN_SLACK)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        err.seek(0)
-        msg = err.read().decode(errors="replace").strip()
+            prof.kill()
+        msg = prof.stderr().strip()
         p.stdin.close()
     check(opened, f"pybpfprof was done before the truncation (exit {rc}): {msg!r}")
     check(rc != -signal.SIGBUS, "pybpfprof was killed by SIGBUS")
