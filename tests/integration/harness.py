@@ -1,11 +1,14 @@
 """The integration tests' harness: what every suite shares.
 
-Outcomes (Fail, Skip, check), the interpreters under test (Interp, BUILDS,
-interpreter), the one way to start a workload (Workloads.start, which waits
-for its "ready" line), the one way to run the profiler to completion
-(run_profiler) or in the background (Profiler), the one way to read its
-report (load_report, checked by sanity), and the test registry the suites
-fill (@test, @per_build) and run.py runs.
+Outcomes (Fail, Skip, check); the interpreters under test (Interp, BUILDS,
+interpreter); one way to start a workload, Workloads.spawn (start() for a
+script under targets/), which waits for its "ready" line and kills and
+reaps it at the end; one way to run the profiler, run_profiler to
+completion or Profiler in the background (interrupt_profiler, profile_json
+and expect_error are built on them); one way to read its report,
+load_report, whose invariants sanity() checks; and the registry the suites
+fill with @test and @per_build, which run.py runs. Suites import what they
+use from here by name; this module imports no suite.
 
 Standard library only: this runs under Debian 12's /usr/bin/python3.
 """
