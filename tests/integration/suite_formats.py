@@ -3,13 +3,27 @@
 # once (-o given several times); then Python's pstats, protoc, headless
 # Chromium (through chromedriver's W3C WebDriver API) and speedscope's
 # published JSON schema read the files, and all of them must agree on the
-# functions and their sample counts. Exec'd into run.py's namespace.
+# functions and their sample counts.
 
 import base64
 import gzip
+import json
+import os
+import re
+import shutil
 import socket
+import subprocess
+import tempfile
+import time
 import urllib.error
 import urllib.request
+
+from pathlib import Path
+
+from harness import (Fail, ROOT, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
+                     expect_error, functions, interpreter, interrupt_profiler, line_table,
+                     load_report, process, run_profiler, source_line, test)
+
 
 FORMATS_SCRIPT = "formats_common.py"
 FORMATS_FREQ = 499
@@ -40,7 +54,7 @@ def formats_run():
     files = {k: out / v for k, v in FORMAT_FILES.items()}
     for k, f in files.items():
         check(f.exists() and f.stat().st_size > 0, f"{k}: {f} missing or empty")
-    rep = json.loads(files["json"].read_text())
+    rep = load_report(files["json"])
     _formats_run.update(dir=out, files=files, pid=p.pid, json=rep,
                         samples=process(rep, p.pid)["samples"])
     check(_formats_run["samples"] > 100, f"only {_formats_run['samples']} samples")
@@ -569,11 +583,11 @@ def formats_two_processes_sigint():
         a = wl.start(interpreter("debian"), "spin.py", "alpha")
         b = wl.start(interpreter("debian"), "spin.py", "beta")
         tmp = Path(tmp)
-        rc, out, err = interrupt_profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
+        rc, err = interrupt_profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
                                            "-o", tmp / "p.data", "-o", tmp / "p.json",
                                            "-o", tmp / "p.speedscope.json"], 1.5)
         check(rc == 0, f"exit {rc} after SIGINT: {err.strip()}")
-        rep = json.loads((tmp / "p.json").read_text())
+        rep = load_report(tmp / "p.json")
         roots = {}
         for ln in (tmp / "p.data").read_text().splitlines():
             stack, n = ln.rsplit(" ", 1)
@@ -598,24 +612,6 @@ def formats_two_processes_sigint():
         add(by_pid, int(p["name"].split()[1]), sum(p["weights"]))
     check(by_pid == want, f"speedscope profiles hold {by_pid}, json {want}")
     return f"after SIGINT: {want} samples under two process roots, in folded and speedscope"
-
-
-def line_table(text, func):
-    """Rows (line, samples, %func, source) of func's line-by-line table, and
-    the note lines before its header."""
-    lines = text.splitlines()
-    start = [i for i, s in enumerate(lines) if s.strip().startswith(f"Line by line: {func} ")]
-    check(start, f"no 'Line by line: {func}' section: {text[-800:]}")
-    rows, notes = [], []
-    for s in lines[start[0] + 1:]:
-        if not s.strip() or s.strip().startswith("Line by line:"):
-            break
-        m = re.match(r"\s+(\d+|\?)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)(?:\s{2}(.*))?$", s)
-        if m:
-            rows.append((m.group(1), int(m.group(2)), float(m.group(3)), m.group(6) or ""))
-        elif s.strip().startswith("source:"):
-            notes.append(s.strip())
-    return rows, notes
 
 
 @test

@@ -1,7 +1,14 @@
 # The harness's own interpreter discovery, so that a machine without the
 # Debian release roots (or without pyenv) gets skips with their reason, never
 # a crash of the harness, and a machine with them runs every build.
-# Exec'd into run.py's namespace: uses its helpers (BUILDS, interpreter, ...).
+
+import os
+import re
+import subprocess
+import tempfile
+
+from harness import (BUILDS, CHROOTED, DEBIAN_ROOTS, HERE, PYENV_MINORS, Skip, check,
+                     python_version, test)
 
 
 def harness_run(env_over, *patterns):

@@ -1,11 +1,22 @@
 # --mem: memory growth by Python line from page faults and memory system
-# calls. Loaded into run.py's namespace (see the bottom of run.py).
+# calls.
 #
 # Ground truth: the workloads allocate known sizes on known lines through
 # paths whose system calls are known (glibc's mmap threshold, the mmap
 # module), so mapped bytes are exact multiples of a known size and touched
 # bytes (sampled page faults) must agree with them.
+
+import os
+import tempfile
+import time
 import xml.etree.ElementTree as ET
+
+from pathlib import Path
+
+from harness import (Fail, RUN_SLACK, Reaper, TARGETS, Workloads, check, cpu_seconds,
+                     expect_error, interpreter, interrupt_profiler, load_report, per_build,
+                     process, profile_json, run_profiler, source_line, test)
+
 
 MIB = 1 << 20
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -13,16 +24,8 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 # headers, rounded up to a page: 200 MiB + 4 KiB. Likewise 5 MiB + 4 KiB.
 BIG_MAP = 200 * MIB + 4096
 KEEP_MAP = 5 * MIB + 4096
+# The static Debian build, pyenv's shared-libpython build, a chrooted 3.13.
 MEM_BUILDS = ("debian", "pyenv", "trixie313")
-
-
-def mem_builds(fn):
-    # The static Debian build, pyenv's shared-libpython build, a chrooted 3.13.
-    for build in MEM_BUILDS:
-        def bound(build=build):
-            return fn(build)
-        TESTS.append((f"{fn.__name__}_{build}", bound))
-    return fn
 
 
 def mem_section(rep, pid):
@@ -52,7 +55,7 @@ def mem_line(mem, script_path, line, qualname=None):
             for k in ("touched", "mapped", "unmapped", "bytes", "allocated", "live")}
 
 
-@mem_builds
+@per_build(builds=MEM_BUILDS)
 def mem_growth(build):
     py = interpreter(build)
     big_n, big_text = source_line("mem_grow.py", "# big line")
@@ -165,7 +168,7 @@ def mem_timeline():
             root = ET.parse(svg).getroot()
         except ET.ParseError as e:
             raise Fail(f"{svg} is not well-formed XML: {e}")
-    rep = json.loads(r.stdout)
+    rep = load_report(text=r.stdout)
     mem = mem_section(rep, p.pid)
     ns = "{http://www.w3.org/2000/svg}"
     check(root.tag == ns + "svg", f"root element {root.tag}")
@@ -222,7 +225,7 @@ def mem_error_usage():
     return "bad period, bad mode and unwritable timeline refused"
 
 
-@mem_builds
+@per_build(builds=MEM_BUILDS)
 def mem_alloc_leak(build):
     """--mem=alloc: the 5 MiB kept per round is the top live line at the end;
     the 200 MiB object built and dropped on another line is not live."""
@@ -297,10 +300,9 @@ def mem_sigint():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(py, "mem_grow.py", 0)
         out = os.path.join(tmp, "m.json")
-        rc, _, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
+        rc, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
         check(rc == 0, f"exit {rc}: {err.strip()}")
-        with open(out) as f:
-            rep = json.load(f)
+        rep = load_report(out)
         # The target lives on, still allocating, after the probes are gone.
         cpu0 = cpu_seconds(p.pid)
         time.sleep(0.5)
@@ -324,7 +326,7 @@ def mem_target_exits():
                          timeout=20 + RUN_SLACK)
     check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
     check(r.elapsed < 8, f"took {r.elapsed:.1f}s after a 1.5 s target exited")
-    rep = json.loads(r.stdout)
+    rep = load_report(text=r.stdout)
     proc = process(rep, p.pid)
     check(proc["exited"] is True, f"exited is {proc['exited']!r}")
     mem = mem_section(rep, p.pid)
@@ -392,7 +394,7 @@ def mem_counters_apart():
         r = run_profiler(["--mem", "-F", 99, "-o", out, "--", "/usr/bin/python3",
                           TARGETS / "mem_exit.py", 1], timeout=1 + RUN_SLACK)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     cpu, mem = rep["samples"], rep.get("memory_records")
     check(mem is not None, "no memory_records in the JSON report")
     check(mem["no_python"] >= 300,
@@ -426,7 +428,7 @@ def mem_lockstep():
         r = run_profiler(["--mem", "-o", out, "--", *py.argv("mem_lockstep.py", [3])],
                          timeout=3 + RUN_SLACK)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     rounds = int(r.stdout.split("rounds")[1].split()[0])
     mem = mem_section(rep, rep["processes"][0]["pid"])
     path = py.script_path("mem_lockstep.py")

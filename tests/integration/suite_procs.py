@@ -1,58 +1,46 @@
 # Many processes (issue 5): -a, launch mode, --subprocesses, short-lived
-# processes. Exec'd into run.py's namespace (see the bottom of run.py).
+# processes.
 #
 # -a sees every Python on the host, including other test runs in parallel:
 # every assertion here looks only at the pids this test started.
 
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
 
-class Background:
+from pathlib import Path
+
+from harness import (PROFILER, Profiler, READY_TIMEOUT, RUN_SLACK, Skip, Workloads, check,
+                     check_cpu_samples, expect_error, functions, interpreter, load_report,
+                     process, profile_json, python_version, run_profiler, sanity, test)
+
+
+class Background(Profiler):
     """A profiler run in the background (for -a): started, waited for until
     its kernel side is attached, stopped with SIGINT, its JSON read."""
 
     def __init__(self, args, freq):
         self.freq = freq
         self.out = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
-        self.err = tempfile.TemporaryFile()
-        self.p = subprocess.Popen([str(PROFILER), *map(str, args), "-F", str(freq), "-v",
-                                   "-f", "json", "-o", self.out.name],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=self.err)
-
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read().decode(errors="replace")
-
-    def wait_attached(self, timeout=READY_TIMEOUT):
-        # -v says so once the kernel side is attached (and -a's scan done)
-        deadline = time.monotonic() + timeout
-        while "attached: sampling" not in self.stderr():
-            check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
-                  f"{self.stderr().strip()[-300:]}")
-            check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
-            time.sleep(0.05)
+        super().__init__([*args, "-F", freq, "-f", "json", "-o", self.out.name])
 
     def finish(self, timeout=RUN_SLACK, interrupt=True):
         """interrupt: stop it now with SIGINT; else let its -d run out."""
-        if interrupt and self.p.poll() is None:
+        if interrupt and self.running():
             self.p.send_signal(signal.SIGINT)
-        try:
-            self.p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-            raise Fail(f"profiler still running after {timeout}s")
-        check(self.p.returncode == 0, f"profiler exit {self.p.returncode}: "
-              f"{self.stderr().strip()[-300:]}")
-        with open(self.out.name) as f:
-            rep = json.load(f)
+        self.wait(timeout)
+        check(self.rc == 0, f"profiler exit {self.rc}: {self.stderr().strip()[-300:]}")
+        rep = load_report(self.out.name)
         os.unlink(self.out.name)
         sanity(rep, self.freq)
         return rep
 
     def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
+        super().kill()
         if os.path.exists(self.out.name):
             os.unlink(self.out.name)
 
@@ -98,11 +86,8 @@ def start_pool(wl, build, method, secs, mode=None):
     """The pool workload, started and read up to its workers line (LATE:
     up to its ready line, no workers yet)."""
     interp = interpreter(build)
-    err = tempfile.TemporaryFile()
-    p = subprocess.Popen(interp.argv("procs_pool.py", [method, secs, *([mode] if mode else [])]),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
-    p.errfile = err
-    wl.procs.append(p)
+    p = wl.spawn(interp.argv("procs_pool.py", [method, secs, *([mode] if mode else [])]),
+                 wait_ready=False, stdin=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     if mode == "LATE":
         check(line == "ready\n", f"workload said {line!r}")
@@ -171,7 +156,7 @@ def launch_pool(build, method, freq=499, secs=1.5):
                          timeout=secs + 30)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
         workers = pool_workers(r.stdout)
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, freq)
     m = re.search(r"^done: (.*)$", r.stdout, re.M)
     check(m, f"the command's stdout did not pass through: {r.stdout[:300]!r}")
@@ -267,7 +252,7 @@ def procs_launch_exit_code():
             m = re.fullmatch(r"echo: hello\ncpu: ([\d.]+)\n", r.stdout)
             check(m, f"stdin/stdout not passed through: {r.stdout!r}")
             check("err\n" in r.stderr, f"stderr not passed through: {r.stderr!r}")
-            rep = json.loads(out.read_text())
+            rep = load_report(out)
         procs = rep["processes"]
         check(len(procs) == 1, f"{len(procs)} sections for one command")
         hot = functions(procs[0]).get("exit_work", {}).get("self", 0)
@@ -319,7 +304,7 @@ def procs_merge():
                           *py.argv("procs_pool.py", ["fork", secs])], timeout=secs + 30)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
         workers = pool_workers(r.stdout)
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, freq)
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections with --merge")
     proc = rep["processes"][0]
@@ -459,7 +444,7 @@ def procs_status_line():
         finally:
             tmux("kill-session", "-t", session, check_rc=False)
         check("status-exited-0" in screen, f"profiler did not finish: {screen[-300:]!r}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     # rewritten in place: one line, holding the last second's figures
     lines = [ln for ln in screen.splitlines() if re.match(r"pybpfprof: \d+ s, ", ln)]
     check(len(lines) == 1, f"expected one status line, got {lines}: {screen[-500:]!r}")
@@ -478,33 +463,27 @@ def procs_launch_sigterm():
     py = interpreter("debian")
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "rep.json"
-        prof = subprocess.Popen([str(PROFILER), "-v", "-o", str(out), "--",
-                                 *py.argv("spin.py", ["alpha"])],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        prof = Profiler(["-o", out, "--", *py.argv("spin.py", ["alpha"])], capture=True)
         try:
             deadline = time.monotonic() + READY_TIMEOUT
-            line = ""
-            while "ready" not in line and time.monotonic() < deadline:
-                line = prof.stdout.readline()
-            check("ready" in line, "the command never said ready")
+            while "ready" not in prof.stdout() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            check("ready" in prof.stdout(), "the command never said ready")
             time.sleep(1)
-            prof.send_signal(signal.SIGTERM)
-            _, err = prof.communicate(timeout=15)
+            prof.p.send_signal(signal.SIGTERM)
+            prof.wait(15)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        check(prof.returncode == 128 + signal.SIGTERM,
-              f"exit {prof.returncode}, expected {128 + signal.SIGTERM}: {err.strip()[-300:]}")
-        rep = json.loads(out.read_text())
+            prof.kill()
+        check(prof.rc == 128 + signal.SIGTERM,
+              f"exit {prof.rc}, expected {128 + signal.SIGTERM}: {prof.stderr().strip()[-300:]}")
+        rep = load_report(out)
     sanity(rep, 99)
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections")
     proc = rep["processes"][0]
     hot = functions(proc).get("spin_alpha", {}).get("self", 0)
     check(proc["exited"] and hot > 0.9 * proc["samples"] and hot >= 10,
           f"spin_alpha {hot} of {proc['samples']} samples, exited {proc['exited']}")
-    return f"exit {prof.returncode}; spin_alpha {hot}/{proc['samples']}"
+    return f"exit {prof.rc}; spin_alpha {hot}/{proc['samples']}"
 
 
 @test
@@ -519,7 +498,7 @@ def procs_subprocesses_shell():
         r = run_profiler(["--subprocesses", "-F", 199, "-o", out, "--", "sh", "-c", line],
                          timeout=40)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     sanity(rep, 199)
     shown = []
     for b in builds:

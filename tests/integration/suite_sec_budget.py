@@ -4,9 +4,18 @@
 # memory past its cache budget plus a fixed overhead, nor hold a run past
 # -d or a stop signal by more than a second; the report counts what the
 # budget cost; a second SIGINT/SIGTERM ends pybpfprof at once.
-# Exec'd into run.py's namespace: uses its helpers (Workloads, check, ...).
 
 import fcntl
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+
+from harness import (Fail, Profiler, RUN_SLACK, Workloads, check, functions, interpreter,
+                     load_report, process, source_line, test)
+
 
 BUD_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 BUD_DEFAULT_MIB = 64
@@ -23,11 +32,12 @@ def bud_flood(wl, *extra):
                     prefix=BUD_NOBODY)
 
 
-class BudRun:
-    """pybpfprof in the background with -v; the time its "attached" line came
-    (sampling starts right after it) and its peak RSS, read from VmHWM every
-    20 ms. Over rss_cap_mib it is killed at once: the unbounded binary would
-    take the whole host's memory (20 GB in 8 s at depth 4)."""
+class BudRun(Profiler):
+    """pybpfprof in the background with -v (the time its "attached" line came:
+    sampling starts right after it) and its peak RSS, read from VmHWM at every
+    step while it is waited for. Over rss_cap_mib it is killed at once: the
+    unbounded binary would take the whole host's memory (20 GB in 8 s at
+    depth 4)."""
 
     def __init__(self, args, rss_cap_mib, stdout=subprocess.DEVNULL):
         # Under ASan (make SANITIZE=1 check) every allocation carries redzones
@@ -37,86 +47,25 @@ class BudRun:
             rss_cap_mib = 3 * rss_cap_mib + 128
         self.cap = rss_cap_mib
         self.peak_kib = 0
-        self.attached = None
-        self.err_lines = []
-        self.prof = subprocess.Popen([str(PROFILER), "-v", *map(str, args)],
-                                     stdin=subprocess.DEVNULL, stdout=stdout,
-                                     stderr=subprocess.PIPE)
-        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self.reader.start()
+        super().__init__(args, stdout=stdout)
 
-    def _read_stderr(self):
-        for raw in self.prof.stderr:
-            line = raw.decode(errors="replace")
-            if self.attached is None and "attached: sampling" in line:
-                self.attached = time.monotonic()
-            self.err_lines.append(line)
-
-    def stderr(self):
-        return "".join(self.err_lines)
-
-    def _sample_rss(self):
+    def watch_step(self):
         try:
-            with open(f"/proc/{self.prof.pid}/status") as f:
+            with open(f"/proc/{self.p.pid}/status") as f:
                 for line in f:
                     if line.startswith("VmHWM:"):
                         self.peak_kib = max(self.peak_kib, int(line.split()[1]))
         except (OSError, ValueError):
             pass
         if self.peak_kib > self.cap * 1024:
-            self.prof.kill()
-            self.prof.wait(timeout=10)
+            self.kill()
             raise Fail(f"pybpfprof's peak RSS reached {self.peak_kib // 1024} MiB, over "
                        f"the bound of {self.cap} MiB: killed")
 
-    def wait_attached(self, timeout=READY_TIMEOUT):
-        end = time.monotonic() + timeout
-        while self.attached is None:
-            self._sample_rss()
-            if self.prof.poll() is not None:
-                self.reader.join(timeout=5)
-                raise Fail(f"pybpfprof exited ({self.prof.returncode}) before attaching: "
-                           f"{self.stderr().strip()[-300:]}")
-            check(time.monotonic() < end, f"pybpfprof not attached after {timeout} s")
-            time.sleep(0.02)
-        return self.attached
-
-    def watch(self, seconds):
-        """Watches for `seconds` (or until it exits); True if it is still running."""
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self._sample_rss()
-            if self.prof.poll() is not None:
-                return False
-            time.sleep(0.02)
-        return True
-
     def wait_exit(self, timeout):
         """Waits for the exit, watching the RSS; the time it exited."""
-        end = time.monotonic() + timeout
-        while self.prof.poll() is None:
-            self._sample_rss()
-            if time.monotonic() > end:
-                self.prof.kill()
-                self.prof.wait(timeout=10)
-                raise Fail(f"pybpfprof still running {timeout} s later: killed")
-            time.sleep(0.005)
-        t = time.monotonic()
-        self.reader.join(timeout=5)
-        return t
-
-    def kill(self):
-        if self.prof.poll() is None:
-            self.prof.kill()
-            self.prof.wait(timeout=10)
-
-
-def bud_report(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise Fail(f"{path}: no complete JSON report: {e}")
+        self.wait(timeout)
+        return self.t_end
 
 
 def bud_check_names(rep, pid):
@@ -159,10 +108,10 @@ def sec_bud_flood_d8():
         finally:
             run.kill()
         took = t1 - t0
-        check(run.prof.returncode == 0,
-              f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
+        check(run.p.returncode == 0,
+              f"exit {run.p.returncode}: {run.stderr().strip()[-300:]}")
         check(took <= 9.0, f"-d 8 took {took:.2f} s from attaching to exit (at most 9)")
-        rep = bud_report(out)
+        rep = load_report(out)
     cache = rep["cache"]
     check(cache["budget_bytes"] == BUD_DEFAULT_MIB << 20, f"cache {cache}")
     check(0 < cache["peak_bytes"] <= cache["budget_bytes"], f"cache {cache}")
@@ -188,10 +137,10 @@ def sec_bud_evict():
             t1 = run.wait_exit(5 + RUN_SLACK)
         finally:
             run.kill()
-        check(run.prof.returncode == 0,
-              f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
+        check(run.p.returncode == 0,
+              f"exit {run.p.returncode}: {run.stderr().strip()[-300:]}")
         check(t1 - t0 <= 6.0, f"-d 5 took {t1 - t0:.2f} s from attaching to exit")
-        rep = bud_report(out)
+        rep = load_report(out)
         with open(txt) as f:
             text = f.read()
     cache = rep["cache"]
@@ -217,16 +166,16 @@ def sec_bud_sigint():
         run = BudRun(["-p", p.pid, "-o", out], cap)
         try:
             run.wait_attached()
-            check(run.watch(4), f"pybpfprof exited early ({run.prof.returncode})")
+            check(run.watch(4), f"pybpfprof exited early ({run.p.returncode})")
             sent = time.monotonic()
-            run.prof.send_signal(signal.SIGINT)
+            run.p.send_signal(signal.SIGINT)
             took = run.wait_exit(RUN_SLACK) - sent
         finally:
             run.kill()
-        check(run.prof.returncode == 0,
-              f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
+        check(run.p.returncode == 0,
+              f"exit {run.p.returncode}: {run.stderr().strip()[-300:]}")
         check(took <= 1.0, f"{took:.2f} s from SIGINT to exit (at most 1)")
-        rep = bud_report(out)
+        rep = load_report(out)
     check(3.5 <= rep["duration_s"] <= 5.0, f"duration_s {rep['duration_s']}, SIGINT after 4 s")
     check(rep["samples"]["total"] > 0, f"no samples: {rep['samples']}")
     named = bud_check_names(rep, p.pid)
@@ -251,19 +200,19 @@ def sec_bud_slow_decode():
             try:
                 t0 = run.wait_attached()
                 if how == "SIGINT":
-                    check(run.watch(5), f"pybpfprof exited early ({run.prof.returncode})")
+                    check(run.watch(5), f"pybpfprof exited early ({run.p.returncode})")
                     t0 = time.monotonic()
-                    run.prof.send_signal(signal.SIGINT)
+                    run.p.send_signal(signal.SIGINT)
                     t1 = run.wait_exit(RUN_SLACK)
                 else:
                     t1 = run.wait_exit(5 + RUN_SLACK)
                     t0 += 5
             finally:
                 run.kill()
-            check(run.prof.returncode == 0,
-                  f"exit {run.prof.returncode}: {run.stderr().strip()[-300:]}")
+            check(run.p.returncode == 0,
+                  f"exit {run.p.returncode}: {run.stderr().strip()[-300:]}")
             check(t1 - t0 <= 1.0, f"{t1 - t0:.2f} s from the end ({how}) to exit (at most 1)")
-            rep = bud_report(out)
+            rep = load_report(out)
             proc = process(rep, p.pid)
             check(proc["unresolved"] == 0, f"{proc['unresolved']} samples unresolved")
             check(any(n.startswith("flood_leaf_") for n in functions(proc)),
@@ -285,24 +234,24 @@ def bud_second_signal(sig):
         p = wl.start(interpreter("debian"), "sec_long_names.py", prefix=BUD_NOBODY)
         run = BudRun(["-p", p.pid, "-f", "json"], cap, stdout=subprocess.PIPE)
         try:
-            fcntl.fcntl(run.prof.stdout.fileno(), 1031, 4096)  # F_SETPIPE_SZ
+            fcntl.fcntl(run.p.stdout.fileno(), 1031, 4096)  # F_SETPIPE_SZ
             run.wait_attached()
-            check(run.watch(2), f"pybpfprof exited early ({run.prof.returncode})")
-            run.prof.send_signal(sig)
+            check(run.watch(2), f"pybpfprof exited early ({run.p.returncode})")
+            run.p.send_signal(sig)
             # the report has started once the pipe holds something
-            r, _, _ = select.select([run.prof.stdout], [], [], 5)
+            r, _, _ = select.select([run.p.stdout], [], [], 5)
             check(r, f"no report on stdout 5 s after {sig.name}")
-            check(run.watch(0.5), f"pybpfprof exited ({run.prof.returncode}) with its "
+            check(run.watch(0.5), f"pybpfprof exited ({run.p.returncode}) with its "
                   f"report in a full pipe")
-            with open(f"/proc/{run.prof.pid}/wchan") as f:
+            with open(f"/proc/{run.p.pid}/wchan") as f:
                 wchan = f.read().strip()
             sent = time.monotonic()
-            run.prof.send_signal(sig)
+            run.p.send_signal(sig)
             took = run.wait_exit(RUN_SLACK) - sent
         finally:
             run.kill()
-            run.prof.stdout.close()
-    rc = run.prof.returncode
+            run.p.stdout.close()
+    rc = run.p.returncode
     check(rc == 128 + sig, f"exit {rc} after a second {sig.name}, want {128 + sig}: "
           f"{run.stderr().strip()[-300:]}")
     check(took <= 0.5, f"{took:.2f} s from the second {sig.name} to exit (at most 0.5)")

@@ -2,67 +2,24 @@
 # forking or churning threads under the profiler; pybpfprof itself killed
 # with SIGKILL; two pybpfprof on one target; pybpfprof run by a non-root
 # user with only CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.
-# Exec'd into run.py's namespace: uses its helpers (Workloads, check, ...).
 
-class FaultProf:
-    """A profiler run in the background with -v: waited for until attached,
-    then reaped with wait4 so that its peak RSS is known."""
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
 
-    def __init__(self, args, exe=None, prefix=()):
-        self.err = tempfile.TemporaryFile()
-        self.p = subprocess.Popen([*prefix, str(exe or PROFILER), *map(str, args), "-v"],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=self.err)
-        self.t_start = time.monotonic()
-        self.t_attached = self.t_end = None
-        self.rc = self.maxrss_kb = None
+from pathlib import Path
 
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read().decode(errors="replace")
-
-    def wait_attached(self, timeout=READY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while "attached: sampling" not in self.stderr():
-            check(self.p.poll() is None, f"profiler exited ({self.p.returncode}): "
-                  f"{self.stderr().strip()[-300:]}")
-            check(time.monotonic() < deadline, f"profiler not attached after {timeout}s")
-            time.sleep(0.02)
-        self.t_attached = time.monotonic()
-
-    def wait(self, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                raise Fail(f"profiler still running after {timeout}s")
-            time.sleep(0.01)
-        self.t_end = time.monotonic()
-        self.rc = os.waitstatus_to_exitcode(status)
-        self.p.returncode = self.rc
-        self.maxrss_kb = ru.ru_maxrss
-        return self.rc
-
-    def kill(self):
-        if self.rc is None and self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-
-    def bad_lines(self):
-        """stderr lines other than -v's progress notes: warnings, errors."""
-        return [ln for ln in self.stderr().splitlines()
-                if re.search(r"warning|error|cannot|failed|invalid", ln, re.I) and
-                not ln.startswith("pybpfprof: kernel counters")]
-
-
-def fault_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise Fail(f"{path}: {e}")
+from harness import (BUILDS, CpuMeter, Fail, LineReader, Profiler, READY_TIMEOUT, RUN_SLACK,
+                     Reaper, TARGETS, Workloads, available, check, check_cpu_samples,
+                     cpu_seconds, expect_error, functions, interpreter, load_report, process,
+                     profiler_copy, read_stdout_until, run_profiler, sanity, test,
+                     usdt_semaphore, usdt_semaphore_addr, usdt_wait_semaphore)
 
 
 def fault_cpu_family(pid):
@@ -91,7 +48,7 @@ def sec_fault_target_killed():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(interpreter("debian"), "spin.py", "alpha")
         out = os.path.join(tmp, "x.json")
-        prof = FaultProf(["-p", p.pid, "-d", 20, "-F", freq, "-o", out])
+        prof = Profiler(["-p", p.pid, "-d", 20, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             cpu0 = cpu_seconds(p.pid)
@@ -104,7 +61,7 @@ def sec_fault_target_killed():
             prof.kill()
         reaper.join(timeout=10)
         check(reaper.cpu is not None, "workload not reaped")
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     check(p.returncode == -signal.SIGKILL, f"target exit {p.returncode}")
     after = prof.t_end - t_kill
@@ -133,7 +90,7 @@ def fault_exec(argv):
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(interpreter("debian"), "fault_exec.py", secs, *argv)
         out = os.path.join(tmp, "x.json")
-        prof = FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out])
+        prof = Profiler(["-p", p.pid, "-d", d, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             os.kill(p.pid, signal.SIGUSR1)
@@ -147,7 +104,7 @@ def fault_exec(argv):
             still_running = p.poll() is None
         finally:
             prof.kill()
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     check(not prof.bad_lines(), f"stderr: {prof.bad_lines()}")
     sanity(rep, freq)
@@ -201,7 +158,7 @@ def fault_fork_storm(mode, build="debian"):
         p = wl.start(interpreter(build), "fault_forks.py", FAULT_FORKS)
         out = os.path.join(tmp, "x.json")
         args = ["-a"] if mode == "all" else ["-p", p.pid, "--subprocesses"]
-        prof = FaultProf([*args, "-d", d, "-F", freq, "-o", out])
+        prof = Profiler([*args, "-d", d, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             own0, kids0 = fault_cpu_family(p.pid)
@@ -212,7 +169,7 @@ def fault_fork_storm(mode, build="debian"):
             own1, kids1 = fault_cpu_family(p.pid)
         finally:
             prof.kill()
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     m = re.fullmatch(r"done (\d+) of (\d+) in ([\d.]+)\n", line)
     check(m and m.group(1) == m.group(2) == str(FAULT_FORKS),
@@ -289,7 +246,7 @@ def fault_thread_churn(build):
                                          timeout=60).decode())
         p = wl.start(py, "fault_threads.py", nthreads, batch)
         out = os.path.join(tmp, "x.json")
-        prof = FaultProf(["-p", p.pid, "-d", 30, "-F", freq, "-o", out])
+        prof = Profiler(["-p", p.pid, "-d", 30, "-F", freq, "-o", out])
         try:
             prof.wait_attached()
             cpu0 = cpu_seconds(p.pid)
@@ -301,7 +258,7 @@ def fault_thread_churn(build):
             cpu = cpu_seconds(p.pid) - cpu0
         finally:
             prof.kill()
-        rep = fault_json(out)
+        rep = load_report(out)
     check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
     check(results[0] == results[1] and results[0].startswith(f"done {nthreads} "),
           f"unprofiled {results[0]!r}, profiled {results[1]!r}")
@@ -369,7 +326,7 @@ def fault_semaphores(py):
     """probe name -> semaphore address of every python-provider probe that
     has one, from the interpreter's .note.stapsdt (readelf -n). Debian's
     interpreters are non-PIE (checked), so they are runtime addresses."""
-    exe = str(usdt_host_binary(py))
+    exe = str(py.host_path())
     head = subprocess.run(["readelf", "-h", exe], capture_output=True, text=True,
                           timeout=30).stdout
     check(re.search(r"Type:\s+EXEC", head), f"{exe} is not a non-PIE executable")
@@ -405,14 +362,14 @@ def fault_kill9(build, flags):
     pybpfprof held is left in the kernel, and every USDT semaphore of the
     interpreter reads 0 again."""
     calls = "--calls" in flags
-    py = usdt_interp(build) if calls else interpreter(build)
+    py = interpreter(build)
     sems = fault_semaphores(py) if calls else {}
     with Workloads() as wl:
         p = wl.start(py, "fault_work.py")
         lines = LineReader(p)
         before = {k: usdt_semaphore(p.pid, a) for k, a in sems.items()}
         check(not any(before.values()), f"semaphores raised before profiling: {before}")
-        prof = FaultProf(["-p", p.pid, *flags, "-f", "json"])
+        prof = Profiler(["-p", p.pid, *flags, "-f", "json"])
         try:
             prof.wait_attached()
             if calls:
@@ -497,7 +454,7 @@ def sec_fault_two_profilers():
                 for i, (freq, d, delay) in enumerate(runs):
                     time.sleep(delay)
                     out = os.path.join(tmp, f"{i}.json")
-                    profs.append((FaultProf(["-p", p.pid, "-d", d, "-F", freq, "-o", out]),
+                    profs.append((Profiler(["-p", p.pid, "-d", d, "-F", freq, "-o", out]),
                                   out, freq, d))
                     profs[-1][0].wait_attached()
                 for prof, _, _, d in profs:
@@ -509,7 +466,7 @@ def sec_fault_two_profilers():
         for prof, out, freq, d in profs:
             check(prof.rc == 0, f"-F {freq}: exit {prof.rc}: {prof.stderr().strip()[-300:]}")
             check(not prof.bad_lines(), f"-F {freq}: stderr {prof.bad_lines()}")
-            rep = fault_json(out)
+            rep = load_report(out)
             sanity(rep, freq)
             proc = process(rep, p.pid)
             n = proc["samples"]
@@ -562,9 +519,7 @@ def sec_fault_caps_only():
     shown = []
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o777)
-        exe = os.path.join(tmp, "pybpfprof")
-        shutil.copy(PROFILER, exe)
-        os.chmod(exe, 0o755)
+        exe = profiler_copy(tmp)
         script = os.path.join(tmp, "spin.py")
         shutil.copy(TARGETS / "spin.py", script)
         os.chmod(script, 0o644)
@@ -579,7 +534,7 @@ def sec_fault_caps_only():
                                  exe=exe)
             check(r.returncode == 0, f"{who} target: exit {r.returncode}: {r.stderr.strip()}")
             check(os.stat(out).st_uid == 65534, f"{out} not written by nobody")
-            rep = fault_json(out)
+            rep = load_report(out)
             sanity(rep, freq)
             proc = process(rep, p.pid)
             cpu.check_samples(proc["samples"], freq, rep["duration_s"], f"{who} target")
@@ -624,7 +579,7 @@ def sec_fault_caps_only():
                              prefix=fault_as_nobody(more), exe=exe)
             check(r.returncode == 0, f"shared libpython with the two more: exit "
                   f"{r.returncode}: {r.stderr.strip()}")
-            check(process(fault_json(out), p.pid)["samples"] > 0, "no sample of the "
+            check(process(load_report(out), p.pid)["samples"] > 0, "no sample of the "
                   "shared-libpython target")
             shown.append(f"shared libpython: {msg!r}, works with those added")
     shown.append(f"sysctls {sysctl}")
@@ -639,7 +594,7 @@ def sec_fault_two_profilers_calls():
     the second still runs after the first exited, and is 0 after both."""
     build, flags, n = ("bullseye39", [], 5000) if available("bullseye39") else \
         ("debian", ["--calls-py311-line"], 300)
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "function__entry")
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(py, "usdt_ticktock.py", n)
@@ -648,7 +603,7 @@ def sec_fault_two_profilers_calls():
         try:
             for i in range(2):
                 out = os.path.join(tmp, f"{i}.json")
-                profs.append((FaultProf(["-p", p.pid, "--calls", *flags, "-o", out]), out))
+                profs.append((Profiler(["-p", p.pid, "--calls", *flags, "-o", out]), out))
             for prof, _ in profs:
                 prof.wait_attached()
             usdt_wait_semaphore(p.pid, sem, True)
@@ -672,7 +627,7 @@ def sec_fault_two_profilers_calls():
         got = []
         for prof, out in profs:
             check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
-            fns = functions(process(fault_json(out), p.pid))
+            fns = functions(process(load_report(out), p.pid))
             got.append((fns.get("tick", {}).get("calls"), fns.get("tock", {}).get("calls")))
     check(got == [(n, 2 * n)] * 2, f"tick/tock calls {got}, expected {(n, 2 * n)} in each")
     return (f"{build}: tick/tock calls {got}; semaphore {between} after the first exited, "

@@ -1,11 +1,20 @@
 # Issue 11, points 3 and 5: offsets and line numbers a target controls.
-# Exec'd into run.py's namespace (see the bottom of run.py).
 #
 # Each target is a real CPython that damages its own memory with ctypes before
 # it says "ready" (targets/sec_off_corrupt.py): one field of its
 # _Py_DebugOffsets (3.13+), or its hot function's co_firstlineno. pybpfprof
 # must refuse the first with one sentence naming the field, never crash, go on
 # profiling the good processes under -a, and never print a line below 1.
+
+import json
+import os
+import re
+import tempfile
+
+from harness import (BUILDS, CpuMeter, RUN_SLACK, Skip, Workloads, check, expect_error,
+                     functions, interpreter, load_report, process, profile_json, run_profiler,
+                     sanity, test)
+
 
 SEC_OFF_TARGET = "sec_off_corrupt.py"
 # Builds that publish _Py_DebugOffsets, the shared pyenv one first.
@@ -96,8 +105,7 @@ def sec_off_all_mode():
                 r = run_profiler(["-a", "-d", 3, "-F", 99, "-v", "-f", "json", "-o", out.name],
                                  timeout=3 + RUN_SLACK)
             check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
-            with open(out.name) as f:
-                rep = json.load(f)
+            rep = load_report(out.name)
         finally:
             os.unlink(out.name)
         check(bad.poll() is None, f"the hostile target died ({bad.returncode})")

@@ -1,6 +1,15 @@
 # Output files on a shared host (issue 11, point 2, and the disk-full fault
 # test): another user may plant a link or a file where root will write, and a
-# disk may fill up mid-report. Run by run.py in its namespace.
+# disk may fill up mid-report.
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import (RUN_SLACK, Skip, Workloads, check, expect_error, interpreter, load_report,
+                     run_profiler, test)
+
 
 PLANTER_UID = 12345
 
@@ -119,8 +128,7 @@ def sec_out_disk_full():
         check(old_now == '{"old": true}\n', f"{old} changed: {old_now[:80]!r}")
         size = os.path.getsize(room)
         check(size > 2 * limit, f"the report is only {size} bytes: the disk was not filled")
-        with open(room) as f:
-            rep = json.load(f)
+        rep = load_report(room)
         nfuncs = len(rep["processes"][0]["functions"])
     return f"{size >> 10} KiB report ({nfuncs} functions) refused by a {limit >> 10} KiB " \
            f"tmpfs, nothing left there: {lines[0]}"

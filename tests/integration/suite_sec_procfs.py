@@ -1,11 +1,25 @@
 # Issue 11, points 6 to 8: files a hostile target controls (its maps lines,
-# its mapped files), pidfds, launch mode's --user. Exec'd into run.py's
-# namespace (see the bottom of run.py).
+# its mapped files), pidfds, launch mode's --user.
 #
 # Hostile targets run as nobody (setpriv) under /usr/bin/python3.11 started
 # through the dynamic loader: their executable is then ld.so, which holds no
 # _PyRuntime, so the profiler looks for a mapped libpython3 -- a file the
 # target can name, make and truncate itself.
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from pathlib import Path
+
+from harness import (Profiler, READY_TIMEOUT, RUN_SLACK, Skip, TARGETS, Workloads, check,
+                     expect_error, functions, interpreter, load_report, process,
+                     read_stdout_until, run_profiler, test)
+
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
 AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
@@ -34,11 +48,8 @@ class NobodyDir:
 
 def start_hostile(wl, d, stdin=subprocess.DEVNULL):
     """The target, as nobody, through ld.so; its 'ready ...' line is returned."""
-    err = tempfile.TemporaryFile()
-    p = subprocess.Popen([*AS_NOBODY, LDSO, "/usr/bin/python3.11", d.script, d.path],
-                         stdin=stdin, stdout=subprocess.PIPE, stderr=err)
-    p.errfile = err
-    wl.procs.append(p)
+    p = wl.spawn([*AS_NOBODY, LDSO, "/usr/bin/python3.11", d.script, d.path],
+                 wait_ready=False, stdin=stdin)
     buf = read_stdout_until(p, lambda b: b.startswith(b"ready") and b.endswith(b"\n"), "ready")
     return buf.decode().strip()
 
@@ -90,28 +101,20 @@ def sec_proc_truncated_elf():
         start_hostile(wl, d, stdin=subprocess.PIPE)
         p = wl.procs[-1]
         lib = os.path.join(d.path, "libpython3.11.so")
-        err = tempfile.TemporaryFile()
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "1", "-f", "json"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        prof = Profiler(["-p", p.pid, "-d", 1, "-f", "json"], verbose=False)
         try:
             deadline = time.monotonic() + READY_TIMEOUT
-            while not fds_naming(prof.pid, lib) and prof.poll() is None:
+            while not fds_naming(prof.p.pid, lib) and prof.running():
                 check(time.monotonic() < deadline, "pybpfprof never opened the fake libpython")
                 time.sleep(0.0005)
-            opened = prof.poll() is None
+            opened = prof.running()
             p.stdin.write(b"t\n")
             p.stdin.flush()
             read_stdout_until(p, lambda b: b"truncated\n" in b, "truncating")
-            try:
-                rc = prof.wait(timeout=RUN_SLACK)
-            except subprocess.TimeoutExpired:
-                raise Fail(f"pybpfprof still running {RUN_SLACK}s after the truncation")
+            rc = prof.wait(RUN_SLACK)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        err.seek(0)
-        msg = err.read().decode(errors="replace").strip()
+            prof.kill()
+        msg = prof.stderr().strip()
         p.stdin.close()
     check(opened, f"pybpfprof was done before the truncation (exit {rc}): {msg!r}")
     check(rc != -signal.SIGBUS, "pybpfprof was killed by SIGBUS")
@@ -140,7 +143,7 @@ def launch_as(user, want_ids):
         check(r.stdout.startswith(want_ids), f"the command printed {r.stdout!r}, "
               f"expected {want_ids!r}...")
         check(out.exists(), "no profile written")
-        rep = json.loads(out.read_text())
+        rep = load_report(out)
     procs = rep["processes"]
     check(len(procs) == 1, f"{len(procs)} sections for one command")
     hot = functions(procs[0]).get("user_spin", {}).get("self", 0)
@@ -199,19 +202,9 @@ def sec_proc_pid_reuse():
         py = interpreter("debian")
         a = wl.start(py, "spin.py", "alpha")
         out = Path(d) / "rep.json"
-        err = tempfile.TemporaryFile()
-        prof = subprocess.Popen([str(PROFILER), "-p", str(a.pid), "-d", str(dur), "-F", str(freq),
-                                 "-v", "-f", "json", "-o", str(out)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        prof = Profiler(["-p", a.pid, "-d", dur, "-F", freq, "-f", "json", "-o", out])
         try:
-            deadline = time.monotonic() + READY_TIMEOUT
-            while True:
-                err.seek(0)
-                if b"attached: sampling" in err.read():
-                    break
-                check(prof.poll() is None and time.monotonic() < deadline,
-                      "profiler not attached")
-                time.sleep(0.05)
+            prof.wait_attached()
             time.sleep(0.5)
             a.kill()
             a.wait()
@@ -225,19 +218,12 @@ def sec_proc_pid_reuse():
             # build would have seen the target gone: nothing tested
             if reused_after > 0.15:
                 raise Skip(f"pid {a.pid} reused only after {reused_after * 1000:.0f} ms")
-            try:
-                prof.wait(timeout=dur + RUN_SLACK)
-            except subprocess.TimeoutExpired:
-                raise Fail("profiler still running")
+            prof.wait(dur + RUN_SLACK)
             ended_after = time.monotonic() - gone
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        err.seek(0)
-        msg = err.read().decode(errors="replace")
-        check(prof.returncode == 0, f"exit {prof.returncode}: {msg[-300:]}")
-        rep = json.loads(out.read_text())
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr()[-300:]}")
+        rep = load_report(out)
     fns = functions(process(rep, a.pid))
     beta = fns.get("spin_beta", {}).get("self", 0)
     check(beta <= 0.3 * freq, f"{beta} samples of the newcomer's spin_beta in the exited "
@@ -259,13 +245,8 @@ def sec_proc_fifo_swapped_in():
     with Workloads() as wl, NobodyDir("procfs_fifo.py") as d:
         shutil.copy("/lib/x86_64-linux-gnu/libc.so.6", os.path.join(d.path, "libc.so.6"))
         os.chown(os.path.join(d.path, "libc.so.6"), 65534, 65534)
-        err = tempfile.TemporaryFile()
-        p = subprocess.Popen([*AS_NOBODY, "env", f"LD_LIBRARY_PATH={d.path}",
-                              "/usr/bin/python3.11", d.script, d.path],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
-        p.errfile = err
-        wl.procs.append(p)
-        Workloads.wait_ready(p)
+        p = wl.spawn([*AS_NOBODY, "env", f"LD_LIBRARY_PATH={d.path}",
+                      "/usr/bin/python3.11", d.script, d.path])
         with open(f"/proc/{p.pid}/maps") as f:
             check(f"{d.path}/libc.so.6" in f.read(), "the target does not run on its libc copy")
         out = os.path.join(d.path, "rep.json")

@@ -8,10 +8,21 @@ must show none of their text, say why each cannot be read, and come in time.
 """
 
 import ctypes
-import errno
 import ctypes.util
+import errno
+import os
+import shutil
 import struct
+import tempfile
+import threading
+import time
 import uuid
+
+from pathlib import Path
+
+from harness import (Fail, Profiler, RUN_SLACK, Skip, Workloads, check, interpreter,
+                     line_table, run_profiler, test)
+
 
 SEC_SRC_DROP = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 
@@ -272,29 +283,22 @@ def sec_src_fuse_read_blocks():
             slow = mnt / "slow.py"
             p = wl.start(interpreter("debian"), script, f"spin_fuse={slow}",
                          prefix=SEC_SRC_DROP)
-            argv = [str(PROFILER), "-p", str(p.pid), "-d", "1", "-F", "199",
-                    "--line-report=5"]
-            t0 = time.monotonic()
-            prof = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, encoding="utf-8",
-                                    errors="replace")
-            try:
-                out, err = prof.communicate(timeout=1 + 12)
-            except subprocess.TimeoutExpired:
-                took = time.monotonic() - t0
+            prof = Profiler(["-p", p.pid, "-d", 1, "-F", 199, "--line-report=5"],
+                            verbose=False, capture=True)
+            if prof.watch(1 + 12):
+                took = time.monotonic() - prof.t_start
                 # stuck in the FUSE read: answer it, or the kill cannot finish
                 fuse.release()
                 prof.kill()
-                prof.communicate(timeout=10)
                 raise Fail(f"no report {took:.1f} s after the start of -d 1 "
                            f"({fuse.reads} FUSE reads held)")
-            took = time.monotonic() - t0
+            took = prof.t_end - prof.t_start
             reads = fuse.reads
         finally:
             fuse.release()
-    check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
     check(reads >= 1, "nothing read the FUSE file: the test shows nothing")
-    notes, _ = sec_src_notes(out, "spin_fuse")
+    notes, _ = sec_src_notes(prof.stdout(), "spin_fuse")
     want = (f"source: cannot read {slow}: timed out (opening or reading it did not finish "
             "in time)")
     check(notes == [want], f"notes of spin_fuse: {notes}, expected [{want!r}]")
@@ -321,26 +325,20 @@ def sec_src_fuse_many_processes():
             slow = mnt / "slow.py"
             pids = [wl.start(interpreter("debian"), script, f"spin_fuse={slow}",
                              prefix=SEC_SRC_DROP).pid for _ in range(nproc)]
-            argv = [str(PROFILER), *[a for pid in pids for a in ("-p", str(pid))], "-d", "1",
-                    "-F", "99", "--line-report=1"]
-            t0 = time.monotonic()
-            prof = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, encoding="utf-8",
-                                    errors="replace")
-            try:
-                out, err = prof.communicate(timeout=1 + 10 + 15)
-            except subprocess.TimeoutExpired:
-                took = time.monotonic() - t0
+            prof = Profiler([*[a for pid in pids for a in ("-p", pid)], "-d", 1, "-F", 99,
+                             "--line-report=1"], verbose=False, capture=True)
+            if prof.watch(1 + 10 + 15):
+                took = time.monotonic() - prof.t_start
                 fuse.release()
                 prof.kill()
-                prof.communicate(timeout=10)
                 raise Fail(f"no report {took:.1f} s after the start of -d 1 "
                            f"({fuse.reads} FUSE reads held)")
-            took = time.monotonic() - t0
+            took = prof.t_end - prof.t_start
         finally:
             fuse.release()
-    check(prof.returncode == 0, f"exit {prof.returncode}: {err.strip()}")
-    notes = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("source:")]
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    notes = [ln.strip() for ln in prof.stdout().splitlines()
+             if ln.strip().startswith("source:")]
     timed = f"source: cannot read {slow}: timed out (opening or reading it did not finish in time)"
     spent = f"source: cannot read {slow}: not read: the time for reading source files was spent"
     check(notes == [timed] * (nproc - 1) + [spent],

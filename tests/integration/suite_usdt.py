@@ -1,68 +1,18 @@
 # USDT modes (--calls, --gc, --imports): exact counts against cProfile, the
 # refusals where probes cannot fire, GC pauses with their triggering stacks,
 # and the target back at full speed after pybpfprof is killed.
-# Exec'd into run.py's namespace: uses its helpers (Interp, Workloads, ...).
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 
-def usdt_interp(build):
-    """An interpreter for these tests; the chrooted Debian releases exist once
-    tests/debian-roots.sh has prepared them (tests/install-deps.sh runs it):
-    without them the test skips, naming the missing root."""
-    return interpreter(build)
-
-
-def usdt_host_binary(py):
-    """The interpreter's file as the host sees it (inside its root if chrooted)."""
-    return py.root / py.python.relative_to("/") if py.root else py.python
-
-
-def usdt_semaphore_addr(py, probe):
-    """Address of a python-provider probe's semaphore, from `readelf -n`
-    (Debian's interpreters are non-PIE, so it is the runtime address)."""
-    out = subprocess.run(["readelf", "-n", str(usdt_host_binary(py))], capture_output=True,
-                         text=True, timeout=30).stdout
-    m = re.search(rf"Provider: python\s+Name: {probe}\s+Location: \S+, Base: \S+, "
-                  rf"Semaphore: (0x[0-9a-f]+)", out)
-    check(m, f"no {probe} probe with a semaphore in {usdt_host_binary(py)}")
-    return int(m.group(1), 16)
-
-
-def usdt_semaphore(pid, addr):
-    """The semaphore's current value, read from the target's memory."""
-    with open(f"/proc/{pid}/mem", "rb") as f:
-        f.seek(addr)
-        return int.from_bytes(f.read(2), "little")
-
-
-def usdt_wait_semaphore(pid, addr, want_positive, timeout=READY_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (usdt_semaphore(pid, addr) > 0) == want_positive:
-            return
-        time.sleep(0.02)
-    raise Fail(f"pid {pid}: semaphore at {addr:#x} still {usdt_semaphore(pid, addr)} "
-               f"after {timeout}s")
-
-
-class LineReader(threading.Thread):
-    """Collects a workload's stdout lines as they come, with arrival times."""
-
-    def __init__(self, p):
-        super().__init__(daemon=True)
-        self.p, self.lines = p, []
-        self.start()
-
-    def run(self):
-        for raw in self.p.stdout:
-            self.lines.append((time.monotonic(), raw.decode().strip()))
-
-    def wait_for(self, text, timeout=READY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(t == text for _, t in self.lines):
-                return
-            time.sleep(0.02)
-        raise Fail(f"workload never printed {text!r}")
+from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
+                     expect_error, functions, interpreter, load_report, process, profile_json,
+                     test, usdt_semaphore_addr, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -74,33 +24,29 @@ def usdt_cprofile_ncalls(py, n):
 
 
 def usdt_calls_exact(build, n=5000, flags=()):
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "function__entry")
     tmp = tempfile.TemporaryDirectory()
     out_json, out_pstats = os.path.join(tmp.name, "c.json"), os.path.join(tmp.name, "c.pstats")
     with Workloads() as wl:
         p = wl.start(py, "usdt_ticktock.py", n)
         lines = LineReader(p)
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--calls",
-                                 *flags, "-o", out_json, "-o", out_pstats, "-v"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        prof = Profiler(["-p", p.pid, "-d", 30, "--calls", *flags, "-o", out_json,
+                         "-o", out_pstats])
         try:
             usdt_wait_semaphore(p.pid, sem, True)
             time.sleep(0.3)  # the entry link follows its semaphore by a few syscalls
             os.kill(p.pid, signal.SIGUSR1)
             lines.wait_for("done", timeout=60)
             time.sleep(0.3)
-            prof.send_signal(signal.SIGINT)
-            out, err = prof.communicate(timeout=RUN_SLACK)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-        check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
         # Detached: the kernel lowered the semaphore when the links closed.
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
-    with open(out_json) as f:
-        rep = json.load(f)
+    rep = load_report(out_json)
     # pstats from the same run, read by Python's own pstats module (host Python)
     pst = subprocess.run([sys.executable, "-c", "import json, pstats, sys\n"
                           "st = pstats.Stats(sys.argv[1]).stats\n"
@@ -116,7 +62,7 @@ def usdt_calls_exact(build, n=5000, flags=()):
     u = rep["usdt"]
     check(got == want, f"calls {got}, cProfile's ncalls {want}; usdt counters {u}; all: "
           f"{[(k, f.get('calls')) for k, f in fns.items()]}; stderr: "
-          f"{[ln for ln in err.decode().splitlines() if 'calls' in ln]}")
+          f"{[ln for ln in prof.stderr().splitlines() if 'calls' in ln]}")
     got_pstats = {name: pstats_nc.get(name) for name in want}
     check(got_pstats == want, f"pstats ncalls {got_pstats}, cProfile's {want}")
     check(u["calls_mismatch"] == 0 and u["calls_no_code"] == 0 and u["calls_map_full"] == 0,
@@ -152,7 +98,7 @@ def usdt_calls_debian311_line():
 
 
 def usdt_refused(build, flags, must_contain):
-    py = usdt_interp(build)
+    py = interpreter(build)
     with Workloads() as wl:
         p = wl.start(py, "spin.py", "alpha")
         line, _ = expect_error(["-p", p.pid, "-d", 1, *flags], must_contain)
@@ -175,7 +121,7 @@ def usdt_gc_refused_pyenv():
 
 
 def usdt_gc(build):
-    py = usdt_interp(build)
+    py = interpreter(build)
     with Workloads() as wl:
         p = wl.start(py, "usdt_gcheavy.py")
         rep = profile_json([p.pid], 2, extra=["--gc"])
@@ -219,7 +165,7 @@ def usdt_kill9_detach():
     # with the line-probe opt-in (every interpreter probe then stays raised).
     build, flags = ("bullseye39", []) if available("bullseye39") else \
         ("debian", ["--calls-py311-line"])
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "function__entry")
     with Workloads() as wl:
         p = wl.start(py, "usdt_rate.py")
@@ -237,16 +183,12 @@ def usdt_kill9_detach():
             raise Fail(f"only {len(vals)} rate reports in {timeout}s")
 
         before = rate()
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "--calls", *flags,
-                                 "-f", "json"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        prof = Profiler(["-p", p.pid, "--calls", *flags, "-f", "json"], verbose=False)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
             during = rate()
         finally:
             prof.kill()
-            prof.wait()
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
         after = rate()
     check(during < 0.9 * before, f"probes did not slow the loop: {before} -> {during} calls per CPU second")
@@ -264,28 +206,25 @@ def usdt_kill9_detach():
 
 
 def usdt_imports(build):
-    py = usdt_interp(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "import__find__load__start")
     with Workloads() as wl:
         p = wl.start(py, "usdt_imports.py")
         lines = LineReader(p)
-        prof = subprocess.Popen([str(PROFILER), "-p", str(p.pid), "-d", "30", "--imports",
-                                 "-f", "json"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        prof = Profiler(["-p", p.pid, "-d", 30, "--imports", "-f", "json"], verbose=False,
+                        capture=True)
         try:
             usdt_wait_semaphore(p.pid, sem, True)
             time.sleep(0.3)
             os.kill(p.pid, signal.SIGUSR1)
             lines.wait_for("done", timeout=30)
             time.sleep(0.3)
-            prof.send_signal(signal.SIGINT)
-            out, err = prof.communicate(timeout=RUN_SLACK)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
         finally:
-            if prof.poll() is None:
-                prof.kill()
-                prof.wait()
-    check(prof.returncode == 0, f"exit {prof.returncode}: {err.decode().strip()}")
-    rep = json.loads(out)
+            prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    rep = load_report(text=prof.stdout())
     tree = process(rep, p.pid)["imports"]
     top = {im["module"]: im for im in tree}
     check("json" in top and "pybpfprof_no_such_module" in top, f"top-level imports {list(top)}")
