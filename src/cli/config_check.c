@@ -35,8 +35,8 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 		return refuse(why, whylen, "--user runs a launched command as that user: give the "
 			      "command after -- (profiled processes keep their own users)");
 	if (cfg->subprocesses && cfg->all)
-		return refuse(why, whylen, "--subprocesses goes with -p or a command; -a sees every "
-			      "process already");
+		return refuse(why, whylen, "--subprocesses goes with -p or a command; -a sees "
+			      "every process already");
 	/* The probes are attached to the processes known at the start. */
 	if (cfg->usdt_modes && followed)
 		return refuse(why, whylen, "--calls, --gc and --imports trace the processes given "
@@ -51,7 +51,7 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 			      "--mem-timeline and --mem-folded, or record without top");
 	/* The allocator's uprobes are attached to the processes known at the start. */
 	if (cfg->mem == PYPROF_MEM_ALLOC && followed)
-		return refuse(why, whylen, "--mem=alloc traces the processes given with -p only, not "
-			      "-a, a command or --subprocesses (--mem works with all of them)");
+		return refuse(why, whylen, "--mem=alloc traces the processes given with -p only, "
+			      "not -a, a command or --subprocesses (--mem works with all of them)");
 	return 0;
 }

@@ -573,8 +573,7 @@ static void run__top(struct run *r)
 static int run__write_reports(struct run *r)
 {
 	const struct pyprof_config *cfg = &r->cfg;
-	const struct report_writer *w;
-	const struct report_writer *fallback = cfg->format ? report_find(cfg->format) : &report_text;
+	const struct report_writer *w, *fallback;
 	const struct report_opts ro = { .top_functions = cfg->top_functions,
 					.top_lines = cfg->top_lines,
 					.line_report = cfg->line_report,
@@ -583,6 +582,7 @@ static int run__write_reports(struct run *r)
 	size_t i;
 	int err = 0;
 
+	fallback = cfg->format ? report_find(cfg->format) : &report_text;
 	for (i = 0; i < (cfg->noutputs ? cfg->noutputs : 1); i++) {
 		const char *path = cfg->noutputs ? cfg->outputs[i] : NULL;
 

@@ -117,8 +117,10 @@ static void test_option_sentences(void **state)
 		{ "-p", "1,x", "invalid pid 'x': expected a positive number" },
 		{ "-p", "2147483648", "invalid pid '2147483648': expected a positive number" },
 		{ "-d", "0", "invalid duration '0': expected seconds, greater than 0" },
-		{ "-d", "31536001", "invalid duration '31536001': expected seconds, greater than 0" },
-		{ "-F", "20001", "invalid frequency '20001': expected 1 to 20000 samples per second" },
+		{ "-d", "31536001", "invalid duration '31536001': expected seconds, greater "
+		  "than 0" },
+		{ "-F", "20001", "invalid frequency '20001': expected 1 to 20000 samples per "
+		  "second" },
 		{ "--max-depth", "0", "invalid --max-depth '0': expected 1 to 1024 frames" },
 		{ "--max-cache-mb", "", "invalid --max-cache-mb '': expected 1 to 65536 MiB" },
 		{ "-f", "xml", "unknown format 'xml': expected one of text, json, folded, "
