@@ -40,7 +40,7 @@ struct pyprof_config {
 	char **command;		/* after `--`: the command to launch, NULL-terminated */
 	const char *user;	/* --user NAME|UID: the command runs as this user, not root */
 	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
-	int py311_line;		/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
+	bool py311_line;	/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb;	/* --max-cache-mb: all that is kept of the targets' code objects */
 	char error[256];	/* why parsing failed */
 };
@@ -85,5 +85,12 @@ enum pyprof_mem_mode {
  * (tests use ARGP_SILENT so nothing is printed and nothing exits).
  */
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags);
+
+/*
+ * Every rule between options, once all are parsed (cli_parse calls it): sets
+ * the defaults that follow from other options, then refuses the combinations
+ * that make no sense. Returns 0, or -EINVAL with a sentence in why.
+ */
+int config_check(struct pyprof_config *cfg, char *why, size_t whylen);
 
 #endif

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Command line: one argp table in groups, values checked as they are parsed,
- * with a sentence that says what was expected, and --help ending in examples.
+ * Command line: one table of options in groups, each with how its argument is
+ * read, its bounds and the config field it sets; argp's own table is built
+ * from it. A bad value is refused with a sentence that says what was
+ * expected; the rules between options are config_check()'s (config_check.c).
  */
 #include <argp.h>
 #include <errno.h>
@@ -56,6 +58,43 @@ static const char doc[] =
 	"unconverted 0.3 s after the end of the run), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
 
+/* How an option's argument is read, and so what type its config field has. */
+enum cli_kind {
+	CLI_GROUP,	/* no option: a group's title in --help */
+	CLI_SET,	/* a flag that sets a bool */
+	CLI_BIT,	/* a flag that adds the bit in max to an unsigned set */
+	CLI_COUNT,	/* a flag counted in an int (-vv) */
+	CLI_UINT,	/* an unsigned from min to max */
+	CLI_ULONG,	/* an unsigned long from min to max */
+	CLI_SECONDS,	/* a double above 0, at most max */
+	CLI_PIDS,	/* pids separated with commas, added to cfg->pids */
+	CLI_FORMAT,	/* the name of a report format */
+	CLI_OUTPUT,	/* a file added to cfg->outputs */
+	CLI_MEM,	/* --mem[=MODE] into an int enum pyprof_mem_mode; no MODE: faults */
+	CLI_PATH,	/* a file name */
+	CLI_NAME,	/* a name, not empty */
+};
+
+struct cli_option {
+	struct argp_option argp;	/* name, key, argument, flags, --help text, group */
+	enum cli_kind kind;
+	size_t field;			/* where it goes in struct pyprof_config (FIELD) */
+	unsigned long min, max;
+	/* a refused value: "invalid WHAT 'ARG': expected EXPECTED" (CLI_NAME: "WHAT needs ...") */
+	const char *what, *expected;
+};
+
+/*
+ * The offset of a config field, which must be of the given type: a table
+ * row that stores into a field of another type does not compile.
+ */
+#define FIELD(f, type)                                                  \
+	(offsetof(struct pyprof_config, f) +                            \
+	 0 * sizeof(_Generic(((struct pyprof_config *)0)->f, type: 1)))
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define GROUP(title, group) { { NULL, 0, NULL, 0, title, group }, CLI_GROUP, 0, 0, 0, NULL, NULL }
+
 enum {
 	OPT_MAX_DEPTH = 0x100,
 	OPT_LINES,
@@ -76,70 +115,112 @@ enum {
 	OPT_USER,
 };
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Targets:", 1 },
-	{ "pid", 'p', "PID", 0, "Profile this process (repeat, or separate with commas)", 1 },
-	{ "all", 'a', NULL, 0, "Profile every CPython process on the host, including those "
-	  "that start during the run", 1 },
-	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0, "Also profile every descendant of the "
-	  "targets (fork, exec, multiprocessing)", 1 },
-	{ "user", OPT_USER, "NAME|UID", 0, "Run the command as this user (its groups, HOME, "
-	  "USER and LOGNAME; a uid with no passwd entry gets gid = uid); without --user the "
-	  "command runs as root, as with perf and py-spy", 1 },
-	{ NULL, 0, NULL, 0, "Sampling:", 2 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
-	  "targets exit)", 2 },
-	{ "frequency", 'F', "HZ", 0, "Mean samples per second on each CPU; the rate varies at "
-	  "random within 20% so that sampling never falls into step with the program "
-	  "(default: 99)", 2 },
-	{ "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
-	  "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
-	{ "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
-	  "(names, decoded line tables), all targets together; beyond it the least recently "
-	  "used are evicted, and the report counts them (default: 64)", 2 },
+static const struct cli_option cli_options[] = {
+	GROUP("Targets:", 1),
+	{ { "pid", 'p', "PID", 0, "Profile this process (repeat, or separate with commas)", 1 },
+	  CLI_PIDS, 0, 1, INT_MAX, "pid", "a positive number" },
+	{ { "all", 'a', NULL, 0, "Profile every CPython process on the host, including those "
+	    "that start during the run", 1 },
+	  CLI_SET, FIELD(all, bool), 0, 0, NULL, NULL },
+	{ { "subprocesses", OPT_SUBPROCESSES, NULL, 0, "Also profile every descendant of the "
+	    "targets (fork, exec, multiprocessing)", 1 },
+	  CLI_SET, FIELD(subprocesses, bool), 0, 0, NULL, NULL },
+	{ { "user", OPT_USER, "NAME|UID", 0, "Run the command as this user (its groups, HOME, "
+	    "USER and LOGNAME; a uid with no passwd entry gets gid = uid); without --user the "
+	    "command runs as root, as with perf and py-spy", 1 },
+	  CLI_NAME, FIELD(user, const char *), 0, 0, "--user", "a user name or a numeric uid" },
+	GROUP("Sampling:", 2),
+	{ { "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
+	    "targets exit)", 2 },
+	  CLI_SECONDS, FIELD(duration_s, double), 0, 31536000, "duration",
+	  "seconds, greater than 0" },
+	{ { "frequency", 'F', "HZ", 0, "Mean samples per second on each CPU; the rate varies at "
+	    "random within 20% so that sampling never falls into step with the program "
+	    "(default: 99)", 2 },
+	  CLI_UINT, FIELD(frequency_hz, unsigned), 1, CONFIG_MAX_HZ, "frequency",
+	  "1 to " STR(CONFIG_MAX_HZ) " samples per second" },
+	{ { "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
+	    "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
+	  CLI_UINT, FIELD(max_depth, unsigned), 1, PYPROF_MAX_DEPTH, "--max-depth",
+	  "1 to " STR(PYPROF_MAX_DEPTH) " frames" },
+	{ { "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
+	    "(names, decoded line tables), all targets together; beyond it the least recently "
+	    "used are evicted, and the report counts them (default: 64)", 2 },
+	  CLI_UINT, FIELD(max_cache_mb, unsigned), 1, PYPROF_MAX_CACHE_MB, "--max-cache-mb",
+	  "1 to " STR(PYPROF_MAX_CACHE_MB) " MiB" },
 
-	{ NULL, 0, NULL, 0, "Exact events (CPython's USDT probes; sampling goes on beside them):",
-	  5 },
-	{ "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
-	  "time, max and a latency histogram per function (CPython 3.8-3.10 and 3.15+ with "
-	  "probes, as Debian's)", 5 },
-	{ "gc", OPT_GC, NULL, 0, "Time every garbage collection, with the Python stack that "
-	  "triggered it", 5 },
-	{ "imports", OPT_IMPORTS, NULL, 0, "Time every import, with the imports it nested", 5 },
-	{ "calls-py311-line", OPT_PY311_LINE, NULL, 0, "Allow --calls on Python 3.11 by also "
-	  "enabling its line probe, which makes the target about 30 times slower", 5 },
-	{ NULL, 0, NULL, 0, "Output:", 3 },
-	{ "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
-	  "pprof: the format on stdout, and of any -o FILE whose extension names none "
-	  "(default: text)", 3 },
-	{ "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
-	  "its extension names; repeat for several formats from one run", 3 },
-	{ "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)", 3 },
-	{ "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
-	{ "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
-	  "functions with the most self time per process in the text report; 0: none "
-	  "(default: 5)", 3 },
-	{ "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per process",
-	  3 },
-	{ "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
-	{ NULL, 0, NULL, 0, "Diagnostics:", 4 },
-	{ "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
-	{ NULL, 0, NULL, 0, "Memory:", 6 },
-	{ "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
-	  "line. faults (the default): sampled page faults (new memory touched) and "
-	  "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
-	  "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
-	  "costly), sampled by bytes, and what is still live at the end", 6 },
-	{ "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
-	  "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 6 },
-	{ "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
-	  "sample, on average (default: 524288); larger allocations are always recorded", 6 },
-	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample, on average "
-	  "(default: 64, one per 256 KiB touched)", 6 },
-	{ "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
-	  "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },
-	{},
+	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them):", 5),
+	{ { "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
+	    "time, max and a latency histogram per function (CPython 3.8-3.10 and 3.15+ with "
+	    "probes, as Debian's)", 5 },
+	  CLI_BIT, FIELD(usdt_modes, unsigned), 0, USDT_CALLS, NULL, NULL },
+	{ { "gc", OPT_GC, NULL, 0, "Time every garbage collection, with the Python stack that "
+	    "triggered it", 5 },
+	  CLI_BIT, FIELD(usdt_modes, unsigned), 0, USDT_GC, NULL, NULL },
+	{ { "imports", OPT_IMPORTS, NULL, 0, "Time every import, with the imports it nested", 5 },
+	  CLI_BIT, FIELD(usdt_modes, unsigned), 0, USDT_IMPORTS, NULL, NULL },
+	{ { "calls-py311-line", OPT_PY311_LINE, NULL, 0, "Allow --calls on Python 3.11 by also "
+	    "enabling its line probe, which makes the target about 30 times slower", 5 },
+	  CLI_SET, FIELD(py311_line, bool), 0, 0, NULL, NULL },
+	GROUP("Output:", 3),
+	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
+	    "pprof: the format on stdout, and of any -o FILE whose extension names none "
+	    "(default: text)", 3 },
+	  CLI_FORMAT, FIELD(format, const char *), 0, 0, NULL, NULL },
+	{ { "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
+	    "its extension names; repeat for several formats from one run", 3 },
+	  CLI_OUTPUT, 0, 0, CONFIG_MAX_OUTPUTS, NULL, NULL },
+	{ { "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)",
+	    3 },
+	  CLI_UINT, FIELD(top_functions, unsigned), 0, 100000, "count", "a number of rows" },
+	{ { "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
+	  CLI_UINT, FIELD(top_lines, unsigned), 0, 100000, "count", "a number of rows" },
+	{ { "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
+	    "functions with the most self time per process in the text report; 0: none "
+	    "(default: 5)", 3 },
+	  CLI_UINT, FIELD(line_report, unsigned), 0, 100000, "count", "a number of rows" },
+	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
+	    "process", 3 },
+	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
+	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
+	  CLI_SET, FIELD(threads, bool), 0, 0, NULL, NULL },
+	GROUP("Diagnostics:", 4),
+	{ { "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
+	  CLI_COUNT, FIELD(verbose, int), 0, 0, NULL, NULL },
+	GROUP("Memory:", 6),
+	{ { "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
+	    "line. faults (the default): sampled page faults (new memory touched) and "
+	    "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
+	    "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
+	    "costly), sampled by bytes, and what is still live at the end", 6 },
+	  CLI_MEM, FIELD(mem, int), 0, 0, "--mem", "--mem, --mem=faults or --mem=alloc" },
+	{ { "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
+	    "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 6 },
+	  CLI_PATH, FIELD(mem_folded, const char *), 0, 0, NULL, NULL },
+	{ { "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
+	    "sample, on average (default: 524288); larger allocations are always recorded", 6 },
+	  CLI_ULONG, FIELD(alloc_period, unsigned long), 1, 1UL << 40, "--alloc-period",
+	  "1 to 2^40 bytes" },
+	{ { "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample, on "
+	    "average (default: 64, one per 256 KiB touched)", 6 },
+	  CLI_UINT, FIELD(mem_period, unsigned), 1, 1000000, "--mem-period",
+	  "1 to 1000000 page faults" },
+	{ { "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
+	    "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },
+	  CLI_PATH, FIELD(mem_timeline, const char *), 0, 0, NULL, NULL },
 };
+
+#define NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
+
+static const struct cli_option *cli_option__find(int key)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if (cli_options[i].kind != CLI_GROUP && cli_options[i].argp.key == key)
+			return &cli_options[i];
+	return NULL;
+}
 
 static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
@@ -156,7 +237,29 @@ static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigne
 	return 0;
 }
 
-static int add_pids(struct pyprof_config *cfg, const char *arg)
+static int parse_seconds(const char *s, double hi, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || *end || !(d > 0) || d > hi)
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+/* "invalid WHAT 'ARG': expected EXPECTED", in cfg->error. */
+static int cli_option__invalid(const struct cli_option *o, const char *arg,
+			       struct pyprof_config *cfg)
+{
+	snprintf(cfg->error, sizeof(cfg->error), "invalid %s '%s': expected %s", o->what, arg,
+		 o->expected);
+	return -EINVAL;
+}
+
+static int add_pids(const struct cli_option *o, struct pyprof_config *cfg, const char *arg)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
 	unsigned long v;
@@ -165,10 +268,8 @@ static int add_pids(struct pyprof_config *cfg, const char *arg)
 	if (!copy)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_uint(tok, 1, INT_MAX, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid pid '%s': expected a "
-				 "positive number", tok);
-			err = -EINVAL;
+		if (parse_uint(tok, o->min, o->max, &v)) {
+			err = cli_option__invalid(o, tok, cfg);
 			break;
 		}
 		if (cfg->npids == CONFIG_MAX_PIDS) {
@@ -183,230 +284,117 @@ static int add_pids(struct pyprof_config *cfg, const char *arg)
 	return err;
 }
 
+/* The options whose argument is text: stored as given, once checked. */
+static int cli_option__set_text(const struct cli_option *o, const char *arg,
+				struct pyprof_config *cfg)
+{
+	const char **field = (const char **)((char *)cfg + o->field);
+
+	if (o->kind == CLI_FORMAT && !report_find(arg)) {
+		snprintf(cfg->error, sizeof(cfg->error), "unknown format '%s': expected one of %s",
+			 arg, report_names());
+		return -EINVAL;
+	}
+	if (o->kind == CLI_OUTPUT) {
+		if (cfg->noutputs == o->max) {
+			snprintf(cfg->error, sizeof(cfg->error), "too many -o files (at most %lu)",
+				 o->max);
+			return -EINVAL;
+		}
+		field = &cfg->outputs[cfg->noutputs++];
+	}
+	if (o->kind == CLI_NAME && !*arg) {
+		snprintf(cfg->error, sizeof(cfg->error), "%s needs %s", o->what, o->expected);
+		return -EINVAL;
+	}
+	*field = arg;
+	return 0;
+}
+
+/* Reads one option's argument (arg: NULL if it has none) into its config field. */
+static int cli_option__apply(const struct cli_option *o, const char *arg,
+			     struct pyprof_config *cfg)
+{
+	void *field = (char *)cfg + o->field;
+	unsigned long v;
+	double d;
+
+	switch (o->kind) {
+	case CLI_SET:
+		*(bool *)field = true;
+		return 0;
+	case CLI_BIT:
+		*(unsigned *)field |= o->max;
+		return 0;
+	case CLI_COUNT:
+		(*(int *)field)++;
+		return 0;
+	case CLI_UINT:
+	case CLI_ULONG:
+		if (parse_uint(arg, o->min, o->max, &v))
+			return cli_option__invalid(o, arg, cfg);
+		if (o->kind == CLI_UINT)
+			*(unsigned *)field = v;
+		else
+			*(unsigned long *)field = v;
+		return 0;
+	case CLI_SECONDS:
+		if (parse_seconds(arg, o->max, &d))
+			return cli_option__invalid(o, arg, cfg);
+		*(double *)field = d;
+		return 0;
+	case CLI_MEM:
+		if (arg && strcmp(arg, "faults") && strcmp(arg, "alloc"))
+			return cli_option__invalid(o, arg, cfg);
+		*(int *)field = arg && !strcmp(arg, "alloc") ? PYPROF_MEM_ALLOC : PYPROF_MEM_FAULTS;
+		return 0;
+	case CLI_PIDS:
+		return add_pids(o, cfg, arg);
+	case CLI_FORMAT:
+	case CLI_OUTPUT:
+	case CLI_PATH:
+	case CLI_NAME:
+		return cli_option__set_text(o, arg, cfg);
+	case CLI_GROUP:
+		break;
+	}
+	return 0;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct pyprof_config *cfg = state->input;
-	unsigned long v;
-	char *end;
-	double d;
+	const struct cli_option *o = cli_option__find(key);
+	int err;
 
-	switch (key) {
-	case 'p':
-		if (add_pids(cfg, arg))
-			goto bad;
-		break;
-	case 'd':
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || *end || !(d > 0) || d > 31536000) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid duration '%s': expected "
-				 "seconds, greater than 0", arg);
-			goto bad;
-		}
-		cfg->duration_s = d;
-		break;
-	case 'F':
-		if (parse_uint(arg, 1, CONFIG_MAX_HZ, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid frequency '%s': expected "
-				 "1 to %d samples per second", arg, CONFIG_MAX_HZ);
-			goto bad;
-		}
-		cfg->frequency_hz = v;
-		break;
-	case OPT_MAX_DEPTH:
-		if (parse_uint(arg, 1, PYPROF_MAX_DEPTH, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid --max-depth '%s': expected "
-				 "1 to %d frames", arg, PYPROF_MAX_DEPTH);
-			goto bad;
-		}
-		cfg->max_depth = v;
-		break;
-	case 'f':
-		if (!report_find(arg)) {
-			snprintf(cfg->error, sizeof(cfg->error), "unknown format '%s': expected one "
-				 "of %s", arg, report_names());
-			goto bad;
-		}
-		cfg->format = arg;
-		break;
-	case 'o':
-		if (cfg->noutputs == CONFIG_MAX_OUTPUTS) {
-			snprintf(cfg->error, sizeof(cfg->error), "too many -o files (at most %d)",
-				 CONFIG_MAX_OUTPUTS);
-			goto bad;
-		}
-		cfg->outputs[cfg->noutputs++] = arg;
-		break;
-	case 'n':
-	case OPT_LINES:
-	case OPT_LINE_REPORT:
-		if (parse_uint(arg, 0, 100000, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid count '%s': expected a "
-				 "number of rows", arg);
-			goto bad;
-		}
-		if (key == 'n')
-			cfg->top_functions = v;
-		else if (key == OPT_LINES)
-			cfg->top_lines = v;
-		else
-			cfg->line_report = v;
-		break;
-	case OPT_MEM:
-		if (arg && strcmp(arg, "faults") && strcmp(arg, "alloc")) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem '%s': expected "
-				 "--mem, --mem=faults or --mem=alloc", arg);
-			goto bad;
-		}
-		cfg->mem = arg && !strcmp(arg, "alloc") ? PYPROF_MEM_ALLOC : PYPROF_MEM_FAULTS;
-		break;
-	case OPT_ALLOC_PERIOD:
-		if (parse_uint(arg, 1, 1UL << 40, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid --alloc-period '%s': "
-				 "expected 1 to 2^40 bytes", arg);
-			goto bad;
-		}
-		cfg->alloc_period = v;
-		break;
-	case OPT_MEM_PERIOD:
-		if (parse_uint(arg, 1, 1000000, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid --mem-period '%s': expected "
-				 "1 to 1000000 page faults", arg);
-			goto bad;
-		}
-		cfg->mem_period = v;
-		break;
-	case OPT_MEM_FOLDED:
-		cfg->mem_folded = arg;
-		if (!cfg->mem)
-			cfg->mem = PYPROF_MEM_FAULTS;
-		break;
-	case OPT_MEM_TIMELINE:
-		cfg->mem_timeline = arg;
-		if (!cfg->mem)
-			cfg->mem = PYPROF_MEM_FAULTS;
-		break;
-	case 'v':
-		cfg->verbose++;
-		break;
-	case OPT_MAX_CACHE_MB:
-		if (parse_uint(arg, 1, PYPROF_MAX_CACHE_MB, &v)) {
-			snprintf(cfg->error, sizeof(cfg->error), "invalid --max-cache-mb '%s': "
-				 "expected 1 to %d MiB", arg, PYPROF_MAX_CACHE_MB);
-			goto bad;
-		}
-		cfg->max_cache_mb = v;
-		break;
-	case 'a':
-		cfg->all = true;
-		break;
-	case OPT_SUBPROCESSES:
-		cfg->subprocesses = true;
-		break;
-	case OPT_MERGE:
-		cfg->merge = true;
-		break;
-	case OPT_THREADS:
-		cfg->threads = true;
-		break;
-	case OPT_CALLS:
-		cfg->usdt_modes |= USDT_CALLS;
-		break;
-	case OPT_GC:
-		cfg->usdt_modes |= USDT_GC;
-		break;
-	case OPT_IMPORTS:
-		cfg->usdt_modes |= USDT_IMPORTS;
-		break;
-	case OPT_PY311_LINE:
-		cfg->py311_line = 1;
-		break;
-	case OPT_USER:
-		if (!*arg) {
-			snprintf(cfg->error, sizeof(cfg->error), "--user needs a user name or a "
-				 "numeric uid");
-			goto bad;
-		}
-		cfg->user = arg;
-		break;
-	case ARGP_KEY_ARG:
+	if (o) {
+		err = cli_option__apply(o, arg, cfg);
+	} else if (key == ARGP_KEY_ARG) {
 		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s' (a command to "
 			 "profile goes after --)", arg);
-		goto bad;
-	case ARGP_KEY_END:
-		if (!cfg->npids && !cfg->all && !cfg->command) {
-			snprintf(cfg->error, sizeof(cfg->error), "no target: give -p PID, -a, or a "
-				 "command after --");
-			goto bad;
-		}
-		if (cfg->all && (cfg->npids || cfg->command)) {
-			snprintf(cfg->error, sizeof(cfg->error), "-a profiles every process already: "
-				 "it takes no -p or command");
-			goto bad;
-		}
-		if (cfg->command && cfg->npids) {
-			snprintf(cfg->error, sizeof(cfg->error), "give either -p PID or a command "
-				 "after --, not both");
-			goto bad;
-		}
-		if (cfg->user && !cfg->command) {
-			snprintf(cfg->error, sizeof(cfg->error), "--user runs a launched command as "
-				 "that user: give the command after -- (profiled processes keep "
-				 "their own users)");
-			goto bad;
-		}
-		if (cfg->subprocesses && cfg->all) {
-			snprintf(cfg->error, sizeof(cfg->error), "--subprocesses goes with -p or a "
-				 "command; -a sees every process already");
-			goto bad;
-		}
-		if (cfg->usdt_modes && (cfg->all || cfg->command || cfg->subprocesses)) {
-			snprintf(cfg->error, sizeof(cfg->error), "--calls, --gc and --imports trace "
-				 "the processes given with -p only, not -a, a command or "
-				 "--subprocesses");
-			goto bad;
-		}
-		if (cfg->merge && (cfg->usdt_modes & (USDT_GC | USDT_IMPORTS))) {
-			snprintf(cfg->error, sizeof(cfg->error), "--gc and --imports report per "
-				 "process: they do not go with --merge");
-			goto bad;
-		}
-		if (cfg->py311_line && !(cfg->usdt_modes & USDT_CALLS)) {
-			snprintf(cfg->error, sizeof(cfg->error), "--calls-py311-line only makes "
-				 "sense with --calls");
-			goto bad;
-		}
-		if (cfg->top && (cfg->noutputs || cfg->mem_timeline || cfg->mem_folded)) {
-			snprintf(cfg->error, sizeof(cfg->error), "top shows a live view and writes "
-				 "no file: drop -o, --mem-timeline and --mem-folded, or record "
-				 "without top");
-			goto bad;
-		}
-		/* The allocator's uprobes are attached to the processes known at the start. */
-		if (cfg->mem == PYPROF_MEM_ALLOC && (cfg->all || cfg->command || cfg->subprocesses)) {
-			snprintf(cfg->error, sizeof(cfg->error), "--mem=alloc traces the processes "
-				 "given with -p only, not -a, a command or --subprocesses (--mem "
-				 "works with all of them)");
-			goto bad;
-		}
-		break;
-	default:
+		err = -EINVAL;
+	} else if (key == ARGP_KEY_END) {
+		err = config_check(cfg, cfg->error, sizeof(cfg->error));
+	} else {
 		return ARGP_ERR_UNKNOWN;
 	}
-	return 0;
-bad:
+	if (!err)
+		return 0;
 	argp_error(state, "%s", cfg->error);
 	return EINVAL;
 }
 
 static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
 
-static const struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
-
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {
+	struct argp_option options[NOPTIONS + 1] = {};
+	const struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	size_t o;
 	int i, err;
 
+	for (o = 0; o < NOPTIONS; o++)
+		options[o] = cli_options[o].argp;
 	/* `top` first selects the live view; the options are the same. */
 	if (argc > 1 && !strcmp(argv[1], "top")) {
 		cfg->top = true;

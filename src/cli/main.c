@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Orchestration only: parse the command line, check everything that can fail
- * before profiling starts (output file, targets, privileges, kernel), sample
- * until the duration ends, Ctrl-C/SIGTERM, or every target exits, then write
- * the report from everything collected.
+ * Orchestration only, in phases over one struct run: parse the command line
+ * (run__parse); check everything that can fail before profiling starts:
+ * output files, targets, privileges, kernel (run__prepare); open the session
+ * and attach (run__start); sample until the duration ends, Ctrl-C/SIGTERM, or
+ * every target exits (run__loop); then write the reports from everything
+ * collected (run__record), close what was opened and exit (run__exit_code).
  */
 #define _GNU_SOURCE
 #include <argp.h>
@@ -76,6 +78,21 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 #define OUT_TIMELINE CONFIG_MAX_OUTPUTS
 #define OUT_FOLDED (CONFIG_MAX_OUTPUTS + 1)
 #define NOUTFILES (CONFIG_MAX_OUTPUTS + 2)
+
+/* Everything one run holds, from the command line to the exit code. */
+struct run {
+	struct pyprof_config cfg;
+	struct profile prof;
+	struct collector c;
+	struct session *s;
+	struct tracker tr;
+	struct launch launch;
+	struct launch_user user;
+	struct usdt u;
+	struct mem mem;
+	struct outfile outs[NOUTFILES];
+	char why[512];		/* why the last phase failed */
+};
 
 /* Checks an output file and holds its directory until the end; "-" is stdout. */
 static int output_open(struct outfile *of, const char *path, char *why, size_t whylen)
@@ -222,11 +239,35 @@ static void show_status(struct session *s, struct collector *c, long long start,
 		(unsigned long long)live_dropped(s, c));
 }
 
-/* Samples until the duration ends, a signal arrives or every target is gone. */
-static void run(const struct pyprof_config *cfg, struct session *s, struct collector *c,
-		struct tracker *tr, struct launch *l, struct top_view *top, struct usdt *u,
-		struct mem *mem)
+/*
+ * The end of the sampling: a launched command's last seconds after a stop
+ * signal, the probes detached, then what is left in the ring buffer.
+ */
+static void run__stop(struct run *r, long long start)
 {
+	if (stop_requested && r->launch.pid)
+		stop_launched(r->s, &r->launch);
+	session__detach(r->s);
+	usdt__detach(&r->u);
+	if (r->cfg.mem)
+		mem__detach(&r->mem);
+	/*
+	 * Samples already in the ring buffer still count, those converted within
+	 * DEADLINE_DRAIN_NS of the end; the rest are counted as dropped.
+	 */
+	deadline__draining();
+	while (session__poll(r->s, 0) > 0)
+		;
+	collector__check_alive(&r->c);
+	r->prof.duration_s = (mono_ns() - start) / 1e9;
+}
+
+/* Samples until the duration ends, a signal arrives or every target is gone. */
+static void run__loop(struct run *r, struct top_view *top)
+{
+	const struct pyprof_config *cfg = &r->cfg;
+	struct mem *mem = cfg->mem ? &r->mem : NULL;
+	struct collector *c = &r->c;
 	long long start = mono_ns(), last_check = start, last_status = start;
 	long long end = cfg->duration_s > 0 ? start + (long long)(cfg->duration_s * 1e9) : 0;
 	bool status = !top && records_to_files(cfg) && isatty(STDERR_FILENO);
@@ -234,32 +275,31 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	deadline__set(end);
 	while (!stop_requested) {
 		long long t = mono_ns();
-		int timeout = tr ? tracker__timeout_ms(tr, POLL_MS, t) : POLL_MS;
+		int timeout = tracker__timeout_ms(&r->tr, POLL_MS, t);
 
 		if (mem)
 			timeout = mem__timeout_ms(mem, timeout, t);
-		session__poll(s, timeout);
+		session__poll(r->s, timeout);
 		t = mono_ns();
-		if (tr)
-			tracker__tick(tr, t);
+		tracker__tick(&r->tr, t);
 		if (mem)
 			mem__tick(mem, c, t);
-		if (top && top__tick(top, c->prof, live_dropped(s, c), t))
+		if (top && top__tick(top, c->prof, live_dropped(r->s, c), t))
 			break;
 		if (status && t - last_status >= 1000000000LL) {
 			last_status = t;
-			show_status(s, c, start, t);
+			show_status(r->s, c, start, t);
 		}
 		if (end && t >= end)
 			break;
 		/* the command's exit ends the run at once: waitpid costs nothing */
-		if (l->pid && launch__reap(l, false)) {
+		if (r->launch.pid && launch__reap(&r->launch, false)) {
 			pr_info("the command has exited\n");
 			break;
 		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (targets_gone(cfg, c, tr, l)) {
+			if (targets_gone(cfg, c, &r->tr, &r->launch)) {
 				pr_info("every target has exited\n");
 				break;
 			}
@@ -267,21 +307,7 @@ static void run(const struct pyprof_config *cfg, struct session *s, struct colle
 	}
 	if (status && last_status != start)
 		fputc('\n', stderr);
-	if (stop_requested && l->pid)
-		stop_launched(s, l);
-	session__detach(s);
-	usdt__detach(u);
-	if (mem)
-		mem__detach(mem);
-	/*
-	 * Samples already in the ring buffer still count, those converted within
-	 * DEADLINE_DRAIN_NS of the end; the rest are counted as dropped.
-	 */
-	deadline__draining();
-	while (session__poll(s, 0) > 0)
-		;
-	collector__check_alive(c);
-	c->prof->duration_s = (mono_ns() - start) / 1e9;
+	run__stop(r, start);
 }
 
 /*
@@ -400,27 +426,18 @@ static void record_counters(struct session *s, struct collector *c)
 		(unsigned long long)k[PYPROF_CNT_TSTATE_SCAN]);
 }
 
-int main(int argc, char **argv)
+/*
+ * Signals first, then the command line: a Ctrl-C at any point ends the run
+ * with a report, never a kill. Nonzero: the command line was refused (argp
+ * said why).
+ */
+static int run__parse(struct run *r, int argc, char **argv)
 {
-	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
 	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
-	const struct report_writer *w, *fallback;
-	struct report_opts ro;
-	struct mem mem = {};
-	struct session *s = NULL;
-	struct tracker tr = {}, *trp = NULL;
-	struct launch launch = { .pidfd = -1 };
-	struct launch_user user = {};
-	struct usdt u = {};
-	struct collector c;
-	struct profile prof;
-	struct outfile outs[NOUTFILES];
-	char why[512];
 	size_t i;
-	int err;
 
 	for (i = 0; i < NOUTFILES; i++)
-		outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
+		r->outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
 
 	/* From the start: a Ctrl-C at any point ends the run with a report, never a kill. */
 	sigaction(SIGINT, &sa, NULL);
@@ -428,143 +445,239 @@ int main(int argc, char **argv)
 	/* A closed pipe on one output (-o - | head) must not kill the run: write() fails instead. */
 	signal(SIGPIPE, SIG_IGN);
 	argp_err_exit_status = 2;
-	if (cli_parse(argc, argv, &cfg, 0))
-		return 2;
-	launched = cfg.command != NULL;
-	log_set_level(LOG_WARN + cfg.verbose);
+	if (cli_parse(argc, argv, &r->cfg, 0))
+		return -EINVAL;
+	launched = r->cfg.command != NULL;
+	log_set_level(LOG_WARN + r->cfg.verbose);
 	log_hook_libbpf();
-	fallback = cfg.format ? report_find(cfg.format) : &report_text;
-	ro = (struct report_opts){ .top_functions = cfg.top_functions, .top_lines = cfg.top_lines,
-				   .line_report = cfg.line_report,
-				   .tool_version = PYBPFPROF_VERSION, .threads = cfg.threads };
+	return 0;
+}
 
-	profile__init(&prof, cfg.mem ? "cpu+mem" : "cpu", cfg.frequency_hz);
-	prof.start_ns = mono_ns();
-	prof.calls_mode = cfg.usdt_modes & USDT_CALLS;
-	prof.gc_mode = cfg.usdt_modes & USDT_GC;
-	prof.imports_mode = cfg.usdt_modes & USDT_IMPORTS;
-	prof.mem = cfg.mem != PYPROF_MEM_OFF;
-	prof.mem_period = cfg.mem_period;
-	prof.mem_alloc = cfg.mem == PYPROF_MEM_ALLOC;
-	prof.alloc_period = cfg.alloc_period;
-	prof.page_size = sysconf(_SC_PAGESIZE);
-	err = collector__init(&c, &prof, (size_t)cfg.max_cache_mb << 20);
-	if (!err && cfg.user) {
-		err = launch_user__resolve(cfg.user, &user, why, sizeof(why));
+/*
+ * Everything before BPF: the profile and the collector, the --user, the
+ * checks of preflight(), and the command started (held before its exec).
+ */
+static int run__prepare(struct run *r)
+{
+	const struct pyprof_config *cfg = &r->cfg;
+	struct profile *prof = &r->prof;
+	int err;
+
+	profile__init(prof, cfg->mem ? "cpu+mem" : "cpu", cfg->frequency_hz);
+	prof->start_ns = mono_ns();
+	prof->calls_mode = cfg->usdt_modes & USDT_CALLS;
+	prof->gc_mode = cfg->usdt_modes & USDT_GC;
+	prof->imports_mode = cfg->usdt_modes & USDT_IMPORTS;
+	prof->mem = cfg->mem != PYPROF_MEM_OFF;
+	prof->mem_period = cfg->mem_period;
+	prof->mem_alloc = cfg->mem == PYPROF_MEM_ALLOC;
+	prof->alloc_period = cfg->alloc_period;
+	prof->page_size = sysconf(_SC_PAGESIZE);
+	err = collector__init(&r->c, prof, (size_t)cfg->max_cache_mb << 20);
+	if (!err && cfg->user) {
+		err = launch_user__resolve(cfg->user, &r->user, r->why, sizeof(r->why));
 		if (err)
-			pr_err("%s\n", why);
+			pr_err("%s\n", r->why);
 	}
 	if (!err)
-		err = preflight(&cfg, &c, outs);
-	if (!err && cfg.command) {
-		err = launch__start(&launch, cfg.command, &user, why, sizeof(why));
+		err = preflight(cfg, &r->c, r->outs);
+	if (!err && cfg->command) {
+		err = launch__start(&r->launch, cfg->command, &r->user, r->why, sizeof(r->why));
 		if (err)
-			pr_err("%s\n", why);
+			pr_err("%s\n", r->why);
 	}
-	if (err)
-		goto out;
+	return err;
+}
 
-	mem__set_mode(cfg.mem);
-	s = session__open(cfg.max_depth, cfg.usdt_modes, on_ringbuf, &c, why, sizeof(why));
-	err = s ? 0 : -EINVAL;
-	for (i = 0; s && i < c.ntargets && !err; i++) {
-		err = session__add_target(s, &c.targets[i].t);
-		snprintf(why, sizeof(why), "cannot register pid %d: %s", c.targets[i].t.pid,
+/*
+ * The BPF object opened, sized for the modes asked for, and loaded: every
+ * call that makes the session, in this one phase.
+ */
+static int run__open_session(struct run *r)
+{
+	mem__set_mode(r->cfg.mem);
+	r->s = session__open(r->cfg.max_depth, r->cfg.usdt_modes, on_ringbuf, &r->c, r->why,
+			     sizeof(r->why));
+	return r->s ? 0 : -EINVAL;
+}
+
+/*
+ * The targets registered and followed, then the probes: USDT first, so its
+ * refusals and attach errors come before sampling starts. Last, the command
+ * is let go to its exec.
+ */
+static int run__attach(struct run *r)
+{
+	const struct pyprof_config *cfg = &r->cfg;
+	struct collector *c = &r->c;
+	char *why = r->why;
+	size_t i, whylen = sizeof(r->why);
+	int err = 0;
+
+	for (i = 0; i < c->ntargets && !err; i++) {
+		err = session__add_target(r->s, &c->targets[i].t);
+		snprintf(why, whylen, "cannot register pid %d: %s", c->targets[i].t.pid,
 			 strerror(-err));
 	}
 	/* Always: a -p target's exec or exit is noticed at once (its old layout is dropped). */
 	if (!err) {
 		why[0] = '\0';
-		trp = &tr;
-		err = start_tracking(&cfg, s, &c, &tr, &launch, why, sizeof(why));
+		err = start_tracking(cfg, r->s, c, &r->tr, &r->launch, why, whylen);
 	}
-	if (!err && (cfg.usdt_modes & USDT_IMPORTS)) {
-		err = session__add_ringbuf(s, bpf_map__fd(session__skel(s)->maps.events),
-					   usdt_on_event, &c);
-		snprintf(why, sizeof(why), "cannot open the event ring buffer: %s", strerror(-err));
+	if (!err && (cfg->usdt_modes & USDT_IMPORTS)) {
+		err = session__add_ringbuf(r->s, bpf_map__fd(session__skel(r->s)->maps.events),
+					   usdt_on_event, c);
+		snprintf(why, whylen, "cannot open the event ring buffer: %s", strerror(-err));
 	}
-	/* USDT first: its refusals and attach errors come before sampling starts. */
-	for (i = 0; s && i < c.ntargets && !err && cfg.usdt_modes; i++)
-		err = usdt__attach(&u, s, &c.targets[i].t, cfg.usdt_modes, cfg.py311_line, why,
-				   sizeof(why));
+	for (i = 0; i < c->ntargets && !err && cfg->usdt_modes; i++)
+		err = usdt__attach(&r->u, r->s, &c->targets[i].t, cfg->usdt_modes,
+				   cfg->py311_line, why, whylen);
 	if (!err)
-		err = session__attach(s, cfg.frequency_hz, why, sizeof(why));
-	if (!err && cfg.mem)
-		err = mem__attach(&mem, s, &c, cfg.mem_period,
-				  prof.mem_alloc ? cfg.alloc_period : 0, why, sizeof(why));
-	if (!err && cfg.all)
-		pr_info("%zu CPython processes found\n", tracker__scan(&tr));
-	if (!err && launch.pid)
-		err = launch__release(&launch, why, sizeof(why));
+		err = session__attach(r->s, cfg->frequency_hz, why, whylen);
+	if (!err && cfg->mem)
+		err = mem__attach(&r->mem, r->s, c, cfg->mem_period,
+				  r->prof.mem_alloc ? cfg->alloc_period : 0, why, whylen);
+	if (!err && cfg->all)
+		pr_info("%zu CPython processes found\n", tracker__scan(&r->tr));
+	if (!err && r->launch.pid)
+		err = launch__release(&r->launch, why, whylen);
 	if (!err)
-		pr_info("attached: sampling %zu processes at %u Hz\n", c.ntargets, cfg.frequency_hz);
-	if (err) {
-		pr_err("%s\n", why);
-		goto out;
-	}
-	if (isatty(STDERR_FILENO) && !cfg.top)
-		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c.ntargets,
-			c.ntargets == 1 ? "" : "es", cfg.frequency_hz,
-			cfg.duration_s > 0 ? "" : "; Ctrl-C to stop and report");
-	if (cfg.top) {
-		struct top_view view;
+		pr_info("attached: sampling %zu processes at %u Hz\n", c->ntargets,
+			cfg->frequency_hz);
+	return err;
+}
 
-		top__init(&view, cfg.top_functions, mono_ns());
-		run(&cfg, s, &c, trp, &launch, &view, &u, cfg.mem ? &mem : NULL);
-		top__end(&view);
-		goto out;
-	}
-	run(&cfg, s, &c, trp, &launch, NULL, &u, cfg.mem ? &mem : NULL);
-	record_counters(s, &c);
-	if (cfg.mem)
-		mem__finish(&mem, s, &c);
-	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
-		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
-	if (trp)
-		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
-			"profiled, %llu gave up\n", (unsigned long long)tr.forks,
-			(unsigned long long)tr.execs, (unsigned long long)tr.exits,
-			(unsigned long long)tr.registered, (unsigned long long)tr.gave_up);
+/* The session opened and attached, or the reason why not said. */
+static int run__start(struct run *r)
+{
+	int err = run__open_session(r);
 
-	err = cfg.merge ? profile__merge(&prof) : 0;
-	if (err) {
-		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
-		goto out;
-	}
-	/* Every output is attempted, whatever happened to the ones before. */
-	for (i = 0; i < (cfg.noutputs ? cfg.noutputs : 1); i++) {
-		const char *path = cfg.noutputs ? cfg.outputs[i] : NULL;
+	if (!err)
+		err = run__attach(r);
+	if (err)
+		pr_err("%s\n", r->why);
+	return err;
+}
+
+/* `pybpfprof top`: the live view until the run ends, and no report. */
+static void run__top(struct run *r)
+{
+	struct top_view view;
+
+	top__init(&view, r->cfg.top_functions, mono_ns());
+	run__loop(r, &view);
+	top__end(&view);
+}
+
+/* Every output is attempted, whatever happened to the ones before. */
+static int run__write_reports(struct run *r)
+{
+	const struct pyprof_config *cfg = &r->cfg;
+	const struct report_writer *w, *fallback;
+	const struct report_opts ro = { .top_functions = cfg->top_functions,
+					.top_lines = cfg->top_lines,
+					.line_report = cfg->line_report,
+					.tool_version = PYBPFPROF_VERSION,
+					.threads = cfg->threads };
+	size_t i;
+	int err = 0;
+
+	fallback = cfg->format ? report_find(cfg->format) : &report_text;
+	for (i = 0; i < (cfg->noutputs ? cfg->noutputs : 1); i++) {
+		const char *path = cfg->noutputs ? cfg->outputs[i] : NULL;
 
 		w = report_for_path(path);
-		write_output(w ? w : fallback, cfg.noutputs ? &outs[i] : NULL, "the report", &prof,
-			     &ro, &err);
+		write_output(w ? w : fallback, cfg->noutputs ? &r->outs[i] : NULL, "the report",
+			     &r->prof, &ro, &err);
 	}
-	if (cfg.mem_timeline)
-		write_output(&report_mem_svg, &outs[OUT_TIMELINE], "the memory timeline", &prof,
-			     &ro, &err);
-	if (cfg.mem_folded)
-		write_output(&report_mem_folded, &outs[OUT_FOLDED], "the folded memory stacks",
-			     &prof, &ro, &err);
-out:
+	if (cfg->mem_timeline)
+		write_output(&report_mem_svg, &r->outs[OUT_TIMELINE], "the memory timeline",
+			     &r->prof, &ro, &err);
+	if (cfg->mem_folded)
+		write_output(&report_mem_folded, &r->outs[OUT_FOLDED], "the folded memory stacks",
+			     &r->prof, &ro, &err);
+	return err;
+}
+
+/* A recording: samples until the end, then what was counted, then the reports. */
+static int run__record(struct run *r)
+{
+	const struct pyprof_config *cfg = &r->cfg;
+	struct collector *c = &r->c;
+	struct tracker *tr = &r->tr;
+	int err;
+
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c->ntargets,
+			c->ntargets == 1 ? "" : "es", cfg->frequency_hz,
+			cfg->duration_s > 0 ? "" : "; Ctrl-C to stop and report");
+	run__loop(r, NULL);
+	record_counters(r->s, c);
+	if (cfg->mem)
+		mem__finish(&r->mem, r->s, c);
+	if ((cfg->usdt_modes & USDT_CALLS) && usdt_collect_calls(r->s, c))
+		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
+	pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images profiled, "
+		"%llu gave up\n", (unsigned long long)tr->forks, (unsigned long long)tr->execs,
+		(unsigned long long)tr->exits, (unsigned long long)tr->registered,
+		(unsigned long long)tr->gave_up);
+
+	err = cfg->merge ? profile__merge(&r->prof) : 0;
+	if (err) {
+		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+		return err;
+	}
+	return run__write_reports(r);
+}
+
+/* Whatever was opened or started, closed: outputs not written are left as they were. */
+static void run__free(struct run *r)
+{
+	size_t i;
+
 	for (i = 0; i < NOUTFILES; i++)
-		outfile__close(&outs[i]);
-	usdt__detach(&u);
-	mem__detach(&mem);
-	launch__abort(&launch);
-	session__close(s);
-	tracker__free(&tr);
-	collector__free(&c);
-	profile__free(&prof);
-	/*
-	 * After -d, the command runs on: its exit code is still ours. But after a
-	 * stop signal it had its chance: one that outlives it is left running.
-	 */
-	if (!err && launch.pid && stop_requested && !launch__reap(&launch, false)) {
+		outfile__close(&r->outs[i]);
+	usdt__detach(&r->u);
+	mem__detach(&r->mem);
+	launch__abort(&r->launch);
+	session__close(r->s);
+	tracker__free(&r->tr);
+	collector__free(&r->c);
+	profile__free(&r->prof);
+}
+
+/*
+ * 2 for a refused command line (main), 1 for a failure, else 0 or a launched
+ * command's own exit code. After -d, the command runs on: its exit code is
+ * still ours. But after a stop signal it had its chance: one that outlives
+ * it is left running.
+ */
+static int run__exit_code(struct run *r, int err)
+{
+	if (!err && r->launch.pid && stop_requested && !launch__reap(&r->launch, false)) {
 		pr_warn("the command (pid %d) did not exit after the signal; it is left running\n",
-			launch.pid);
+			r->launch.pid);
 		return 1;
 	}
-	if (!err && launch.pid && launch__reap(&launch, true))
-		return launch__exit_code(&launch);
+	if (!err && r->launch.pid && launch__reap(&r->launch, true))
+		return launch__exit_code(&r->launch);
 	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .cfg = PYPROF_CONFIG_DEFAULTS, .launch = { .pidfd = -1 } };
+	int err;
+
+	if (run__parse(&r, argc, argv))
+		return 2;
+	err = run__prepare(&r);
+	if (!err)
+		err = run__start(&r);
+	if (!err && r.cfg.top)
+		run__top(&r);
+	else if (!err)
+		err = run__record(&r);
+	run__free(&r);
+	return run__exit_code(&r, err);
 }

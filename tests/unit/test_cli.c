@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -107,6 +108,90 @@ static void test_errors(void **state)
 	expect_error(extra, ARGC(extra), "stray");
 }
 
+/* Each option's refusal, word for word: the table's bounds and sentences. */
+static void test_option_sentences(void **state)
+{
+	static const struct {
+		const char *option, *value, *sentence;
+	} cases[] = {
+		{ "-p", "1,x", "invalid pid 'x': expected a positive number" },
+		{ "-p", "2147483648", "invalid pid '2147483648': expected a positive number" },
+		{ "-d", "0", "invalid duration '0': expected seconds, greater than 0" },
+		{ "-d", "31536001", "invalid duration '31536001': expected seconds, greater "
+		  "than 0" },
+		{ "-F", "20001", "invalid frequency '20001': expected 1 to 20000 samples per "
+		  "second" },
+		{ "--max-depth", "0", "invalid --max-depth '0': expected 1 to 1024 frames" },
+		{ "--max-cache-mb", "", "invalid --max-cache-mb '': expected 1 to 65536 MiB" },
+		{ "-f", "xml", "unknown format 'xml': expected one of text, json, folded, "
+		  "flamegraph, speedscope, pstats, pprof" },
+		{ "-n", "-1", "invalid count '-1': expected a number of rows" },
+		{ "--lines", "100001", "invalid count '100001': expected a number of rows" },
+		{ "--line-report", "x", "invalid count 'x': expected a number of rows" },
+		{ "--mem=", "fault", "invalid --mem 'fault': expected --mem, --mem=faults or "
+		  "--mem=alloc" },
+		{ "--alloc-period", "1099511627777", "invalid --alloc-period '1099511627777': "
+		  "expected 1 to 2^40 bytes" },
+		{ "--mem-period", "1000001", "invalid --mem-period '1000001': expected 1 to "
+		  "1000000 page faults" },
+		{ "--user=", "", "--user needs a user name or a numeric uid" },
+	};
+	char joined[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "pybpfprof", "-p", "1", (char *)cases[i].option,
+				 (char *)cases[i].value, NULL };
+		struct pyprof_config cfg;
+		int argc = ARGC(argv);
+
+		/* an option ending in '=' takes its value in the same argument */
+		if (cases[i].option[strlen(cases[i].option) - 1] == '=') {
+			snprintf(joined, sizeof(joined), "%s%s", cases[i].option, cases[i].value);
+			argv[3] = joined;
+			argv[4] = NULL;
+			argc--;
+		}
+		assert_int_not_equal(parse(argc, argv, &cfg), 0);
+		assert_string_equal(cfg.error, cases[i].sentence);
+	}
+}
+
+/* The bounds themselves are accepted; a memory file turns --mem on. */
+static void test_option_bounds(void **state)
+{
+	char *high[] = { "pybpfprof", "-p", "2147483647", "-F", "20000", "--max-depth=1024",
+			 "--alloc-period", "1099511627776", "--mem-period", "1000000", "-n",
+			 "100000", "--mem-timeline", "rss.svg", "-d", "31536000", NULL };
+	char *low[] = { "pybpfprof", "-p", "1", "-F", "1", "--max-depth=1", "--mem=alloc",
+			"--alloc-period", "1", "--mem-period", "1", "-n", "0", "--lines", "0",
+			"--line-report", "0", "--mem-folded", "m.folded", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_equal(parse(ARGC(high), high, &cfg), 0);
+	assert_int_equal(cfg.pids[0], 2147483647);
+	assert_int_equal(cfg.frequency_hz, 20000);
+	assert_int_equal(cfg.max_depth, 1024);
+	assert_true(cfg.alloc_period == 1UL << 40);
+	assert_int_equal(cfg.mem_period, 1000000);
+	assert_int_equal(cfg.top_functions, 100000);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_string_equal(cfg.mem_timeline, "rss.svg");
+	assert_true(cfg.duration_s == 31536000);
+	assert_int_equal(parse(ARGC(low), low, &cfg), 0);
+	assert_int_equal(cfg.frequency_hz, 1);
+	assert_int_equal(cfg.max_depth, 1);
+	assert_int_equal(cfg.mem, PYPROF_MEM_ALLOC);
+	assert_true(cfg.alloc_period == 1);
+	assert_int_equal(cfg.mem_period, 1);
+	assert_int_equal(cfg.top_functions, 0);
+	assert_int_equal(cfg.top_lines, 0);
+	assert_int_equal(cfg.line_report, 0);
+	assert_string_equal(cfg.mem_folded, "m.folded");
+}
+
 /* --user goes with a launched command only; the default (no --user) is root. */
 static void test_user(void **state)
 {
@@ -165,6 +250,8 @@ int main(void)
 		cmocka_unit_test(test_max_cache_mb),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_option_sentences),
+		cmocka_unit_test(test_option_bounds),
 		cmocka_unit_test(test_user),
 		cmocka_unit_test(test_user_resolve),
 	};

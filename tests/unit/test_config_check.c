@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * config_check(): the rules between options, on configs built by hand (no
+ * argp). One test per rule: what it derives, or the exact sentence it refuses
+ * with, and the nearest combination it lets through.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/config.h"
+#include "session/usdt.h"
+
+static char *command[] = { "python3", "app.py", NULL };
+
+/* The defaults, and one target given with -p. */
+static struct pyprof_config with_pid(void)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+
+	cfg.pids[0] = 42;
+	cfg.npids = 1;
+	return cfg;
+}
+
+static struct pyprof_config with_command(void)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+
+	cfg.command = command;
+	return cfg;
+}
+
+static struct pyprof_config with_all(void)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+
+	cfg.all = true;
+	return cfg;
+}
+
+static void expect_ok(struct pyprof_config cfg)
+{
+	char why[256] = "";
+
+	assert_int_equal(config_check(&cfg, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+}
+
+static void expect_refused(struct pyprof_config cfg, const char *sentence)
+{
+	char why[256] = "";
+
+	assert_int_equal(config_check(&cfg, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, sentence);
+}
+
+static void test_one_target_kind(void **state)
+{
+	(void)state;
+	expect_ok(with_pid());
+	expect_ok(with_command());
+	expect_ok(with_all());
+}
+
+static void test_no_target(void **state)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+
+	(void)state;
+	cfg.merge = true;
+	expect_refused(cfg, "no target: give -p PID, -a, or a command after --");
+}
+
+static void test_all_alone(void **state)
+{
+	struct pyprof_config pid = with_all(), cmd = with_all();
+
+	(void)state;
+	pid.npids = 1;
+	cmd.command = command;
+	expect_refused(pid, "-a profiles every process already: it takes no -p or command");
+	expect_refused(cmd, "-a profiles every process already: it takes no -p or command");
+}
+
+static void test_pid_or_command(void **state)
+{
+	struct pyprof_config cfg = with_pid();
+
+	(void)state;
+	cfg.command = command;
+	expect_refused(cfg, "give either -p PID or a command after --, not both");
+}
+
+static void test_user_needs_command(void **state)
+{
+	struct pyprof_config cmd = with_command(), pid = with_pid(), all = with_all();
+	const char *sentence = "--user runs a launched command as that user: give the command "
+			       "after -- (profiled processes keep their own users)";
+
+	(void)state;
+	cmd.user = pid.user = all.user = "nobody";
+	expect_ok(cmd);
+	expect_refused(pid, sentence);
+	expect_refused(all, sentence);
+}
+
+static void test_subprocesses_not_all(void **state)
+{
+	struct pyprof_config pid = with_pid(), cmd = with_command(), all = with_all();
+
+	(void)state;
+	pid.subprocesses = cmd.subprocesses = all.subprocesses = true;
+	expect_ok(pid);
+	expect_ok(cmd);
+	expect_refused(all, "--subprocesses goes with -p or a command; -a sees every process "
+		       "already");
+}
+
+static void test_usdt_pids_only(void **state)
+{
+	struct pyprof_config pid = with_pid(), cmd = with_command(), all = with_all();
+	struct pyprof_config sub = with_pid();
+	const char *sentence = "--calls, --gc and --imports trace the processes given with -p "
+			       "only, not -a, a command or --subprocesses";
+
+	(void)state;
+	pid.usdt_modes = cmd.usdt_modes = all.usdt_modes = USDT_CALLS | USDT_GC | USDT_IMPORTS;
+	sub.usdt_modes = USDT_IMPORTS;
+	sub.subprocesses = true;
+	expect_ok(pid);
+	expect_refused(cmd, sentence);
+	expect_refused(all, sentence);
+	expect_refused(sub, sentence);
+}
+
+static void test_merge_not_gc_imports(void **state)
+{
+	struct pyprof_config calls = with_pid(), gc = with_pid(), imports = with_pid();
+	const char *sentence = "--gc and --imports report per process: they do not go with "
+			       "--merge";
+
+	(void)state;
+	calls.merge = gc.merge = imports.merge = true;
+	calls.usdt_modes = USDT_CALLS;
+	gc.usdt_modes = USDT_GC;
+	imports.usdt_modes = USDT_IMPORTS;
+	expect_ok(calls);
+	expect_refused(gc, sentence);
+	expect_refused(imports, sentence);
+}
+
+static void test_py311_line_needs_calls(void **state)
+{
+	struct pyprof_config calls = with_pid(), gc = with_pid(), none = with_pid();
+	const char *sentence = "--calls-py311-line only makes sense with --calls";
+
+	(void)state;
+	calls.py311_line = gc.py311_line = none.py311_line = true;
+	calls.usdt_modes = USDT_CALLS;
+	gc.usdt_modes = USDT_GC;
+	expect_ok(calls);
+	expect_refused(gc, sentence);
+	expect_refused(none, sentence);
+}
+
+static void test_top_writes_no_file(void **state)
+{
+	struct pyprof_config top = with_pid(), out = with_pid(), svg = with_pid();
+	struct pyprof_config folded = with_pid();
+	const char *sentence = "top shows a live view and writes no file: drop -o, "
+			       "--mem-timeline and --mem-folded, or record without top";
+
+	(void)state;
+	top.top = out.top = svg.top = folded.top = true;
+	out.outputs[out.noutputs++] = "x.json";
+	svg.mem_timeline = "rss.svg";
+	folded.mem_folded = "mem.folded";
+	expect_ok(top);
+	expect_refused(out, sentence);
+	expect_refused(svg, sentence);
+	expect_refused(folded, sentence);
+}
+
+static void test_mem_alloc_pids_only(void **state)
+{
+	struct pyprof_config pid = with_pid(), cmd = with_command(), all = with_all();
+	struct pyprof_config sub = with_pid(), faults = with_all();
+	const char *sentence = "--mem=alloc traces the processes given with -p only, not -a, a "
+			       "command or --subprocesses (--mem works with all of them)";
+
+	(void)state;
+	pid.mem = cmd.mem = all.mem = sub.mem = PYPROF_MEM_ALLOC;
+	sub.subprocesses = true;
+	faults.mem = PYPROF_MEM_FAULTS;
+	expect_ok(pid);
+	expect_ok(faults);
+	expect_refused(cmd, sentence);
+	expect_refused(all, sentence);
+	expect_refused(sub, sentence);
+}
+
+/* A memory file asks for the memory samples; a mode given with --mem stays. */
+static void test_mem_files_imply_mem(void **state)
+{
+	struct pyprof_config svg = with_pid(), folded = with_pid(), alloc = with_pid();
+	struct pyprof_config none = with_pid();
+	char why[256];
+
+	(void)state;
+	svg.mem_timeline = "rss.svg";
+	folded.mem_folded = "mem.folded";
+	alloc.mem_timeline = "rss.svg";
+	alloc.mem = PYPROF_MEM_ALLOC;
+	assert_int_equal(config_check(&svg, why, sizeof(why)), 0);
+	assert_int_equal(svg.mem, PYPROF_MEM_FAULTS);
+	assert_int_equal(config_check(&folded, why, sizeof(why)), 0);
+	assert_int_equal(folded.mem, PYPROF_MEM_FAULTS);
+	assert_int_equal(config_check(&alloc, why, sizeof(why)), 0);
+	assert_int_equal(alloc.mem, PYPROF_MEM_ALLOC);
+	assert_int_equal(config_check(&none, why, sizeof(why)), 0);
+	assert_int_equal(none.mem, PYPROF_MEM_OFF);
+}
+
+/* The first rule broken is the one reported, in the order above. */
+static void test_first_rule_wins(void **state)
+{
+	struct pyprof_config cfg = with_all();
+
+	(void)state;
+	cfg.npids = 1;
+	cfg.subprocesses = true;
+	cfg.usdt_modes = USDT_GC;
+	cfg.merge = true;
+	expect_refused(cfg, "-a profiles every process already: it takes no -p or command");
+}
+
+/* A short buffer gets the start of the sentence, terminated. */
+static void test_short_buffer(void **state)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+	char why[10];
+
+	(void)state;
+	assert_int_equal(config_check(&cfg, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "no target");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_target_kind),
+		cmocka_unit_test(test_no_target),
+		cmocka_unit_test(test_all_alone),
+		cmocka_unit_test(test_pid_or_command),
+		cmocka_unit_test(test_user_needs_command),
+		cmocka_unit_test(test_subprocesses_not_all),
+		cmocka_unit_test(test_usdt_pids_only),
+		cmocka_unit_test(test_merge_not_gc_imports),
+		cmocka_unit_test(test_py311_line_needs_calls),
+		cmocka_unit_test(test_top_writes_no_file),
+		cmocka_unit_test(test_mem_alloc_pids_only),
+		cmocka_unit_test(test_mem_files_imply_mem),
+		cmocka_unit_test(test_first_rule_wins),
+		cmocka_unit_test(test_short_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
