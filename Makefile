@@ -212,3 +212,48 @@ clean:
 
 -include $(wildcard $(OUTPUT)/src/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d \
 	$(FUZZ_OUT)/src/*/*.d $(FUZZ_OUT)/*.d)
+
+# ---- Install, man page, formatting -----------------------------------------
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary in sbin (it needs
+# root) and its man page; `make uninstall` removes the same two files.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+INSTALL ?= install
+
+install: $(BIN)
+	$(call msg,INSTALL,$(DESTDIR)$(SBINDIR)/pybpfprof)
+	$(Q)$(INSTALL) -D -m 755 $(BIN) $(DESTDIR)$(SBINDIR)/pybpfprof
+	$(call msg,INSTALL,$(DESTDIR)$(MANDIR)/man8/pybpfprof.8)
+	$(Q)$(INSTALL) -D -m 644 man/pybpfprof.8 $(DESTDIR)$(MANDIR)/man8/pybpfprof.8
+
+uninstall:
+	$(call msg,RM,$(DESTDIR)$(SBINDIR)/pybpfprof $(DESTDIR)$(MANDIR)/man8/pybpfprof.8)
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/pybpfprof $(DESTDIR)$(MANDIR)/man8/pybpfprof.8
+
+# The man page against the binary's --help, and rendered with every warning.
+check-man: $(BIN)
+	$(Q)tests/check-man.sh $(abspath $(BIN)) man/pybpfprof.8
+
+# C sources and headers under these folders, at any depth, except generated
+# ones ("Generated; do not edit"), formatted by .clang-format (clang-format 14).
+CLANG_FORMAT ?= clang-format
+FORMAT_DIRS := src include bpf tests/unit tests/fuzz
+FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f -name '*.[ch]' 2>/dev/null | sort | \
+		 xargs -r grep -L 'Generated; do not edit')
+
+format:
+	$(call msg,FORMAT,$(words $(FORMAT_FILES)) files)
+	$(Q)$(CLANG_FORMAT) -i --style=file $(FORMAT_FILES)
+
+# Lists each file clang-format would change (with how many of its lines), and fails if any.
+format-check:
+	$(Q)n=0 lines=0; for f in $(FORMAT_FILES); do \
+		d=$$($(CLANG_FORMAT) --style=file "$$f" | diff "$$f" - | grep -c '^<'); \
+		[ "$$d" -eq 0 ] || { echo "  $$f ($$d lines)"; n=$$((n + 1)) lines=$$((lines + d)); }; \
+	done; \
+	echo "format-check: $$n of $(words $(FORMAT_FILES)) files ($$lines lines) differ from" \
+		"clang-format $$($(CLANG_FORMAT) --version | sed 's/.*version //') (make format rewrites them)"; \
+	[ $$n -eq 0 ]
+
+.PHONY: install uninstall check-man format format-check

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `make check-all`, what CI runs: `make check`, the same tests on the
-# ASan+UBSan build (`make SANITIZE=1 check`), then every fuzz target for 10 s
-# (`make fuzz-smoke`). Each part's output is shown as it runs, then a line
-# with its count and time; the last line sums them: "N passed, N failed".
+# `make check-all`, what CI runs: the man page against --help
+# (`make check-man`), the C formatting (`make format-check`), `make check`,
+# the same tests on the ASan+UBSan build (`make SANITIZE=1 check`), then
+# every fuzz target for 10 s (`make fuzz-smoke`). Each part's output is shown
+# as it runs, then a line with its count and time; the last line sums them:
+# "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
@@ -23,11 +25,25 @@ part() {
 	s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
 	p=${p:-0} f=${f:-0} s=${s:-0}
 	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1	# failed before counting (build error, ...)
+	[ "$rc" -eq 0 ] && [ -z "$line" ] && p=1	# a part with no count of its own is one check
 	tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 	summary+=("$(printf '  %-22s %4d passed, %d failed, %d skipped  %5ds' "$name" "$p" "$f" "$s" \
 		$(($(date +%s) - t0)))")
 }
 
+# Shown and timed like a part, but kept out of the totals.
+advisory() {
+	local tp0=$tp tf0=$tf ts0=$ts
+
+	part "$@"
+	tp=$tp0 tf=$tf0 ts=$ts0
+	summary[-1]+="  (not counted)"
+}
+
+part "check-man" $MAKE --no-print-directory check-man
+# The tree is not formatted yet: this counts once `make format` has run
+# (then `advisory` becomes `part` here).
+advisory "format-check" $MAKE --no-print-directory format-check
 part "check" $MAKE --no-print-directory check
 part "SANITIZE=1 check" $MAKE --no-print-directory SANITIZE=1 check
 part "fuzz-smoke" $MAKE --no-print-directory fuzz-smoke
