@@ -21,6 +21,7 @@
 #include "session/session.h"
 #include "util/log.h"
 #include "session/mem.h"
+#include "session/modes.h"
 #include "util/mono.h"
 #include "util/outfile.h"
 #include "pybpfprof.skel.h"
@@ -134,8 +135,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
 				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's "
 					 "interpreter: %s", t.pid, strerror(-err));
 			else
-				err = usdt_check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
-						 sizeof(why));
+				err = usdt__check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
+						  sizeof(why));
 		}
 		if (!err)
 			err = collector__add_target(c, &t);
@@ -388,7 +389,7 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
 	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
-	c->prof->usdt.probe_misses = usdt_probe_misses(s);
+	c->prof->usdt.probe_misses = usdt__probe_misses(s);
 	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
 		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
 		(unsigned long long)k[PYPROF_CNT_EVENTS], (unsigned long long)k[PYPROF_CNT_SENT],
@@ -464,8 +465,8 @@ int main(int argc, char **argv)
 	if (err)
 		goto out;
 
-	mem__set_mode(cfg.mem);
-	s = session__open(cfg.max_depth, cfg.usdt_modes, on_ringbuf, &c, why, sizeof(why));
+	s = modes__open_session(cfg.max_depth, cfg.mem, cfg.usdt_modes, on_ringbuf, &c, why,
+				sizeof(why));
 	err = s ? 0 : -EINVAL;
 	for (i = 0; s && i < c.ntargets && !err; i++) {
 		err = session__add_target(s, &c.targets[i].t);
@@ -480,7 +481,7 @@ int main(int argc, char **argv)
 	}
 	if (!err && (cfg.usdt_modes & USDT_IMPORTS)) {
 		err = session__add_ringbuf(s, bpf_map__fd(session__skel(s)->maps.events),
-					   usdt_on_event, &c);
+					   usdt__on_event, &c);
 		snprintf(why, sizeof(why), "cannot open the event ring buffer: %s", strerror(-err));
 	}
 	/* USDT first: its refusals and attach errors come before sampling starts. */
@@ -518,7 +519,7 @@ int main(int argc, char **argv)
 	record_counters(s, &c);
 	if (cfg.mem)
 		mem__finish(&mem, s, &c);
-	if ((cfg.usdt_modes & USDT_CALLS) && usdt_collect_calls(s, &c))
+	if ((cfg.usdt_modes & USDT_CALLS) && usdt__collect_calls(s, &c))
 		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
 	if (trp)
 		pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images "
