@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "session/mem.h"	/* enum pyprof_mem_mode */
 
 #define CONFIG_MAX_PIDS 1024
 #define CONFIG_MAX_HZ 20000
@@ -43,13 +44,6 @@ struct pyprof_config {
 	bool py311_line;	/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb;	/* --max-cache-mb: all that is kept of the targets' code objects */
 	char error[256];	/* why parsing failed */
-};
-
-/* --mem: what memory events are collected besides the CPU samples. */
-enum pyprof_mem_mode {
-	PYPROF_MEM_OFF = 0,
-	PYPROF_MEM_FAULTS,	/* page faults and memory system calls (the default --mem) */
-	PYPROF_MEM_ALLOC,	/* the above, and the C allocator's calls through uprobes */
 };
 
 /* --mem=alloc: one sample per 512 KiB allocated on average (per thread). */

@@ -48,18 +48,18 @@ struct collector {
 	 * With on_unknown: samples of a pid not known yet, kept until the
 	 * fork notice that names it (the notices come on another ring, read
 	 * after the samples) or until collector__expire_parked forgets them.
-	 * They count in unknown_pid until claimed. Bounded by COLLECT_PARK_MAX.
+	 * They count in unknown_pid until claimed. Bounded by COLLECTOR_PARK_MAX.
 	 */
-	struct collect_parked *parked;
+	struct collector_parked *parked;
 	size_t nparked, cap_parked;
 	uint32_t park_gen;
 	bool replaying;			/* a replayed sample is not parked again */
 };
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */
-#define COLLECT_PARK_MAX 1024
+#define COLLECTOR_PARK_MAX 1024
 
-struct collect_parked {
+struct collector_parked {
 	int pid;
 	uint32_t gen;
 	size_t size;

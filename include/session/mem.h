@@ -4,7 +4,7 @@
  * system-call raw tracepoints) and the userspace half of the view: a
  * resident-size timeline read from /proc/PID/statm while the run lasts, and
  * the peak read back from the kernel at the end. Samples themselves arrive
- * through the common ring buffer (src/collect.c).
+ * through the common ring buffer (collector.h).
  */
 #ifndef PYBPFPROF_MEM_H
 #define PYBPFPROF_MEM_H
@@ -13,6 +13,13 @@
 #include "session/collector.h"
 #include "session/session.h"
 #include "session/perf_sampler.h"
+
+/* --mem: what memory events are collected besides the CPU samples. */
+enum pyprof_mem_mode {
+	PYPROF_MEM_OFF = 0,
+	PYPROF_MEM_FAULTS,	/* page faults and memory system calls (the default --mem) */
+	PYPROF_MEM_ALLOC,	/* the above, and the C allocator's calls through uprobes */
+};
 
 struct mem {
 	struct perf_sampler faults;	/* page-fault programs, one per CPU */
@@ -30,14 +37,11 @@ struct mem {
 #define MEM_REDRAW_NS 20000000.0
 
 /*
- * Which memory programs the next session loads (enum pyprof_mem_mode; none
- * by default): each one inlines the stack walk, so verifying the unused ones
- * would slow every start. Called before session__open; session__open calls
- * mem__select_programs on the opened object.
+ * Between session__open and session__load: loads the memory programs of
+ * mode only (none with PYPROF_MEM_OFF). Each one inlines the stack walk, so
+ * verifying the unused ones would slow every start.
  */
-void mem__set_mode(int mode);
-struct pybpfprof_bpf;
-void mem__select_programs(struct pybpfprof_bpf *skel);
+void mem__prepare(struct session *s, enum pyprof_mem_mode mode);
 
 /*
  * Starts the memory events: page faults (period faults per sample) and

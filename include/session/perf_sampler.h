@@ -2,7 +2,7 @@
 /*
  * Perf-event samplers: one software perf event per CPU, each running a BPF
  * program, with a period redrawn at random. The CPU sampler (cpu-clock,
- * loader.c) and the page-fault sampler of --mem (mem.c) are both one.
+ * session.c) and the page-fault sampler of --mem (mem.c) are both one.
  *
  * Why random periods: a sampler with a fixed period falls into step with a
  * program that repeats itself. At exactly 100 Hz, a loop that spent 2.5 ms

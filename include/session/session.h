@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The BPF session: skeleton lifecycle in explicit phases (open with the
- * configuration, load, register targets, attach one cpu-clock perf event per
- * CPU, poll the ring buffer, read counters, tear down). Links are file
- * descriptors, so a killed pybpfprof leaves nothing attached.
+ * The BPF session: skeleton lifecycle in explicit phases (open, load,
+ * register targets, attach one cpu-clock perf event per CPU, poll the ring
+ * buffers, read counters, tear down). It knows nothing of the modes
+ * (--mem, --calls, --gc, --imports): they use it, and size and choose their
+ * programs between open and load (modes.h). Links are file descriptors, so
+ * a killed pybpfprof leaves nothing attached.
  */
 #ifndef PYBPFPROF_SESSION_H
 #define PYBPFPROF_SESSION_H
@@ -19,11 +21,16 @@ struct session;
 typedef int (*sample_fn_t)(void *ctx, void *data, size_t size);
 
 /*
- * Opens and loads the BPF object; the maps of USDT modes not in usdt_modes
- * (enum usdt_mode) are shrunk to nothing. NULL with a reason in why.
+ * Opens the BPF object, walking at most max_depth frames per sample, and
+ * does not load it yet: the modes size its maps and choose its programs
+ * first (session__skel). NULL with a reason in why.
  */
-struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
-			      void *ctx, char *why, size_t whylen);
+struct session *session__open(unsigned max_depth, char *why, size_t whylen);
+/*
+ * Loads the BPF programs and opens the ring buffer of the samples, which
+ * session__poll delivers to on_sample. 0, or -errno with a reason in why.
+ */
+int session__load(struct session *s, sample_fn_t on_sample, void *ctx, char *why, size_t whylen);
 /* Makes the kernel sample this target. 0 or -errno. */
 int session__add_target(struct session *s, const struct target *t);
 /*
@@ -40,7 +47,7 @@ int session__follow(struct session *s, pid_t pid, unsigned flags);
 void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
-/* The loaded skeleton, for the USDT attachments (src/usdt.c) and --mem (src/mem.c). */
+/* The skeleton, for the modes: --calls, --gc, --imports (usdt.h) and --mem (mem.h). */
 struct pybpfprof_bpf *session__skel(struct session *s);
 /* Polls one more ring buffer map with the samples. 0 or -errno. */
 int session__add_ringbuf(struct session *s, int map_fd, sample_fn_t fn, void *ctx);

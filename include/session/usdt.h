@@ -2,8 +2,8 @@
 /*
  * CPython's USDT probes (provider "python"): which ones a target's
  * interpreter has, whether they fire on its version, attaching the BPF
- * programs of bpf/pybpfprof.bpf.c's USDT section, and turning the kernel
- * maps of --calls into profile call edges.
+ * programs of --calls, --gc and --imports, and turning the kernel maps of
+ * --calls into profile call edges.
  */
 #ifndef PYBPFPROF_USDT_H
 #define PYBPFPROF_USDT_H
@@ -34,12 +34,14 @@ int usdt_probes__read(const char *path, struct usdt_probes *pr);
  * one sentence in why saying what is missing and suggesting sampling.
  * py311_line: the user accepted the line probe's slowdown on 3.11.
  */
-int usdt_check(const struct target *t, const struct usdt_probes *pr, unsigned modes,
-	       bool py311_line, char *why, size_t whylen);
+int usdt__check(const struct target *t, const struct usdt_probes *pr, unsigned modes,
+		bool py311_line, char *why, size_t whylen);
 
-struct pybpfprof_bpf;
-/* Between open and load: shrinks the maps, and skips the programs, of the modes not asked for. */
-void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes);
+/*
+ * Between session__open and session__load: shrinks the maps, and skips the
+ * programs, of the modes not in modes.
+ */
+void usdt__prepare(struct session *s, unsigned modes);
 
 struct usdt {
 	struct bpf_link **links;
@@ -53,15 +55,15 @@ int usdt__attach(struct usdt *u, struct session *s, const struct target *t, unsi
 void usdt__detach(struct usdt *u);
 
 /* Ring-buffer callback of the `events` map (imports); ctx is the collector. */
-int usdt_on_event(void *ctx, void *data, size_t size);
+int usdt__on_event(void *ctx, void *data, size_t size);
 
 /*
  * Probe hits whose BPF program the kernel skipped because another BPF program
  * was running on that CPU (bpf_prog_info.recursion_misses, summed).
  */
-uint64_t usdt_probe_misses(struct session *s);
+uint64_t usdt__probe_misses(struct session *s);
 
 /* Reads the --calls maps into the profile's call edges and histograms. 0 or -errno. */
-int usdt_collect_calls(struct session *s, struct collector *c);
+int usdt__collect_calls(struct session *s, struct collector *c);
 
 #endif

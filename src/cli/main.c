@@ -23,6 +23,7 @@
 #include "session/session.h"
 #include "util/log.h"
 #include "session/mem.h"
+#include "session/modes.h"
 #include "util/mono.h"
 #include "util/outfile.h"
 #include "pybpfprof.skel.h"
@@ -151,8 +152,8 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
 				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's "
 					 "interpreter: %s", t.pid, strerror(-err));
 			else
-				err = usdt_check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
-						 sizeof(why));
+				err = usdt__check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
+						  sizeof(why));
 		}
 		if (!err)
 			err = collector__add_target(c, &t);
@@ -414,7 +415,7 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.events_dropped = k[PYPROF_CNT_EVENTS_DROPPED];
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
 	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
-	c->prof->usdt.probe_misses = usdt_probe_misses(s);
+	c->prof->usdt.probe_misses = usdt__probe_misses(s);
 	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
 		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
 		(unsigned long long)k[PYPROF_CNT_EVENTS], (unsigned long long)k[PYPROF_CNT_SENT],
@@ -495,9 +496,8 @@ static int run__prepare(struct run *r)
  */
 static int run__open_session(struct run *r)
 {
-	mem__set_mode(r->cfg.mem);
-	r->s = session__open(r->cfg.max_depth, r->cfg.usdt_modes, on_ringbuf, &r->c, r->why,
-			     sizeof(r->why));
+	r->s = modes__open_session(r->cfg.max_depth, r->cfg.mem, r->cfg.usdt_modes, on_ringbuf,
+				   &r->c, r->why, sizeof(r->why));
 	return r->s ? 0 : -EINVAL;
 }
 
@@ -526,7 +526,7 @@ static int run__attach(struct run *r)
 	}
 	if (!err && (cfg->usdt_modes & USDT_IMPORTS)) {
 		err = session__add_ringbuf(r->s, bpf_map__fd(session__skel(r->s)->maps.events),
-					   usdt_on_event, c);
+					   usdt__on_event, c);
 		snprintf(why, whylen, "cannot open the event ring buffer: %s", strerror(-err));
 	}
 	for (i = 0; i < c->ntargets && !err && cfg->usdt_modes; i++)
@@ -615,7 +615,7 @@ static int run__record(struct run *r)
 	record_counters(r->s, c);
 	if (cfg->mem)
 		mem__finish(&r->mem, r->s, c);
-	if ((cfg->usdt_modes & USDT_CALLS) && usdt_collect_calls(r->s, c))
+	if ((cfg->usdt_modes & USDT_CALLS) && usdt__collect_calls(r->s, c))
 		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
 	pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images profiled, "
 		"%llu gave up\n", (unsigned long long)tr->forks, (unsigned long long)tr->execs,

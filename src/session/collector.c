@@ -244,10 +244,10 @@ static void add_mem_sample(struct collector *c, struct collector_target *ts, con
  */
 static void park(struct collector *c, int pid, const void *data, size_t size)
 {
-	struct collect_parked *p;
+	struct collector_parked *p;
 	void *copy;
 
-	if (c->nparked >= COLLECT_PARK_MAX ||
+	if (c->nparked >= COLLECTOR_PARK_MAX ||
 	    profile_grow((void **)&c->parked, &c->cap_parked, c->nparked + 1, sizeof(*c->parked)))
 		return;
 	copy = malloc(size);
@@ -255,7 +255,7 @@ static void park(struct collector *c, int pid, const void *data, size_t size)
 		return;
 	memcpy(copy, data, size);
 	p = &c->parked[c->nparked++];
-	*p = (struct collect_parked){ .pid = pid, .gen = c->park_gen, .size = size, .data = copy };
+	*p = (struct collector_parked){ .pid = pid, .gen = c->park_gen, .size = size, .data = copy };
 }
 
 void collector__replay(struct collector *c, int pid)
@@ -263,7 +263,7 @@ void collector__replay(struct collector *c, int pid)
 	size_t i = 0;
 
 	while (i < c->nparked) {
-		struct collect_parked p = c->parked[i];
+		struct collector_parked p = c->parked[i];
 
 		if (p.pid != pid) {
 			i++;

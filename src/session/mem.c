@@ -19,23 +19,16 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cli/config.h"
 #include "target/elf_file.h"
 #include "util/log.h"
 #include "session/mem.h"
 #include "util/mono.h"
 #include "pybpfprof.skel.h"
 
-static int selected_mode;
-
-void mem__set_mode(int mode)
+void mem__prepare(struct session *s, enum pyprof_mem_mode mode)
 {
-	selected_mode = mode;
-}
-
-void mem__select_programs(struct pybpfprof_bpf *skel)
-{
-	bool faults = selected_mode != PYPROF_MEM_OFF, alloc = selected_mode == PYPROF_MEM_ALLOC;
+	struct pybpfprof_bpf *skel = session__skel(s);
+	bool faults = mode != PYPROF_MEM_OFF, alloc = mode == PYPROF_MEM_ALLOC;
 
 	bpf_program__set_autoload(skel->progs.on_page_fault, faults);
 	bpf_program__set_autoload(skel->progs.on_sys_enter, faults);

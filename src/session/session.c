@@ -21,9 +21,7 @@
 #include "session/session.h"
 #include "util/mono.h"
 #include "util/log.h"
-#include "session/mem.h"
 #include "pybpfprof.skel.h"
-#include "session/usdt.h"
 
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
 _Static_assert(sizeof(struct py_target) == 64, "py_target layout changed");
@@ -40,11 +38,9 @@ struct session {
 	unsigned hz;		/* 0 until attached */
 };
 
-struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn_t on_sample,
-			      void *ctx, char *why, size_t whylen)
+struct session *session__open(unsigned max_depth, char *why, size_t whylen)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	int err;
 
 	if (!s) {
 		snprintf(why, whylen, "out of memory");
@@ -53,26 +49,29 @@ struct session *session__open(unsigned max_depth, unsigned usdt_modes, sample_fn
 	s->skel = pybpfprof_bpf__open();
 	if (!s->skel) {
 		snprintf(why, whylen, "cannot open the BPF object: %s", strerror(errno));
-		goto fail;
+		session__close(s);
+		return NULL;
 	}
 	s->skel->rodata->max_depth = max_depth;
-	mem__select_programs(s->skel);
-	usdt_size_maps(s->skel, usdt_modes);
-	err = pybpfprof_bpf__load(s->skel);
+	return s;
+}
+
+int session__load(struct session *s, sample_fn_t on_sample, void *ctx, char *why, size_t whylen)
+{
+	int err = pybpfprof_bpf__load(s->skel);
+
 	if (err) {
 		snprintf(why, whylen, "cannot load the BPF programs: %s (run with -vv for the "
 			 "verifier log)", strerror(-err));
-		goto fail;
+		return err;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_sample, ctx, NULL);
 	if (!s->rb) {
-		snprintf(why, whylen, "cannot open the ring buffer: %s", strerror(errno));
-		goto fail;
+		err = -errno;
+		snprintf(why, whylen, "cannot open the ring buffer: %s", strerror(-err));
+		return err;
 	}
-	return s;
-fail:
-	session__close(s);
-	return NULL;
+	return 0;
 }
 
 int session__add_target(struct session *s, const struct target *t)

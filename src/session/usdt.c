@@ -57,8 +57,8 @@ int usdt_probes__read(const char *path, struct usdt_probes *pr)
 	return 0;
 }
 
-int usdt_check(const struct target *t, const struct usdt_probes *pr, unsigned modes,
-	       bool py311_line, char *why, size_t whylen)
+int usdt__check(const struct target *t, const struct usdt_probes *pr, unsigned modes,
+		bool py311_line, char *why, size_t whylen)
 {
 	unsigned minor = (t->version >> 16) & 0xff;
 	const char *mode = (modes & USDT_CALLS) ? "--calls" : (modes & USDT_GC) ? "--gc" :
@@ -105,8 +105,9 @@ int usdt_check(const struct target *t, const struct usdt_probes *pr, unsigned mo
 	return 0;
 }
 
-void usdt_size_maps(struct pybpfprof_bpf *skel, unsigned modes)
+void usdt__prepare(struct session *s, unsigned modes)
 {
+	struct pybpfprof_bpf *skel = session__skel(s);
 	/* Hash maps are preallocated: tens of MB (memory-cgroup accounted) nobody would use. */
 	struct bpf_map *calls[] = {
 		skel->maps.call_stacks, skel->maps.call_active, skel->maps.call_edges,
@@ -227,7 +228,7 @@ void usdt__detach(struct usdt *u)
 	memset(u, 0, sizeof(*u));
 }
 
-int usdt_on_event(void *ctx, void *data, size_t size)
+int usdt__on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 	const struct py_event *e = data;
@@ -278,7 +279,7 @@ static uint32_t call_func(struct collector *c, struct collector_target *ts,
 	return profile__func(c->prof, ci->qualname, ci->filename, ci->firstlineno, false);
 }
 
-uint64_t usdt_probe_misses(struct session *s)
+uint64_t usdt__probe_misses(struct session *s)
 {
 	struct pybpfprof_bpf *skel = session__skel(s);
 	const struct bpf_program *progs[] = {
@@ -299,7 +300,7 @@ uint64_t usdt_probe_misses(struct session *s)
 	return misses;
 }
 
-int usdt_collect_calls(struct session *s, struct collector *c)
+int usdt__collect_calls(struct session *s, struct collector *c)
 {
 	struct pybpfprof_bpf *skel = session__skel(s);
 	int efd = bpf_map__fd(skel->maps.call_edges), hfd = bpf_map__fd(skel->maps.call_hist);

@@ -115,13 +115,13 @@ static void test_bounded(void **state)
 
 	(void)state;
 	setup(&p, &c, &ft);
-	for (i = 0; i < COLLECT_PARK_MAX + 10; i++)
+	for (i = 0; i < COLLECTOR_PARK_MAX + 10; i++)
 		sample(&c, CHILD);
-	assert_int_equal(c.nparked, COLLECT_PARK_MAX);
-	assert_int_equal(c.unknown_pid, COLLECT_PARK_MAX + 10);
+	assert_int_equal(c.nparked, COLLECTOR_PARK_MAX);
+	assert_int_equal(c.unknown_pid, COLLECTOR_PARK_MAX + 10);
 	ft.forked = true;
 	collector__replay(&c, CHILD);
-	assert_int_equal(p.targets[0].samples, COLLECT_PARK_MAX);
+	assert_int_equal(p.targets[0].samples, COLLECTOR_PARK_MAX);
 	assert_int_equal(c.unknown_pid, 10);
 	collector__free(&c);
 	profile__free(&p);

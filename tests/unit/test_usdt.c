@@ -2,7 +2,7 @@
 /*
  * USDT probe detection and the refusal rules: the .note.stapsdt reader on
  * this machine's Debian python3.11 (which has the probes) and on this test's
- * own executable (which has none), and usdt_check's decision and sentence
+ * own executable (which has none), and usdt__check's decision and sentence
  * for each kind of interpreter.
  */
 #include <errno.h>
@@ -60,24 +60,24 @@ static void test_check_rules(void **state)
 
 	(void)state;
 	no_func.function_entry = no_func.function_return = no_func.line = false;
-	assert_int_equal(usdt_check(&t9, &all, USDT_CALLS | USDT_GC, false, why, sizeof(why)), 0);
-	assert_int_equal(usdt_check(&t15, &all, USDT_CALLS, false, why, sizeof(why)), 0);
+	assert_int_equal(usdt__check(&t9, &all, USDT_CALLS | USDT_GC, false, why, sizeof(why)), 0);
+	assert_int_equal(usdt__check(&t15, &all, USDT_CALLS, false, why, sizeof(why)), 0);
 
 	why[0] = '\0';
-	assert_int_equal(usdt_check(&t13, &no_func, USDT_CALLS, false, why, sizeof(why)),
+	assert_int_equal(usdt__check(&t13, &no_func, USDT_CALLS, false, why, sizeof(why)),
 			 -ENOTSUP);
 	assert_non_null(strstr(why, "Python 3.13.1"));
 	assert_non_null(strstr(why, "sampling"));
-	assert_int_equal(usdt_check(&t13, &no_func, USDT_GC | USDT_IMPORTS, false, why,
-				    sizeof(why)), 0);
+	assert_int_equal(usdt__check(&t13, &no_func, USDT_GC | USDT_IMPORTS, false, why,
+				     sizeof(why)), 0);
 
-	assert_int_equal(usdt_check(&t11, &all, USDT_CALLS, false, why, sizeof(why)), -ENOTSUP);
+	assert_int_equal(usdt__check(&t11, &all, USDT_CALLS, false, why, sizeof(why)), -ENOTSUP);
 	assert_non_null(strstr(why, "--calls-py311-line"));
 	assert_non_null(strstr(why, "30 times"));
-	assert_int_equal(usdt_check(&t11, &all, USDT_CALLS, true, why, sizeof(why)), 0);
-	assert_int_equal(usdt_check(&t11, &all, USDT_GC, false, why, sizeof(why)), 0);
+	assert_int_equal(usdt__check(&t11, &all, USDT_CALLS, true, why, sizeof(why)), 0);
+	assert_int_equal(usdt__check(&t11, &all, USDT_GC, false, why, sizeof(why)), 0);
 
-	assert_int_equal(usdt_check(&t9, &none, USDT_IMPORTS, false, why, sizeof(why)), -ENOTSUP);
+	assert_int_equal(usdt__check(&t9, &none, USDT_IMPORTS, false, why, sizeof(why)), -ENOTSUP);
 	assert_non_null(strstr(why, "without USDT probes"));
 	assert_non_null(strstr(why, "--imports"));
 }

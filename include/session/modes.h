@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The run's modes and the BPF object: opens a session with the programs and
+ * maps of the modes asked for only, and loads it. It sits above session.h,
+ * mem.h and usdt.h, so that the session knows nothing of the modes and the
+ * modes only use the session.
+ */
+#ifndef PYBPFPROF_MODES_H
+#define PYBPFPROF_MODES_H
+
+#include <stddef.h>
+#include "session/mem.h"
+#include "session/session.h"
+
+/*
+ * Opens the BPF object (max_depth frames per sample), keeps the programs
+ * and maps of mem_mode (--mem) and usdt_modes (enum usdt_mode: --calls,
+ * --gc, --imports) only, and loads it; session__poll delivers the samples
+ * to on_sample. NULL with a reason in why.
+ */
+struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem_mode,
+				    unsigned usdt_modes, sample_fn_t on_sample, void *ctx,
+				    char *why, size_t whylen);
+
+#endif
