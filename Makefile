@@ -112,6 +112,12 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
 
+# Captures the stack walk's fixtures from live interpreters
+# (tests/capture_stackwalk.sh; not part of check).
+$(OUTPUT)/tests/capture_stackwalk: tests/capture_stackwalk.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
+
 # Regenerate the pinned vmlinux.h from the running kernel's BTF.
 vmlinux:
 	$(call msg,GEN,$(VMLINUX_DIR)/vmlinux_$(shell uname -r | cut -d. -f1-2).h)
