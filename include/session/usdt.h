@@ -2,7 +2,7 @@
 /*
  * CPython's USDT probes (provider "python"): which ones a target's
  * interpreter has, whether they fire on its version, attaching the BPF
- * programs of bpf/pybpfprof.bpf.c's USDT section, and turning the kernel
+ * programs of bpf/calls.bpf.c and bpf/gc_imports.bpf.c, and turning the kernel
  * maps of --calls into profile call edges.
  */
 #ifndef PYBPFPROF_USDT_H
