@@ -8,7 +8,7 @@
  *
  * The BPF side, one file per feature, linked into one object and one
  * skeleton (pybpfprof.skel.h):
- *   shared.bpf.c     this file
+ *   shared.bpf.c     this file; shared.h declares what it defines
  *   stackwalk.h      the Python stack walk (also host C, for the unit tests)
  *   emit_stack.h     a thread's stack sent as one ring-buffer record
  *   cpu.bpf.c        CPU sampling
