@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# pybpfprof build: bpf/*.bpf.c -> .bpf.o -> .skel.h, src/*/*.c -> pybpfprof.
+# pybpfprof build: bpf/*.bpf.c -> .bpf.o, linked into one pybpfprof.bpf.o ->
+# pybpfprof.skel.h; src/*/*.c -> pybpfprof.
 # Everything generated goes under $(OUTPUT); `make V=1` shows the commands.
 # CFLAGS, CPPFLAGS and LDFLAGS are the user's: the flags the build needs are
 # kept apart (PB_CFLAGS) and always applied, so `make CFLAGS=-O0` keeps the
@@ -44,9 +45,16 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(VMLINUX_DIR) \
 	      $(CLANG_BPF_SYS_INCLUDES) -Wall -Werror
 
+# One BPF file per feature, each compiled alone, then statically linked
+# (bpftool gen object) into one object: one skeleton for userspace.
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS := $(wildcard bpf/*.h)
+# shared.bpf.o first: it defines what the others declare extern, and libbpf
+# 1.1's linker places an extern map met before its definition at offset 0.
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,bpf/shared.bpf.c \
+	      $(filter-out bpf/shared.bpf.c,$(BPF_SRCS)))
+BPF_LINKED := $(OUTPUT)/pybpfprof.bpf.o
+SKELS := $(OUTPUT)/pybpfprof.skel.h
 SRCS := $(wildcard src/*/*.c)
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/cli/main.o,$(OBJS))
@@ -77,12 +85,19 @@ $(BIN): $(OBJS)
 $(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c include/bpf_abi.h $(wildcard bpf/*.bpf.h) $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c include/bpf_abi.h $(BPF_HDRS) $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
-$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+# Maps several files use are defined once (bpf/shared.bpf.c) and declared
+# extern elsewhere (bpf/shared.h); the linker resolves them.
+$(BPF_LINKED): $(BPF_OBJS)
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(SKELS): $(BPF_LINKED)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
@@ -96,6 +111,12 @@ $(OUTPUT)/src/%.o: src/%.c | $(OUTPUT)
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+# Captures the stack walk's fixtures from live interpreters
+# (tests/capture_stackwalk.sh; not part of check).
+$(OUTPUT)/tests/capture_stackwalk: tests/capture_stackwalk.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 # Regenerate the pinned vmlinux.h from the running kernel's BTF.
 vmlinux:

@@ -2,8 +2,9 @@
 /*
  * CPython's USDT probes (provider "python"): which ones a target's
  * interpreter has, whether they fire on its version, attaching the BPF
- * programs of --calls, --gc and --imports, and turning the kernel maps of
- * --calls into profile call edges.
+ * programs of --calls (bpf/calls.bpf.c), --gc and --imports
+ * (bpf/gc_imports.bpf.c), and turning the kernel maps of --calls into profile
+ * call edges.
  */
 #ifndef PYBPFPROF_USDT_H
 #define PYBPFPROF_USDT_H

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A thread's Python stack, sent to userspace as one ring-buffer record
+ * (struct py_sample): the stack walk of stackwalk.h, with the thread-state
+ * cache and the reader's wakeup rule around it.
+ *
+ * Why stream instead of counting stacks in a kernel hash: a sample is at most
+ * 32 + 16 * depth bytes, and even 999 Hz on every CPU is a few hundred KB/s,
+ * which userspace folds as it arrives. Streaming also lets userspace resolve
+ * code objects while the process is still alive (short-lived processes) and
+ * keeps timestamps for timelines. The cost of the program itself is measured
+ * in bench/overhead.sh (bpftool prog show run_time_ns / run_cnt).
+ */
+#ifndef PYBPFPROF_BPF_EMIT_STACK_H
+#define PYBPFPROF_BPF_EMIT_STACK_H
+
+#include "shared.h"
+
+/*
+ * How long "this thread has no PyThreadState" is believed before the lists
+ * are walked again: threads that run only C code (a BLAS pool, a C library's
+ * workers) would otherwise cost a walk of every Python thread at each tick.
+ */
+#define NO_TSTATE_RECHECK_NS 10000000ULL
+
+/*
+ * The thread's PyThreadState (stackwalk_find_tstate), cached per tid and
+ * re-checked at each use.
+ */
+static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid, __u32 tid,
+					 __u64 fsbase)
+{
+	const struct py_offsets *off = &proc->off;
+	struct thread_entry *cached, fresh = {};
+	__u64 now = bpf_ktime_get_ns();
+
+	cached = bpf_map_lookup_elem(&threads, &tid);
+	if (cached && cached->pid == pid) {
+		if (cached->tstate && read_word(cached->tstate + off->tstate_thread_id) == fsbase)
+			return cached->tstate;
+		if (!cached->tstate && now - cached->checked_ns < NO_TSTATE_RECHECK_NS)
+			return 0;
+	}
+
+	count(PYPROF_CNT_TSTATE_SCAN);
+	fresh.tstate = stackwalk_find_tstate(proc, fsbase);
+	fresh.checked_ns = now;
+	fresh.pid = pid;
+	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
+	return fresh.tstate;
+}
+
+/*
+ * Sends s->sample (nframes frames) to the ring buffer. A wakeup per sample
+ * cost the reader ~1% of a core at 999 Hz, so most samples wait for its
+ * 50 ms poll. But a code object seen for the first time may be freed soon
+ * (generated code, a process about to exit): wake the reader now so it reads
+ * the object while it still exists. New code shows up innermost first, so
+ * checking the innermost frame is enough.
+ */
+static __always_inline int send_sample(struct scratch *s, __u8 kind, __u32 nframes)
+{
+	__u64 size, wake, seen_key;
+	__u8 one = 1;
+
+	size = PY_SAMPLE_HEADER_SIZE + (__u64)nframes * sizeof(struct py_frame);
+	if (size > sizeof(struct py_sample))
+		size = sizeof(struct py_sample);
+	seen_key = s->sample.frames[0].code ^ ((__u64)s->sample.frames[0].fingerprint << 47);
+	if (!bpf_map_lookup_elem(&seen_code, &seen_key)) {
+		bpf_map_update_elem(&seen_code, &seen_key, &one, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP;
+	} else {
+		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > RINGBUF_SIZE / 8 ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	}
+	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {
+		count_kind(kind, PYPROF_CNT_DROPPED);
+		return -1;
+	}
+	count_kind(kind, PYPROF_CNT_SENT);
+	return 0;
+}
+
+/*
+ * Walks the current thread's Python stack and sends it as one record of the
+ * given kind and value. Every program that wants a Python stack (the CPU
+ * sampler, and any event program) calls this; threads of processes not in
+ * `targets` cost one hash lookup. Returns 0 when a record was sent, 1 when the
+ * thread of a profiled process had no Python stack, -1 otherwise.
+ */
+static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value, __u8 flags)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct walk_ctx w = {};
+	struct task_struct *task;
+	struct py_target *proc;
+	__u64 tstate, fsbase;
+
+	proc = bpf_map_lookup_elem(&targets, &pid);
+	if (!proc)
+		return -1;
+	count_kind(kind, PYPROF_CNT_EVENTS);
+
+	task = (struct task_struct *)bpf_get_current_task();
+	fsbase = BPF_CORE_READ(task, thread.fsbase);
+	tstate = find_tstate(proc, pid, tid, fsbase);
+	if (!tstate) {
+		count_kind(kind, PYPROF_CNT_NO_TSTATE);
+		return 1;
+	}
+	w.f = current_frame(&proc->off, tstate);
+	if (!w.f) {
+		count_kind(kind, PYPROF_CNT_NO_FRAME);
+		return 1;
+	}
+	s->sample.pid = pid;
+	s->sample.tid = tid;
+	s->sample.ktime_ns = bpf_ktime_get_ns();
+	s->sample.cpu = bpf_get_smp_processor_id();
+	s->sample.flags = flags;
+	s->sample.kind = kind;
+	s->sample.value = value;
+	w.off = &proc->off;
+	w.s = s;
+	w.read_size = proc->off.frame_read_size;
+
+	stackwalk_frames(&w);
+	if (s->sample.flags & PY_SAMPLE_TRUNCATED)
+		count_kind(kind, PYPROF_CNT_TRUNCATED);
+	if (s->sample.flags & PY_SAMPLE_READ_ERROR)
+		count_kind(kind, PYPROF_CNT_READ_ERROR);
+	if (!w.n) {
+		/* A thread state with a frame pointer that could not be read is not frameless. */
+		count_kind(kind, s->sample.flags & PY_SAMPLE_READ_ERROR ? PYPROF_CNT_UNREADABLE :
+									  PYPROF_CNT_NO_FRAME);
+		return 1;
+	}
+	s->sample.nframes = w.n;
+	return send_sample(s, kind, w.n);
+}
+
+/* emit_stack with header flags set from the start (PY_SAMPLE_RSS_PEAK). */
+static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, *level;
+	struct scratch *s;
+	int ret;
+
+	if (!bpf_map_lookup_elem(&targets, &pid))
+		return -1;
+	s = scratch_get(&level);
+	if (!s) {
+		count_kind(kind, PYPROF_CNT_DROPPED);
+		return -1;
+	}
+	ret = emit_stack_in(s, kind, value, flags);
+	scratch_put(level);
+	return ret;
+}
+
+static __always_inline int emit_stack(__u8 kind, __u64 value)
+{
+	return emit_stack_flags(kind, value, 0);
+}
+
+#endif /* PYBPFPROF_BPF_EMIT_STACK_H */

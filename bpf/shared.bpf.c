@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the features' files share, defined once: the license, the settings
+ * the loader writes before load, and the maps that more than one feature
+ * uses. The other files declare these maps extern (shared.h); the static
+ * linker (bpftool gen object) resolves them to the definitions here, so the
+ * linked object and its skeleton hold each map once, under its own name.
+ *
+ * The BPF side, one file per feature, linked into one object and one
+ * skeleton (pybpfprof.skel.h):
+ *   shared.bpf.c     this file; shared.h declares what it defines
+ *   stackwalk.h      the Python stack walk (also host C, for the unit tests)
+ *   emit_stack.h     a thread's stack sent as one ring-buffer record
+ *   cpu.bpf.c        CPU sampling
+ *   process.bpf.c    process tracking: fork, exec, exit
+ *   calls.bpf.c      --calls: USDT function entry/return, call statistics
+ *   gc_imports.bpf.c --gc and --imports (USDT)
+ *   memory.bpf.c     --mem: page faults, mmap/brk, allocator uprobes
+ */
+#include "shared.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load; frozen afterwards, so the verifier sees constants. */
+const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
+
+/* The maps of shared.h, defined (their comments are there). */
+struct targets_def targets SEC(".maps");
+struct threads_def threads SEC(".maps");
+struct samples_def samples SEC(".maps");
+struct seen_code_def seen_code SEC(".maps");
+struct counters_def counters SEC(".maps");
+struct scratch_map_def scratch_map SEC(".maps");
+struct scratch_level_def scratch_level SEC(".maps");
+struct rss_peak_def rss_peak SEC(".maps");

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The Python stack walk: from _PyRuntime to the current thread's
+ * PyThreadState, then along its frames, recording (code object, bytecode
+ * position, fingerprint) innermost first. Versions differ only by the numbers
+ * in struct py_offsets, which userspace fills (src/target/py_layout.c).
+ *
+ * This header compiles both as BPF and as host C, so that the same walk runs
+ * in the unit tests over memory images captured from real interpreters
+ * (tests/unit/test_stackwalk.c, tests/capture_stackwalk.sh). The two
+ * differences are gathered here: a read of target memory is
+ * bpf_probe_read_user in BPF and the test's stackwalk_read() on the host;
+ * a bounded loop is bpf_loop in BPF and a plain loop on the host. Every read
+ * may fail and every loop is bounded, so a damaged image (a frame pointing to
+ * itself, a cycle, a wild pointer) gives a truncated or partial stack.
+ */
+#ifndef PYBPFPROF_STACKWALK_H
+#define PYBPFPROF_STACKWALK_H
+
+#include "bpf_abi.h"
+
+#ifdef __bpf__
+/* The loader sets it before load (shared.bpf.c); rodata is frozen, so the verifier sees a constant. */
+extern const volatile __u32 max_depth;
+
+#define stackwalk_read(dst, size, addr) bpf_probe_read_user(dst, size, (const void *)(addr))
+#define stackwalk_loop(n, fn, ctx) bpf_loop(n, fn, ctx, 0)
+#define stackwalk_load64(p) (*(const __u64 *)(p))
+/* Only some of the files that include this header walk stacks. */
+#define STACKWALK_CALLBACK static __attribute__((unused)) long
+#else
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+/* The host side (the unit tests) provides the depth limit and the reader: 0, or < 0 on failure. */
+extern __u32 max_depth;
+long stackwalk_read(void *dst, __u32 size, __u64 addr);
+
+/* bpf_loop's contract: call fn(i, ctx) for i < n until it returns 1; the calls made. */
+static inline long stackwalk_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (fn(i, ctx))
+			return i + 1;
+	return n;
+}
+
+/* A word of a read buffer: the host's sanitizers would reject an unaligned dereference. */
+static inline __u64 stackwalk_load64(const __u8 *p)
+{
+	__u64 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+#define STACKWALK_CALLBACK static long
+#endif
+
+/* The sample being built and the objects being decoded: too big for the 512-byte BPF stack. */
+struct scratch {
+	struct py_sample sample;
+	__u8 frame[PYPROF_FRAME_READ];
+	__u8 code[PY_CODE_ID_READ];
+	__u8 str[PY_STR_READ];
+};
+
+/* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
+static __always_inline __u64 read_word(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (stackwalk_read(&v, sizeof(v), addr))
+		return 0;
+	return v;
+}
+
+/*
+ * Fields at offsets that come from a map: mask to the (power-of-two) buffer
+ * size, then bounds-check, so the verifier can prove the access.
+ */
+static __always_inline __u64 load_u64(const __u8 *buf, __u32 off, __u32 size)
+{
+	off &= size - 1;
+	if (off > size - sizeof(__u64))
+		return 0;
+	return stackwalk_load64(buf + off);
+}
+
+static __always_inline __u8 frame_u8(const __u8 *buf, __u32 off)
+{
+	off &= PYPROF_FRAME_READ - 1;
+	return buf[off];
+}
+
+/*
+ * Fingerprint of the code object at code (see py_code_fingerprint): one read
+ * for its pointers and first line, one for its qualname's text. Mirrors
+ * code_identity() in src/target/code_cache.c. Returns -1 if the code object cannot be read.
+ */
+static __always_inline int code_fingerprint(const struct py_offsets *off, struct scratch *s,
+					    __u64 code, __u32 *fp)
+{
+	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {}, len;
+	__u32 size = off->code_id_size, start = off->code_id_start, text_len = 0, state;
+	/* co_firstlineno is an int: the low half of the little-endian word there */
+	__u32 firstline_at = off->code_firstlineno - start;
+
+	if (size > PY_CODE_ID_READ)
+		size = PY_CODE_ID_READ;
+	if (stackwalk_read(s->code, size, code + start))
+		return -1;
+	ptrs[0] = load_u64(s->code, off->code_filename - start, PY_CODE_ID_READ);
+	ptrs[1] = load_u64(s->code, off->code_name - start, PY_CODE_ID_READ);
+	ptrs[2] = load_u64(s->code, off->code_qualname - start, PY_CODE_ID_READ);
+	ptrs[3] = load_u64(s->code, off->code_linetable - start, PY_CODE_ID_READ);
+	if (!stackwalk_read(s->str, PY_STR_READ, ptrs[2] + off->str_length)) {
+		len = load_u64(s->str, 0, PY_STR_READ);
+		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
+		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
+		if ((state & 0x60) == 0x60) {
+			__u32 t = off->str_ascii_data - off->str_length;
+
+			text[0] = load_u64(s->str, t, PY_STR_READ);
+			text[1] = load_u64(s->str, t + 8, PY_STR_READ);
+			text[2] = load_u64(s->str, t + 16, PY_STR_READ);
+			text[3] = load_u64(s->str, t + 24, PY_STR_READ);
+			text_len = len < PY_NAME_TEXT ? len : PY_NAME_TEXT;
+		}
+	}
+	*fp = py_code_fingerprint(ptrs, (__s32)load_u64(s->code, firstline_at, PY_CODE_ID_READ),
+				  text, text_len);
+	return 0;
+}
+
+/* State of one thread-list scan, carried across loop iterations. */
+struct scan_ctx {
+	__u64 interp, t, fsbase, found;
+	const struct py_offsets *off;
+};
+
+STACKWALK_CALLBACK scan_step(__u32 i, void *data)
+{
+	struct scan_ctx *c = data;
+	const struct py_offsets *off = c->off;
+
+	if (!c->interp)
+		return 1;
+	if (!c->t) {
+		/* end of this interpreter's threads: on to the next interpreter */
+		c->interp = read_word(c->interp + off->interp_next);
+		c->t = c->interp ? read_word(c->interp + off->interp_threads_head) : 0;
+		return 0;
+	}
+	if (read_word(c->t + off->tstate_thread_id) == c->fsbase) {
+		c->found = c->t;
+		return 1;
+	}
+	c->t = read_word(c->t + off->tstate_next);
+	return 0;
+}
+
+/*
+ * The PyThreadState whose thread_id equals fsbase (pthread_self() on glibc
+ * and musl, x86_64), walking every interpreter's thread list; 0 if none.
+ * Works the same on every CPython version and needs no libc internals.
+ */
+static __always_inline __u64 stackwalk_find_tstate(const struct py_target *proc, __u64 fsbase)
+{
+	const struct py_offsets *off = &proc->off;
+	struct scan_ctx c = { .fsbase = fsbase, .off = off };
+
+	c.interp = read_word(proc->runtime_addr + off->runtime_interp_head);
+	c.t = c.interp ? read_word(c.interp + off->interp_threads_head) : 0;
+	stackwalk_loop(PYPROF_MAX_THREADS + PYPROF_MAX_INTERPS, scan_step, &c);
+	return c.found;
+}
+
+/* The innermost frame of a thread state, or 0 when no Python code is running. */
+static __always_inline __u64 current_frame(const struct py_offsets *off, __u64 tstate)
+{
+	__u64 f = read_word(tstate + off->tstate_frame);
+
+	if (f && off->cframe_current_frame != PYPROF_NO_OFFSET)
+		f = read_word(f + off->cframe_current_frame);
+	return f;
+}
+
+/* State of one frame walk, carried across loop iterations. */
+struct walk_ctx {
+	const struct py_offsets *off;
+	struct scratch *s;
+	__u64 f;		/* next frame to read */
+	__u32 n;		/* frames recorded */
+	__u32 read_size;
+};
+
+/*
+ * One frame: record (code, position, fingerprint) and move to the caller.
+ * bpf_loop verifies this body once, whatever the depth limit.
+ */
+STACKWALK_CALLBACK walk_step(__u32 i, void *data)
+{
+	struct walk_ctx *w = data;
+	const struct py_offsets *off = w->off;
+	struct scratch *s = w->s;
+	struct py_frame *out;
+	__u32 size, fp;
+	__u64 code;
+	__s64 pos;
+
+	if (!w->f)
+		return 1;
+	if (w->n >= max_depth || w->n >= PYPROF_MAX_DEPTH) {
+		s->sample.flags |= PY_SAMPLE_TRUNCATED;
+		return 1;
+	}
+	size = w->read_size;
+	if (size > PYPROF_FRAME_READ)
+		size = PYPROF_FRAME_READ;
+	if (stackwalk_read(s->frame, size, w->f)) {
+		s->sample.flags |= PY_SAMPLE_READ_ERROR;
+		return 1;
+	}
+	code = load_u64(s->frame, off->frame_code, PYPROF_FRAME_READ) &
+	       ~(__u64)off->code_tag_mask;
+	w->f = load_u64(s->frame, off->frame_previous, PYPROF_FRAME_READ);
+	/* C-stack entry frames (3.12+) carry no Python code of their own. */
+	if (off->frame_owner != PYPROF_NO_OFFSET &&
+	    frame_u8(s->frame, off->frame_owner) >= off->owner_skip_min)
+		return 0;
+	if (!code)
+		return 0;
+	if (off->instr_kind == PY_INSTR_PTR)
+		pos = (__s64)(load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ) -
+			      (code + off->code_adaptive));
+	else
+		pos = (__s32)load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ);
+	if (code_fingerprint(off, s, code, &fp)) {
+		s->sample.flags |= PY_SAMPLE_READ_ERROR;
+		return 1;
+	}
+	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
+	out->code = code;
+	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
+	out->fingerprint = fp;
+	w->n++;
+	return 0;
+}
+
+/*
+ * Walks the frames from w->f (w->off, w->s and w->read_size set) into
+ * w->s->sample: frames[0..w->n), and the TRUNCATED and READ_ERROR flags.
+ */
+static __always_inline void stackwalk_frames(struct walk_ctx *w)
+{
+	/* Room for shim frames on top of the depth limit; running out also means truncated. */
+	stackwalk_loop(PYPROF_MAX_DEPTH + 64, walk_step, w);
+	if (w->f && !(w->s->sample.flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR)))
+		w->s->sample.flags |= PY_SAMPLE_TRUNCATED;
+}
+
+#endif /* PYBPFPROF_STACKWALK_H */

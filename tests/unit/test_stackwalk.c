@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Tests for the BPF stack walk (bpf/stackwalk.h, compiled here as host C)
+ * over memory images of real interpreters (tests/fixtures/stackwalk/,
+ * captured by tests/capture_stackwalk.sh): each image holds a thread asleep
+ * in f1 -> f2 -> f3 and the stack the interpreter itself reported for it.
+ * The walk must find exactly those code objects and positions; on a damaged
+ * image (a frame pointing to itself, a cycle, a wild pointer) it must stop
+ * within its bounds with a partial stack and the right flag.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "target/code_cache.h"
+#include "../../bpf/stackwalk.h"
+#include "stackwalk_image.h"
+
+/* The interpreters captured: every one must be there and pass. */
+static const char *const fixtures[] = {
+	"pyenv-3.8", "pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "debian-3.11",
+	"pyenv-3.12", "pyenv-3.13", "forky-3.14",
+};
+
+#define MAX_FRAMES 8
+#define MAX_PAGES 64
+
+struct expected_frame {
+	uint64_t code;
+	int32_t instr;
+	char name[64];
+};
+
+struct page {
+	uint64_t addr;
+	uint8_t data[STACKWALK_PAGE];
+};
+
+struct image {
+	const char *name;
+	struct py_target proc;
+	uint64_t thread;
+	struct expected_frame frames[MAX_FRAMES];
+	unsigned nframes;
+	struct page pages[MAX_PAGES];
+	unsigned npages;
+};
+
+__u32 max_depth = PYPROF_DEFAULT_DEPTH;
+/* The image stackwalk_read reads, and how many reads it served (a bound on the walk's work). */
+static struct image *mem;
+static unsigned long reads;
+static struct scratch scratch;
+
+static uint8_t *image_at(struct image *im, uint64_t addr)
+{
+	uint64_t base = addr & ~(uint64_t)(STACKWALK_PAGE - 1);
+	unsigned i;
+
+	for (i = 0; i < im->npages; i++)
+		if (im->pages[i].addr == base)
+			return im->pages[i].data + (addr - base);
+	return NULL;
+}
+
+long stackwalk_read(void *dst, __u32 size, __u64 addr)
+{
+	uint8_t *out = dst, *p;
+	__u32 done, n;
+
+	reads++;
+	for (done = 0; done < size; done += n) {
+		p = image_at(mem, addr + done);
+		if (!p)
+			return -EFAULT;
+		n = STACKWALK_PAGE - ((addr + done) & (STACKWALK_PAGE - 1));
+		if (n > size - done)
+			n = size - done;
+		memcpy(out + done, p, n);
+	}
+	return 0;
+}
+
+static uint64_t image_word(struct image *im, uint64_t addr)
+{
+	uint64_t v;
+
+	mem = im;
+	assert_int_equal(stackwalk_read(&v, sizeof(v), addr), 0);
+	return v;
+}
+
+static void image_put_word(struct image *im, uint64_t addr, uint64_t v)
+{
+	uint8_t *p = image_at(im, addr);
+
+	assert_non_null(p);
+	assert_true((addr & (STACKWALK_PAGE - 1)) <= STACKWALK_PAGE - sizeof(v));
+	memcpy(p, &v, sizeof(v));
+}
+
+static int hex_page(const char *hex, uint8_t *out)
+{
+	unsigned i, b;
+
+	for (i = 0; i < STACKWALK_PAGE; i++) {
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+			return -1;
+		out[i] = b;
+	}
+	return 0;
+}
+
+/* One line of a fixture into im; the test fails on a line it does not know. */
+static void image_line(struct image *im, char *line)
+{
+	struct expected_frame *f = &im->frames[im->nframes];
+	char key[64];
+	unsigned v;
+	int at;
+
+	if (!strncmp(line, "python ", 7))
+		return;
+	if (sscanf(line, "runtime %llx", (unsigned long long *)&im->proc.runtime_addr) == 1 ||
+	    sscanf(line, "thread %" SCNx64, &im->thread) == 1)
+		return;
+	if (sscanf(line, "off %63s %u", key, &v) == 2) {
+		if (stackwalk_offset_set(&im->proc.off, key, v))
+			fail_msg("%s: unknown offset %s", im->name, key);
+		return;
+	}
+	if (sscanf(line, "frame %" SCNx64 " %" SCNd32 " %*d %63s", &f->code, &f->instr,
+		   f->name) == 3) {
+		assert_true(++im->nframes < MAX_FRAMES);
+		return;
+	}
+	assert_true(im->npages < MAX_PAGES);
+	if (sscanf(line, "page %" SCNx64 " %n", &im->pages[im->npages].addr, &at) == 1) {
+		assert_true(strlen(line + at) >= 2 * STACKWALK_PAGE);
+		assert_int_equal(hex_page(line + at, im->pages[im->npages].data), 0);
+		im->npages++;
+		return;
+	}
+	fail_msg("%s: unknown line %.40s", im->name, line);
+}
+
+static struct image *image_load(const char *name)
+{
+	static char line[2 * STACKWALK_PAGE + 128];
+	struct image *im = calloc(1, sizeof(*im));
+	char path[256];
+	gzFile in;
+
+	assert_non_null(im);
+	im->name = name;
+	snprintf(path, sizeof(path), "tests/fixtures/stackwalk/%s.txt.gz", name);
+	in = gzopen(path, "rb");
+	if (!in)
+		fail_msg("missing %s (run the tests from the repository root)", path);
+	while (gzgets(in, line, sizeof(line)))
+		image_line(im, line);
+	gzclose(in);
+	assert_true(im->nframes >= 4 && im->npages > 0 && im->thread && im->proc.runtime_addr);
+	return im;
+}
+
+/* Runs the walk on im for its thread: frames in scratch.sample, their count returned. */
+static __u32 walk(struct image *im, uint64_t thread)
+{
+	struct walk_ctx w = { .off = &im->proc.off, .s = &scratch };
+	uint64_t tstate;
+
+	mem = im;
+	reads = 0;
+	memset(&scratch, 0, sizeof(scratch));
+	tstate = stackwalk_find_tstate(&im->proc, thread);
+	if (!tstate)
+		return 0;
+	w.f = current_frame(&im->proc.off, tstate);
+	w.read_size = im->proc.off.frame_read_size;
+	stackwalk_frames(&w);
+	return w.n;
+}
+
+/* The fingerprint userspace computes for the code object at code (code_identity). */
+static uint32_t user_fingerprint(struct image *im, uint64_t code, char *name, size_t len)
+{
+	const struct py_offsets *off = &im->proc.off;
+	uint8_t id[PY_CODE_ID_READ] = { 0 }, str[PY_STR_READ];
+	uint64_t qualname = image_word(im, code + off->code_qualname);
+	size_t n = off->code_id_size < sizeof(id) ? off->code_id_size : sizeof(id);
+
+	assert_int_equal(stackwalk_read(id, n, code + off->code_id_start), 0);
+	assert_int_equal(stackwalk_read(str, PY_STR_READ, qualname + off->str_length), 0);
+	/* the qualname's first bytes (compact ASCII), inside what the walk reads, for the test's own check */
+	memset(name, 0, len);
+	stackwalk_read(name, len - 1, qualname + off->str_ascii_data);
+	return code_identity(off, id, str);
+}
+
+/* Every interpreter: exactly its own stack, innermost first, with positions and fingerprints. */
+static void test_walk_finds_the_interpreters_stack(void **state)
+{
+	char name[17];
+	size_t i;
+	__u32 j, n;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct image *im = image_load(fixtures[i]);
+
+		print_message("%s: %u frames expected\n", im->name, im->nframes);
+		n = walk(im, im->thread);
+		assert_int_equal(scratch.sample.flags, 0);
+		assert_int_equal(n, im->nframes);
+		for (j = 0; j < n; j++) {
+			struct py_frame *got = &scratch.sample.frames[j];
+
+			assert_int_equal(got->code, im->frames[j].code);
+			assert_int_equal(got->instr, im->frames[j].instr);
+			assert_int_equal(got->fingerprint,
+					 user_fingerprint(im, got->code, name, sizeof(name)));
+			assert_string_equal(name, im->frames[j].name);
+		}
+		assert_string_equal(im->frames[0].name, "f3");
+		free(im);
+	}
+}
+
+/* An unknown thread id: no thread state, after one bounded scan of the list. */
+static void test_unknown_thread_has_no_stack(void **state)
+{
+	struct image *im = image_load("pyenv-3.12");
+
+	assert_int_equal(walk(im, im->thread ^ 0x1000), 0);
+	assert_true(reads < 16);
+	free(im);
+}
+
+/*
+ * The address of the frame holding expected frame k (walking the chain as
+ * the walk does, shims included), and of its link to its caller.
+ */
+static uint64_t frame_of(struct image *im, unsigned k, uint64_t *link)
+{
+	const struct py_offsets *off = &im->proc.off;
+	uint64_t f, tstate;
+	int i;
+
+	mem = im;
+	tstate = stackwalk_find_tstate(&im->proc, im->thread);
+	f = current_frame(off, tstate);
+	for (i = 0; i < 16 && f; i++) {
+		uint64_t code = image_word(im, f + off->frame_code) & ~(uint64_t)off->code_tag_mask;
+
+		if (code == im->frames[k].code) {
+			*link = f + off->frame_previous;
+			return f;
+		}
+		f = image_word(im, f + off->frame_previous);
+	}
+	fail_msg("%s: frame %u not found", im->name, k);
+	return 0;
+}
+
+/* f3's frame is its own caller: the walk stops at the depth limit, truncated. */
+static void test_frame_pointing_to_itself_is_truncated(void **state)
+{
+	size_t i;
+	__u32 j, n;
+	uint64_t link, f;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct image *im = image_load(fixtures[i]);
+
+		f = frame_of(im, 0, &link);
+		image_put_word(im, link, f);
+		n = walk(im, im->thread);
+		assert_int_equal(scratch.sample.flags, PY_SAMPLE_TRUNCATED);
+		assert_int_equal(n, max_depth);
+		for (j = 0; j < n; j++)
+			assert_int_equal(scratch.sample.frames[j].code, im->frames[0].code);
+		free(im);
+	}
+}
+
+/* f1 calls back into f3: the cycle repeats f3, f2, f1 up to the depth limit. */
+static void test_cycle_is_truncated(void **state)
+{
+	struct image *im = image_load("pyenv-3.13");
+	uint64_t link, f3 = frame_of(im, 0, &link);
+	__u32 j, n;
+
+	frame_of(im, 2, &link);
+	image_put_word(im, link, f3);
+	max_depth = 10;
+	n = walk(im, im->thread);
+	max_depth = PYPROF_DEFAULT_DEPTH;
+	assert_int_equal(scratch.sample.flags, PY_SAMPLE_TRUNCATED);
+	assert_int_equal(n, 10);
+	for (j = 0; j < n; j++)
+		assert_int_equal(scratch.sample.frames[j].code, im->frames[j % 3].code);
+	free(im);
+}
+
+/* f2's caller is outside the image: f3 and f2, then a read error. */
+static void test_wild_caller_gives_a_partial_stack(void **state)
+{
+	size_t i;
+	__u32 n;
+	uint64_t link;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct image *im = image_load(fixtures[i]);
+
+		frame_of(im, 1, &link);
+		image_put_word(im, link, 0xdead0000);
+		n = walk(im, im->thread);
+		assert_int_equal(scratch.sample.flags, PY_SAMPLE_READ_ERROR);
+		assert_int_equal(n, 2);
+		assert_int_equal(scratch.sample.frames[0].code, im->frames[0].code);
+		assert_int_equal(scratch.sample.frames[1].code, im->frames[1].code);
+		free(im);
+	}
+}
+
+/* f2's code object is outside the image: f3 only, then a read error. */
+static void test_wild_code_gives_a_partial_stack(void **state)
+{
+	struct image *im = image_load("pyenv-3.8");
+	uint64_t link, f2 = frame_of(im, 1, &link);
+
+	image_put_word(im, f2 + im->proc.off.frame_code, 0xdead0000);
+	assert_int_equal(walk(im, im->thread), 1);
+	assert_int_equal(scratch.sample.flags, PY_SAMPLE_READ_ERROR);
+	assert_int_equal(scratch.sample.frames[0].code, im->frames[0].code);
+	free(im);
+}
+
+/*
+ * The thread list loops on its first entry and the thread is not in it: the
+ * scan gives up after its bound (threads plus interpreters), finding nothing.
+ */
+static void test_thread_list_cycle_is_bounded(void **state)
+{
+	struct image *im = image_load("debian-3.11");
+	const struct py_offsets *off = &im->proc.off;
+	uint64_t interp = image_word(im, im->proc.runtime_addr + off->runtime_interp_head);
+	uint64_t head = image_word(im, interp + off->interp_threads_head);
+
+	image_put_word(im, head + off->tstate_next, head);
+	assert_int_equal(walk(im, im->thread ^ 0x1000), 0);
+	assert_true(reads <= 2 * (PYPROF_MAX_THREADS + PYPROF_MAX_INTERPS) + 2);
+	assert_true(reads > PYPROF_MAX_THREADS);
+	free(im);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_walk_finds_the_interpreters_stack),
+		cmocka_unit_test(test_unknown_thread_has_no_stack),
+		cmocka_unit_test(test_frame_pointing_to_itself_is_truncated),
+		cmocka_unit_test(test_cycle_is_truncated),
+		cmocka_unit_test(test_wild_caller_gives_a_partial_stack),
+		cmocka_unit_test(test_wild_code_gives_a_partial_stack),
+		cmocka_unit_test(test_thread_list_cycle_is_bounded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
