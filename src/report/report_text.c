@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/report.h"
+#include "util/vec.h"
 #include "target/source.h"
 
 #define NAME_MIN 8
@@ -138,7 +139,7 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
 				;
 			if (k == nrows) {
-				if (profile_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
+				if (vec_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
 					free(rows);
 					return -ENOMEM;
 				}

@@ -134,8 +134,8 @@ static int add_uprobe(struct mem *m, struct bpf_program *prog, int pid, const ch
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
 
-	if (profile_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
-			 sizeof(*m->uprobes)))
+	if (vec_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
+		     sizeof(*m->uprobes)))
 		return -ENOMEM;
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 	if (!link)

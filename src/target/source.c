@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "target/source.h"
+#include "util/vec.h"
 
 /* /proc/PID/status at most: 65536 groups of 10 digits fit. */
 #define STATUS_MAX (1u << 20)
@@ -64,7 +65,7 @@ static int parse_ids(const char *s, const char *end, uint32_t *ids, size_t want,
 		     uint32_t **many, size_t *count)
 {
 	size_t n = 0, cap = 0;
-	uint32_t v, *arr = NULL, *grown;
+	uint32_t v, *arr = NULL;
 
 	for (s = skip_blanks(s, end); s < end; s = skip_blanks(s, end)) {
 		if (parse_u32(&s, end, &v) || v == UINT32_MAX ||
@@ -78,14 +79,9 @@ static int parse_ids(const char *s, const char *end, uint32_t *ids, size_t want,
 		}
 		if (n == SOURCE_GROUPS_MAX)
 			goto bad;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(arr, cap * sizeof(*arr));
-			if (!grown) {
-				free(arr);
-				return -ENOMEM;
-			}
-			arr = grown;
+		if (vec_grow((void **)&arr, &cap, n + 1, sizeof(*arr))) {
+			free(arr);
+			return -ENOMEM;
 		}
 		arr[n++] = v;
 	}
