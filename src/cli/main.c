@@ -23,6 +23,7 @@
 #include "session/mem.h"
 #include "util/mono.h"
 #include "util/outfile.h"
+#include "target/procfs.h"
 #include "pybpfprof.skel.h"
 #include "report/report.h"
 #include "top.h"

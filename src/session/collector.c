@@ -15,6 +15,7 @@
 #include "session/collector.h"
 #include "util/deadline.h"
 #include "util/mono.h"
+#include "target/procfs.h"
 #include "target/source.h"
 
 int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)

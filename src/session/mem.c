@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include "cli/config.h"
 #include "target/elf_file.h"
+#include "target/procfs.h"
 #include "util/log.h"
 #include "session/mem.h"
 #include "util/mono.h"
