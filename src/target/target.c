@@ -417,17 +417,12 @@ static int target_open(pid_t pid, struct target *t, bool *unchecked, char *why, 
 	return err;
 }
 
-static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size_t whylen)
+/* It exists, is a process (not a thread of one), and its main thread still runs: names, ids. */
+static int inspect_process(pid_t pid, struct target *t, char *why, size_t whylen)
 {
-	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
-	struct elf_file *ef = NULL;
-	char path[PATH_MAX], file[128];
-	struct map_entry m;
-	bool threaded = false;
+	char path[64];
 	struct stat st;
 	pid_t tgid;
-	ssize_t n;
-	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -453,39 +448,65 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 	}
 	read_names(t);
 	t->start_ticks = proc_start_ticks(pid);
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	return 0;
+}
+
+/* t->exe: where its executable is, as the process sees it. */
+static int read_exe(struct target *t, const char *exe_link, char *why, size_t whylen)
+{
+	ssize_t n = readlink(exe_link, t->exe, sizeof(t->exe) - 1);
+	int err;
+
 	if (n < 0) {
 		err = -errno;
 		if (err == -EACCES || err == -EPERM)
-			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied", pid,
+			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied", t->pid,
 				 t->comm);
 		else
 			snprintf(why, whylen, "pid %d (%s) is not a CPython process: it has no "
-				 "executable (kernel thread?)", pid, t->comm);
+				 "executable (kernel thread?)", t->pid, t->comm);
 		return err;
 	}
 	t->exe[n] = '\0';
+	return 0;
+}
+
+/* The ELF file that holds _PyRuntime in a process, and where it is mapped. */
+struct python_elf {
+	struct elf_file *ef;		/* cached: not to be closed */
+	struct map_entry m;		/* its first mapping */
+	uint64_t runtime_vaddr, code_vaddr;
+	char exe_link[64];		/* /proc/PID/exe */
+	char map_file[128];		/* /proc/PID/map_files/START-END, for a libpython */
+};
+
+/* The executable (static build) or a mapped libpython3.X.so (shared build). */
+static int find_python_elf(struct target *t, struct python_elf *pe, char *why, size_t whylen)
+{
+	pid_t pid = t->pid;
+	struct stat st;
+	int err;
 
 	/* Static build: the executable itself holds _PyRuntime. */
-	err = probe_elf(path, t->exe, t, &runtime_vaddr, &code_vaddr, &ef);
+	err = probe_elf(pe->exe_link, t->exe, t, &pe->runtime_vaddr, &pe->code_vaddr, &pe->ef);
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(why, whylen, "cannot read the executable of pid %d: permission denied", pid);
 		return err;
 	}
 	if (!err) {
-		if (stat(path, &st) || maps_find(pid, st.st_ino, NULL, &m))
+		if (stat(pe->exe_link, &st) || maps_find(pid, st.st_ino, NULL, &pe->m))
 			err = -ENOENT;
-	} else if (!maps_find(pid, 0, "libpython3", &m)) {
+	} else if (!maps_find(pid, 0, "libpython3", &pe->m)) {
 		/* Shared build: the interpreter is in a mapped libpython3.X.so. */
-		snprintf(file, sizeof(file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
-			 m.end);
-		err = probe_elf(file, m.path, t, &runtime_vaddr, &code_vaddr, &ef);
+		snprintf(pe->map_file, sizeof(pe->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 pid, pe->m.start, pe->m.end);
+		err = probe_elf(pe->map_file, pe->m.path, t, &pe->runtime_vaddr, &pe->code_vaddr,
+				&pe->ef);
 		if (err == -EACCES || err == -EPERM) {
 			snprintf(why, whylen, "cannot read the libpython of pid %d (%s) through "
 				 "/proc/%d/map_files: permission denied; without root, reading it "
 				 "needs CAP_CHECKPOINT_RESTORE, and CAP_DAC_READ_SEARCH for another "
-				 "user's process", pid, m.path, pid);
+				 "user's process", pid, pe->m.path, pid);
 			return err;
 		}
 	}
@@ -494,25 +515,42 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 		return -ENOEXEC;
 	}
 	snprintf(t->python_elf_host, sizeof(t->python_elf_host), "%s",
-		 strcmp(t->python_elf, t->exe) ? file : path);
-	err = elf_file__bias(ef, m.start, m.off, &bias);
+		 strcmp(t->python_elf, t->exe) ? pe->map_file : pe->exe_link);
+	return 0;
+}
+
+/* Where _PyRuntime and PyCode_Type are in the process; the version as text. */
+static int locate_runtime(struct target *t, const struct python_elf *pe, char *why, size_t whylen)
+{
+	uint64_t bias = 0;
+	int err;
+
+	err = elf_file__bias(pe->ef, pe->m.start, pe->m.off, &bias);
 	if (err) {
-		snprintf(why, whylen, "pid %d: cannot compute the load address of %s", pid,
+		snprintf(why, whylen, "pid %d: cannot compute the load address of %s", t->pid,
 			 t->python_elf);
 		return err;
 	}
-	t->runtime_addr = bias + runtime_vaddr;
-	t->code_type_addr = code_vaddr ? bias + code_vaddr : 0;
+	t->runtime_addr = bias + pe->runtime_vaddr;
+	t->code_type_addr = pe->code_vaddr ? bias + pe->code_vaddr : 0;
 	if ((t->version & 0xffff) == 0)
 		snprintf(t->version_str, sizeof(t->version_str), "%u.%u", t->version >> 24,
 			 (t->version >> 16) & 0xff);
 	else
 		py_version_str(t->version, t->version_str, sizeof(t->version_str));
+	return 0;
+}
+
+/* t->layout: a table of this version's offsets, or (3.13+) the process's own. */
+static int choose_layout(struct target *t, char *why, size_t whylen)
+{
+	bool threaded = false;
+	int err;
 
 	version_from_name(t->python_elf, &threaded);
 	if (threaded) {
 		snprintf(why, whylen, "pid %d runs a free-threaded Python %st, which is not "
-			 "supported (supported: %s, default GIL builds)", pid, t->version_str,
+			 "supported (supported: %s, default GIL builds)", t->pid, t->version_str,
 			 py_supported_versions);
 		return -ENOTSUP;
 	}
@@ -521,21 +559,45 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 		err = layout_from_target(t, why, whylen);
 	else if (err)
 		snprintf(why, whylen, "pid %d runs Python %s, which is not supported (supported: %s)",
-			 pid, t->version ? t->version_str : "of unknown version",
+			 t->pid, t->version ? t->version_str : "of unknown version",
 			 py_supported_versions);
-	if (err)
-		return err;
-	err = check_live(t);
+	return err;
+}
+
+/* The layout checked on the live process; with unchecked, one not started yet passes. */
+static int check_layout(const struct target *t, bool *unchecked, char *why, size_t whylen)
+{
+	int err = check_live(t);
+
 	if (err == -EAGAIN && unchecked) {
 		*unchecked = true;
 		return 0;
 	}
 	if (err) {
 		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
-			 "expected layout (%s); is it still starting up?", pid, t->version_str,
+			 "expected layout (%s); is it still starting up?", t->pid, t->version_str,
 			 strerror(-err));
 		return -EPROTO;
 	}
 	return 0;
 }
 
+static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size_t whylen)
+{
+	struct python_elf pe = { 0 };
+	int err;
+
+	snprintf(pe.exe_link, sizeof(pe.exe_link), "/proc/%d/exe", pid);
+	err = inspect_process(pid, t, why, whylen);
+	if (!err)
+		err = read_exe(t, pe.exe_link, why, whylen);
+	if (!err)
+		err = find_python_elf(t, &pe, why, whylen);
+	if (!err)
+		err = locate_runtime(t, &pe, why, whylen);
+	if (!err)
+		err = choose_layout(t, why, whylen);
+	if (!err)
+		err = check_layout(t, unchecked, why, whylen);
+	return err;
+}
