@@ -15,7 +15,7 @@
 #include <signal.h>
 #include <termios.h>
 #include <unistd.h>
-#include "report/report.h"
+#include "report/report_common.h"
 #include "util/text.h"
 #include "top.h"
 

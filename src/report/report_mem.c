@@ -8,7 +8,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report/report_source.h"
+#include "report_mem.h"
 
 static int64_t net_of(const uint64_t *b)
 {

@@ -13,7 +13,8 @@
 #include <time.h>
 #include <zlib.h>
 #include "util/mono.h"
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
 #include "util/vec.h"
 
 /* Field numbers of profile.proto. */

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
 #include "util/vec.h"
 
 struct fstat {

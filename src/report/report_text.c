@@ -7,7 +7,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report/report_source.h"
+#include "report_mem.h"
+#include "report_threads.h"
+#include "report_usdt.h"
 #include "util/vec.h"
 #include "target/source.h"
 
