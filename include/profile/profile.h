@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "util/hashmap.h"
+#include "util/vec.h"
 
 struct profile_func {
 	char *qualname;
@@ -226,12 +227,6 @@ struct profile {
 	struct profile_usdt_counts usdt;
 	struct profile_cache_counts cache;
 };
-
-/*
- * Makes room for need elements of elem bytes in *arr (capacity *cap),
- * doubling, new slots zeroed. For the model's own arrays (profile*.c). 0 or -ENOMEM.
- */
-int profile_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
 void profile__free(struct profile *p);

@@ -26,6 +26,7 @@
 #include "session/modes.h"
 #include "util/mono.h"
 #include "util/outfile.h"
+#include "target/procfs.h"
 #include "pybpfprof.skel.h"
 #include "report/report.h"
 #include "top.h"

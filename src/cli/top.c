@@ -15,7 +15,7 @@
 #include <signal.h>
 #include <termios.h>
 #include <unistd.h>
-#include "report/report.h"
+#include "report/report_common.h"
 #include "util/text.h"
 #include "top.h"
 
@@ -203,7 +203,7 @@ static struct func_stat *interval_stats(struct top_view *v, const struct func_st
 			d[i].total -= was->total;
 		}
 	}
-	if (profile_grow((void **)&v->prev, &v->nprev, nfuncs, sizeof(*v->prev))) {
+	if (vec_grow((void **)&v->prev, &v->nprev, nfuncs, sizeof(*v->prev))) {
 		free(d);
 		return NULL;
 	}

@@ -9,26 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile/profile.h"
+#include "util/vec.h"
 #include "target/source.h"
-
-int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
 
 static char *dup_or_empty(const char *s)
 {
@@ -109,7 +91,7 @@ uint32_t profile__func(struct profile *p, const char *qualname, const char *file
 			return *slot;
 		h++;
 	}
-	if (profile_grow((void **)&p->funcs, &p->cap_funcs, p->nfuncs + 1, sizeof(*p->funcs)))
+	if (vec_grow((void **)&p->funcs, &p->cap_funcs, p->nfuncs + 1, sizeof(*p->funcs)))
 		return UINT32_MAX;
 	f = &p->funcs[p->nfuncs];
 	f->qualname = dup_or_empty(qualname);
@@ -131,7 +113,7 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line)
 
 	if (slot)
 		return *slot;
-	if (profile_grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
+	if (vec_grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof(*p->frames)))
 		return UINT32_MAX;
 	p->frames[p->nframes].func = func;
 	p->frames[p->nframes].line = line;
@@ -145,7 +127,7 @@ struct profile_target *profile__add_target(struct profile *p, int pid, const cha
 {
 	struct profile_target *pp;
 
-	if (profile_grow((void **)&p->targets, &p->cap_targets, p->ntargets + 1, sizeof(*p->targets)))
+	if (vec_grow((void **)&p->targets, &p->cap_targets, p->ntargets + 1, sizeof(*p->targets)))
 		return NULL;
 	pp = &p->targets[p->ntargets];
 	memset(pp, 0, sizeof(*pp));
@@ -181,8 +163,8 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
 			return &pp->threads[i];
-	if (profile_grow((void **)&pp->threads, &pp->cap_threads, pp->nthreads + 1,
-		 sizeof(*pp->threads)))
+	if (vec_grow((void **)&pp->threads, &pp->cap_threads, pp->nthreads + 1,
+		     sizeof(*pp->threads)))
 		return NULL;
 	pp->threads[pp->nthreads].tid = tid;
 	return &pp->threads[pp->nthreads++];
@@ -207,7 +189,7 @@ int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uin
 		}
 		h++;
 	}
-	if (profile_grow((void **)&pp->stacks, &pp->cap_stacks, pp->nstacks + 1, sizeof(*pp->stacks)))
+	if (vec_grow((void **)&pp->stacks, &pp->cap_stacks, pp->nstacks + 1, sizeof(*pp->stacks)))
 		return -ENOMEM;
 	s = &pp->stacks[pp->nstacks];
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
@@ -343,8 +325,8 @@ int profile_target__add_gc(struct profile_target *pp, const uint32_t *frames, ui
 		    (!n || !memcmp(gc->stacks[i].frames, frames, n * sizeof(*frames))))
 			st = &gc->stacks[i];
 	if (!st) {
-		if (profile_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
-			 sizeof(*gc->stacks)))
+		if (vec_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
+			     sizeof(*gc->stacks)))
 			return -ENOMEM;
 		st = &gc->stacks[gc->nstacks];
 		st->frames = malloc((n ? n : 1) * sizeof(*frames));
@@ -370,7 +352,7 @@ int profile_target__add_call(struct profile_target *pp, uint32_t func, uint32_t 
 		if (pp->calls[i].func == func && pp->calls[i].caller == caller)
 			e = &pp->calls[i];
 	if (!e) {
-		if (profile_grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1, sizeof(*pp->calls)))
+		if (vec_grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1, sizeof(*pp->calls)))
 			return -ENOMEM;
 		e = &pp->calls[pp->ncalls++];
 		e->func = func;
@@ -394,7 +376,7 @@ int profile_target__add_hist(struct profile_target *pp, uint32_t func,
 		if (pp->hists[i].func == func)
 			h = &pp->hists[i];
 	if (!h) {
-		if (profile_grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1, sizeof(*pp->hists)))
+		if (vec_grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1, sizeof(*pp->hists)))
 			return -ENOMEM;
 		h = &pp->hists[pp->nhists++];
 		h->func = func;
@@ -420,7 +402,7 @@ int profile_target__import_start(struct profile_target *pp, uint32_t tid, const 
 {
 	struct profile_import *im;
 
-	if (profile_grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1, sizeof(*pp->imports)))
+	if (vec_grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1, sizeof(*pp->imports)))
 		return -ENOMEM;
 	im = &pp->imports[pp->nimports];
 	im->module = dup_or_empty(module);

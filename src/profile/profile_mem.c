@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile/profile.h"
+#include "util/vec.h"
 
 void profile_mem__free(struct profile_mem *m)
 {
@@ -38,7 +39,7 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 			return *slot;
 		h++;	/* a 64-bit collision with another stack: probe on */
 	}
-	if (profile_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
+	if (vec_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
 		return -ENOMEM;
 	s = &m->stacks[m->nstacks];
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
@@ -73,8 +74,8 @@ int profile_target__add_mem(struct profile_target *pp, enum profile_mem_kind kin
 		m->peak_t_s = t_s;
 	}
 	if (m->nevents >= PROFILE_MEM_MAX_EVENTS ||
-	    profile_grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
-		m->events_dropped++;
+	    vec_grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
+		     m->events_dropped++;
 		return i;
 	}
 	e = &m->events[m->nevents++];
@@ -89,7 +90,7 @@ int profile_target__add_rss(struct profile_target *pp, double t_s, uint64_t rss)
 {
 	struct profile_mem *m = &pp->mem;
 
-	if (profile_grow((void **)&m->rss, &m->cap_rss, m->nrss + 1, sizeof(*m->rss)))
+	if (vec_grow((void **)&m->rss, &m->cap_rss, m->nrss + 1, sizeof(*m->rss)))
 		return -ENOMEM;
 	m->rss[m->nrss++] = (struct profile_rss_point){ t_s, rss };
 	if (rss > m->peak_rss)

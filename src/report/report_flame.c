@@ -11,7 +11,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
 
 /* One stack of one process; the flame graph's paths are these, root first. */
 struct entry {

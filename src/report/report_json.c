@@ -5,7 +5,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report_mem.h"
+#include "report_threads.h"
+#include "report_usdt.h"
 
 static void write_functions(FILE *f, const struct profile *p, const struct profile_target *pp)
 {

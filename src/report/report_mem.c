@@ -5,10 +5,14 @@
  * function; the totals; the stack at the peak of resident memory; the
  * resident-size timeline (JSON). Reads only the profile model.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report/report_source.h"
+#include "report_mem.h"
 
 static int64_t net_of(const uint64_t *b)
 {
@@ -98,15 +102,11 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 	free(live);
 }
 
-void report_mem_text(FILE *f, const struct profile *p, const struct profile_target *pp,
-		     const struct report_opts *o)
+/* What was touched, mapped and unmapped, and allocated (--mem=alloc), in all. */
+static void print_totals(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
-	const struct profile_mem_stack *peak = peak_stack(pp);
-	struct mem_line_stat *ls = NULL;
-	struct mem_func_stat *fs = NULL;
 	uint64_t tot[PROFILE_MEM_NKINDS];
-	char a[32], b[32], c[32], d[32], src[160];
-	size_t n = 0, i, shown;
+	char a[32], b[32], c[32], d[32];
 
 	profile_target__mem_totals(pp, tot);
 	fprintf(f, "\n  Memory: touched %s (page faults sampled 1 in %u on average, %s each), "
@@ -125,28 +125,46 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_targ
 			human(b, sizeof(b), p->alloc_period, false),
 			human(c, sizeof(c), tot[PROFILE_MEM_LIVE], false),
 			human(d, sizeof(d), pp->mem.live_lost, false));
-	fprintf(f, "  peak resident memory %s", human(a, sizeof(a), pp->mem.peak_rss, false));
-	if (peak) {
-		fprintf(f, "; stack at the peak (%.2f s):\n", pp->mem.peak_t_s);
-		for (i = 0; i < peak->nframes && i < 16; i++) {
-			const struct profile_frame *fr = &p->frames[peak->frames[i]];
-			const struct profile_func *fn = &p->funcs[fr->func];
-			char num[16];
+}
 
-			if (report_source_line(p, pp, fn->file, fr->line, src, sizeof(src)))
-				src[0] = 0;
-			fprintf(f, "    %s  %s:%s%s%s\n", fn->qualname, fn->file,
-				report_line_str(fr->line, num, sizeof(num)), src[0] ? "  " : "", src);
-		}
-		if (peak->nframes > 16)
-			fprintf(f, "    ... %u more frames\n", peak->nframes - 16);
-	} else {
+/* The peak of resident memory, and the stack sampled at it (16 frames at most). */
+static void print_peak(FILE *f, const struct profile *p, const struct profile_target *pp)
+{
+	const struct profile_mem_stack *peak = peak_stack(pp);
+	char a[32], src[160];
+	size_t i;
+
+	fprintf(f, "  peak resident memory %s", human(a, sizeof(a), pp->mem.peak_rss, false));
+	if (!peak) {
 		fputs("; no page fault sampled at it\n", f);
+		return;
 	}
+	fprintf(f, "; stack at the peak (%.2f s):\n", pp->mem.peak_t_s);
+	for (i = 0; i < peak->nframes && i < 16; i++) {
+		const struct profile_frame *fr = &p->frames[peak->frames[i]];
+		const struct profile_func *fn = &p->funcs[fr->func];
+		char num[16];
+
+		if (report_source_line(p, pp, fn->file, fr->line, src, sizeof(src)))
+			src[0] = 0;
+		fprintf(f, "    %s  %s:%s%s%s\n", fn->qualname, fn->file,
+			report_line_str(fr->line, num, sizeof(num)), src[0] ? "  " : "", src);
+	}
+	if (peak->nframes > 16)
+		fprintf(f, "    ... %u more frames\n", peak->nframes - 16);
+}
+
+/* Growth by line, then (--mem=alloc) what is live at the end by line. -ENOMEM if not shown. */
+static int print_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
+		       const struct report_opts *o)
+{
+	struct mem_line_stat *ls = NULL;
+	char a[32], b[32], c[32], d[32], src[160];
+	size_t n = 0, i, shown;
 
 	if (profile_target__mem_line_stats(p, pp, &ls, &n)) {
 		fprintf(f, "  (out of memory)\n");
-		return;
+		return -ENOMEM;
 	}
 	shown = n < o->top_lines ? n : o->top_lines;
 	fprintf(f, "\n  Memory growth by line (top %zu of %zu)\n", shown, n);
@@ -166,6 +184,16 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_targ
 	if (p->mem_alloc)
 		print_live(f, p, pp, o, ls, n);
 	free(ls);
+	return 0;
+}
+
+/* Growth by function: its own, then with its callees. */
+static void print_funcs(FILE *f, const struct profile *p, const struct profile_target *pp,
+			const struct report_opts *o)
+{
+	struct mem_func_stat *fs = NULL;
+	char a[32], b[32], c[32], d[32];
+	size_t n = 0, i, shown;
 
 	if (profile_target__mem_func_stats(p, pp, &fs, &n)) {
 		fprintf(f, "  (out of memory)\n");
@@ -186,6 +214,17 @@ void report_mem_text(FILE *f, const struct profile *p, const struct profile_targ
 			fn->firstline);
 	}
 	free(fs);
+}
+
+void report_mem_text(FILE *f, const struct profile *p, const struct profile_target *pp,
+		     const struct report_opts *o)
+{
+	print_totals(f, p, pp);
+	print_peak(f, p, pp);
+	/* after "(out of memory)" the section ends */
+	if (print_lines(f, p, pp, o))
+		return;
+	print_funcs(f, p, pp, o);
 }
 
 static void json_frame(FILE *f, const struct profile *p, uint32_t frame)

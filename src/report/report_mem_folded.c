@@ -8,7 +8,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
 
 static int write_folded(FILE *f, const struct profile *p, const struct report_opts *o)
 {

@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
 
 #define SVG_WIDTH 960
 #define PANEL_HEIGHT 320

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <zlib.h>
 #include "util/mono.h"
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "util/vec.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -114,7 +116,7 @@ static uint64_t strtab__id(struct strtab *t, const char *s)
 		if (!strcmp(t->strs[*slot], s))
 			return *slot;
 	}
-	if (profile_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs))) {
+	if (vec_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs))) {
 		t->out.oom = true;
 		return 0;
 	}

@@ -12,7 +12,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "util/vec.h"
 
 struct fstat {
 	uint64_t cc, nc;
@@ -42,7 +43,7 @@ static struct edge *stats__edge(struct stats *st, uint32_t caller, uint32_t call
 
 	if (slot)
 		return &st->edges[*slot];
-	if (profile_grow((void **)&st->edges, &st->cap_edges, st->nedges + 1, sizeof(*st->edges)))
+	if (vec_grow((void **)&st->edges, &st->cap_edges, st->nedges + 1, sizeof(*st->edges)))
 		return NULL;
 	if (hashmap__set(&st->index, key, st->nedges))
 		return NULL;

@@ -7,7 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
 
 static void write_frames(FILE *f, const struct profile *p)
 {

@@ -7,7 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report/report_source.h"
+#include "report_mem.h"
+#include "report_threads.h"
+#include "report_usdt.h"
+#include "util/vec.h"
 #include "target/source.h"
 
 #define NAME_MIN 8
@@ -138,7 +144,7 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
 				;
 			if (k == nrows) {
-				if (profile_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
+				if (vec_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
 					free(rows);
 					return -ENOMEM;
 				}

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report_threads.h"
 
 /* The functions of one thread, ranked; *samples its sample count. */
 static int thread_stats(const struct profile *p, const struct profile_target *pp, uint32_t tid,

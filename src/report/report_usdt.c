@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report.h"
+#include "report/report_writer.h"
+#include "report/report_common.h"
+#include "report_usdt.h"
 
 /* Histograms shown per process: the functions with the most inclusive time. */
 #define TOP_HISTOGRAMS 5

@@ -15,6 +15,7 @@
 #include "session/collector.h"
 #include "util/deadline.h"
 #include "util/mono.h"
+#include "target/procfs.h"
 #include "target/source.h"
 
 int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)
@@ -52,8 +53,8 @@ int collector__add_target(struct collector *c, const struct target *t)
 	struct profile_target *pp;
 	char root[64];
 
-	if (profile_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
-			 sizeof(*c->targets)))
+	if (vec_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
+		     sizeof(*c->targets)))
 		return -ENOMEM;
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
@@ -248,7 +249,7 @@ static void park(struct collector *c, int pid, const void *data, size_t size)
 	void *copy;
 
 	if (c->nparked >= COLLECTOR_PARK_MAX ||
-	    profile_grow((void **)&c->parked, &c->cap_parked, c->nparked + 1, sizeof(*c->parked)))
+	    vec_grow((void **)&c->parked, &c->cap_parked, c->nparked + 1, sizeof(*c->parked)))
 		return;
 	copy = malloc(size);
 	if (!copy)

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "target/elf_file.h"
+#include "target/procfs.h"
 #include "util/log.h"
 #include "session/mem.h"
 #include "util/mono.h"
@@ -127,8 +128,8 @@ static int add_uprobe(struct mem *m, struct bpf_program *prog, int pid, const ch
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
 
-	if (profile_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
-			 sizeof(*m->uprobes)))
+	if (vec_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
+		     sizeof(*m->uprobes)))
 		return -ENOMEM;
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 	if (!link)

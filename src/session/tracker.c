@@ -18,6 +18,7 @@
 #include "util/deadline.h"
 #include "util/log.h"
 #include "util/mono.h"
+#include "target/procfs.h"
 #include "session/tracker.h"
 
 #define RETRY_FIRST_NS 1000000LL
@@ -84,8 +85,8 @@ void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns)
 	if (pid == tr->self)
 		return;
 	if (i < 0) {
-		if (profile_grow((void **)&tr->pending, &tr->cap_pending, tr->npending + 1,
-				 sizeof(*tr->pending))) {
+		if (vec_grow((void **)&tr->pending, &tr->cap_pending, tr->npending + 1,
+			     sizeof(*tr->pending))) {
 			pr_warn("out of memory: pid %d is not profiled\n", pid);
 			return;
 		}
@@ -299,8 +300,8 @@ static void on_fork(struct tracker *tr, const struct py_proc_event *e)
 		return;
 	}
 	drop_forked(tr, e->pid);
-	if (profile_grow((void **)&tr->forked, &tr->cap_forked, tr->nforked + 1,
-			 sizeof(*tr->forked))) {
+	if (vec_grow((void **)&tr->forked, &tr->cap_forked, tr->nforked + 1,
+		     sizeof(*tr->forked))) {
 		session__remove_target(tr->s, e->pid);
 		return;
 	}

@@ -160,7 +160,7 @@ static int attach_one(struct usdt *u, struct bpf_program *prog, const struct tar
 	struct bpf_link *l;
 	int err;
 
-	if (profile_grow((void **)&u->links, &u->cap_links, u->nlinks + 1, sizeof(*u->links)))
+	if (vec_grow((void **)&u->links, &u->cap_links, u->nlinks + 1, sizeof(*u->links)))
 		return -ENOMEM;
 	/*
 	 * The interpreter as held by the kernel (/proc/PID/exe or the mapping's

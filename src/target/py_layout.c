@@ -328,22 +328,13 @@ static void dbg_fixed(struct dbg *g, uint16_t pos, const char *name, uint64_t wa
 		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported build has %" PRIu64, name, v, want);
 }
 
-int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
-				 struct py_layout *out, char *why, size_t whylen)
+/* The table for this version, whole, with its cookie and version, of a default build. */
+static int dbg_header(uint32_t hexversion, const uint8_t *buf, size_t len,
+		      const struct debug_positions **dp, char *why, size_t whylen)
 {
 	unsigned minor = (hexversion >> 16) & 0xff;
 	const struct debug_positions *d;
-	struct dbg g = { buf, why, whylen, false };
-	uint64_t version, rsize, isize, tsize, fsize, csize, adaptive, first, id_lim, id_end;
-	uint64_t ptrs[4], ascii, compact;
-	struct py_layout L = {};
-	struct py_offsets *o = &L.bpf;
-	const char *runtime = "_PyRuntimeState (its declared size, 16 bits at most)";
-	const char *interp = "PyInterpreterState (its declared size, 16 bits at most)";
-	const char *tstate = "PyThreadState (its declared size, 16 bits at most)";
-	const char *code_id = "PyCodeObject's identity fields";
-	char check[160];
-	size_t i;
+	uint64_t version;
 
 	d = minor == 13 ? &debug_313 : minor == 14 ? &debug_314 : minor == 15 ? &debug_315 : NULL;
 	if (!d || !buf || len < d->total) {
@@ -364,96 +355,139 @@ int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_
 		snprintf(why, whylen, "free-threaded builds are not supported");
 		return -ENOTSUP;
 	}
+	*dp = d;
+	return 0;
+}
 
-	/*
-	 * Structs pybpfprof only reads single words of, in the target (by BPF
-	 * and by the live check): their offsets must lie in the declared size
-	 * and fit a 16-bit field, below PYPROF_NO_OFFSET.
-	 */
-	rsize = min_u64(u64_at(buf, d->runtime_size), PYPROF_NO_OFFSET);
-	isize = min_u64(u64_at(buf, d->interp_size), PYPROF_NO_OFFSET);
-	tsize = min_u64(u64_at(buf, d->tstate_size), PYPROF_NO_OFFSET);
-	o->runtime_interp_head = dbg_field(&g, d->interpreters_head,
+/*
+ * Structs pybpfprof only reads single words of, in the target (by BPF and
+ * by the live check): their offsets must lie in the declared size and fit a
+ * 16-bit field, below PYPROF_NO_OFFSET.
+ */
+static void dbg_states(struct dbg *g, const struct debug_positions *d, struct py_layout *L)
+{
+	const char *runtime = "_PyRuntimeState (its declared size, 16 bits at most)";
+	const char *interp = "PyInterpreterState (its declared size, 16 bits at most)";
+	const char *tstate = "PyThreadState (its declared size, 16 bits at most)";
+	uint64_t rsize, isize, tsize;
+	struct py_offsets *o = &L->bpf;
+
+	rsize = min_u64(u64_at(g->buf, d->runtime_size), PYPROF_NO_OFFSET);
+	isize = min_u64(u64_at(g->buf, d->interp_size), PYPROF_NO_OFFSET);
+	tsize = min_u64(u64_at(g->buf, d->tstate_size), PYPROF_NO_OFFSET);
+	o->runtime_interp_head = dbg_field(g, d->interpreters_head,
 					   "runtime_state.interpreters_head", 8, 0, rsize, runtime);
-	o->interp_next = dbg_field(&g, d->interp_next, "interpreter_state.next", 8, 0, isize,
+	o->interp_next = dbg_field(g, d->interp_next, "interpreter_state.next", 8, 0, isize,
 				   interp);
-	o->interp_threads_head = dbg_field(&g, d->interp_threads_head,
+	o->interp_threads_head = dbg_field(g, d->interp_threads_head,
 					   "interpreter_state.threads_head", 8, 0, isize, interp);
-	o->tstate_next = dbg_field(&g, d->tstate_next, "thread_state.next", 8, 0, tsize, tstate);
-	L.tstate_interp = dbg_field(&g, d->tstate_interp, "thread_state.interp", 8, 0, tsize,
-				    tstate);
-	o->tstate_frame = dbg_field(&g, d->tstate_current_frame, "thread_state.current_frame", 8, 0,
+	o->tstate_next = dbg_field(g, d->tstate_next, "thread_state.next", 8, 0, tsize, tstate);
+	L->tstate_interp = dbg_field(g, d->tstate_interp, "thread_state.interp", 8, 0, tsize,
+				     tstate);
+	o->tstate_frame = dbg_field(g, d->tstate_current_frame, "thread_state.current_frame", 8, 0,
 				    tsize, tstate);
-	o->tstate_thread_id = dbg_field(&g, d->tstate_thread_id, "thread_state.thread_id", 8, 0,
+	o->tstate_thread_id = dbg_field(g, d->tstate_thread_id, "thread_state.thread_id", 8, 0,
 					tsize, tstate);
+}
 
-	/* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
-	fsize = dbg_size(&g, d->frame_size, "interpreter_frame.size", 8, PYPROF_FRAME_READ,
+/* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
+static void dbg_frame(struct dbg *g, const struct debug_positions *d, struct py_offsets *o)
+{
+	uint64_t fsize;
+
+	fsize = dbg_size(g, d->frame_size, "interpreter_frame.size", 8, PYPROF_FRAME_READ,
 			 "what pybpfprof reads of a frame");
 	fsize = min_u64(fsize, PYPROF_FRAME_READ);
-	o->frame_previous = dbg_field(&g, d->frame_previous, "interpreter_frame.previous", 8, 0,
+	o->frame_previous = dbg_field(g, d->frame_previous, "interpreter_frame.previous", 8, 0,
 				      fsize, "_PyInterpreterFrame");
-	o->frame_code = dbg_field(&g, d->frame_executable, "interpreter_frame.executable", 8, 0,
+	o->frame_code = dbg_field(g, d->frame_executable, "interpreter_frame.executable", 8, 0,
 				  fsize, "_PyInterpreterFrame");
-	o->frame_instr = dbg_field(&g, d->frame_instr_ptr, "interpreter_frame.instr_ptr", 8, 0,
+	o->frame_instr = dbg_field(g, d->frame_instr_ptr, "interpreter_frame.instr_ptr", 8, 0,
 				   fsize, "_PyInterpreterFrame");
-	o->frame_owner = dbg_field(&g, d->frame_owner, "interpreter_frame.owner", 1, 0, fsize,
+	o->frame_owner = dbg_field(g, d->frame_owner, "interpreter_frame.owner", 1, 0, fsize,
 				   "_PyInterpreterFrame");
 	o->frame_read_size = fsize;
+}
 
-	/*
-	 * The code object: userspace reads its head up to co_code_adaptive (at
-	 * most PY_CODE_HEAD_READ bytes), and BPF its identity prefix, from
-	 * co_firstlineno, at most PY_CODE_ID_READ bytes. Every field lies after
-	 * the object header and before the bytecode; the four pointers inside
-	 * the prefix. BPF reads co_firstlineno (an int) as a word.
-	 */
-	csize = dbg_size(&g, d->code_size, "code_object.size", VAR_HEAD_SIZE + 8, PY_CODE_HEAD_READ,
+/* The code object's fields as the table gives them, checked. */
+struct code_fields {
+	uint64_t adaptive;	/* co_code_adaptive: the head userspace reads ends there */
+	uint64_t first;		/* co_firstlineno: BPF's identity prefix starts there */
+	uint64_t id_end;	/* ... and ends after the last of the four pointers */
+	uint64_t ptrs[4];	/* co_filename, co_name, co_qualname, co_linetable */
+};
+
+/*
+ * The code object: userspace reads its head up to co_code_adaptive (at most
+ * PY_CODE_HEAD_READ bytes), and BPF its identity prefix, from
+ * co_firstlineno, at most PY_CODE_ID_READ bytes. Every field lies after the
+ * object header and before the bytecode; the four pointers inside the
+ * prefix. BPF reads co_firstlineno (an int) as a word.
+ */
+static void dbg_code(struct dbg *g, const struct debug_positions *d, struct code_fields *c)
+{
+	const char *code_id = "PyCodeObject's identity fields";
+	uint64_t csize, id_lim;
+	size_t i;
+
+	csize = dbg_size(g, d->code_size, "code_object.size", VAR_HEAD_SIZE + 8, PY_CODE_HEAD_READ,
 			 "what pybpfprof reads of a code object");
 	csize = min_u64(csize, PY_CODE_HEAD_READ);
-	adaptive = dbg_size(&g, d->code_adaptive, "code_object.co_code_adaptive", VAR_HEAD_SIZE + 8,
-			    csize, "the code object's fields before its bytecode");
-	adaptive = min_u64(adaptive, csize);
-	first = dbg_field(&g, d->code_firstlineno, "code_object.firstlineno", 8, VAR_HEAD_SIZE,
-			  adaptive, "PyCodeObject before co_code_adaptive");
-	first = min_u64(first, adaptive);
-	id_lim = min_u64(adaptive, first + PY_CODE_ID_READ);
-	ptrs[0] = dbg_field(&g, d->code_filename, "code_object.filename", 8, first, id_lim, code_id);
-	ptrs[1] = dbg_field(&g, d->code_name, "code_object.name", 8, first, id_lim, code_id);
-	ptrs[2] = dbg_field(&g, d->code_qualname, "code_object.qualname", 8, first, id_lim, code_id);
-	ptrs[3] = dbg_field(&g, d->code_linetable, "code_object.linetable", 8, first, id_lim,
-			    code_id);
-	id_end = first + 8;
+	c->adaptive = dbg_size(g, d->code_adaptive, "code_object.co_code_adaptive",
+			       VAR_HEAD_SIZE + 8, csize,
+			       "the code object's fields before its bytecode");
+	c->adaptive = min_u64(c->adaptive, csize);
+	c->first = dbg_field(g, d->code_firstlineno, "code_object.firstlineno", 8, VAR_HEAD_SIZE,
+			     c->adaptive, "PyCodeObject before co_code_adaptive");
+	c->first = min_u64(c->first, c->adaptive);
+	id_lim = min_u64(c->adaptive, c->first + PY_CODE_ID_READ);
+	c->ptrs[0] = dbg_field(g, d->code_filename, "code_object.filename", 8, c->first, id_lim,
+			       code_id);
+	c->ptrs[1] = dbg_field(g, d->code_name, "code_object.name", 8, c->first, id_lim, code_id);
+	c->ptrs[2] = dbg_field(g, d->code_qualname, "code_object.qualname", 8, c->first, id_lim,
+			       code_id);
+	c->ptrs[3] = dbg_field(g, d->code_linetable, "code_object.linetable", 8, c->first, id_lim,
+			       code_id);
+	c->id_end = c->first + 8;
 	for (i = 0; i < 4; i++)
-		if (!g.bad && ptrs[i] + 8 > id_end)	/* ptrs[i] < id_lim <= 2^9 here */
-			id_end = ptrs[i] + 8;
+		if (!g->bad && c->ptrs[i] + 8 > c->id_end)	/* ptrs[i] < id_lim <= 2^9 here */
+			c->id_end = c->ptrs[i] + 8;
+}
 
-	/* Objects pybpfprof decodes the same way in every version. */
-	dbg_fixed(&g, d->ob_type, "pyobject.ob_type", 8);
-	dbg_fixed(&g, d->bytes_size, "bytes_object.ob_size", 16);
-	dbg_fixed(&g, d->bytes_sval, "bytes_object.ob_sval", 32);
-	dbg_fixed(&g, d->str_length, "unicode_object.length", 16);
-	dbg_fixed(&g, d->str_state, "unicode_object.state", 32);
+/* Objects pybpfprof decodes the same way in every version; the sizes of str heads. */
+static void dbg_objects(struct dbg *g, const struct debug_positions *d, uint64_t *ascii,
+			uint64_t *compact)
+{
+	dbg_fixed(g, d->ob_type, "pyobject.ob_type", 8);
+	dbg_fixed(g, d->bytes_size, "bytes_object.ob_size", 16);
+	dbg_fixed(g, d->bytes_sval, "bytes_object.ob_sval", 32);
+	dbg_fixed(g, d->str_length, "unicode_object.length", 16);
+	dbg_fixed(g, d->str_state, "unicode_object.state", 32);
 	/* ASCII text starts after the 32-bit state, and PY_NAME_TEXT of it fit in PY_STR_READ. */
-	ascii = dbg_size(&g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
-			 16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
-	compact = STR_COMPACT_SIZE;
+	*ascii = dbg_size(g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
+			  16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
+	*compact = STR_COMPACT_SIZE;
 	if (d->str_compact_size)
-		compact = dbg_size(&g, d->str_compact_size, "unicode_object.compactunicodeobject_size",
-				   ascii, PY_STR_HEAD_READ, "what pybpfprof reads of a str");
-	if (g.bad)
-		return -EBADMSG;
+		*compact = dbg_size(g, d->str_compact_size,
+				    "unicode_object.compactunicodeobject_size", *ascii,
+				    PY_STR_HEAD_READ, "what pybpfprof reads of a str");
+}
 
-	/* Every value is in range now: the narrowing below keeps it whole. */
+/* The rest of the layout, once every value read is in range: the narrowing keeps it whole. */
+static void dbg_fill(struct py_layout *L, unsigned minor, const struct code_fields *c,
+		     uint64_t ascii, uint64_t compact)
+{
+	struct py_offsets *o = &L->bpf;
+
 	o->cframe_current_frame = PYPROF_NO_OFFSET;
-	o->code_filename = ptrs[0];
-	o->code_name = ptrs[1];
-	o->code_qualname = ptrs[2];
-	o->code_linetable = ptrs[3];
-	o->code_firstlineno = first;
-	o->code_adaptive = adaptive;
-	o->code_id_start = first;
-	o->code_id_size = id_end - first;
+	o->code_filename = c->ptrs[0];
+	o->code_name = c->ptrs[1];
+	o->code_qualname = c->ptrs[2];
+	o->code_linetable = c->ptrs[3];
+	o->code_firstlineno = c->first;
+	o->code_adaptive = c->adaptive;
+	o->code_id_start = c->first;
+	o->code_id_size = c->id_end - c->first;
 	o->str_length = 16;
 	o->str_state = 32;
 	o->str_ascii_data = ascii;
@@ -462,15 +496,38 @@ int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_
 	o->owner_skip_min = 3;
 	/* 3.14+ f_executable is a _PyStackRef: the low two bits are tags. */
 	o->code_tag_mask = minor >= 14 ? 3 : 0;
-	L.ob_type = 8;
-	L.bytes_size = 16;
-	L.bytes_data = 32;
-	L.code_read_size = adaptive;
-	L.str_compact_data = compact;
-	L.str_utf8_length = 40;	/* PyCompactUnicodeObject.utf8_length (3.12+) */
-	L.str_utf8 = 48;	/* PyCompactUnicodeObject.utf8 (3.12+) */
-	L.linetable = LINETABLE_LOCATIONS;
-	L.lasti_unit = 1;
+	L->ob_type = 8;
+	L->bytes_size = 16;
+	L->bytes_data = 32;
+	L->code_read_size = c->adaptive;
+	L->str_compact_data = compact;
+	L->str_utf8_length = 40;	/* PyCompactUnicodeObject.utf8_length (3.12+) */
+	L->str_utf8 = 48;		/* PyCompactUnicodeObject.utf8 (3.12+) */
+	L->linetable = LINETABLE_LOCATIONS;
+	L->lasti_unit = 1;
+}
+
+int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
+				 struct py_layout *out, char *why, size_t whylen)
+{
+	const struct debug_positions *d = NULL;
+	struct dbg g = { buf, why, whylen, false };
+	struct code_fields c = { 0 };
+	uint64_t ascii = 0, compact = 0;
+	struct py_layout L = {};
+	char check[160];
+	int err;
+
+	err = dbg_header(hexversion, buf, len, &d, why, whylen);
+	if (err)
+		return err;
+	dbg_states(&g, d, &L);
+	dbg_frame(&g, d, &L.bpf);
+	dbg_code(&g, d, &c);
+	dbg_objects(&g, d, &ascii, &compact);
+	if (g.bad)
+		return -EBADMSG;
+	dbg_fill(&L, (hexversion >> 16) & 0xff, &c, ascii, compact);
 	/* The checks above imply the invariant; a slip in them must not reach BPF. */
 	if (py_layout__check(&L, check, sizeof(check))) {
 		snprintf(why, whylen, "the layout from _Py_DebugOffsets fails a check: %s", check);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "target/source.h"
+#include "util/vec.h"
 
 /* /proc/PID/status at most: 65536 groups of 10 digits fit. */
 #define STATUS_MAX (1u << 20)
@@ -64,7 +65,7 @@ static int parse_ids(const char *s, const char *end, uint32_t *ids, size_t want,
 		     uint32_t **many, size_t *count)
 {
 	size_t n = 0, cap = 0;
-	uint32_t v, *arr = NULL, *grown;
+	uint32_t v, *arr = NULL;
 
 	for (s = skip_blanks(s, end); s < end; s = skip_blanks(s, end)) {
 		if (parse_u32(&s, end, &v) || v == UINT32_MAX ||
@@ -78,14 +79,9 @@ static int parse_ids(const char *s, const char *end, uint32_t *ids, size_t want,
 		}
 		if (n == SOURCE_GROUPS_MAX)
 			goto bad;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(arr, cap * sizeof(*arr));
-			if (!grown) {
-				free(arr);
-				return -ENOMEM;
-			}
-			arr = grown;
+		if (vec_grow((void **)&arr, &cap, n + 1, sizeof(*arr))) {
+			free(arr);
+			return -ENOMEM;
 		}
 		arr[n++] = v;
 	}
@@ -725,46 +721,47 @@ static void reap(pid_t pid, int pidfd, int ms)
 	waitpid(pid, NULL, WNOHANG);
 }
 
-int source_read(int root_fd, const struct source_creds *creds, struct source_file *files,
-		size_t n, int timeout_ms)
+/* Forks the helper that reads files with creds: its pid (and *rfd, the replies), or -errno. */
+static pid_t start_helper(int root_fd, const struct source_creds *creds, struct source_file *files,
+			  size_t n, int *rfd)
 {
-	long long start = now_ms(), deadline = start + timeout_ms;
-	size_t len = 0, cap = 0, done = 0;
-	char *buf = NULL, *grown;
-	bool timed_out = false, too_long = false;
-	int p[2], pidfd, err;
 	pid_t pid, self = getpid();
+	int p[2], err;
 
-	if (!n)
-		return 0;
-	if (creds->kind == SOURCE_CREDS_UNKNOWN) {
-		fail_all(files, 0, n, -SOURCE_ENOCREDS);
-		return 0;
-	}
-	if (pipe2(p, O_CLOEXEC)) {
-		err = -errno;
-		fail_all(files, 0, n, err);
-		return err;
-	}
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
 		close(p[0]);
 		close(p[1]);
-		fail_all(files, 0, n, err);
 		return err;
 	}
 	if (!pid)
 		helper(p[1], root_fd, creds, files, n, self);
 	close(p[1]);
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	*rfd = p[0];
+	return pid;
+}
+
+/* The helper's replies as they came, until it ends, the deadline, or SOURCE_REPLY_MAX bytes. */
+struct replies {
+	char *buf;
+	size_t len, cap;
+	bool timed_out, too_long;
+};
+
+static void read_replies(int rfd, long long deadline, struct replies *rp)
+{
+	char *grown;
+
 	for (;;) {
-		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		struct pollfd pfd = { .fd = rfd, .events = POLLIN };
 		long long left = deadline - now_ms();
 		ssize_t r;
 
 		if (left <= 0) {
-			timed_out = true;
+			rp->timed_out = true;
 			break;
 		}
 		r = poll(&pfd, 1, left);
@@ -772,26 +769,50 @@ int source_read(int root_fd, const struct source_creds *creds, struct source_fil
 			break;
 		if (r <= 0)
 			continue;
-		if (len == cap) {
-			if (cap >= SOURCE_REPLY_MAX) {
-				too_long = true;
+		if (rp->len == rp->cap) {
+			if (rp->cap >= SOURCE_REPLY_MAX) {
+				rp->too_long = true;
 				break;
 			}
-			cap = cap ? cap * 2 : 65536;
-			grown = realloc(buf, cap);
+			rp->cap = rp->cap ? rp->cap * 2 : 65536;
+			grown = realloc(rp->buf, rp->cap);
 			if (!grown)
 				break;
-			buf = grown;
+			rp->buf = grown;
 		}
-		r = read(p[0], buf + len, cap - len);
+		r = read(rfd, rp->buf + rp->len, rp->cap - rp->len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		len += r;
+		rp->len += r;
 	}
-	close(p[0]);
-	if (timed_out || too_long) {
+}
+
+int source_read(int root_fd, const struct source_creds *creds, struct source_file *files,
+		size_t n, int timeout_ms)
+{
+	long long start = now_ms(), deadline = start + timeout_ms;
+	struct replies rp = { 0 };
+	size_t done = 0;
+	int rfd = -1, pidfd;
+	pid_t pid;
+
+	if (!n)
+		return 0;
+	if (creds->kind == SOURCE_CREDS_UNKNOWN) {
+		fail_all(files, 0, n, -SOURCE_ENOCREDS);
+		return 0;
+	}
+	pid = start_helper(root_fd, creds, files, n, &rfd);
+	if (pid < 0) {
+		fail_all(files, 0, n, pid);
+		return pid;
+	}
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	read_replies(rfd, deadline, &rp);
+	close(rfd);
+	if (rp.timed_out || rp.too_long) {
 		kill(pid, SIGKILL);
 		reap(pid, pidfd, 100);
 	} else {
@@ -801,9 +822,9 @@ int source_read(int root_fd, const struct source_creds *creds, struct source_fil
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	source_reply_decode(buf, len, files, n, &done);
-	free(buf);
-	fail_all(files, done, n, timed_out ? -SOURCE_ETIMEDOUT : -SOURCE_ELOST);
+	source_reply_decode(rp.buf, rp.len, files, n, &done);
+	free(rp.buf);
+	fail_all(files, done, n, rp.timed_out ? -SOURCE_ETIMEDOUT : -SOURCE_ELOST);
 	return now_ms() - start;
 }
 

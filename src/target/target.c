@@ -10,190 +10,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "target/elf_file.h"
+#include "target/procfs.h"
 #include "target/target.h"
 #include "remote_mem.h"
-
-int maps_parse_line(const char *line, struct map_entry *e)
-{
-	unsigned dev_major, dev_minor;
-	int consumed = 0;
-	const char *p;
-	size_t n;
-
-	memset(e, 0, sizeof(*e));
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 "%n", &e->start,
-		   &e->end, e->perms, &e->off, &dev_major, &dev_minor, &e->inode, &consumed) < 7 ||
-	    !consumed || e->end < e->start)
-		return -EINVAL;
-	p = line + consumed;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	n = strcspn(p, "\n");
-	if (n >= sizeof(e->path)) {
-		e->long_path = true;
-		n = 0;
-	}
-	memcpy(e->path, p, n);
-	e->path[n] = '\0';
-	return 0;
-}
-
-int maps_next(FILE *f, char **line, size_t *cap, struct map_entry *e)
-{
-	while (getline(line, cap, f) > 0)
-		if (!maps_parse_line(*line, e))
-			return 1;
-	return 0;
-}
-
-void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_space)
-{
-	ssize_t n = -1, i;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		n = read(fd, buf, len - 1);
-		close(fd);
-	}
-	if (n < 0)
-		n = 0;
-	buf[n] = '\0';
-	for (i = 0; i < n; i++)
-		if (buf[i] == '\0' && nul_to_space)
-			buf[i] = ' ';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-}
-
-const char *proc_stat_read(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	proc_read_small_file(path, buf, len, false);
-	/* comm may hold spaces and parentheses: the fields start after the last ')' */
-	return strrchr(buf, ')');
-}
-
-int proc_stat_parse(const char *buf, struct proc_stat *st)
-{
-	const char *p = strrchr(buf, ')');
-	int i;
-
-	st->state = 0;
-	st->ppid = -1;
-	st->starttime = -1;
-	/* "pid (comm) S ppid ...": p is at the end of field 2 */
-	if (!p || p[1] != ' ' || !p[2])
-		return -EINVAL;
-	st->state = p[2];
-	if (sscanf(p + 3, "%d", &st->ppid) != 1)
-		st->ppid = -1;
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p && p[1] >= '0' && p[1] <= '9') {
-		char *end;
-
-		errno = 0;
-		st->starttime = strtoll(p + 1, &end, 10);
-		/* a whole number, or none: "12x" is not a start time */
-		if (errno || (*end && *end != ' ' && *end != '\n'))
-			st->starttime = -1;
-	}
-	return 0;
-}
-
-/* "Threads:" of /proc/PID/status: live threads, plus a main thread that has exited. */
-static int status_threads(pid_t pid)
-{
-	char buf[2048];
-	const char *p;
-
-	snprintf(buf, sizeof(buf), "/proc/%d/status", pid);
-	proc_read_small_file(buf, buf, sizeof(buf), false);
-	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + strlen("\nThreads:")) : 0;
-}
-
-bool proc_leader_gone(pid_t pid)
-{
-	struct proc_stat st;
-	char buf[512];
-
-	proc_stat_read(pid, buf, sizeof(buf));
-	/*
-	 * The main thread can exit (pthread_exit) while the others go on: it
-	 * stays a zombie until the last one exits, and the process lives on.
-	 */
-	return !proc_stat_parse(buf, &st) && st.state == 'Z' && status_threads(pid) > 1;
-}
-
-bool proc_alive(pid_t pid)
-{
-	struct proc_stat st;
-	char buf[512];
-
-	proc_stat_read(pid, buf, sizeof(buf));
-	/* a zombie main thread with other threads running (proc_leader_gone) is a live process */
-	if (proc_stat_parse(buf, &st) || st.state == 'X')
-		return false;
-	return st.state != 'Z' || status_threads(pid) > 1;
-}
-
-void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	proc_read_small_file(path, buf, len, false);
-}
-
-/*
- * From /proc/PID/status: the Tgid (the process a thread id belongs to) and
- * the innermost NSpid (the pid the process has in its own pid namespace, the
- * last of the NSpid list). -1 where absent.
- */
-static void status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-
-	*tgid = *nspid = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	/* whole lines: a long one (Groups:) is never read as two */
-	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "Tgid: %d", tgid) == 1)
-			continue;
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *p = line + 6, *end;
-			long v;
-
-			for (;;) {
-				v = strtol(p, &end, 10);
-				if (end == p)
-					break;
-				*nspid = v;
-				p = end;
-			}
-		}
-	}
-	free(line);
-	fclose(f);
-}
 
 /* comm and cmdline, as they are now. */
 static void read_names(struct target *t)
@@ -213,7 +39,7 @@ void target__fork(const struct target *parent, pid_t child, struct target *t)
 	*t = *parent;
 	t->pid = child;
 	t->start_ticks = proc_start_ticks(child);
-	status_ids(child, &tgid, &t->nspid);
+	proc_status_ids(child, &tgid, &t->nspid);
 	if (t->nspid <= 0)
 		t->nspid = child;
 	read_names(t);
@@ -222,39 +48,6 @@ void target__fork(const struct target *parent, pid_t child, struct target *t)
 		memcpy(t->comm, parent->comm, sizeof(t->comm));
 	if (!t->cmdline[0])
 		memcpy(t->cmdline, parent->cmdline, sizeof(t->cmdline));
-}
-
-/* The first mapping of the file with this inode, for its load bias. */
-static int find_mapping(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)
-{
-	char path[64], *line = NULL;
-	struct map_entry e;
-	int err = -ENOENT;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (maps_next(f, &line, &cap, &e)) {
-		const char *base;
-
-		if (!e.inode)
-			continue;
-		base = strrchr(e.path, '/');
-		base = base ? base + 1 : e.path;
-		if ((inode && e.inode == inode) ||
-		    (!inode && name_prefix && !strncmp(base, name_prefix, strlen(name_prefix)))) {
-			/* the lowest offset comes first in maps for one file */
-			*out = e;
-			err = 0;
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	return err;
 }
 
 /*
@@ -560,40 +353,6 @@ static int check_live(const struct target *t)
 	return 0;
 }
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-int proc_pidfd_open(pid_t pid)
-{
-	int fd = pid > 0 ? syscall(SYS_pidfd_open, pid, 0) : (errno = ESRCH, -1);
-
-	return fd < 0 ? -errno : fd;
-}
-
-bool proc_pidfd_exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	/* readable once the whole thread group has exited */
-	return poll(&p, 1, 0) != 0;
-}
-
-uint64_t proc_stat_start_ticks(const char *stat)
-{
-	struct proc_stat st;
-
-	return !proc_stat_parse(stat, &st) && st.starttime > 0 ? (uint64_t)st.starttime : 0;
-}
-
-uint64_t proc_start_ticks(pid_t pid)
-{
-	char buf[1024];
-
-	proc_stat_read(pid, buf, sizeof(buf));
-	return proc_stat_start_ticks(buf);
-}
-
 int target__pidfd(const struct target *t)
 {
 	int fd = proc_pidfd_open(t->pid);
@@ -658,17 +417,12 @@ static int target_open(pid_t pid, struct target *t, bool *unchecked, char *why, 
 	return err;
 }
 
-static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size_t whylen)
+/* It exists, is a process (not a thread of one), and its main thread still runs: names, ids. */
+static int inspect_process(pid_t pid, struct target *t, char *why, size_t whylen)
 {
-	uint64_t runtime_vaddr = 0, code_vaddr = 0, bias = 0;
-	struct elf_file *ef = NULL;
-	char path[PATH_MAX], file[128];
-	struct map_entry m;
-	bool threaded = false;
+	char path[64];
 	struct stat st;
 	pid_t tgid;
-	ssize_t n;
-	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -684,7 +438,7 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 			 pid);
 		return -ESRCH;
 	}
-	status_ids(pid, &tgid, &t->nspid);
+	proc_status_ids(pid, &tgid, &t->nspid);
 	if (t->nspid <= 0)
 		t->nspid = pid;
 	if (tgid > 0 && tgid != pid) {
@@ -694,39 +448,65 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 	}
 	read_names(t);
 	t->start_ticks = proc_start_ticks(pid);
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	return 0;
+}
+
+/* t->exe: where its executable is, as the process sees it. */
+static int read_exe(struct target *t, const char *exe_link, char *why, size_t whylen)
+{
+	ssize_t n = readlink(exe_link, t->exe, sizeof(t->exe) - 1);
+	int err;
+
 	if (n < 0) {
 		err = -errno;
 		if (err == -EACCES || err == -EPERM)
-			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied", pid,
+			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied", t->pid,
 				 t->comm);
 		else
 			snprintf(why, whylen, "pid %d (%s) is not a CPython process: it has no "
-				 "executable (kernel thread?)", pid, t->comm);
+				 "executable (kernel thread?)", t->pid, t->comm);
 		return err;
 	}
 	t->exe[n] = '\0';
+	return 0;
+}
+
+/* The ELF file that holds _PyRuntime in a process, and where it is mapped. */
+struct python_elf {
+	struct elf_file *ef;		/* cached: not to be closed */
+	struct map_entry m;		/* its first mapping */
+	uint64_t runtime_vaddr, code_vaddr;
+	char exe_link[64];		/* /proc/PID/exe */
+	char map_file[128];		/* /proc/PID/map_files/START-END, for a libpython */
+};
+
+/* The executable (static build) or a mapped libpython3.X.so (shared build). */
+static int find_python_elf(struct target *t, struct python_elf *pe, char *why, size_t whylen)
+{
+	pid_t pid = t->pid;
+	struct stat st;
+	int err;
 
 	/* Static build: the executable itself holds _PyRuntime. */
-	err = probe_elf(path, t->exe, t, &runtime_vaddr, &code_vaddr, &ef);
+	err = probe_elf(pe->exe_link, t->exe, t, &pe->runtime_vaddr, &pe->code_vaddr, &pe->ef);
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(why, whylen, "cannot read the executable of pid %d: permission denied", pid);
 		return err;
 	}
 	if (!err) {
-		if (stat(path, &st) || find_mapping(pid, st.st_ino, NULL, &m))
+		if (stat(pe->exe_link, &st) || maps_find(pid, st.st_ino, NULL, &pe->m))
 			err = -ENOENT;
-	} else if (!find_mapping(pid, 0, "libpython3", &m)) {
+	} else if (!maps_find(pid, 0, "libpython3", &pe->m)) {
 		/* Shared build: the interpreter is in a mapped libpython3.X.so. */
-		snprintf(file, sizeof(file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
-			 m.end);
-		err = probe_elf(file, m.path, t, &runtime_vaddr, &code_vaddr, &ef);
+		snprintf(pe->map_file, sizeof(pe->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 pid, pe->m.start, pe->m.end);
+		err = probe_elf(pe->map_file, pe->m.path, t, &pe->runtime_vaddr, &pe->code_vaddr,
+				&pe->ef);
 		if (err == -EACCES || err == -EPERM) {
 			snprintf(why, whylen, "cannot read the libpython of pid %d (%s) through "
 				 "/proc/%d/map_files: permission denied; without root, reading it "
 				 "needs CAP_CHECKPOINT_RESTORE, and CAP_DAC_READ_SEARCH for another "
-				 "user's process", pid, m.path, pid);
+				 "user's process", pid, pe->m.path, pid);
 			return err;
 		}
 	}
@@ -735,25 +515,42 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 		return -ENOEXEC;
 	}
 	snprintf(t->python_elf_host, sizeof(t->python_elf_host), "%s",
-		 strcmp(t->python_elf, t->exe) ? file : path);
-	err = elf_file__bias(ef, m.start, m.off, &bias);
+		 strcmp(t->python_elf, t->exe) ? pe->map_file : pe->exe_link);
+	return 0;
+}
+
+/* Where _PyRuntime and PyCode_Type are in the process; the version as text. */
+static int locate_runtime(struct target *t, const struct python_elf *pe, char *why, size_t whylen)
+{
+	uint64_t bias = 0;
+	int err;
+
+	err = elf_file__bias(pe->ef, pe->m.start, pe->m.off, &bias);
 	if (err) {
-		snprintf(why, whylen, "pid %d: cannot compute the load address of %s", pid,
+		snprintf(why, whylen, "pid %d: cannot compute the load address of %s", t->pid,
 			 t->python_elf);
 		return err;
 	}
-	t->runtime_addr = bias + runtime_vaddr;
-	t->code_type_addr = code_vaddr ? bias + code_vaddr : 0;
+	t->runtime_addr = bias + pe->runtime_vaddr;
+	t->code_type_addr = pe->code_vaddr ? bias + pe->code_vaddr : 0;
 	if ((t->version & 0xffff) == 0)
 		snprintf(t->version_str, sizeof(t->version_str), "%u.%u", t->version >> 24,
 			 (t->version >> 16) & 0xff);
 	else
 		py_version_str(t->version, t->version_str, sizeof(t->version_str));
+	return 0;
+}
+
+/* t->layout: a table of this version's offsets, or (3.13+) the process's own. */
+static int choose_layout(struct target *t, char *why, size_t whylen)
+{
+	bool threaded = false;
+	int err;
 
 	version_from_name(t->python_elf, &threaded);
 	if (threaded) {
 		snprintf(why, whylen, "pid %d runs a free-threaded Python %st, which is not "
-			 "supported (supported: %s, default GIL builds)", pid, t->version_str,
+			 "supported (supported: %s, default GIL builds)", t->pid, t->version_str,
 			 py_supported_versions);
 		return -ENOTSUP;
 	}
@@ -762,41 +559,45 @@ static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size
 		err = layout_from_target(t, why, whylen);
 	else if (err)
 		snprintf(why, whylen, "pid %d runs Python %s, which is not supported (supported: %s)",
-			 pid, t->version ? t->version_str : "of unknown version",
+			 t->pid, t->version ? t->version_str : "of unknown version",
 			 py_supported_versions);
-	if (err)
-		return err;
-	err = check_live(t);
+	return err;
+}
+
+/* The layout checked on the live process; with unchecked, one not started yet passes. */
+static int check_layout(const struct target *t, bool *unchecked, char *why, size_t whylen)
+{
+	int err = check_live(t);
+
 	if (err == -EAGAIN && unchecked) {
 		*unchecked = true;
 		return 0;
 	}
 	if (err) {
 		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
-			 "expected layout (%s); is it still starting up?", pid, t->version_str,
+			 "expected layout (%s); is it still starting up?", t->pid, t->version_str,
 			 strerror(-err));
 		return -EPROTO;
 	}
 	return 0;
 }
 
-double proc_start_time(pid_t pid)
+static int inspect(pid_t pid, struct target *t, bool *unchecked, char *why, size_t whylen)
 {
-	unsigned long long btime = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	struct proc_stat st;
-	char buf[1024];
-	FILE *f;
+	struct python_elf pe = { 0 };
+	int err;
 
-	proc_stat_read(pid, buf, sizeof(buf));
-	if (proc_stat_parse(buf, &st) || st.starttime < 0 || hz <= 0)
-		return 0;
-	f = fopen("/proc/stat", "re");
-	if (!f)
-		return 0;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "btime %llu", &btime) == 1)
-			break;
-	fclose(f);
-	return btime ? (double)btime + (double)st.starttime / hz : 0;
+	snprintf(pe.exe_link, sizeof(pe.exe_link), "/proc/%d/exe", pid);
+	err = inspect_process(pid, t, why, whylen);
+	if (!err)
+		err = read_exe(t, pe.exe_link, why, whylen);
+	if (!err)
+		err = find_python_elf(t, &pe, why, whylen);
+	if (!err)
+		err = locate_runtime(t, &pe, why, whylen);
+	if (!err)
+		err = choose_layout(t, why, whylen);
+	if (!err)
+		err = check_layout(t, unchecked, why, whylen);
+	return err;
 }

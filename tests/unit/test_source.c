@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "report/report.h"
+#include "report/report_source.h"
 #include "target/source.h"
 
 #define STATUS_HEAD "Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"

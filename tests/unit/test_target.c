@@ -25,6 +25,7 @@
 #include "util/bus_guard.h"
 #include "target/elf_file.h"
 #include "session/session.h"
+#include "target/procfs.h"
 #include "target/target.h"
 #include "target/py_layout.h"
 #include "target/remote_mem.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "fixture_file.h"
-#include "target/target.h"
+#include "target/procfs.h"
 #include "target/py_layout.h"
 
 static size_t load_crash(const char *name, uint8_t *buf, size_t cap)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "report/report.h"
+#include "report/report_common.h"
 #include "util/text.h"
 
 static void expect(const char *in, const char *out, size_t replaced)

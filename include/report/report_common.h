@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the report writers share: seconds and percentages of samples, line
+ * numbers, frame and process labels, the honest counts, JSON strings. They
+ * read only the profile model.
+ */
+#ifndef PYBPFPROF_REPORT_COMMON_H
+#define PYBPFPROF_REPORT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "profile/profile.h"
+
+/* Estimated seconds of samples at the profile's frequency (0 without one). */
+double report_seconds(const struct profile *p, uint64_t samples);
+/* part in percent of whole (0 when whole is 0). */
+double report_pct(uint64_t part, uint64_t whole);
+/*
+ * A line number for a human-readable report: "12", or "?" for an unknown
+ * line (-1, or anything below 1): no negative line is ever printed.
+ */
+const char *report_line_str(int line, char *buf, size_t len);
+/* Writes s as a JSON string literal, quotes included. */
+void json_string(FILE *f, const char *s);
+/*
+ * A frame's label as folded stacks and flame graphs show it, "qualname
+ * (file:line)", with ';' and control characters replaced so the label is
+ * one field of one line. Returns buf.
+ */
+char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/*
+ * The honest counts in one line for formats with room for a title or a
+ * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".
+ */
+char *report_counts(const struct profile *p, char *buf, size_t len);
+
+/* Samples and their flaws summed over every process of the profile. */
+struct report_totals {
+	uint64_t samples, truncated, partial, unresolved;
+};
+
+struct report_totals report_totals(const struct profile *p);
+/* The root label of a process's stacks when several are profiled: "pid N (comm)". */
+char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What a report writer is: one format, chosen by name (-f) or by the output
+ * file's ending, that reads only the profile model and writes to the FILE it
+ * is given. Each writer file defines one of the writers below; the registry
+ * (report.h) lists them.
+ */
+#ifndef PYBPFPROF_REPORT_WRITER_H
+#define PYBPFPROF_REPORT_WRITER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "profile/profile.h"
+
+struct report_opts {
+	unsigned top_functions;	/* rows in the functions table */
+	unsigned top_lines;	/* rows in the hottest-lines table */
+	unsigned line_report;	/* functions shown line by line */
+	const char *tool_version;
+	bool threads;		/* --threads: each thread's functions too */
+};
+
+struct report_writer {
+	const char *name;
+	const char *exts[3];	/* file name endings that select it, with the dot */
+	int (*write)(FILE *f, const struct profile *p, const struct report_opts *o);
+	bool plain_text;	/* read on a terminal: written through text_sanitize_lines */
+};
+
+extern const struct report_writer report_text;
+extern const struct report_writer report_json;
+extern const struct report_writer report_folded;
+extern const struct report_writer report_flame;
+extern const struct report_writer report_speedscope;
+extern const struct report_writer report_pstats;
+extern const struct report_writer report_pprof;
+/* --mem-timeline's SVG; written beside the report, not chosen by -f. */
+extern const struct report_writer report_mem_svg;
+/* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */
+extern const struct report_writer report_mem_folded;
+
+#endif

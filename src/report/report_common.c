@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The helpers report writers share: estimated seconds, percentages, line
+ * numbers, frame and process labels, the honest counts, JSON strings.
+ */
+#include <stdio.h>
+#include "report/report_common.h"
+#include "util/text.h"
+
+double report_seconds(const struct profile *p, uint64_t samples)
+{
+	return p->frequency_hz ? (double)samples / p->frequency_hz : 0.0;
+}
+
+double report_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+const char *report_line_str(int line, char *buf, size_t len)
+{
+	if (line < 1)
+		return "?";
+	snprintf(buf, len, "%d", line);
+	return buf;
+}
+
+/* A frame of a folded line holds no ';' (the separator) and no line break. */
+static char *folded_frame(char *buf)
+{
+	char *c;
+
+	for (c = buf; *c; c++)
+		if (*c == ';' || (unsigned char)*c < 0x20)
+			*c = *c == ';' ? ':' : ' ';
+	return buf;
+}
+
+char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len)
+{
+	const struct profile_frame *fr = &p->frames[frame];
+	const struct profile_func *fn = &p->funcs[fr->func];
+
+	if (fn->unresolved || !fn->file[0])
+		snprintf(buf, len, "%s", fn->qualname);
+	else if (fr->line > 0)
+		snprintf(buf, len, "%s (%s:%d)", fn->qualname, fn->file, fr->line);
+	else
+		snprintf(buf, len, "%s (%s)", fn->qualname, fn->file);
+	return folded_frame(buf);
+}
+
+struct report_totals report_totals(const struct profile *p)
+{
+	struct report_totals t = { 0 };
+	size_t i;
+
+	for (i = 0; i < p->ntargets; i++) {
+		t.samples += p->targets[i].samples;
+		t.truncated += p->targets[i].truncated;
+		t.partial += p->targets[i].partial;
+		t.unresolved += p->targets[i].unresolved;
+	}
+	return t;
+}
+
+char *report_counts(const struct profile *p, char *buf, size_t len)
+{
+	struct report_totals t = report_totals(p);
+
+	snprintf(buf, len, "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
+		 "%llu partial)", (unsigned long long)t.samples,
+		 (unsigned long long)p->counts.dropped, (unsigned long long)t.truncated,
+		 (unsigned long long)t.unresolved, (unsigned long long)t.partial);
+	return buf;
+}
+
+char *report_proc_label(const struct profile_target *pp, char *buf, size_t len)
+{
+	snprintf(buf, len, "pid %d (%s)", pp->pid, pp->comm);
+	return folded_frame(buf);
+}
+
+void json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	/*
+	 * Control characters (C0, DEL, C1) are escaped, so that printing the
+	 * file on a terminal is safe; bytes that are not UTF-8 become U+FFFD,
+	 * so the file stays valid JSON whatever the target's strings hold.
+	 */
+	fputc('"', f);
+	for (; *p; p += n) {
+		n = 1;
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p);
+			continue;
+		}
+		if (*p == '\n' || *p == '\t') {
+			fputs(*p == '\n' ? "\\n" : "\\t", f);
+			continue;
+		}
+		switch (text_next(p, &n)) {
+		case TEXT_PRINTABLE:
+			fwrite(p, 1, n, f);
+			break;
+		case TEXT_CONTROL:	/* C0 and DEL are one byte, C1 is 0xC2 then its code */
+			fprintf(f, "\\u%04x", p[n - 1]);
+			break;
+		case TEXT_INVALID:
+			fputs("\\ufffd", f);
+			break;
+		}
+	}
+	fputc('"', f);
+}
