@@ -138,8 +138,9 @@ check-integration: $(BIN)
 check: $(BIN) $(UNIT_BINS)
 	$(Q)PYBPFPROF=$(abspath $(BIN)) PYBPFPROF_SANITIZE=$(SANITIZE) tests/check.sh $(UNIT_BINS)
 
-# What CI runs: check, the same under ASan+UBSan, then a short smoke of every
-# fuzz target; the last line sums them: "N passed, N failed".
+# What CI runs: the man page, the formatting and the layout checks, check, the
+# same under ASan+UBSan, then a short smoke of every fuzz target; the last line
+# sums them: "N passed, N failed, N skipped".
 check-all:
 	$(Q)MAKE="$(MAKE)" tests/check-all.sh
 

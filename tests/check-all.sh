@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make check-all`, what CI runs: the man page against --help
-# (`make check-man`), the C formatting (`make format-check`), `make check`,
+# (`make check-man`), the C formatting (`make format-check`), the source
+# tree's layers, cycles and function lengths (`make check-layout`), `make check`,
 # the same tests on the ASan+UBSan build (`make SANITIZE=1 check`), then
 # every fuzz target for 10 s (`make fuzz-smoke`). Each part's output is shown
 # as it runs, then a line with its count and time; the last line sums them:
@@ -31,19 +32,9 @@ part() {
 		$(($(date +%s) - t0)))")
 }
 
-# Shown and timed like a part, but kept out of the totals.
-advisory() {
-	local tp0=$tp tf0=$tf ts0=$ts
-
-	part "$@"
-	tp=$tp0 tf=$tf0 ts=$ts0
-	summary[-1]+="  (not counted)"
-}
-
 part "check-man" $MAKE --no-print-directory check-man
-# The tree is not formatted yet: this counts once `make format` has run
-# (then `advisory` becomes `part` here).
-advisory "format-check" $MAKE --no-print-directory format-check
+part "format-check" $MAKE --no-print-directory format-check
+part "check-layout" $MAKE --no-print-directory check-layout
 part "check" $MAKE --no-print-directory check
 part "SANITIZE=1 check" $MAKE --no-print-directory SANITIZE=1 check
 part "fuzz-smoke" $MAKE --no-print-directory fuzz-smoke

@@ -35,8 +35,8 @@ extern const char py_supported_versions[];
 
 /*
  * Bytes userspace reads at once from a code object (its head, up to
- * co_code_adaptive: src/code_cache.c) and from a str object (up to its
- * non-ASCII data: src/remote_mem.c). Every offset of a layout lies inside
+ * co_code_adaptive: src/target/code_cache.c) and from a str object (up to its
+ * non-ASCII data: src/target/remote_mem.c). Every offset of a layout lies inside
  * what is read for its struct (py_layout__check).
  */
 #define PY_CODE_HEAD_READ 256

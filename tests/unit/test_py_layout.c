@@ -237,17 +237,17 @@ static void use_layout(const struct py_layout *L)
 	memset(head, 0x5a, L->code_read_size);
 	memset(str, 0x60, PY_STR_READ);
 	memset(shead, 0x60, L->str_compact_data);
-	/* first_code() in src/proc.c */
+	/* first_code() in src/target/target.c */
 	memcpy(&w, frame + o->frame_code, 8);
 	memcpy(&w, frame + o->frame_previous, 8);
 	memcpy(&w, frame + o->frame_instr, 8);
 	if (o->frame_owner != PYPROF_NO_OFFSET)
 		assert_int_equal(frame[o->frame_owner], 0x5a);
-	/* read_code() in src/code_cache.c */
+	/* read_code() in src/target/code_cache.c */
 	assert_int_equal(code_head__parse(L, head, L->code_read_size, &h), 0);
 	(void)code_identity(o, h.code_id, str);
 	(void)code_identity(o, h.code_id, NULL);
-	/* remote_read_str() in src/remote_mem.c */
+	/* remote_read_str() in src/target/remote_mem.c */
 	memcpy(&w, shead + o->str_length, 8);
 	memcpy(&st, shead + o->str_state, 4);
 	free(frame);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The cheap verdict on a new executable (src/proc.c py_exe_kind and
- * elf_reader's DT_NEEDED lookup): a non-Python program is OTHER, Debian's
+ * The cheap verdict on a new executable (src/target/target.c py_exe_kind and
+ * elf_file's DT_NEEDED lookup): a non-Python program is OTHER, Debian's
  * static python is STATIC, a shared build's small executable is SHARED.
  * Real files only; an interpreter that is not installed is skipped.
  */
