@@ -286,12 +286,14 @@ static __always_inline __u32 log2_bucket(__u64 v)
 {
 	__u32 r = 0;
 
+	// clang-format off
 	if (v >> 32) { v >>= 32; r += 32; }
 	if (v >> 16) { v >>= 16; r += 16; }
 	if (v >> 8) { v >>= 8; r += 8; }
 	if (v >> 4) { v >>= 4; r += 4; }
 	if (v >> 2) { v >>= 2; r += 2; }
 	if (v >> 1) r += 1;
+	// clang-format on
 	return r < PYPROF_HIST_BUCKETS ? r : PYPROF_HIST_BUCKETS - 1;
 }
 

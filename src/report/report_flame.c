@@ -169,6 +169,7 @@ static void write_names(FILE *f, const struct profile *p)
 	fputs("],\n", f);
 }
 
+// clang-format off
 static const char page_head[] =
 "<!DOCTYPE html>\n"
 "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -271,6 +272,7 @@ static const char page_tail[] =
 "document.getElementById('title').textContent = P.title;\n"
 "render();\n"
 "</script></body></html>\n";
+// clang-format on
 
 static int write_flame(FILE *f, const struct profile *p, const struct report_opts *o)
 {

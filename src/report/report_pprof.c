@@ -17,6 +17,7 @@
 #include "report/report_common.h"
 #include "util/vec.h"
 
+// clang-format off
 /* Field numbers of profile.proto. */
 enum {
 	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
@@ -32,6 +33,7 @@ enum {
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
 };
+// clang-format on
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 

@@ -19,11 +19,13 @@
 const char py_supported_versions[] = "3.8 to 3.15";
 
 /* Fields of PyObject, str and bytes that no version between 3.8 and 3.15 moved. */
+// clang-format off
 #define OBJECT_COMMON                                                                              \
 	.tstate_interp = 16,	/* PyThreadState.interp */                                        \
 	.ob_type = 8,		/* PyObject.ob_type */                                            \
 	.bytes_size = 16,	/* PyVarObject.ob_size */                                         \
 	.bytes_data = 32	/* PyBytesObject.ob_sval */
+// clang-format on
 
 /* 3.8 and 3.9: PyFrameObject chain from tstate->frame, byte-based f_lasti, co_lnotab. */
 static const struct py_layout layout_38 = {
@@ -227,6 +229,7 @@ struct debug_positions {
 	uint16_t total;
 };
 
+// clang-format off
 static const struct debug_positions debug_313 = {
 	24, 40, 48, 64, 72, 152, 168, 176, 184, 192, 224, 232, 240, 248, 264,
 	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584,
@@ -239,6 +242,7 @@ static const struct debug_positions debug_315 = {
 	24, 40, 48, 64, 72, 176, 192, 200, 208, 240, 312, 320, 328, 336, 352,
 	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888,
 };
+// clang-format on
 
 /* PyObject_VAR_HEAD: ob_refcnt, ob_type, ob_size. A code object's own fields follow it. */
 #define VAR_HEAD_SIZE 24

@@ -22,6 +22,7 @@ unsigned short python_function__entry_semaphore __attribute__((section(".probes"
 unsigned short python_gc__start_semaphore __attribute__((section(".probes")));
 
 /* One stapsdt note: probe pc, base, semaphore, then provider, name and argument strings. */
+// clang-format off
 #define NOTE(name, sem, args)							\
 	__asm__ volatile("990: nop\n"						\
 			 ".pushsection .note.stapsdt,\"?\",\"note\"\n"		\
@@ -37,6 +38,7 @@ unsigned short python_gc__start_semaphore __attribute__((section(".probes")));
 			 ".asciz \"" args "\"\n"				\
 			 "994: .balign 4\n"					\
 			 ".popsection\n")
+// clang-format on
 
 __asm__(".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n"
 	".weak _.stapsdt.base\n"

@@ -163,6 +163,7 @@ static void test_null_table(void **state)
 
 static void test_unknown_kind(void **state)
 {
+	// clang-format off
 	static const uint8_t tab[] = { 2, 1 };
 
 	(void)state;
@@ -180,6 +181,7 @@ static void test_lnotab_basics(void **state)
 		2, 0x7f,	/* 312: -110 + 127 = 17 */
 		9,		/* half a pair: ignored */
 	};
+	// clang-format on
 
 	(void)state;
 	assert_int_equal(linetable_lnotab_line(tab, sizeof(tab), 10, -2), 10);
@@ -221,6 +223,7 @@ static void test_offset_far_past_end(void **state)
  */
 static void test_310_zero_length_jumps(void **state)
 {
+	// clang-format off
 	static const uint8_t tab[] = {
 		2, 0,			/* [0, 2): 10 */
 		0, 127, 0, 127,		/* +254, no range */
@@ -232,6 +235,7 @@ static void test_310_zero_length_jumps(void **state)
 		254, 0, 46, 0,		/* [14, 314): a 300-byte range split in two, still 6 */
 		0, 100,			/* trailing zero-length range: covers nothing */
 	};
+	// clang-format on
 
 	(void)state;
 	assert_int_equal(linetable_310_line(tab, sizeof(tab), 10, -2), 10);
@@ -252,6 +256,7 @@ static void test_310_zero_length_jumps(void **state)
 
 static void test_loc_no_location_keeps_line(void **state)
 {
+	// clang-format off
 	static const uint8_t tab[] = {
 		LOC(11, 2), 4, 8,	/* units 0-1: fl + 1 = 21 */
 		LOC(15, 3),		/* units 2-4: no location */
@@ -260,6 +265,7 @@ static void test_loc_no_location_keeps_line(void **state)
 		LOC(15, 1),		/* unit 14: no location */
 		LOC(3, 1), 0x12,	/* unit 15: short form, 23 */
 	};
+	// clang-format on
 
 	(void)state;
 	assert_int_equal(linetable_locations_line(tab, sizeof(tab), 20, 0), 21);
@@ -278,6 +284,7 @@ static void test_loc_no_location_keeps_line(void **state)
 
 static void test_loc_long_form(void **state)
 {
+	// clang-format off
 	static const uint8_t tab[] = {
 		/* delta -3 (svarint 7), end-line +2, col+1 = 5, end-col+1 = 100 (two groups) */
 		LOC(14, 4), 0x07, 0x02, 0x05, 0x64, 0x01,
@@ -286,6 +293,7 @@ static void test_loc_long_form(void **state)
 		/* code 13 (no columns): delta -4999 = svarint 9999 */
 		LOC(13, 2), 0x4f, 0x5c, 0x02,
 	};
+	// clang-format on
 
 	(void)state;
 	assert_int_equal(linetable_locations_line(tab, sizeof(tab), 100, 0), 97);
@@ -323,6 +331,7 @@ static void test_loc_truncated_varint(void **state)
 /* No entry start at all: nothing to decode, and the scan must stop at len. */
 static void test_loc_only_continuation_bytes(void **state)
 {
+	// clang-format off
 	static const uint8_t tab[] = { 0x00, 0x7f, 0x40, 0x41, 0x3f, 0x7f, 0x7f };
 
 	(void)state;
@@ -541,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_firstlineno),
 		cmocka_unit_test(test_hostile_deltas),
 	};
+	// clang-format on
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
