@@ -19,23 +19,23 @@
 
 struct call_frame {
 	struct py_call_func fn;
-	__u64 name;		/* funcname argument at entry: checked at the return */
+	__u64 name; /* funcname argument at entry: checked at the return */
 	__u64 start_ns;
-	__u64 child_ns;		/* time spent in callees that returned */
-	__u32 recursive;	/* the function was already active on this thread */
+	__u64 child_ns;	 /* time spent in callees that returned */
+	__u32 recursive; /* the function was already active on this thread */
 	__u32 pad;
 };
 
 struct call_stack {
 	__u32 pid;
-	__u32 depth;		/* may exceed PYPROF_CALL_DEPTH: deeper frames are not kept */
+	__u32 depth; /* may exceed PYPROF_CALL_DEPTH: deeper frames are not kept */
 	struct call_frame f[PYPROF_CALL_DEPTH];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);	/* threads traced at once: 6 MB */
-	__type(key, __u32);	/* tid */
+	__uint(max_entries, 1024); /* threads traced at once: 6 MB */
+	__type(key, __u32);	   /* tid */
 	__type(value, struct call_stack);
 } call_stacks SEC(".maps");
 
@@ -82,7 +82,7 @@ struct {
 
 /* PyCodeObject.co_flags on 3.11-3.15 (after the var-object header and three pointers). */
 #define CODE_FLAGS_311 48
-#define CO_GENERATOR_LIKE (0x20 | 0x80 | 0x200)	/* generator, coroutine, async generator */
+#define CO_GENERATOR_LIKE (0x20 | 0x80 | 0x200) /* generator, coroutine, async generator */
 
 /*
  * What --calls needs of a code object, remembered per (process, address) so
@@ -111,7 +111,8 @@ struct {
 
 /* The code object of frame f, with its remembered identity (see current_code). */
 static __always_inline int code_of_frame(const struct py_offsets *off, struct scratch *s, __u64 f,
-					 __u32 pid, __u64 name, struct py_call_func *fn, bool *fresh_code)
+					 __u32 pid, __u64 name, struct py_call_func *fn,
+					 bool *fresh_code)
 {
 	__u32 size = off->frame_read_size, fp2;
 	struct code_memo_key mk = {};
@@ -200,8 +201,7 @@ static __always_inline int current_code(struct py_target *proc, __u32 pid, __u32
 	return ret;
 }
 
-static __always_inline void active_add(struct py_call_func *fn, __u32 tid, int delta,
-				       __u32 *before)
+static __always_inline void active_add(struct py_call_func *fn, __u32 tid, int delta, __u32 *before)
 {
 	struct active_key k = { .fn = *fn, .tid = tid };
 	__u32 *n = bpf_map_lookup_elem(&call_active, &k), one = 1;
@@ -256,7 +256,7 @@ int BPF_USDT(on_func_entry, void *filename, void *funcname, int lineno)
 	}
 	err = current_code(proc, pid, tid, (__u64)funcname, &fn, &fresh_code);
 	if (err > 0)
-		return 0;	/* a generator being created: no return will follow */
+		return 0; /* a generator being created: no return will follow */
 	if (err) {
 		/* still pushed, so its return pops the right entry; not counted */
 		count(PYPROF_CNT_CALLS_NO_CODE);
@@ -354,7 +354,7 @@ static __always_inline void call_edge_add(struct py_call_edge_key *ek, struct ca
 		__sync_fetch_and_add(&cs->inclusive_ns, dur);
 	__sync_fetch_and_add(&cs->exclusive_ns, excl);
 	if (dur > cs->max_ns)
-		cs->max_ns = dur;	/* a lost race only loses a tie-break between two maxima */
+		cs->max_ns = dur; /* a lost race only loses a tie-break between two maxima */
 	h = bpf_map_lookup_elem(&call_hist, &cf->fn);
 	if (h) {
 		__u32 b = log2_bucket(dur);
@@ -381,7 +381,7 @@ int BPF_USDT(on_func_return, void *filename, void *funcname, int lineno)
 	d = st->depth - 1;
 	st->depth = d;
 	if (d >= PYPROF_CALL_DEPTH)
-		return 0;	/* counted as too deep at its entry */
+		return 0; /* counted as too deep at its entry */
 	cf = &st->f[d & (PYPROF_CALL_DEPTH - 1)];
 	if (cf->name != (__u64)funcname) {
 		found = call_resync(st, d, (__u64)funcname, tid);
@@ -419,4 +419,3 @@ int on_line(struct pt_regs *ctx)
 {
 	return 0;
 }
-

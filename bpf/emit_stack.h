@@ -72,7 +72,8 @@ static __always_inline int send_sample(struct scratch *s, __u8 kind, __u32 nfram
 		wake = BPF_RB_FORCE_WAKEUP;
 	} else {
 		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > RINGBUF_SIZE / 8 ?
-			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+			       BPF_RB_FORCE_WAKEUP :
+			       BPF_RB_NO_WAKEUP;
 	}
 	if (bpf_ringbuf_output(&samples, &s->sample, size, wake)) {
 		count_kind(kind, PYPROF_CNT_DROPPED);

@@ -118,4 +118,3 @@ int BPF_USDT(on_import_done, const char *name, int found)
 	send_import(PY_EVENT_IMPORT_DONE, name, found);
 	return 0;
 }
-

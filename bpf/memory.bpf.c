@@ -102,7 +102,7 @@ int on_page_fault(struct bpf_perf_event_data *ctx)
 struct mem_call {
 	__u64 nr;
 	__u64 arg0, arg1, arg2;
-	__u64 brk_before;	/* brk: the break before the call */
+	__u64 brk_before; /* brk: the break before the call */
 };
 
 struct {
@@ -174,10 +174,10 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	case NR_MUNMAP:
 		delta = -(__s64)PAGE_ROUND(call->arg1);
 		break;
-	case NR_MREMAP:	/* (old_address, old_size, new_size) */
+	case NR_MREMAP: /* (old_address, old_size, new_size) */
 		delta = (__s64)PAGE_ROUND(call->arg2) - (__s64)PAGE_ROUND(call->arg1);
 		break;
-	case NR_BRK:	/* returns the new break; brk(0) and a refusal leave it as it was */
+	case NR_BRK: /* returns the new break; brk(0) and a refusal leave it as it was */
 		delta = (__s64)PAGE_ROUND(ret) - (__s64)PAGE_ROUND(call->brk_before);
 		break;
 	}
@@ -201,14 +201,14 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
  * is opt-in, its cost measured in bench/mem.sh.
  */
 __u64 alloc_period = 512 * 1024;
-__u64 live_full;	/* sampled allocations the live map had no room for */
+__u64 live_full; /* sampled allocations the live map had no room for */
 
 /* An allocator call between its entry and its return, per thread. */
 struct alloc_call {
-	__u64 weight;		/* 0: not sampled */
-	__u64 memptr;		/* posix_memalign: where the address will be written */
-	__u64 start_ns;		/* entry time: an entry this old lost its return (see below) */
-	__u32 depth;		/* allocator entries nested inside this one (realloc -> malloc) */
+	__u64 weight;	/* 0: not sampled */
+	__u64 memptr;	/* posix_memalign: where the address will be written */
+	__u64 start_ns; /* entry time: an entry this old lost its return (see below) */
+	__u32 depth;	/* allocator entries nested inside this one (realloc -> malloc) */
 	__u32 pad;
 };
 
@@ -374,8 +374,8 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 	bpf_map_delete_elem(&alloc_calls, &tid);
 	if (!call.weight)
 		return 0;
-	if (call.memptr) {	/* posix_memalign: 0 on success, the address stored at memptr */
-		if ((int)ret || call.memptr == 1)	/* an int: the upper half of rax is undefined */
+	if (call.memptr) { /* posix_memalign: 0 on success, the address stored at memptr */
+		if ((int)ret || call.memptr == 1) /* an int: the upper half of rax is undefined */
 			return 0;
 		addr = read_word(call.memptr);
 	}

@@ -103,4 +103,3 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 		proc_event(PY_PROC_EXIT, pid, 0, 0, BPF_RB_NO_WAKEUP);
 	return 0;
 }
-

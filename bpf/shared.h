@@ -26,7 +26,7 @@
 
 /* tid -> PyThreadState address, checked again at every use (thread_id == fsbase). */
 struct thread_entry {
-	__u64 tstate;		/* 0: none found at checked_ns */
+	__u64 tstate; /* 0: none found at checked_ns */
 	__u64 checked_ns;
 	__u32 pid;
 	__u32 pad;

@@ -192,8 +192,8 @@ static __always_inline __u64 current_frame(const struct py_offsets *off, __u64 t
 struct walk_ctx {
 	const struct py_offsets *off;
 	struct scratch *s;
-	__u64 f;		/* next frame to read */
-	__u32 n;		/* frames recorded */
+	__u64 f; /* next frame to read */
+	__u32 n; /* frames recorded */
 	__u32 read_size;
 };
 
@@ -224,8 +224,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 		s->sample.flags |= PY_SAMPLE_READ_ERROR;
 		return 1;
 	}
-	code = load_u64(s->frame, off->frame_code, PYPROF_FRAME_READ) &
-	       ~(__u64)off->code_tag_mask;
+	code = load_u64(s->frame, off->frame_code, PYPROF_FRAME_READ) & ~(__u64)off->code_tag_mask;
 	w->f = load_u64(s->frame, off->frame_previous, PYPROF_FRAME_READ);
 	/* C-stack entry frames (3.12+) carry no Python code of their own. */
 	if (off->frame_owner != PYPROF_NO_OFFSET &&

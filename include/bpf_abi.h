@@ -33,8 +33,8 @@
 
 /* How a frame records its position in the bytecode. */
 enum py_instr_kind {
-	PY_INSTR_LASTI = 0,	/* int f_lasti in the frame (3.8-3.10); sent as is */
-	PY_INSTR_PTR = 1,	/* pointer into co_code_adaptive (3.11+); sent as a byte offset */
+	PY_INSTR_LASTI = 0, /* int f_lasti in the frame (3.8-3.10); sent as is */
+	PY_INSTR_PTR = 1,   /* pointer into co_code_adaptive (3.11+); sent as a byte offset */
 };
 
 /*
@@ -43,52 +43,52 @@ enum py_instr_kind {
  * knows nothing about versions beyond these numbers.
  */
 struct py_offsets {
-	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
-	__u16 interp_next;		/* PyInterpreterState.next */
-	__u16 interp_threads_head;	/* PyInterpreterState.threads.head (tstate_head <= 3.10) */
-	__u16 tstate_next;		/* PyThreadState.next */
-	__u16 tstate_thread_id;		/* PyThreadState.thread_id (= pthread_self() = fsbase) */
-	__u16 tstate_frame;		/* .frame (<=3.10), .cframe (3.11-3.12), .current_frame (3.13+) */
-	__u16 cframe_current_frame;	/* _PyCFrame.current_frame, or PYPROF_NO_OFFSET */
-	__u16 frame_code;		/* f_code / f_executable */
-	__u16 frame_previous;		/* f_back / previous */
-	__u16 frame_instr;		/* f_lasti / prev_instr / instr_ptr */
-	__u16 frame_owner;		/* owner (3.11+), or PYPROF_NO_OFFSET */
-	__u16 frame_read_size;		/* bytes to read at a frame to cover the fields above */
-	__u16 code_filename;		/* PyCodeObject.co_filename */
-	__u16 code_name;		/* PyCodeObject.co_name */
-	__u16 code_qualname;		/* co_qualname (3.11+), else co_name */
-	__u16 code_linetable;		/* co_lnotab (3.8-3.9) / co_linetable (3.10+) */
-	__u16 code_firstlineno;		/* co_firstlineno (int) */
-	__u16 code_id_start;		/* the identity fields above lie in */
-	__u16 code_id_size;		/*   [code_id_start, code_id_start + code_id_size) */
-	__u16 code_adaptive;		/* offset of co_code_adaptive (3.11+), else 0 */
-	__u16 str_length;		/* PyASCIIObject.length */
-	__u16 str_state;		/* PyASCIIObject.state */
-	__u16 str_ascii_data;		/* sizeof(PyASCIIObject): data of a compact ASCII str */
-	__u8 instr_kind;		/* enum py_instr_kind */
-	__u8 owner_skip_min;		/* frames with owner >= this are C-stack shims */
-	__u8 code_tag_mask;		/* low bits to clear from f_executable (3.14+ stackrefs) */
+	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_next;	   /* PyInterpreterState.next */
+	__u16 interp_threads_head; /* PyInterpreterState.threads.head (tstate_head <= 3.10) */
+	__u16 tstate_next;	   /* PyThreadState.next */
+	__u16 tstate_thread_id;	   /* PyThreadState.thread_id (= pthread_self() = fsbase) */
+	__u16 tstate_frame; /* .frame (<=3.10), .cframe (3.11-3.12), .current_frame (3.13+) */
+	__u16 cframe_current_frame; /* _PyCFrame.current_frame, or PYPROF_NO_OFFSET */
+	__u16 frame_code;	    /* f_code / f_executable */
+	__u16 frame_previous;	    /* f_back / previous */
+	__u16 frame_instr;	    /* f_lasti / prev_instr / instr_ptr */
+	__u16 frame_owner;	    /* owner (3.11+), or PYPROF_NO_OFFSET */
+	__u16 frame_read_size;	    /* bytes to read at a frame to cover the fields above */
+	__u16 code_filename;	    /* PyCodeObject.co_filename */
+	__u16 code_name;	    /* PyCodeObject.co_name */
+	__u16 code_qualname;	    /* co_qualname (3.11+), else co_name */
+	__u16 code_linetable;	    /* co_lnotab (3.8-3.9) / co_linetable (3.10+) */
+	__u16 code_firstlineno;	    /* co_firstlineno (int) */
+	__u16 code_id_start;	    /* the identity fields above lie in */
+	__u16 code_id_size;	    /*   [code_id_start, code_id_start + code_id_size) */
+	__u16 code_adaptive;	    /* offset of co_code_adaptive (3.11+), else 0 */
+	__u16 str_length;	    /* PyASCIIObject.length */
+	__u16 str_state;	    /* PyASCIIObject.state */
+	__u16 str_ascii_data;	    /* sizeof(PyASCIIObject): data of a compact ASCII str */
+	__u8 instr_kind;	    /* enum py_instr_kind */
+	__u8 owner_skip_min;	    /* frames with owner >= this are C-stack shims */
+	__u8 code_tag_mask;	    /* low bits to clear from f_executable (3.14+ stackrefs) */
 	__u8 pad[7];
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */
 struct py_target {
-	__u64 runtime_addr;	/* address of _PyRuntime in the target */
+	__u64 runtime_addr; /* address of _PyRuntime in the target */
 	struct py_offsets off;
 };
 
 /* One Python frame of a sample, innermost first. */
 struct py_frame {
-	__u64 code;		/* code object address */
-	__s32 instr;		/* f_lasti as read (PY_INSTR_LASTI) or byte offset into the bytecode */
-	__u32 fingerprint;	/* hash of co_filename and co_name pointers: detects address reuse */
+	__u64 code;	   /* code object address */
+	__s32 instr;	   /* f_lasti as read (PY_INSTR_LASTI) or byte offset into the bytecode */
+	__u32 fingerprint; /* hash of co_filename and co_name pointers: detects address reuse */
 };
 
 enum py_sample_flags {
-	PY_SAMPLE_TRUNCATED = 1,	/* the stack was deeper than the depth limit */
-	PY_SAMPLE_READ_ERROR = 2,	/* a frame could not be read; the walk stopped there */
-	PY_SAMPLE_RSS_PEAK = 4,		/* PY_KIND_PAGE_FAULT: the process's resident memory was at
+	PY_SAMPLE_TRUNCATED = 1,  /* the stack was deeper than the depth limit */
+	PY_SAMPLE_READ_ERROR = 2, /* a frame could not be read; the walk stopped there */
+	PY_SAMPLE_RSS_PEAK = 4,	  /* PY_KIND_PAGE_FAULT: the process's resident memory was at
 					 * its highest yet (see rss_peak in the BPF object) */
 };
 
@@ -97,16 +97,16 @@ enum py_sample_flags {
  * sends the same record; kind says which event caught it and what value means.
  */
 enum py_sample_kind {
-	PY_KIND_CPU = 0,	/* a cpu-clock tick; value unused */
+	PY_KIND_CPU = 0, /* a cpu-clock tick; value unused */
 	/* USDT (src/usdt.c): */
-	PY_KIND_CALL_NEW = 16,	/* first call of a function seen by --calls; value unused */
-	PY_KIND_GC = 17,	/* a finished collection, at gc__done; value: PY_GC_VALUE() */
+	PY_KIND_CALL_NEW = 16, /* first call of a function seen by --calls; value unused */
+	PY_KIND_GC = 17,       /* a finished collection, at gc__done; value: PY_GC_VALUE() */
 	/* --mem: numbered apart from other features' kinds so additions do not collide */
-	PY_KIND_PAGE_FAULT = 32,	/* one sampled page fault; value: bytes it stands for
+	PY_KIND_PAGE_FAULT = 32, /* one sampled page fault; value: bytes it stands for
 					 * (period x page size) */
-	PY_KIND_MAP = 33,	/* mmap, brk or mremap grew the address space by value bytes */
-	PY_KIND_UNMAP = 34,	/* munmap, brk or mremap shrank it by value bytes */
-	PY_KIND_ALLOC = 35,	/* --mem=alloc: a sampled allocator call; value: bytes it stands
+	PY_KIND_MAP = 33,	 /* mmap, brk or mremap grew the address space by value bytes */
+	PY_KIND_UNMAP = 34,	 /* munmap, brk or mremap shrank it by value bytes */
+	PY_KIND_ALLOC = 35,	 /* --mem=alloc: a sampled allocator call; value: bytes it stands
 				 * for (the sampling period, or its size if larger) */
 };
 
@@ -126,7 +126,7 @@ struct py_live_alloc {
 	__u32 pid;
 	__u32 tid;
 	__u64 ktime_ns;
-	__u64 bytes;		/* the record's value */
+	__u64 bytes; /* the record's value */
 };
 
 /*
@@ -134,7 +134,7 @@ struct py_live_alloc {
  * bits, 18 minutes), generation (2 bits), objects collected (22 bits, saturated).
  */
 #define PY_GC_VALUE(ns, gen, collected)                                                            \
-	(((ns) & ((1ULL << 40) - 1)) | ((__u64)((gen) & 3) << 40) |                                \
+	(((ns) & ((1ULL << 40) - 1)) | ((__u64)((gen)&3) << 40) |                                  \
 	 ((__u64)((collected) > 0x3fffff ? 0x3fffff : (collected)) << 42))
 #define PY_GC_NS(v) ((v) & ((1ULL << 40) - 1))
 #define PY_GC_GEN(v) (((v) >> 40) & 3)
@@ -142,14 +142,14 @@ struct py_live_alloc {
 
 /* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */
 struct py_sample {
-	__u32 pid;		/* kernel tgid */
-	__u32 tid;		/* kernel tid */
-	__u64 ktime_ns;		/* bpf_ktime_get_ns() */
+	__u32 pid;	/* kernel tgid */
+	__u32 tid;	/* kernel tid */
+	__u64 ktime_ns; /* bpf_ktime_get_ns() */
 	__u16 nframes;
-	__u8 flags;		/* enum py_sample_flags */
-	__u8 kind;		/* enum py_sample_kind */
+	__u8 flags; /* enum py_sample_flags */
+	__u8 kind;  /* enum py_sample_kind */
 	__u32 cpu;
-	__u64 value;		/* meaning depends on kind (bytes, nanoseconds, ...) */
+	__u64 value; /* meaning depends on kind (bytes, nanoseconds, ...) */
 	struct py_frame frames[PYPROF_MAX_DEPTH];
 };
 
@@ -185,7 +185,8 @@ static inline __u32 py_code_fingerprint(const __u64 ptrs[4], __s32 firstlineno,
 		__u64 w = text[i];
 
 		if (text_len < 8 * (__u32)i + 8)
-			w = text_len <= 8 * (__u32)i ? 0 : w & ((1ULL << 8 * (text_len - 8 * i)) - 1);
+			w = text_len <= 8 * (__u32)i ? 0 :
+						       w & ((1ULL << 8 * (text_len - 8 * i)) - 1);
 		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
 		h ^= h >> 31;
 	}
@@ -199,27 +200,27 @@ static inline __u32 py_code_fingerprint(const __u64 ptrs[4], __s32 firstlineno,
  * userspace through a small ring buffer of its own, apart from the samples.
  */
 enum py_proc_event_kind {
-	PY_PROC_FORK = 1,	/* pid was forked from ppid */
-	PY_PROC_EXEC = 2,	/* pid replaced its image: inspect it */
-	PY_PROC_EXIT = 3,	/* pid exited (its whole thread group) */
+	PY_PROC_FORK = 1, /* pid was forked from ppid */
+	PY_PROC_EXEC = 2, /* pid replaced its image: inspect it */
+	PY_PROC_EXIT = 3, /* pid exited (its whole thread group) */
 };
 
 enum py_proc_event_flags {
-	PY_PROC_COPIED = 1,	/* FORK: the parent's targets entry was copied to the child */
+	PY_PROC_COPIED = 1, /* FORK: the parent's targets entry was copied to the child */
 };
 
 struct py_proc_event {
-	__u32 kind;		/* enum py_proc_event_kind */
-	__u32 pid;		/* kernel tgid */
-	__u32 ppid;		/* FORK: the parent's tgid */
-	__u32 flags;		/* enum py_proc_event_flags */
+	__u32 kind;  /* enum py_proc_event_kind */
+	__u32 pid;   /* kernel tgid */
+	__u32 ppid;  /* FORK: the parent's tgid */
+	__u32 flags; /* enum py_proc_event_flags */
 	__u64 ktime_ns;
 };
 
 /* Values of the `followed` map: which pids' execs and children are watched. */
 enum py_follow_flags {
 	PY_FOLLOW_SELF = 1,	/* report this pid's execs */
-	PY_FOLLOW_CHILDREN = 2,	/* and pass the flags on to every child it forks */
+	PY_FOLLOW_CHILDREN = 2, /* and pass the flags on to every child it forks */
 };
 
 /*
@@ -234,24 +235,24 @@ enum py_follow_flags {
 #define PYPROF_CNT_INDEX(kind, counter) (PYPROF_CNT_MAX * PY_KIND_FAMILY(kind) + (counter))
 
 enum pyprof_counter {
-	PYPROF_CNT_EVENTS,	/* perf events that hit a profiled process */
-	PYPROF_CNT_SENT,	/* samples written to the ring buffer */
-	PYPROF_CNT_NO_TSTATE,	/* thread has no PyThreadState (not a Python thread yet) */
-	PYPROF_CNT_NO_FRAME,	/* thread state without Python frames (idle or in C only) */
-	PYPROF_CNT_READ_ERROR,	/* a read of target memory failed during the walk */
-	PYPROF_CNT_TRUNCATED,	/* stacks cut at the depth limit */
-	PYPROF_CNT_DROPPED,	/* ring buffer full: sample lost */
-	PYPROF_CNT_UNREADABLE,	/* not even the innermost frame could be read: nothing sent */
-	PYPROF_CNT_TSTATE_SCAN,	/* thread-list scans (cache misses) */
-	PYPROF_CNT_PROC_EVENT_LOST,	/* fork/exec/exit notices lost: event ring buffer full */
+	PYPROF_CNT_EVENTS,	    /* perf events that hit a profiled process */
+	PYPROF_CNT_SENT,	    /* samples written to the ring buffer */
+	PYPROF_CNT_NO_TSTATE,	    /* thread has no PyThreadState (not a Python thread yet) */
+	PYPROF_CNT_NO_FRAME,	    /* thread state without Python frames (idle or in C only) */
+	PYPROF_CNT_READ_ERROR,	    /* a read of target memory failed during the walk */
+	PYPROF_CNT_TRUNCATED,	    /* stacks cut at the depth limit */
+	PYPROF_CNT_DROPPED,	    /* ring buffer full: sample lost */
+	PYPROF_CNT_UNREADABLE,	    /* not even the innermost frame could be read: nothing sent */
+	PYPROF_CNT_TSTATE_SCAN,	    /* thread-list scans (cache misses) */
+	PYPROF_CNT_PROC_EVENT_LOST, /* fork/exec/exit notices lost: event ring buffer full */
 	/* USDT --calls: */
-	PYPROF_CNT_CALLS_UNMATCHED,	/* returns with no entry seen (attached mid-call) */
-	PYPROF_CNT_CALLS_TOO_DEEP,	/* calls deeper than PYPROF_CALL_DEPTH: not timed */
-	PYPROF_CNT_CALLS_NO_CODE,	/* entry whose code object could not be read: not counted */
-	PYPROF_CNT_CALLS_MISMATCH,	/* a return not matching the top entry: stack repaired */
-	PYPROF_CNT_CALLS_MAP_FULL,	/* edge or histogram map full: call not recorded */
-	PYPROF_CNT_EVENTS_DROPPED,	/* import events lost (event ring buffer full) */
-	PYPROF_CNT_GC_UNMATCHED,	/* gc__done with no gc__start seen */
+	PYPROF_CNT_CALLS_UNMATCHED, /* returns with no entry seen (attached mid-call) */
+	PYPROF_CNT_CALLS_TOO_DEEP,  /* calls deeper than PYPROF_CALL_DEPTH: not timed */
+	PYPROF_CNT_CALLS_NO_CODE,   /* entry whose code object could not be read: not counted */
+	PYPROF_CNT_CALLS_MISMATCH,  /* a return not matching the top entry: stack repaired */
+	PYPROF_CNT_CALLS_MAP_FULL,  /* edge or histogram map full: call not recorded */
+	PYPROF_CNT_EVENTS_DROPPED,  /* import events lost (event ring buffer full) */
+	PYPROF_CNT_GC_UNMATCHED,    /* gc__done with no gc__start seen */
 	PYPROF_CNT_MAX,
 };
 
@@ -280,7 +281,7 @@ struct py_call_edge_key {
 
 struct py_call_stats {
 	__u64 calls;
-	__u64 inclusive_ns;	/* outermost activations of the callee only (recursion counted once) */
+	__u64 inclusive_ns; /* outermost activations of the callee only (recursion counted once) */
 	__u64 exclusive_ns;
 	__u64 max_ns;
 };
@@ -301,10 +302,10 @@ struct py_event {
 	__u32 pid;
 	__u32 tid;
 	__u64 ktime_ns;
-	__u8 kind;		/* enum py_event_kind */
-	__u8 found;		/* import__find__load__done: the module was found */
+	__u8 kind;  /* enum py_event_kind */
+	__u8 found; /* import__find__load__done: the module was found */
 	__u8 pad[6];
-	char name[PY_EVENT_NAME];	/* NUL-terminated, truncated */
+	char name[PY_EVENT_NAME]; /* NUL-terminated, truncated */
 };
 
 #endif

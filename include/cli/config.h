@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "session/mem.h"	/* enum pyprof_mem_mode */
+#include "session/mem.h" /* enum pyprof_mem_mode */
 
 #define CONFIG_MAX_PIDS 1024
 #define CONFIG_MAX_HZ 20000
@@ -18,32 +18,32 @@
 struct pyprof_config {
 	pid_t pids[CONFIG_MAX_PIDS];
 	size_t npids;
-	double duration_s;	/* 0: until Ctrl-C or every target has exited */
+	double duration_s; /* 0: until Ctrl-C or every target has exited */
 	unsigned frequency_hz;
 	unsigned max_depth;
-	const char *format;	/* stdout's format, and that of an -o with no known extension */
-	const char *outputs[CONFIG_MAX_OUTPUTS];	/* none: stdout; "-" is stdout too */
+	const char *format; /* stdout's format, and that of an -o with no known extension */
+	const char *outputs[CONFIG_MAX_OUTPUTS]; /* none: stdout; "-" is stdout too */
 	size_t noutputs;
 	unsigned top_functions;
 	unsigned top_lines;
-	unsigned line_report;	/* functions shown line by line in the text report */
+	unsigned line_report; /* functions shown line by line in the text report */
 	int verbose;
-	int mem;		/* enum pyprof_mem_mode */
-	unsigned mem_period;	/* page faults per fault sample */
-	unsigned long alloc_period;	/* bytes allocated per allocator sample */
-	const char *mem_timeline;	/* SVG of resident memory over time, or NULL */
-	const char *mem_folded;		/* folded stacks of bytes touched, or NULL */
-	bool all;		/* -a: every CPython process on the host */
-	bool subprocesses;	/* follow the targets' descendants */
-	bool merge;		/* one profile for all processes */
-	bool threads;		/* per-thread breakdown */
-	bool top;		/* `pybpfprof top`: live view instead of a report */
-	char **command;		/* after `--`: the command to launch, NULL-terminated */
-	const char *user;	/* --user NAME|UID: the command runs as this user, not root */
-	unsigned usdt_modes;	/* enum usdt_mode: --calls, --gc, --imports */
-	bool py311_line;	/* --calls-py311-line: accept the line probe's slowdown on 3.11 */
-	unsigned max_cache_mb;	/* --max-cache-mb: all that is kept of the targets' code objects */
-	char error[256];	/* why parsing failed */
+	int mem;		    /* enum pyprof_mem_mode */
+	unsigned mem_period;	    /* page faults per fault sample */
+	unsigned long alloc_period; /* bytes allocated per allocator sample */
+	const char *mem_timeline;   /* SVG of resident memory over time, or NULL */
+	const char *mem_folded;	    /* folded stacks of bytes touched, or NULL */
+	bool all;		    /* -a: every CPython process on the host */
+	bool subprocesses;	    /* follow the targets' descendants */
+	bool merge;		    /* one profile for all processes */
+	bool threads;		    /* per-thread breakdown */
+	bool top;		    /* `pybpfprof top`: live view instead of a report */
+	char **command;		    /* after `--`: the command to launch, NULL-terminated */
+	const char *user;	    /* --user NAME|UID: the command runs as this user, not root */
+	unsigned usdt_modes;	    /* enum usdt_mode: --calls, --gc, --imports */
+	bool py311_line;       /* --calls-py311-line: accept the line probe's slowdown on 3.11 */
+	unsigned max_cache_mb; /* --max-cache-mb: all that is kept of the targets' code objects */
+	char error[256];       /* why parsing failed */
 };
 
 /* --mem=alloc: one sample per 512 KiB allocated on average (per thread). */
@@ -70,7 +70,7 @@ struct pyprof_config {
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
 		.line_report = 5, .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB,                     \
 		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
-		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                        \
+		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                       \
 	}
 
 /*

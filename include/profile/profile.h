@@ -15,20 +15,20 @@
 
 struct profile_func {
 	char *qualname;
-	char *file;		/* as the process sees it */
+	char *file; /* as the process sees it */
 	int firstline;
-	bool unresolved;	/* stands for code objects that could not be read */
+	bool unresolved; /* stands for code objects that could not be read */
 };
 
 struct profile_frame {
 	uint32_t func;
-	int line;		/* -1: unknown */
+	int line; /* -1: unknown */
 };
 
 struct profile_stack {
 	uint32_t tid;
 	uint32_t nframes;
-	uint32_t *frames;	/* frame ids, innermost first */
+	uint32_t *frames; /* frame ids, innermost first */
 	uint64_t count;
 };
 
@@ -45,12 +45,12 @@ struct profile_thread {
  * outermost activation by whoever fills these in).
  */
 struct profile_call_edge {
-	uint32_t func;		/* callee */
-	uint32_t caller;	/* UINT32_MAX: no Python caller seen (root, or attached mid-call) */
+	uint32_t func;	 /* callee */
+	uint32_t caller; /* UINT32_MAX: no Python caller seen (root, or attached mid-call) */
 	uint64_t calls;
 	uint64_t inclusive_ns;
 	uint64_t exclusive_ns;
-	uint64_t max_ns;	/* longest single call */
+	uint64_t max_ns; /* longest single call */
 };
 
 /*
@@ -59,33 +59,33 @@ struct profile_call_edge {
  * bytes per kind of event.
  */
 enum profile_mem_kind {
-	PROFILE_MEM_TOUCHED,	/* new pages first touched: sampled faults x period x page size */
-	PROFILE_MEM_MAPPED,	/* mmap, brk and mremap growth: exact */
-	PROFILE_MEM_UNMAPPED,	/* munmap, brk and mremap shrinking: exact */
-	PROFILE_MEM_ALLOCATED,	/* --mem=alloc: allocator calls sampled by bytes */
-	PROFILE_MEM_LIVE,	/* --mem=alloc: of which not freed at the end */
+	PROFILE_MEM_TOUCHED,   /* new pages first touched: sampled faults x period x page size */
+	PROFILE_MEM_MAPPED,    /* mmap, brk and mremap growth: exact */
+	PROFILE_MEM_UNMAPPED,  /* munmap, brk and mremap shrinking: exact */
+	PROFILE_MEM_ALLOCATED, /* --mem=alloc: allocator calls sampled by bytes */
+	PROFILE_MEM_LIVE,      /* --mem=alloc: of which not freed at the end */
 	PROFILE_MEM_NKINDS,
 };
 
 struct profile_mem_stack {
 	uint32_t nframes;
-	uint32_t *frames;	/* frame ids, innermost first */
+	uint32_t *frames; /* frame ids, innermost first */
 	uint64_t bytes[PROFILE_MEM_NKINDS];
-	uint64_t samples[PROFILE_MEM_NKINDS];	/* records that added to bytes */
+	uint64_t samples[PROFILE_MEM_NKINDS]; /* records that added to bytes */
 };
 
 /* One event in time, for the timeline's labels: which line did what when. */
 struct profile_mem_event {
-	double t_s;		/* since pybpfprof's start */
-	uint32_t frame;		/* innermost frame */
-	uint32_t kind;		/* enum profile_mem_kind */
+	double t_s;	/* since pybpfprof's start */
+	uint32_t frame; /* innermost frame */
+	uint32_t kind;	/* enum profile_mem_kind */
 	uint64_t bytes;
 };
 
 /* Resident memory of the process at one moment (from /proc/PID/statm). */
 struct profile_rss_point {
 	double t_s;
-	uint64_t rss;		/* bytes */
+	uint64_t rss; /* bytes */
 };
 
 #define PROFILE_MEM_MAX_EVENTS (1u << 20)
@@ -93,18 +93,18 @@ struct profile_rss_point {
 struct profile_mem {
 	struct profile_mem_stack *stacks;
 	size_t nstacks, cap_stacks;
-	struct hashmap stack_index;	/* frames hash -> index */
-	uint64_t truncated, partial, unresolved;	/* records cut or not fully named */
-	uint32_t peak_stack;		/* 1 + index of the stack of the last fault sampled at a
+	struct hashmap stack_index;		 /* frames hash -> index */
+	uint64_t truncated, partial, unresolved; /* records cut or not fully named */
+	uint32_t peak_stack;	       /* 1 + index of the stack of the last fault sampled at a
 					 * new resident-size high; 0: none */
-	uint64_t peak_rss;		/* bytes: highest resident size seen (faults or statm) */
-	double peak_t_s;		/* when the peak stack was seen */
-	struct profile_rss_point *rss;	/* the timeline */
+	uint64_t peak_rss;	       /* bytes: highest resident size seen (faults or statm) */
+	double peak_t_s;	       /* when the peak stack was seen */
+	struct profile_rss_point *rss; /* the timeline */
 	size_t nrss, cap_rss;
-	struct profile_mem_event *events;	/* up to PROFILE_MEM_MAX_EVENTS */
+	struct profile_mem_event *events; /* up to PROFILE_MEM_MAX_EVENTS */
 	size_t nevents, cap_events;
-	uint64_t events_dropped;	/* beyond the cap: not on the timeline, still in stacks */
-	uint64_t live_lost;		/* live bytes whose allocation record never arrived */
+	uint64_t events_dropped; /* beyond the cap: not on the timeline, still in stacks */
+	uint64_t live_lost;	 /* live bytes whose allocation record never arrived */
 };
 
 /* Log2 latency histogram of one function's calls: bucket i counts [2^i, 2^(i+1)) ns. */
@@ -127,7 +127,7 @@ struct profile_gc_stat {
 
 struct profile_gc_stack {
 	uint32_t nframes;
-	uint32_t *frames;	/* frame ids, innermost first; none: no Python frame */
+	uint32_t *frames; /* frame ids, innermost first; none: no Python frame */
 	struct profile_gc_stat stat;
 };
 
@@ -141,45 +141,45 @@ struct profile_gc {
 struct profile_import {
 	char *module;
 	uint32_t tid;
-	int32_t parent;		/* index in imports, or -1 */
-	uint64_t start_ns;	/* kernel monotonic time */
-	uint64_t ns;		/* duration, when done */
+	int32_t parent;	   /* index in imports, or -1 */
+	uint64_t start_ns; /* kernel monotonic time */
+	uint64_t ns;	   /* duration, when done */
 	bool found, done;
 };
 
 struct profile_target {
 	int pid;
-	int nspid;		/* pid inside the process's own pid namespace */
-	int root_fd;		/* O_PATH fd of its root directory (source files), or -1 */
-	struct proc_sources *sources;	/* whose rights its source files are read with (source.h) */
+	int nspid;		      /* pid inside the process's own pid namespace */
+	int root_fd;		      /* O_PATH fd of its root directory (source files), or -1 */
+	struct proc_sources *sources; /* whose rights its source files are read with (source.h) */
 	char *exe, *cmdline, *comm, *python;
-	double start_time;	/* its start, seconds since the epoch (sources edited since?); 0: unknown */
+	double start_time; /* its start, seconds since the epoch (sources edited since?); 0: unknown */
 	bool exited;
-	uint64_t samples;	/* samples with a Python stack */
-	uint64_t truncated;	/* of which cut at the depth limit */
-	uint64_t partial;	/* of which cut by an unreadable frame */
-	uint64_t unresolved;	/* of which had a frame that could not be named */
+	uint64_t samples;    /* samples with a Python stack */
+	uint64_t truncated;  /* of which cut at the depth limit */
+	uint64_t partial;    /* of which cut by an unreadable frame */
+	uint64_t unresolved; /* of which had a frame that could not be named */
 	struct profile_thread *threads;
 	size_t nthreads, cap_threads;
 	struct profile_stack *stacks;
 	size_t nstacks, cap_stacks;
-	struct hashmap stack_index;	/* stack hash -> index + 1 */
-	struct profile_call_edge *calls;	/* --calls only; empty otherwise */
+	struct hashmap stack_index;	 /* stack hash -> index + 1 */
+	struct profile_call_edge *calls; /* --calls only; empty otherwise */
 	size_t ncalls, cap_calls;
-	struct profile_mem mem;		/* --mem only; empty otherwise */
-	struct profile_call_hist *hists;	/* --calls only */
+	struct profile_mem mem;		 /* --mem only; empty otherwise */
+	struct profile_call_hist *hists; /* --calls only */
 	size_t nhists, cap_hists;
-	struct profile_gc gc;			/* --gc only */
-	struct profile_import *imports;		/* --imports only, in start order */
+	struct profile_gc gc;		/* --gc only */
+	struct profile_import *imports; /* --imports only, in start order */
 	size_t nimports, cap_imports;
 };
 
 struct profile_counts {
-	uint64_t events;	/* timer ticks that hit a profiled process */
-	uint64_t dropped;	/* lost: kernel ring buffer full, or unknown process */
-	uint64_t no_python;	/* ticks on a thread with no Python frame (C code, startup) */
-	uint64_t unreadable;	/* ticks whose innermost frame could not be read: not sent */
-	uint64_t read_errors;	/* stacks with a failed read: partial ones and unreadable ones */
+	uint64_t events;      /* timer ticks that hit a profiled process */
+	uint64_t dropped;     /* lost: kernel ring buffer full, or unknown process */
+	uint64_t no_python;   /* ticks on a thread with no Python frame (C code, startup) */
+	uint64_t unreadable;  /* ticks whose innermost frame could not be read: not sent */
+	uint64_t read_errors; /* stacks with a failed read: partial ones and unreadable ones */
 	uint64_t truncated;
 };
 
@@ -187,18 +187,18 @@ struct profile_counts {
 struct profile_cache_counts {
 	uint64_t budget_bytes;
 	uint64_t peak_bytes;
-	uint64_t reads;		/* code objects read from targets */
-	uint64_t evicted;	/* code objects dropped (least recently used) to stay within budget */
-	uint64_t refused;	/* line tables not kept (too large): their functions have no lines */
+	uint64_t reads;	  /* code objects read from targets */
+	uint64_t evicted; /* code objects dropped (least recently used) to stay within budget */
+	uint64_t refused; /* line tables not kept (too large): their functions have no lines */
 };
 
 /* What the USDT modes could not record, summed over processes (see enum pyprof_counter). */
 struct profile_usdt_counts {
 	uint64_t calls_unmatched, calls_too_deep, calls_no_code, calls_mismatch, calls_map_full;
-	uint64_t calls_unresolved;	/* call edges whose callee was gone before it was named */
+	uint64_t calls_unresolved; /* call edges whose callee was gone before it was named */
 	uint64_t gc_unmatched, imports_unmatched, events_dropped;
-	uint64_t records_dropped;	/* GC and call records lost: sample ring buffer full */
-	uint64_t probe_misses;	/* probe hits the kernel did not run our program for */
+	uint64_t records_dropped; /* GC and call records lost: sample ring buffer full */
+	uint64_t probe_misses;	  /* probe hits the kernel did not run our program for */
 };
 
 struct profile {
@@ -210,20 +210,20 @@ struct profile {
 	struct hashmap frame_index;
 	struct profile_target *targets;
 	size_t ntargets, cap_targets;
-	const char *mode;	/* "cpu" */
+	const char *mode; /* "cpu" */
 	unsigned frequency_hz;
 	double duration_s;
-	double first_sample_ms;	/* from pybpfprof's start to the first sample received; -1: none */
+	double first_sample_ms; /* from pybpfprof's start to the first sample received; -1: none */
 	long long start_ns;	/* CLOCK_MONOTONIC at pybpfprof's start */
-	struct profile_counts counts;	/* CPU samples */
-	struct profile_counts mem_counts;	/* memory records (--mem) */
+	struct profile_counts counts;	  /* CPU samples */
+	struct profile_counts mem_counts; /* memory records (--mem) */
 	/* --mem */
-	bool mem;		/* memory events were collected */
-	bool mem_alloc;		/* of which allocator calls (--mem=alloc) */
-	uint64_t alloc_period;	/* bytes per allocator sample */
-	unsigned mem_period;	/* page faults per fault sample */
+	bool mem;	       /* memory events were collected */
+	bool mem_alloc;	       /* of which allocator calls (--mem=alloc) */
+	uint64_t alloc_period; /* bytes per allocator sample */
+	unsigned mem_period;   /* page faults per fault sample */
 	unsigned page_size;
-	bool calls_mode, gc_mode, imports_mode;	/* --calls, --gc, --imports */
+	bool calls_mode, gc_mode, imports_mode; /* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
 	struct profile_cache_counts cache;
 };
@@ -238,7 +238,8 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line);
 
 /* Adds a process section (strings are copied). NULL on allocation failure. */
 struct profile_target *profile__add_target(struct profile *p, int pid, const char *exe,
-				       const char *cmdline, const char *comm, const char *python);
+					   const char *cmdline, const char *comm,
+					   const char *python);
 /* Frees one process section's contents (profile__free does it for all). */
 void profile_target__free(struct profile_target *pp);
 /*
@@ -251,7 +252,7 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
 
 /* Adds count samples of one stack (frames innermost first). 0 or -ENOMEM. */
 int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
-			    uint32_t n, uint64_t count);
+			      uint32_t n, uint64_t count);
 
 /*
  * Adds bytes of one memory kind to a stack; t_s places it on the timeline,
@@ -259,7 +260,8 @@ int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uin
  * the stack's index in pp->mem.stacks, or -errno.
  */
 int profile_target__add_mem(struct profile_target *pp, enum profile_mem_kind kind,
-			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak);
+			    const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s,
+			    bool is_peak);
 void profile_mem__free(struct profile_mem *m);
 /*
  * --merge: adds from's memory stacks to into's; the peak is the highest of
@@ -270,18 +272,19 @@ int profile_target__merge_mem(struct profile_target *into, const struct profile_
 int profile_target__add_rss(struct profile_target *pp, double t_s, uint64_t rss);
 /* --gc: one collection triggered at this stack (n may be 0). 0 or -ENOMEM. */
 int profile_target__add_gc(struct profile_target *pp, const uint32_t *frames, uint32_t n,
-			 unsigned gen, uint64_t ns, uint64_t collected);
+			   unsigned gen, uint64_t ns, uint64_t collected);
 /* --calls: adds to the (func, caller) edge. 0 or -ENOMEM. */
 int profile_target__add_call(struct profile_target *pp, uint32_t func, uint32_t caller,
-			   const struct profile_call_edge *add);
+			     const struct profile_call_edge *add);
 /* --calls: adds buckets to func's histogram. 0 or -ENOMEM. */
 int profile_target__add_hist(struct profile_target *pp, uint32_t func,
-			   const uint64_t buckets[PROFILE_HIST_BUCKETS]);
+			     const uint64_t buckets[PROFILE_HIST_BUCKETS]);
 /* --imports: opens an import on tid, nested in the innermost open one. 0 or -ENOMEM. */
 int profile_target__import_start(struct profile_target *pp, uint32_t tid, const char *module,
-			       uint64_t ktime_ns);
+				 uint64_t ktime_ns);
 /* Closes tid's innermost open import. -ENOENT when none is open (began before attach). */
-int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool found, uint64_t ktime_ns);
+int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool found,
+				uint64_t ktime_ns);
 
 /* Summaries used by the writers. */
 /*
@@ -290,7 +293,7 @@ int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool fo
  * only outermost activations, so recursion is counted once.
  */
 int profile_target__call_totals(const struct profile *p, const struct profile_target *pp,
-			      struct profile_call_total **out);
+				struct profile_call_total **out);
 struct func_stat {
 	uint32_t func;
 	uint64_t self, total;
@@ -302,10 +305,10 @@ struct line_stat {
 
 /* Per-function self/total (total counts a function once per sample), sorted by self, then total. */
 int profile_target__func_stats(const struct profile *p, const struct profile_target *pp,
-			     struct func_stat **out, size_t *n);
+			       struct func_stat **out, size_t *n);
 /* Per-(function, line) self samples, sorted descending. */
 int profile_target__line_stats(const struct profile *p, const struct profile_target *pp,
-			     struct line_stat **out, size_t *n);
+			       struct line_stat **out, size_t *n);
 
 /* Memory summaries: bytes per kind, by function (self/total) and by line (self). */
 struct mem_func_stat {
@@ -318,9 +321,9 @@ struct mem_line_stat {
 };
 /* Growth order: touched bytes, then mapped, then allocated, then net; descending. */
 int profile_target__mem_func_stats(const struct profile *p, const struct profile_target *pp,
-				 struct mem_func_stat **out, size_t *n);
+				   struct mem_func_stat **out, size_t *n);
 int profile_target__mem_line_stats(const struct profile *p, const struct profile_target *pp,
-				 struct mem_line_stat **out, size_t *n);
+				   struct mem_line_stat **out, size_t *n);
 /* Sums over every stack of pp, per kind. */
 void profile_target__mem_totals(const struct profile_target *pp, uint64_t out[PROFILE_MEM_NKINDS]);
 

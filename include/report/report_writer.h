@@ -13,18 +13,18 @@
 #include "profile/profile.h"
 
 struct report_opts {
-	unsigned top_functions;	/* rows in the functions table */
+	unsigned top_functions; /* rows in the functions table */
 	unsigned top_lines;	/* rows in the hottest-lines table */
 	unsigned line_report;	/* functions shown line by line */
 	const char *tool_version;
-	bool threads;		/* --threads: each thread's functions too */
+	bool threads; /* --threads: each thread's functions too */
 };
 
 struct report_writer {
 	const char *name;
-	const char *exts[3];	/* file name endings that select it, with the dot */
+	const char *exts[3]; /* file name endings that select it, with the dot */
 	int (*write)(FILE *f, const struct profile *p, const struct report_opts *o);
-	bool plain_text;	/* read on a terminal: written through text_sanitize_lines */
+	bool plain_text; /* read on a terminal: written through text_sanitize_lines */
 };
 
 extern const struct report_writer report_text;

@@ -17,10 +17,10 @@
 
 struct collector_target {
 	struct target t;
-	size_t target_index;		/* into profile.targets */
+	size_t target_index; /* into profile.targets */
 	struct code_cache *codes;
-	struct hashmap raw_frames;	/* hash(code, fingerprint, instr) -> frame id; in the budget */
-	int pidfd;			/* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
+	struct hashmap raw_frames; /* hash(code, fingerprint, instr) -> frame id; in the budget */
+	int pidfd;		   /* the process, for liveness; -ESRCH: gone, -ENOSYS: none */
 	bool exited;
 	/*
 	 * A forked child: 1 + its parent's index in targets, else 0. Its code
@@ -34,13 +34,13 @@ struct collector {
 	struct profile *prof;
 	struct collector_target *targets;
 	size_t ntargets, cap_targets;
-	uint64_t unknown_pid;		/* samples of a pid we do not know: counted as dropped */
-	uint64_t malformed;		/* records shorter than they claim: dropped */
-	uint64_t late;			/* records still unconverted when the run ended: dropped */
-	struct cache_budget budget;	/* what every target's code cache and memo may hold */
-	uint64_t alive_checks;		/* calls of collector__check_alive */
-	uint32_t *scratch;		/* frame ids of the sample being converted */
-	struct hashmap alloc_records;	/* --mem=alloc: collector__alloc_key -> memory stack index */
+	uint64_t unknown_pid;	      /* samples of a pid we do not know: counted as dropped */
+	uint64_t malformed;	      /* records shorter than they claim: dropped */
+	uint64_t late;		      /* records still unconverted when the run ended: dropped */
+	struct cache_budget budget;   /* what every target's code cache and memo may hold */
+	uint64_t alive_checks;	      /* calls of collector__check_alive */
+	uint32_t *scratch;	      /* frame ids of the sample being converted */
+	struct hashmap alloc_records; /* --mem=alloc: collector__alloc_key -> memory stack index */
 	/* asked for a pid with no section before it counts as unknown (forked children) */
 	struct collector_target *(*on_unknown)(void *ctx, int pid);
 	void *on_unknown_ctx;
@@ -53,7 +53,7 @@ struct collector {
 	struct collector_parked *parked;
 	size_t nparked, cap_parked;
 	uint32_t park_gen;
-	bool replaying;			/* a replayed sample is not parked again */
+	bool replaying; /* a replayed sample is not parked again */
 };
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */

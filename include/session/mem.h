@@ -17,15 +17,15 @@
 /* --mem: what memory events are collected besides the CPU samples. */
 enum pyprof_mem_mode {
 	PYPROF_MEM_OFF = 0,
-	PYPROF_MEM_FAULTS,	/* page faults and memory system calls (the default --mem) */
-	PYPROF_MEM_ALLOC,	/* the above, and the C allocator's calls through uprobes */
+	PYPROF_MEM_FAULTS, /* page faults and memory system calls (the default --mem) */
+	PYPROF_MEM_ALLOC,  /* the above, and the C allocator's calls through uprobes */
 };
 
 struct mem {
-	struct perf_sampler faults;	/* page-fault programs, one per CPU */
-	unsigned period;	/* mean page faults per sample */
+	struct perf_sampler faults; /* page-fault programs, one per CPU */
+	unsigned period;	    /* mean page faults per sample */
 	struct bpf_link *sys_enter, *sys_exit;
-	struct bpf_link **uprobes;	/* --mem=alloc: allocator probes of every target */
+	struct bpf_link **uprobes; /* --mem=alloc: allocator probes of every target */
 	size_t nuprobes, cap_uprobes;
 	long long last_rss_ns;
 	long page_size;

@@ -23,16 +23,16 @@
 #include <bpf/libbpf.h>
 
 struct jitter {
-	uint64_t state;		/* xorshift64* */
-	long long next_ns;	/* CLOCK_MONOTONIC of the next redraw */
-	double offset;		/* the current block's draw, in [-1, 1) */
-	double length;		/* the current pair's block length, times the mean */
-	bool second;		/* the current block is the second of its pair */
+	uint64_t state;	   /* xorshift64* */
+	long long next_ns; /* CLOCK_MONOTONIC of the next redraw */
+	double offset;	   /* the current block's draw, in [-1, 1) */
+	double length;	   /* the current pair's block length, times the mean */
+	bool second;	   /* the current block is the second of its pair */
 };
 
 struct perf_sampler {
-	struct bpf_link **links;	/* one per CPU; NULL for an offline CPU */
-	int *fds;		/* our copies of the events' fds, to change the period; -1: none */
+	struct bpf_link **links; /* one per CPU; NULL for an offline CPU */
+	int *fds;		 /* our copies of the events' fds, to change the period; -1: none */
 	int ncpus;
 	struct jitter jitter;
 };
@@ -44,8 +44,8 @@ struct perf_sampler {
  * frees what was opened.
  */
 int perf_sampler__open(struct perf_sampler *ps, struct perf_event_attr *attr,
-		      struct bpf_program *prog, const char *what, long long first_redraw_ns,
-		      char *why, size_t whylen);
+		       struct bpf_program *prog, const char *what, long long first_redraw_ns,
+		       char *why, size_t whylen);
 /* Sets the sample period of every CPU's event. */
 void perf_sampler__set_period(struct perf_sampler *ps, uint64_t period);
 /* Detaches and closes everything; safe on a sampler never opened (zeroed). */

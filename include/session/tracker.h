@@ -25,15 +25,15 @@
 struct tracker_pending {
 	pid_t pid;
 	long long since_ns, next_ns, delay_ns;
-	long long exec_ns;	/* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
-	bool validating;	/* registered before its interpreter existed: layout check due */
-	size_t target;		/* then: its index in the collector */
+	long long exec_ns; /* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
+	bool validating;   /* registered before its interpreter existed: layout check due */
+	size_t target;	   /* then: its index in the collector */
 };
 
 /* A forked child the kernel samples; its section opens at its first sample. */
 struct tracker_forked {
 	pid_t pid;
-	size_t parent;		/* index of the parent's target in the collector */
+	size_t parent; /* index of the parent's target in the collector */
 	/*
 	 * Its exit (or exec) was seen in this poll round, or -1. It is
 	 * forgotten two rounds later: the samples it took before exiting may
@@ -45,16 +45,16 @@ struct tracker_forked {
 struct tracker {
 	struct collector *c;
 	struct session *s;
-	bool all;			/* -a: every CPython on the host */
-	pid_t self;			/* our own pid: never a target */
+	bool all;   /* -a: every CPython on the host */
+	pid_t self; /* our own pid: never a target */
 	struct tracker_pending *pending;
 	size_t npending, cap_pending;
 	struct tracker_forked *forked;
 	size_t nforked, cap_forked;
-	uint64_t forks, execs, exits;	/* notices received */
-	uint64_t registered;		/* new images profiled */
-	uint64_t gave_up;		/* CPython images never initialised in time */
-	long long round;		/* poll rounds so far (tracker__tick calls) */
+	uint64_t forks, execs, exits; /* notices received */
+	uint64_t registered;	      /* new images profiled */
+	uint64_t gave_up;	      /* CPython images never initialised in time */
+	long long round;	      /* poll rounds so far (tracker__tick calls) */
 };
 
 void tracker__init(struct tracker *tr, struct collector *c, struct session *s, bool all);

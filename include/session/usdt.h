@@ -16,9 +16,9 @@
 #include "target/target.h"
 
 enum usdt_mode {
-	USDT_CALLS = 1,		/* function__entry / function__return */
-	USDT_GC = 2,		/* gc__start / gc__done */
-	USDT_IMPORTS = 4,	/* import__find__load__start / done */
+	USDT_CALLS = 1,	  /* function__entry / function__return */
+	USDT_GC = 2,	  /* gc__start / gc__done */
+	USDT_IMPORTS = 4, /* import__find__load__start / done */
 };
 
 /* Probes found in an interpreter's .note.stapsdt. */

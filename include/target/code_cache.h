@@ -26,15 +26,15 @@ struct code_cache;
 
 struct code_info {
 	uint32_t fingerprint;
-	int firstlineno;	/* >= 1, or -1: unknown (the object said a line below 1) */
+	int firstlineno; /* >= 1, or -1: unknown (the object said a line below 1) */
 	char *qualname;
 	char *filename;
-	struct line_run *runs;	/* the decoded line table; NULL: lines unknown */
+	struct line_run *runs; /* the decoded line table; NULL: lines unknown */
 	size_t nruns;
 	/* budget bookkeeping */
 	struct code_cache *owner;
 	uint64_t addr;
-	size_t bytes;		/* everything this entry holds, as charged to the budget */
+	size_t bytes; /* everything this entry holds, as charged to the budget */
 	struct code_info *newer, *older;
 };
 
@@ -48,35 +48,35 @@ struct code_info {
 #define TABLE_MEMO_SLOTS 16
 
 struct table_memo {
-	const struct code_cache *owner;	/* NULL: empty slot */
+	const struct code_cache *owner; /* NULL: empty slot */
 	uint64_t hash;
 	size_t len;
 	int firstlineno;
-	long nruns;			/* -E2BIG: refused */
+	long nruns; /* -E2BIG: refused */
 	struct line_run *runs;
 };
 
 /* One budget for every target's code cache and frame memo. */
 struct cache_budget {
-	size_t limit;		/* bytes */
+	size_t limit; /* bytes */
 	size_t used;
 	size_t peak;
-	size_t memo_bytes;	/* the collector's raw-frame memos, part of used */
-	uint64_t evicted;	/* code objects dropped to stay within the limit */
-	uint64_t refused;	/* line tables not kept: too large, or decoding to too many runs */
-	uint64_t memo_resets;	/* raw-frame memos emptied to stay within their share */
+	size_t memo_bytes;    /* the collector's raw-frame memos, part of used */
+	uint64_t evicted;     /* code objects dropped to stay within the limit */
+	uint64_t refused;     /* line tables not kept: too large, or decoding to too many runs */
+	uint64_t memo_resets; /* raw-frame memos emptied to stay within their share */
 	struct code_info *newest, *oldest;
-	uint8_t *table;		/* one line table being decoded (REMOTE_MAX_BYTES), not charged */
-	struct line_run *runs;	/* its runs before they are copied (LINETABLE_RUNS_MAX) */
+	uint8_t *table;	       /* one line table being decoded (REMOTE_MAX_BYTES), not charged */
+	struct line_run *runs; /* its runs before they are copied (LINETABLE_RUNS_MAX) */
 	struct table_memo memo[TABLE_MEMO_SLOTS];
-	unsigned memo_next;	/* the slot replaced next */
+	unsigned memo_next; /* the slot replaced next */
 	uint64_t memo_hits;
 };
 
 struct code_cache {
-	struct hashmap by_addr;	/* code address -> struct code_info * */
+	struct hashmap by_addr; /* code address -> struct code_info * */
 	struct cache_budget *budget;
-	uint64_t reads;		/* code objects read from the target */
+	uint64_t reads; /* code objects read from the target */
 };
 
 void cache_budget__init(struct cache_budget *b, size_t limit_bytes);
@@ -110,9 +110,9 @@ uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, con
 
 /* What userspace takes from the head of a code object. */
 struct code_head {
-	uint64_t type, filename, qualname, linetable;	/* pointers in the target */
-	int firstlineno;		/* >= 1, or -1: the object says a line below 1 */
-	const uint8_t *code_id;		/* the identity prefix, inside head */
+	uint64_t type, filename, qualname, linetable; /* pointers in the target */
+	int firstlineno;	/* >= 1, or -1: the object says a line below 1 */
+	const uint8_t *code_id; /* the identity prefix, inside head */
 };
 
 /*
@@ -121,7 +121,7 @@ struct code_head {
  * lie inside those bytes (never a read outside them).
  */
 int code_head__parse(const struct py_layout *L, const uint8_t *head, size_t len,
-		    struct code_head *out);
+		     struct code_head *out);
 
 /* Source line for a frame position as recorded by BPF (struct py_frame.instr); -1 if unknown. */
 int code_info__line(const struct code_info *ci, const struct py_layout *L, int32_t instr);

@@ -73,8 +73,7 @@ int elf_file__func_offset(struct elf_file *ef, const char *name, uint64_t *off);
  * Load bias of this file given one of its mappings (start address and file
  * offset, from /proc/PID/maps): runtime address = bias + vaddr. 0 or -ENOENT.
  */
-int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
-		   uint64_t *bias);
+int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off, uint64_t *bias);
 
 /*
  * Calls fn for every USDT probe of provider in the file's .note.stapsdt notes,

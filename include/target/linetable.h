@@ -22,9 +22,9 @@
 #include <stdint.h>
 
 enum linetable_kind {
-	LINETABLE_LNOTAB,	/* 3.8, 3.9: co_lnotab, (addr_incr, line_incr) byte pairs */
-	LINETABLE_310,		/* 3.10: co_linetable, (range_len, line_delta) byte pairs */
-	LINETABLE_LOCATIONS,	/* 3.11+: co_linetable location entries (Objects/locations.md) */
+	LINETABLE_LNOTAB,    /* 3.8, 3.9: co_lnotab, (addr_incr, line_incr) byte pairs */
+	LINETABLE_310,	     /* 3.10: co_linetable, (range_len, line_delta) byte pairs */
+	LINETABLE_LOCATIONS, /* 3.11+: co_linetable location entries (Objects/locations.md) */
 };
 
 /*
@@ -48,7 +48,7 @@ int linetable_line(enum linetable_kind kind, const uint8_t *tab, size_t len, int
  * LINETABLE_RUNS_MAX runs.
  */
 struct line_run {
-	uint32_t start;	/* first byte offset of the run */
+	uint32_t start; /* first byte offset of the run */
 	int32_t line;	/* -1: no line */
 };
 

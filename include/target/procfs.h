@@ -18,7 +18,7 @@
 struct map_entry {
 	uint64_t start, end, off, inode;
 	char perms[5];
-	bool long_path;		/* a path too long for path[], which is then "" */
+	bool long_path; /* a path too long for path[], which is then "" */
 	char path[PATH_MAX];
 };
 
@@ -59,9 +59,9 @@ const char *proc_stat_read(pid_t pid, char *buf, size_t len);
 
 /* The fields of /proc/PID/stat that pybpfprof uses. */
 struct proc_stat {
-	char state;			/* field 3: R, S, D, Z, X, ... */
-	int ppid;			/* field 4; -1 if absent */
-	long long starttime;		/* field 22, clock ticks after boot; -1 if absent */
+	char state;	     /* field 3: R, S, D, Z, X, ... */
+	int ppid;	     /* field 4; -1 if absent */
+	long long starttime; /* field 22, clock ticks after boot; -1 if absent */
 };
 
 /*

@@ -15,16 +15,16 @@
 
 struct py_layout {
 	struct py_offsets bpf;
-	uint16_t tstate_interp;		/* PyThreadState.interp */
-	uint16_t ob_type;		/* PyObject.ob_type */
-	uint16_t code_read_size;	/* bytes of the code object that cover every field used */
-	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject): other compact strings */
-	uint16_t str_utf8_length;	/* PyCompactUnicodeObject.utf8_length */
-	uint16_t str_utf8;		/* PyCompactUnicodeObject.utf8 */
-	uint16_t bytes_size;		/* PyVarObject.ob_size of bytes */
-	uint16_t bytes_data;		/* PyBytesObject.ob_sval */
+	uint16_t tstate_interp;	   /* PyThreadState.interp */
+	uint16_t ob_type;	   /* PyObject.ob_type */
+	uint16_t code_read_size;   /* bytes of the code object that cover every field used */
+	uint16_t str_compact_data; /* sizeof(PyCompactUnicodeObject): other compact strings */
+	uint16_t str_utf8_length;  /* PyCompactUnicodeObject.utf8_length */
+	uint16_t str_utf8;	   /* PyCompactUnicodeObject.utf8 */
+	uint16_t bytes_size;	   /* PyVarObject.ob_size of bytes */
+	uint16_t bytes_data;	   /* PyBytesObject.ob_sval */
 	enum linetable_kind linetable;
-	int lasti_unit;			/* bytes per f_lasti unit (PY_INSTR_LASTI only) */
+	int lasti_unit; /* bytes per f_lasti unit (PY_INSTR_LASTI only) */
 };
 
 /* Supported versions, for messages: "3.8 to 3.15". */
@@ -66,7 +66,7 @@ int py_layout__for_version(uint32_t hexversion, struct py_layout *out);
  * "code_object.qualname = 0xfffffffffffffff8: ...").
  */
 int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
-				 struct py_layout *out, char *why, size_t whylen);
+				  struct py_layout *out, char *why, size_t whylen);
 
 /*
  * Pure: whether every offset of L lets userspace and BPF read inside their

@@ -18,13 +18,13 @@
 
 /* Errors of a file beyond errno's (as -SOURCE_E*, like -errno); see source_strerror. */
 enum {
-	SOURCE_ENOTREG = 0x10000,	/* a FIFO, a device, a directory: not read */
-	SOURCE_ETIMEDOUT,		/* the helper did not answer in time */
-	SOURCE_ELOST,			/* the helper died or answered garbage before it */
-	SOURCE_ENOCREDS,		/* the process's user is unknown: nothing is read */
-	SOURCE_ESWITCH,			/* the helper could not take on the process's user */
-	SOURCE_EBUDGET,			/* the report's time for sources was spent */
-	SOURCE_EMIXED,			/* seen with more than SOURCE_CREDS_SEEN credentials */
+	SOURCE_ENOTREG = 0x10000, /* a FIFO, a device, a directory: not read */
+	SOURCE_ETIMEDOUT,	  /* the helper did not answer in time */
+	SOURCE_ELOST,		  /* the helper died or answered garbage before it */
+	SOURCE_ENOCREDS,	  /* the process's user is unknown: nothing is read */
+	SOURCE_ESWITCH,		  /* the helper could not take on the process's user */
+	SOURCE_EBUDGET,		  /* the report's time for sources was spent */
+	SOURCE_EMIXED,		  /* seen with more than SOURCE_CREDS_SEEN credentials */
 };
 
 /* Source text kept per line, bytes (the report shows less). */
@@ -37,19 +37,19 @@ enum {
 #define SOURCE_GROUPS_MAX 65536
 
 enum source_creds_kind {
-	SOURCE_CREDS_UNKNOWN,	/* read nothing */
-	SOURCE_CREDS_SELF,	/* our own rights (tests, and profiles made here) */
-	SOURCE_CREDS_PROC,	/* a process's, from its /proc/PID/status */
+	SOURCE_CREDS_UNKNOWN, /* read nothing */
+	SOURCE_CREDS_SELF,    /* our own rights (tests, and profiles made here) */
+	SOURCE_CREDS_PROC,    /* a process's, from its /proc/PID/status */
 };
 
 /* Whose rights files are read with. */
 struct source_creds {
 	enum source_creds_kind kind;
-	uid_t uid[4];		/* real, effective, saved, filesystem */
+	uid_t uid[4]; /* real, effective, saved, filesystem */
 	gid_t gid[4];
-	gid_t *groups;		/* supplementary groups */
+	gid_t *groups; /* supplementary groups */
 	size_t ngroups;
-	uint64_t cap_eff;	/* effective capabilities */
+	uint64_t cap_eff; /* effective capabilities */
 };
 
 /*
@@ -68,13 +68,13 @@ bool source_creds__equal(const struct source_creds *a, const struct source_creds
 
 /* One file to read: which lines, and (after source_read) what was found. */
 struct source_file {
-	const char *name;	/* as the process names it; absolute */
-	const int *lines;	/* ascending, unique, > 0 */
+	const char *name; /* as the process names it; absolute */
+	const int *lines; /* ascending, unique, > 0 */
 	size_t nlines;
 	/* results */
-	int err;		/* 0, -errno or -SOURCE_E* */
-	int64_t mtime;		/* seconds since the epoch */
-	char **texts;		/* nlines entries (malloc'ed), NULL: the file has no such line */
+	int err;       /* 0, -errno or -SOURCE_E* */
+	int64_t mtime; /* seconds since the epoch */
+	char **texts;  /* nlines entries (malloc'ed), NULL: the file has no such line */
 };
 
 /*
@@ -85,8 +85,8 @@ struct source_file {
  * Returns the milliseconds spent, or -errno if no helper could be started
  * (then every file has that error).
  */
-int source_read(int root_fd, const struct source_creds *creds, struct source_file *files,
-		size_t n, int timeout_ms);
+int source_read(int root_fd, const struct source_creds *creds, struct source_file *files, size_t n,
+		int timeout_ms);
 /* Frees the texts of files. */
 void source_files_free(struct source_file *files, size_t n);
 
@@ -121,14 +121,14 @@ int source_reply_encode(char **buf, size_t *len, uint32_t index, const struct so
 struct proc_sources {
 	struct source_creds creds[SOURCE_CREDS_SEEN];
 	size_t ncreds;
-	bool too_many;			/* more different ones than that were seen */
-	int status_fd;			/* its /proc/PID/status, to see them again; or -1 */
+	bool too_many; /* more different ones than that were seen */
+	int status_fd; /* its /proc/PID/status, to see them again; or -1 */
 	bool loaded;
-	int load_err;			/* every file's error when none could be read */
-	struct source_file *files;	/* in reading order: the most sampled first */
+	int load_err;		   /* every file's error when none could be read */
+	struct source_file *files; /* in reading order: the most sampled first */
 	size_t nfiles;
-	size_t *byname;			/* indices into files, by name */
-	int *lines;			/* the files' line numbers, one array */
+	size_t *byname; /* indices into files, by name */
+	int *lines;	/* the files' line numbers, one array */
 };
 
 /* A new one: nothing read yet, and no credentials (nothing will be read). NULL: no memory. */

@@ -15,7 +15,7 @@ struct hashmap {
 	uint64_t *keys;
 	uint64_t *vals;
 	uint8_t *used;
-	size_t cap;	/* power of two */
+	size_t cap; /* power of two */
 	size_t len;
 };
 

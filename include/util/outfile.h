@@ -19,12 +19,12 @@
 #include <stdio.h>
 
 struct outfile {
-	const char *path;		/* as given, for messages */
-	char name[NAME_MAX + 1];	/* its final component */
-	int dir_fd;			/* its directory (O_PATH), or -1 */
-	char tmp[NAME_MAX + 1];		/* the temporary file's name in it, while writing */
-	int tmp_fd;			/* and its fd */
-	int write_err;			/* the first write(2) error while writing (-errno) */
+	const char *path;	 /* as given, for messages */
+	char name[NAME_MAX + 1]; /* its final component */
+	int dir_fd;		 /* its directory (O_PATH), or -1 */
+	char tmp[NAME_MAX + 1];	 /* the temporary file's name in it, while writing */
+	int tmp_fd;		 /* and its fd */
+	int write_err;		 /* the first write(2) error while writing (-errno) */
 };
 
 /*
@@ -41,7 +41,7 @@ int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen
  * the reason in why; nothing is left behind on failure.
  */
 int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg, char *why,
-		  size_t whylen);
+		   size_t whylen);
 /* Closes the directory; of is one outfile__open was called on, whatever it returned. */
 void outfile__close(struct outfile *of);
 

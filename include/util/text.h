@@ -23,7 +23,7 @@ size_t text_sanitize(char *s);
 size_t text_sanitize_lines(char *s);
 
 enum text_kind {
-	TEXT_PRINTABLE,	/* ASCII from space to '~', or valid UTF-8 above U+009F */
+	TEXT_PRINTABLE, /* ASCII from space to '~', or valid UTF-8 above U+009F */
 	TEXT_CONTROL,	/* C0 (tab and newline included), DEL, or C1: U+0080-U+009F */
 	TEXT_INVALID,	/* a byte that begins no valid UTF-8 sequence */
 };

@@ -60,25 +60,25 @@ static const char doc[] =
 
 /* How an option's argument is read, and so what type its config field has. */
 enum cli_kind {
-	CLI_GROUP,	/* no option: a group's title in --help */
-	CLI_SET,	/* a flag that sets a bool */
-	CLI_BIT,	/* a flag that adds the bit in max to an unsigned set */
-	CLI_COUNT,	/* a flag counted in an int (-vv) */
-	CLI_UINT,	/* an unsigned from min to max */
-	CLI_ULONG,	/* an unsigned long from min to max */
-	CLI_SECONDS,	/* a double above 0, at most max */
-	CLI_PIDS,	/* pids separated with commas, added to cfg->pids */
-	CLI_FORMAT,	/* the name of a report format */
-	CLI_OUTPUT,	/* a file added to cfg->outputs */
-	CLI_MEM,	/* --mem[=MODE] into an int enum pyprof_mem_mode; no MODE: faults */
-	CLI_PATH,	/* a file name */
-	CLI_NAME,	/* a name, not empty */
+	CLI_GROUP,   /* no option: a group's title in --help */
+	CLI_SET,     /* a flag that sets a bool */
+	CLI_BIT,     /* a flag that adds the bit in max to an unsigned set */
+	CLI_COUNT,   /* a flag counted in an int (-vv) */
+	CLI_UINT,    /* an unsigned from min to max */
+	CLI_ULONG,   /* an unsigned long from min to max */
+	CLI_SECONDS, /* a double above 0, at most max */
+	CLI_PIDS,    /* pids separated with commas, added to cfg->pids */
+	CLI_FORMAT,  /* the name of a report format */
+	CLI_OUTPUT,  /* a file added to cfg->outputs */
+	CLI_MEM,     /* --mem[=MODE] into an int enum pyprof_mem_mode; no MODE: faults */
+	CLI_PATH,    /* a file name */
+	CLI_NAME,    /* a name, not empty */
 };
 
 struct cli_option {
-	struct argp_option argp;	/* name, key, argument, flags, --help text, group */
+	struct argp_option argp; /* name, key, argument, flags, --help text, group */
 	enum cli_kind kind;
-	size_t field;			/* where it goes in struct pyprof_config (FIELD) */
+	size_t field; /* where it goes in struct pyprof_config (FIELD) */
 	unsigned long min, max;
 	/* a refused value: "invalid WHAT 'ARG': expected EXPECTED" (CLI_NAME: "WHAT needs ...") */
 	const char *what, *expected;
@@ -88,12 +88,15 @@ struct cli_option {
  * The offset of a config field, which must be of the given type: a table
  * row that stores into a field of another type does not compile.
  */
-#define FIELD(f, type)                                                  \
-	(offsetof(struct pyprof_config, f) +                            \
-	 0 * sizeof(_Generic(((struct pyprof_config *)0)->f, type: 1)))
+#define FIELD(f, type)                                                                             \
+	(offsetof(struct pyprof_config, f) +                                                       \
+	 0 * sizeof(_Generic(((struct pyprof_config *)0)->f, type : 1)))
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#define GROUP(title, group) { { NULL, 0, NULL, 0, title, group }, CLI_GROUP, 0, 0, 0, NULL, NULL }
+#define GROUP(title, group)                                                                        \
+	{                                                                                          \
+		{ NULL, 0, NULL, 0, title, group }, CLI_GROUP, 0, 0, 0, NULL, NULL                 \
+	}
 
 enum {
 	OPT_MAX_DEPTH = 0x100,
@@ -118,96 +121,253 @@ enum {
 static const struct cli_option cli_options[] = {
 	GROUP("Targets:", 1),
 	{ { "pid", 'p', "PID", 0, "Profile this process (repeat, or separate with commas)", 1 },
-	  CLI_PIDS, 0, 1, INT_MAX, "pid", "a positive number" },
-	{ { "all", 'a', NULL, 0, "Profile every CPython process on the host, including those "
-	    "that start during the run", 1 },
-	  CLI_SET, FIELD(all, bool), 0, 0, NULL, NULL },
-	{ { "subprocesses", OPT_SUBPROCESSES, NULL, 0, "Also profile every descendant of the "
-	    "targets (fork, exec, multiprocessing)", 1 },
-	  CLI_SET, FIELD(subprocesses, bool), 0, 0, NULL, NULL },
-	{ { "user", OPT_USER, "NAME|UID", 0, "Run the command as this user (its groups, HOME, "
+	  CLI_PIDS,
+	  0,
+	  1,
+	  INT_MAX,
+	  "pid",
+	  "a positive number" },
+	{ { "all", 'a', NULL, 0,
+	    "Profile every CPython process on the host, including those "
+	    "that start during the run",
+	    1 },
+	  CLI_SET,
+	  FIELD(all, bool),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
+	{ { "subprocesses", OPT_SUBPROCESSES, NULL, 0,
+	    "Also profile every descendant of the "
+	    "targets (fork, exec, multiprocessing)",
+	    1 },
+	  CLI_SET,
+	  FIELD(subprocesses, bool),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
+	{ { "user", OPT_USER, "NAME|UID", 0,
+	    "Run the command as this user (its groups, HOME, "
 	    "USER and LOGNAME; a uid with no passwd entry gets gid = uid); without --user the "
-	    "command runs as root, as with perf and py-spy", 1 },
-	  CLI_NAME, FIELD(user, const char *), 0, 0, "--user", "a user name or a numeric uid" },
+	    "command runs as root, as with perf and py-spy",
+	    1 },
+	  CLI_NAME,
+	  FIELD(user, const char *),
+	  0,
+	  0,
+	  "--user",
+	  "a user name or a numeric uid" },
 	GROUP("Sampling:", 2),
-	{ { "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: until Ctrl-C or the "
-	    "targets exit)", 2 },
-	  CLI_SECONDS, FIELD(duration_s, double), 0, 31536000, "duration",
+	{ { "duration", 'd', "SECONDS", 0,
+	    "Stop after SECONDS (default: until Ctrl-C or the "
+	    "targets exit)",
+	    2 },
+	  CLI_SECONDS,
+	  FIELD(duration_s, double),
+	  0,
+	  31536000,
+	  "duration",
 	  "seconds, greater than 0" },
-	{ { "frequency", 'F', "HZ", 0, "Mean samples per second on each CPU; the rate varies at "
+	{ { "frequency", 'F', "HZ", 0,
+	    "Mean samples per second on each CPU; the rate varies at "
 	    "random within 20% so that sampling never falls into step with the program "
-	    "(default: 99)", 2 },
-	  CLI_UINT, FIELD(frequency_hz, unsigned), 1, CONFIG_MAX_HZ, "frequency",
+	    "(default: 99)",
+	    2 },
+	  CLI_UINT,
+	  FIELD(frequency_hz, unsigned),
+	  1,
+	  CONFIG_MAX_HZ,
+	  "frequency",
 	  "1 to " STR(CONFIG_MAX_HZ) " samples per second" },
-	{ { "max-depth", OPT_MAX_DEPTH, "FRAMES", 0, "Deepest Python stack kept; deeper ones are "
-	    "cut at the root and counted as truncated (default: 127, at most 1024)", 2 },
-	  CLI_UINT, FIELD(max_depth, unsigned), 1, PYPROF_MAX_DEPTH, "--max-depth",
+	{ { "max-depth", OPT_MAX_DEPTH, "FRAMES", 0,
+	    "Deepest Python stack kept; deeper ones are "
+	    "cut at the root and counted as truncated (default: 127, at most 1024)",
+	    2 },
+	  CLI_UINT,
+	  FIELD(max_depth, unsigned),
+	  1,
+	  PYPROF_MAX_DEPTH,
+	  "--max-depth",
 	  "1 to " STR(PYPROF_MAX_DEPTH) " frames" },
-	{ { "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0, "Memory kept of the targets' code objects "
+	{ { "max-cache-mb", OPT_MAX_CACHE_MB, "MIB", 0,
+	    "Memory kept of the targets' code objects "
 	    "(names, decoded line tables), all targets together; beyond it the least recently "
-	    "used are evicted, and the report counts them (default: 64)", 2 },
-	  CLI_UINT, FIELD(max_cache_mb, unsigned), 1, PYPROF_MAX_CACHE_MB, "--max-cache-mb",
+	    "used are evicted, and the report counts them (default: 64)",
+	    2 },
+	  CLI_UINT,
+	  FIELD(max_cache_mb, unsigned),
+	  1,
+	  PYPROF_MAX_CACHE_MB,
+	  "--max-cache-mb",
 	  "1 to " STR(PYPROF_MAX_CACHE_MB) " MiB" },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them):", 5),
-	{ { "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
+	{ { "calls", OPT_CALLS, NULL, 0,
+	    "Count every Python call: calls, inclusive and exclusive "
 	    "time, max and a latency histogram per function (CPython 3.8-3.10 and 3.15+ with "
-	    "probes, as Debian's)", 5 },
-	  CLI_BIT, FIELD(usdt_modes, unsigned), 0, USDT_CALLS, NULL, NULL },
-	{ { "gc", OPT_GC, NULL, 0, "Time every garbage collection, with the Python stack that "
-	    "triggered it", 5 },
-	  CLI_BIT, FIELD(usdt_modes, unsigned), 0, USDT_GC, NULL, NULL },
+	    "probes, as Debian's)",
+	    5 },
+	  CLI_BIT,
+	  FIELD(usdt_modes, unsigned),
+	  0,
+	  USDT_CALLS,
+	  NULL,
+	  NULL },
+	{ { "gc", OPT_GC, NULL, 0,
+	    "Time every garbage collection, with the Python stack that "
+	    "triggered it",
+	    5 },
+	  CLI_BIT,
+	  FIELD(usdt_modes, unsigned),
+	  0,
+	  USDT_GC,
+	  NULL,
+	  NULL },
 	{ { "imports", OPT_IMPORTS, NULL, 0, "Time every import, with the imports it nested", 5 },
-	  CLI_BIT, FIELD(usdt_modes, unsigned), 0, USDT_IMPORTS, NULL, NULL },
-	{ { "calls-py311-line", OPT_PY311_LINE, NULL, 0, "Allow --calls on Python 3.11 by also "
-	    "enabling its line probe, which makes the target about 30 times slower", 5 },
-	  CLI_SET, FIELD(py311_line, bool), 0, 0, NULL, NULL },
+	  CLI_BIT,
+	  FIELD(usdt_modes, unsigned),
+	  0,
+	  USDT_IMPORTS,
+	  NULL,
+	  NULL },
+	{ { "calls-py311-line", OPT_PY311_LINE, NULL, 0,
+	    "Allow --calls on Python 3.11 by also "
+	    "enabling its line probe, which makes the target about 30 times slower",
+	    5 },
+	  CLI_SET,
+	  FIELD(py311_line, bool),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
 	GROUP("Output:", 3),
-	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
+	{ { "format", 'f', "FORMAT", 0,
+	    "text, json, folded, flamegraph, speedscope, pstats or "
 	    "pprof: the format on stdout, and of any -o FILE whose extension names none "
-	    "(default: text)", 3 },
-	  CLI_FORMAT, FIELD(format, const char *), 0, 0, NULL, NULL },
-	{ { "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
-	    "its extension names; repeat for several formats from one run", 3 },
-	  CLI_OUTPUT, 0, 0, CONFIG_MAX_OUTPUTS, NULL, NULL },
+	    "(default: text)",
+	    3 },
+	  CLI_FORMAT,
+	  FIELD(format, const char *),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
+	{ { "output", 'o', "FILE", 0,
+	    "Write a report to FILE instead of stdout, in the format "
+	    "its extension names; repeat for several formats from one run",
+	    3 },
+	  CLI_OUTPUT,
+	  0,
+	  0,
+	  CONFIG_MAX_OUTPUTS,
+	  NULL,
+	  NULL },
 	{ { "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)",
 	    3 },
-	  CLI_UINT, FIELD(top_functions, unsigned), 0, 100000, "count", "a number of rows" },
+	  CLI_UINT,
+	  FIELD(top_functions, unsigned),
+	  0,
+	  100000,
+	  "count",
+	  "a number of rows" },
 	{ { "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
-	  CLI_UINT, FIELD(top_lines, unsigned), 0, 100000, "count", "a number of rows" },
-	{ { "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
+	  CLI_UINT,
+	  FIELD(top_lines, unsigned),
+	  0,
+	  100000,
+	  "count",
+	  "a number of rows" },
+	{ { "line-report", OPT_LINE_REPORT, "N", 0,
+	    "Line-by-line tables, with source, of the N "
 	    "functions with the most self time per process in the text report; 0: none "
-	    "(default: 5)", 3 },
-	  CLI_UINT, FIELD(line_report, unsigned), 0, 100000, "count", "a number of rows" },
-	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
-	    "process", 3 },
-	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
+	    "(default: 5)",
+	    3 },
+	  CLI_UINT,
+	  FIELD(line_report, unsigned),
+	  0,
+	  100000,
+	  "count",
+	  "a number of rows" },
+	{ { "merge", OPT_MERGE, NULL, 0,
+	    "One profile for all processes instead of one per "
+	    "process",
+	    3 },
+	  CLI_SET,
+	  FIELD(merge, bool),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
 	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
-	  CLI_SET, FIELD(threads, bool), 0, 0, NULL, NULL },
+	  CLI_SET,
+	  FIELD(threads, bool),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
 	GROUP("Diagnostics:", 4),
 	{ { "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
-	  CLI_COUNT, FIELD(verbose, int), 0, 0, NULL, NULL },
+	  CLI_COUNT,
+	  FIELD(verbose, int),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
 	GROUP("Memory:", 6),
-	{ { "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL, "Also report where memory grows, by "
+	{ { "mem", OPT_MEM, "MODE", OPTION_ARG_OPTIONAL,
+	    "Also report where memory grows, by "
 	    "line. faults (the default): sampled page faults (new memory touched) and "
 	    "mmap/munmap/mremap/brk (memory mapped and unmapped), with the stack at the peak of "
 	    "resident memory. alloc: also the C allocator's calls (uprobes on malloc, free, ...; "
-	    "costly), sampled by bytes, and what is still live at the end", 6 },
-	  CLI_MEM, FIELD(mem, int), 0, 0, "--mem", "--mem, --mem=faults or --mem=alloc" },
-	{ { "mem-folded", OPT_MEM_FOLDED, "FILE", 0, "Write the memory stacks as folded text "
-	    "weighted by bytes touched, for a flame graph of bytes (implies --mem)", 6 },
-	  CLI_PATH, FIELD(mem_folded, const char *), 0, 0, NULL, NULL },
-	{ { "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0, "--mem=alloc: bytes allocated per "
-	    "sample, on average (default: 524288); larger allocations are always recorded", 6 },
-	  CLI_ULONG, FIELD(alloc_period, unsigned long), 1, 1UL << 40, "--alloc-period",
+	    "costly), sampled by bytes, and what is still live at the end",
+	    6 },
+	  CLI_MEM,
+	  FIELD(mem, int),
+	  0,
+	  0,
+	  "--mem",
+	  "--mem, --mem=faults or --mem=alloc" },
+	{ { "mem-folded", OPT_MEM_FOLDED, "FILE", 0,
+	    "Write the memory stacks as folded text "
+	    "weighted by bytes touched, for a flame graph of bytes (implies --mem)",
+	    6 },
+	  CLI_PATH,
+	  FIELD(mem_folded, const char *),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
+	{ { "alloc-period", OPT_ALLOC_PERIOD, "BYTES", 0,
+	    "--mem=alloc: bytes allocated per "
+	    "sample, on average (default: 524288); larger allocations are always recorded",
+	    6 },
+	  CLI_ULONG,
+	  FIELD(alloc_period, unsigned long),
+	  1,
+	  1UL << 40,
+	  "--alloc-period",
 	  "1 to 2^40 bytes" },
-	{ { "mem-period", OPT_MEM_PERIOD, "FAULTS", 0, "Page faults per memory sample, on "
-	    "average (default: 64, one per 256 KiB touched)", 6 },
-	  CLI_UINT, FIELD(mem_period, unsigned), 1, 1000000, "--mem-period",
+	{ { "mem-period", OPT_MEM_PERIOD, "FAULTS", 0,
+	    "Page faults per memory sample, on "
+	    "average (default: 64, one per 256 KiB touched)",
+	    6 },
+	  CLI_UINT,
+	  FIELD(mem_period, unsigned),
+	  1,
+	  1000000,
+	  "--mem-period",
 	  "1 to 1000000 page faults" },
-	{ { "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
-	    "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },
-	  CLI_PATH, FIELD(mem_timeline, const char *), 0, 0, NULL, NULL },
+	{ { "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0,
+	    "Draw resident memory over the run "
+	    "as an SVG picture, the largest rises labelled by Python line (implies --mem)",
+	    6 },
+	  CLI_PATH,
+	  FIELD(mem_timeline, const char *),
+	  0,
+	  0,
+	  NULL,
+	  NULL },
 };
 
 #define NOPTIONS (sizeof(cli_options) / sizeof(cli_options[0]))
@@ -312,8 +472,7 @@ static int cli_option__set_text(const struct cli_option *o, const char *arg,
 }
 
 /* Reads one option's argument (arg: NULL if it has none) into its config field. */
-static int cli_option__apply(const struct cli_option *o, const char *arg,
-			     struct pyprof_config *cfg)
+static int cli_option__apply(const struct cli_option *o, const char *arg, struct pyprof_config *cfg)
 {
 	void *field = (char *)cfg + o->field;
 	unsigned long v;
@@ -370,8 +529,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	if (o) {
 		err = cli_option__apply(o, arg, cfg);
 	} else if (key == ARGP_KEY_ARG) {
-		snprintf(cfg->error, sizeof(cfg->error), "unexpected argument '%s' (a command to "
-			 "profile goes after --)", arg);
+		snprintf(cfg->error, sizeof(cfg->error),
+			 "unexpected argument '%s' (a command to "
+			 "profile goes after --)",
+			 arg);
 		err = -EINVAL;
 	} else if (key == ARGP_KEY_END) {
 		err = config_check(cfg, cfg->error, sizeof(cfg->error));

@@ -27,31 +27,38 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 	if (!cfg->npids && !cfg->all && !cfg->command)
 		return refuse(why, whylen, "no target: give -p PID, -a, or a command after --");
 	if (cfg->all && (cfg->npids || cfg->command))
-		return refuse(why, whylen, "-a profiles every process already: it takes no -p or "
+		return refuse(why, whylen,
+			      "-a profiles every process already: it takes no -p or "
 			      "command");
 	if (cfg->command && cfg->npids)
 		return refuse(why, whylen, "give either -p PID or a command after --, not both");
 	if (cfg->user && !cfg->command)
-		return refuse(why, whylen, "--user runs a launched command as that user: give the "
+		return refuse(why, whylen,
+			      "--user runs a launched command as that user: give the "
 			      "command after -- (profiled processes keep their own users)");
 	if (cfg->subprocesses && cfg->all)
-		return refuse(why, whylen, "--subprocesses goes with -p or a command; -a sees "
+		return refuse(why, whylen,
+			      "--subprocesses goes with -p or a command; -a sees "
 			      "every process already");
 	/* The probes are attached to the processes known at the start. */
 	if (cfg->usdt_modes && followed)
-		return refuse(why, whylen, "--calls, --gc and --imports trace the processes given "
+		return refuse(why, whylen,
+			      "--calls, --gc and --imports trace the processes given "
 			      "with -p only, not -a, a command or --subprocesses");
 	if (cfg->merge && (cfg->usdt_modes & (USDT_GC | USDT_IMPORTS)))
-		return refuse(why, whylen, "--gc and --imports report per process: they do not go "
+		return refuse(why, whylen,
+			      "--gc and --imports report per process: they do not go "
 			      "with --merge");
 	if (cfg->py311_line && !(cfg->usdt_modes & USDT_CALLS))
 		return refuse(why, whylen, "--calls-py311-line only makes sense with --calls");
 	if (cfg->top && (cfg->noutputs || cfg->mem_timeline || cfg->mem_folded))
-		return refuse(why, whylen, "top shows a live view and writes no file: drop -o, "
+		return refuse(why, whylen,
+			      "top shows a live view and writes no file: drop -o, "
 			      "--mem-timeline and --mem-folded, or record without top");
 	/* The allocator's uprobes are attached to the processes known at the start. */
 	if (cfg->mem == PYPROF_MEM_ALLOC && followed)
-		return refuse(why, whylen, "--mem=alloc traces the processes given with -p only, "
+		return refuse(why, whylen,
+			      "--mem=alloc traces the processes given with -p only, "
 			      "not -a, a command or --subprocesses (--mem works with all of them)");
 	return 0;
 }

@@ -62,8 +62,10 @@ int launch_user__resolve(const char *spec, struct launch_user *u, char *why, siz
 	} else {
 		pw = *spec ? getpwnam(spec) : NULL;
 		if (!pw) {
-			snprintf(why, whylen, "--user %s: no such user; give a name from the "
-				 "password database or a numeric uid", spec);
+			snprintf(why, whylen,
+				 "--user %s: no such user; give a name from the "
+				 "password database or a numeric uid",
+				 spec);
 			return -ENOENT;
 		}
 		u->uid = pw->pw_uid;
@@ -110,8 +112,8 @@ fail:
 	return -1;
 }
 
-int launch__start(struct launch *l, char *const argv[], const struct launch_user *user,
-		  char *why, size_t whylen)
+int launch__start(struct launch *l, char *const argv[], const struct launch_user *user, char *why,
+		  size_t whylen)
 {
 	struct child_failure f = { STEP_EXEC, 0 };
 	int go[2], err[2], e;
@@ -166,8 +168,10 @@ int launch__start(struct launch *l, char *const argv[], const struct launch_user
 	if (l->pidfd < 0) {
 		e = errno;
 		launch__abort(l);
-		snprintf(why, whylen, "cannot start the command: pidfd_open failed (%s); launch "
-			 "mode needs Linux 5.3 or later", strerror(e));
+		snprintf(why, whylen,
+			 "cannot start the command: pidfd_open failed (%s); launch "
+			 "mode needs Linux 5.3 or later",
+			 strerror(e));
 		return -e;
 	}
 	return 0;
@@ -202,8 +206,11 @@ int launch__release(struct launch *l, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot run the command %s: %s", l->cmd, strerror(f.err));
 	else
 		snprintf(why, whylen, "cannot run the command %s as the --user: %s failed: %s",
-			 l->cmd, f.step == STEP_GROUPS ? "setgroups" :
-			 f.step == STEP_GID ? "setresgid" : "setresuid", strerror(f.err));
+			 l->cmd,
+			 f.step == STEP_GROUPS ? "setgroups" :
+			 f.step == STEP_GID    ? "setresgid" :
+						 "setresuid",
+			 strerror(f.err));
 	return -f.err;
 }
 

@@ -26,12 +26,12 @@
  * supplementary group (never root's group 0 by default).
  */
 struct launch_user {
-	bool set;		/* false: the command runs as we do (root) */
+	bool set; /* false: the command runs as we do (root) */
 	uid_t uid;
 	gid_t gid;
 	size_t ngroups;
 	gid_t groups[LAUNCH_MAX_GROUPS];
-	char name[64];		/* "" for a uid without a passwd entry */
+	char name[64]; /* "" for a uid without a passwd entry */
 	char home[256];
 };
 
@@ -42,21 +42,21 @@ struct launch_user {
 int launch_user__resolve(const char *spec, struct launch_user *u, char *why, size_t whylen);
 
 struct launch {
-	pid_t pid;		/* 0: nothing launched */
-	int pidfd;		/* the child, for waiting and signals: -1 when none */
-	const char *cmd;	/* argv[0], for messages */
-	int go_fd;		/* write end: one byte lets the child exec */
-	int err_fd;		/* read end: the child's failure if exec failed, EOF if it worked */
+	pid_t pid;	 /* 0: nothing launched */
+	int pidfd;	 /* the child, for waiting and signals: -1 when none */
+	const char *cmd; /* argv[0], for messages */
+	int go_fd;	 /* write end: one byte lets the child exec */
+	int err_fd;	 /* read end: the child's failure if exec failed, EOF if it worked */
 	bool exited;
-	int exit_code;		/* once exited: its own, or 128 + the signal that killed it */
+	int exit_code; /* once exited: its own, or 128 + the signal that killed it */
 };
 
 /*
  * Forks the child, which waits for launch__release, as user if user->set
  * (NULL: as we are). 0, or -errno with a reason in why.
  */
-int launch__start(struct launch *l, char *const argv[], const struct launch_user *user,
-		  char *why, size_t whylen);
+int launch__start(struct launch *l, char *const argv[], const struct launch_user *user, char *why,
+		  size_t whylen);
 
 /* Lets the child exec argv; waits until the exec happened. 0, or -errno with a reason. */
 int launch__release(struct launch *l, char *why, size_t whylen);

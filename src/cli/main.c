@@ -93,7 +93,7 @@ struct run {
 	struct usdt u;
 	struct mem mem;
 	struct outfile outs[NOUTFILES];
-	char why[512];		/* why the last phase failed */
+	char why[512]; /* why the last phase failed */
 };
 
 /* Checks an output file and holds its directory until the end; "-" is stdout. */
@@ -143,15 +143,17 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
 		struct target t;
 
 		if (collector__find(c, cfg->pids[i]))
-			continue;	/* the same pid given twice */
+			continue; /* the same pid given twice */
 		err = target__open(cfg->pids[i], &t, why, sizeof(why));
 		if (!err && cfg->usdt_modes) {
 			struct usdt_probes pr;
 
 			err = usdt_probes__read(t.python_elf_host, &pr);
 			if (err)
-				snprintf(why, sizeof(why), "cannot read the USDT notes of pid %d's "
-					 "interpreter: %s", t.pid, strerror(-err));
+				snprintf(why, sizeof(why),
+					 "cannot read the USDT notes of pid %d's "
+					 "interpreter: %s",
+					 t.pid, strerror(-err));
 			else
 				err = usdt__check(&t, &pr, cfg->usdt_modes, cfg->py311_line, why,
 						  sizeof(why));
@@ -235,10 +237,11 @@ static void show_status(struct session *s, struct collector *c, long long start,
 		samples += c->prof->targets[i].samples;
 		alive += !c->prof->targets[i].exited;
 	}
-	fprintf(stderr, "\rpybpfprof: %.0f s, %llu samples, %zu process%s (%zu running), %llu "
-		"dropped\033[K", (now - start) / 1e9, (unsigned long long)samples,
-		c->prof->ntargets, c->prof->ntargets == 1 ? "" : "es", alive,
-		(unsigned long long)live_dropped(s, c));
+	fprintf(stderr,
+		"\rpybpfprof: %.0f s, %llu samples, %zu process%s (%zu running), %llu "
+		"dropped\033[K",
+		(now - start) / 1e9, (unsigned long long)samples, c->prof->ntargets,
+		c->prof->ntargets == 1 ? "" : "es", alive, (unsigned long long)live_dropped(s, c));
 }
 
 /*
@@ -332,9 +335,8 @@ static void raise_fd_limit(void)
  * profiled pids report their execs and exits, followed ones (-a, a launched
  * command, --subprocesses) their children's too.
  */
-static int start_tracking(const struct pyprof_config *cfg, struct session *s,
-			  struct collector *c, struct tracker *tr, const struct launch *l,
-			  char *why, size_t whylen)
+static int start_tracking(const struct pyprof_config *cfg, struct session *s, struct collector *c,
+			  struct tracker *tr, const struct launch *l, char *why, size_t whylen)
 {
 	unsigned flags = PY_FOLLOW_SELF | (cfg->subprocesses ? PY_FOLLOW_CHILDREN : 0);
 	size_t i;
@@ -395,7 +397,8 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->counts.dropped += c->unknown_pid + c->malformed + c->late;
 	if (c->late)
 		pr_warn("%llu samples came faster than they could be named before the end of "
-			"the run: they are counted as dropped\n", (unsigned long long)c->late);
+			"the run: they are counted as dropped\n",
+			(unsigned long long)c->late);
 	c->prof->cache.budget_bytes = c->budget.limit;
 	c->prof->cache.peak_bytes = c->budget.peak;
 	c->prof->cache.evicted = c->budget.evicted;
@@ -424,7 +427,8 @@ static void record_counters(struct session *s, struct collector *c)
 		(unsigned long long)k[PYPROF_CNT_NO_FRAME],
 		(unsigned long long)k[PYPROF_CNT_READ_ERROR],
 		(unsigned long long)k[PYPROF_CNT_UNREADABLE],
-		(unsigned long long)k[PYPROF_CNT_TRUNCATED], (unsigned long long)k[PYPROF_CNT_DROPPED],
+		(unsigned long long)k[PYPROF_CNT_TRUNCATED],
+		(unsigned long long)k[PYPROF_CNT_DROPPED],
 		(unsigned long long)k[PYPROF_CNT_TSTATE_SCAN]);
 }
 
@@ -531,8 +535,8 @@ static int run__attach(struct run *r)
 		snprintf(why, whylen, "cannot open the event ring buffer: %s", strerror(-err));
 	}
 	for (i = 0; i < c->ntargets && !err && cfg->usdt_modes; i++)
-		err = usdt__attach(&r->u, r->s, &c->targets[i].t, cfg->usdt_modes,
-				   cfg->py311_line, why, whylen);
+		err = usdt__attach(&r->u, r->s, &c->targets[i].t, cfg->usdt_modes, cfg->py311_line,
+				   why, whylen);
 	if (!err)
 		err = session__attach(r->s, cfg->frequency_hz, why, whylen);
 	if (!err && cfg->mem)
@@ -619,7 +623,8 @@ static int run__record(struct run *r)
 	if ((cfg->usdt_modes & USDT_CALLS) && usdt__collect_calls(r->s, c))
 		pr_warn("out of memory while reading the call statistics: they are incomplete\n");
 	pr_info("processes: %llu forks, %llu execs, %llu exits seen; %llu new images profiled, "
-		"%llu gave up\n", (unsigned long long)tr->forks, (unsigned long long)tr->execs,
+		"%llu gave up\n",
+		(unsigned long long)tr->forks, (unsigned long long)tr->execs,
 		(unsigned long long)tr->exits, (unsigned long long)tr->registered,
 		(unsigned long long)tr->gave_up);
 

@@ -98,8 +98,8 @@ static int cmp_self(const void *a, const void *b)
 }
 
 /* Self and total per function over every process. */
-static int sum_funcs(const struct profile *p, struct func_stat **out, size_t *n,
-		     uint64_t *samples, size_t *alive)
+static int sum_funcs(const struct profile *p, struct func_stat **out, size_t *n, uint64_t *samples,
+		     size_t *alive)
 {
 	struct func_stat *all = calloc(p->nfuncs + 1, sizeof(*all)), *st;
 	size_t i, j, k;
@@ -140,7 +140,7 @@ static void put_line(unsigned cols, const char *fmt, ...)
 	va_end(ap);
 	if (cols && cols < sizeof(line))
 		line[cols] = '\0';
-	text_sanitize(line);	/* names and comm are the targets' own */
+	text_sanitize(line); /* names and comm are the targets' own */
 	printf("%s\033[K\n", line);
 }
 
@@ -253,8 +253,10 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 			rows = ws.ws_row > 6 ? ws.ws_row - 6 : 1;
 	}
 	printf("\033[H");
-	put_line(cols, "pybpfprof top: %zu process%s (%zu running), %.0f samples/s, %llu samples, "
-		 "%llu dropped   (q to quit)", p->ntargets, p->ntargets == 1 ? "" : "es", alive, rate,
+	put_line(cols,
+		 "pybpfprof top: %zu process%s (%zu running), %.0f samples/s, %llu samples, "
+		 "%llu dropped   (q to quit)",
+		 p->ntargets, p->ntargets == 1 ? "" : "es", alive, rate,
 		 (unsigned long long)samples, (unsigned long long)dropped);
 	put_processes(p, samples, cols);
 	put_line(cols, "");

@@ -14,12 +14,12 @@
 #include "profile/profile.h"
 
 struct top_view {
-	bool tty;		/* stdin is a terminal whose mode we changed */
-	long long next_ns;	/* next redraw */
+	bool tty;	   /* stdin is a terminal whose mode we changed */
+	long long next_ns; /* next redraw */
 	uint64_t last_samples;
 	long long last_ns;
 	unsigned rows;		/* functions shown */
-	struct func_stat *prev;	/* per function id: self and total at the last redraw */
+	struct func_stat *prev; /* per function id: self and total at the last redraw */
 	size_t nprev;		/* its slots, zeroed until their function is seen */
 };
 

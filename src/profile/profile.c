@@ -79,7 +79,8 @@ uint32_t profile__func(struct profile *p, const char *qualname, const char *file
 	struct profile_func *f;
 	uint64_t *slot;
 
-	h = hash_bytes(file, strlen(file), h) ^ hash_u64((uint64_t)(uint32_t)firstline + unresolved);
+	h = hash_bytes(file, strlen(file), h) ^
+	    hash_u64((uint64_t)(uint32_t)firstline + unresolved);
 	/* Linear rehash on a (rare) 64-bit collision with a different function. */
 	for (;;) {
 		slot = hashmap__find(&p->func_index, h);
@@ -123,7 +124,8 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line)
 }
 
 struct profile_target *profile__add_target(struct profile *p, int pid, const char *exe,
-				       const char *cmdline, const char *comm, const char *python)
+					   const char *cmdline, const char *comm,
+					   const char *python)
 {
 	struct profile_target *pp;
 
@@ -171,7 +173,7 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
 }
 
 int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
-			    uint32_t n, uint64_t count)
+			      uint32_t n, uint64_t count)
 {
 	uint64_t h = hash_bytes(frames, n * sizeof(*frames), tid);
 	struct profile_stack *s;
@@ -221,7 +223,7 @@ static int cmp_func_stat(const void *a, const void *b)
 }
 
 int profile_target__func_stats(const struct profile *p, const struct profile_target *pp,
-			     struct func_stat **out, size_t *n)
+			       struct func_stat **out, size_t *n)
 {
 	uint64_t *self = calloc(p->nfuncs + 1, sizeof(*self));
 	uint64_t *total = calloc(p->nfuncs + 1, sizeof(*total));
@@ -253,7 +255,9 @@ int profile_target__func_stats(const struct profile *p, const struct profile_tar
 		goto out;
 	for (i = 0; i < p->nfuncs; i++)
 		if (total[i])
-			st[k++] = (struct func_stat){ .func = i, .self = self[i], .total = total[i] };
+			st[k++] = (struct func_stat){ .func = i,
+						      .self = self[i],
+						      .total = total[i] };
 	qsort(st, k, sizeof(*st), cmp_func_stat);
 	*out = st;
 	*n = k;
@@ -275,7 +279,7 @@ static int cmp_line_stat(const void *a, const void *b)
 }
 
 int profile_target__line_stats(const struct profile *p, const struct profile_target *pp,
-			     struct line_stat **out, size_t *n)
+			       struct line_stat **out, size_t *n)
 {
 	uint64_t *self = calloc(p->nframes + 1, sizeof(*self));
 	struct line_stat *st;
@@ -311,7 +315,7 @@ static void gc_stat_add(struct profile_gc_stat *st, uint64_t ns, uint64_t collec
 }
 
 int profile_target__add_gc(struct profile_target *pp, const uint32_t *frames, uint32_t n,
-			 unsigned gen, uint64_t ns, uint64_t collected)
+			   unsigned gen, uint64_t ns, uint64_t collected)
 {
 	struct profile_gc *gc = &pp->gc;
 	struct profile_gc_stack *st = NULL;
@@ -343,7 +347,7 @@ int profile_target__add_gc(struct profile_target *pp, const uint32_t *frames, ui
 }
 
 int profile_target__add_call(struct profile_target *pp, uint32_t func, uint32_t caller,
-			   const struct profile_call_edge *add)
+			     const struct profile_call_edge *add)
 {
 	struct profile_call_edge *e = NULL;
 	size_t i;
@@ -352,7 +356,8 @@ int profile_target__add_call(struct profile_target *pp, uint32_t func, uint32_t 
 		if (pp->calls[i].func == func && pp->calls[i].caller == caller)
 			e = &pp->calls[i];
 	if (!e) {
-		if (vec_grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1, sizeof(*pp->calls)))
+		if (vec_grow((void **)&pp->calls, &pp->cap_calls, pp->ncalls + 1,
+			     sizeof(*pp->calls)))
 			return -ENOMEM;
 		e = &pp->calls[pp->ncalls++];
 		e->func = func;
@@ -367,7 +372,7 @@ int profile_target__add_call(struct profile_target *pp, uint32_t func, uint32_t 
 }
 
 int profile_target__add_hist(struct profile_target *pp, uint32_t func,
-			   const uint64_t buckets[PROFILE_HIST_BUCKETS])
+			     const uint64_t buckets[PROFILE_HIST_BUCKETS])
 {
 	struct profile_call_hist *h = NULL;
 	size_t i;
@@ -376,7 +381,8 @@ int profile_target__add_hist(struct profile_target *pp, uint32_t func,
 		if (pp->hists[i].func == func)
 			h = &pp->hists[i];
 	if (!h) {
-		if (vec_grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1, sizeof(*pp->hists)))
+		if (vec_grow((void **)&pp->hists, &pp->cap_hists, pp->nhists + 1,
+			     sizeof(*pp->hists)))
 			return -ENOMEM;
 		h = &pp->hists[pp->nhists++];
 		h->func = func;
@@ -398,11 +404,12 @@ static int32_t open_import(const struct profile_target *pp, uint32_t tid)
 }
 
 int profile_target__import_start(struct profile_target *pp, uint32_t tid, const char *module,
-			       uint64_t ktime_ns)
+				 uint64_t ktime_ns)
 {
 	struct profile_import *im;
 
-	if (vec_grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1, sizeof(*pp->imports)))
+	if (vec_grow((void **)&pp->imports, &pp->cap_imports, pp->nimports + 1,
+		     sizeof(*pp->imports)))
 		return -ENOMEM;
 	im = &pp->imports[pp->nimports];
 	im->module = dup_or_empty(module);
@@ -415,7 +422,8 @@ int profile_target__import_start(struct profile_target *pp, uint32_t tid, const 
 	return 0;
 }
 
-int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool found, uint64_t ktime_ns)
+int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool found,
+				uint64_t ktime_ns)
 {
 	int32_t i = open_import(pp, tid);
 
@@ -423,12 +431,14 @@ int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool fo
 		return -ENOENT;
 	pp->imports[i].done = true;
 	pp->imports[i].found = found;
-	pp->imports[i].ns = ktime_ns > pp->imports[i].start_ns ? ktime_ns - pp->imports[i].start_ns : 0;
+	pp->imports[i].ns = ktime_ns > pp->imports[i].start_ns ?
+				    ktime_ns - pp->imports[i].start_ns :
+				    0;
 	return 0;
 }
 
 int profile_target__call_totals(const struct profile *p, const struct profile_target *pp,
-			      struct profile_call_total **out)
+				struct profile_call_total **out)
 {
 	struct profile_call_total *t = calloc(p->nfuncs + 1, sizeof(*t));
 	size_t i;

@@ -37,7 +37,7 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 		s = &m->stacks[*slot];
 		if (s->nframes == n && (!n || !memcmp(s->frames, frames, n * sizeof(*frames))))
 			return *slot;
-		h++;	/* a 64-bit collision with another stack: probe on */
+		h++; /* a 64-bit collision with another stack: probe on */
 	}
 	if (vec_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1, sizeof(*m->stacks)))
 		return -ENOMEM;
@@ -45,7 +45,7 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 	s->frames = malloc((n ? n : 1) * sizeof(*frames));
 	if (!s->frames)
 		return -ENOMEM;
-	if (n)	/* frames may be NULL for none */
+	if (n) /* frames may be NULL for none */
 		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->nframes = n;
 	if (hashmap__set(&m->stack_index, h, m->nstacks)) {
@@ -56,7 +56,8 @@ static long mem_stack(struct profile_mem *m, const uint32_t *frames, uint32_t n)
 }
 
 int profile_target__add_mem(struct profile_target *pp, enum profile_mem_kind kind,
-			  const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s, bool is_peak)
+			    const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s,
+			    bool is_peak)
 {
 	struct profile_mem *m = &pp->mem;
 	struct profile_mem_event *e;
@@ -75,7 +76,7 @@ int profile_target__add_mem(struct profile_target *pp, enum profile_mem_kind kin
 	}
 	if (m->nevents >= PROFILE_MEM_MAX_EVENTS ||
 	    vec_grow((void **)&m->events, &m->cap_events, m->nevents + 1, sizeof(*m->events))) {
-		     m->events_dropped++;
+		m->events_dropped++;
 		return i;
 	}
 	e = &m->events[m->nevents++];
@@ -152,7 +153,7 @@ static bool any_bytes(const uint64_t *b)
 }
 
 int profile_target__mem_func_stats(const struct profile *p, const struct profile_target *pp,
-				 struct mem_func_stat **out, size_t *n)
+				   struct mem_func_stat **out, size_t *n)
 {
 	struct mem_func_stat *st = calloc(p->nfuncs + 1, sizeof(*st));
 	/* seen[f] == stack index + 1: f already counted in total for this stack */
@@ -192,7 +193,7 @@ int profile_target__mem_func_stats(const struct profile *p, const struct profile
 }
 
 int profile_target__mem_line_stats(const struct profile *p, const struct profile_target *pp,
-				 struct mem_line_stat **out, size_t *n)
+				   struct mem_line_stat **out, size_t *n)
 {
 	struct mem_line_stat *st = calloc(p->nframes + 1, sizeof(*st));
 	size_t i, k, kept = 0;

@@ -19,7 +19,8 @@ static void merged_name(const struct profile *p, char *buf, size_t len)
 {
 	size_t i, used;
 
-	used = snprintf(buf, len, "%zu process%s merged:", p->ntargets, p->ntargets == 1 ? "" : "es");
+	used = snprintf(buf, len, "%zu process%s merged:", p->ntargets,
+			p->ntargets == 1 ? "" : "es");
 	for (i = 0; i < p->ntargets && used < len; i++) {
 		int n = snprintf(buf + used, len - used, " %d", p->targets[i].pid);
 
@@ -45,7 +46,7 @@ int profile__merge(struct profile *p)
 	m = profile__add_target(p, 0, first->exe, name, "merged", first->python);
 	if (!m)
 		return -ENOMEM;
-	first = &p->targets[0];	/* add_proc may have moved the array */
+	first = &p->targets[0]; /* add_proc may have moved the array */
 	m->root_fd = first->root_fd >= 0 ? fcntl(first->root_fd, F_DUPFD_CLOEXEC, 0) : -1;
 	/*
 	 * The merged stacks' sources are read with the rights of every process
@@ -66,7 +67,7 @@ int profile__merge(struct profile *p)
 
 		for (j = 0; j < pp->nstacks; j++)
 			if (profile_target__add_stack(m, pp->stacks[j].tid, pp->stacks[j].frames,
-						    pp->stacks[j].nframes, pp->stacks[j].count))
+						      pp->stacks[j].nframes, pp->stacks[j].count))
 				return -ENOMEM;
 		for (j = 0; j < pp->nthreads; j++) {
 			struct profile_thread *th = profile_target__thread(m, pp->threads[j].tid);
@@ -80,7 +81,7 @@ int profile__merge(struct profile *p)
 		/* --calls: the same function's edges add up across processes */
 		for (j = 0; j < pp->ncalls; j++)
 			if (profile_target__add_call(m, pp->calls[j].func, pp->calls[j].caller,
-						   &pp->calls[j]))
+						     &pp->calls[j]))
 				return -ENOMEM;
 		for (j = 0; j < pp->nhists; j++)
 			if (profile_target__add_hist(m, pp->hists[j].func, pp->hists[j].buckets))

@@ -14,7 +14,7 @@
 #include "util/text.h"
 
 static const struct report_writer *writers[] = {
-	&report_text, &report_json, &report_folded, &report_flame,
+	&report_text,	    &report_json,   &report_folded, &report_flame,
 	&report_speedscope, &report_pstats, &report_pprof,
 };
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
@@ -88,7 +88,8 @@ static int fill_report(FILE *f, void *arg)
 {
 	const struct report_fill *a = arg;
 
-	return a->w->plain_text ? write_plain_text(a->w, f, a->p, a->o) : a->w->write(f, a->p, a->o);
+	return a->w->plain_text ? write_plain_text(a->w, f, a->p, a->o) :
+				  a->w->write(f, a->p, a->o);
 }
 
 int report_write(const struct report_writer *w, struct outfile *of, const struct profile *p,

@@ -68,10 +68,12 @@ char *report_counts(const struct profile *p, char *buf, size_t len)
 {
 	struct report_totals t = report_totals(p);
 
-	snprintf(buf, len, "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
-		 "%llu partial)", (unsigned long long)t.samples,
-		 (unsigned long long)p->counts.dropped, (unsigned long long)t.truncated,
-		 (unsigned long long)t.unresolved, (unsigned long long)t.partial);
+	snprintf(buf, len,
+		 "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
+		 "%llu partial)",
+		 (unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
+		 (unsigned long long)t.truncated, (unsigned long long)t.unresolved,
+		 (unsigned long long)t.partial);
 	return buf;
 }
 
@@ -106,7 +108,7 @@ void json_string(FILE *f, const char *s)
 		case TEXT_PRINTABLE:
 			fwrite(p, 1, n, f);
 			break;
-		case TEXT_CONTROL:	/* C0 and DEL are one byte, C1 is 0xC2 then its code */
+		case TEXT_CONTROL: /* C0 and DEL are one byte, C1 is 0xC2 then its code */
 			fprintf(f, "\\u%04x", p[n - 1]);
 			break;
 		case TEXT_INVALID:

@@ -21,7 +21,7 @@ struct entry {
 
 struct paths {
 	const struct profile *p;
-	bool by_proc;	/* several processes: each path starts at its process */
+	bool by_proc; /* several processes: each path starts at its process */
 };
 
 static uint32_t path_len(const struct paths *ps, const struct entry *e)
@@ -87,7 +87,7 @@ static int write_tree(FILE *f, const struct profile *p)
 	qsort_r(es, ne, sizeof(*es), cmp_paths, &ps);
 	open = calloc(maxlen, sizeof(*open));
 	val = calloc(maxlen, sizeof(*val));
-	has_child = calloc(maxlen + 1, sizeof(*has_child));	/* [0]: the root's */
+	has_child = calloc(maxlen + 1, sizeof(*has_child)); /* [0]: the root's */
 	if (!open || !val || !has_child)
 		goto out;
 	fputs("[-1,[", f);

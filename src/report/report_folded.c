@@ -37,7 +37,7 @@ static char **frame_labels(const struct profile *p)
 static uint64_t *merge_threads(const struct profile_target *pp)
 {
 	uint64_t *merged = calloc(pp->nstacks + 1, sizeof(*merged));
-	struct hashmap seen;	/* frames hash -> first stack with those frames */
+	struct hashmap seen; /* frames hash -> first stack with those frames */
 	size_t j;
 
 	if (!merged)

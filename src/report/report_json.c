@@ -81,7 +81,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	json_string(f, pp->cmdline);
 	fputs(", \"python\": ", f);
 	json_string(f, pp->python);
-	fprintf(f, ", \"exited\": %s,\n     \"samples\": %llu, \"truncated\": %llu, "
+	fprintf(f,
+		", \"exited\": %s,\n     \"samples\": %llu, \"truncated\": %llu, "
 		"\"partial\": %llu, \"unresolved\": %llu,\n     \"threads\": [",
 		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
@@ -117,7 +118,8 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 		fprintf(f, "%.1f,\n", p->first_sample_ms);
 	else
 		fputs("null,\n", f);
-	fprintf(f, " \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
+	fprintf(f,
+		" \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
 		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu, "
 		"\"unreadable\": %llu},\n",
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
@@ -125,13 +127,15 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python,
 		(unsigned long long)p->counts.unreadable);
 	if (p->mem)
-		fprintf(f, " \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "
+		fprintf(f,
+			" \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "
 			"\"no_python\": %llu, \"unreadable\": %llu},\n",
 			(unsigned long long)p->mem_counts.dropped,
 			(unsigned long long)p->mem_counts.truncated,
 			(unsigned long long)p->mem_counts.no_python,
 			(unsigned long long)p->mem_counts.unreadable);
-	fprintf(f, " \"cache\": {\"budget_bytes\": %llu, \"peak_bytes\": %llu, \"reads\": %llu, "
+	fprintf(f,
+		" \"cache\": {\"budget_bytes\": %llu, \"peak_bytes\": %llu, \"reads\": %llu, "
 		"\"evicted\": %llu, \"refused\": %llu},\n",
 		(unsigned long long)p->cache.budget_bytes, (unsigned long long)p->cache.peak_bytes,
 		(unsigned long long)p->cache.reads, (unsigned long long)p->cache.evicted,

@@ -86,8 +86,10 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 	size_t k = live_lines(ls, n, &live), i, shown = k < o->top_lines ? k : o->top_lines;
 	char a[32], b[32], src[160];
 
-	fprintf(f, "\n  Live at the end, by line: allocated during the run and not freed (top %zu "
-		"of %zu)\n", shown, k);
+	fprintf(f,
+		"\n  Live at the end, by line: allocated during the run and not freed (top %zu "
+		"of %zu)\n",
+		shown, k);
 	fprintf(f, "        live  allocated  %-28s  %-16s  %s\n", "location", "function", "source");
 	for (i = 0; i < shown; i++) {
 		char loc[64];
@@ -109,17 +111,21 @@ static void print_totals(FILE *f, const struct profile *p, const struct profile_
 	char a[32], b[32], c[32], d[32];
 
 	profile_target__mem_totals(pp, tot);
-	fprintf(f, "\n  Memory: touched %s (page faults sampled 1 in %u on average, %s each), "
-		"mapped %s, unmapped %s\n", human(a, sizeof(a), tot[PROFILE_MEM_TOUCHED], false),
-		p->mem_period, human(b, sizeof(b), (int64_t)p->mem_period * p->page_size, false),
+	fprintf(f,
+		"\n  Memory: touched %s (page faults sampled 1 in %u on average, %s each), "
+		"mapped %s, unmapped %s\n",
+		human(a, sizeof(a), tot[PROFILE_MEM_TOUCHED], false), p->mem_period,
+		human(b, sizeof(b), (int64_t)p->mem_period * p->page_size, false),
 		human(c, sizeof(c), tot[PROFILE_MEM_MAPPED], false),
 		human(d, sizeof(d), tot[PROFILE_MEM_UNMAPPED], false));
-	fprintf(f, "  %s net growth by the stacks' own system calls; %llu memory records "
+	fprintf(f,
+		"  %s net growth by the stacks' own system calls; %llu memory records "
 		"truncated, %llu partial, %llu unresolved\n",
 		human(a, sizeof(a), net_of(tot), true), (unsigned long long)pp->mem.truncated,
 		(unsigned long long)pp->mem.partial, (unsigned long long)pp->mem.unresolved);
 	if (p->mem_alloc)
-		fprintf(f, "  allocated %s (allocator calls sampled 1 per %s), of which live at the end "
+		fprintf(f,
+			"  allocated %s (allocator calls sampled 1 per %s), of which live at the end "
 			"%s (%s more whose record was lost)\n",
 			human(a, sizeof(a), tot[PROFILE_MEM_ALLOCATED], false),
 			human(b, sizeof(b), p->alloc_period, false),
@@ -168,8 +174,8 @@ static int print_lines(FILE *f, const struct profile *p, const struct profile_ta
 	}
 	shown = n < o->top_lines ? n : o->top_lines;
 	fprintf(f, "\n  Memory growth by line (top %zu of %zu)\n", shown, n);
-	fprintf(f, "     touched     mapped   unmapped         net  %-28s  %-16s  %s\n",
-		"location", "function", "source");
+	fprintf(f, "     touched     mapped   unmapped         net  %-28s  %-16s  %s\n", "location",
+		"function", "source");
 	for (i = 0; i < shown; i++) {
 		char loc[64];
 		const char *qualname = line_cells(p, pp, ls[i].frame, loc, sizeof(loc), src,
@@ -240,7 +246,8 @@ static void json_frame(FILE *f, const struct profile *p, uint32_t frame)
 
 static void json_bytes(FILE *f, const uint64_t *b)
 {
-	fprintf(f, "\"touched\": %" PRIu64 ", \"mapped\": %" PRIu64 ", \"unmapped\": %" PRIu64
+	fprintf(f,
+		"\"touched\": %" PRIu64 ", \"mapped\": %" PRIu64 ", \"unmapped\": %" PRIu64
 		", \"net\": %" PRId64 ", \"allocated\": %" PRIu64 ", \"live\": %" PRIu64,
 		b[PROFILE_MEM_TOUCHED], b[PROFILE_MEM_MAPPED], b[PROFILE_MEM_UNMAPPED], net_of(b),
 		b[PROFILE_MEM_ALLOCATED], b[PROFILE_MEM_LIVE]);
@@ -255,17 +262,20 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_targ
 	size_t n = 0, nfs = 0, i, k;
 
 	profile_target__mem_totals(pp, tot);
-	fprintf(f, ",\n     \"memory\": {\"period_faults\": %u, \"page_size\": %u, "
-		"\"alloc_period\": ", p->mem_period, p->page_size);
+	fprintf(f,
+		",\n     \"memory\": {\"period_faults\": %u, \"page_size\": %u, "
+		"\"alloc_period\": ",
+		p->mem_period, p->page_size);
 	if (p->mem_alloc)
 		fprintf(f, "%" PRIu64 ", \"live_lost\": %" PRIu64 ", ", p->alloc_period,
 			pp->mem.live_lost);
 	else
 		fputs("null, \"live_lost\": 0, ", f);
 	json_bytes(f, tot);
-	fprintf(f, ", \"truncated\": %" PRIu64 ", \"partial\": %" PRIu64 ", \"unresolved\": %"
-		PRIu64 ",\n      \"peak_rss\": %" PRIu64 ", \"peak_t_s\": ", pp->mem.truncated,
-		pp->mem.partial, pp->mem.unresolved, pp->mem.peak_rss);
+	fprintf(f,
+		", \"truncated\": %" PRIu64 ", \"partial\": %" PRIu64 ", \"unresolved\": %" PRIu64
+		",\n      \"peak_rss\": %" PRIu64 ", \"peak_t_s\": ",
+		pp->mem.truncated, pp->mem.partial, pp->mem.unresolved, pp->mem.peak_rss);
 	if (peak)
 		fprintf(f, "%.3f", pp->mem.peak_t_s);
 	else

@@ -46,7 +46,7 @@ static void xml_text(FILE *f, const char *s)
 }
 
 struct rise {
-	size_t at;		/* index of the reading after the rise */
+	size_t at; /* index of the reading after the rise */
 	uint64_t bytes;
 };
 
@@ -91,7 +91,7 @@ static uint32_t top_frame(const struct profile_mem *m, double t0, double t1, uin
 			;
 		if (j == n) {
 			if (n == 64)
-				continue;	/* a window with this many lines: the first 64 compete */
+				continue; /* a window with this many lines: the first 64 compete */
 			seen[n].frame = e->frame;
 			seen[n++].bytes = 0;
 		}
@@ -111,14 +111,42 @@ static double mib(uint64_t b)
 	return b / (1024.0 * 1024.0);
 }
 
+/* The panel's title, its frame, and the grid with both axes' figures. */
+static void write_frame(FILE *f, const struct profile_target *pp, int y0, double w, double h,
+			double tmax, double ymax)
+{
+	int k;
+
+	fprintf(f,
+		"<g transform=\"translate(0,%d)\">\n<text x=\"%d\" y=\"24\" class=\"title\">"
+		"pid %d: ",
+		y0, MARGIN_LEFT, pp->pid);
+	xml_text(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	fprintf(f, " (peak %.1f MiB)</text>\n", mib(pp->mem.peak_rss));
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>\n",
+		MARGIN_LEFT, MARGIN_TOP, w, h);
+	for (k = 0; k <= 4; k++) {
+		double y = MARGIN_TOP + h - h * k / 4;
+
+		fprintf(f,
+			"<line x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
+			"<text x=\"%d\" y=\"%.1f\" class=\"axis\" text-anchor=\"end\">%.0f MiB</text>\n",
+			MARGIN_LEFT, MARGIN_LEFT + w, y, y, MARGIN_LEFT - 6, y + 4, ymax * k / 4);
+		fprintf(f,
+			"<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" text-anchor=\"middle\">"
+			"%.1f s</text>\n",
+			MARGIN_LEFT + w * k / 4, MARGIN_TOP + h + 18, tmax * k / 4);
+	}
+}
+
 static void write_panel(FILE *f, const struct profile *p, const struct profile_target *pp, int y0)
 {
 	const struct profile_mem *m = &pp->mem;
-	double w = SVG_WIDTH - MARGIN_LEFT - MARGIN_RIGHT, h = PANEL_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM;
+	double w = SVG_WIDTH - MARGIN_LEFT - MARGIN_RIGHT,
+	       h = PANEL_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM;
 	double tmax = p->duration_s > 0 ? p->duration_s : 1, ymax = 1;
 	struct rise cand[4 * MAX_LABELS], rises[MAX_LABELS];
 	size_t i, j, nr = 0, nc;
-	int k;
 
 	for (i = 0; i < m->nrss; i++) {
 		if (mib(m->rss[i].rss) > ymax)
@@ -126,25 +154,13 @@ static void write_panel(FILE *f, const struct profile *p, const struct profile_t
 		if (m->rss[i].t_s > tmax)
 			tmax = m->rss[i].t_s;
 	}
-	ymax *= 1.15;	/* headroom for the labels */
-	fprintf(f, "<g transform=\"translate(0,%d)\">\n<text x=\"%d\" y=\"24\" class=\"title\">"
-		"pid %d: ", y0, MARGIN_LEFT, pp->pid);
-	xml_text(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
-	fprintf(f, " (peak %.1f MiB)</text>\n", mib(m->peak_rss));
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>\n",
-		MARGIN_LEFT, MARGIN_TOP, w, h);
-	for (k = 0; k <= 4; k++) {
-		double y = MARGIN_TOP + h - h * k / 4;
-
-		fprintf(f, "<line x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
-			"<text x=\"%d\" y=\"%.1f\" class=\"axis\" text-anchor=\"end\">%.0f MiB</text>\n",
-			MARGIN_LEFT, MARGIN_LEFT + w, y, y, MARGIN_LEFT - 6, y + 4, ymax * k / 4);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" class=\"axis\" text-anchor=\"middle\">"
-			"%.1f s</text>\n", MARGIN_LEFT + w * k / 4, MARGIN_TOP + h + 18, tmax * k / 4);
-	}
+	ymax *= 1.15; /* headroom for the labels */
+	write_frame(f, pp, y0, w, h, tmax, ymax);
 	if (!m->nrss) {
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" class=\"axis\">no reading of resident memory"
-			"</text>\n</g>\n", MARGIN_LEFT + 10.0, MARGIN_TOP + h / 2);
+		fprintf(f,
+			"<text x=\"%.0f\" y=\"%.0f\" class=\"axis\">no reading of resident memory"
+			"</text>\n</g>\n",
+			MARGIN_LEFT + 10.0, MARGIN_TOP + h / 2);
 		return;
 	}
 	fputs("<polyline class=\"rss\" points=\"", f);
@@ -165,14 +181,18 @@ static void write_panel(FILE *f, const struct profile *p, const struct profile_t
 	}
 	for (i = 0; i < nr; i++) {
 		const struct profile_rss_point *pt = &m->rss[rises[i].at];
-		double x = MARGIN_LEFT + w * pt->t_s / tmax, y = MARGIN_TOP + h - h * mib(pt->rss) / ymax;
+		double x = MARGIN_LEFT + w * pt->t_s / tmax,
+		       y = MARGIN_TOP + h - h * mib(pt->rss) / ymax;
 		uint64_t bytes = 0;
-		uint32_t fr = top_frame(m, m->rss[rises[i].at - 1].t_s - LABEL_SLACK_S, pt->t_s, &bytes);
+		uint32_t fr = top_frame(m, m->rss[rises[i].at - 1].t_s - LABEL_SLACK_S, pt->t_s,
+					&bytes);
 		const char *anchor = x > MARGIN_LEFT + w * 0.7 ? "end" : "start";
 
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" class=\"mark\"/>\n", x, y);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"label\" text-anchor=\"%s\">"
-			"+%.1f MiB ", x + (*anchor == 's' ? 6 : -6), y - 6 - 12.0 * (i % 2), anchor,
+		fprintf(f,
+			"<text x=\"%.1f\" y=\"%.1f\" class=\"label\" text-anchor=\"%s\">"
+			"+%.1f MiB ",
+			x + (*anchor == 's' ? 6 : -6), y - 6 - 12.0 * (i % 2), anchor,
 			mib(rises[i].bytes));
 		if (fr != UINT32_MAX) {
 			const struct profile_frame *frame = &p->frames[fr];
@@ -196,14 +216,15 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 	size_t i;
 	int h = PANEL_HEIGHT * (p->ntargets ? p->ntargets : 1);
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\">\n<title>pybpfprof %s: resident memory over %.1f s</title>\n"
 		"<style>.title{font:bold 14px sans-serif}.axis{font:11px sans-serif;fill:#555}"
 		".label{font:12px monospace;fill:#a00}.frame{fill:#fcfcfc;stroke:#999}"
 		".grid{stroke:#ddd}.rss{fill:none;stroke:#1f5fbf;stroke-width:1.5}"
-		".mark{fill:#a00}</style>\n", SVG_WIDTH, h, SVG_WIDTH, h, o->tool_version,
-		p->duration_s);
+		".mark{fill:#a00}</style>\n",
+		SVG_WIDTH, h, SVG_WIDTH, h, o->tool_version, p->duration_s);
 	for (i = 0; i < p->ntargets; i++)
 		write_panel(f, p, &p->targets[i], (int)i * PANEL_HEIGHT);
 	fputs("</svg>\n", f);

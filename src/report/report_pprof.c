@@ -100,8 +100,8 @@ static void pb_msg(struct pbuf *b, unsigned field, struct pbuf *sub)
 
 /* The string table: each distinct string once, index 0 the empty string. */
 struct strtab {
-	struct pbuf out;	/* the encoded string_table fields */
-	struct hashmap index;	/* string hash -> index */
+	struct pbuf out;      /* the encoded string_table fields */
+	struct hashmap index; /* string hash -> index */
 	char **strs;
 	size_t n, cap;
 };
@@ -255,8 +255,9 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 
 		/* Wall-clock start: now, less the time since pybpfprof started. */
 		clock_gettime(CLOCK_REALTIME, &rt);
-		pb_uint(b, PROFILE_TIME_NANOS, rt.tv_sec * 1000000000ULL + rt.tv_nsec -
-			(uint64_t)(mono_ns() - p->start_ns));
+		pb_uint(b, PROFILE_TIME_NANOS,
+			rt.tv_sec * 1000000000ULL + rt.tv_nsec -
+				(uint64_t)(mono_ns() - p->start_ns));
 	}
 	pb_uint(b, PROFILE_DURATION_NANOS, (uint64_t)(p->duration_s * 1e9));
 	value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
@@ -281,8 +282,8 @@ static int write_gzip(FILE *f, const uint8_t *data, size_t len)
 	int ret, err = 0;
 
 	/* windowBits 15 + 16: a gzip header and trailer rather than zlib's */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -ENOMEM;
 	z.next_in = (uint8_t *)data;
 	z.avail_in = len;

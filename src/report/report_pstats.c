@@ -18,7 +18,7 @@
 struct fstat {
 	uint64_t cc, nc;
 	double tt, ct;
-	size_t last;	/* stack serial that last counted this function */
+	size_t last; /* stack serial that last counted this function */
 };
 
 struct edge {
@@ -32,7 +32,7 @@ struct stats {
 	struct fstat *funcs;
 	struct edge *edges;
 	size_t nedges, cap_edges;
-	struct hashmap index;	/* caller << 32 | callee -> edge index */
+	struct hashmap index; /* caller << 32 | callee -> edge index */
 };
 
 static struct edge *stats__edge(struct stats *st, uint32_t caller, uint32_t callee)
@@ -207,8 +207,7 @@ static void m_str(FILE *f, const char *s)
  */
 #define FLAG_REF 0x80
 
-static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *refs,
-		  uint32_t *nrefs)
+static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *refs, uint32_t *nrefs)
 {
 	const struct profile_func *fn = &p->funcs[func];
 
@@ -221,7 +220,7 @@ static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *ref
 	fputc('(' | FLAG_REF, f);
 	m_u32(f, 3);
 	if (fn->unresolved || !fn->file[0]) {
-		m_str(f, "~");	/* pstats prints ("~", 0, name) as {name} */
+		m_str(f, "~"); /* pstats prints ("~", 0, name) as {name} */
 		m_int(f, 0);
 	} else {
 		m_str(f, fn->file);
@@ -239,8 +238,7 @@ static int cmp_edge(const void *a, const void *b)
 	return x->caller < y->caller ? -1 : x->caller > y->caller;
 }
 
-static int write_stats(FILE *f, const struct profile *p, const struct stats *st,
-		       const bool *exact)
+static int write_stats(FILE *f, const struct profile *p, const struct stats *st, const bool *exact)
 {
 	uint32_t *refs = calloc(p->nfuncs + 1, sizeof(*refs)), nrefs = 0;
 	size_t i, e = 0;
@@ -308,7 +306,7 @@ static int write_pstats(FILE *f, const struct profile *p, const struct report_op
 	}
 	if (err)
 		goto out;
-	if (st.nedges)	/* no edge: st.edges is NULL, which qsort must not see */
+	if (st.nedges) /* no edge: st.edges is NULL, which qsort must not see */
 		qsort(st.edges, st.nedges, sizeof(*st.edges), cmp_edge);
 	err = write_stats(f, p, &st, exact);
 	if (!err && ferror(f))

@@ -206,17 +206,17 @@ static struct proc_sources *sources_of(const struct profile *p, const struct pro
 	if (left > sources_budget_ms)
 		left = sources_budget_ms;
 	for (k = 0; k < s->ncreds && left > 0; k++) {
-		spent = k ? sources_also(pp->root_fd, &s->creds[k], s, left)
-			  : source_read(pp->root_fd, &s->creds[k], s->files, s->nfiles, left);
+		spent = k ? sources_also(pp->root_fd, &s->creds[k], s, left) :
+			    source_read(pp->root_fd, &s->creds[k], s->files, s->nfiles, left);
 		if (spent > 0) {
 			left -= spent;
 			sources_budget_ms -= spent;
 		}
 	}
-	if (k < s->ncreds)	/* no time left to check the others' rights: show nothing */
+	if (k < s->ncreds) /* no time left to check the others' rights: show nothing */
 		s->load_err = -SOURCE_ETIMEDOUT;
-	pr_info("pid %d: %zu source files read in %.1f ms with %zu set%s of credentials\n",
-		pp->pid, s->nfiles, (mono_ns() - start) / 1e6, s->ncreds, s->ncreds == 1 ? "" : "s");
+	pr_info("pid %d: %zu source files read in %.1f ms with %zu set%s of credentials\n", pp->pid,
+		s->nfiles, (mono_ns() - start) / 1e6, s->ncreds, s->ncreds == 1 ? "" : "s");
 	return s;
 }
 
@@ -239,7 +239,7 @@ static const struct source_file *source_file_of(const struct profile *p,
 		*err = s->load_err;
 		return NULL;
 	}
-	while (lo < hi) {	/* by name */
+	while (lo < hi) { /* by name */
 		size_t mid = lo + (hi - lo) / 2;
 		int c = strcmp(file, s->files[s->byname[mid]].name);
 

@@ -57,7 +57,8 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 		 thread_name(pp, tid));
 	fputs("  {\"type\": \"sampled\", \"name\": ", f);
 	json_string(f, name);
-	fprintf(f, ", \"unit\": \"none\", \"startValue\": 0, \"endValue\": %llu,\n   \"samples\": [",
+	fprintf(f,
+		", \"unit\": \"none\", \"startValue\": 0, \"endValue\": %llu,\n   \"samples\": [",
 		(unsigned long long)total);
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
@@ -72,7 +73,8 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 	fputs("],\n   \"weights\": [", f);
 	for (i = 0, n = 0; i < pp->nstacks; i++)
 		if (pp->stacks[i].tid == tid && pp->stacks[i].nframes)
-			fprintf(f, "%s%llu", n++ ? ", " : "", (unsigned long long)pp->stacks[i].count);
+			fprintf(f, "%s%llu", n++ ? ", " : "",
+				(unsigned long long)pp->stacks[i].count);
 	fputs("]}", f);
 }
 
@@ -83,8 +85,8 @@ static int write_speedscope(FILE *f, const struct profile *p, const struct repor
 	struct hashmap tids;
 
 	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n", f);
-	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s", p->mode,
-		 p->frequency_hz, report_counts(p, counts, sizeof(counts)));
+	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s", p->mode, p->frequency_hz,
+		 report_counts(p, counts, sizeof(counts)));
 	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": ", o->tool_version);
 	json_string(f, name);
 	fputs(", \"activeProfileIndex\": 0,\n", f);

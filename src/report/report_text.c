@@ -36,7 +36,7 @@ static void print_location(FILE *f, const char *file, int line, int width)
 	if (line > 0)
 		n = snprintf(loc, sizeof(loc), "%s:%d", file, line);
 	else if (file[0])
-		n = snprintf(loc, sizeof(loc), "%s:?", file);	/* an instruction with no line */
+		n = snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
 	else
 		n = snprintf(loc, sizeof(loc), "?");
 	if (n > width && width > 3)
@@ -64,8 +64,8 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 	for (i = 0; i < shown; i++) {
 		const struct profile_func *fn = &p->funcs[st[i].func];
 
-		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ", report_pct(st[i].self,
-			pp->samples), report_pct(st[i].total, pp->samples),
+		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ",
+			report_pct(st[i].self, pp->samples), report_pct(st[i].total, pp->samples),
 			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
 			fn->qualname);
 		print_location(f, fn->file, fn->firstline, 0);
@@ -107,12 +107,12 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 	free(st);
 }
 
-#define SRC_WIDTH 160	/* source text shown per line */
+#define SRC_WIDTH 160 /* source text shown per line */
 
 struct line_row {
 	int line;
 	uint64_t total, self;
-	size_t last;	/* stack index + 1 that last counted this line */
+	size_t last; /* stack index + 1 that last counted this line */
 };
 
 static int cmp_line_row(const void *a, const void *b)
@@ -153,13 +153,13 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 			r = &rows[k];
 			if (!j)
 				r->self += s->count;
-			if (r->last != i + 1) {	/* recursion: once per stack */
+			if (r->last != i + 1) { /* recursion: once per stack */
 				r->last = i + 1;
 				r->total += s->count;
 			}
 		}
 	}
-	if (nrows)	/* qsort wants a non-NULL array even for none */
+	if (nrows) /* qsort wants a non-NULL array even for none */
 		qsort(rows, nrows, sizeof(*rows), cmp_line_row);
 	*out = rows;
 	*n = nrows;
@@ -203,8 +203,10 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
 			source_strerror(changed));
 	else if (changed)
-		fprintf(f, "    source: %s was modified after the process started: the text "
-			"shown may not be what runs\n", fn->file);
+		fprintf(f,
+			"    source: %s was modified after the process started: the text "
+			"shown may not be what runs\n",
+			fn->file);
 	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
 	for (i = 0; i < n; i++) {
 		const struct line_row *r = &rows[i];
@@ -256,9 +258,10 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 			pp->cmdline[0] ? pp->cmdline : pp->comm);
 	else
 		fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
-	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe, pp->exited ? " (exited during the run)"
-		: "");
-	fprintf(f, "  %llu samples (%.2f s of CPU); %llu truncated, %llu partial, %llu unresolved\n",
+	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe,
+		pp->exited ? " (exited during the run)" : "");
+	fprintf(f,
+		"  %llu samples (%.2f s of CPU); %llu truncated, %llu partial, %llu unresolved\n",
 		(unsigned long long)pp->samples, report_seconds(p, pp->samples),
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
 		(unsigned long long)pp->unresolved);
@@ -271,7 +274,8 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		fputc('\n', f);
 	}
 	if (!pp->samples) {
-		fprintf(f, "  no samples with Python code: the process was idle or ran only C code\n");
+		fprintf(f,
+			"  no samples with Python code: the process was idle or ran only C code\n");
 	} else {
 		print_functions(f, p, pp, o);
 		print_lines(f, p, pp, o);
@@ -294,7 +298,8 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 	for (i = 0; i < p->ntargets; i++)
 		fprintf(f, "%s %d (Python %s, %s)%s", i ? "," : "pids:", p->targets[i].pid,
 			p->targets[i].python, p->targets[i].exe, i + 1 == p->ntargets ? "\n" : "");
-	fprintf(f, "samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
+	fprintf(f,
+		"samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
 		" (%llu partial; %llu ticks in threads without Python frames)\n",
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
@@ -304,13 +309,16 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->counts.unreadable);
 	/* only when the budget cost something: then some frames may lack a line or a name */
 	if (p->cache.evicted || p->cache.refused)
-		fprintf(f, "cache: %llu code objects evicted, %llu line tables refused (budget "
-			"%llu MiB)\n", (unsigned long long)p->cache.evicted,
-			(unsigned long long)p->cache.refused,
+		fprintf(f,
+			"cache: %llu code objects evicted, %llu line tables refused (budget "
+			"%llu MiB)\n",
+			(unsigned long long)p->cache.evicted, (unsigned long long)p->cache.refused,
 			(unsigned long long)(p->cache.budget_bytes >> 20));
 	if (p->mem)
-		fprintf(f, "memory records: %llu dropped, %llu truncated, %llu events in threads "
-			"without Python frames\n", (unsigned long long)p->mem_counts.dropped,
+		fprintf(f,
+			"memory records: %llu dropped, %llu truncated, %llu events in threads "
+			"without Python frames\n",
+			(unsigned long long)p->mem_counts.dropped,
 			(unsigned long long)p->mem_counts.truncated,
 			(unsigned long long)p->mem_counts.no_python);
 	report_usdt_text_counts(f, p);

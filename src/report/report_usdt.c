@@ -117,10 +117,11 @@ static const struct profile_import **imports_by_time(const struct profile_target
 
 static void json_call_fields(FILE *f, const struct profile_call_total *t)
 {
-	fprintf(f, ", \"calls\": %llu, \"inclusive_ns\": %llu, \"exclusive_ns\": %llu, "
-		"\"max_ns\": %llu", (unsigned long long)t->calls,
-		(unsigned long long)t->inclusive_ns, (unsigned long long)t->exclusive_ns,
-		(unsigned long long)t->max_ns);
+	fprintf(f,
+		", \"calls\": %llu, \"inclusive_ns\": %llu, \"exclusive_ns\": %llu, "
+		"\"max_ns\": %llu",
+		(unsigned long long)t->calls, (unsigned long long)t->inclusive_ns,
+		(unsigned long long)t->exclusive_ns, (unsigned long long)t->max_ns);
 }
 
 static void json_func_ref(FILE *f, const struct profile *p, uint32_t func)
@@ -141,8 +142,7 @@ void report_usdt_json_func(FILE *f, const struct profile *p, const struct profil
 		json_call_fields(f, &t[func]);
 }
 
-void report_usdt_json_extra_funcs(FILE *f, const struct profile *p,
-				  const struct profile_target *pp,
+void report_usdt_json_extra_funcs(FILE *f, const struct profile *p, const struct profile_target *pp,
 				  const struct profile_call_total *t, const bool *listed,
 				  bool first)
 {
@@ -181,10 +181,11 @@ static void json_frames(FILE *f, const struct profile *p, const uint32_t *frames
 
 static void json_gc_stat(FILE *f, const struct profile_gc_stat *s)
 {
-	fprintf(f, "\"collections\": %llu, \"total_ns\": %llu, \"max_ns\": %llu, "
-		"\"collected\": %llu", (unsigned long long)s->collections,
-		(unsigned long long)s->total_ns, (unsigned long long)s->max_ns,
-		(unsigned long long)s->collected);
+	fprintf(f,
+		"\"collections\": %llu, \"total_ns\": %llu, \"max_ns\": %llu, "
+		"\"collected\": %llu",
+		(unsigned long long)s->collections, (unsigned long long)s->total_ns,
+		(unsigned long long)s->max_ns, (unsigned long long)s->collected);
 }
 
 static void json_import_tree(FILE *f, const struct profile_target *pp, int32_t parent, int depth)
@@ -236,8 +237,9 @@ void report_usdt_json_proc(FILE *f, const struct profile *p, const struct profil
 			for (b = 0; b < PROFILE_HIST_BUCKETS; b++) {
 				if (!h->buckets[b])
 					continue;
-				fprintf(f, "%s{\"from_ns\": %llu, \"count\": %llu}", first ? "" : ", ",
-					1ULL << b, (unsigned long long)h->buckets[b]);
+				fprintf(f, "%s{\"from_ns\": %llu, \"count\": %llu}",
+					first ? "" : ", ", 1ULL << b,
+					(unsigned long long)h->buckets[b]);
 				first = false;
 			}
 			fputs("]}", f);
@@ -281,7 +283,8 @@ void report_usdt_json_counts(FILE *f, const struct profile *p)
 
 	if (!p->calls_mode && !p->gc_mode && !p->imports_mode)
 		return;
-	fprintf(f, " \"usdt\": {\"calls\": %s, \"gc\": %s, \"imports\": %s, "
+	fprintf(f,
+		" \"usdt\": {\"calls\": %s, \"gc\": %s, \"imports\": %s, "
 		"\"calls_unmatched\": %llu, \"calls_too_deep\": %llu, \"calls_no_code\": %llu, "
 		"\"calls_mismatch\": %llu, \"calls_map_full\": %llu, \"calls_unresolved\": %llu, "
 		"\"gc_unmatched\": %llu, \"imports_unmatched\": %llu, \"events_dropped\": %llu, "
@@ -362,13 +365,17 @@ static void text_gc(FILE *f, const struct profile *p, const struct profile_targe
 	size_t i;
 	uint32_t k;
 
-	fprintf(f, "\n  Garbage collections: %llu, %.6f s in total, longest %.6f s, %llu objects "
-		"collected\n", (unsigned long long)pp->gc.all.collections, pp->gc.all.total_ns / 1e9,
+	fprintf(f,
+		"\n  Garbage collections: %llu, %.6f s in total, longest %.6f s, %llu objects "
+		"collected\n",
+		(unsigned long long)pp->gc.all.collections, pp->gc.all.total_ns / 1e9,
 		pp->gc.all.max_ns / 1e9, (unsigned long long)pp->gc.all.collected);
 	for (i = 0; i < PROFILE_GC_GENS; i++)
 		if (pp->gc.gen[i].collections)
-			fprintf(f, "    generation %zu: %8llu collections, %.6f s total, max %.6f s, "
-				"%llu collected\n", i, (unsigned long long)pp->gc.gen[i].collections,
+			fprintf(f,
+				"    generation %zu: %8llu collections, %.6f s total, max %.6f s, "
+				"%llu collected\n",
+				i, (unsigned long long)pp->gc.gen[i].collections,
 				pp->gc.gen[i].total_ns / 1e9, pp->gc.gen[i].max_ns / 1e9,
 				(unsigned long long)pp->gc.gen[i].collected);
 	for (i = 0; st && i < pp->gc.nstacks && i < TOP_GC_STACKS; i++) {
@@ -406,7 +413,8 @@ static void text_import_tree(FILE *f, const struct profile_target *pp, int32_t p
 			fprintf(f, "    %10.3f ms  %*s%s%s\n", im->ns / 1e6, indent, "", im->module,
 				im->found ? "" : " (not found)");
 		else
-			fprintf(f, "    %10s     %*s%s (not finished)\n", "?", indent, "", im->module);
+			fprintf(f, "    %10s     %*s%s (not finished)\n", "?", indent, "",
+				im->module);
 		text_import_tree(f, pp, (int32_t)i, depth + 1, budget);
 	}
 }
@@ -422,8 +430,8 @@ static void text_imports(FILE *f, const struct profile_target *pp)
 			fprintf(f, "    %10.3f ms  %s\n", v[i]->ns / 1e6, v[i]->module);
 	free((void *)v);
 	if (pp->nimports) {
-		fprintf(f, "  Import tree (first %zu imports)\n", budget < pp->nimports ? budget :
-			pp->nimports);
+		fprintf(f, "  Import tree (first %zu imports)\n",
+			budget < pp->nimports ? budget : pp->nimports);
 		text_import_tree(f, pp, -1, 0, &budget);
 	}
 }
@@ -444,23 +452,29 @@ void report_usdt_text_counts(FILE *f, const struct profile *p)
 	const struct profile_usdt_counts *u = &p->usdt;
 
 	if (p->calls_mode)
-		fprintf(f, "calls: %llu returns without an entry (began before attach), %llu too deep, "
+		fprintf(f,
+			"calls: %llu returns without an entry (began before attach), %llu too deep, "
 			"%llu unreadable code, %llu mismatched (repaired), %llu not recorded "
-			"(map full), %llu unresolved\n", (unsigned long long)u->calls_unmatched,
+			"(map full), %llu unresolved\n",
+			(unsigned long long)u->calls_unmatched,
 			(unsigned long long)u->calls_too_deep, (unsigned long long)u->calls_no_code,
-			(unsigned long long)u->calls_mismatch, (unsigned long long)u->calls_map_full,
+			(unsigned long long)u->calls_mismatch,
+			(unsigned long long)u->calls_map_full,
 			(unsigned long long)u->calls_unresolved);
 	if (p->gc_mode && u->gc_unmatched)
-		fprintf(f, "gc: %llu collections ended without a start seen (began before attach)\n",
+		fprintf(f,
+			"gc: %llu collections ended without a start seen (began before attach)\n",
 			(unsigned long long)u->gc_unmatched);
 	if (u->records_dropped)
 		fprintf(f, "usdt: %llu GC and call records lost (ring buffer full)\n",
 			(unsigned long long)u->records_dropped);
 	if (p->imports_mode)
 		fprintf(f, "imports: %llu ended without a start seen, %llu events dropped\n",
-			(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped);
+			(unsigned long long)u->imports_unmatched,
+			(unsigned long long)u->events_dropped);
 	if (u->probe_misses)
-		fprintf(f, "usdt: %llu probe hits missed (the kernel skipped the BPF program while "
+		fprintf(f,
+			"usdt: %llu probe hits missed (the kernel skipped the BPF program while "
 			"another BPF program ran on that CPU): figures may be short by that many\n",
 			(unsigned long long)u->probe_misses);
 }

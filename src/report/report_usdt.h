@@ -18,8 +18,7 @@ void report_usdt_json_proc(FILE *f, const struct profile *p, const struct profil
 void report_usdt_json_func(FILE *f, const struct profile *p, const struct profile_call_total *t,
 			   uint32_t func);
 /* functions[] entries for functions with calls but no samples (not in listed). */
-void report_usdt_json_extra_funcs(FILE *f, const struct profile *p,
-				  const struct profile_target *pp,
+void report_usdt_json_extra_funcs(FILE *f, const struct profile *p, const struct profile_target *pp,
 				  const struct profile_call_total *t, const bool *listed,
 				  bool first);
 

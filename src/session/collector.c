@@ -53,8 +53,7 @@ int collector__add_target(struct collector *c, const struct target *t)
 	struct profile_target *pp;
 	char root[64];
 
-	if (vec_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1,
-		     sizeof(*c->targets)))
+	if (vec_grow((void **)&c->targets, &c->cap_targets, c->ntargets + 1, sizeof(*c->targets)))
 		return -ENOMEM;
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
@@ -138,11 +137,11 @@ static const struct code_info *target_code(struct collector_target *ts, const st
 }
 
 /* Profile frame id for one raw frame; *unresolved set when it could not be named. */
-static uint32_t frame_id(struct collector *c, struct collector_target *ts, const struct py_frame *rf,
-			 bool *unresolved)
+static uint32_t frame_id(struct collector *c, struct collector_target *ts,
+			 const struct py_frame *rf, bool *unresolved)
 {
-	uint64_t key = hash_u64(rf->code ^ hash_u64(((uint64_t)rf->fingerprint << 32) |
-						     (uint32_t)rf->instr));
+	uint64_t key = hash_u64(rf->code ^
+				hash_u64(((uint64_t)rf->fingerprint << 32) | (uint32_t)rf->instr));
 	const struct code_info *ci;
 	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
 	uint32_t func, id;
@@ -174,8 +173,8 @@ static uint32_t frame_id(struct collector *c, struct collector_target *ts, const
  * sample holds up to PYPROF_MAX_DEPTH of them); *unresolved is set when a
  * frame could not be named.
  */
-static int resolve_frames(struct collector *c, struct collector_target *ts, const struct py_sample *s,
-			  bool *unresolved)
+static int resolve_frames(struct collector *c, struct collector_target *ts,
+			  const struct py_sample *s, bool *unresolved)
 {
 	uint32_t i;
 
@@ -190,8 +189,8 @@ static int resolve_frames(struct collector *c, struct collector_target *ts, cons
 }
 
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
-static void add_cpu_sample(struct collector *c, struct collector_target *ts, const struct py_sample *s,
-			   bool unresolved)
+static void add_cpu_sample(struct collector *c, struct collector_target *ts,
+			   const struct py_sample *s, bool unresolved)
 {
 	struct profile_target *pp = &c->prof->targets[ts->target_index];
 	struct profile_thread *th;
@@ -215,14 +214,14 @@ static void add_cpu_sample(struct collector *c, struct collector_target *ts, con
 }
 
 /* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */
-static void add_mem_sample(struct collector *c, struct collector_target *ts, const struct py_sample *s,
-			   enum profile_mem_kind kind, bool unresolved)
+static void add_mem_sample(struct collector *c, struct collector_target *ts,
+			   const struct py_sample *s, enum profile_mem_kind kind, bool unresolved)
 {
 	struct profile_target *pp = &c->prof->targets[ts->target_index];
 	double t_s = ((long long)s->ktime_ns - c->prof->start_ns) / 1e9;
 
 	long stack = profile_target__add_mem(pp, kind, c->scratch, s->nframes, s->value, t_s,
-					   s->flags & PY_SAMPLE_RSS_PEAK);
+					     s->flags & PY_SAMPLE_RSS_PEAK);
 
 	if (stack < 0) {
 		c->malformed++;
@@ -256,7 +255,10 @@ static void park(struct collector *c, int pid, const void *data, size_t size)
 		return;
 	memcpy(copy, data, size);
 	p = &c->parked[c->nparked++];
-	*p = (struct collector_parked){ .pid = pid, .gen = c->park_gen, .size = size, .data = copy };
+	*p = (struct collector_parked){ .pid = pid,
+					.gen = c->park_gen,
+					.size = size,
+					.data = copy };
 }
 
 void collector__replay(struct collector *c, int pid)
@@ -273,7 +275,7 @@ void collector__replay(struct collector *c, int pid)
 		c->parked[i] = c->parked[--c->nparked];
 		c->unknown_pid--;
 		c->replaying = true;
-		collector__sample(c, p.data, p.size);	/* counted again if still unknown */
+		collector__sample(c, p.data, p.size); /* counted again if still unknown */
 		c->replaying = false;
 		free(p.data);
 	}
@@ -327,7 +329,7 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		return;
 	}
 	if (err) {
-		c->malformed++;	/* out of memory: the sample cannot be kept */
+		c->malformed++; /* out of memory: the sample cannot be kept */
 		return;
 	}
 	switch (s->kind) {
@@ -350,9 +352,9 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		/* --calls: naming the frames above was the point (the code objects are cached) */
 		break;
 	case PY_KIND_GC:
-		if (profile_target__add_gc(&c->prof->targets[ts->target_index], c->scratch, s->nframes,
-					 PY_GC_GEN(s->value), PY_GC_NS(s->value),
-					 PY_GC_COLLECTED(s->value)))
+		if (profile_target__add_gc(&c->prof->targets[ts->target_index], c->scratch,
+					   s->nframes, PY_GC_GEN(s->value), PY_GC_NS(s->value),
+					   PY_GC_COLLECTED(s->value)))
 			c->malformed++;
 		break;
 	default:

@@ -51,8 +51,8 @@ static int open_same_file(const char *path, unsigned maj, unsigned min, uint64_t
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != ino ||
-	    major(st.st_dev) != maj || minor(st.st_dev) != min) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != ino || major(st.st_dev) != maj ||
+	    minor(st.st_dev) != min) {
 		close(fd);
 		return -1;
 	}
@@ -86,8 +86,8 @@ int mem__find_libc(int pid, char *shown, size_t len, int *fd)
 		/* libc.so.6, or libc-2.31.so on older glibc; not libcrypto, libcap... */
 		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e.start,
-			 e.end);
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+			 e.start, e.end);
 		*fd = open_same_file(path, maj, min, e.inode);
 		if (*fd < 0) {
 			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e.path);
@@ -109,7 +109,7 @@ static const char *const alloc_funcs[] = {
 static struct bpf_program *alloc_entry_prog(struct pybpfprof_bpf *skel, size_t i)
 {
 	struct bpf_program *progs[] = {
-		skel->progs.on_malloc, skel->progs.on_calloc, skel->progs.on_realloc,
+		skel->progs.on_malloc,	       skel->progs.on_calloc,	skel->progs.on_realloc,
 		skel->progs.on_posix_memalign, skel->progs.on_memalign, skel->progs.on_memalign,
 		skel->progs.on_free,
 	};
@@ -128,8 +128,7 @@ static int add_uprobe(struct mem *m, struct bpf_program *prog, int pid, const ch
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
 
-	if (vec_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1,
-		     sizeof(*m->uprobes)))
+	if (vec_grow((void **)&m->uprobes, &m->cap_uprobes, m->nuprobes + 1, sizeof(*m->uprobes)))
 		return -ENOMEM;
 	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 	if (!link)
@@ -179,8 +178,8 @@ static int attach_alloc(struct mem *m, struct pybpfprof_bpf *skel, int pid, char
 		 * seen too (the return probe is armed at entry), which the
 		 * nesting count in the BPF program relies on.
 		 */
-		err = is_free ? 0 : add_uprobe(m, skel->progs.on_alloc_return, pid, held, off,
-					       true);
+		err = is_free ? 0 :
+				add_uprobe(m, skel->progs.on_alloc_return, pid, held, off, true);
 		if (!err)
 			err = add_uprobe(m, alloc_entry_prog(skel, i), pid, held, off, false);
 		if (err) {
@@ -220,7 +219,7 @@ int mem__attach(struct mem *m, struct session *s, struct collector *c, unsigned 
 			return err;
 	}
 	err = perf_sampler__open(&m->faults, &attr, skel->progs.on_page_fault, "page-faults",
-				MEM_REDRAW_NS, why, whylen);
+				 MEM_REDRAW_NS, why, whylen);
 	if (err)
 		return err;
 	m->period = period;
@@ -271,8 +270,8 @@ void mem__tick(struct mem *m, struct collector *c, long long now_ns)
 	 * since the last one (on_page_fault), so the bytes stay exact.
 	 */
 	if (redraws(m) && jitter__due(&m->faults.jitter, now_ns, MEM_REDRAW_NS))
-		perf_sampler__set_period(&m->faults, m->period *
-					(1 + 0.25 * m->faults.jitter.offset) + 0.5);
+		perf_sampler__set_period(&m->faults,
+					 m->period * (1 + 0.25 * m->faults.jitter.offset) + 0.5);
 	if (now_ns - m->last_rss_ns < MEM_RSS_INTERVAL_NS)
 		return;
 	m->last_rss_ns = now_ns;
@@ -285,7 +284,7 @@ void mem__tick(struct mem *m, struct collector *c, long long now_ns)
 		rss = read_rss(ts->t.pid, m->page_size);
 		if (rss)
 			profile_target__add_rss(&c->prof->targets[ts->target_index],
-					      (now_ns - c->prof->start_ns) / 1e9, rss);
+						(now_ns - c->prof->start_ns) / 1e9, rss);
 	}
 }
 
@@ -349,7 +348,8 @@ void mem__finish(struct mem *m, struct session *s, struct collector *c)
 		__u32 pid = c->targets[i].t.pid;
 		__u64 pages;
 
-		if (!bpf_map_lookup_elem(fd, &pid, &pages) && pages * m->page_size > pp->mem.peak_rss)
+		if (!bpf_map_lookup_elem(fd, &pid, &pages) &&
+		    pages * m->page_size > pp->mem.peak_rss)
 			pp->mem.peak_rss = pages * m->page_size;
 	}
 }

@@ -42,13 +42,13 @@ static void jitter__init(struct jitter *j, long long first_ns)
 	long long now = mono_ns();
 
 	j->state = (uint64_t)now ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
-	j->second = true;	/* the first block opens a pair */
+	j->second = true; /* the first block opens a pair */
 	j->next_ns = now + (long long)(first_ns * jitter__uniform(j));
 }
 
 int perf_sampler__open(struct perf_sampler *ps, struct perf_event_attr *attr,
-		      struct bpf_program *prog, const char *what, long long first_redraw_ns,
-		      char *why, size_t whylen)
+		       struct bpf_program *prog, const char *what, long long first_redraw_ns,
+		       char *why, size_t whylen)
 {
 	int cpu, fd, attached = 0;
 
@@ -70,10 +70,10 @@ int perf_sampler__open(struct perf_sampler *ps, struct perf_event_attr *attr,
 	for (cpu = 0; cpu < ps->ncpus; cpu++) {
 		fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
-			if (errno == ENODEV)	/* possible but offline CPU */
+			if (errno == ENODEV) /* possible but offline CPU */
 				continue;
-			snprintf(why, whylen, "perf_event_open(%s) failed on CPU %d: %s%s", what, cpu,
-				 strerror(errno),
+			snprintf(why, whylen, "perf_event_open(%s) failed on CPU %d: %s%s", what,
+				 cpu, strerror(errno),
 				 errno == EACCES ? " (needs CAP_PERFMON or root)" : "");
 			return -errno;
 		}

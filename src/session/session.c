@@ -35,7 +35,7 @@ struct session {
 	struct ring_buffer *rb;
 	struct perf_sampler cpu_clock;
 	struct bpf_link *track_links[3];
-	unsigned hz;		/* 0 until attached */
+	unsigned hz; /* 0 until attached */
 };
 
 struct session *session__open(unsigned max_depth, char *why, size_t whylen)
@@ -61,8 +61,10 @@ int session__load(struct session *s, sample_fn_t on_sample, void *ctx, char *why
 	int err = pybpfprof_bpf__load(s->skel);
 
 	if (err) {
-		snprintf(why, whylen, "cannot load the BPF programs: %s (run with -vv for the "
-			 "verifier log)", strerror(-err));
+		snprintf(why, whylen,
+			 "cannot load the BPF programs: %s (run with -vv for the "
+			 "verifier log)",
+			 strerror(-err));
 		return err;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_sample, ctx, NULL);
@@ -164,7 +166,7 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 	int err;
 
 	err = perf_sampler__open(&s->cpu_clock, &attr, s->skel->progs.on_sample, "cpu-clock",
-				REDRAW_MIN_NS, why, whylen);
+				 REDRAW_MIN_NS, why, whylen);
 	if (err)
 		return err;
 	s->hz = hz;
@@ -258,7 +260,11 @@ static int effective_caps(uint64_t *caps)
  */
 int check_privileges(char *why, size_t whylen)
 {
-	static const struct { int cap; const char *name; bool admin_will_do; } need[] = {
+	static const struct {
+		int cap;
+		const char *name;
+		bool admin_will_do;
+	} need[] = {
 		{ 39 /* CAP_BPF */, "CAP_BPF", true },
 		{ 38 /* CAP_PERFMON */, "CAP_PERFMON", true },
 		{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE", false },
@@ -269,7 +275,8 @@ int check_privileges(char *why, size_t whylen)
 	int n = 0;
 
 	if (effective_caps(&caps)) {
-		snprintf(why, whylen, "cannot read this process's capabilities: %s", strerror(errno));
+		snprintf(why, whylen, "cannot read this process's capabilities: %s",
+			 strerror(errno));
 		return -EPERM;
 	}
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
@@ -279,9 +286,11 @@ int check_privileges(char *why, size_t whylen)
 				need[i].name);
 	}
 	if (n) {
-		snprintf(why, whylen, "not enough privilege: pybpfprof needs %s, which this "
+		snprintf(why, whylen,
+			 "not enough privilege: pybpfprof needs %s, which this "
 			 "process lacks (it runs as root, or with CAP_BPF, CAP_PERFMON and "
-			 "CAP_SYS_PTRACE); run it with sudo", missing);
+			 "CAP_SYS_PTRACE); run it with sudo",
+			 missing);
 		return -EPERM;
 	}
 	return 0;
@@ -300,23 +309,28 @@ const char *uprobe_privilege_hint(int err)
 int check_kernel(const char *btf_path, char *why, size_t whylen)
 {
 	if (access(btf_path, R_OK)) {
-		snprintf(why, whylen, "kernel feature missing: BTF type information (%s not "
-			 "readable; the kernel needs CONFIG_DEBUG_INFO_BTF=y)", btf_path);
+		snprintf(why, whylen,
+			 "kernel feature missing: BTF type information (%s not "
+			 "readable; the kernel needs CONFIG_DEBUG_INFO_BTF=y)",
+			 btf_path);
 		return -ENOTSUP;
 	}
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1) {
-		snprintf(why, whylen, "kernel feature missing: BPF ring buffer maps (Linux 5.8 or "
+		snprintf(why, whylen,
+			 "kernel feature missing: BPF ring buffer maps (Linux 5.8 or "
 			 "newer)");
 		return -ENOTSUP;
 	}
 	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1) {
-		snprintf(why, whylen, "kernel feature missing: BPF programs on perf events "
+		snprintf(why, whylen,
+			 "kernel feature missing: BPF programs on perf events "
 			 "(CONFIG_BPF_EVENTS)");
 		return -ENOTSUP;
 	}
 	/* The frame walk is a bpf_loop: verified once, whatever the depth limit. */
 	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
-		snprintf(why, whylen, "kernel feature missing: the bpf_loop helper (Linux 5.17 or "
+		snprintf(why, whylen,
+			 "kernel feature missing: the bpf_loop helper (Linux 5.17 or "
 			 "newer)");
 		return -ENOTSUP;
 	}

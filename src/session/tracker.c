@@ -93,8 +93,11 @@ void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns)
 		i = tr->npending++;
 	}
 	/* the first try is due at once: a Python that is already running registers now */
-	tr->pending[i] = (struct tracker_pending){ .pid = pid, .since_ns = now, .next_ns = now,
-						   .delay_ns = RETRY_FIRST_NS, .exec_ns = exec_ns };
+	tr->pending[i] = (struct tracker_pending){ .pid = pid,
+						   .since_ns = now,
+						   .next_ns = now,
+						   .delay_ns = RETRY_FIRST_NS,
+						   .exec_ns = exec_ns };
 }
 
 static int add_target(struct tracker *tr, const struct target *t)
@@ -129,7 +132,8 @@ static int validate(struct tracker *tr, struct tracker_pending *p)
 	session__remove_target(tr->s, p->pid);
 	mark_exited(tr, p->pid);
 	pr_warn("pid %d (Python %s): its interpreter state does not match the expected layout "
-		"(%s); no longer profiled\n", p->pid, ts->t.version_str, strerror(-err));
+		"(%s); no longer profiled\n",
+		p->pid, ts->t.version_str, strerror(-err));
 	return err;
 }
 
@@ -300,8 +304,7 @@ static void on_fork(struct tracker *tr, const struct py_proc_event *e)
 		return;
 	}
 	drop_forked(tr, e->pid);
-	if (vec_grow((void **)&tr->forked, &tr->cap_forked, tr->nforked + 1,
-		     sizeof(*tr->forked))) {
+	if (vec_grow((void **)&tr->forked, &tr->cap_forked, tr->nforked + 1, sizeof(*tr->forked))) {
 		session__remove_target(tr->s, e->pid);
 		return;
 	}

@@ -61,45 +61,56 @@ int usdt__check(const struct target *t, const struct usdt_probes *pr, unsigned m
 		bool py311_line, char *why, size_t whylen)
 {
 	unsigned minor = (t->version >> 16) & 0xff;
-	const char *mode = (modes & USDT_CALLS) ? "--calls" : (modes & USDT_GC) ? "--gc" :
-										  "--imports";
+	const char *mode = (modes & USDT_CALLS) ? "--calls" :
+			   (modes & USDT_GC)	? "--gc" :
+						  "--imports";
 
 	if (!modes)
 		return 0;
 	if (!pr->total) {
-		snprintf(why, whylen, "pid %d (Python %s) cannot be traced with %s: its interpreter "
+		snprintf(why, whylen,
+			 "pid %d (Python %s) cannot be traced with %s: its interpreter "
 			 "%s was built without USDT probes (no python provider in .note.stapsdt, "
 			 "as in pyenv, python.org and most Docker builds); profile it by sampling, "
-			 "without %s", t->pid, t->version_str, mode, t->python_elf, mode);
+			 "without %s",
+			 t->pid, t->version_str, mode, t->python_elf, mode);
 		return -ENOTSUP;
 	}
 	if (modes & USDT_CALLS) {
 		if (!pr->function_entry || !pr->function_return) {
-			snprintf(why, whylen, "pid %d runs Python %s, which has no function__entry/"
+			snprintf(why, whylen,
+				 "pid %d runs Python %s, which has no function__entry/"
 				 "function__return probes (CPython 3.12 to 3.14 removed them), so "
 				 "--calls cannot count its calls; profile it by sampling, without "
-				 "--calls", t->pid, t->version_str);
+				 "--calls",
+				 t->pid, t->version_str);
 			return -ENOTSUP;
 		}
 		if (minor == 11 && (!py311_line || !pr->line)) {
-			snprintf(why, whylen, "pid %d runs Python %s, whose function probes fire only "
-				 "while the line probe or a trace function is active; --calls needs "
-				 "--calls-py311-line for it, which slows the target about 30 times "
-				 "(and is reported to crash some 3.11 builds): profile it by sampling "
-				 "instead", t->pid, t->version_str);
+			snprintf(
+				why, whylen,
+				"pid %d runs Python %s, whose function probes fire only "
+				"while the line probe or a trace function is active; --calls needs "
+				"--calls-py311-line for it, which slows the target about 30 times "
+				"(and is reported to crash some 3.11 builds): profile it by sampling "
+				"instead",
+				t->pid, t->version_str);
 			return -ENOTSUP;
 		}
 	}
 	if ((modes & USDT_GC) && (!pr->gc_start || !pr->gc_done)) {
-		snprintf(why, whylen, "pid %d (Python %s) has no gc__start/gc__done probes, so --gc "
-			 "cannot time its collections; profile it by sampling, without --gc", t->pid,
-			 t->version_str);
+		snprintf(why, whylen,
+			 "pid %d (Python %s) has no gc__start/gc__done probes, so --gc "
+			 "cannot time its collections; profile it by sampling, without --gc",
+			 t->pid, t->version_str);
 		return -ENOTSUP;
 	}
 	if ((modes & USDT_IMPORTS) && (!pr->import_start || !pr->import_done)) {
-		snprintf(why, whylen, "pid %d (Python %s) has no import__find__load probes, so "
+		snprintf(why, whylen,
+			 "pid %d (Python %s) has no import__find__load probes, so "
 			 "--imports cannot time its imports; profile it by sampling, without "
-			 "--imports", t->pid, t->version_str);
+			 "--imports",
+			 t->pid, t->version_str);
 		return -ENOTSUP;
 	}
 	return 0;
@@ -111,7 +122,7 @@ void usdt__prepare(struct session *s, unsigned modes)
 	/* Hash maps are preallocated: tens of MB (memory-cgroup accounted) nobody would use. */
 	struct bpf_map *calls[] = {
 		skel->maps.call_stacks, skel->maps.call_active, skel->maps.call_edges,
-		skel->maps.call_hist, skel->maps.call_codes, skel->maps.call_zero_map,
+		skel->maps.call_hist,	skel->maps.call_codes,	skel->maps.call_zero_map,
 	};
 	size_t i;
 
@@ -140,7 +151,7 @@ struct attach_call {
 	const struct target *t;
 	const char *name;
 	struct bpf_link *link;
-	bool returned;		/* false: cut short by SIGBUS */
+	bool returned; /* false: cut short by SIGBUS */
 };
 
 static int do_attach(void *ctx)
@@ -171,8 +182,10 @@ static int attach_one(struct usdt *u, struct bpf_program *prog, const struct tar
 	err = bus_guard__call(do_attach, &a);
 	l = a.link;
 	if (!a.returned) {
-		snprintf(why, whylen, "cannot attach to the %s probe of pid %d: its interpreter "
-			 "file %s was truncated while it was read", name, t->pid, t->python_elf);
+		snprintf(why, whylen,
+			 "cannot attach to the %s probe of pid %d: its interpreter "
+			 "file %s was truncated while it was read",
+			 name, t->pid, t->python_elf);
 		return err;
 	}
 	if (!l) {
@@ -272,7 +285,8 @@ static uint32_t call_func(struct collector *c, struct collector_target *ts,
 	if (!ci) {
 		if (count_unresolved)
 			pr_info("--calls: pid %d: code object 0x%llx (fingerprint %08x) could not be "
-				"named\n", ts->t.pid, (unsigned long long)fn->code, fn->fingerprint);
+				"named\n",
+				ts->t.pid, (unsigned long long)fn->code, fn->fingerprint);
 		c->prof->usdt.calls_unresolved += count_unresolved;
 		return profile__func(c->prof, "[unresolved]", "", 0, true);
 	}
@@ -283,8 +297,8 @@ uint64_t usdt__probe_misses(struct session *s)
 {
 	struct pybpfprof_bpf *skel = session__skel(s);
 	const struct bpf_program *progs[] = {
-		skel->progs.on_func_entry, skel->progs.on_func_return, skel->progs.on_gc_start,
-		skel->progs.on_gc_done, skel->progs.on_import_start, skel->progs.on_import_done,
+		skel->progs.on_func_entry, skel->progs.on_func_return,	skel->progs.on_gc_start,
+		skel->progs.on_gc_done,	   skel->progs.on_import_start, skel->progs.on_import_done,
 	};
 	uint64_t misses = 0;
 	size_t i;
@@ -325,10 +339,12 @@ int usdt__collect_calls(struct session *s, struct collector *c)
 			err = -ENOMEM;
 			break;
 		}
-		add = (struct profile_call_edge){ .calls = st.calls, .inclusive_ns = st.inclusive_ns,
+		add = (struct profile_call_edge){ .calls = st.calls,
+						  .inclusive_ns = st.inclusive_ns,
 						  .exclusive_ns = st.exclusive_ns,
 						  .max_ns = st.max_ns };
-		err = profile_target__add_call(&c->prof->targets[ts->target_index], func, caller, &add);
+		err = profile_target__add_call(&c->prof->targets[ts->target_index], func, caller,
+					       &add);
 	}
 	while (!err && !bpf_map_get_next_key(hfd, hprev, &hk)) {
 		struct collector_target *ts = collector__find(c, hk.pid);
@@ -343,7 +359,7 @@ int usdt__collect_calls(struct session *s, struct collector *c)
 			break;
 		}
 		err = profile_target__add_hist(&c->prof->targets[ts->target_index], func,
-					     (const uint64_t *)h.buckets);
+					       (const uint64_t *)h.buckets);
 	}
 	return err;
 }

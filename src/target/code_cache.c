@@ -172,7 +172,8 @@ uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, con
 	firstline = (int32_t)word_at(code_id, id_len, off->code_firstlineno - start);
 	if (str) {
 		len = word_at(str, PY_STR_READ, 0);
-		state = (uint32_t)word_at(str, PY_STR_READ, (uint64_t)off->str_state - off->str_length);
+		state = (uint32_t)word_at(str, PY_STR_READ,
+					  (uint64_t)off->str_state - off->str_length);
 		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
 		if ((state & 0x60) == 0x60) {
 			t = (uint64_t)off->str_ascii_data - off->str_length;
@@ -185,7 +186,7 @@ uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, con
 }
 
 int code_head__parse(const struct py_layout *L, const uint8_t *head, size_t len,
-		    struct code_head *out)
+		     struct code_head *out)
 {
 	const struct py_offsets *off = &L->bpf;
 	int32_t firstline;
@@ -252,8 +253,12 @@ static long decode_table(struct cache_budget *b, const struct code_cache *cc,
 		memcpy(copy, b->runs, n * sizeof(*copy));
 	m = &b->memo[b->memo_next++ % TABLE_MEMO_SLOTS];
 	free(m->runs);
-	*m = (struct table_memo){ .owner = cc, .hash = h, .len = len, .firstlineno = firstlineno,
-				  .nruns = n, .runs = copy };
+	*m = (struct table_memo){ .owner = cc,
+				  .hash = h,
+				  .len = len,
+				  .firstlineno = firstlineno,
+				  .nruns = n,
+				  .runs = copy };
 	return n;
 }
 
@@ -270,7 +275,7 @@ static void read_lines(struct code_cache *cc, const struct target *t, uint64_t a
 {
 	struct cache_budget *b = cc->budget;
 	const struct py_layout *L = &t->layout;
-	int64_t size = 0;	/* filled by remote_read; set for static analysers */
+	int64_t size = 0; /* filled by remote_read; set for static analysers */
 	size_t len = 0;
 	long n;
 
@@ -301,8 +306,7 @@ static void read_lines(struct code_cache *cc, const struct target *t, uint64_t a
 }
 
 /* Reads the code object at addr now. NULL if it cannot be read (or on ENOMEM). */
-static struct code_info *read_code(struct code_cache *cc, const struct target *t,
-				   uint64_t addr)
+static struct code_info *read_code(struct code_cache *cc, const struct target *t, uint64_t addr)
 {
 	const struct py_layout *L = &t->layout;
 	const struct py_offsets *off = &L->bpf;
@@ -322,7 +326,9 @@ static struct code_info *read_code(struct code_cache *cc, const struct target *t
 		return NULL;
 	ci->fingerprint = code_identity(off, h.code_id,
 					remote_read(t->pid, h.qualname + off->str_length, str,
-						    sizeof(str)) ? NULL : str);
+						    sizeof(str)) ?
+						NULL :
+						str);
 	ci->firstlineno = h.firstlineno;
 	if (remote_read_str(t->pid, L, h.qualname, name, sizeof(name)) ||
 	    remote_read_str(t->pid, L, h.filename, file, sizeof(file))) {
@@ -345,8 +351,8 @@ static struct code_info *read_code(struct code_cache *cc, const struct target *t
 	}
 	ci->owner = cc;
 	ci->addr = addr;
-	ci->bytes = sizeof(*ci) + strlen(name) + strlen(file) + 2 +
-		    ci->nruns * sizeof(*ci->runs) + ENTRY_OVERHEAD;
+	ci->bytes = sizeof(*ci) + strlen(name) + strlen(file) + 2 + ci->nruns * sizeof(*ci->runs) +
+		    ENTRY_OVERHEAD;
 	return ci;
 }
 

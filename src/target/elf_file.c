@@ -26,8 +26,8 @@
 
 struct elf_file {
 	int fd;
-	struct stat st;		/* at open: a reload finds the file unchanged, or fails */
-	uint64_t budget;	/* bytes of section data libelf may still load */
+	struct stat st;	 /* at open: a reload finds the file unchanged, or fails */
+	uint64_t budget; /* bytes of section data libelf may still load */
 	Elf *elf;
 	int type;
 	size_t nphdr;
@@ -284,8 +284,7 @@ int elf_file__func_offset(struct elf_file *ef, const char *name, uint64_t *off)
 	return -ENOENT;
 }
 
-int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off,
-		   uint64_t *bias)
+int elf_file__bias(const struct elf_file *ef, uint64_t map_start, uint64_t map_off, uint64_t *bias)
 {
 	size_t i;
 

@@ -102,14 +102,14 @@ int linetable_310_line(const uint8_t *tab, size_t len, int firstlineno, long byt
  */
 #define LOC_ENTRY_START 0x80
 #define LOC_CODE(b) (((b) >> 3) & 0x0f)
-#define LOC_UNITS(b) (((b) & 0x07) + 1)
+#define LOC_UNITS(b) (((b)&0x07) + 1)
 
 enum loc_code {
-	LOC_ONE_LINE0 = 10,	/* 10, 11, 12: line += code - 10, then two column bytes */
+	LOC_ONE_LINE0 = 10, /* 10, 11, 12: line += code - 10, then two column bytes */
 	LOC_ONE_LINE2 = 12,
-	LOC_NO_COLUMNS = 13,	/* svarint line delta */
-	LOC_LONG = 14,		/* svarint line delta, then end line and columns */
-	LOC_NONE = 15,		/* no location; the running line is kept */
+	LOC_NO_COLUMNS = 13, /* svarint line delta */
+	LOC_LONG = 14,	     /* svarint line delta, then end line and columns */
+	LOC_NONE = 15,	     /* no location; the running line is kept */
 };
 
 /*

@@ -203,7 +203,7 @@ int py_layout__for_version(uint32_t hexversion, struct py_layout *out)
 	case 13:
 	case 14:
 	case 15:
-		return -EAGAIN;	/* py_layout__from_debug_offsets() */
+		return -EAGAIN; /* py_layout__from_debug_offsets() */
 	default:
 		return -ENOTSUP;
 	}
@@ -306,8 +306,10 @@ static uint64_t dbg_field(struct dbg *g, uint16_t pos, const char *name, unsigne
 	uint64_t v = u64_at(g->buf, pos);
 
 	if (v < lo || !fits(v, width, end))
-		dbg_fail(g, "%s = 0x%" PRIx64 ": its %u bytes are not within bytes [%" PRIu64
-			 ", %" PRIu64 ") of %s", name, v, width, lo, end, what);
+		dbg_fail(g,
+			 "%s = 0x%" PRIx64 ": its %u bytes are not within bytes [%" PRIu64
+			 ", %" PRIu64 ") of %s",
+			 name, v, width, lo, end, what);
 	return v;
 }
 
@@ -318,8 +320,8 @@ static uint64_t dbg_size(struct dbg *g, uint16_t pos, const char *name, uint64_t
 	uint64_t v = u64_at(g->buf, pos);
 
 	if (v < lo || v > hi)
-		dbg_fail(g, "%s = 0x%" PRIx64 ": not %" PRIu64 " to %" PRIu64 " bytes (%s)", name, v,
-			 lo, hi, what);
+		dbg_fail(g, "%s = 0x%" PRIx64 ": not %" PRIu64 " to %" PRIu64 " bytes (%s)", name,
+			 v, lo, hi, what);
 	return v;
 }
 
@@ -329,7 +331,8 @@ static void dbg_fixed(struct dbg *g, uint16_t pos, const char *name, uint64_t wa
 	uint64_t v = u64_at(g->buf, pos);
 
 	if (v != want)
-		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported build has %" PRIu64, name, v, want);
+		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported build has %" PRIu64, name, v,
+			 want);
 }
 
 /* The table for this version, whole, with its cookie and version, of a default build. */
@@ -351,8 +354,9 @@ static int dbg_header(uint32_t hexversion, const uint8_t *buf, size_t len,
 	}
 	version = u64_at(buf, 8);
 	if ((version >> 16) != (hexversion >> 16)) {
-		snprintf(why, whylen, "_Py_DebugOffsets says version 0x%" PRIx64 ", the binary 0x%x",
-			 version, hexversion);
+		snprintf(why, whylen,
+			 "_Py_DebugOffsets says version 0x%" PRIx64 ", the binary 0x%x", version,
+			 hexversion);
 		return -EPROTO;
 	}
 	if (u64_at(buf, 16)) {
@@ -415,10 +419,10 @@ static void dbg_frame(struct dbg *g, const struct debug_positions *d, struct py_
 
 /* The code object's fields as the table gives them, checked. */
 struct code_fields {
-	uint64_t adaptive;	/* co_code_adaptive: the head userspace reads ends there */
-	uint64_t first;		/* co_firstlineno: BPF's identity prefix starts there */
-	uint64_t id_end;	/* ... and ends after the last of the four pointers */
-	uint64_t ptrs[4];	/* co_filename, co_name, co_qualname, co_linetable */
+	uint64_t adaptive; /* co_code_adaptive: the head userspace reads ends there */
+	uint64_t first;	   /* co_firstlineno: BPF's identity prefix starts there */
+	uint64_t id_end;   /* ... and ends after the last of the four pointers */
+	uint64_t ptrs[4];  /* co_filename, co_name, co_qualname, co_linetable */
 };
 
 /*
@@ -454,7 +458,7 @@ static void dbg_code(struct dbg *g, const struct debug_positions *d, struct code
 			       code_id);
 	c->id_end = c->first + 8;
 	for (i = 0; i < 4; i++)
-		if (!g->bad && c->ptrs[i] + 8 > c->id_end)	/* ptrs[i] < id_lim <= 2^9 here */
+		if (!g->bad && c->ptrs[i] + 8 > c->id_end) /* ptrs[i] < id_lim <= 2^9 here */
 			c->id_end = c->ptrs[i] + 8;
 }
 
@@ -469,7 +473,8 @@ static void dbg_objects(struct dbg *g, const struct debug_positions *d, uint64_t
 	dbg_fixed(g, d->str_state, "unicode_object.state", 32);
 	/* ASCII text starts after the 32-bit state, and PY_NAME_TEXT of it fit in PY_STR_READ. */
 	*ascii = dbg_size(g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
-			  16 + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
+			  16 + PY_STR_READ - PY_NAME_TEXT,
+			  "a PyASCIIObject, as pybpfprof reads it");
 	*compact = STR_COMPACT_SIZE;
 	if (d->str_compact_size)
 		*compact = dbg_size(g, d->str_compact_size,
@@ -505,14 +510,14 @@ static void dbg_fill(struct py_layout *L, unsigned minor, const struct code_fiel
 	L->bytes_data = 32;
 	L->code_read_size = c->adaptive;
 	L->str_compact_data = compact;
-	L->str_utf8_length = 40;	/* PyCompactUnicodeObject.utf8_length (3.12+) */
-	L->str_utf8 = 48;		/* PyCompactUnicodeObject.utf8 (3.12+) */
+	L->str_utf8_length = 40; /* PyCompactUnicodeObject.utf8_length (3.12+) */
+	L->str_utf8 = 48;	 /* PyCompactUnicodeObject.utf8 (3.12+) */
 	L->linetable = LINETABLE_LOCATIONS;
 	L->lasti_unit = 1;
 }
 
 int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_t len,
-				 struct py_layout *out, char *why, size_t whylen)
+				  struct py_layout *out, char *why, size_t whylen)
 {
 	const struct debug_positions *d = NULL;
 	struct dbg g = { buf, why, whylen, false };
@@ -555,8 +560,10 @@ static void lc_in(struct lcheck *c, const char *name, uint64_t off, unsigned wid
 	if (c->bad || (off >= lo && fits(off, width, end)))
 		return;
 	c->bad = true;
-	snprintf(c->why, c->whylen, "%s = %" PRIu64 ": its %u bytes are not within bytes [%" PRIu64
-		 ", %" PRIu64 ") of %s", name, off, width, lo, end, buffer);
+	snprintf(c->why, c->whylen,
+		 "%s = %" PRIu64 ": its %u bytes are not within bytes [%" PRIu64 ", %" PRIu64
+		 ") of %s",
+		 name, off, width, lo, end, buffer);
 }
 
 int py_layout__check(const struct py_layout *L, char *why, size_t whylen)

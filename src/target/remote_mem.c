@@ -117,7 +117,7 @@ int ucs_to_utf8(const void *data, size_t n, int kind, char *out, size_t outlen)
 			return -1;
 		k = put_utf8(cp, out + w, outlen - 1 - w);
 		if (!k)
-			break;	/* out of room: truncate at a character boundary */
+			break; /* out of room: truncate at a character boundary */
 		w += k;
 	}
 	out[w] = '\0';
@@ -146,7 +146,7 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 	memcpy(&length, head + L->bpf.str_length, sizeof(length));
 	memcpy(&state, head + L->bpf.str_state, sizeof(state));
 	if (length < 0 || !STATE_COMPACT(state))
-		return -EINVAL;	/* legacy strings never name code; don't guess */
+		return -EINVAL; /* legacy strings never name code; don't guess */
 	n = length > REMOTE_MAX_STR ? REMOTE_MAX_STR : (size_t)length;
 	if (STATE_ASCII(state)) {
 		n = n < outlen - 1 ? n : outlen - 1;
@@ -168,7 +168,7 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 int remote_read_bytes(pid_t pid, const struct py_layout *L, uint64_t addr, size_t max,
 		      uint8_t **out, size_t *len)
 {
-	int64_t size = 0;	/* filled by remote_read; set for static analysers */
+	int64_t size = 0; /* filled by remote_read; set for static analysers */
 	uint8_t *buf;
 	int err;
 

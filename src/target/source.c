@@ -61,8 +61,8 @@ static const char *skip_blanks(const char *s, const char *end)
  * them (want 0: any number up to SOURCE_GROUPS_MAX, into a malloc'ed *many).
  * (uid_t)-1 is no id: it means "unchanged" to the set*id calls.
  */
-static int parse_ids(const char *s, const char *end, uint32_t *ids, size_t want,
-		     uint32_t **many, size_t *count)
+static int parse_ids(const char *s, const char *end, uint32_t *ids, size_t want, uint32_t **many,
+		     size_t *count)
 {
 	size_t n = 0, cap = 0;
 	uint32_t v, *arr = NULL;
@@ -104,8 +104,10 @@ static int parse_caps(const char *s, const char *end, uint64_t *out)
 	int digits = 0;
 
 	for (s = skip_blanks(s, end); s < end && *s != ' ' && *s != '\t'; s++, digits++) {
-		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 :
-			*s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		int d = *s >= '0' && *s <= '9' ? *s - '0' :
+			*s >= 'a' && *s <= 'f' ? *s - 'a' + 10 :
+			*s >= 'A' && *s <= 'F' ? *s - 'A' + 10 :
+						 -1;
 
 		if (d < 0 || digits == 16)
 			return -EINVAL;
@@ -146,7 +148,7 @@ int source_creds__parse(const char *text, size_t len, struct source_creds *c)
 			err = parse_caps(s + 7, eol, &c->cap_eff);
 		}
 		if (seen & bit)
-			err = -EINVAL;	/* twice: not the kernel's text */
+			err = -EINVAL; /* twice: not the kernel's text */
 		seen |= bit;
 		s = nl ? nl + 1 : end;
 	}
@@ -157,7 +159,7 @@ int source_creds__parse(const char *text, size_t len, struct source_creds *c)
 		memset(c, 0, sizeof(*c));
 		return err;
 	}
-	c->groups = groups;	/* gid_t is 32 bits, as the parser's ids */
+	c->groups = groups; /* gid_t is 32 bits, as the parser's ids */
 	c->kind = SOURCE_CREDS_PROC;
 	return 0;
 }
@@ -322,8 +324,8 @@ static ssize_t decode_one(const char *buf, size_t len, uint32_t index, struct so
 		memcpy(&l, buf + off, sizeof(l));
 		off += sizeof(l);
 		/* one line of text: it ends at a line break or a NUL, whatever the reply says */
-		for (n = 0; n < l.len && buf[off + n] && buf[off + n] != '\n' && buf[off + n] != '\r';
-		     n++)
+		for (n = 0;
+		     n < l.len && buf[off + n] && buf[off + n] != '\n' && buf[off + n] != '\r'; n++)
 			;
 		texts[l.index] = strndup(buf + off, n);
 		if (!texts[l.index]) {
@@ -360,7 +362,7 @@ int source_reply_decode(const void *buf, size_t len, struct source_file *files, 
 	if (r < 0)
 		return r == -ENOMEM ? -ENOMEM : -EINVAL;
 	if (k == n && off != len)
-		return -EINVAL;	/* more than was asked for */
+		return -EINVAL; /* more than was asked for */
 	return k;
 }
 
@@ -393,7 +395,7 @@ const char *source_strerror(int err)
 		return "not read: the time for reading source files was spent";
 	case SOURCE_EMIXED:
 		return "not read: the process was seen with too many different users and groups";
-	case ELOOP:	/* RESOLVE_NO_MAGICLINKS says so too */
+	case ELOOP: /* RESOLVE_NO_MAGICLINKS says so too */
 		return "a link not followed (a /proc magic link, or too many levels of links)";
 	}
 	return strerror(-err);
@@ -522,8 +524,8 @@ static int open_in_root(int root_fd, const char *name)
 struct scan {
 	char text[SOURCE_TEXT_MAX + 1];
 	size_t len;
-	bool any;		/* a byte of the current line was read */
-	bool leading, cut;	/* still in its indentation; past a '\r' or NUL */
+	bool any;	   /* a byte of the current line was read */
+	bool leading, cut; /* still in its indentation; past a '\r' or NUL */
 };
 
 /* Keeps the text collected for the wanted line, without trailing blanks. */
@@ -789,8 +791,8 @@ static void read_replies(int rfd, long long deadline, struct replies *rp)
 	}
 }
 
-int source_read(int root_fd, const struct source_creds *creds, struct source_file *files,
-		size_t n, int timeout_ms)
+int source_read(int root_fd, const struct source_creds *creds, struct source_file *files, size_t n,
+		int timeout_ms)
 {
 	long long start = now_ms(), deadline = start + timeout_ms;
 	struct replies rp = { 0 };

@@ -96,15 +96,20 @@ static void explain_not_cpython(pid_t pid, const struct target *t, char *why, si
 	if (f)
 		fclose(f);
 	if (pypy || !strncmp(base, "pypy", 4))
-		snprintf(why, whylen, "pid %d (%s) runs PyPy, which is not supported (supported: "
-			 "CPython %s)", pid, t->comm, py_supported_versions);
+		snprintf(why, whylen,
+			 "pid %d (%s) runs PyPy, which is not supported (supported: "
+			 "CPython %s)",
+			 pid, t->comm, py_supported_versions);
 	else if (v)
-		snprintf(why, whylen, "pid %d (%s) runs Python %u.%u, which is not supported "
-			 "(supported: %s)", pid, t->comm, v >> 24, (v >> 16) & 0xff,
-			 py_supported_versions);
+		snprintf(why, whylen,
+			 "pid %d (%s) runs Python %u.%u, which is not supported "
+			 "(supported: %s)",
+			 pid, t->comm, v >> 24, (v >> 16) & 0xff, py_supported_versions);
 	else
-		snprintf(why, whylen, "pid %d (%s) is not a CPython process: no _PyRuntime in %s or "
-			 "a mapped libpython3", pid, t->comm, t->exe);
+		snprintf(why, whylen,
+			 "pid %d (%s) is not a CPython process: no _PyRuntime in %s or "
+			 "a mapped libpython3",
+			 pid, t->comm, t->exe);
 }
 
 /*
@@ -118,13 +123,13 @@ struct elf_facts {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	int err;		/* 0, or why it holds no _PyRuntime (-ENOENT, -ENOEXEC, ...) */
-	bool needs_libpython;	/* a DT_NEEDED libpython3: a shared build's executable */
+	int err;	      /* 0, or why it holds no _PyRuntime (-ENOENT, -ENOEXEC, ...) */
+	bool needs_libpython; /* a DT_NEEDED libpython3: a shared build's executable */
 	uint64_t runtime_vaddr, code_type_vaddr;
-	uint32_t py_version;	/* from Py_Version (3.11+), else 0 */
-	unsigned micro_minor;	/* minor whose PY_VERSION micro was looked up, or 0 */
+	uint32_t py_version;  /* from Py_Version (3.11+), else 0 */
+	unsigned micro_minor; /* minor whose PY_VERSION micro was looked up, or 0 */
 	int micro;
-	struct elf_file *ef;	/* open while err == 0 */
+	struct elf_file *ef; /* open while err == 0 */
 };
 
 /*
@@ -262,26 +267,28 @@ static int layout_from_target(struct target *t, char *why, size_t whylen)
 
 	err = remote_read(t->pid, t->runtime_addr, buf, sizeof(buf));
 	if (err) {
-		snprintf(why, whylen, "pid %d (Python %s): cannot read _Py_DebugOffsets: %s", t->pid,
-			 t->version_str, strerror(-err));
+		snprintf(why, whylen, "pid %d (Python %s): cannot read _Py_DebugOffsets: %s",
+			 t->pid, t->version_str, strerror(-err));
 		return err;
 	}
 	err = py_layout__from_debug_offsets(t->version, buf, sizeof(buf), &t->layout, reason,
-					   sizeof(reason));
+					    sizeof(reason));
 	/*
 	 * Out-of-range offsets: the process wrote its own table, or its memory
 	 * is damaged. Either way it stays so: never profiled, never retried.
 	 */
 	if (err == -EBADMSG) {
-		snprintf(why, whylen, "pid %d (%s) runs Python %s and publishes an inconsistent "
-			 "_Py_DebugOffsets (%s): refusing it", t->pid, t->comm, t->version_str,
-			 reason);
+		snprintf(why, whylen,
+			 "pid %d (%s) runs Python %s and publishes an inconsistent "
+			 "_Py_DebugOffsets (%s): refusing it",
+			 t->pid, t->comm, t->version_str, reason);
 		return -ENOTSUP;
 	}
 	if (err)
 		snprintf(why, whylen, "pid %d runs Python %s, which cannot be profiled: %s%s",
 			 t->pid, t->version_str, reason,
-			 err == -ENOTSUP ? "" : " (a build this version of pybpfprof does not know)");
+			 err == -ENOTSUP ? "" :
+					   " (a build this version of pybpfprof does not know)");
 	return err;
 }
 
@@ -307,7 +314,8 @@ static uint64_t first_code(const struct target *t, uint64_t tstate)
 		memcpy(&code, frame + o->frame_code, 8);
 		code &= ~(uint64_t)o->code_tag_mask;
 		memcpy(&f, frame + o->frame_previous, 8);
-		if (o->frame_owner != PYPROF_NO_OFFSET && frame[o->frame_owner] >= o->owner_skip_min)
+		if (o->frame_owner != PYPROF_NO_OFFSET &&
+		    frame[o->frame_owner] >= o->owner_skip_min)
 			continue;
 		if (code)
 			return code;
@@ -379,8 +387,7 @@ int target__open(pid_t pid, struct target *t, char *why, size_t whylen)
 	return target_open(pid, t, NULL, why, whylen);
 }
 
-int target__open_early(pid_t pid, struct target *t, bool *unchecked, char *why,
-			  size_t whylen)
+int target__open_early(pid_t pid, struct target *t, bool *unchecked, char *why, size_t whylen)
 {
 	*unchecked = false;
 	return target_open(pid, t, unchecked, why, whylen);
@@ -401,8 +408,10 @@ static int target_open(pid_t pid, struct target *t, bool *unchecked, char *why, 
 	if (pidfd == -ESRCH || pidfd == -ENOSYS) {
 		memset(t, 0, sizeof(*t));
 		if (pidfd == -ENOSYS)
-			snprintf(why, whylen, "cannot follow pid %d: pidfd_open is missing; "
-				 "pybpfprof needs Linux 5.3 or later", pid);
+			snprintf(why, whylen,
+				 "cannot follow pid %d: pidfd_open is missing; "
+				 "pybpfprof needs Linux 5.3 or later",
+				 pid);
 		else
 			snprintf(why, whylen, "no such process: pid %d", pid);
 		return pidfd == -ENOSYS ? pidfd : -ESRCH;
@@ -433,7 +442,8 @@ static int inspect_process(pid_t pid, struct target *t, char *why, size_t whylen
 	}
 	/* Its executable, maps and root are no longer readable through /proc/PID. */
 	if (proc_leader_gone(pid)) {
-		snprintf(why, whylen, "pid %d cannot be attached to: its main thread has exited "
+		snprintf(why, whylen,
+			 "pid %d cannot be attached to: its main thread has exited "
 			 "while its other threads run on (profiles started before that go on)",
 			 pid);
 		return -ESRCH;
@@ -442,8 +452,10 @@ static int inspect_process(pid_t pid, struct target *t, char *why, size_t whylen
 	if (t->nspid <= 0)
 		t->nspid = pid;
 	if (tgid > 0 && tgid != pid) {
-		snprintf(why, whylen, "pid %d is a thread of process %d: profile the process "
-			 "with -p %d (all its threads are sampled)", pid, tgid, tgid);
+		snprintf(why, whylen,
+			 "pid %d is a thread of process %d: profile the process "
+			 "with -p %d (all its threads are sampled)",
+			 pid, tgid, tgid);
 		return -EINVAL;
 	}
 	read_names(t);
@@ -460,11 +472,13 @@ static int read_exe(struct target *t, const char *exe_link, char *why, size_t wh
 	if (n < 0) {
 		err = -errno;
 		if (err == -EACCES || err == -EPERM)
-			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied", t->pid,
-				 t->comm);
+			snprintf(why, whylen, "cannot inspect pid %d (%s): permission denied",
+				 t->pid, t->comm);
 		else
-			snprintf(why, whylen, "pid %d (%s) is not a CPython process: it has no "
-				 "executable (kernel thread?)", t->pid, t->comm);
+			snprintf(why, whylen,
+				 "pid %d (%s) is not a CPython process: it has no "
+				 "executable (kernel thread?)",
+				 t->pid, t->comm);
 		return err;
 	}
 	t->exe[n] = '\0';
@@ -473,11 +487,11 @@ static int read_exe(struct target *t, const char *exe_link, char *why, size_t wh
 
 /* The ELF file that holds _PyRuntime in a process, and where it is mapped. */
 struct python_elf {
-	struct elf_file *ef;		/* cached: not to be closed */
-	struct map_entry m;		/* its first mapping */
+	struct elf_file *ef; /* cached: not to be closed */
+	struct map_entry m;  /* its first mapping */
 	uint64_t runtime_vaddr, code_vaddr;
-	char exe_link[64];		/* /proc/PID/exe */
-	char map_file[128];		/* /proc/PID/map_files/START-END, for a libpython */
+	char exe_link[64];  /* /proc/PID/exe */
+	char map_file[128]; /* /proc/PID/map_files/START-END, for a libpython */
 };
 
 /* The executable (static build) or a mapped libpython3.X.so (shared build). */
@@ -490,7 +504,8 @@ static int find_python_elf(struct target *t, struct python_elf *pe, char *why, s
 	/* Static build: the executable itself holds _PyRuntime. */
 	err = probe_elf(pe->exe_link, t->exe, t, &pe->runtime_vaddr, &pe->code_vaddr, &pe->ef);
 	if (err == -EACCES || err == -EPERM) {
-		snprintf(why, whylen, "cannot read the executable of pid %d: permission denied", pid);
+		snprintf(why, whylen, "cannot read the executable of pid %d: permission denied",
+			 pid);
 		return err;
 	}
 	if (!err) {
@@ -498,15 +513,18 @@ static int find_python_elf(struct target *t, struct python_elf *pe, char *why, s
 			err = -ENOENT;
 	} else if (!maps_find(pid, 0, "libpython3", &pe->m)) {
 		/* Shared build: the interpreter is in a mapped libpython3.X.so. */
-		snprintf(pe->map_file, sizeof(pe->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			 pid, pe->m.start, pe->m.end);
+		snprintf(pe->map_file, sizeof(pe->map_file),
+			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, pe->m.start, pe->m.end);
 		err = probe_elf(pe->map_file, pe->m.path, t, &pe->runtime_vaddr, &pe->code_vaddr,
 				&pe->ef);
 		if (err == -EACCES || err == -EPERM) {
-			snprintf(why, whylen, "cannot read the libpython of pid %d (%s) through "
-				 "/proc/%d/map_files: permission denied; without root, reading it "
-				 "needs CAP_CHECKPOINT_RESTORE, and CAP_DAC_READ_SEARCH for another "
-				 "user's process", pid, pe->m.path, pid);
+			snprintf(
+				why, whylen,
+				"cannot read the libpython of pid %d (%s) through "
+				"/proc/%d/map_files: permission denied; without root, reading it "
+				"needs CAP_CHECKPOINT_RESTORE, and CAP_DAC_READ_SEARCH for another "
+				"user's process",
+				pid, pe->m.path, pid);
 			return err;
 		}
 	}
@@ -549,18 +567,19 @@ static int choose_layout(struct target *t, char *why, size_t whylen)
 
 	version_from_name(t->python_elf, &threaded);
 	if (threaded) {
-		snprintf(why, whylen, "pid %d runs a free-threaded Python %st, which is not "
-			 "supported (supported: %s, default GIL builds)", t->pid, t->version_str,
-			 py_supported_versions);
+		snprintf(why, whylen,
+			 "pid %d runs a free-threaded Python %st, which is not "
+			 "supported (supported: %s, default GIL builds)",
+			 t->pid, t->version_str, py_supported_versions);
 		return -ENOTSUP;
 	}
 	err = t->version ? py_layout__for_version(t->version, &t->layout) : -ENOTSUP;
 	if (err == -EAGAIN)
 		err = layout_from_target(t, why, whylen);
 	else if (err)
-		snprintf(why, whylen, "pid %d runs Python %s, which is not supported (supported: %s)",
-			 t->pid, t->version ? t->version_str : "of unknown version",
-			 py_supported_versions);
+		snprintf(why, whylen,
+			 "pid %d runs Python %s, which is not supported (supported: %s)", t->pid,
+			 t->version ? t->version_str : "of unknown version", py_supported_versions);
 	return err;
 }
 
@@ -574,9 +593,10 @@ static int check_layout(const struct target *t, bool *unchecked, char *why, size
 		return 0;
 	}
 	if (err) {
-		snprintf(why, whylen, "pid %d (Python %s): its interpreter state does not match the "
-			 "expected layout (%s); is it still starting up?", t->pid, t->version_str,
-			 strerror(-err));
+		snprintf(why, whylen,
+			 "pid %d (Python %s): its interpreter state does not match the "
+			 "expected layout (%s); is it still starting up?",
+			 t->pid, t->version_str, strerror(-err));
 		return -EPROTO;
 	}
 	return 0;

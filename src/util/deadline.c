@@ -8,8 +8,8 @@
 #include "util/deadline.h"
 #include "util/mono.h"
 
-static volatile long long end_set;	/* -d */
-static volatile long long end_stop;	/* a stop signal */
+static volatile long long end_set;  /* -d */
+static volatile long long end_stop; /* a stop signal */
 static volatile sig_atomic_t drain;
 
 void deadline__set(long long end_ns)

@@ -73,7 +73,8 @@ static int check_dest(const struct outfile *of, char *why, size_t whylen)
 		return -errno;
 	}
 	if (S_ISLNK(st.st_mode)) {
-		snprintf(why, whylen, "it is a symbolic link, and pybpfprof never writes through "
+		snprintf(why, whylen,
+			 "it is a symbolic link, and pybpfprof never writes through "
 			 "one; name the file it points to, or use -o - for stdout");
 		return -ELOOP;
 	}
@@ -89,8 +90,10 @@ static int check_dest(const struct outfile *of, char *why, size_t whylen)
 	if (S_ISCHR(st.st_mode))
 		return 0;
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, whylen, "it is %s, not a regular file; name a regular file, or "
-			 "use -o - for stdout", file_kind(st.st_mode));
+		snprintf(why, whylen,
+			 "it is %s, not a regular file; name a regular file, or "
+			 "use -o - for stdout",
+			 file_kind(st.st_mode));
 		return -EINVAL;
 	}
 	if (fstat(of->dir_fd, &dir)) {
@@ -98,7 +101,8 @@ static int check_dest(const struct outfile *of, char *why, size_t whylen)
 		return -errno;
 	}
 	if ((dir.st_mode & S_ISVTX) && st.st_uid != geteuid() && st.st_uid != dir.st_uid) {
-		snprintf(why, whylen, "it belongs to uid %u in a sticky directory owned by uid %u "
+		snprintf(why, whylen,
+			 "it belongs to uid %u in a sticky directory owned by uid %u "
 			 "(anyone can plant a file there); remove it or name another file",
 			 (unsigned)st.st_uid, (unsigned)dir.st_uid);
 		return -EPERM;
@@ -167,8 +171,8 @@ int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen
 	of->path = path;
 	err = split_path(path, &dir, of->name, sizeof(of->name));
 	if (err) {
-		snprintf(why, whylen, "%s", err == -EISDIR ? "it is a directory; name a file in it"
-							   : strerror(-err));
+		snprintf(why, whylen, "%s",
+			 err == -EISDIR ? "it is a directory; name a file in it" : strerror(-err));
 		return err;
 	}
 	of->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -189,8 +193,7 @@ int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen
 		snprintf(why, whylen, "it cannot be replaced: %s", strerror(-err));
 	}
 	/* A device is written in place: its directory (/dev) need not take files. */
-	if (!err && !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW) &&
-	    S_ISCHR(st.st_mode))
+	if (!err && !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW) && S_ISCHR(st.st_mode))
 		return 0;
 	if (!err) {
 		/* The directory must take a new file: the write creates one there. */
@@ -261,8 +264,8 @@ static int fill_fd(struct outfile *of, int (*fill)(FILE *f, void *arg), void *ar
  * nothing to rename over, and fsync does not apply to it. Opened without
  * following a link, and checked to be a device still.
  */
-static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg,
-			char *why, size_t whylen)
+static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg, char *why,
+			size_t whylen)
 {
 	struct stat st;
 	int err = 0;
@@ -280,13 +283,13 @@ static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), voi
 		close(of->tmp_fd);
 	of->tmp_fd = -1;
 	if (err)
-		snprintf(why, whylen, "%s", err == -EINVAL ? "it is no longer a character device"
-							   : strerror(-err));
+		snprintf(why, whylen, "%s",
+			 err == -EINVAL ? "it is no longer a character device" : strerror(-err));
 	return err;
 }
 
 int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg, char *why,
-		  size_t whylen)
+		   size_t whylen)
 {
 	struct stat st, tmp;
 	const char *kept;

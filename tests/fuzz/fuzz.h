@@ -75,7 +75,7 @@ ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long lio
 	(void)pid;
 	(void)flags;
 	if (liovcnt != 1 || riovcnt != 1 || local->iov_len < remote->iov_len) {
-		errno = EINVAL;	/* the readers use one buffer each way */
+		errno = EINVAL; /* the readers use one buffer each way */
 		return -1;
 	}
 	addr = (uintptr_t)remote->iov_base;
@@ -123,8 +123,8 @@ static inline int fuzz_load_fixture(const char *name, uint8_t *buf)
  * budget lives across inputs, as it does across a run's targets; each input
  * gets its own cache, as each target does.
  */
-static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_type,
-				     uint64_t addr, size_t small_out)
+static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_type, uint64_t addr,
+				     size_t small_out)
 {
 	static const int32_t instrs[] = { -1, 0, 1, 2, 6, 40, 1000, INT32_MAX, INT32_MIN };
 	static struct cache_budget budget;
@@ -162,7 +162,7 @@ static inline void fuzz_read_objects(const struct py_layout *L, uint64_t code_ty
 			int line = code_info__line(ci, L, instrs[i]);
 
 			if (line < 1 && line != -1)
-				abort();	/* linetable.h: a line is >= 1 or -1 */
+				abort(); /* linetable.h: a line is >= 1 or -1 */
 		}
 	}
 	code_cache__free(cc);

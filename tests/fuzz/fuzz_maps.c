@@ -16,8 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_entry(const struct map_entry *e)
 {
-	if (strlen(e->path) >= sizeof(e->path) || (e->long_path && e->path[0]) ||
-	    e->end < e->start)
+	if (strlen(e->path) >= sizeof(e->path) || (e->long_path && e->path[0]) || e->end < e->start)
 		abort();
 }
 

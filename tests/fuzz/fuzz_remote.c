@@ -33,7 +33,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	for (i = 0; i < 3; i++)
 		have[5 + i] = !fuzz_load_fixture(fixtures[i], buf) &&
 			      !py_layout__from_debug_offsets(versions[i], buf, sizeof(buf),
-							    &layouts[5 + i], why, sizeof(why));
+							     &layouts[5 + i], why, sizeof(why));
 	for (i = 0; i < 8; i++)
 		if (!have[i]) {
 			fprintf(stderr, "fuzz_remote: no layout for 3.%u\n", 8 + i);

@@ -23,7 +23,7 @@ static inline void build(struct profile *p)
 	p->counts.unreadable = 2;
 	/* no root directory and no such files: source lines read as unavailable */
 	a = profile__add_target(p, 0, "/usr/bin/python3.11", "python3 app.py", "python3", "3.11.2");
-	a->sources->creds[0].kind = SOURCE_CREDS_SELF;	/* made here: our own rights */
+	a->sources->creds[0].kind = SOURCE_CREDS_SELF; /* made here: our own rights */
 	a->sources->ncreds = 1;
 	fmain = profile__func(p, "main", "/nonexistent/app.py", 10, false);
 	fhot = profile__func(p, "Klass.hot", "/nonexistent/app.py", 3, false);
@@ -45,7 +45,8 @@ static inline void build(struct profile *p)
 	strcpy(profile_target__thread(a, 0)->name, "python3");
 	profile_target__thread(a, 1)->samples = 20;
 	strcpy(profile_target__thread(a, 1)->name, "worker");
-	b = profile__add_target(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3", "3.11.7");
+	b = profile__add_target(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3",
+				"3.11.7");
 	b->exited = true;
 	b->sources->creds[0].kind = SOURCE_CREDS_SELF;
 	b->sources->ncreds = 1;

@@ -21,23 +21,25 @@
 #define STACKWALK_PAGE 4096
 
 /* Every field of struct py_offsets, by name (X(name) for each). */
+// clang-format off
 #define STACKWALK_OFFSET_FIELDS(X)						\
 	X(runtime_interp_head) X(interp_next) X(interp_threads_head)		\
 	X(tstate_next) X(tstate_thread_id) X(tstate_frame)			\
-	X(cframe_current_frame) X(frame_code) X(frame_previous)		\
-	X(frame_instr) X(frame_owner) X(frame_read_size) X(code_filename)	\
-	X(code_name) X(code_qualname) X(code_linetable) X(code_firstlineno)	\
-	X(code_id_start) X(code_id_size) X(code_adaptive) X(str_length)	\
-	X(str_state) X(str_ascii_data) X(instr_kind) X(owner_skip_min)		\
-	X(code_tag_mask)
+	X(cframe_current_frame) X(frame_code) X(frame_previous) X(frame_instr)	\
+	X(frame_owner) X(frame_read_size) X(code_filename) X(code_name)		\
+	X(code_qualname) X(code_linetable) X(code_firstlineno)			\
+	X(code_id_start) X(code_id_size) X(code_adaptive)			\
+	X(str_length) X(str_state) X(str_ascii_data)				\
+	X(instr_kind) X(owner_skip_min) X(code_tag_mask)
+// clang-format on
 
 /* Sets the field named key of off to v; 0, or -1 for an unknown name. */
 static inline int stackwalk_offset_set(struct py_offsets *off, const char *key, unsigned v)
 {
-#define SET_FIELD(f)				\
-	if (!strcmp(key, #f)) {			\
-		off->f = v;			\
-		return 0;			\
+#define SET_FIELD(f)                                                                               \
+	if (!strcmp(key, #f)) {                                                                    \
+		off->f = v;                                                                        \
+		return 0;                                                                          \
 	}
 	STACKWALK_OFFSET_FIELDS(SET_FIELD)
 #undef SET_FIELD

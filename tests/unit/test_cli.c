@@ -57,9 +57,18 @@ static void test_max_cache_mb(void **state)
 
 static void test_all_options(void **state)
 {
-	char *argv[] = { "pybpfprof", "-p", "1,2", "--pid=3", "-d", "2.5", "-F", "999",
-			 "-f", "json", "-o", "out.json", "--max-depth", "300", "-n", "5",
-			 "--lines", "7", "-vv", "-o", "flame.html", "--line-report=3", NULL };
+	char *argv[] = { "pybpfprof",	"-p",
+			 "1,2",		"--pid=3",
+			 "-d",		"2.5",
+			 "-F",		"999",
+			 "-f",		"json",
+			 "-o",		"out.json",
+			 "--max-depth", "300",
+			 "-n",		"5",
+			 "--lines",	"7",
+			 "-vv",		"-o",
+			 "flame.html",	"--line-report=3",
+			 NULL };
 	struct pyprof_config cfg;
 
 	(void)state;
@@ -102,7 +111,8 @@ static void test_errors(void **state)
 	expect_error(big_hz, ARGC(big_hz), "50000");
 	expect_error(bad_dur, ARGC(bad_dur), "duration '-3'");
 	expect_error(nan_dur, ARGC(nan_dur), "soon");
-	expect_error(bad_fmt, ARGC(bad_fmt), "text, json, folded, flamegraph, speedscope, pstats, "
+	expect_error(bad_fmt, ARGC(bad_fmt),
+		     "text, json, folded, flamegraph, speedscope, pstats, "
 		     "pprof");
 	expect_error(bad_depth, ARGC(bad_depth), "1024");
 	expect_error(extra, ARGC(extra), "stray");
@@ -117,22 +127,28 @@ static void test_option_sentences(void **state)
 		{ "-p", "1,x", "invalid pid 'x': expected a positive number" },
 		{ "-p", "2147483648", "invalid pid '2147483648': expected a positive number" },
 		{ "-d", "0", "invalid duration '0': expected seconds, greater than 0" },
-		{ "-d", "31536001", "invalid duration '31536001': expected seconds, greater "
+		{ "-d", "31536001",
+		  "invalid duration '31536001': expected seconds, greater "
 		  "than 0" },
-		{ "-F", "20001", "invalid frequency '20001': expected 1 to 20000 samples per "
+		{ "-F", "20001",
+		  "invalid frequency '20001': expected 1 to 20000 samples per "
 		  "second" },
 		{ "--max-depth", "0", "invalid --max-depth '0': expected 1 to 1024 frames" },
 		{ "--max-cache-mb", "", "invalid --max-cache-mb '': expected 1 to 65536 MiB" },
-		{ "-f", "xml", "unknown format 'xml': expected one of text, json, folded, "
+		{ "-f", "xml",
+		  "unknown format 'xml': expected one of text, json, folded, "
 		  "flamegraph, speedscope, pstats, pprof" },
 		{ "-n", "-1", "invalid count '-1': expected a number of rows" },
 		{ "--lines", "100001", "invalid count '100001': expected a number of rows" },
 		{ "--line-report", "x", "invalid count 'x': expected a number of rows" },
-		{ "--mem=", "fault", "invalid --mem 'fault': expected --mem, --mem=faults or "
+		{ "--mem=", "fault",
+		  "invalid --mem 'fault': expected --mem, --mem=faults or "
 		  "--mem=alloc" },
-		{ "--alloc-period", "1099511627777", "invalid --alloc-period '1099511627777': "
+		{ "--alloc-period", "1099511627777",
+		  "invalid --alloc-period '1099511627777': "
 		  "expected 1 to 2^40 bytes" },
-		{ "--mem-period", "1000001", "invalid --mem-period '1000001': expected 1 to "
+		{ "--mem-period", "1000001",
+		  "invalid --mem-period '1000001': expected 1 to "
 		  "1000000 page faults" },
 		{ "--user=", "", "--user needs a user name or a numeric uid" },
 	};
@@ -141,8 +157,10 @@ static void test_option_sentences(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *argv[] = { "pybpfprof", "-p", "1", (char *)cases[i].option,
-				 (char *)cases[i].value, NULL };
+		char *argv[] = {
+			"pybpfprof", "-p", "1", (char *)cases[i].option, (char *)cases[i].value,
+			NULL
+		};
 		struct pyprof_config cfg;
 		int argc = ARGC(argv);
 
@@ -161,12 +179,33 @@ static void test_option_sentences(void **state)
 /* The bounds themselves are accepted; a memory file turns --mem on. */
 static void test_option_bounds(void **state)
 {
-	char *high[] = { "pybpfprof", "-p", "2147483647", "-F", "20000", "--max-depth=1024",
-			 "--alloc-period", "1099511627776", "--mem-period", "1000000", "-n",
-			 "100000", "--mem-timeline", "rss.svg", "-d", "31536000", NULL };
-	char *low[] = { "pybpfprof", "-p", "1", "-F", "1", "--max-depth=1", "--mem=alloc",
-			"--alloc-period", "1", "--mem-period", "1", "-n", "0", "--lines", "0",
-			"--line-report", "0", "--mem-folded", "m.folded", NULL };
+	char *high[] = { "pybpfprof",
+			 "-p",
+			 "2147483647",
+			 "-F",
+			 "20000",
+			 "--max-depth=1024",
+			 "--alloc-period",
+			 "1099511627776",
+			 "--mem-period",
+			 "1000000",
+			 "-n",
+			 "100000",
+			 "--mem-timeline",
+			 "rss.svg",
+			 "-d",
+			 "31536000",
+			 NULL };
+	char *low[] = { "pybpfprof",   "-p",
+			"1",	       "-F",
+			"1",	       "--max-depth=1",
+			"--mem=alloc", "--alloc-period",
+			"1",	       "--mem-period",
+			"1",	       "-n",
+			"0",	       "--lines",
+			"0",	       "--line-report",
+			"0",	       "--mem-folded",
+			"m.folded",    NULL };
 	struct pyprof_config cfg;
 
 	(void)state;
@@ -236,8 +275,7 @@ static void test_user_resolve(void **state)
 	assert_int_equal(launch_user__resolve("54321", &u, why, sizeof(why)), 0);
 	assert_true(u.set && u.uid == 54321 && u.gid == 54321 && u.ngroups == 0);
 	assert_string_equal(u.name, "");
-	assert_int_equal(launch_user__resolve("no-such-user-here", &u, why, sizeof(why)),
-			 -ENOENT);
+	assert_int_equal(launch_user__resolve("no-such-user-here", &u, why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "no such user"));
 	assert_int_equal(launch_user__resolve("99999999999", &u, why, sizeof(why)), -EINVAL);
 	assert_int_equal(launch_user__resolve("4294967295", &u, why, sizeof(why)), -EINVAL);

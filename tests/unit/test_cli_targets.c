@@ -30,8 +30,9 @@ static void test_all(void **state)
 /* Options of the command stay the command's: -p and -d after -- are not ours. */
 static void test_command(void **state)
 {
-	char *argv[] = { "pybpfprof", "--subprocesses", "-F", "199", "--", "python3", "app.py",
-			 "-p", "7", "-d", NULL };
+	char *argv[] = { "pybpfprof", "--subprocesses", "-F", "199", "--",
+			 "python3",   "app.py",		"-p", "7",   "-d",
+			 NULL };
 	struct pyprof_config cfg;
 
 	(void)state;

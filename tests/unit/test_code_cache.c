@@ -24,7 +24,7 @@ struct fake_code {
 	uint8_t code[OBJ_SIZE];
 	uint8_t qualname[OBJ_SIZE];
 	uint8_t filename[OBJ_SIZE];
-	uint8_t *table;		/* a bytes object: header, then the table */
+	uint8_t *table; /* a bytes object: header, then the table */
 };
 
 static struct target target;
@@ -38,7 +38,7 @@ static void put_u64(uint8_t *obj, size_t off, uint64_t v)
 static void make_str(uint8_t *obj, const char *text)
 {
 	const struct py_offsets *off = &target.layout.bpf;
-	uint32_t state = 0x60;	/* compact, ascii */
+	uint32_t state = 0x60; /* compact, ascii */
 
 	memset(obj, 0, OBJ_SIZE);
 	put_u64(obj, off->str_length, strlen(text));
@@ -90,7 +90,7 @@ static uint8_t *rising_table(size_t n)
 
 	assert_non_null(tab);
 	for (i = 0; i < n; i++) {
-		tab[3 * i] = 0xd8;	/* one-line form, line + 1, one code unit */
+		tab[3 * i] = 0xd8; /* one-line form, line + 1, one code unit */
 		tab[3 * i + 1] = 0;
 		tab[3 * i + 2] = 0;
 	}
@@ -118,7 +118,7 @@ static void test_budget_holds_and_evicts_lru(void **state)
 {
 	enum { N = 200 };
 	static struct fake_code fc[N];
-	uint8_t *table = rising_table(500);	/* 501 runs: 4 KiB decoded */
+	uint8_t *table = rising_table(500); /* 501 runs: 4 KiB decoded */
 	struct cache_budget b;
 	struct code_cache *cc;
 	const struct code_info *ci;
@@ -140,8 +140,7 @@ static void test_budget_holds_and_evicts_lru(void **state)
 		assert_int_equal(code_info__line(ci, &target.layout, 4), 13);
 		assert_true(b.used <= b.limit);
 		/* f0 stays the most recently used: never evicted */
-		assert_non_null(code_cache__get(cc, &target, (uintptr_t)fc[0].code,
-						fp_of(&fc[0])));
+		assert_non_null(code_cache__get(cc, &target, (uintptr_t)fc[0].code, fp_of(&fc[0])));
 	}
 	assert_true(b.evicted > 0);
 	assert_true(b.peak <= b.limit);

@@ -15,11 +15,11 @@
 #include "session/collector.h"
 #include "cli/config.h"
 
-#define CHILD 999999	/* no such process: its names are not read */
+#define CHILD 999999 /* no such process: its names are not read */
 
 struct fake_tracker {
 	struct collector *c;
-	bool forked;		/* the fork notice was read */
+	bool forked; /* the fork notice was read */
 	int asked;
 };
 
@@ -93,13 +93,13 @@ static void test_forgotten_after_two_rounds(void **state)
 	(void)state;
 	setup(&p, &c, &ft);
 	sample(&c, CHILD);
-	collector__expire_parked(&c);		/* the round it was parked in ends */
+	collector__expire_parked(&c); /* the round it was parked in ends */
 	assert_int_equal(c.nparked, 1);
-	collector__expire_parked(&c);		/* one more: no notice came */
+	collector__expire_parked(&c); /* one more: no notice came */
 	assert_int_equal(c.nparked, 0);
-	assert_int_equal(c.unknown_pid, 1);	/* still counted as dropped */
+	assert_int_equal(c.unknown_pid, 1); /* still counted as dropped */
 	ft.forked = true;
-	collector__replay(&c, CHILD);		/* too late: nothing to claim */
+	collector__replay(&c, CHILD); /* too late: nothing to claim */
 	assert_int_equal(c.unknown_pid, 1);
 	assert_int_equal(c.ntargets, 0);
 	collector__free(&c);

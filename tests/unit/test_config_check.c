@@ -118,7 +118,7 @@ static void test_subprocesses_not_all(void **state)
 	expect_ok(pid);
 	expect_ok(cmd);
 	expect_refused(all, "--subprocesses goes with -p or a command; -a sees every process "
-		       "already");
+			    "already");
 }
 
 static void test_usdt_pids_only(void **state)

@@ -60,8 +60,9 @@ static void check_vectors(const struct lt_vector *vecs, size_t n, enum linetable
 				continue;
 			if (bad++ < 20)
 				print_error("%s (firstlineno %d): offset %ld: got %d/%d/%d, want "
-					    "%d\n", v->name, v->firstlineno, p->byte_offset, got,
-					    direct, decoded, want);
+					    "%d\n",
+					    v->name, v->firstlineno, p->byte_offset, got, direct,
+					    decoded, want);
 		}
 	}
 	assert_true(checked > 0);
@@ -85,8 +86,7 @@ static void test_vectors_39(void **state)
 static void test_vectors_310(void **state)
 {
 	(void)state;
-	check_vectors(lt310_vectors, ARRAY_SIZE(lt310_vectors), LINETABLE_310,
-		      linetable_310_line);
+	check_vectors(lt310_vectors, ARRAY_SIZE(lt310_vectors), LINETABLE_310, linetable_310_line);
 }
 
 static void test_vectors_311(void **state)
@@ -252,7 +252,7 @@ static void test_310_zero_length_jumps(void **state)
 }
 
 /* Entry headers: 0x80 | code << 3 | (code units - 1). */
-#define LOC(code, units) ((uint8_t)(0x80 | ((code) << 3) | ((units) - 1)))
+#define LOC(code, units) ((uint8_t)(0x80 | ((code) << 3) | ((units)-1)))
 
 static void test_loc_no_location_keeps_line(void **state)
 {

@@ -26,7 +26,7 @@
 
 struct tmpdir {
 	char dir[64];
-	char path[128];		/* dir/out.json, the destination */
+	char path[128]; /* dir/out.json, the destination */
 };
 
 static struct tmpdir tmpdir_make(void)

@@ -45,7 +45,8 @@ static void build(struct profile *p, struct ids *id)
 	p->mem_counts.dropped = 3;
 	p->mem_counts.truncated = 2;
 	p->mem_counts.no_python = 5;
-	a = profile__add_target(p, 7, "/usr/bin/python3.11", "python3 grow.py", "python3", "3.11.2");
+	a = profile__add_target(p, 7, "/usr/bin/python3.11", "python3 grow.py", "python3",
+				"3.11.2");
 	fmain = profile__func(p, "main", "/nonexistent/grow.py", 20, false);
 	fgrow = profile__func(p, "grow", "/nonexistent/grow.py", 10, false);
 	frec = profile__func(p, "rec<&>", "/nonexistent/grow.py", 30, false);
@@ -62,19 +63,21 @@ static void build(struct profile *p, struct ids *id)
 
 		assert_int_equal(profile_target__add_rss(a, t, (100 + 30 * i) * MIB), 0);
 		assert_true(profile_target__add_mem(a, PROFILE_MEM_MAPPED, id->big, 2, 200 * MIB,
-						       t + 0.01, false) >= 0);
+						    t + 0.01, false) >= 0);
 		assert_true(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->big, 2,
-						       256 * 1024 * 800, t + 0.02, i == 6) >= 0);
-		assert_true(profile_target__add_mem(a, PROFILE_MEM_UNMAPPED, id->keep, 2,
-						       190 * MIB, t + 0.03, false) >= 0);
+						    256 * 1024 * 800, t + 0.02, i == 6) >= 0);
+		assert_true(profile_target__add_mem(a, PROFILE_MEM_UNMAPPED, id->keep, 2, 190 * MIB,
+						    t + 0.03, false) >= 0);
 	}
-	assert_true(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->rec, 3, 256 * 1024,
-					       0.5, false) >= 0);
-	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->keep, 0, 1, 0.5, false),
+	assert_true(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->rec, 3, 256 * 1024, 0.5,
+					    false) >= 0);
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, id->keep, 0, 1, 0.5,
+						 false),
 			 -EINVAL);
 	/* a stack seen before keeps its index */
-	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_ALLOCATED, id->keep, 2, 5 * MIB, 0.9,
-					       false), 1);
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_ALLOCATED, id->keep, 2, 5 * MIB,
+						 0.9, false),
+			 1);
 	a->mem.stacks[1].bytes[PROFILE_MEM_LIVE] = 5 * MIB;
 }
 
@@ -96,14 +99,14 @@ static void test_model(void **state)
 	assert_int_equal(tot[PROFILE_MEM_TOUCHED], 10 * 256 * 1024 * 800ULL + 256 * 1024);
 	assert_int_equal(tot[PROFILE_MEM_MAPPED], 2000 * MIB);
 	assert_int_equal(tot[PROFILE_MEM_UNMAPPED], 1900 * MIB);
-	assert_int_equal(a->mem.peak_stack, 1);	/* the big stack, first added */
+	assert_int_equal(a->mem.peak_stack, 1); /* the big stack, first added */
 	assert_true(a->mem.peak_t_s > 0.61 && a->mem.peak_t_s < 0.63);
 	assert_int_equal(a->mem.peak_rss, 370 * MIB);
 	assert_int_equal(a->mem.nevents, 32);
 
 	assert_int_equal(profile_target__mem_line_stats(&p, a, &ls, &n), 0);
 	assert_int_equal(n, 3);
-	assert_int_equal(ls[0].frame, id.big[0]);	/* most touched first */
+	assert_int_equal(ls[0].frame, id.big[0]); /* most touched first */
 	assert_int_equal(ls[1].frame, id.rec[0]);
 	assert_int_equal(ls[2].frame, id.keep[0]);
 	assert_int_equal(ls[2].self[PROFILE_MEM_UNMAPPED], 1900 * MIB);
@@ -119,7 +122,8 @@ static void test_model(void **state)
 			assert_int_equal(fs[i].total[PROFILE_MEM_TOUCHED], 256 * 1024);
 		} else if (!strcmp(name, "main")) {
 			assert_int_equal(fs[i].self[PROFILE_MEM_TOUCHED], 0);
-			assert_int_equal(fs[i].total[PROFILE_MEM_TOUCHED], tot[PROFILE_MEM_TOUCHED]);
+			assert_int_equal(fs[i].total[PROFILE_MEM_TOUCHED],
+					 tot[PROFILE_MEM_TOUCHED]);
 			assert_int_equal(fs[i].total[PROFILE_MEM_MAPPED], 2000 * MIB);
 		} else {
 			assert_string_equal(name, "grow");
@@ -171,10 +175,10 @@ static void test_options(void **state)
 {
 	char *none[] = { "pybpfprof", "-p", "1", NULL };
 	char *mem[] = { "pybpfprof", "-p", "1", "--mem", NULL };
-	char *alloc[] = { "pybpfprof", "-p", "1", "--mem=alloc", "--alloc-period", "4096",
-			  "--mem-period", "8", NULL };
-	char *timeline[] = { "pybpfprof", "-p", "1", "--mem-timeline", "r.svg", "--mem-folded",
-			     "m.folded", NULL };
+	char *alloc[] = { "pybpfprof", "-p",	       "1", "--mem=alloc", "--alloc-period",
+			  "4096",      "--mem-period", "8", NULL };
+	char *timeline[] = { "pybpfprof", "-p",		  "1",	      "--mem-timeline",
+			     "r.svg",	  "--mem-folded", "m.folded", NULL };
 	char *bad_mode[] = { "pybpfprof", "-p", "1", "--mem=heap", NULL };
 	char *bad_period[] = { "pybpfprof", "-p", "1", "--mem-period", "0", NULL };
 	char *bad_alloc[] = { "pybpfprof", "-p", "1", "--alloc-period", "-1", NULL };
@@ -203,12 +207,9 @@ static void test_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_model),
-		cmocka_unit_test(test_text_golden),
-		cmocka_unit_test(test_json_golden),
-		cmocka_unit_test(test_svg_golden),
-		cmocka_unit_test(test_folded_golden),
-		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_model),	      cmocka_unit_test(test_text_golden),
+		cmocka_unit_test(test_json_golden),   cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_folded_golden), cmocka_unit_test(test_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

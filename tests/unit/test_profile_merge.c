@@ -55,7 +55,7 @@ static void test_merge_two(void **state)
 	assert_int_equal(a->samples, 95);
 	assert_int_equal(a->unresolved, 1);
 	assert_int_equal(a->truncated, 2);
-	assert_false(a->exited);	/* one of the two still runs */
+	assert_false(a->exited); /* one of the two still runs */
 	assert_int_equal(a->nthreads, 2);
 	assert_string_equal(a->threads[0].name, "python3");
 	assert_int_equal(a->threads[1].samples, 60);

@@ -21,16 +21,21 @@ static void test_call_edges(void **state)
 	struct profile p;
 	struct profile_target *pp;
 	struct profile_call_total *t;
-	struct profile_call_edge a = { .calls = 2, .inclusive_ns = 100, .exclusive_ns = 60,
+	struct profile_call_edge a = { .calls = 2,
+				       .inclusive_ns = 100,
+				       .exclusive_ns = 60,
 				       .max_ns = 70 };
-	struct profile_call_edge b = { .calls = 3, .inclusive_ns = 50, .exclusive_ns = 50,
+	struct profile_call_edge b = { .calls = 3,
+				       .inclusive_ns = 50,
+				       .exclusive_ns = 50,
 				       .max_ns = 20 };
 	uint64_t h[PROFILE_HIST_BUCKETS] = { [3] = 2, [5] = 1 };
 	uint32_t f, g, main_;
 
 	(void)state;
 	profile__init(&p, "cpu", 99);
-	pp = profile__add_target(&p, 10, "/usr/bin/python3.9", "python3.9 x.py", "python3.9", "3.9.2");
+	pp = profile__add_target(&p, 10, "/usr/bin/python3.9", "python3.9 x.py", "python3.9",
+				 "3.9.2");
 	assert_non_null(pp);
 	f = profile__func(&p, "f", "/x.py", 1, false);
 	g = profile__func(&p, "g", "/x.py", 5, false);
@@ -113,13 +118,13 @@ static void test_imports(void **state)
 	assert_string_equal(pp->imports[0].module, "json");
 	assert_int_equal(pp->imports[0].parent, -1);
 	assert_int_equal(pp->imports[0].ns, 100);
-	assert_int_equal(pp->imports[1].parent, 0);	/* json.decoder in json */
+	assert_int_equal(pp->imports[1].parent, 0); /* json.decoder in json */
 	assert_int_equal(pp->imports[1].ns, 60);
-	assert_int_equal(pp->imports[2].parent, -1);	/* csv: another thread */
+	assert_int_equal(pp->imports[2].parent, -1); /* csv: another thread */
 	assert_false(pp->imports[2].found);
-	assert_int_equal(pp->imports[3].parent, 1);	/* re in json.decoder */
+	assert_int_equal(pp->imports[3].parent, 1); /* re in json.decoder */
 	assert_int_equal(pp->imports[3].ns, 30);
-	assert_int_equal(pp->imports[4].parent, 0);	/* json.encoder in json */
+	assert_int_equal(pp->imports[4].parent, 0); /* json.encoder in json */
 	assert_true(pp->imports[4].done && pp->imports[0].done);
 	profile__free(&p);
 }

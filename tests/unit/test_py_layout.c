@@ -73,7 +73,7 @@ static void test_real_binaries(void **state)
 		assert_int_equal(L.bpf.interp_threads_head, e->threads_head);
 		assert_int_equal(L.bpf.interp_next, e->interp_next);
 		assert_int_equal(L.bpf.tstate_thread_id, e->thread_id);
-		assert_int_equal(L.bpf.tstate_frame, 72);	/* current_frame */
+		assert_int_equal(L.bpf.tstate_frame, 72); /* current_frame */
 		assert_int_equal(L.bpf.tstate_next, 8);
 		assert_int_equal(L.tstate_interp, 16);
 		assert_int_equal(L.bpf.cframe_current_frame, PYPROF_NO_OFFSET);
@@ -104,7 +104,8 @@ static void expect_refusal(const uint8_t *buf, uint32_t version, int err, const 
 	char why[160] = "";
 
 	assert_int_equal(py_layout__from_debug_offsets(version, buf, PY_DEBUG_OFFSETS_READ, &L, why,
-						      sizeof(why)), err);
+						       sizeof(why)),
+			 err);
 	if (!strstr(why, needle))
 		fail_msg("'%s' does not mention '%s'", why, needle);
 }
@@ -145,7 +146,7 @@ static void test_damaged(void **state)
 /* A field the reader uses: its position in each version's table and its width. */
 struct used_field {
 	const char *name;
-	uint16_t pos[3];	/* 3.13, 3.14, 3.15 */
+	uint16_t pos[3]; /* 3.13, 3.14, 3.15 */
 };
 
 static const struct used_field used[] = {
@@ -272,20 +273,20 @@ static void test_hostile_values(void **state)
 			if (!pos)
 				continue;
 			g = get64(good, pos);
-			vals[0] = 0xFFFFFFFFFFFFFFF8ULL;	/* + 8 wraps to 0 */
-			vals[1] = 0xFFFFFFFFFFFFFFFFULL;	/* + 1 wraps to 0; -1 */
-			vals[2] = 0x8000000000000000ULL;	/* negative as int64 */
-			vals[3] = (uint64_t)-(int64_t)g;	/* -good */
-			vals[4] = g + 0x10000;		/* the good value in its low 16 bits */
-			vals[5] = g + 0x100000000ULL;	/* the good value in its low 32 bits */
+			vals[0] = 0xFFFFFFFFFFFFFFF8ULL;   /* + 8 wraps to 0 */
+			vals[1] = 0xFFFFFFFFFFFFFFFFULL;   /* + 1 wraps to 0; -1 */
+			vals[2] = 0x8000000000000000ULL;   /* negative as int64 */
+			vals[3] = (uint64_t) - (int64_t)g; /* -good */
+			vals[4] = g + 0x10000;		   /* the good value in its low 16 bits */
+			vals[5] = g + 0x100000000ULL;	   /* the good value in its low 32 bits */
 			vals[6] = g | 0xFFFF000000000000ULL;
-			vals[7] = 0xFFFF;			/* PYPROF_NO_OFFSET */
+			vals[7] = 0xFFFF; /* PYPROF_NO_OFFSET */
 			vals[8] = 0xFFF8;
 			vals[9] = 0;
 			vals[10] = g + 1;
 			vals[11] = g - 1;
-			vals[12] = 257;				/* past PY_CODE_HEAD_READ */
-			vals[13] = 129;				/* past PYPROF_FRAME_READ */
+			vals[12] = 257; /* past PY_CODE_HEAD_READ */
+			vals[13] = 129; /* past PYPROF_FRAME_READ */
 			vals[14] = 4096;
 			vals[15] = 1ULL << 32;
 			for (k = 0; k < 16; k++) {
@@ -297,8 +298,8 @@ static void test_hostile_values(void **state)
 				put64(bad, pos, vals[k]);
 				memset(&L, 0xee, sizeof(L));
 				err = py_layout__from_debug_offsets(tables[t].version, bad,
-								   sizeof(bad), &L, why,
-								   sizeof(why));
+								    sizeof(bad), &L, why,
+								    sizeof(why));
 				if (err) {
 					assert_int_equal(err, -EBADMSG);
 					/* a size (or the end of the fields) names what no longer fits */
@@ -327,8 +328,9 @@ static void test_hostile_values(void **state)
 
 				memcpy(bad, good, sizeof(bad));
 				put64(bad, pos, vals[k]);
-				if (!py_layout__from_debug_offsets(tables[t].version, bad, sizeof(bad),
-								  &L, why, sizeof(why)))
+				if (!py_layout__from_debug_offsets(tables[t].version, bad,
+								   sizeof(bad), &L, why,
+								   sizeof(why)))
 					fail_msg("%s %s = 0x%llx accepted", tables[t].fixture,
 						 used[f].name, (unsigned long long)vals[k]);
 			}
@@ -440,12 +442,12 @@ static void test_code_readers_bounded(void **state)
 	memset(str, 0x60, PY_STR_READ);
 	for (i = 0; i < 6; i++) {
 		struct py_layout H = L;
-		uint16_t *fld[] = { &H.bpf.code_qualname, &H.bpf.code_filename, &H.bpf.code_name,
-				    &H.bpf.code_linetable, &H.bpf.code_firstlineno,
-				    &H.bpf.str_ascii_data };
+		uint16_t *fld[] = { &H.bpf.code_qualname,    &H.bpf.code_filename,
+				    &H.bpf.code_name,	     &H.bpf.code_linetable,
+				    &H.bpf.code_firstlineno, &H.bpf.str_ascii_data };
 
 		*fld[i] = 0xfff8;
-		if (i != 2 && i != 5)	/* read_code reads neither co_name nor str */
+		if (i != 2 && i != 5) /* read_code reads neither co_name nor str */
 			assert_int_equal(code_head__parse(&H, head, H.code_read_size, &h), -EINVAL);
 		(void)code_identity(&H.bpf, id, str);
 		*fld[i] = H.bpf.code_id_start > 0 ? H.bpf.code_id_start - 1 : 0;
@@ -472,12 +474,9 @@ static void test_code_readers_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_binaries),
-		cmocka_unit_test(test_damaged),
-		cmocka_unit_test(test_hostile_values),
-		cmocka_unit_test(test_hostile_named),
-		cmocka_unit_test(test_builtin_tables),
-		cmocka_unit_test(test_code_readers_bounded),
+		cmocka_unit_test(test_real_binaries),  cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_hostile_values), cmocka_unit_test(test_hostile_named),
+		cmocka_unit_test(test_builtin_tables), cmocka_unit_test(test_code_readers_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

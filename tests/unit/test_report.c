@@ -25,7 +25,9 @@
 
 static void check_golden(const struct report_writer *w, const char *name)
 {
-	struct report_opts o = { .top_functions = 20, .top_lines = 20, .line_report = 5,
+	struct report_opts o = { .top_functions = 20,
+				 .top_lines = 20,
+				 .line_report = 5,
 				 .tool_version = "0.1.0" };
 	struct profile p;
 

@@ -29,8 +29,9 @@
 #include "fixture_profile.h"
 #include "golden.h"
 
-static const struct report_opts opts = { .top_functions = 20, .top_lines = 20,
-					 .line_report = 5, .tool_version = "0.1.0" };
+static const struct report_opts opts = {
+	.top_functions = 20, .top_lines = 20, .line_report = 5, .tool_version = "0.1.0"
+};
 
 static void check_golden(const struct report_writer *w, const char *name)
 {
@@ -80,7 +81,7 @@ static void test_pprof_golden(void **state)
 	gz = golden_write(&report_pprof, &p, &opts, &len);
 	profile__free(&p);
 	assert_true(len > 18);
-	assert_int_equal((unsigned char)gz[0], 0x1f);	/* gzip magic */
+	assert_int_equal((unsigned char)gz[0], 0x1f); /* gzip magic */
 	assert_int_equal((unsigned char)gz[1], 0x8b);
 	plain = malloc(cap);
 	assert_non_null(plain);
@@ -91,7 +92,7 @@ static void test_pprof_golden(void **state)
 	z.avail_out = cap;
 	ret = inflate(&z, Z_FINISH);
 	assert_int_equal(ret, Z_STREAM_END);
-	assert_int_equal(z.avail_in, 0);	/* nothing after the gzip member */
+	assert_int_equal(z.avail_in, 0); /* nothing after the gzip member */
 	golden_compare("report.pb", (char *)plain, z.total_out);
 	inflateEnd(&z);
 	free(plain);
@@ -113,13 +114,15 @@ static void check_with_pstats(const char *file, const char *want)
 	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 - %s >&2", file);
 	py = popen(cmd, "w");
 	assert_non_null(py);
-	fprintf(py, "import io, pstats, sys\n"
+	fprintf(py,
+		"import io, pstats, sys\n"
 		"s = pstats.Stats(sys.argv[1], stream=io.StringIO())\n"
 		"want = %s\n"
 		"if s.stats != want:\n"
 		"    sys.exit('pstats read %%r, expected %%r' %% (s.stats, want))\n"
 		"s.sort_stats('tottime').print_stats()\n"
-		"s.print_callers()\n", want);
+		"s.print_callers()\n",
+		want);
 	status = pclose(py);
 	assert_int_equal(status, 0);
 }
@@ -147,13 +150,13 @@ static void test_pstats_python_samples(void **state)
 	build(&p);
 	write_file(&report_pstats, &p, path);
 	profile__free(&p);
-	check_with_pstats(path,
-		"{('/nonexistent/app.py', 3, 'Klass.hot'): (180, 180, 1.8, 1.8, "
-		"  {('/nonexistent/app.py', 10, 'main'): (180, 180, 1.8, 1.8)}),"
-		" ('/nonexistent/odd\\tname.py', 1, 'say \"hi\"\\\\'): (20, 20, 0.2, 0.2, "
-		"  {('/nonexistent/app.py', 10, 'main'): (20, 20, 0.2, 0.2)}),"
-		" ('/nonexistent/app.py', 10, 'main'): (200, 200, 0.0, 2.0, {}),"
-		" ('~', 0, '[unresolved]'): (2, 2, 0.02, 0.02, {})}");
+	check_with_pstats(
+		path, "{('/nonexistent/app.py', 3, 'Klass.hot'): (180, 180, 1.8, 1.8, "
+		      "  {('/nonexistent/app.py', 10, 'main'): (180, 180, 1.8, 1.8)}),"
+		      " ('/nonexistent/odd\\tname.py', 1, 'say \"hi\"\\\\'): (20, 20, 0.2, 0.2, "
+		      "  {('/nonexistent/app.py', 10, 'main'): (20, 20, 0.2, 0.2)}),"
+		      " ('/nonexistent/app.py', 10, 'main'): (200, 200, 0.0, 2.0, {}),"
+		      " ('~', 0, '[unresolved]'): (2, 2, 0.02, 0.02, {})}");
 	unlink(path);
 }
 
@@ -165,13 +168,25 @@ static void test_pstats_python_calls(void **state)
 {
 	char path[] = "/tmp/pybpfprof-pstats-XXXXXX";
 	struct profile_call_edge edges[] = {
-		{ .func = 0, .caller = UINT32_MAX, .calls = 1, .inclusive_ns = 3500000000ULL,
+		{ .func = 0,
+		  .caller = UINT32_MAX,
+		  .calls = 1,
+		  .inclusive_ns = 3500000000ULL,
 		  .exclusive_ns = 500000000ULL },
-		{ .func = 1, .caller = 0, .calls = 3, .inclusive_ns = 3000000000ULL,
+		{ .func = 1,
+		  .caller = 0,
+		  .calls = 3,
+		  .inclusive_ns = 3000000000ULL,
 		  .exclusive_ns = 2000000000ULL },
-		{ .func = 2, .caller = 1, .calls = 2, .inclusive_ns = 1000000000ULL,
+		{ .func = 2,
+		  .caller = 1,
+		  .calls = 2,
+		  .inclusive_ns = 1000000000ULL,
 		  .exclusive_ns = 500000000ULL },
-		{ .func = 2, .caller = 2, .calls = 5, .inclusive_ns = 0,
+		{ .func = 2,
+		  .caller = 2,
+		  .calls = 5,
+		  .inclusive_ns = 0,
 		  .exclusive_ns = 500000000ULL },
 	};
 	struct profile_target *pp;
@@ -195,7 +210,8 @@ static void test_pstats_python_calls(void **state)
 	pp->ncalls = pp->cap_calls = 4;
 	write_file(&report_pstats, &p, path);
 	profile__free(&p);
-	check_with_pstats(path,
+	check_with_pstats(
+		path,
 		"{('/x.py', 10, 'main'): (1, 1, 0.5, 3.5, {}),"
 		" ('/x.py', 20, 'work'): (3, 3, 2.0, 3.0, {('/x.py', 10, 'main'): (3, 3, 2.0, 3.0)}),"
 		" ('/x.py', 30, 'rec'): (2, 7, 1.0, 1.0, {('/x.py', 20, 'work'): (2, 2, 0.5, 1.0),"
@@ -219,7 +235,7 @@ static void test_pstats_big_counts(void **state)
 	write_file(&report_pstats, &p, path);
 	profile__free(&p);
 	check_with_pstats(path, "{('/x.py', 1, 'spin'): (5000000000, 5000000000, 5000000.0, "
-			  "5000000.0, {})}");
+				"5000000.0, {})}");
 	unlink(path);
 }
 
@@ -236,7 +252,7 @@ static void test_registry(void **state)
 	assert_ptr_equal(report_for_path("a.pprof"), &report_pprof);
 	assert_ptr_equal(report_for_path("a.txt"), &report_text);
 	assert_null(report_for_path("a.gz"));
-	assert_null(report_for_path(".json"));	/* a name that is only an ending */
+	assert_null(report_for_path(".json")); /* a name that is only an ending */
 	assert_ptr_equal(report_find("flamegraph"), &report_flame);
 	assert_ptr_equal(report_find("pprof"), &report_pprof);
 }
@@ -262,12 +278,13 @@ static void test_line_report(void **state)
 	f = fdopen(fd, "w");
 	fputs("def inner(b):\n    return sum(b)\n\ndef outer(a, b):\n    n = 0\n"
 	      "    for x in a:\n        if x in b:  # hot\n            n += inner(b)\n"
-	      "    return n\n", f);
+	      "    return n\n",
+	      f);
 	fclose(f);
 	assert_int_equal(utimensat(AT_FDCWD, src, old, 0), 0);
 	profile__init(&p, "cpu", 100);
 	pp = profile__add_target(&p, 1, "/usr/bin/python3", "python3 x.py", "python3", "3.11.2");
-	pp->start_time = 1000000100.0;	/* the file is older than the process */
+	pp->start_time = 1000000100.0; /* the file is older than the process */
 	pp->sources->creds[0].kind = SOURCE_CREDS_SELF;
 	pp->sources->ncreds = 1;
 	finner = profile__func(&p, "inner", src, 1, false);
@@ -283,16 +300,16 @@ static void test_line_report(void **state)
 	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "  Line by line: outer  ") ||
 	    !strstr(got, "(100 samples, 100.0% of the process; 94.0% in the function itself)\n"
-		    "     line   samples   %func  %total     self  source\n"
-		    "        6         4    4.0%    4.0%        4  for x in a:\n"
-		    "        7        90   90.0%   90.0%       90  if x in b:  # hot\n"
-		    "        8         6    6.0%    6.0%        0  n += inner(b)\n") ||
+			 "     line   samples   %func  %total     self  source\n"
+			 "        6         4    4.0%    4.0%        4  for x in a:\n"
+			 "        7        90   90.0%   90.0%       90  if x in b:  # hot\n"
+			 "        8         6    6.0%    6.0%        0  n += inner(b)\n") ||
 	    !strstr(got, "        2         6  100.0%    6.0%        6  return sum(b)\n") ||
 	    strstr(got, "modified after"))
 		fail_msg("unexpected line report:\n%s", got);
 	free(got);
 
-	pp->start_time = 999999000.0;	/* the file changed after the process started */
+	pp->start_time = 999999000.0; /* the file changed after the process started */
 	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "was modified after the process started"))
 		fail_msg("no note for a changed source file:\n%s", got);
@@ -307,7 +324,7 @@ static void test_line_report(void **state)
 	pp->sources->ncreds = 1;
 	got = golden_write(&report_text, &p, &opts, &len);
 	if (!strstr(got, "source: cannot read ") || !strstr(got, ": No such file or directory\n"
-							      "     line   samples"))
+								 "     line   samples"))
 		fail_msg("no note for a missing source file:\n%s", got);
 	free(got);
 	profile__free(&p);

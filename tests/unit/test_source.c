@@ -38,8 +38,10 @@ static void test_creds_parse(void **state)
 	struct source_creds c;
 
 	(void)state;
-	assert_int_equal(parse(STATUS_HEAD STATUS_IDS "FDSize:\t64\nGroups:\t4 24 27 \n"
-			       STATUS_TAIL, &c), 0);
+	assert_int_equal(parse(STATUS_HEAD STATUS_IDS
+			       "FDSize:\t64\nGroups:\t4 24 27 \n" STATUS_TAIL,
+			       &c),
+			 0);
 	assert_int_equal(c.kind, SOURCE_CREDS_PROC);
 	assert_int_equal(c.uid[0], 1000);
 	assert_int_equal(c.uid[3], 1003);
@@ -64,13 +66,13 @@ static void test_creds_parse_hostile(void **state)
 {
 	static const char *const bad[] = {
 		"",
-		STATUS_IDS "CapEff:\t0\n",					/* no Groups */
-		"Uid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",			/* no Gid */
-		STATUS_IDS "Groups:\t\n",					/* no CapEff */
-		STATUS_IDS "Uid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t0\n",	/* Uid twice */
-		STATUS_IDS "Groups:\t1\nGroups:\t0\nCapEff:\t0\n",		/* Groups twice */
-		"Uid:\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",	/* 3 ids */
-		"Uid:\t1\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",	/* 5 ids */
+		STATUS_IDS "CapEff:\t0\n",					  /* no Groups */
+		"Uid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",			  /* no Gid */
+		STATUS_IDS "Groups:\t\n",					  /* no CapEff */
+		STATUS_IDS "Uid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t0\n",		  /* Uid twice */
+		STATUS_IDS "Groups:\t1\nGroups:\t0\nCapEff:\t0\n",		  /* Groups twice */
+		"Uid:\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",	  /* 3 ids */
+		"Uid:\t1\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n", /* 5 ids */
 		"Uid:\t-1\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",
 		"Uid:\t4294967296\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",
 		"Uid:\t4294967295\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",
@@ -78,7 +80,7 @@ static void test_creds_parse_hostile(void **state)
 		"Uid:\t12a\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",
 		"Uid:\t1,1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0\n",
 		STATUS_IDS "Groups:\t1 x\nCapEff:\t0\n",
-		STATUS_IDS "Groups:\t1\nCapEff:\t00000000000000000\n",		/* 17 digits */
+		STATUS_IDS "Groups:\t1\nCapEff:\t00000000000000000\n", /* 17 digits */
 		STATUS_IDS "Groups:\t1\nCapEff:\t0000g00000000000\n",
 		STATUS_IDS "Groups:\t1\nCapEff:\t\n",
 		STATUS_IDS "Groups:\t1\nCapEff:\t1 2\n",
@@ -98,7 +100,7 @@ static void test_creds_parse_hostile(void **state)
 		assert_int_equal(c.kind, SOURCE_CREDS_UNKNOWN);
 		assert_null(c.groups);
 	}
-	assert_int_equal(source_creds__parse(nul, sizeof(nul) - 1, &c), -EINVAL);	/* a NUL in it */
+	assert_int_equal(source_creds__parse(nul, sizeof(nul) - 1, &c), -EINVAL); /* a NUL in it */
 	/* 65536 groups are the most a process may have; one more is not real */
 	many = malloc(8 * 65537 + 200);
 	assert_non_null(many);
@@ -201,7 +203,10 @@ struct raw {
 /* A record that breaks a rule: refused, and nothing of it kept. */
 static void test_reply_hostile(void **state)
 {
-	const struct raw good = { .index = 0, .count = 1, .line = 1, .len = 8,
+	const struct raw good = { .index = 0,
+				  .count = 1,
+				  .line = 1,
+				  .len = 8,
 				  .text = "x = 1\nzz" };
 	struct source_file f = { .name = "/a.py", .lines = lines3, .nlines = 3 };
 	struct raw r;
@@ -214,24 +219,24 @@ static void test_reply_hostile(void **state)
 	source_files_free(&f, 1);
 
 	r = good;
-	r.index = 1;		/* not the file asked next */
+	r.index = 1; /* not the file asked next */
 	assert_int_equal(source_reply_decode(&r, sizeof(r), &f, 1, &done), -EINVAL);
 	assert_int_equal(done, 0);
 	assert_null(f.texts);
 	r = good;
-	r.count = 4;		/* more lines than asked */
+	r.count = 4; /* more lines than asked */
 	assert_int_equal(source_reply_decode(&r, sizeof(r), &f, 1, &done), -EINVAL);
 	r = good;
-	r.line = 3;		/* a line index past the request */
+	r.line = 3; /* a line index past the request */
 	assert_int_equal(source_reply_decode(&r, sizeof(r), &f, 1, &done), -EINVAL);
 	r = good;
-	r.err = EACCES;		/* an error with lines */
+	r.err = EACCES; /* an error with lines */
 	assert_int_equal(source_reply_decode(&r, sizeof(r), &f, 1, &done), -EINVAL);
 	r = good;
-	r.len = SOURCE_TEXT_MAX + 1;	/* longer than any text kept */
+	r.len = SOURCE_TEXT_MAX + 1; /* longer than any text kept */
 	assert_int_equal(source_reply_decode(&r, sizeof(r), &f, 1, &done), -EINVAL);
 	r = good;
-	r.len = 0xffff;		/* longer than the reply: incomplete, not read past */
+	r.len = 0xffff; /* longer than the reply: incomplete, not read past */
 	assert_int_equal(source_reply_decode(&r, sizeof(r), &f, 1, &done), -EINVAL);
 	/* an error code no helper sends becomes EIO; a NUL ends a text */
 	r = good;
@@ -308,8 +313,8 @@ static void test_read_lines(void **state)
 	assert_int_equal(f.err, 0);
 	assert_int_equal(f.mtime, 1000000000);
 	assert_string_equal(f.texts[0], "if x in y:");
-	assert_int_equal(strlen(f.texts[1]), SOURCE_TEXT_MAX);	/* cut */
-	assert_string_equal(f.texts[2], "");			/* empty, but there */
+	assert_int_equal(strlen(f.texts[1]), SOURCE_TEXT_MAX); /* cut */
+	assert_string_equal(f.texts[2], "");		       /* empty, but there */
 	assert_string_equal(f.texts[3], "last");
 	source_files_free(&f, 1);
 }
@@ -361,13 +366,13 @@ static void test_magic_links(void **state)
 	write_file("magic.py", "secret = 1\n", 0644);
 	snprintf(a, sizeof(a), "/proc/%d/root%s/magic.py", getpid(), tmpdir);
 	fd = open(a, O_RDONLY);
-	assert_true(fd >= 0);		/* the path works for an ordinary open */
+	assert_true(fd >= 0); /* the path works for an ordinary open */
 	snprintf(b, sizeof(b), "/proc/self/fd/%d", fd);
 	f[0].name = a;
 	f[1].name = b;
 	assert_true(source_read(root_fd, &self, f, 2, 2000) >= 0);
 	assert_int_equal(f[0].err, -ELOOP);
-	assert_true(f[1].err == -ELOOP || f[1].err == -ENOENT);	/* the helper closed fd */
+	assert_true(f[1].err == -ELOOP || f[1].err == -ENOENT); /* the helper closed fd */
 	source_files_free(f, 2);
 	close(fd);
 	close(root_fd);
@@ -394,8 +399,9 @@ static void test_other_users_rights(void **state)
 {
 	static const int one[] = { 1 };
 	gid_t groups[1] = { 12346 };
-	struct source_creds nobody = { .kind = SOURCE_CREDS_PROC, .uid = { 65534, 65534, 65534,
-			65534 }, .gid = { 65534, 65534, 65534, 65534 } };
+	struct source_creds nobody = { .kind = SOURCE_CREDS_PROC,
+				       .uid = { 65534, 65534, 65534, 65534 },
+				       .gid = { 65534, 65534, 65534, 65534 } };
 	struct source_creds grouped = nobody, root_nocaps = { .kind = SOURCE_CREDS_PROC },
 			    root = { .kind = SOURCE_CREDS_PROC, .cap_eff = ~0ULL };
 	struct source_file f[3];
@@ -475,8 +481,8 @@ static void test_read_cost(void **state)
 		assert_string_equal(f[i].texts[9], "value_198 = compute(198)");
 	}
 	source_files_free(f, 50);
-	print_message("50 files, 500 lines: %.2f ms\n", (t1.tv_sec - t0.tv_sec) * 1e3 +
-		      (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	print_message("50 files, 500 lines: %.2f ms\n",
+		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
 
 /* The same credentials seen twice count once; a fifth different set marks too many. */
@@ -511,8 +517,9 @@ static void test_seen(void **state)
  */
 static void test_report_strictest(void **state)
 {
-	struct source_creds nobody = { .kind = SOURCE_CREDS_PROC, .uid = { 65534, 65534, 65534,
-			65534 }, .gid = { 65534, 65534, 65534, 65534 } };
+	struct source_creds nobody = { .kind = SOURCE_CREDS_PROC,
+				       .uid = { 65534, 65534, 65534, 65534 },
+				       .gid = { 65534, 65534, 65534, 65534 } };
 	struct profile_target *pp;
 	struct profile p;
 	char secret[256], pub[256], buf[64];
@@ -538,26 +545,19 @@ static void test_report_strictest(void **state)
 	assert_string_equal(buf, "shown = 1");
 	assert_int_equal(report_source_changed(&p, pp, secret), -EACCES);
 	/* a file of no frame of the process is not read at all */
-	assert_int_equal(report_source_line(&p, pp, "/etc/hostname", 1, buf, sizeof(buf)),
-			 -ENOENT);
+	assert_int_equal(report_source_line(&p, pp, "/etc/hostname", 1, buf, sizeof(buf)), -ENOENT);
 	profile__free(&p);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_creds_parse),
-		cmocka_unit_test(test_creds_parse_hostile),
-		cmocka_unit_test(test_creds_read_self),
-		cmocka_unit_test(test_reply_roundtrip),
-		cmocka_unit_test(test_reply_hostile),
-		cmocka_unit_test(test_read_lines),
-		cmocka_unit_test(test_read_in_root),
-		cmocka_unit_test(test_magic_links),
-		cmocka_unit_test(test_unknown_creds),
-		cmocka_unit_test(test_other_users_rights),
-		cmocka_unit_test(test_read_cost),
-		cmocka_unit_test(test_seen),
+		cmocka_unit_test(test_creds_parse),	 cmocka_unit_test(test_creds_parse_hostile),
+		cmocka_unit_test(test_creds_read_self),	 cmocka_unit_test(test_reply_roundtrip),
+		cmocka_unit_test(test_reply_hostile),	 cmocka_unit_test(test_read_lines),
+		cmocka_unit_test(test_read_in_root),	 cmocka_unit_test(test_magic_links),
+		cmocka_unit_test(test_unknown_creds),	 cmocka_unit_test(test_other_users_rights),
+		cmocka_unit_test(test_read_cost),	 cmocka_unit_test(test_seen),
 		cmocka_unit_test(test_report_strictest),
 	};
 

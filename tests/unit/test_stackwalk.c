@@ -26,8 +26,8 @@
 
 /* The interpreters captured: every one must be there and pass. */
 static const char *const fixtures[] = {
-	"pyenv-3.8", "pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "debian-3.11",
-	"pyenv-3.12", "pyenv-3.13", "forky-3.14",
+	"pyenv-3.8",   "pyenv-3.9",  "pyenv-3.10", "pyenv-3.11",
+	"debian-3.11", "pyenv-3.12", "pyenv-3.13", "forky-3.14",
 };
 
 #define MAX_FRAMES 8
@@ -137,8 +137,8 @@ static void image_line(struct image *im, char *line)
 			fail_msg("%s: unknown offset %s", im->name, key);
 		return;
 	}
-	if (sscanf(line, "frame %" SCNx64 " %" SCNd32 " %*d %63s", &f->code, &f->instr,
-		   f->name) == 3) {
+	if (sscanf(line, "frame %" SCNx64 " %" SCNd32 " %*d %63s", &f->code, &f->instr, f->name) ==
+	    3) {
 		assert_true(++im->nframes < MAX_FRAMES);
 		return;
 	}

@@ -36,14 +36,18 @@ static void test_maps_line(void **state)
 
 	(void)state;
 	assert_int_equal(maps_parse_line("00400000-00452000 r-xp 00001000 fe:01 1311 "
-					 "/usr/bin/python3.11\n", &e), 0);
+					 "/usr/bin/python3.11\n",
+					 &e),
+			 0);
 	assert_true(e.start == 0x400000 && e.end == 0x452000 && e.off == 0x1000);
 	assert_true(e.inode == 1311);
 	assert_string_equal(e.perms, "r-xp");
 	assert_string_equal(e.path, "/usr/bin/python3.11");
 	/* paths keep their spaces; anonymous mappings have none */
 	assert_int_equal(maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0   "
-					 "/tmp/my dir/lib x.so (deleted)", &e), 0);
+					 "/tmp/my dir/lib x.so (deleted)",
+					 &e),
+			 0);
 	assert_string_equal(e.path, "/tmp/my dir/lib x.so (deleted)");
 	assert_int_equal(maps_parse_line("7f00-8f00 rw-p 00000000 00:00 0\n", &e), 0);
 	assert_string_equal(e.path, "");
@@ -241,9 +245,9 @@ static void test_elf_self(void **state)
 
 static void test_ucs(void **state)
 {
-	const uint8_t latin1[] = { 'c', 0xe9 };			/* "cé" */
-	const uint16_t ucs2[] = { 0x3b1, 0x20ac };		/* "α€" */
-	const uint32_t ucs4[] = { 0x1f600, 'x' };		/* "😀x" */
+	const uint8_t latin1[] = { 'c', 0xe9 };	   /* "cé" */
+	const uint16_t ucs2[] = { 0x3b1, 0x20ac }; /* "α€" */
+	const uint32_t ucs4[] = { 0x1f600, 'x' };  /* "😀x" */
 	const uint32_t bad[] = { 0x110000 };
 	char out[16];
 
@@ -305,7 +309,7 @@ static void test_versions(void **state)
 	assert_int_equal(L.linetable, LINETABLE_LOCATIONS);
 	assert_int_equal(py_layout__for_version(0x030A0DF0, &L), 0);
 	assert_int_equal(L.linetable, LINETABLE_310);
-	assert_int_equal(L.lasti_unit, 2);	/* 3.10 f_lasti counts code units */
+	assert_int_equal(L.lasti_unit, 2); /* 3.10 f_lasti counts code units */
 	assert_int_equal(py_layout__for_version(0x030912F0, &L), 0);
 	assert_int_equal(L.linetable, LINETABLE_LNOTAB);
 	assert_int_equal(L.lasti_unit, 1);
@@ -359,16 +363,11 @@ static void test_kernel_check_names_btf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_maps_line),
-		cmocka_unit_test(test_maps_long_line),
-		cmocka_unit_test(test_elf_fifo),
-		cmocka_unit_test(test_stat_start_ticks),
-		cmocka_unit_test(test_bus_guard),
-		cmocka_unit_test(test_elf_self),
-		cmocka_unit_test(test_ucs),
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_fingerprint),
-		cmocka_unit_test(test_kernel_check_names_btf),
+		cmocka_unit_test(test_maps_line),   cmocka_unit_test(test_maps_long_line),
+		cmocka_unit_test(test_elf_fifo),    cmocka_unit_test(test_stat_start_ticks),
+		cmocka_unit_test(test_bus_guard),   cmocka_unit_test(test_elf_self),
+		cmocka_unit_test(test_ucs),	    cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_fingerprint), cmocka_unit_test(test_kernel_check_names_btf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,14 +90,15 @@ static void test_pyenv_shared(void **state)
 	struct elf_file *ef;
 
 	(void)state;
-	snprintf(exe, sizeof(exe), "%s/versions/3.11.7/bin/python3.11", root ? root : "/root/.pyenv");
+	snprintf(exe, sizeof(exe), "%s/versions/3.11.7/bin/python3.11",
+		 root ? root : "/root/.pyenv");
 	if (access(exe, X_OK))
 		skip();
 	ef = elf_file__open(exe);
 	assert_non_null(ef);
 	if (!elf_file__needs(ef, "libpython3")) {
 		elf_file__close(ef);
-		skip();	/* a static pyenv build */
+		skip(); /* a static pyenv build */
 	}
 	elf_file__close(ef);
 	assert_int_equal(kind_of_running(exe, argv), PY_EXE_SHARED);

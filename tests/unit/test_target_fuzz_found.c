@@ -45,7 +45,7 @@ static void test_debug_offsets_name_wraps(void **state)
 	memcpy(&version, buf + 8, sizeof(version));
 	assert_int_equal(version, 0x030D00F0);
 	assert_int_equal(py_layout__from_debug_offsets((uint32_t)version, buf,
-						      PY_DEBUG_OFFSETS_READ, &L, why, sizeof(why)),
+						       PY_DEBUG_OFFSETS_READ, &L, why, sizeof(why)),
 			 -EBADMSG);
 	assert_non_null(strstr(why, "code_object.name = 0xfffe000000000078"));
 }
@@ -57,13 +57,17 @@ static void test_stat_line(void **state)
 	(void)state;
 	/* a real line of a sleeping python3.11, fields 3, 4 and 22 */
 	assert_int_equal(proc_stat_parse("10433 (python3.11) S 10411 10411 30763 0 -1 4194304 "
-					 "1748 0 0 0 2 0 0 0 20 0 1 0 76932 14475264 2183", &st), 0);
+					 "1748 0 0 0 2 0 0 0 20 0 1 0 76932 14475264 2183",
+					 &st),
+			 0);
 	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.ppid, 10411);
 	assert_int_equal(st.starttime, 76932);
 	/* comm may fake fields with spaces and parentheses: the last ')' ends it */
 	assert_int_equal(proc_stat_parse("10433 () S 1 (x) Z) R 10411 10411 30763 0 -1 4194304 "
-					 "1748 0 0 0 2 0 0 0 20 0 1 0 76932 1", &st), 0);
+					 "1748 0 0 0 2 0 0 0 20 0 1 0 76932 1",
+					 &st),
+			 0);
 	assert_int_equal(st.state, 'R');
 	assert_int_equal(st.ppid, 10411);
 	assert_int_equal(st.starttime, 76932);
@@ -73,7 +77,8 @@ static void test_stat_line(void **state)
 	assert_int_equal(st.ppid, -1);
 	assert_int_equal(st.starttime, -1);
 	/* a negative start time is no start time */
-	assert_int_equal(proc_stat_parse("7 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5", &st), 0);
+	assert_int_equal(proc_stat_parse("7 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5", &st),
+			 0);
 	assert_int_equal(st.starttime, -1);
 	assert_int_equal(proc_stat_parse("", &st), -EINVAL);
 	assert_int_equal(proc_stat_parse("7 (a)", &st), -EINVAL);

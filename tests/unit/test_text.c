@@ -47,7 +47,9 @@ static void test_terminal_controls_replaced(void **state)
 	expect("a\nb", "a?b", 1);
 	expect("del\x7f", "del?", 1);
 	/* CSI as the C1 code point U+009B, and U+0085 (next line). */
-	expect("x\xc2\x9b" "31mred", "x?31mred", 1);
+	expect("x\xc2\x9b"
+	       "31mred",
+	       "x?31mred", 1);
 	expect("\xc2\x85", "?", 1);
 	/* Tabs keep the text readable. */
 	expect("\tif i in haystack:", " if i in haystack:", 0);
@@ -56,13 +58,15 @@ static void test_terminal_controls_replaced(void **state)
 static void test_invalid_utf8_replaced(void **state)
 {
 	(void)state;
-	expect("\x9b" "1m", "?1m", 1);		/* a lone 8-bit CSI */
-	expect("\xc3", "?", 1);			/* cut short by the end */
-	expect("\xc3(", "?(", 1);		/* not followed by a continuation byte */
-	expect("\xc0\xaf", "??", 2);		/* overlong '/' */
-	expect("\xe0\x80\xaf", "???", 3);	/* overlong, three bytes */
-	expect("\xed\xa0\x80", "???", 3);	/* a UTF-16 surrogate */
-	expect("\xf4\x90\x80\x80", "????", 4);	/* above U+10FFFF */
+	expect("\x9b"
+	       "1m",
+	       "?1m", 1);		       /* a lone 8-bit CSI */
+	expect("\xc3", "?", 1);		       /* cut short by the end */
+	expect("\xc3(", "?(", 1);	       /* not followed by a continuation byte */
+	expect("\xc0\xaf", "??", 2);	       /* overlong '/' */
+	expect("\xe0\x80\xaf", "???", 3);      /* overlong, three bytes */
+	expect("\xed\xa0\x80", "???", 3);      /* a UTF-16 surrogate */
+	expect("\xf4\x90\x80\x80", "????", 4); /* above U+10FFFF */
 	expect("\xff\xfe", "??", 2);
 }
 
@@ -86,7 +90,9 @@ static void test_json_string(void **state)
 	expect_json("caf\xc3\xa9 \xf0\x9d\x9c\x8b", "\"caf\xc3\xa9 \xf0\x9d\x9c\x8b\"");
 	expect_json("a\"b\\c\td\ne", "\"a\\\"b\\\\c\\td\\ne\"");
 	expect_json("\x1b[2J\x7f", "\"\\u001b[2J\\u007f\"");
-	expect_json("\xc2\x9b" "1m\xc2\xa0", "\"\\u009b1m\xc2\xa0\"");
+	expect_json("\xc2\x9b"
+		    "1m\xc2\xa0",
+		    "\"\\u009b1m\xc2\xa0\"");
 	expect_json("\xff\xed\xa0\x80!", "\"\\ufffd\\ufffd\\ufffd\\ufffd!\"");
 }
 

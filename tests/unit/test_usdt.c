@@ -51,9 +51,14 @@ static struct target target(unsigned minor)
 
 static void test_check_rules(void **state)
 {
-	struct usdt_probes all = { .total = 8, .function_entry = true, .function_return = true,
-				   .line = true, .gc_start = true, .gc_done = true,
-				   .import_start = true, .import_done = true };
+	struct usdt_probes all = { .total = 8,
+				   .function_entry = true,
+				   .function_return = true,
+				   .line = true,
+				   .gc_start = true,
+				   .gc_done = true,
+				   .import_start = true,
+				   .import_done = true };
 	struct usdt_probes no_func = all, none = {};
 	struct target t9 = target(9), t11 = target(11), t13 = target(13), t15 = target(15);
 	char why[512];
@@ -69,7 +74,8 @@ static void test_check_rules(void **state)
 	assert_non_null(strstr(why, "Python 3.13.1"));
 	assert_non_null(strstr(why, "sampling"));
 	assert_int_equal(usdt__check(&t13, &no_func, USDT_GC | USDT_IMPORTS, false, why,
-				     sizeof(why)), 0);
+				     sizeof(why)),
+			 0);
 
 	assert_int_equal(usdt__check(&t11, &all, USDT_CALLS, false, why, sizeof(why)), -ENOTSUP);
 	assert_non_null(strstr(why, "--calls-py311-line"));
