@@ -57,18 +57,11 @@ static void test_max_cache_mb(void **state)
 
 static void test_all_options(void **state)
 {
-	char *argv[] = { "pybpfprof",	"-p",
-			 "1,2",		"--pid=3",
-			 "-d",		"2.5",
-			 "-F",		"999",
-			 "-f",		"json",
-			 "-o",		"out.json",
-			 "--max-depth", "300",
-			 "-n",		"5",
-			 "--lines",	"7",
-			 "-vv",		"-o",
-			 "flame.html",	"--line-report=3",
-			 NULL };
+	// clang-format off
+	char *argv[] = { "pybpfprof", "-p", "1,2", "--pid=3", "-d", "2.5", "-F", "999",
+			 "-f", "json", "-o", "out.json", "--max-depth", "300", "-n", "5",
+			 "--lines", "7", "-vv", "-o", "flame.html", "--line-report=3", NULL };
+	// clang-format on
 	struct pyprof_config cfg;
 
 	(void)state;
