@@ -60,6 +60,12 @@ static void test_flame_golden(void **state)
 	check_golden(&report_flame, "report.html");
 }
 
+static void test_svg_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_svg, "report.svg");
+}
+
 static void test_pstats_golden(void **state)
 {
 	(void)state;
@@ -255,6 +261,8 @@ static void test_registry(void **state)
 	assert_null(report_for_path(".json")); /* a name that is only an ending */
 	assert_ptr_equal(report_find("flamegraph"), &report_flame);
 	assert_ptr_equal(report_find("pprof"), &report_pprof);
+	assert_ptr_equal(report_for_path("/x/flame.svg"), &report_svg);
+	assert_ptr_equal(report_find("svg"), &report_svg);
 }
 
 /*
@@ -336,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_folded_golden),
 		cmocka_unit_test(test_speedscope_golden),
 		cmocka_unit_test(test_flame_golden),
+		cmocka_unit_test(test_svg_golden),
 		cmocka_unit_test(test_pstats_golden),
 		cmocka_unit_test(test_pprof_golden),
 		cmocka_unit_test(test_pstats_python_samples),
