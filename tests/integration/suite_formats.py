@@ -626,9 +626,12 @@ def svg_browser_checks(wd, path, n, share, hot_line):
           f"slow after click: {after}, the full width is {full}")
     check(not any(b["shown"] for b in wd.js(SVG_BOXES_JS, "fast")),
           "fast still drawn while zoomed into slow")
-    main = wd.js(SVG_BOXES_JS, "main")
-    check(main and all(b["shown"] and b["above"] and abs(b["width"] - full) < 0.01
-                       for b in main), f"main while zoomed into slow: {main}")
+    call_line, _ = source_line("split.py", "slow(3 * n)")
+    main = [b for b in wd.js(SVG_BOXES_JS, "main") if b["shown"]]
+    check(len(main) == 1 and main[0]["where"].endswith(f"split.py:{call_line}")
+          and main[0]["above"] and abs(main[0]["width"] - full) < 0.01,
+          f"main's boxes drawn while zoomed into slow: {main}; only its call of slow "
+          f"(line {call_line}) should be, faded, at the full width")
     wd.screenshot(ARTIFACTS / "svg-flamegraph-zoomed.png")
     wd.s("POST", f"/element/{wd.find('#reset')[0]}/click", {})
     check(all(b["shown"] for b in wd.js(SVG_BOXES_JS, "fast")), "fast hidden after Reset Zoom")
