@@ -86,5 +86,12 @@ int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_fl
  * that make no sense. Returns 0, or -EINVAL with a sentence in why.
  */
 int config_check(struct pyprof_config *cfg, char *why, size_t whylen);
+/*
+ * Each -o file's format, before anything is profiled: a name whose extension
+ * no writer claims is refused unless -f names the format; a name without an
+ * extension, "-" and character devices (/dev/stdout) take the -f format.
+ * Returns 0, or -EINVAL with a sentence in why.
+ */
+int config_check_outputs(const struct pyprof_config *cfg, char *why, size_t whylen);
 
 #endif

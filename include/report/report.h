@@ -19,6 +19,8 @@ const struct report_writer *report_find(const char *name);
 const struct report_writer *report_for_path(const char *path);
 /* Comma-separated names, for messages. */
 const char *report_names(void);
+/* Comma-separated file endings that select a writer, for messages, in buf. */
+char *report_extensions(char *buf, size_t len);
 
 /*
  * Writes to of (opened with outfile__open: a new file renamed into place), or

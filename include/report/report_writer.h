@@ -34,6 +34,7 @@ extern const struct report_writer report_flame;
 extern const struct report_writer report_speedscope;
 extern const struct report_writer report_pstats;
 extern const struct report_writer report_pprof;
+extern const struct report_writer report_svg;
 /* --mem-timeline's SVG; written beside the report, not chosen by -f. */
 extern const struct report_writer report_mem_svg;
 /* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */

@@ -52,7 +52,10 @@ static const char doc[] =
 	"(.html: interactive, self-contained, opens offline in a browser), speedscope "
 	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
-	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana).\n"
+	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana), svg (.svg: a flame graph "
+	"as flamegraph.pl draws it, interactive in a browser). A FILE whose extension names no "
+	"format is refused, unless -f gives its format; a FILE without an extension, or a "
+	"character device such as /dev/stdout, is written in the -f format.\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full, or still "
 	"unconverted 0.3 s after the end of the run), truncated "
@@ -167,8 +170,8 @@ static const struct cli_option cli_options[] = {
 	    "enabling its line probe, which makes the target about 30 times slower", 5 },
 	  CLI_SET, FIELD(py311_line, bool), 0, 0, NULL, NULL },
 	GROUP("Output:", 3),
-	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats or "
-	    "pprof: the format on stdout, and of any -o FILE whose extension names none "
+	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats, "
+	    "pprof or svg: the format on stdout, and of any -o FILE whose extension names none "
 	    "(default: text)", 3 },
 	  CLI_FORMAT, FIELD(format, const char *), 0, 0, NULL, NULL },
 	{ { "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
@@ -381,6 +384,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		err = -EINVAL;
 	} else if (key == ARGP_KEY_END) {
 		err = config_check(cfg, cfg->error, sizeof(cfg->error));
+		if (!err)
+			err = config_check_outputs(cfg, cfg->error, sizeof(cfg->error));
 	} else {
 		return ARGP_ERR_UNKNOWN;
 	}

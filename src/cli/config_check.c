@@ -7,7 +7,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include "cli/config.h"
+#include "report/report.h"
 #include "session/usdt.h"
 
 static int refuse(char *why, size_t whylen, const char *sentence)
@@ -60,5 +63,42 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 		return refuse(why, whylen,
 			      "--mem=alloc traces the processes given with -p only, "
 			      "not -a, a command or --subprocesses (--mem works with all of them)");
+	return 0;
+}
+
+/* The extension of path's last component ("" for none, for ".hidden" and for "name."). */
+static const char *extension(const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	return dot && dot != base && dot[1] ? dot : "";
+}
+
+/*
+ * A file named profile.svg, profile.xyz or prof.html.bak in a format it does
+ * not name would be opened by the wrong program, or by none: refused before
+ * profiling. -f names the format of every such file, so with -f it is kept.
+ */
+int config_check_outputs(const struct pyprof_config *cfg, char *why, size_t whylen)
+{
+	char known[256];
+	struct stat st;
+	size_t i;
+
+	if (cfg->format)
+		return 0;
+	for (i = 0; i < cfg->noutputs; i++) {
+		const char *path = cfg->outputs[i], *ext = extension(path);
+
+		if (!*ext || report_for_path(path) || (!stat(path, &st) && S_ISCHR(st.st_mode)))
+			continue;
+		snprintf(why, whylen,
+			 "unknown extension '%s' in -o %s: use one of %s, or give the format "
+			 "with -f",
+			 ext, path, report_extensions(known, sizeof(known)));
+		return -EINVAL;
+	}
 	return 0;
 }

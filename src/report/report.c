@@ -15,7 +15,7 @@
 
 static const struct report_writer *writers[] = {
 	&report_text,	    &report_json,   &report_folded, &report_flame,
-	&report_speedscope, &report_pstats, &report_pprof,
+	&report_speedscope, &report_pstats, &report_pprof,  &report_svg,
 };
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
 
@@ -48,7 +48,18 @@ const struct report_writer *report_for_path(const char *path)
 
 const char *report_names(void)
 {
-	return "text, json, folded, flamegraph, speedscope, pstats, pprof";
+	return "text, json, folded, flamegraph, speedscope, pstats, pprof, svg";
+}
+
+char *report_extensions(char *buf, size_t len)
+{
+	size_t i, j, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < NWRITERS; i++)
+		for (j = 0; j < 3 && writers[i]->exts[j] && n < len; j++)
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", writers[i]->exts[j]);
+	return buf;
 }
 
 /*

@@ -13,114 +13,34 @@
 #include <string.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
+#include "report_tree.h"
 
-/* One stack of one process; the flame graph's paths are these, root first. */
-struct entry {
-	uint32_t proc, stack;
-};
-
-struct paths {
-	const struct profile *p;
-	bool by_proc; /* several processes: each path starts at its process */
-};
-
-static uint32_t path_len(const struct paths *ps, const struct entry *e)
+static void json_open(void *ctx, uint32_t depth, uint32_t label, bool first)
 {
-	return ps->p->targets[e->proc].stacks[e->stack].nframes + ps->by_proc;
+	(void)depth;
+	fprintf(ctx, "%s[%u,[", first ? "" : ",", label);
 }
 
-/* Label of step k of e's path: a frame id, or nframes + process index. */
-static uint32_t path_at(const struct paths *ps, const struct entry *e, uint32_t k)
+static void json_close(void *ctx, uint32_t depth, uint32_t label, uint64_t start, uint64_t samples)
 {
-	const struct profile_stack *s = &ps->p->targets[e->proc].stacks[e->stack];
-
-	if (ps->by_proc && !k)
-		return ps->p->nframes + e->proc;
-	k -= ps->by_proc;
-	return s->frames[s->nframes - 1 - k];
-}
-
-static int cmp_paths(const void *a, const void *b, void *ctx)
-{
-	const struct entry *x = a, *y = b;
-	const struct paths *ps = ctx;
-	uint32_t nx = path_len(ps, x), ny = path_len(ps, y), k;
-
-	for (k = 0; k < nx && k < ny; k++) {
-		uint32_t lx = path_at(ps, x, k), ly = path_at(ps, y, k);
-
-		if (lx != ly)
-			return lx < ly ? -1 : 1;
-	}
-	return nx < ny ? -1 : nx > ny;
+	(void)depth, (void)label, (void)start;
+	fprintf(ctx, "],%llu]", (unsigned long long)samples);
 }
 
 /*
- * The call tree as nested JSON, [label, [children], samples], without
- * building it: with the paths sorted, a node's subtree is a run of
- * consecutive paths sharing its prefix, so walking them once, closing and
- * opening nodes where a path leaves the previous one, writes every node with
- * memory for one path. The root's label is -1.
+ * The call tree (report_tree.h) as nested JSON, [label, [children], samples],
+ * written as it is walked. The root's label is -1.
  */
 static int write_tree(FILE *f, const struct profile *p)
 {
-	struct paths ps = { .p = p, .by_proc = p->ntargets > 1 };
-	struct entry *es;
-	uint64_t *val, total = 0;
-	uint32_t *open, depth = 0, maxlen = 1, k, n;
-	bool *has_child;
-	size_t ne = 0, i, j;
-	int err = -ENOMEM;
+	static const struct report_tree_ops ops = { json_open, json_close };
+	uint64_t total;
+	int err;
 
-	for (i = 0; i < p->ntargets; i++)
-		ne += p->targets[i].nstacks;
-	es = calloc(ne + 1, sizeof(*es));
-	if (!es)
-		return -ENOMEM;
-	for (i = 0, ne = 0; i < p->ntargets; i++)
-		for (j = 0; j < p->targets[i].nstacks; j++)
-			if (p->targets[i].stacks[j].nframes) {
-				es[ne++] = (struct entry){ .proc = i, .stack = j };
-				n = path_len(&ps, &es[ne - 1]);
-				maxlen = n > maxlen ? n : maxlen;
-			}
-	qsort_r(es, ne, sizeof(*es), cmp_paths, &ps);
-	open = calloc(maxlen, sizeof(*open));
-	val = calloc(maxlen, sizeof(*val));
-	has_child = calloc(maxlen + 1, sizeof(*has_child)); /* [0]: the root's */
-	if (!open || !val || !has_child)
-		goto out;
 	fputs("[-1,[", f);
-	for (i = 0; i < ne; i++) {
-		const struct entry *e = &es[i];
-		uint64_t count = p->targets[e->proc].stacks[e->stack].count;
-		uint32_t len = path_len(&ps, e), common = 0;
-
-		while (common < depth && common < len && open[common] == path_at(&ps, e, common))
-			common++;
-		for (; depth > common; depth--)
-			fprintf(f, "],%llu]", (unsigned long long)val[depth - 1]);
-		for (k = depth; k < len; k++) {
-			open[k] = path_at(&ps, e, k);
-			val[k] = 0;
-			fprintf(f, "%s[%u,[", has_child[k] ? "," : "", open[k]);
-			has_child[k] = true;
-			has_child[k + 1] = false;
-		}
-		depth = len;
-		for (k = 0; k < len; k++)
-			val[k] += count;
-		total += count;
-	}
-	for (; depth > 0; depth--)
-		fprintf(f, "],%llu]", (unsigned long long)val[depth - 1]);
-	fprintf(f, "],%llu]", (unsigned long long)total);
-	err = 0;
-out:
-	free(es);
-	free(open);
-	free(val);
-	free(has_child);
+	err = report_tree_walk(p, &ops, f, &total);
+	if (!err)
+		fprintf(f, "],%llu]", (unsigned long long)total);
 	return err;
 }
 

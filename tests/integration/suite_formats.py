@@ -17,6 +17,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
@@ -529,6 +530,170 @@ def formats_flamegraph():
         wd.screenshot(ARTIFACTS / "flamegraph-search.png")
     print(f"  flame graph screenshots in {ARTIFACTS}/", flush=True)
     return f"{total} samples; hover, click zoom and search work; screenshots in {ARTIFACTS}"
+
+
+# -------------------------------------------------------- SVG flame graph
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+SVG_FREQ, SVG_SECONDS = 499, 3
+
+SVG_BOXES_JS = """
+return Array.from(document.querySelectorAll('g.f')).filter(g => g.getAttribute('data-n') ===
+  arguments[0]).map(g => ({width: +g.querySelector('rect').getAttribute('width'),
+  shown: g.style.display !== 'none', where: g.getAttribute('data-l'),
+  above: g.classList.contains('above'), samples: +g.getAttribute('data-w'),
+  title: g.querySelector('title').textContent}));
+"""
+
+
+def svg_frames(path):
+    """The SVG parsed as XML (a parse error fails the test): its frames as
+    (name, file:line, level, samples), and the subtitle."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        raise Fail(f"{path} is not well-formed XML: {e}")
+    check(root.tag == f"{SVG_NS}svg", f"root element {root.tag}")
+    frames = [(g.get("data-n"), g.get("data-l"), int(g.get("data-d")), int(g.get("data-w")))
+              for g in root.iter(f"{SVG_NS}g") if g.get("class") == "f"]
+    sub = [t for t in root.iter(f"{SVG_NS}text") if t.get("id") == "subtitle"]
+    check(len(sub) == 1, "no subtitle")
+    return frames, sub[0].text
+
+
+@test
+def formats_svg_flamegraph():
+    # split.py: slow() takes about 75% of the samples. The SVG opened in
+    # Chromium must draw slow's boxes with the JSON's share of the width,
+    # zoom a click on it to the full width, find it by search with the same
+    # share, and show its file:line on hover.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    slow_def, _ = source_line("split.py", "def slow(")
+    hot_line = slow_def + 3
+    check("sum(BLOCK)" in (TARGETS / "split.py").read_text().splitlines()[hot_line - 1],
+          f"split.py:{hot_line} is not slow()'s sum(BLOCK) line")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        p = wl.start(interpreter("debian"), "split.py")
+        r = run_profiler(["-p", p.pid, "-d", SVG_SECONDS, "-F", SVG_FREQ, "-o", tmp / "p.svg",
+                          "-o", tmp / "p.json"], timeout=SVG_SECONDS + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        rep = load_report(tmp / "p.json")
+        proc = process(rep, p.pid)
+        n = proc["samples"]
+        check(n > 500, f"only {n} samples")
+        share = 100 * functions(proc)["slow"]["total"] / n
+        frames, subtitle = svg_frames(tmp / "p.svg")
+        check(subtitle.startswith(f"{n} samples (0 dropped, 0 truncated, 0 unresolved"),
+              f"subtitle {subtitle!r}, the run has {n} samples")
+        page = (tmp / "p.svg").read_text()
+        refs = re.findall(r"(?:https?:(?!//www\.w3\.org/2000/svg)|src=|href=|@import|url\()",
+                          page)
+        check(not refs, f"the SVG refers to something outside it: {refs[:5]}")
+        with WebDriver() as wd:
+            shot = svg_browser_checks(wd, tmp / "p.svg", n, share, hot_line)
+    return (f"{n} samples; slow {share:.1f}% in JSON, {shot}; hover, zoom and search work; "
+            f"screenshots in {ARTIFACTS}")
+
+
+def svg_browser_checks(wd, path, n, share, hot_line):
+    wd.s("POST", "/url", {"url": Path(path).resolve().as_uri()})
+    check(wd.js("return document.title") == "pybpfprof flame graph", "the SVG did not load")
+    root = wd.js(SVG_BOXES_JS, "all")
+    check(len(root) == 1 and root[0]["samples"] == n, f"root box {root}, {n} samples")
+    full = root[0]["width"]
+    slow = wd.js(SVG_BOXES_JS, "slow")
+    drawn = 100 * sum(b["width"] for b in slow) / full
+    check(abs(drawn - share) <= 1, f"slow's boxes are {drawn:.2f}% of the width, "
+          f"the JSON says {share:.2f}%")
+    wd.screenshot(ARTIFACTS / "svg-flamegraph.png")
+    # Hover over slow's widest box: the details line and its tooltip name file:line.
+    hot = max(slow, key=lambda b: b["width"])
+    check(hot["where"].endswith(f"split.py:{hot_line}"), f"slow's widest box at {hot['where']}")
+    els = wd.find('g.f[data-n="slow"] rect')
+    el = els[[b["width"] for b in slow].index(hot["width"])]
+    wd.s("POST", "/actions", {"actions": [{"type": "pointer", "id": "mouse", "actions": [
+        {"type": "pointerMove", "origin": {"element-6066-11e4-a52e-4f735466cecf": el},
+         "x": 0, "y": 0}]}]})
+    details = wd.js("return document.getElementById('details').textContent")
+    check(details.startswith(f"slow ({hot['where']}): {hot['samples']} samples, "),
+          f"details line on hover: {details!r}")
+    check(f"split.py:{hot_line}" in hot["title"], f"tooltip {hot['title']!r}")
+    # Click zooms: the box spans the whole width, fast() is hidden, the ancestors stay.
+    wd.s("POST", f"/element/{el}/click", {})
+    after = [b for b in wd.js(SVG_BOXES_JS, "slow") if b["where"] == hot["where"]]
+    check(after and abs(after[0]["width"] - full) < 0.01,
+          f"slow after click: {after}, the full width is {full}")
+    check(not any(b["shown"] for b in wd.js(SVG_BOXES_JS, "fast")),
+          "fast still drawn while zoomed into slow")
+    call_line, _ = source_line("split.py", "slow(3 * n)")
+    main = [b for b in wd.js(SVG_BOXES_JS, "main") if b["shown"]]
+    check(len(main) == 1 and main[0]["where"].endswith(f"split.py:{call_line}")
+          and main[0]["above"] and abs(main[0]["width"] - full) < 0.01,
+          f"main's boxes drawn while zoomed into slow: {main}; only its call of slow "
+          f"(line {call_line}) should be, faded, at the full width")
+    wd.screenshot(ARTIFACTS / "svg-flamegraph-zoomed.png")
+    wd.s("POST", f"/element/{wd.find('#reset')[0]}/click", {})
+    check(all(b["shown"] for b in wd.js(SVG_BOXES_JS, "fast")), "fast hidden after Reset Zoom")
+    # Search: the prompt answered "^slow$"; the matched share is slow's.
+    wd.js("window.prompt = () => '^slow$';")
+    wd.s("POST", f"/element/{wd.find('#search')[0]}/click", {})
+    marked = wd.js("return Array.from(document.querySelectorAll('g.f.match'))"
+                   ".map(g => g.getAttribute('data-n'))")
+    check(marked and set(marked) == {"slow"}, f"highlighted: {marked}")
+    matched = wd.js("return document.getElementById('matched').textContent")
+    m = re.fullmatch(r"Matched: (\d+\.\d)%", matched)
+    check(m and abs(float(m.group(1)) - share) <= 1,
+          f"search says {matched!r}, the JSON's share is {share:.2f}%")
+    wd.screenshot(ARTIFACTS / "svg-flamegraph-search.png")
+    return f"{drawn:.1f}% of the width, {matched}"
+
+
+@test
+def formats_svg_two_processes():
+    # One section per process above the root, as in the HTML flame graph: the
+    # boxes "pid N (comm)" hold each process's samples, and their functions.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        a = wl.start(interpreter("debian"), "spin.py", "alpha")
+        b = wl.start(interpreter("debian"), "spin.py", "beta")
+        out = Path(tmp) / "two.svg"
+        r = run_profiler(["-p", a.pid, "-p", b.pid, "-d", 1.5, "-F", 199, "-o", out,
+                          "-o", Path(tmp) / "two.json"], timeout=1.5 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        rep = load_report(Path(tmp) / "two.json")
+        frames, _ = svg_frames(out)
+    sections = {name: w for name, _, level, w in frames if level == 1}
+    for p, fn in ((a, "spin_alpha"), (b, "spin_beta")):
+        samples = process(rep, p.pid)["samples"]
+        label = [s for s in sections if s.startswith(f"pid {p.pid} (")]
+        check(len(label) == 1 and sections[label[0]] == samples,
+              f"sections {sections}: pid {p.pid} has {samples} samples")
+        check(any(name == fn for name, *_ in frames), f"{fn} not drawn")
+    check(len(sections) == 2, f"sections {sections}")
+    return f"sections {sections}"
+
+
+@test
+def formats_unknown_extension():
+    # An -o name whose extension no format claims is refused before
+    # profiling, with status 2 and one sentence; -f makes it a choice.
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "spin.py", "alpha")
+        bad = os.path.join(tmp, "profile.xyz")
+        good = os.path.join(tmp, "ok.json")
+        msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", good, "-o", bad], [], out=bad, rc=2)
+        want = (f"pybpfprof: unknown extension '.xyz' in -o {bad}: use one of .txt, .json, "
+                ".folded, .html, .speedscope.json, .speedscope, .pstats, .prof, .pb.gz, "
+                ".pprof, .svg, or give the format with -f")
+        check(msg == want, f"message {msg!r}, expected {want!r}")
+        check(t < 2, f"refused only after {t:.1f}s")
+        check(not os.path.exists(good), f"{good} created by a refused run")
+        check(os.listdir(tmp) == [], f"files left: {os.listdir(tmp)}")
+        r = run_profiler(["-p", p.pid, "-d", 0.5, "-f", "json", "-o", bad],
+                         timeout=0.5 + RUN_SLACK)
+        check(r.returncode == 0, f"with -f json: exit {r.returncode}: {r.stderr.strip()}")
+        check(process(load_report(bad), p.pid)["samples"] > 0, "with -f json: no samples")
+    return f"{t:.2f}s: {msg}; with -f json the file is JSON"
 
 
 # -------------------------------------------------------------- agreement

@@ -226,6 +226,49 @@ static void test_mem_files_imply_mem(void **state)
 	assert_int_equal(none.mem, PYPROF_MEM_OFF);
 }
 
+/* The outputs' formats: one of pid's -o files is path; format the -f given (NULL: none). */
+static int check_output(const char *path, const char *format, char *why, size_t whylen)
+{
+	struct pyprof_config cfg = with_pid();
+
+	cfg.outputs[0] = "first.json";
+	cfg.outputs[1] = path;
+	cfg.noutputs = 2;
+	cfg.format = format;
+	why[0] = '\0';
+	return config_check_outputs(&cfg, why, whylen);
+}
+
+/*
+ * An extension no writer claims is refused, naming it and the known ones,
+ * unless -f names the format; names without an extension take the -f format.
+ */
+static void test_output_extensions(void **state)
+{
+	static const char *const ok[] = {
+		"p.svg", "/x/p.pb.gz", "p.speedscope.json",  "p.prof",	"p.html",
+		"p.txt", "profile",    "/tmp/dir.d/profile", ".hidden", "name.",
+		"-",	 "/dev/null",
+	};
+	char why[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(check_output(ok[i], NULL, why, sizeof(why)), 0);
+		assert_string_equal(why, "");
+	}
+	assert_int_equal(check_output("/tmp/profile.xyz", NULL, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why,
+			    "unknown extension '.xyz' in -o /tmp/profile.xyz: use one of "
+			    ".txt, .json, .folded, .html, .speedscope.json, .speedscope, "
+			    ".pstats, .prof, .pb.gz, .pprof, .svg, or give the format with -f");
+	assert_int_equal(check_output("p.gz", NULL, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "'.gz'"));
+	/* -f names the format of every file whose name does not */
+	assert_int_equal(check_output("/tmp/profile.xyz", "json", why, sizeof(why)), 0);
+}
+
 /* The first rule broken is the one reported, in the order above. */
 static void test_first_rule_wins(void **state)
 {
@@ -266,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_mem_alloc_pids_only),
 		cmocka_unit_test(test_mem_files_imply_mem),
 		cmocka_unit_test(test_first_rule_wins),
+		cmocka_unit_test(test_output_extensions),
 		cmocka_unit_test(test_short_buffer),
 	};
 

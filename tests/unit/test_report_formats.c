@@ -60,6 +60,12 @@ static void test_flame_golden(void **state)
 	check_golden(&report_flame, "report.html");
 }
 
+static void test_svg_golden(void **state)
+{
+	(void)state;
+	check_golden(&report_svg, "report.svg");
+}
+
 static void test_pstats_golden(void **state)
 {
 	(void)state;
@@ -239,6 +245,87 @@ static void test_pstats_big_counts(void **state)
 	unlink(path);
 }
 
+/* Occurrences of needle in s. */
+static size_t count_of(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * The SVG flame graph with the target's worst strings: markup, quotes,
+ * control characters, bytes that are not UTF-8 and U+FFFF all escaped or
+ * replaced, so the file stays well-formed XML and the script is the only one.
+ */
+static void test_svg_hostile_strings(void **state)
+{
+	struct profile p;
+	struct profile_target *t;
+	uint32_t fn, fr;
+	size_t len;
+	char *got;
+
+	(void)state;
+	profile__init(&p, "cpu", 99);
+	t = profile__add_target(&p, 7, "/usr/bin/python3", "python3", "py<thon>", "3.11.2");
+	fn = profile__func(&p, "</script><script>alert(1)//&\"'\x1b[31m\xff\xef\xbf\xbf]]>",
+			   "/x/a]]>b\x01.py", 1, false);
+	fr = profile__frame(&p, fn, 3);
+	profile_target__add_stack(t, 0, &fr, 1, 10);
+	got = golden_write(&report_svg, &p, &opts, &len);
+	assert_int_equal(strlen(got), len);
+	assert_non_null(strstr(got, "data-n=\"&lt;/script&gt;&lt;script&gt;alert(1)//&amp;&quot;"
+				    "&apos;?[31m??]]&gt;\""));
+	assert_non_null(strstr(got, "data-l=\"/x/a]]&gt;b?.py:3\""));
+	assert_int_equal(count_of(got, "<script"), 1);
+	assert_int_equal(count_of(got, "]]>"), 1);
+	assert_null(strchr(got, '\x1b'));
+	assert_null(strchr(got, '\x01'));
+	assert_null(strstr(got, "\xff"));
+	assert_null(strstr(got, "\xef\xbf\xbf"));
+	free(got);
+	profile__free(&p);
+}
+
+/*
+ * A profile too big to draw whole: frames under 0.1% are left out, then
+ * beyond SVG_MAX_FRAMES (10000) the narrowest, whole levels of ties at once,
+ * and the subtitle counts them. 1000 chains of 24 distinct frames, chain i
+ * with i + 1 samples: 24000 frames, 12000 of them at least 0.1% (chains of
+ * 501 samples and more); the 10001st widest has 584 samples, so the chains
+ * of 585 to 1000 are drawn: 416 * 24 frames and the root.
+ */
+static void test_svg_bounded(void **state)
+{
+	uint32_t fn, frames[24];
+	struct profile_target *t;
+	struct profile p;
+	unsigned i, k;
+	size_t len;
+	char *got;
+
+	(void)state;
+	profile__init(&p, "cpu", 99);
+	t = profile__add_target(&p, 7, "/usr/bin/python3", "python3", "python3", "3.11.2");
+	fn = profile__func(&p, "f", "/x.py", 1, false);
+	for (i = 0; i < 1000; i++) {
+		for (k = 0; k < 24; k++)
+			frames[k] = profile__frame(&p, fn, 1 + i * 24 + k);
+		profile_target__add_stack(t, 0, frames, 24, i + 1);
+	}
+	t->samples = 500500;
+	got = golden_write(&report_svg, &p, &opts, &len);
+	assert_int_equal(count_of(got, "<g class=\"f\""), 416 * 24 + 1);
+	assert_non_null(strstr(got, "500500 samples (0 dropped, 0 truncated, 0 unresolved, 0 "
+				    "partial); 14016 frames narrower than 0.117% of the samples "
+				    "not drawn</text>"));
+	free(got);
+	profile__free(&p);
+}
+
 static void test_registry(void **state)
 {
 	(void)state;
@@ -255,6 +342,8 @@ static void test_registry(void **state)
 	assert_null(report_for_path(".json")); /* a name that is only an ending */
 	assert_ptr_equal(report_find("flamegraph"), &report_flame);
 	assert_ptr_equal(report_find("pprof"), &report_pprof);
+	assert_ptr_equal(report_for_path("/x/flame.svg"), &report_svg);
+	assert_ptr_equal(report_find("svg"), &report_svg);
 }
 
 /*
@@ -336,6 +425,9 @@ int main(void)
 		cmocka_unit_test(test_folded_golden),
 		cmocka_unit_test(test_speedscope_golden),
 		cmocka_unit_test(test_flame_golden),
+		cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_svg_hostile_strings),
+		cmocka_unit_test(test_svg_bounded),
 		cmocka_unit_test(test_pstats_golden),
 		cmocka_unit_test(test_pprof_golden),
 		cmocka_unit_test(test_pstats_python_samples),
