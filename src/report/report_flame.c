@@ -13,7 +13,7 @@
 #include <string.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
-#include "report_tree.h"
+#include "report_flame_tree.h"
 
 static void json_open(void *ctx, uint32_t depth, uint32_t label, bool first)
 {
@@ -28,17 +28,17 @@ static void json_close(void *ctx, uint32_t depth, uint32_t label, uint64_t start
 }
 
 /*
- * The call tree (report_tree.h) as nested JSON, [label, [children], samples],
+ * The call tree (report_flame_tree.h) as nested JSON, [label, [children], samples],
  * written as it is walked. The root's label is -1.
  */
 static int write_tree(FILE *f, const struct profile *p)
 {
-	static const struct report_tree_ops ops = { json_open, json_close };
+	static const struct report_flame_tree_ops ops = { json_open, json_close };
 	uint64_t total;
 	int err;
 
 	fputs("[-1,[", f);
-	err = report_tree_walk(p, &ops, f, &total);
+	err = report_flame_tree_walk(p, &ops, f, &total);
 	if (!err)
 		fprintf(f, "],%llu]", (unsigned long long)total);
 	return err;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * An interactive flame graph in one self-contained SVG file, the view
- * flamegraph.pl users know: the call tree of report_tree.h drawn as one
+ * flamegraph.pl users know: the call tree of report_flame_tree.h drawn as one
  * rect and text per node, width proportional to samples, root at the
  * bottom, siblings in frame-id order, with several processes one section
  * per process above the root. Drawn in C, so that it reads without script;
@@ -20,7 +20,7 @@
 #include "report/report_writer.h"
 #include "report/report_common.h"
 #include "util/text.h"
-#include "report_tree.h"
+#include "report_flame_tree.h"
 
 #define SVG_MAX_FRAMES 10000
 #define SVG_WIDTH 1200
@@ -401,14 +401,14 @@ static uint64_t tree_total(const struct profile *p)
 
 static int write_svg(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	static const struct report_tree_ops sizes = { size_open, size_close };
-	static const struct report_tree_ops draw = { size_open, draw_close };
+	static const struct report_flame_tree_ops sizes = { size_open, size_close };
+	static const struct report_flame_tree_ops draw = { size_open, draw_close };
 	struct svg g = { .f = f, .p = p, .total = tree_total(p) };
 	uint64_t total;
 	size_t drawn;
 	int err;
 
-	err = report_tree_walk(p, &sizes, &g, &total);
+	err = report_flame_tree_walk(p, &sizes, &g, &total);
 	if (!err)
 		err = g.err;
 	if (err)
@@ -416,7 +416,7 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 	drawn = choose_threshold(&g);
 	write_header(&g, o, drawn);
 	write_node(&g, 0, SVG_ROOT, 0, g.total);
-	err = report_tree_walk(p, &draw, &g, &total);
+	err = report_flame_tree_walk(p, &draw, &g, &total);
 	if (err)
 		goto out;
 	fprintf(f, "</g>\n%s</svg>\n", svg_script);

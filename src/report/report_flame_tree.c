@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The flame graphs' call tree (report_tree.h), walked without being built:
+ * The flame graphs' call tree (report_flame_tree.h), walked without being built:
  * with the paths sorted, a node's subtree is a run of consecutive paths
  * sharing its prefix, so walking them once, closing and opening nodes where
  * a path leaves the previous one, visits every node with memory for one path.
@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include "report_tree.h"
+#include "report_flame_tree.h"
 
 /* One stack of one process; the tree's paths are these, root first. */
 struct entry {
@@ -78,8 +78,8 @@ static struct entry *sorted_entries(const struct paths *ps, size_t *n, uint32_t 
 	return es;
 }
 
-int report_tree_walk(const struct profile *p, const struct report_tree_ops *ops, void *ctx,
-		     uint64_t *total)
+int report_flame_tree_walk(const struct profile *p, const struct report_flame_tree_ops *ops,
+			   void *ctx, uint64_t *total)
 {
 	struct paths ps = { .p = p, .by_proc = p->ntargets > 1 };
 	uint64_t *val = NULL, *start = NULL, sum = 0;

@@ -5,8 +5,8 @@
  * first, siblings in frame-id order; with several processes each path starts
  * at its process's node.
  */
-#ifndef PYBPFPROF_REPORT_TREE_H
-#define PYBPFPROF_REPORT_TREE_H
+#ifndef PYBPFPROF_REPORT_FLAME_TREE_H
+#define PYBPFPROF_REPORT_FLAME_TREE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
  * process's node. Depth 0 is the level below the root (which the walk does
  * not visit: its samples are the walk's total).
  */
-struct report_tree_ops {
+struct report_flame_tree_ops {
 	/* Entered before its children; first: the first child of its parent. */
 	void (*open)(void *ctx, uint32_t depth, uint32_t label, bool first);
 	/*
@@ -28,7 +28,7 @@ struct report_tree_ops {
 };
 
 /* Every node of p's tree; 0 with the samples of every stack in *total, or -ENOMEM. */
-int report_tree_walk(const struct profile *p, const struct report_tree_ops *ops, void *ctx,
-		     uint64_t *total);
+int report_flame_tree_walk(const struct profile *p, const struct report_flame_tree_ops *ops,
+			   void *ctx, uint64_t *total);
 
 #endif
