@@ -174,6 +174,32 @@ static void test_tree_color(void **state)
 	profile__free(&p);
 }
 
+/* A recursion 2000 frames deep: every level a line, the indentation capped, no overflow. */
+static void test_tree_deep(void **state)
+{
+	struct profile_target *pp;
+	uint32_t fr[2000], i;
+	struct profile p;
+	size_t len, lines = 0;
+	char *got, *c;
+
+	(void)state;
+	profile__init(&p, "cpu", 100);
+	pp = profile__add_target(&p, 5, "/usr/bin/python3", "python3 r.py", "python3", "3.11");
+	fr[0] = profile__frame(&p, profile__func(&p, "rec", "/r.py", 1, false), 2);
+	for (i = 1; i < 2000; i++)
+		fr[i] = fr[0];
+	assert_int_equal(profile_target__add_stack(pp, 5, fr, 2000, 7), 0);
+	pp->samples = 7;
+	got = golden_write(&report_tree, &p, &opts, &len);
+	for (c = got; (c = strstr(c, "rec  /r.py:1\n")); c++)
+		lines++;
+	assert_int_equal(lines, 2000);
+	assert_non_null(strstr(got, "└─ 100.0%  100.0%  rec  /r.py:1\n"));
+	free(got);
+	profile__free(&p);
+}
+
 #define HOSTILE "evil\"\\n\\\\\x1b]0;pwn\x07\n<b>&amp;</b>\xff"
 
 static void build_hostile(struct profile *p)
@@ -336,7 +362,7 @@ int main(void)
 		cmocka_unit_test(test_registry),     cmocka_unit_test(test_library_paths),
 		cmocka_unit_test(test_tree_library), cmocka_unit_test(test_tree_color),
 		cmocka_unit_test(test_tree_hostile), cmocka_unit_test(test_dot_hostile),
-		cmocka_unit_test(test_dot_calls),
+		cmocka_unit_test(test_dot_calls),    cmocka_unit_test(test_tree_deep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
