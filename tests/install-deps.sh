@@ -23,12 +23,12 @@ apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-
 [ "${1:-}" = build ] && exit 0
 
 # Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the
-# formats' real consumers (protoc, Chromium and its WebDriver), tmux for the
-# live view, debootstrap for the Debian release roots; for the checks of
-# check-all, clang-format (make format-check) and groff and man
+# formats' real consumers (protoc, Chromium and its WebDriver, Graphviz's
+# dot), tmux for the live view, debootstrap for the Debian release roots; for
+# the checks of check-all, clang-format (make format-check) and groff and man
 # (tests/check-man.sh).
 apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
-	tmux debootstrap clang-format groff-base man-db >/dev/null
+	graphviz tmux debootstrap clang-format groff-base man-db >/dev/null
 # go tool pprof, the reference reader of pprof files (the toolchain only, no extras).
 apt_get install -y -qq --no-install-recommends golang-go >/dev/null
 # npm fetches speedscope's schema for the format tests; a machine with its own

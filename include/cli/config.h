@@ -27,6 +27,7 @@ struct pyprof_config {
 	unsigned top_functions;
 	unsigned top_lines;
 	unsigned line_report; /* functions shown line by line in the text report */
+	double prune_pct;     /* --prune: tree and dot leave out functions under this share */
 	int verbose;
 	int mem;		    /* enum pyprof_mem_mode */
 	unsigned mem_period;	    /* page faults per fault sample */
@@ -68,7 +69,7 @@ struct pyprof_config {
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
-		.line_report = 5, .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB,                     \
+		.line_report = 5, .prune_pct = 1.0, .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB,   \
 		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
 		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                       \
 	}

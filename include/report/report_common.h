@@ -7,6 +7,7 @@
 #ifndef PYBPFPROF_REPORT_COMMON_H
 #define PYBPFPROF_REPORT_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,5 +44,11 @@ struct report_totals {
 struct report_totals report_totals(const struct profile *p);
 /* The root label of a process's stacks when several are profiled: "pid N (comm)". */
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
+/*
+ * Whether a source file is library code rather than the program's own: the
+ * standard library (.../lib/pythonX.Y/, frozen modules) or an installed
+ * package (site-packages, dist-packages). The call tree collapses it.
+ */
+bool report_is_library(const char *file);
 
 #endif

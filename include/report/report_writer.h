@@ -17,7 +17,9 @@ struct report_opts {
 	unsigned top_lines;	/* rows in the hottest-lines table */
 	unsigned line_report;	/* functions shown line by line */
 	const char *tool_version;
-	bool threads; /* --threads: each thread's functions too */
+	bool threads;	  /* --threads: each thread's functions too */
+	double prune_pct; /* --prune: tree and dot leave out functions under this share */
+	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
 };
 
 struct report_writer {
@@ -35,6 +37,8 @@ extern const struct report_writer report_speedscope;
 extern const struct report_writer report_pstats;
 extern const struct report_writer report_pprof;
 extern const struct report_writer report_svg;
+extern const struct report_writer report_tree;
+extern const struct report_writer report_dot;
 /* --mem-timeline's SVG; written beside the report, not chosen by -f. */
 extern const struct report_writer report_mem_svg;
 /* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */

@@ -53,9 +53,11 @@ static const char doc[] =
 	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana), svg (.svg: a flame graph "
-	"as flamegraph.pl draws it, interactive in a browser). A FILE whose extension names no "
-	"format is refused, unless -f gives its format; a FILE without an extension, or a "
-	"character device such as /dev/stdout, is written in the -f format.\n"
+	"as flamegraph.pl draws it, interactive in a browser), tree (.tree: the call tree of "
+	"each process, like pyinstrument's, coloured on a terminal), dot (.dot or .gv: the call "
+	"graph for Graphviz, like gprof2dot's). A FILE whose extension names no format is "
+	"refused, unless -f gives its format; a FILE without an extension, or a character "
+	"device such as /dev/stdout, is written in the -f format.\n"
 	"\n"
 	"The report counts every sample: total, dropped (kernel buffer full, or still "
 	"unconverted 0.3 s after the end of the run), truncated "
@@ -70,6 +72,7 @@ enum cli_kind {
 	CLI_UINT,    /* an unsigned from min to max */
 	CLI_ULONG,   /* an unsigned long from min to max */
 	CLI_SECONDS, /* a double above 0, at most max */
+	CLI_PERCENT, /* a double from 0 to max */
 	CLI_PIDS,    /* pids separated with commas, added to cfg->pids */
 	CLI_FORMAT,  /* the name of a report format */
 	CLI_OUTPUT,  /* a file added to cfg->outputs */
@@ -119,6 +122,7 @@ enum {
 	OPT_PY311_LINE,
 	OPT_MAX_CACHE_MB,
 	OPT_USER,
+	OPT_PRUNE,
 };
 
 // clang-format off
@@ -171,8 +175,8 @@ static const struct cli_option cli_options[] = {
 	  CLI_SET, FIELD(py311_line, bool), 0, 0, NULL, NULL },
 	GROUP("Output:", 3),
 	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats, "
-	    "pprof or svg: the format on stdout, and of any -o FILE whose extension names none "
-	    "(default: text)", 3 },
+	    "pprof, svg, tree or dot: the format on stdout, and of any -o FILE whose extension "
+	    "names none (default: text)", 3 },
 	  CLI_FORMAT, FIELD(format, const char *), 0, 0, NULL, NULL },
 	{ { "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
 	    "its extension names; repeat for several formats from one run", 3 },
@@ -186,6 +190,10 @@ static const struct cli_option cli_options[] = {
 	    "functions with the most self time per process in the text report; 0: none "
 	    "(default: 5)", 3 },
 	  CLI_UINT, FIELD(line_report, unsigned), 0, 100000, "count", "a number of rows" },
+	{ { "prune", OPT_PRUNE, "PCT", 0, "Call tree and call graph (tree, dot): leave out the "
+	    "functions under PCT % of their process's samples, 0 to 100; 0 keeps all (default: "
+	    "1)", 3 },
+	  CLI_PERCENT, FIELD(prune_pct, double), 0, 100, "--prune", "a percentage from 0 to 100" },
 	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
 	    "process", 3 },
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
@@ -242,6 +250,22 @@ static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigne
 	if (errno || *end || v < lo || v > hi)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* A share in percent: a decimal number from 0 to hi (no NaN, no sign). */
+static int parse_percent(const char *s, double hi, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	d = strtod(s, &end);
+	if (errno || *end || !(d >= 0) || d > hi)
+		return -EINVAL;
+	*out = d;
 	return 0;
 }
 
@@ -347,6 +371,11 @@ static int cli_option__apply(const struct cli_option *o, const char *arg, struct
 		return 0;
 	case CLI_SECONDS:
 		if (parse_seconds(arg, o->max, &d))
+			return cli_option__invalid(o, arg, cfg);
+		*(double *)field = d;
+		return 0;
+	case CLI_PERCENT:
+		if (parse_percent(arg, o->max, &d))
 			return cli_option__invalid(o, arg, cfg);
 		*(double *)field = d;
 		return 0;

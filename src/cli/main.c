@@ -582,6 +582,7 @@ static int run__write_reports(struct run *r)
 	const struct report_opts ro = { .top_functions = cfg->top_functions,
 					.top_lines = cfg->top_lines,
 					.line_report = cfg->line_report,
+					.prune_pct = cfg->prune_pct,
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	size_t i;

@@ -9,13 +9,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "util/outfile.h"
 #include "report/report.h"
 #include "util/text.h"
 
 static const struct report_writer *writers[] = {
-	&report_text,	    &report_json,   &report_folded, &report_flame,
-	&report_speedscope, &report_pstats, &report_pprof,  &report_svg,
+	&report_text,	&report_json,  &report_folded, &report_flame, &report_speedscope,
+	&report_pstats, &report_pprof, &report_svg,    &report_tree,  &report_dot,
 };
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
 
@@ -48,7 +49,7 @@ const struct report_writer *report_for_path(const char *path)
 
 const char *report_names(void)
 {
-	return "text, json, folded, flamegraph, speedscope, pstats, pprof, svg";
+	return "text, json, folded, flamegraph, speedscope, pstats, pprof, svg, tree, dot";
 }
 
 char *report_extensions(char *buf, size_t len)
@@ -103,14 +104,29 @@ static int fill_report(FILE *f, void *arg)
 				  a->w->write(f, a->p, a->o);
 }
 
+/*
+ * Colours only on a terminal that shows them: stdout is one, TERM names one
+ * that is not "dumb", and the user has not asked for none (NO_COLOR set and
+ * not empty, as no-color.org says). Files and pipes get plain text.
+ */
+static bool stdout_takes_color(void)
+{
+	const char *term = getenv("TERM"), *no = getenv("NO_COLOR");
+
+	return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb") && !(no && *no);
+}
+
 int report_write(const struct report_writer *w, struct outfile *of, const struct profile *p,
 		 const struct report_opts *o, char *why, size_t whylen)
 {
-	struct report_fill a = { w, p, o };
+	struct report_opts co = *o;
+	struct report_fill a = { w, p, &co };
 	int err;
 
+	co.color = false;
 	if (of)
 		return outfile__write(of, fill_report, &a, why, whylen);
+	co.color = stdout_takes_color();
 	err = fill_report(stdout, &a);
 	if (fflush(stdout) && !err)
 		err = -errno;

@@ -4,6 +4,7 @@
  * numbers, frame and process labels, the honest counts, JSON strings.
  */
 #include <stdio.h>
+#include <string.h>
 #include "report/report_common.h"
 #include "util/text.h"
 
@@ -81,6 +82,30 @@ char *report_proc_label(const struct profile_target *pp, char *buf, size_t len)
 {
 	snprintf(buf, len, "pid %d (%s)", pp->pid, pp->comm);
 	return folded_frame(buf);
+}
+
+bool report_is_library(const char *file)
+{
+	const char *c;
+
+	if (!strncmp(file, "<frozen ", 8))
+		return true; /* importlib's bootstrap and other frozen stdlib modules */
+	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return true;
+	/* the standard library: .../lib/pythonX.Y/ (lib64 on some distributions) */
+	for (c = file; (c = strstr(c, "/lib")); c++) {
+		const char *v = c + 4;
+
+		if (!strncmp(v, "64", 2))
+			v += 2;
+		if (strncmp(v, "/python", 7) || v[7] < '0' || v[7] > '9')
+			continue;
+		for (v += 8; (*v >= '0' && *v <= '9') || *v == '.'; v++)
+			;
+		if (*v == '/')
+			return true;
+	}
+	return false;
 }
 
 void json_string(FILE *f, const char *s)

@@ -3,7 +3,9 @@
 # once (-o given several times); then Python's pstats, protoc, headless
 # Chromium (through chromedriver's W3C WebDriver API) and speedscope's
 # published JSON schema read the files, and all of them must agree on the
-# functions and their sample counts.
+# functions and their sample counts. The call tree and the call graph are
+# checked against the JSON report of the same run of the 75/25 split
+# workload, the graph drawn by Graphviz's dot.
 
 import base64
 import gzip
@@ -11,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -21,9 +24,10 @@ import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (Fail, ROOT, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
-                     expect_error, functions, interpreter, interrupt_profiler, line_table,
-                     load_report, process, run_profiler, source_line, test)
+from harness import (PROFILER, Fail, LineReader, Profiler, ROOT, RUN_SLACK, Skip, TARGETS,
+                     Workloads, available, check, expect_error, functions, interpreter,
+                     interrupt_profiler, line_table, load_report, process, run_profiler,
+                     source_line, test, usdt_semaphore_addr, usdt_wait_semaphore)
 
 
 FORMATS_SCRIPT = "formats_common.py"
@@ -684,7 +688,7 @@ def formats_unknown_extension():
         msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", good, "-o", bad], [], out=bad, rc=2)
         want = (f"pybpfprof: unknown extension '.xyz' in -o {bad}: use one of .txt, .json, "
                 ".folded, .html, .speedscope.json, .speedscope, .pstats, .prof, .pb.gz, "
-                ".pprof, .svg, or give the format with -f")
+                ".pprof, .svg, .tree, .dot, .gv, or give the format with -f")
         check(msg == want, f"message {msg!r}, expected {want!r}")
         check(t < 2, f"refused only after {t:.1f}s")
         check(not os.path.exists(good), f"{good} created by a refused run")
@@ -857,3 +861,239 @@ def formats_hostile_strings():
           "the hostile qualname is not in the folded stacks")
     return (f"text ({len(out)} bytes) and folded ({len(stacks)} stacks): no control "
             f"characters; escapes shown as '?'")
+
+
+# ------------------------------------------------- call tree and call graph
+
+SPLIT_FREQ = 499
+SPLIT_SECONDS = 4
+_split_run = {}
+TREE_LINE = re.compile(r"^((?:│  |   )*)(├─ |└─ |)\s*([\d.]+)%\s+([\d.]+)%  (.+?)"
+                       r"(?:  (\S+?):(\d+))?(?:  \[\d+ library frames? hidden: .*\])?$")
+TREE_HIDDEN = re.compile(r"  \[\d+ frames? hidden, each under [\d.]+%\]$")
+DOT_NODE = re.compile(r'^\t\t"(p\d+_f\d+)" \[label="((?:[^"\\]|\\.)*)"')
+DOT_EDGE = re.compile(r'^\t\t"(p\d+_f\d+)" -> "(p\d+_f\d+)" \[label="((?:[^"\\]|\\.)*)"')
+
+
+def split_run():
+    """The 75/25 split workload profiled once into json, tree and dot."""
+    if _split_run:
+        return _split_run
+    out = Path(tempfile.mkdtemp(prefix="pybpfprof-graph-"))
+    files = {"json": out / "s.json", "tree": out / "s.tree", "dot": out / "s.dot"}
+    with Workloads() as wl:
+        py = interpreter("debian")
+        p = wl.start(py, "split.py")
+        args = ["-p", p.pid, "-d", SPLIT_SECONDS, "-F", SPLIT_FREQ]
+        for f in files.values():
+            args += ["-o", f]
+        r = run_profiler(args, timeout=SPLIT_SECONDS + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    proc = process(load_report(files["json"]), p.pid)
+    check(proc["samples"] > 500, f"only {proc['samples']} samples")
+    _split_run.update(files=files, pid=p.pid, proc=proc, fns=functions(proc),
+                      script=py.script_path("split.py"))
+    return _split_run
+
+
+def parse_tree(text):
+    """The tree's lines as dicts (depth, total, self, name, file, line, parent index)."""
+    rows, stack = [], []
+    body = text.split("total%   self%  function  file:line\n", 1)
+    check(len(body) == 2, f"no tree header in {text[:300]!r}")
+    for ln in body[1].splitlines():
+        if not ln or ln.startswith("pid "):
+            break
+        if TREE_HIDDEN.search(ln):
+            continue
+        m = TREE_LINE.match(ln)
+        check(m, f"tree line {ln!r} is not 'total% self%  qualname  file:line'")
+        depth = len(m.group(1)) // 3 + (1 if m.group(2) else 0)
+        del stack[depth:]
+        rows.append({"depth": depth, "total": float(m.group(3)), "self": float(m.group(4)),
+                     "name": m.group(5), "file": m.group(6),
+                     "parent": stack[-1] if stack else None})
+        stack.append(len(rows) - 1)
+    return rows
+
+
+@test
+def formats_tree_split():
+    run = split_run()
+    text = run["files"]["tree"].read_bytes().decode()
+    check("\x1b" not in text, "colours in a file")
+    rows = parse_tree(text)
+    n = run["proc"]["samples"]
+    got = {}
+    for name in ("slow", "fast"):
+        mine = [r for r in rows if r["name"] == name]
+        check(len(mine) == 1, f"{name} appears {len(mine)} times in the tree:\n{text}")
+        r = mine[0]
+        check(r["file"] == run["script"], f"{name} in {r['file']}, expected {run['script']}")
+        parent = rows[r["parent"]] if r["parent"] is not None else None
+        check(parent and parent["name"] == "main" and parent["file"] == run["script"],
+              f"{name}'s caller in the tree is {parent}, expected main")
+        want = {k: 100 * run["fns"][name][k] / n for k in ("total", "self")}
+        for k in ("total", "self"):
+            check(abs(r[k] - want[k]) <= 1.0,
+                  f"{name} {k} {r[k]}% in the tree, {want[k]:.2f}% in the JSON report")
+        got[name] = r["total"]
+    check(got["slow"] > 2 * got["fast"], f"slow {got['slow']}%, fast {got['fast']}%")
+    root = rows[0]
+    check(root["name"] == "<module>" and root["depth"] == 0 and root["total"] >= 99,
+          f"root {root}")
+    return f"slow {got['slow']}%, fast {got['fast']}% under main, as in the JSON report"
+
+
+def pty_run(args, env):
+    """The profiler with stdout on a terminal (a pty): what it printed there."""
+    master, slave = os.openpty()
+    try:
+        p = subprocess.Popen([str(PROFILER), *map(str, args)], stdout=slave,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+        os.close(slave)
+        slave = None
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the other side is closed
+                break
+            if not chunk:
+                break
+            out += chunk
+        p.wait(timeout=RUN_SLACK)
+        check(p.returncode == 0, f"exit {p.returncode}: {p.stderr.read().decode()[-300:]}")
+        p.stderr.close()
+        return out.decode()
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+
+
+@test
+def formats_tree_terminal():
+    """Colours on a terminal, none with NO_COLOR, TERM=dumb or a pipe; the
+    shares are the same either way."""
+    sgr = re.compile(r"\x1b\[\d+m")
+    with Workloads() as wl:
+        p = wl.start(interpreter("debian"), "split.py")
+        args = ["-p", p.pid, "-d", 1, "-F", 199, "-f", "tree"]
+        base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+        color = pty_run(args, {**base, "TERM": "xterm-256color"})
+        no_color = pty_run(args, {**base, "TERM": "xterm-256color", "NO_COLOR": "1"})
+        dumb = pty_run(args, {**base, "TERM": "dumb"})
+        piped = run_profiler(args, timeout=1 + RUN_SLACK)
+    check(piped.returncode == 0, f"exit {piped.returncode}: {piped.stderr.strip()}")
+    check(sgr.search(color), f"no colours on a terminal: {color[:300]!r}")
+    check(not sgr.sub("", color).count("\x1b"), "escape sequences other than colours")
+    for name, out in (("NO_COLOR", no_color), ("TERM=dumb", dumb), ("a pipe", piped.stdout)):
+        check("\x1b" not in out, f"colours with {name}: {out[:300]!r}")
+    plain = sgr.sub("", color).replace("\r\n", "\n")
+    rows = parse_tree(plain)
+    check(any(r["name"] == "slow" for r in rows), f"no slow in the coloured tree:\n{plain}")
+    return "colours on a terminal only, not with NO_COLOR, TERM=dumb or a pipe"
+
+
+def parse_dot(text):
+    """Nodes {id: [label lines]} and edges {(a, b): [label lines]} of our DOT."""
+    nodes, edges = {}, {}
+    for ln in text.splitlines():
+        m = DOT_EDGE.match(ln)
+        if m:
+            edges[(m.group(1), m.group(2))] = m.group(3).split("\\n")
+            continue
+        m = DOT_NODE.match(ln)
+        if m:
+            nodes[m.group(1)] = m.group(2).split("\\n")
+    return nodes, edges
+
+
+def render_dot(path):
+    """dot -Tsvg: must succeed with nothing on stderr. The SVG's text."""
+    if not shutil.which("dot"):
+        raise Skip("no Graphviz dot (tests/install-deps.sh installs graphviz)")
+    svg = Path(str(path) + ".svg")
+    r = subprocess.run(["dot", "-Tsvg", str(path), "-o", str(svg)], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0 and not r.stderr, f"dot exit {r.returncode}: {r.stderr[-500:]}")
+    text = svg.read_text()
+    check(text.count("<g id=\"node") >= 2, "no nodes in the SVG dot drew")
+    return text
+
+
+@test
+def formats_dot_split():
+    run = split_run()
+    text = run["files"]["dot"].read_text()
+    svg = render_dot(run["files"]["dot"])
+    nodes, edges = parse_dot(text)
+    by_name = {lab[0]: (nid, lab) for nid, lab in nodes.items()}
+    n = run["proc"]["samples"]
+    for name in ("slow", "fast", "main"):
+        check(name in by_name, f"no node for {name}: {sorted(by_name)}")
+        nid, lab = by_name[name]
+        check(lab[1].startswith(run["script"] + ":"), f"{name} at {lab[1]}")
+        for k, line in (("total", lab[2]), ("self", lab[3])):
+            want = 100 * run["fns"][name][k] / n
+            got = float(line.split()[1].rstrip("%"))
+            check(line.startswith(k + " ") and abs(got - want) <= 0.006,
+                  f"{name}: {line!r} in the DOT, {k} {want:.3f}% in the JSON report")
+        check(f">{name}</text>" in svg, f"{name} not drawn in the SVG")
+    for name in ("slow", "fast"):
+        e = edges.get((by_name["main"][0], by_name[name][0]))
+        want = 100 * run["fns"][name]["total"] / n
+        check(e and abs(float(e[0].rstrip("%")) - want) <= 0.006,
+              f"edge main -> {name}: {e}, expected {want:.2f}% (all of {name}'s samples)")
+    shown = sum(1 for f in run["fns"].values() if 100 * f["total"] / n >= 1.0)
+    check(len(nodes) == shown, f"{len(nodes)} nodes, {shown} functions at 1% or more")
+    hidden = len(run["fns"]) - shown
+    check((f"; {hidden} function" in text) == bool(hidden),
+          f"the label does not count the {hidden} functions left out")
+    return (f"{len(nodes)} nodes, {len(edges)} edges, {hidden} pruned; shares as in the JSON "
+            f"report; drawn by dot without a warning")
+
+
+@test
+def formats_dot_calls_bullseye39():
+    """--calls on Debian bullseye's CPython 3.9 (USDT function probes): the
+    boxes and edges carry the workload's exact calls (usdt_ticktock.py: work
+    calls tick N times, tock 2N, catch 3 times, each catch calls fail once,
+    recurse(10) calls itself 10 times), and dot draws the graph."""
+    n = 5000
+    py = interpreter("bullseye39")
+    sem = usdt_semaphore_addr(py, "function__entry")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.dot"
+        p = wl.start(py, "usdt_ticktock.py", n)
+        lines = LineReader(p)
+        prof = Profiler(["-p", p.pid, "-d", 30, "--calls", "--prune", 0, "-o", path])
+        try:
+            usdt_wait_semaphore(p.pid, sem, True)
+            time.sleep(0.3)  # the entry link follows its semaphore by a few syscalls
+            os.kill(p.pid, signal.SIGUSR1)
+            lines.wait_for("done", timeout=60)
+            time.sleep(0.3)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+        text = path.read_text()
+        render_dot(path)
+    nodes, edges = parse_dot(text)
+    ids = {lab[0]: nid for nid, lab in nodes.items()}
+    want_nodes = {"tick": n, "tock": 2 * n, "catch": 3, "fail": 3}
+    got_nodes = {k: next((ln for ln in nodes[ids[k]] if ln.endswith(" calls")), None)
+                 if k in ids else None for k in want_nodes}
+    check(got_nodes == {k: f"{v} calls" for k, v in want_nodes.items()},
+          f"call counts on the boxes {got_nodes}, expected {want_nodes}")
+    want = {("work", "tick"): n, ("work", "tock"): 2 * n, ("work", "catch"): 3,
+            ("catch", "fail"): 3, ("work", "recurse"): 1, ("recurse", "recurse"): 10}
+    got = {}
+    for (a, b) in want:
+        e = edges.get((ids.get(a), ids.get(b)))
+        got[(a, b)] = int(e[1].split()[0]) if e and len(e) > 1 else None
+    check(got == want, f"calls on the edges {got}, expected {want}")
+    return f"edges {', '.join(f'{a}->{b} {c}' for (a, b), c in got.items())}; drawn by dot"
