@@ -20,6 +20,7 @@
 #include "report/report_common.h"
 #include "util/hashmap.h"
 #include "util/text.h"
+#include "util/vec.h"
 
 #define NONE UINT32_MAX
 
@@ -79,15 +80,8 @@ static struct dot_edge *graph__edge(struct graph *g, uint32_t caller, uint32_t c
 		if (g->e[*slot].caller == caller && g->e[*slot].callee == callee)
 			return &g->e[*slot];
 	}
-	if (g->ne == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 64;
-		struct dot_edge *e = realloc(g->e, cap * sizeof(*e));
-
-		if (!e)
-			return NULL;
-		g->e = e;
-		g->cap = cap;
-	}
+	if (vec_grow((void **)&g->e, &g->cap, g->ne + 1, sizeof(*g->e)))
+		return NULL;
 	if (hashmap__set(&g->index, key, g->ne))
 		return NULL;
 	g->e[g->ne] = (struct dot_edge){ .caller = caller, .callee = callee };

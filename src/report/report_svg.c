@@ -20,6 +20,7 @@
 #include "report/report_writer.h"
 #include "report/report_common.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "report_flame_tree.h"
 
 #define SVG_MAX_FRAMES 10000
@@ -190,20 +191,14 @@ static void size_open(void *ctx, uint32_t depth, uint32_t label, bool first)
 static void size_close(void *ctx, uint32_t depth, uint32_t label, uint64_t start, uint64_t samples)
 {
 	struct svg *g = ctx;
-	struct node_size *grown;
 
 	(void)label, (void)start;
 	g->nall++;
 	if (g->err || samples * 1000 < g->total)
 		return;
-	if (g->nwide == g->cap) {
-		g->cap = g->cap ? 2 * g->cap : 1024;
-		grown = realloc(g->wide, g->cap * sizeof(*grown));
-		if (!grown) {
-			g->err = -ENOMEM;
-			return;
-		}
-		g->wide = grown;
+	if (vec_grow((void **)&g->wide, &g->cap, g->nwide + 1, sizeof(*g->wide))) {
+		g->err = -ENOMEM;
+		return;
 	}
 	g->wide[g->nwide++] = (struct node_size){ samples, depth };
 }

@@ -20,6 +20,7 @@
 #include "report/report_common.h"
 #include "util/hashmap.h"
 #include "util/text.h"
+#include "util/vec.h"
 
 #define NONE UINT32_MAX
 #define MAX_INDENT 4096 /* bytes of tree glyphs; deeper lines are indented no further */
@@ -54,15 +55,8 @@ static uint32_t tree__child(struct tree *t, uint32_t parent, uint32_t func)
 		if (c->parent == parent && c->func == func)
 			return *slot;
 	}
-	if (t->len == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		struct tnode *n = realloc(t->n, cap * sizeof(*n));
-
-		if (!n)
-			return NONE;
-		t->n = n;
-		t->cap = cap;
-	}
+	if (vec_grow((void **)&t->n, &t->cap, t->len + 1, sizeof(*t->n)))
+		return NONE;
 	if (hashmap__set(&t->index, key, t->len))
 		return NONE;
 	t->n[t->len] = (struct tnode){ .func = func,
@@ -78,10 +72,8 @@ static int tree__build(struct tree *t, const struct profile_target *pp)
 {
 	size_t i, k;
 
-	t->n = malloc(256 * sizeof(*t->n));
-	if (!t->n)
+	if (vec_grow((void **)&t->n, &t->cap, 1, sizeof(*t->n)))
 		return -ENOMEM;
-	t->cap = 256;
 	t->len = 1;
 	t->n[0] = (struct tnode){ .func = NONE,
 				  .parent = NONE,
@@ -123,15 +115,8 @@ struct group {
 
 static int group__add(struct group *g, uint32_t node)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 16;
-		uint32_t *m = realloc(g->members, cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		g->members = m;
-		g->cap = cap;
-	}
+	if (vec_grow((void **)&g->members, &g->cap, g->n + 1, sizeof(*g->members)))
+		return -ENOMEM;
 	g->members[g->n++] = node;
 	return 0;
 }
@@ -173,21 +158,16 @@ static int cmp_nodes(const void *a, const void *b, void *ctx)
 static uint32_t *group__children(const struct group *g, const struct tree *t, size_t *n)
 {
 	bool lib = g->n > 1 || tree__library(t, g->members[0]);
-	uint32_t *out = NULL, *o2, c;
+	uint32_t *out = NULL, c;
 	size_t i, len = 0, cap = 0;
 
 	for (i = 0; i < g->n; i++)
 		for (c = t->n[g->members[i]].first_child; c != NONE; c = t->n[c].next_sibling) {
 			if (lib && tree__library(t, c))
 				continue; /* a member itself */
-			if (len == cap) {
-				cap = cap ? 2 * cap : 16;
-				o2 = realloc(out, cap * sizeof(*out));
-				if (!o2) {
-					free(out);
-					return NULL;
-				}
-				out = o2;
+			if (vec_grow((void **)&out, &cap, len + 1, sizeof(*out))) {
+				free(out);
+				return NULL;
 			}
 			out[len++] = c;
 		}
