@@ -451,6 +451,17 @@ def usdt_wait_semaphore(pid, addr, want_positive, timeout=READY_TIMEOUT):
                f"after {timeout}s")
 
 
+def usdt_ticktock_run(p, lines, sem):
+    """usdt_ticktock.py's calls, made once the function probes are live: waits
+    for the entry semaphore, lets the workload call (SIGUSR1) and waits for it
+    to print "done". lines: its LineReader."""
+    usdt_wait_semaphore(p.pid, sem, True)
+    time.sleep(0.3)  # the entry link follows its semaphore by a few syscalls
+    os.kill(p.pid, signal.SIGUSR1)
+    lines.wait_for("done", timeout=60)
+    time.sleep(0.3)
+
+
 class LineReader(threading.Thread):
     """Collects a workload's stdout lines as they come, with arrival times."""
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from harness import (PROFILER, Fail, LineReader, Profiler, ROOT, RUN_SLACK, Skip, TARGETS,
                      Workloads, available, check, expect_error, functions, interpreter,
                      interrupt_profiler, line_table, load_report, process, run_profiler,
-                     source_line, test, usdt_semaphore_addr, usdt_wait_semaphore)
+                     source_line, test, usdt_semaphore_addr, usdt_ticktock_run)
 
 
 FORMATS_SCRIPT = "formats_common.py"
@@ -1070,11 +1070,7 @@ def formats_dot_calls_bullseye39():
         lines = LineReader(p)
         prof = Profiler(["-p", p.pid, "-d", 30, "--calls", "--prune", 0, "-o", path])
         try:
-            usdt_wait_semaphore(p.pid, sem, True)
-            time.sleep(0.3)  # the entry link follows its semaphore by a few syscalls
-            os.kill(p.pid, signal.SIGUSR1)
-            lines.wait_for("done", timeout=60)
-            time.sleep(0.3)
+            usdt_ticktock_run(p, lines, sem)
             prof.p.send_signal(signal.SIGINT)
             prof.wait(RUN_SLACK)
         finally:

@@ -19,7 +19,7 @@ from harness import (BUILDS, CpuMeter, Fail, LineReader, Profiler, READY_TIMEOUT
                      Reaper, TARGETS, Workloads, available, check, check_cpu_samples,
                      cpu_seconds, expect_error, functions, interpreter, load_report, process,
                      profiler_copy, read_stdout_until, run_profiler, sanity, test,
-                     usdt_semaphore, usdt_semaphore_addr, usdt_wait_semaphore)
+                     usdt_semaphore, usdt_semaphore_addr, usdt_ticktock_run, usdt_wait_semaphore)
 
 
 def fault_cpu_family(pid):
@@ -606,11 +606,7 @@ def sec_fault_two_profilers_calls():
                 profs.append((Profiler(["-p", p.pid, "--calls", *flags, "-o", out]), out))
             for prof, _ in profs:
                 prof.wait_attached()
-            usdt_wait_semaphore(p.pid, sem, True)
-            time.sleep(0.3)  # the entry links follow their semaphore by a few syscalls
-            os.kill(p.pid, signal.SIGUSR1)
-            lines.wait_for("done", timeout=60)
-            time.sleep(0.3)
+            usdt_ticktock_run(p, lines, sem)
             first, second = profs[0][0], profs[1][0]
             first.p.send_signal(signal.SIGINT)
             first.wait(RUN_SLACK)

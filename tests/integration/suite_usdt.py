@@ -12,7 +12,7 @@ import time
 
 from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
                      expect_error, functions, interpreter, load_report, process, profile_json,
-                     test, usdt_semaphore_addr, usdt_wait_semaphore)
+                     test, usdt_semaphore_addr, usdt_ticktock_run, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -34,11 +34,7 @@ def usdt_calls_exact(build, n=5000, flags=()):
         prof = Profiler(["-p", p.pid, "-d", 30, "--calls", *flags, "-o", out_json,
                          "-o", out_pstats])
         try:
-            usdt_wait_semaphore(p.pid, sem, True)
-            time.sleep(0.3)  # the entry link follows its semaphore by a few syscalls
-            os.kill(p.pid, signal.SIGUSR1)
-            lines.wait_for("done", timeout=60)
-            time.sleep(0.3)
+            usdt_ticktock_run(p, lines, sem)
             prof.p.send_signal(signal.SIGINT)
             prof.wait(RUN_SLACK)
         finally:
