@@ -462,6 +462,24 @@ def usdt_ticktock_run(p, lines, sem):
     time.sleep(0.3)
 
 
+def usdt_ticktock_profile(wl, py, n, args):
+    """pybpfprof -p on usdt_ticktock.py (started in wl with n) through its
+    calls, stopped by SIGINT once the workload is done, and exited with 0.
+    Returns the workload (still running) and the Profiler."""
+    sem = usdt_semaphore_addr(py, "function__entry")
+    p = wl.start(py, "usdt_ticktock.py", n)
+    lines = LineReader(p)
+    prof = Profiler(["-p", p.pid, *args])
+    try:
+        usdt_ticktock_run(p, lines, sem)
+        prof.p.send_signal(signal.SIGINT)
+        prof.wait(RUN_SLACK)
+    finally:
+        prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    return p, prof
+
+
 class LineReader(threading.Thread):
     """Collects a workload's stdout lines as they come, with arrival times."""
 

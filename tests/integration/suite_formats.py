@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -24,10 +23,9 @@ import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (PROFILER, Fail, LineReader, Profiler, ROOT, RUN_SLACK, Skip, TARGETS,
-                     Workloads, available, check, expect_error, functions, interpreter,
-                     interrupt_profiler, line_table, load_report, process, run_profiler,
-                     source_line, test, usdt_semaphore_addr, usdt_ticktock_run)
+from harness import (Fail, PROFILER, ROOT, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
+                     expect_error, functions, interpreter, interrupt_profiler, line_table,
+                     load_report, process, run_profiler, source_line, test, usdt_ticktock_profile)
 
 
 FORMATS_SCRIPT = "formats_common.py"
@@ -1063,19 +1061,9 @@ def formats_dot_calls_bullseye39():
     recurse(10) calls itself 10 times), and dot draws the graph."""
     n = 5000
     py = interpreter("bullseye39")
-    sem = usdt_semaphore_addr(py, "function__entry")
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.dot"
-        p = wl.start(py, "usdt_ticktock.py", n)
-        lines = LineReader(p)
-        prof = Profiler(["-p", p.pid, "-d", 30, "--calls", "--prune", 0, "-o", path])
-        try:
-            usdt_ticktock_run(p, lines, sem)
-            prof.p.send_signal(signal.SIGINT)
-            prof.wait(RUN_SLACK)
-        finally:
-            prof.kill()
-        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+        usdt_ticktock_profile(wl, py, n, ["-d", 30, "--calls", "--prune", 0, "-o", path])
         text = path.read_text()
         render_dot(path)
     nodes, edges = parse_dot(text)

@@ -12,7 +12,7 @@ import time
 
 from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
                      expect_error, functions, interpreter, load_report, process, profile_json,
-                     test, usdt_semaphore_addr, usdt_ticktock_run, usdt_wait_semaphore)
+                     test, usdt_semaphore_addr, usdt_ticktock_profile, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -29,17 +29,8 @@ def usdt_calls_exact(build, n=5000, flags=()):
     tmp = tempfile.TemporaryDirectory()
     out_json, out_pstats = os.path.join(tmp.name, "c.json"), os.path.join(tmp.name, "c.pstats")
     with Workloads() as wl:
-        p = wl.start(py, "usdt_ticktock.py", n)
-        lines = LineReader(p)
-        prof = Profiler(["-p", p.pid, "-d", 30, "--calls", *flags, "-o", out_json,
-                         "-o", out_pstats])
-        try:
-            usdt_ticktock_run(p, lines, sem)
-            prof.p.send_signal(signal.SIGINT)
-            prof.wait(RUN_SLACK)
-        finally:
-            prof.kill()
-        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+        p, prof = usdt_ticktock_profile(wl, py, n, ["-d", 30, "--calls", *flags, "-o", out_json,
+                                                    "-o", out_pstats])
         # Detached: the kernel lowered the semaphore when the links closed.
         usdt_wait_semaphore(p.pid, sem, False, timeout=5)
     rep = load_report(out_json)
