@@ -51,4 +51,11 @@ char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
  */
 bool report_is_library(const char *file);
 
+/*
+ * s escaped for XML text and attributes, at most max characters: '&', '<',
+ * '>' and quotes as entities; control characters, bytes that are not UTF-8
+ * and U+FFFE/U+FFFF (which XML does not allow even as references) as '?'.
+ */
+void report_xml_text(FILE *f, const char *s, size_t max);
+
 #endif

@@ -143,3 +143,36 @@ void json_string(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+/*
+ * s escaped for XML text and attributes, at most max characters: '&', '<',
+ * '>' and quotes as entities; control characters, bytes that are not UTF-8
+ * and U+FFFE/U+FFFF (which XML does not allow even as references) as '?'.
+ */
+void report_xml_text(FILE *f, const char *s, size_t max)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	int n;
+
+	for (; *c && max; c += n, max--) {
+		enum text_kind k = text_next(c, &n);
+
+		if (k != TEXT_PRINTABLE ||
+		    (n == 3 && c[0] == 0xef && c[1] == 0xbf && (c[2] == 0xbe || c[2] == 0xbf))) {
+			fputc('?', f);
+			continue;
+		}
+		if (*c == '&')
+			fputs("&amp;", f);
+		else if (*c == '<')
+			fputs("&lt;", f);
+		else if (*c == '>')
+			fputs("&gt;", f);
+		else if (*c == '"')
+			fputs("&quot;", f);
+		else if (*c == '\'')
+			fputs("&apos;", f);
+		else
+			fwrite(c, 1, n, f);
+	}
+}

@@ -7,6 +7,7 @@
  * "what made it grow there" without the report beside it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report/report_writer.h"
@@ -21,29 +22,6 @@
 #define MAX_LABELS 5
 /* Events this much before a rise's first reading still count for it (one reading interval). */
 #define LABEL_SLACK_S 0.05
-
-/* Text content for XML: markup characters escaped, control characters replaced. */
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
-		}
-	}
-}
 
 struct rise {
 	size_t at; /* index of the reading after the rise */
@@ -121,7 +99,7 @@ static void write_frame(FILE *f, const struct profile_target *pp, int y0, double
 		"<g transform=\"translate(0,%d)\">\n<text x=\"%d\" y=\"24\" class=\"title\">"
 		"pid %d: ",
 		y0, MARGIN_LEFT, pp->pid);
-	xml_text(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	report_xml_text(f, pp->cmdline[0] ? pp->cmdline : pp->comm, SIZE_MAX);
 	fprintf(f, " (peak %.1f MiB)</text>\n", mib(pp->mem.peak_rss));
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>\n",
 		MARGIN_LEFT, MARGIN_TOP, w, h);
@@ -200,9 +178,9 @@ static void write_panel(FILE *f, const struct profile *p, const struct profile_t
 			const char *base = strrchr(fn->file, '/');
 			char num[16];
 
-			xml_text(f, base ? base + 1 : fn->file);
+			report_xml_text(f, base ? base + 1 : fn->file, SIZE_MAX);
 			fprintf(f, ":%s ", report_line_str(frame->line, num, sizeof(num)));
-			xml_text(f, fn->qualname);
+			report_xml_text(f, fn->qualname, SIZE_MAX);
 		} else {
 			fputs("(no Python line sampled)", f);
 		}

@@ -48,40 +48,7 @@ struct svg {
 	int err;
 };
 
-/*
- * s escaped for XML text and attributes, at most max characters: '&', '<',
- * '>' and quotes as entities; control characters, bytes that are not UTF-8
- * and U+FFFE/U+FFFF (which XML does not allow even as references) as '?'.
- */
-static void xml_string(FILE *f, const char *s, size_t max)
-{
-	const unsigned char *c = (const unsigned char *)s;
-	int n;
-
-	for (; *c && max; c += n, max--) {
-		enum text_kind k = text_next(c, &n);
-
-		if (k != TEXT_PRINTABLE ||
-		    (n == 3 && c[0] == 0xef && c[1] == 0xbf && (c[2] == 0xbe || c[2] == 0xbf))) {
-			fputc('?', f);
-			continue;
-		}
-		if (*c == '&')
-			fputs("&amp;", f);
-		else if (*c == '<')
-			fputs("&lt;", f);
-		else if (*c == '>')
-			fputs("&gt;", f);
-		else if (*c == '"')
-			fputs("&quot;", f);
-		else if (*c == '\'')
-			fputs("&apos;", f);
-		else
-			fwrite(c, 1, n, f);
-	}
-}
-
-/* Characters in s as xml_string counts them. */
+/* Characters in s as report_xml_text counts them. */
 static size_t xml_chars(const char *s)
 {
 	const unsigned char *c = (const unsigned char *)s;
@@ -139,10 +106,10 @@ static void node_text(FILE *f, const char *name, double width)
 	if (fit < 3)
 		return;
 	if (n <= fit) {
-		xml_string(f, name, n);
+		report_xml_text(f, name, n);
 		return;
 	}
-	xml_string(f, name, fit - 2);
+	report_xml_text(f, name, fit - 2);
 	fputs("..", f);
 }
 
@@ -162,14 +129,14 @@ static void write_node(struct svg *g, uint32_t level, uint32_t label, uint64_t s
 	}
 	fprintf(f, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\" data-n=\"",
 		(unsigned long long)start, (unsigned long long)samples, level);
-	xml_string(f, name, SIZE_MAX);
+	report_xml_text(f, name, SIZE_MAX);
 	fputs("\" data-l=\"", f);
-	xml_string(f, where, SIZE_MAX);
+	report_xml_text(f, where, SIZE_MAX);
 	fputs("\"><title>", f);
-	xml_string(f, name, SIZE_MAX);
+	report_xml_text(f, name, SIZE_MAX);
 	if (where[0]) {
 		fputs(" (", f);
-		xml_string(f, where, SIZE_MAX);
+		report_xml_text(f, where, SIZE_MAX);
 		fputc(')', f);
 	}
 	fprintf(f, ": %llu samples, %.2f%%</title>", (unsigned long long)samples,
@@ -359,9 +326,9 @@ static void write_header(struct svg *g, const struct report_opts *o, size_t draw
 		"<text id=\"title\" x=\"%d\" y=\"20\" text-anchor=\"middle\">",
 		SVG_WIDTH, height, SVG_WIDTH, height, svg_style, SVG_WIDTH / 2);
 	fputs("pybpfprof ", f);
-	xml_string(f, o->tool_version ? o->tool_version : "", SIZE_MAX);
+	report_xml_text(f, o->tool_version ? o->tool_version : "", SIZE_MAX);
 	fputs(": ", f);
-	xml_string(f, p->mode, SIZE_MAX);
+	report_xml_text(f, p->mode, SIZE_MAX);
 	fprintf(f,
 		" profile at %u Hz</text>\n<text id=\"subtitle\" x=\"%d\" y=\"38\" "
 		"text-anchor=\"middle\">%s",

@@ -164,6 +164,37 @@ static void test_svg_golden(void **state)
 	check_golden(&report_mem_svg, "mem_timeline.svg");
 }
 
+/*
+ * The timeline's labels with a hostile command line and qualname: markup,
+ * quotes, control characters, bytes that are not UTF-8 and U+FFFF come out
+ * escaped or as '?', so the SVG stays well-formed XML.
+ */
+static void test_svg_hostile_strings(void **state)
+{
+	struct report_opts o = { .tool_version = "0.1.0" };
+	const char *bad = "<&'\"\x1b[31m\xff\xef\xbf\xbf>";
+	struct profile p;
+	struct ids id;
+	size_t len;
+	char *got;
+
+	(void)state;
+	build(&p, &id);
+	free(p.targets[0].cmdline);
+	p.targets[0].cmdline = strdup(bad);
+	free(p.funcs[p.frames[id.big[0]].func].qualname);
+	p.funcs[p.frames[id.big[0]].func].qualname = strdup(bad);
+	assert_non_null(p.targets[0].cmdline);
+	got = golden_write(&report_mem_svg, &p, &o, &len);
+	assert_non_null(strstr(got, "pid 7: &lt;&amp;&apos;&quot;?[31m??&gt;"));
+	assert_non_null(strstr(got, " &lt;&amp;&apos;&quot;?[31m??&gt;</text>"));
+	assert_null(strchr(got, '\x1b'));
+	assert_null(strstr(got, "\xff"));
+	assert_null(strstr(got, "\xef\xbf\xbf"));
+	free(got);
+	profile__free(&p);
+}
+
 static void test_folded_golden(void **state)
 {
 	(void)state;
@@ -207,9 +238,13 @@ static void test_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_model),	      cmocka_unit_test(test_text_golden),
-		cmocka_unit_test(test_json_golden),   cmocka_unit_test(test_svg_golden),
-		cmocka_unit_test(test_folded_golden), cmocka_unit_test(test_options),
+		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_text_golden),
+		cmocka_unit_test(test_json_golden),
+		cmocka_unit_test(test_svg_golden),
+		cmocka_unit_test(test_svg_hostile_strings),
+		cmocka_unit_test(test_folded_golden),
+		cmocka_unit_test(test_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
