@@ -30,6 +30,7 @@
 #include "pybpfprof.skel.h"
 #include "report/report.h"
 #include "top.h"
+#include "commands.h"
 #include "session/tracker.h"
 #include "session/usdt.h"
 
@@ -671,11 +672,30 @@ static int run__exit_code(struct run *r, int err)
 	return err ? 1 : 0;
 }
 
+/* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */
+const struct command commands[] = {
+	{ NULL, NULL },
+};
+
+/* The subcommand argv[1] names, or NULL for a run (options or `top` first). */
+static const struct command *command_of(int argc, char **argv)
+{
+	const struct command *c;
+
+	for (c = commands; argc > 1 && c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	const struct command *cmd = command_of(argc, argv);
 	struct run r = { .cfg = PYPROF_CONFIG_DEFAULTS, .launch = { .pidfd = -1 } };
 	int err;
 
+	if (cmd)
+		return cmd->run(argc - 1, argv + 1);
 	if (run__parse(&r, argc, argv))
 		return 2;
 	err = run__prepare(&r);
