@@ -109,7 +109,42 @@ prepare() {
 	touch "$dir/.ready"
 }
 
+# Killed in the middle, debootstrap leaves /proc mounted inside a half-made
+# root, which then cannot be removed: on the way out, stop what is still
+# running and unmount whatever is mounted in a root that is not ready.
+# debootstrap ignores SIGTERM: its whole tree is stopped, then killed.
+tree() {
+	local child
+	echo "$1"
+	for child in $(pgrep -P "$1"); do tree "$child"; done
+}
+unmount_unfinished() {
+	local suite mnt
+	for suite in "${suites[@]}"; do
+		[ -e "$ROOTS/$suite/.ready" ] && continue
+		awk -v d="$ROOTS/$suite/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts |
+			sort -r | while read -r mnt; do umount -l "$mnt" || true; done
+	done
+}
+on_signal() {
+	trap - INT TERM
+	local victims
+	# A terminal's Ctrl-C may have ended the subshells already, leaving their
+	# debootstrap to init: it is also found by the root on its command line.
+	victims=$(
+		for pid in "${pids[@]}" $(for suite in "${suites[@]}"; do
+			[ -e "$ROOTS/$suite/.ready" ] || pgrep -f -- "$ROOTS/$suite( |$)"
+		done); do tree "$pid"; done | sort -u
+	) || true
+	kill -STOP $victims 2>/dev/null || true
+	kill -KILL $victims 2>/dev/null || true
+	wait
+	echo "debian-roots: interrupted; the unfinished roots are left to be made again" >&2
+	exit 130
+}
 pids=()
+trap unmount_unfinished EXIT
+trap on_signal INT TERM
 for suite in "${suites[@]}"; do
 	prepare "$suite" &
 	pids+=($!)
