@@ -41,6 +41,10 @@ static int load_header(struct ld *l, json_t *m)
 	    ld_double(l, ld_get(l, m, "model", "first_sample_ms"), "model.first_sample_ms", -1,
 		      1e13, &p->first_sample_ms))
 		return -EINVAL;
+	if (ld_u64(l, ld_get(l, m, "model", "start_unix_ns"), "model.start_unix_ns", LLONG_MAX,
+		   &x[0]))
+		return -EINVAL;
+	p->start_unix_ns = (long long)x[0];
 	for (i = 0; i < 2; i++) {
 		if (ld_u64s(l, ld_get(l, m, "model", keys[i]), keys[i], x, 6))
 			return -EINVAL;

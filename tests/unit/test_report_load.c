@@ -47,7 +47,8 @@ static void build_all(struct profile *p)
 	p->mem = true;
 	p->mem_period = 64;
 	p->page_size = 4096;
-	p->duration_s = 2.0 / 3; /* printed with 17 digits, read back exactly */
+	p->duration_s = 2.0 / 3;		  /* printed with 17 digits, read back exactly */
+	p->start_unix_ns = 1700000000123456789LL; /* pprof's time_nanos */
 	p->usdt.calls_unmatched = 2;
 	p->usdt.probe_misses = 1;
 	p->mem_counts.dropped = 9;
