@@ -202,7 +202,7 @@ static void test_refused(void **state)
 		     "x.json: not a valid pybpfprof profile: model.frames[1]: 9 is out of range "
 		     "(0 to 3)");
 	refused_edit("[0, 150, [0,1]]", "[0, 150, [0,99]]",
-		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][1]: "
+		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][2][1]: "
 		     "frame 99 does not exist (5 frames)");
 	refused_edit("[0, 150, [0,1]]", "[0, -150, [0,1]]",
 		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0]: -150 "
