@@ -180,7 +180,7 @@ static int load_stacks(struct ld *l, json_t *v, const char *where, struct profil
 		if (ld_array(l, e, w, 3, 3, &k) ||
 		    ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid) ||
 		    ld_u64(l, json_array_get(e, 1), w, UINT64_MAX, &count) ||
-		    ld_frames(l, e, 2, w, fr, &nfr))
+		    ld_frames(l, e, 2, w, 1, fr, &nfr))
 			goto out;
 		if (!hashmap__find(tids, tid)) {
 			ld_fail(l, w, "thread %llu is not in the process's threads",
