@@ -46,6 +46,8 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
+	"  pybpfprof report prof.json -o p.html    # a saved profile in another format\n"
+	"                                          # (see pybpfprof report --help)\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
@@ -456,7 +458,8 @@ int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]\n"
+			       "report FILE.json [-f FORMAT] [-o FILE]...";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

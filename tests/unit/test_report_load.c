@@ -216,6 +216,9 @@ static void test_refused(void **state)
 	refused_edit("\"frequency_hz\": 100, \"duration_s\": 2,",
 		     "\"frequency_hz\": 1.5, \"duration_s\": 2,",
 		     "x.json: not a valid pybpfprof profile: model.frequency_hz: not an integer");
+	refused_edit("[0, 150, [0,1]]", "[0, 150, []]",
+		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][2]: a "
+		     "stack without frames");
 	refused_edit("\"comm\": \"python3\"", "\"comm\": 3",
 		     "x.json: not a valid pybpfprof profile: model.processes[0].comm: not a "
 		     "string");
