@@ -156,7 +156,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_cmd rc = { .cfg = PYPROF_CONFIG_DEFAULTS };
 	struct outfile outs[NOUTS];
-	struct profile p;
+	struct profile p = {};
 	char why[600], name[] = "pybpfprof report";
 	size_t i, n;
 	int err;
