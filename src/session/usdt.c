@@ -360,8 +360,15 @@ static uint32_t call_func(struct collector *c, struct collector_target *ts,
 {
 	const struct code_info *ci = NULL;
 
-	/* a target with more functions than can be read in time gets the rest unresolved */
-	if (!deadline__past(DEADLINE_REPORT_NS))
+	/*
+	 * A process that has exited cannot be read again: a lookup of an
+	 * older object at the same address (freed and reused, as happens at
+	 * startup) must not drop the entry of the one that lives there now.
+	 * A target with more functions than can be read in time gets the rest
+	 * unresolved.
+	 */
+	ci = code_cache__peek(ts->codes, fn->code, fn->fingerprint);
+	if (!ci && !ts->exited && !deadline__past(DEADLINE_REPORT_NS))
 		ci = code_cache__get(ts->codes, &ts->t, fn->code, fn->fingerprint);
 	if (!ci) {
 		if (count_unresolved)

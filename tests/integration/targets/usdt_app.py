@@ -2,7 +2,12 @@
 # `python3 -m cProfile app.py` would run it (no handshake: the profiler must
 # be attached before its first call). tick() runs N times, tock() 2N, and a
 # generator, recursion and exceptions give the shadow stack its hard cases.
+# A second argument: seconds to linger before exiting, for the profiler to
+# read the names of the functions first called just before the end (it reads
+# them from the live process; a call whose function it can no longer name is
+# still counted, as [unresolved]).
 import sys
+import time
 
 
 def tick():
@@ -48,6 +53,8 @@ def work(n):
 
 def main():
     print(work(int(sys.argv[1])), flush=True)
+    if len(sys.argv) > 2:
+        time.sleep(float(sys.argv[2]))
 
 
 if __name__ == "__main__":
