@@ -179,6 +179,7 @@ static int try_register(struct tracker *tr, pid_t pid, struct tracker_pending *p
 	}
 	if (add_target(tr, &t))
 		return -ENOMEM;
+	tr->c->targets[tr->c->ntargets - 1].registered_ns = mono_ns();
 	tr->registered++;
 	if (tr->on_section)
 		tr->on_section(tr->on_section_ctx, &tr->c->targets[tr->c->ntargets - 1], NULL,
@@ -345,6 +346,7 @@ struct collector_target *tracker__forked_section(void *ctx, int pid)
 int tracker__on_event(void *ctx, void *data, size_t size)
 {
 	const struct py_proc_event *e = data;
+	struct collector_target *ts;
 	struct tracker *tr = ctx;
 	ssize_t i;
 
@@ -356,6 +358,17 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 		break;
 	case PY_PROC_EXEC:
 		tr->execs++;
+		ts = live_target(tr, e->pid);
+		if (ts && ts->registered_ns > (long long)e->ktime_ns) {
+			/*
+			 * Registered after this exec, while handling an earlier
+			 * notice late (chroot's exec, seen once it had exec'd
+			 * python): the section is this image's already.
+			 */
+			if (e->flags & PY_PROC_HELD)
+				kill(e->pid, SIGCONT);
+			break;
+		}
 		/* the old image's section keeps its samples; a new one may follow */
 		mark_exited(tr, e->pid);
 		forked_gone(tr, e->pid);

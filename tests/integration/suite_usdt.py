@@ -436,6 +436,9 @@ def usdt_subprocesses_mixed_pyenv_bullseye39():
     check(note in r.stderr, f"the reason is not on stderr: {r.stderr[-600:]}")
     check(penv[0]["samples"] > 0, f"the pyenv process was not sampled: {penv[0]['samples']}")
     check(rep["usdt"]["procs_untraced"] >= 1, f"usdt {rep['usdt']}")
+    # sh's child execs chroot, then python3.9: one section for the one image
+    same = [p["exe"] for p in rep["processes"] if p["pid"] == deb[0]["pid"]]
+    check(len(same) == 1, f"pid {deb[0]['pid']} has {len(same)} sections: {same}")
     calls = usdt_script_calls(deb[0], "usdt_family.py")
     check(calls.get("tick") == 150 and deb[0]["usdt_trace"] != "not_traced",
           f"bullseye process: {calls}, {deb[0]['usdt_trace']}")
