@@ -246,6 +246,24 @@ static void show_status(struct session *s, struct collector *c, long long start,
 }
 
 /*
+ * A launched command stopped at an exec (PY_FOLLOW_HOLD) whose notice the
+ * drain did not reach before its time ran out: continued, as the notice
+ * would have had it. The hold ended with the tracking links, so none comes
+ * after this. Our unreaped child: its pid is its own.
+ */
+static void unhold_launched(struct run *r)
+{
+	struct proc_stat st;
+	char buf[512];
+
+	if (!r->launch.pid || !r->cfg.usdt_modes || launch__reap(&r->launch, false))
+		return;
+	proc_stat_read(r->launch.pid, buf, sizeof(buf));
+	if (!proc_stat_parse(buf, &st) && st.state == 'T')
+		launch__signal(&r->launch, SIGCONT);
+}
+
+/*
  * The end of the sampling: a launched command's last seconds after a stop
  * signal, the probes detached, then what is left in the ring buffer.
  */
@@ -264,6 +282,7 @@ static void run__stop(struct run *r, long long start)
 	deadline__draining();
 	while (session__poll(r->s, 0) > 0)
 		;
+	unhold_launched(r);
 	collector__check_alive(&r->c);
 	r->prof.duration_s = (mono_ns() - start) / 1e9;
 }
