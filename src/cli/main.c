@@ -398,7 +398,9 @@ static void usdt_section(void *ctx, struct collector_target *ts,
 			 "pid %d was found running: its calls before its probes were attached "
 			 "are not counted",
 			 ts->t.pid);
-	else if (origin == TRACKER_EXEC_RUNNING || (now && origin != TRACKER_HELD))
+	/* probes put on just now: still no interpreter then means no Python call was missed */
+	else if (origin == TRACKER_EXEC_RUNNING ||
+		 (now && origin == TRACKER_BEFORE_INIT && target__check(&ts->t) != -EAGAIN))
 		snprintf(why, sizeof(why),
 			 "pid %d's probes counted only once its interpreter was running: calls "
 			 "it made before are not counted",
