@@ -269,8 +269,11 @@ static void binary_attach(struct usdt *u, struct session *s, const struct target
 	if (b->err)
 		return; /* the sentence is made again for each process, naming it */
 	b->err = attach_modes(u, s, t, -1, modes, py311_line, b->why, sizeof(b->why));
-	if (!b->err)
+	if (!b->err) {
+		pr_info("USDT probes on in %s, for every process that runs it (pid %d first)\n",
+			t->python_elf, t->pid);
 		return;
+	}
 	/* all of the file's probes or none: half of a pair would count nothing right */
 	for (i = first; i < u->nlinks; i++)
 		bpf_link__destroy(u->links[i]);
