@@ -59,8 +59,11 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	follow = bpf_map_lookup_elem(&followed, &ppid);
 	children = follow && (*follow & PY_FOLLOW_CHILDREN);
-	if (children)
-		bpf_map_update_elem(&followed, &pid, follow, BPF_ANY);
+	if (children) {
+		__u32 inherited = *follow & ~PY_FOLLOW_HOLD;
+
+		bpf_map_update_elem(&followed, &pid, &inherited, BPF_ANY);
+	}
 	proc = bpf_map_lookup_elem(&targets, &ppid);
 	if (proc && (track_all || children) && !bpf_map_update_elem(&targets, &pid, proc, BPF_ANY))
 		flags |= PY_PROC_COPIED;
@@ -74,12 +77,23 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bool was_profiled = !bpf_map_delete_elem(&targets, &pid);
+	__u32 *follow = bpf_map_lookup_elem(&followed, &pid), flags = 0;
 
 	/* --mem's peak marker (memory.bpf.c): the new image starts its own peak. */
 	bpf_map_delete_elem(&rss_peak, &pid);
+	/*
+	 * Held only when the notice that makes userspace send SIGCONT has room
+	 * in the ring (proc_event counts a notice it cannot send): a stop that
+	 * nobody would end is never sent. SIGSTOP is delivered on the way back
+	 * to user space: not one instruction of the new image runs before it.
+	 */
+	if (follow && (*follow & PY_FOLLOW_HOLD) &&
+	    bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) + 4096 < PROC_EVENTS_SIZE &&
+	    !bpf_send_signal(19 /* SIGSTOP */))
+		flags |= PY_PROC_HELD;
 	/* A new image is worth a look in -a mode, or when this pid is followed. */
-	if (was_profiled || track_all || bpf_map_lookup_elem(&followed, &pid))
-		proc_event(PY_PROC_EXEC, pid, 0, 0, BPF_RB_FORCE_WAKEUP);
+	if (was_profiled || track_all || follow)
+		proc_event(PY_PROC_EXEC, pid, 0, flags, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

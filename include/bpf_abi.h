@@ -207,6 +207,7 @@ enum py_proc_event_kind {
 
 enum py_proc_event_flags {
 	PY_PROC_COPIED = 1, /* FORK: the parent's targets entry was copied to the child */
+	PY_PROC_HELD = 2,   /* EXEC: the new image was sent SIGSTOP (PY_FOLLOW_HOLD) */
 };
 
 struct py_proc_event {
@@ -221,6 +222,14 @@ struct py_proc_event {
 enum py_follow_flags {
 	PY_FOLLOW_SELF = 1,	/* report this pid's execs */
 	PY_FOLLOW_CHILDREN = 2, /* and pass the flags on to every child it forks */
+	/*
+	 * Stop this pid at each of its execs (SIGSTOP, before the new image's
+	 * first instruction) until userspace has looked at the image and sent
+	 * SIGCONT: a launched command's USDT probes are attached before its
+	 * first Python call also when it is exec'd through chroot or env. Never
+	 * passed on to children.
+	 */
+	PY_FOLLOW_HOLD = 4,
 };
 
 /*

@@ -147,6 +147,13 @@ struct profile_import {
 	bool found, done;
 };
 
+/* How the USDT modes traced a process (profile_target.usdt_trace). */
+enum profile_usdt_trace {
+	PROFILE_USDT_FROM_START, /* every call of its Python code could be counted */
+	PROFILE_USDT_LATE,	 /* it ran before its probes counted: calls before are missing */
+	PROFILE_USDT_NOT_TRACED, /* no usable probes: sampled only */
+};
+
 struct profile_target {
 	int pid;
 	int nspid;		      /* pid inside the process's own pid namespace */
@@ -172,6 +179,8 @@ struct profile_target {
 	struct profile_gc gc;		/* --gc only */
 	struct profile_import *imports; /* --imports only, in start order */
 	size_t nimports, cap_imports;
+	enum profile_usdt_trace usdt_trace; /* --calls, --gc, --imports */
+	char *usdt_note;		    /* why late or not traced, one sentence; or NULL */
 };
 
 struct profile_counts {
@@ -199,6 +208,8 @@ struct profile_usdt_counts {
 	uint64_t gc_unmatched, imports_unmatched, events_dropped;
 	uint64_t records_dropped; /* GC and call records lost: sample ring buffer full */
 	uint64_t probe_misses;	  /* probe hits the kernel did not run our program for */
+	uint64_t procs_late;	  /* processes that ran before their probes counted */
+	uint64_t procs_untraced;  /* processes without usable probes (sampled only) */
 };
 
 struct profile {
@@ -243,6 +254,9 @@ struct profile_target *profile__add_target(struct profile *p, int pid, const cha
 					   const char *python);
 /* Frees one process section's contents (profile__free does it for all). */
 void profile_target__free(struct profile_target *pp);
+/* How the USDT modes traced pp, with the sentence saying why (NULL: none). 0 or -ENOMEM. */
+int profile_target__usdt_trace(struct profile_target *pp, enum profile_usdt_trace how,
+			       const char *note);
 /*
  * --merge: replaces every process section by one holding all their stacks
  * and threads (pid 0, the pids listed in its command line). 0 or -ENOMEM.

@@ -28,6 +28,8 @@ struct collector_target {
 	 * read there when the child has exited too soon to be read itself.
 	 */
 	size_t forked_from;
+	/* CLOCK_MONOTONIC when the tracker registered its image (0: not the tracker) */
+	long long registered_ns;
 };
 
 struct collector {

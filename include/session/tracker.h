@@ -27,6 +27,7 @@ struct tracker_pending {
 	long long since_ns, next_ns, delay_ns;
 	long long exec_ns; /* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
 	bool validating;   /* registered before its interpreter existed: layout check due */
+	bool held;	   /* stopped at its exec (PY_PROC_HELD): SIGCONT once looked at */
 	size_t target;	   /* then: its index in the collector */
 };
 
@@ -42,7 +43,24 @@ struct tracker_forked {
 	long long gone_round;
 };
 
+/* How a new section's process came to be profiled (tracker.on_section). */
+enum tracker_origin {
+	TRACKER_FORKED,	      /* a forked child: its parent's entry, from its first tick */
+	TRACKER_HELD,	      /* an exec of a held pid: registered before it ran */
+	TRACKER_BEFORE_INIT,  /* an exec, registered before its interpreter existed */
+	TRACKER_EXEC_RUNNING, /* an exec, registered once its interpreter existed */
+	TRACKER_RUNNING,      /* found running (-a's scan, --subprocesses' adoption) */
+};
+
 struct tracker {
+	/*
+	 * Called for each new section, after it is registered (a held
+	 * process still stopped); parent: a forked child's parent's section.
+	 * NULL: nothing to do.
+	 */
+	void (*on_section)(void *ctx, struct collector_target *ts,
+			   const struct collector_target *parent, enum tracker_origin origin);
+	void *on_section_ctx;
 	struct collector *c;
 	struct session *s;
 	bool all;   /* -a: every CPython on the host */

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "session/collector.h"
 #include "session/session.h"
 #include "target/target.h"
@@ -44,14 +45,40 @@ int usdt__check(const struct target *t, const struct usdt_probes *pr, unsigned m
  */
 void usdt__prepare(struct session *s, unsigned modes);
 
+/*
+ * An interpreter file probed for a followed run (usdt__follow): identified
+ * by device and inode, as the kernel's uprobes are.
+ */
+struct usdt_binary {
+	dev_t dev;
+	ino_t ino;
+	struct usdt_probes pr;
+	int err;       /* 0: attached; else why its processes are not traced */
+	char why[400]; /* attach failure (err other than -ENOTSUP) */
+};
+
 struct usdt {
 	struct bpf_link **links;
 	size_t nlinks, cap_links;
+	struct usdt_binary *bins;
+	size_t nbins, cap_bins;
 };
 
 /* Attaches modes' programs to t (returns before entries). 0, or -errno with a reason. */
 int usdt__attach(struct usdt *u, struct session *s, const struct target *t, unsigned modes,
 		 bool py311_line, char *why, size_t whylen);
+/*
+ * Runs that follow new processes (-a, a command, --subprocesses): t's
+ * interpreter file gets modes' programs once, for every process that maps
+ * it (pid -1: uprobes are per inode, and the kernel raises each probe's
+ * semaphore in every such process, also in the ones that exec or map it
+ * later); the programs count only the pids in `targets`. 0 when t is
+ * traced; -errno with a sentence naming t when it is not (no usable probes,
+ * or the file's attach failed), while other files' processes still are.
+ * *attached_now: this call attached the file (t ran before its probes).
+ */
+int usdt__follow(struct usdt *u, struct session *s, const struct target *t, unsigned modes,
+		 bool py311_line, bool *attached_now, char *why, size_t whylen);
 /* Closes every link: the kernel lowers the semaphores. */
 void usdt__detach(struct usdt *u);
 

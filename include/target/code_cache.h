@@ -101,6 +101,13 @@ const struct code_info *code_cache__get(struct code_cache *cc, const struct targ
 					uint64_t addr, uint32_t fp);
 
 /*
+ * The cached entry of the code object at addr with fingerprint fp, or NULL:
+ * never reads, and never drops the entry of another object at addr (which
+ * code_cache__get does, to read the address again).
+ */
+const struct code_info *code_cache__peek(struct code_cache *cc, uint64_t addr, uint32_t fp);
+
+/*
  * Pure: the fingerprint of a code object from the bytes BPF reads too:
  * code_id holds off->code_id_size bytes at code + off->code_id_start, str
  * PY_STR_READ bytes at qualname + off->str_length (str NULL if unreadable).

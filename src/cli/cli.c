@@ -43,6 +43,7 @@ static const char doc[] =
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
+	"  sudo pybpfprof --calls -- python3 app.py   # cProfile's ncalls, from the first call\n"
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
@@ -162,7 +163,10 @@ static const struct cli_option cli_options[] = {
 	  CLI_UINT, FIELD(max_cache_mb, unsigned), 1, PYPROF_MAX_CACHE_MB, "--max-cache-mb",
 	  "1 to " STR(PYPROF_MAX_CACHE_MB) " MiB" },
 
-	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them):", 5),
+	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
+	      "command, --subprocesses or -a, a process without usable probes is named and "
+	      "only sampled):",
+	      5),
 	{ { "calls", OPT_CALLS, NULL, 0, "Count every Python call: calls, inclusive and exclusive "
 	    "time, max and a latency histogram per function (CPython 3.8-3.10 and 3.15+ with "
 	    "probes, as Debian's)", 5 },

@@ -43,11 +43,6 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 		return refuse(why, whylen,
 			      "--subprocesses goes with -p or a command; -a sees "
 			      "every process already");
-	/* The probes are attached to the processes known at the start. */
-	if (cfg->usdt_modes && followed)
-		return refuse(why, whylen,
-			      "--calls, --gc and --imports trace the processes given "
-			      "with -p only, not -a, a command or --subprocesses");
 	if (cfg->merge && (cfg->usdt_modes & (USDT_GC | USDT_IMPORTS)))
 		return refuse(why, whylen,
 			      "--gc and --imports report per process: they do not go "

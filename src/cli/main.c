@@ -247,6 +247,24 @@ static void show_status(struct session *s, struct collector *c, long long start,
 }
 
 /*
+ * A launched command stopped at an exec (PY_FOLLOW_HOLD) whose notice the
+ * drain did not reach before its time ran out: continued, as the notice
+ * would have had it. The hold ended with the tracking links, so none comes
+ * after this. Our unreaped child: its pid is its own.
+ */
+static void unhold_launched(struct run *r)
+{
+	struct proc_stat st;
+	char buf[512];
+
+	if (!r->launch.pid || !r->cfg.usdt_modes || launch__reap(&r->launch, false))
+		return;
+	proc_stat_read(r->launch.pid, buf, sizeof(buf));
+	if (!proc_stat_parse(buf, &st) && st.state == 'T')
+		launch__signal(&r->launch, SIGCONT);
+}
+
+/*
  * The end of the sampling: a launched command's last seconds after a stop
  * signal, the probes detached, then what is left in the ring buffer.
  */
@@ -265,6 +283,7 @@ static void run__stop(struct run *r, long long start)
 	deadline__draining();
 	while (session__poll(r->s, 0) > 0)
 		;
+	unhold_launched(r);
 	collector__check_alive(&r->c);
 	r->prof.duration_s = (mono_ns() - start) / 1e9;
 }
@@ -332,13 +351,75 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* A run that follows new processes: USDT probes go by interpreter file (usdt__follow). */
+static bool follows(const struct pyprof_config *cfg)
+{
+	return cfg->all || cfg->command || cfg->subprocesses;
+}
+
+/* The USDT part of a new section's report: how it was traced, and why not from its start. */
+static void usdt_section_trace(struct run *r, struct profile_target *pp,
+			       enum profile_usdt_trace how, const char *note)
+{
+	r->prof.usdt.procs_late += how == PROFILE_USDT_LATE;
+	r->prof.usdt.procs_untraced += how == PROFILE_USDT_NOT_TRACED;
+	if (profile_target__usdt_trace(pp, how, note))
+		pr_warn("out of memory: pid %d's USDT note is lost\n", pp->pid);
+}
+
+/*
+ * tracker.on_section of a following run: a new process gets its interpreter
+ * file's probes (attached on its first process), or is named with the
+ * reason it has none and only sampled. A forked child shares its parent's
+ * file and its fate. One found running, or whose probes came after its
+ * interpreter existed, may have made calls before: said, not hidden.
+ */
+static void usdt_section(void *ctx, struct collector_target *ts,
+			 const struct collector_target *parent, enum tracker_origin origin)
+{
+	struct run *r = ctx;
+	struct profile_target *pp = &r->prof.targets[ts->target_index];
+	const struct profile_target *from;
+	char why[600];
+	bool now;
+
+	if (parent) {
+		from = &r->prof.targets[parent->target_index];
+		usdt_section_trace(r, pp, from->usdt_trace, from->usdt_note);
+		return;
+	}
+	if (usdt__follow(&r->u, r->s, &ts->t, r->cfg.usdt_modes, r->cfg.py311_line, &now, why,
+			 sizeof(why))) {
+		pr_warn("%s\n", why);
+		usdt_section_trace(r, pp, PROFILE_USDT_NOT_TRACED, why);
+		return;
+	}
+	if (origin == TRACKER_RUNNING)
+		snprintf(why, sizeof(why),
+			 "pid %d was found running: its calls before its probes were attached "
+			 "are not counted",
+			 ts->t.pid);
+	/* probes put on just now: still no interpreter then means no Python call was missed */
+	else if (origin == TRACKER_EXEC_RUNNING ||
+		 (now && origin == TRACKER_BEFORE_INIT && target__check(&ts->t) != -EAGAIN))
+		snprintf(why, sizeof(why),
+			 "pid %d's probes counted only once its interpreter was running: calls "
+			 "it made before are not counted",
+			 ts->t.pid);
+	else
+		return;
+	pr_info("%s\n", why);
+	usdt_section_trace(r, pp, PROFILE_USDT_LATE, why);
+}
+
 /*
  * Process tracking, for every run: the kernel notices feed the tracker;
  * profiled pids report their execs and exits, followed ones (-a, a launched
  * command, --subprocesses) their children's too.
  */
 static int start_tracking(const struct pyprof_config *cfg, struct session *s, struct collector *c,
-			  struct tracker *tr, const struct launch *l, char *why, size_t whylen)
+			  struct tracker *tr, const struct launch *l, void *usdt_ctx, char *why,
+			  size_t whylen)
 {
 	unsigned flags = PY_FOLLOW_SELF | (cfg->subprocesses ? PY_FOLLOW_CHILDREN : 0);
 	size_t i;
@@ -346,9 +427,14 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s, st
 
 	raise_fd_limit();
 	tracker__init(tr, c, s, cfg->all);
+	if (cfg->usdt_modes && follows(cfg)) {
+		tr->on_section = usdt_section;
+		tr->on_section_ctx = usdt_ctx;
+	}
 	err = session__track(s, cfg->all, tracker__on_event, tr, why, whylen);
+	/* the command's own execs are held until its probes are on (PY_FOLLOW_HOLD) */
 	if (!err && l->pid)
-		err = session__follow(s, l->pid, flags);
+		err = session__follow(s, l->pid, flags | (cfg->usdt_modes ? PY_FOLLOW_HOLD : 0));
 	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
 		err = session__follow(s, c->targets[i].t.pid, flags);
 	/* followed first, then the scan: a child forked in between is caught either way */
@@ -532,16 +618,23 @@ static int run__attach(struct run *r)
 	/* Always: a -p target's exec or exit is noticed at once (its old layout is dropped). */
 	if (!err) {
 		why[0] = '\0';
-		err = start_tracking(cfg, r->s, c, &r->tr, &r->launch, why, whylen);
+		err = start_tracking(cfg, r->s, c, &r->tr, &r->launch, r, why, whylen);
 	}
 	if (!err && (cfg->usdt_modes & USDT_IMPORTS)) {
 		err = session__add_ringbuf(r->s, bpf_map__fd(session__skel(r->s)->maps.events),
 					   usdt__on_event, c);
 		snprintf(why, whylen, "cannot open the event ring buffer: %s", strerror(-err));
 	}
-	for (i = 0; i < c->ntargets && !err && cfg->usdt_modes; i++)
-		err = usdt__attach(&r->u, r->s, &c->targets[i].t, cfg->usdt_modes, cfg->py311_line,
-				   why, whylen);
+	for (i = 0; i < c->ntargets && !err && cfg->usdt_modes; i++) {
+		bool now;
+
+		if (follows(cfg))
+			err = usdt__follow(&r->u, r->s, &c->targets[i].t, cfg->usdt_modes,
+					   cfg->py311_line, &now, why, whylen);
+		else
+			err = usdt__attach(&r->u, r->s, &c->targets[i].t, cfg->usdt_modes,
+					   cfg->py311_line, why, whylen);
+	}
 	if (!err)
 		err = session__attach(r->s, cfg->frequency_hz, why, whylen);
 	if (!err && cfg->mem)

@@ -50,8 +50,20 @@ void profile_target__free(struct profile_target *pp)
 	free(pp->cmdline);
 	free(pp->comm);
 	free(pp->python);
+	free(pp->usdt_note);
 	memset(pp, 0, sizeof(*pp));
 	pp->root_fd = -1;
+}
+
+int profile_target__usdt_trace(struct profile_target *pp, enum profile_usdt_trace how,
+			       const char *note)
+{
+	char *copy = note ? strdup(note) : NULL;
+
+	pp->usdt_trace = how;
+	free(pp->usdt_note);
+	pp->usdt_note = copy;
+	return note && !copy ? -ENOMEM : 0;
 }
 
 void profile__free(struct profile *p)

@@ -215,10 +215,24 @@ static void json_import_tree(FILE *f, const struct profile_target *pp, int32_t p
 	fputc(']', f);
 }
 
+static const char *const usdt_trace_names[] = {
+	[PROFILE_USDT_FROM_START] = "from_start",
+	[PROFILE_USDT_LATE] = "late",
+	[PROFILE_USDT_NOT_TRACED] = "not_traced",
+};
+
 void report_usdt_json_proc(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
 	size_t i, j, n = 0;
 
+	if (p->calls_mode || p->gc_mode || p->imports_mode) {
+		fprintf(f, ",\n     \"usdt_trace\": \"%s\", \"usdt_note\": ",
+			usdt_trace_names[pp->usdt_trace]);
+		if (pp->usdt_note)
+			json_string(f, pp->usdt_note);
+		else
+			fputs("null", f);
+	}
 	if (p->calls_mode) {
 		struct call_row *rows = NULL;
 
@@ -288,14 +302,16 @@ void report_usdt_json_counts(FILE *f, const struct profile *p)
 		"\"calls_unmatched\": %llu, \"calls_too_deep\": %llu, \"calls_no_code\": %llu, "
 		"\"calls_mismatch\": %llu, \"calls_map_full\": %llu, \"calls_unresolved\": %llu, "
 		"\"gc_unmatched\": %llu, \"imports_unmatched\": %llu, \"events_dropped\": %llu, "
-		"\"records_dropped\": %llu, \"probe_misses\": %llu},\n",
+		"\"records_dropped\": %llu, \"probe_misses\": %llu, \"procs_late\": %llu, "
+		"\"procs_untraced\": %llu},\n",
 		p->calls_mode ? "true" : "false", p->gc_mode ? "true" : "false",
 		p->imports_mode ? "true" : "false", (unsigned long long)u->calls_unmatched,
 		(unsigned long long)u->calls_too_deep, (unsigned long long)u->calls_no_code,
 		(unsigned long long)u->calls_mismatch, (unsigned long long)u->calls_map_full,
 		(unsigned long long)u->calls_unresolved, (unsigned long long)u->gc_unmatched,
 		(unsigned long long)u->imports_unmatched, (unsigned long long)u->events_dropped,
-		(unsigned long long)u->records_dropped, (unsigned long long)u->probe_misses);
+		(unsigned long long)u->records_dropped, (unsigned long long)u->probe_misses,
+		(unsigned long long)u->procs_late, (unsigned long long)u->procs_untraced);
 }
 
 /* ------------------------------------------------------------------------ text */
@@ -439,6 +455,11 @@ static void text_imports(FILE *f, const struct profile_target *pp)
 void report_usdt_text_proc(FILE *f, const struct profile *p, const struct profile_target *pp,
 			   const struct report_opts *o)
 {
+	if (pp->usdt_note && (p->calls_mode || p->gc_mode || p->imports_mode))
+		fprintf(f, "usdt: %s %s\n",
+			pp->usdt_trace == PROFILE_USDT_NOT_TRACED ? "not traced (sampled only):" :
+								    "counted late:",
+			pp->usdt_note);
 	if (p->calls_mode)
 		text_calls(f, p, pp, o);
 	if (p->gc_mode)
@@ -472,6 +493,11 @@ void report_usdt_text_counts(FILE *f, const struct profile *p)
 		fprintf(f, "imports: %llu ended without a start seen, %llu events dropped\n",
 			(unsigned long long)u->imports_unmatched,
 			(unsigned long long)u->events_dropped);
+	if (u->procs_late || u->procs_untraced)
+		fprintf(f,
+			"usdt: %llu processes counted late (calls before their probes are "
+			"missing), %llu not traced (no usable probes: sampled only)\n",
+			(unsigned long long)u->procs_late, (unsigned long long)u->procs_untraced);
 	if (u->probe_misses)
 		fprintf(f,
 			"usdt: %llu probe hits missed (the kernel skipped the BPF program while "

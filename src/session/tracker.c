@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +179,14 @@ static int try_register(struct tracker *tr, pid_t pid, struct tracker_pending *p
 	}
 	if (add_target(tr, &t))
 		return -ENOMEM;
+	tr->c->targets[tr->c->ntargets - 1].registered_ns = mono_ns();
 	tr->registered++;
+	if (tr->on_section)
+		tr->on_section(tr->on_section_ctx, &tr->c->targets[tr->c->ntargets - 1], NULL,
+			       !p || !p->exec_ns ? TRACKER_RUNNING :
+			       p->held		 ? TRACKER_HELD :
+			       unchecked	 ? TRACKER_BEFORE_INIT :
+						   TRACKER_EXEC_RUNNING);
 	if (p && p->exec_ns)
 		pr_info("pid %d: Python %s, profiled %.1f ms after its exec%s\n", pid,
 			t.version_str, (mono_ns() - p->exec_ns) / 1e6,
@@ -329,12 +337,16 @@ struct collector_target *tracker__forked_section(void *ctx, int pid)
 		return NULL;
 	tr->c->targets[tr->c->ntargets - 1].forked_from = parent + 1;
 	pr_info("pid %d: forked from %d, profiled\n", pid, tr->c->targets[parent].t.pid);
+	if (tr->on_section)
+		tr->on_section(tr->on_section_ctx, &tr->c->targets[tr->c->ntargets - 1],
+			       &tr->c->targets[parent], TRACKER_FORKED);
 	return &tr->c->targets[tr->c->ntargets - 1];
 }
 
 int tracker__on_event(void *ctx, void *data, size_t size)
 {
 	const struct py_proc_event *e = data;
+	struct collector_target *ts;
 	struct tracker *tr = ctx;
 	ssize_t i;
 
@@ -346,12 +358,38 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 		break;
 	case PY_PROC_EXEC:
 		tr->execs++;
+		ts = live_target(tr, e->pid);
+		if (ts && ts->registered_ns > (long long)e->ktime_ns) {
+			/*
+			 * Registered after this exec, while handling an earlier
+			 * notice late (chroot's exec, seen once it had exec'd
+			 * python): the section is this image's already.
+			 */
+			if (e->flags & PY_PROC_HELD)
+				kill(e->pid, SIGCONT);
+			break;
+		}
 		/* the old image's section keeps its samples; a new one may follow */
 		mark_exited(tr, e->pid);
 		forked_gone(tr, e->pid);
 		tracker__watch(tr, e->pid, e->ktime_ns);
+		i = find_pending(tr, e->pid);
+		if (i >= 0)
+			tr->pending[i].held = e->flags & PY_PROC_HELD;
 		/* try at once: most execs are not Python and end here */
 		retry_due(tr, mono_ns());
+		/*
+		 * A held image goes on now, registered or not: one that is not
+		 * ready yet (libpython unmapped) cannot get ready while stopped.
+		 * Only a launched command is held: our unreaped child, so its
+		 * pid is still its own.
+		 */
+		if (e->flags & PY_PROC_HELD) {
+			i = find_pending(tr, e->pid);
+			if (i >= 0)
+				tr->pending[i].held = false;
+			kill(e->pid, SIGCONT);
+		}
 		break;
 	case PY_PROC_EXIT:
 		tr->exits++;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -149,6 +150,7 @@ void usdt__prepare(struct session *s, unsigned modes)
 struct attach_call {
 	struct bpf_program *prog;
 	const struct target *t;
+	pid_t pid; /* t's pid, or -1: every process of the file */
 	const char *name;
 	struct bpf_link *link;
 	bool returned; /* false: cut short by SIGBUS */
@@ -158,16 +160,16 @@ static int do_attach(void *ctx)
 {
 	struct attach_call *a = ctx;
 
-	a->link = bpf_program__attach_usdt(a->prog, a->t->pid, a->t->python_elf_host, PROVIDER,
+	a->link = bpf_program__attach_usdt(a->prog, a->pid, a->t->python_elf_host, PROVIDER,
 					   a->name, NULL);
 	a->returned = true;
 	return a->link ? 0 : -errno;
 }
 
-static int attach_one(struct usdt *u, struct bpf_program *prog, const struct target *t,
+static int attach_one(struct usdt *u, struct bpf_program *prog, const struct target *t, pid_t pid,
 		      const char *name, char *why, size_t whylen)
 {
-	struct attach_call a = { prog, t, name, NULL, false };
+	struct attach_call a = { prog, t, pid, name, NULL, false };
 	struct bpf_link *l;
 	int err;
 
@@ -197,8 +199,9 @@ static int attach_one(struct usdt *u, struct bpf_program *prog, const struct tar
 	return 0;
 }
 
-int usdt__attach(struct usdt *u, struct session *s, const struct target *t, unsigned modes,
-		 bool py311_line, char *why, size_t whylen)
+/* modes' programs on t's interpreter, for pid only or (-1) for every process of it. */
+static int attach_modes(struct usdt *u, struct session *s, const struct target *t, pid_t pid,
+			unsigned modes, bool py311_line, char *why, size_t whylen)
 {
 	struct pybpfprof_bpf *skel = session__skel(s);
 	unsigned minor = (t->version >> 16) & 0xff;
@@ -209,26 +212,106 @@ int usdt__attach(struct usdt *u, struct session *s, const struct target *t, unsi
 	 * entry whose return is not attached yet would leave the stack unbalanced.
 	 */
 	if (modes & USDT_CALLS) {
-		err = attach_one(u, skel->progs.on_func_return, t, "function__return", why, whylen);
-		if (!err)
-			err = attach_one(u, skel->progs.on_func_entry, t, "function__entry", why,
-					 whylen);
-		if (!err && minor == 11 && py311_line)
-			err = attach_one(u, skel->progs.on_line, t, "line", why, whylen);
-	}
-	if (!err && (modes & USDT_GC)) {
-		err = attach_one(u, skel->progs.on_gc_done, t, "gc__done", why, whylen);
-		if (!err)
-			err = attach_one(u, skel->progs.on_gc_start, t, "gc__start", why, whylen);
-	}
-	if (!err && (modes & USDT_IMPORTS)) {
-		err = attach_one(u, skel->progs.on_import_done, t, "import__find__load__done", why,
+		err = attach_one(u, skel->progs.on_func_return, t, pid, "function__return", why,
 				 whylen);
 		if (!err)
-			err = attach_one(u, skel->progs.on_import_start, t,
+			err = attach_one(u, skel->progs.on_func_entry, t, pid, "function__entry",
+					 why, whylen);
+		if (!err && minor == 11 && py311_line)
+			err = attach_one(u, skel->progs.on_line, t, pid, "line", why, whylen);
+	}
+	if (!err && (modes & USDT_GC)) {
+		err = attach_one(u, skel->progs.on_gc_done, t, pid, "gc__done", why, whylen);
+		if (!err)
+			err = attach_one(u, skel->progs.on_gc_start, t, pid, "gc__start", why,
+					 whylen);
+	}
+	if (!err && (modes & USDT_IMPORTS)) {
+		err = attach_one(u, skel->progs.on_import_done, t, pid, "import__find__load__done",
+				 why, whylen);
+		if (!err)
+			err = attach_one(u, skel->progs.on_import_start, t, pid,
 					 "import__find__load__start", why, whylen);
 	}
 	return err;
+}
+
+int usdt__attach(struct usdt *u, struct session *s, const struct target *t, unsigned modes,
+		 bool py311_line, char *why, size_t whylen)
+{
+	return attach_modes(u, s, t, t->pid, modes, py311_line, why, whylen);
+}
+
+static struct usdt_binary *find_binary(struct usdt *u, dev_t dev, ino_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < u->nbins; i++)
+		if (u->bins[i].dev == dev && u->bins[i].ino == ino)
+			return &u->bins[i];
+	return NULL;
+}
+
+/* The first process of an interpreter file: its probes read, checked and attached. */
+static void binary_attach(struct usdt *u, struct session *s, const struct target *t,
+			  struct usdt_binary *b, unsigned modes, bool py311_line)
+{
+	char why[512];
+	size_t first = u->nlinks, i;
+
+	b->err = usdt_probes__read(t->python_elf_host, &b->pr);
+	if (b->err) {
+		snprintf(b->why, sizeof(b->why), "cannot read the USDT notes of %.300s: %s",
+			 t->python_elf, strerror(-b->err));
+		return;
+	}
+	b->err = usdt__check(t, &b->pr, modes, py311_line, why, sizeof(why));
+	if (b->err)
+		return; /* the sentence is made again for each process, naming it */
+	b->err = attach_modes(u, s, t, -1, modes, py311_line, b->why, sizeof(b->why));
+	if (!b->err) {
+		pr_info("USDT probes on in %s, for every process that runs it (pid %d first)\n",
+			t->python_elf, t->pid);
+		return;
+	}
+	/* all of the file's probes or none: half of a pair would count nothing right */
+	for (i = first; i < u->nlinks; i++)
+		bpf_link__destroy(u->links[i]);
+	u->nlinks = first;
+}
+
+int usdt__follow(struct usdt *u, struct session *s, const struct target *t, unsigned modes,
+		 bool py311_line, bool *attached_now, char *why, size_t whylen)
+{
+	struct usdt_binary *b;
+	struct stat st;
+
+	*attached_now = false;
+	/* the file the kernel maps for t (python_elf_host is a /proc path of its own) */
+	if (stat(t->python_elf_host, &st)) {
+		snprintf(why, whylen, "pid %d is not traced with USDT: its interpreter %s: %s",
+			 t->pid, t->python_elf, strerror(errno));
+		return -ESRCH;
+	}
+	b = find_binary(u, st.st_dev, st.st_ino);
+	if (!b) {
+		if (vec_grow((void **)&u->bins, &u->cap_bins, u->nbins + 1, sizeof(*u->bins))) {
+			snprintf(why, whylen, "pid %d is not traced with USDT: out of memory",
+				 t->pid);
+			return -ENOMEM;
+		}
+		b = &u->bins[u->nbins++];
+		memset(b, 0, sizeof(*b));
+		b->dev = st.st_dev;
+		b->ino = st.st_ino;
+		binary_attach(u, s, t, b, modes, py311_line);
+		*attached_now = !b->err;
+	}
+	if (b->err == -ENOTSUP)
+		return usdt__check(t, &b->pr, modes, py311_line, why, whylen);
+	if (b->err)
+		snprintf(why, whylen, "pid %d is not traced with USDT: %s", t->pid, b->why);
+	return b->err;
 }
 
 void usdt__detach(struct usdt *u)
@@ -238,6 +321,7 @@ void usdt__detach(struct usdt *u)
 	for (i = 0; i < u->nlinks; i++)
 		bpf_link__destroy(u->links[i]);
 	free(u->links);
+	free(u->bins);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -279,8 +363,15 @@ static uint32_t call_func(struct collector *c, struct collector_target *ts,
 {
 	const struct code_info *ci = NULL;
 
-	/* a target with more functions than can be read in time gets the rest unresolved */
-	if (!deadline__past(DEADLINE_REPORT_NS))
+	/*
+	 * A process that has exited cannot be read again: a lookup of an
+	 * older object at the same address (freed and reused, as happens at
+	 * startup) must not drop the entry of the one that lives there now.
+	 * A target with more functions than can be read in time gets the rest
+	 * unresolved.
+	 */
+	ci = code_cache__peek(ts->codes, fn->code, fn->fingerprint);
+	if (!ci && !ts->exited && !deadline__past(DEADLINE_REPORT_NS))
 		ci = code_cache__get(ts->codes, &ts->t, fn->code, fn->fingerprint);
 	if (!ci) {
 		if (count_unresolved)

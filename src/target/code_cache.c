@@ -356,6 +356,14 @@ static struct code_info *read_code(struct code_cache *cc, const struct target *t
 	return ci;
 }
 
+const struct code_info *code_cache__peek(struct code_cache *cc, uint64_t addr, uint32_t fp)
+{
+	uint64_t *slot = hashmap__find(&cc->by_addr, addr);
+	struct code_info *ci = slot ? (struct code_info *)(uintptr_t)*slot : NULL;
+
+	return ci && ci->fingerprint == fp ? ci : NULL;
+}
+
 const struct code_info *code_cache__get(struct code_cache *cc, const struct target *t,
 					uint64_t addr, uint32_t fp)
 {

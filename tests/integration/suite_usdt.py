@@ -12,7 +12,8 @@ import time
 
 from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
                      expect_error, functions, interpreter, load_report, process, profile_json,
-                     test, usdt_semaphore_addr, usdt_ticktock_profile, usdt_wait_semaphore)
+                     run_profiler, test, usdt_semaphore_addr, usdt_ticktock_profile,
+                     usdt_ticktock_run, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -239,3 +240,206 @@ def usdt_imports_bullseye39():
 @test
 def usdt_imports_sid315():
     return usdt_imports("sid315")
+
+
+# ---------------------------------------------- USDT modes on new processes
+# (issue 17): a launched command, --subprocesses and -a get the probes of
+# each new process's interpreter file as it appears.
+
+def usdt_cprofile_script(py, script, args):
+    """cProfile's ncalls for the functions of script, run as `python -m
+    cProfile script args` by the same interpreter (in its root): the ground
+    truth of a launch-mode --calls run."""
+    inside = "/tmp/pybpfprof-cprofile.pstats"
+    base = py.argv(script, args)
+    i = base.index(str(py.python))
+    argv = base[:i + 1] + ["-m", "cProfile", "-o", inside] + base[i + 1:]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    check(out.returncode == 0, f"cProfile run failed: {out.stderr.strip()[-300:]}")
+    host = str(py.root / inside.lstrip("/")) if py.root else inside
+    dump = subprocess.run([sys.executable, "-c", "import json, pstats, sys\n"
+                           "st = pstats.Stats(sys.argv[1]).stats\n"
+                           "print(json.dumps({k[2]: v[1] for k, v in st.items()\n"
+                           "                  if k[0].endswith(sys.argv[2])}))",
+                           host, os.path.basename(script)], capture_output=True, text=True,
+                          timeout=30)
+    os.unlink(host)
+    check(dump.returncode == 0, f"pstats cannot read cProfile's file: {dump.stderr[-300:]}")
+    return json.loads(dump.stdout)
+
+
+def usdt_script_calls(proc, script):
+    """--calls' counts of the functions defined in script (by file name)."""
+    return {f["qualname"]: f["calls"] for f in proc["functions"]
+            if f["file"].endswith(script) and f.get("calls")}
+
+
+def usdt_run_launch(args, timeout=90):
+    """pybpfprof ARGS (ending with `-- command`) to completion with a JSON
+    report: (report, completed process)."""
+    tmp = tempfile.TemporaryDirectory()
+    out = os.path.join(tmp.name, "r.json")
+    r = run_profiler(["-f", "json", "-o", out, "-v", *args], timeout=timeout)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-600:]}")
+    rep = load_report(out)
+    tmp.cleanup()
+    return rep, r
+
+
+@test
+def usdt_launch_calls_bullseye39():
+    """`pybpfprof --calls -- chroot ROOT python3.9 app.py`: the command is
+    held at each of its execs (chroot's, then python3.9's) until its
+    interpreter's probes are on, so every call of the script is counted:
+    exactly cProfile's ncalls for each of its 9 functions, <module> too."""
+    py = interpreter("bullseye39")
+    n = 3000
+    want = usdt_cprofile_script(py, "usdt_app.py", [n])
+    check(want.get("tick") == n and want.get("<module>") == 1, f"cProfile itself says {want}")
+    rep, r = usdt_run_launch(["--calls", "--", *py.argv("usdt_app.py", [n, 0.3])])
+    procs = [p for p in rep["processes"] if usdt_script_calls(p, "usdt_app.py")]
+    check(len(procs) == 1, f"{len(procs)} processes ran the script: {rep['processes']}")
+    got = usdt_script_calls(procs[0], "usdt_app.py")
+    check(got == want, f"--calls {got}, cProfile {want}; usdt {rep['usdt']}")
+    check(procs[0]["usdt_trace"] == "from_start" and rep["usdt"]["procs_late"] == 0,
+          f"trace {procs[0]['usdt_trace']}: {procs[0]['usdt_note']}")
+    return f"{len(got)} functions, calls == cProfile's ncalls: {got}"
+
+
+@test
+def usdt_subprocesses_calls_bullseye39():
+    """--subprocesses --calls on a command that forks 3 children and spawns
+    2 (python3.9 exec'd again), each calling tick() a count of its own: the
+    exact count in each process's section. Forked children are counted from
+    their first instruction (their targets entry is copied at fork)."""
+    py = interpreter("bullseye39")
+    rep, r = usdt_run_launch(["--calls", "--subprocesses", "--",
+                              *py.argv("usdt_family.py", [3, 2])])
+    kids = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(("fork ", "spawn "))]
+    check(len(kids) == 5, f"the workload printed {r.stdout!r}")
+    by_pid = {p["pid"]: p for p in rep["processes"]}
+    kid_pids = {int(pid) for _, pid, _ in kids}
+    parent = [p for p in rep["processes"]
+              if "usdt_family.py 3 2" in p["cmdline"] and p["pid"] not in kid_pids]
+    check(len(parent) == 1, f"parent sections: {[p['cmdline'] for p in rep['processes']]}")
+    got = {"parent": usdt_script_calls(parent[0], "usdt_family.py").get("tick")}
+    want = {"parent": 100}
+    for how, pid, k in kids:
+        # a spawned child has two sections: its fork (no calls) and its image
+        secs = [p for p in rep["processes"] if p["pid"] == int(pid) and
+                usdt_script_calls(p, "usdt_family.py")]
+        check(len(secs) == 1, f"{how} child {pid}: sections {by_pid.get(int(pid))}")
+        calls = usdt_script_calls(secs[0], "usdt_family.py")
+        got[f"{how} {pid}"], want[f"{how} {pid}"] = calls.get("tick"), int(k)
+        check(calls.get("ticks") == 1, f"{how} child {pid}: {calls}")
+        trace = secs[0]["usdt_trace"]
+        check(trace in ("from_start", "late"), f"{how} child {pid}: {trace}")
+        if how == "fork":
+            check(trace == "from_start", f"forked child {pid}: {secs[0]['usdt_note']}")
+        elif trace == "from_start":
+            # counted from its interpreter's start: its script's first calls too
+            check(calls.get("<module>") == 1 and calls.get("main") == 1,
+                  f"spawned child {pid} said to be counted from its start: {calls}")
+    check(got == want, f"tick() calls {got}, made {want}")
+    return f"tick() per process, exact: {got}"
+
+
+@test
+def usdt_all_calls_late_process_bullseye39():
+    """-a --calls picks up a process started after the run began: its
+    interpreter file's probes are attached when it appears (its semaphore
+    goes up: the handshake), and from then on its calls are exact; the
+    semaphore is back to 0 once pybpfprof exits."""
+    py = interpreter("bullseye39")
+    n = 2000
+    sem = usdt_semaphore_addr(py, "function__entry")
+    tmp = tempfile.TemporaryDirectory()
+    out = os.path.join(tmp.name, "a.json")
+    prof = Profiler(["-a", "--calls", "-d", 60, "-F", 49, "-o", out])
+    try:
+        prof.wait_attached()
+        with Workloads() as wl:
+            p = wl.start(py, "usdt_ticktock.py", n)
+            usdt_ticktock_run(p, LineReader(p), sem)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+            usdt_wait_semaphore(p.pid, sem, False, timeout=5)
+    finally:
+        prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-600:]}")
+    rep = load_report(out)
+    tmp.cleanup()
+    # the harness's fork of itself (a CPython: profiled under -a) has a section too
+    secs = [s for s in rep["processes"] if s["pid"] == p.pid and
+            usdt_script_calls(s, "usdt_ticktock.py")]
+    check(len(secs) == 1, f"pid {p.pid}: {len(secs)} sections with calls")
+    proc = secs[0]
+    want = usdt_cprofile_ncalls(py, n)
+    fns = functions(proc)
+    got = {name: fns.get(name, {}).get("calls") for name in want}
+    check(got == want, f"calls {got}, cProfile's ncalls {want}; usdt {rep['usdt']}")
+    check(proc["usdt_trace"] != "not_traced", f"{proc['usdt_note']}")
+    return f"pid {p.pid} ({proc['usdt_trace']}): {got} == cProfile; usdt {rep['usdt']}"
+
+
+@test
+def usdt_launch_gc_imports_bullseye39():
+    """--gc --imports with a launched command: the held exec puts the probes
+    on before the interpreter starts, so its startup imports (site) are
+    timed too; the script's 7 gc.collect() calls are the 7 collections under
+    main(), and its imports nest."""
+    py = interpreter("bullseye39")
+    n = 7
+    rep, r = usdt_run_launch(["--gc", "--imports", "--",
+                              *py.argv("usdt_gc_imports_app.py", [n])])
+    procs = [p for p in rep["processes"] if "usdt_gc_imports_app.py" in p["cmdline"]]
+    check(len(procs) == 1, f"sections {[p['cmdline'] for p in rep['processes']]}")
+    proc = procs[0]
+    gc = proc["gc"]
+    in_main = sum(s["collections"] for s in gc["stacks"]
+                  if "main" in [f["qualname"] for f in s["frames"]])
+    gens = {g["generation"]: g["collections"] for g in gc["by_generation"]}
+    check(in_main == n and gens.get(2, 0) >= n,
+          f"{in_main} collections under main(), made {n}; by generation {gens}")
+    top = {im["module"]: im for im in proc["imports"]}
+    # the interpreter's first imports (encodings, before site): counted from its start
+    check(proc["usdt_trace"] == "from_start" and {"encodings", "site"} <= set(top),
+          f"{proc['usdt_trace']} ({proc['usdt_note']}); top-level imports {list(top)}")
+    check("json" in top and top["json"]["found"], f"top-level imports {list(top)}")
+    kids = {c["module"] for c in top["json"]["children"]}
+    check({"json.decoder", "json.encoder"} <= kids, f"json's imports {kids}")
+    check(top.get("pybpfprof_no_such_module", {}).get("found") is False,
+          f"missing module: {top.get('pybpfprof_no_such_module')}")
+    return (f"{in_main} collections under main() (generations {gens}); top-level imports "
+            f"{list(top)}, json's {sorted(kids)}")
+
+
+@test
+def usdt_subprocesses_mixed_pyenv_bullseye39():
+    """--subprocesses --calls over a shell running a pyenv python (no USDT
+    probes) and a bullseye python3.9: the pyenv one is named on stderr and
+    in the report with its reason (and still sampled), the other traced
+    with its exact count."""
+    py, pyenv = interpreter("bullseye39"), interpreter("pyenv")
+    busy = "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass\n"
+    line = (f"{pyenv} -c '{busy}' & "
+            f"{' '.join(py.argv('usdt_family.py', ['child', 150, 0.5]))}; wait")
+    rep, r = usdt_run_launch(["--calls", "--subprocesses", "--", "sh", "-c", line])
+    penv = [p for p in rep["processes"] if p["exe"] == str(pyenv.host_path())]
+    deb = [p for p in rep["processes"] if usdt_script_calls(p, "usdt_family.py")]
+    check(len(penv) == 1 and len(deb) == 1,
+          f"sections {[(p['pid'], p['exe']) for p in rep['processes']]}")
+    note = penv[0]["usdt_note"] or ""
+    check(penv[0]["usdt_trace"] == "not_traced" and "without USDT probes" in note and
+          f"pid {penv[0]['pid']}" in note, f"pyenv process: {penv[0]['usdt_trace']}: {note}")
+    check(note in r.stderr, f"the reason is not on stderr: {r.stderr[-600:]}")
+    check(penv[0]["samples"] > 0, f"the pyenv process was not sampled: {penv[0]['samples']}")
+    check(rep["usdt"]["procs_untraced"] >= 1, f"usdt {rep['usdt']}")
+    # sh's child execs chroot, then python3.9: one section for the one image
+    same = [p["exe"] for p in rep["processes"] if p["pid"] == deb[0]["pid"]]
+    check(len(same) == 1, f"pid {deb[0]['pid']} has {len(same)} sections: {same}")
+    calls = usdt_script_calls(deb[0], "usdt_family.py")
+    check(calls.get("tick") == 150 and deb[0]["usdt_trace"] != "not_traced",
+          f"bullseye process: {calls}, {deb[0]['usdt_trace']}")
+    return f"pyenv pid {penv[0]['pid']} not traced: {note!r}; bullseye tick() {calls['tick']}"
