@@ -66,7 +66,8 @@ static void write_header(FILE *f, const struct profile *p)
 	uint64_t uv[] = { u->calls_unmatched, u->calls_too_deep,    u->calls_no_code,
 			  u->calls_mismatch,  u->calls_map_full,    u->calls_unresolved,
 			  u->gc_unmatched,    u->imports_unmatched, u->events_dropped,
-			  u->records_dropped, u->probe_misses };
+			  u->records_dropped, u->probe_misses,	    u->procs_late,
+			  u->procs_untraced };
 	uint64_t cv[] = { c->budget_bytes, c->peak_bytes, c->reads, c->evicted, c->refused };
 
 	fputs("\n \"model\": {\"mode\": ", f);
@@ -83,7 +84,7 @@ static void write_header(FILE *f, const struct profile *p)
 	fputs(", \"cache\": ", f);
 	u64s(f, cv, 5);
 	fputs(",\n  \"usdt\": ", f);
-	u64s(f, uv, 11);
+	u64s(f, uv, 13);
 	fprintf(f, ", \"calls\": %s, \"gc\": %s, \"imports\": %s", p->calls_mode ? "true" : "false",
 		p->gc_mode ? "true" : "false", p->imports_mode ? "true" : "false");
 	if (p->mem)
@@ -168,6 +169,11 @@ static void write_usdt(FILE *f, const struct profile_target *pp)
 {
 	size_t i, g;
 
+	fprintf(f, ",\n    \"usdt_trace\": %d, \"usdt_note\": ", (int)pp->usdt_trace);
+	if (pp->usdt_note)
+		json_string(f, pp->usdt_note);
+	else
+		fputs("null", f);
 	fputs(",\n    \"calls\": [", f);
 	for (i = 0; i < pp->ncalls; i++) {
 		const struct profile_call_edge *e = &pp->calls[i];

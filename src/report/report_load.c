@@ -30,7 +30,7 @@ static int load_header(struct ld *l, json_t *m)
 	struct profile_counts *c[] = { &p->counts, &p->mem_counts };
 	const char *keys[] = { "counts", "mem_counts" };
 	json_t *mem;
-	uint64_t x[11];
+	uint64_t x[13];
 	size_t i;
 
 	if (ld_u64(l, ld_get(l, m, "model", "frequency_hz"), "model.frequency_hz", 1000000, &x[0]))
@@ -53,10 +53,10 @@ static int load_header(struct ld *l, json_t *m)
 	if (ld_u64s(l, ld_get(l, m, "model", "cache"), "model.cache", x, 5))
 		return -EINVAL;
 	p->cache = (struct profile_cache_counts){ x[0], x[1], x[2], x[3], x[4] };
-	if (ld_u64s(l, ld_get(l, m, "model", "usdt"), "model.usdt", x, 11))
+	if (ld_u64s(l, ld_get(l, m, "model", "usdt"), "model.usdt", x, 13))
 		return -EINVAL;
-	p->usdt = (struct profile_usdt_counts){ x[0], x[1], x[2], x[3], x[4], x[5],
-						x[6], x[7], x[8], x[9], x[10] };
+	p->usdt = (struct profile_usdt_counts){ x[0], x[1], x[2], x[3],	 x[4],	x[5], x[6],
+						x[7], x[8], x[9], x[10], x[11], x[12] };
 	if (ld_bool(l, ld_get(l, m, "model", "calls"), "model.calls", &p->calls_mode) ||
 	    ld_bool(l, ld_get(l, m, "model", "gc"), "model.gc", &p->gc_mode) ||
 	    ld_bool(l, ld_get(l, m, "model", "imports"), "model.imports", &p->imports_mode))

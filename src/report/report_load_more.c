@@ -190,9 +190,22 @@ int ld_usdt(struct ld *l, json_t *jt, const char *where, struct profile_target *
 	int (*load[])(struct ld *, json_t *, const char *,
 		      struct profile_target *) = { load_calls, load_hists, load_gc, load_imports };
 	char w[LD_WHERE];
+	const char *note = NULL;
+	long long trace;
+	json_t *v;
 	size_t i;
 	int err;
 
+	ld_at(w, sizeof(w), "%s.usdt_trace", where);
+	if (ld_int(l, ld_get(l, jt, where, "usdt_trace"), w, PROFILE_USDT_FROM_START,
+		   PROFILE_USDT_NOT_TRACED, &trace))
+		return -EINVAL;
+	ld_at(w, sizeof(w), "%s.usdt_note", where);
+	v = ld_get(l, jt, where, "usdt_note");
+	if (!v || (!json_is_null(v) && ld_str(l, v, w, REPORT_LOAD_MAX_STR, &note)))
+		return -EINVAL;
+	if (profile_target__usdt_trace(pp, (enum profile_usdt_trace)trace, note))
+		return -ENOMEM;
 	for (i = 0; i < 4; i++) {
 		ld_at(w, sizeof(w), "%s.%s", where, keys[i]);
 		err = load[i](l, ld_get(l, jt, where, keys[i]), w, pp);
