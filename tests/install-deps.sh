@@ -18,7 +18,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
 apt_get update -qq
-apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjansson-dev \
 	python3 util-linux >/dev/null
 [ "${1:-}" = build ] && exit 0
 

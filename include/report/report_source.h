@@ -43,4 +43,10 @@ int report_source_changed(const struct profile *p, const struct profile_target *
 void report_frame_source(const struct profile *p, const struct profile_target *pp, uint32_t frame,
 			 char *src, size_t len);
 
+/*
+ * pp's sources as read for the reports (read now if they were not yet), for
+ * the JSON profile to keep them: NULL when pp has none (nothing may be read).
+ */
+const struct proc_sources *report_sources(const struct profile *p, const struct profile_target *pp);
+
 #endif

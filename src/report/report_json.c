@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * JSON report for scripts: the header counts, then per process its threads,
- * every function with self and total samples, and every line with self samples.
+ * every function with self and total samples, and every line with self samples;
+ * then the "model" (report_json_model.c) that `pybpfprof report` loads again.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
+#include "report/report_load.h"
+#include "report_json_model.h"
 #include "report_mem.h"
 #include "report_threads.h"
 #include "report_usdt.h"
@@ -108,7 +111,7 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	struct report_totals t = report_totals(p);
 	size_t i;
 
-	fputs("{\"tool\": \"pybpfprof\", \"version\": ", f);
+	fprintf(f, "{\"tool\": \"pybpfprof\", \"schema\": %d, \"version\": ", REPORT_SCHEMA);
 	json_string(f, o->tool_version);
 	fputs(", \"mode\": ", f);
 	json_string(f, p->mode);
@@ -147,7 +150,9 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 			fputc(',', f);
 		write_process(f, p, &p->targets[i], o);
 	}
-	fputs("]}\n", f);
+	fputs("],", f);
+	report_json_model(f, p);
+	fputs("}\n", f);
 	return ferror(f) ? -EIO : 0;
 }
 

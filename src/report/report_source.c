@@ -220,6 +220,11 @@ static struct proc_sources *sources_of(const struct profile *p, const struct pro
 	return s;
 }
 
+const struct proc_sources *report_sources(const struct profile *p, const struct profile_target *pp)
+{
+	return sources_of(p, pp);
+}
+
 /* The file as read for pp, or NULL with *err why it was not. */
 static const struct source_file *source_file_of(const struct profile *p,
 						const struct profile_target *pp, const char *file,

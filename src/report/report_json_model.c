@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The JSON report's "model": everything the writers read, in arrays rather
+ * than objects so that a long run's file stays compact. Functions and frames
+ * are written once and referred to by index; a stack is its frame indices,
+ * innermost first. Doubles are written with as many digits as read back
+ * exactly, so that a loaded profile prints as the one it was saved from.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/hashmap.h"
+#include "report/report_common.h"
+#include "report/report_source.h"
+#include "target/source.h"
+#include "report_json_model.h"
+
+/* The shortest of 15, 16 or 17 digits that reads back as the same double. */
+static void num(FILE *f, double d)
+{
+	char buf[40];
+	int prec;
+
+	if (!isfinite(d))
+		d = 0;
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	fprintf(f, "%.*g", prec, d);
+}
+
+static void u64s(FILE *f, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	fputc('[', f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+	fputc(']', f);
+}
+
+static void frames(FILE *f, const uint32_t *fr, uint32_t n)
+{
+	uint32_t i;
+
+	fputc('[', f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%u", i ? "," : "", fr[i]);
+	fputc(']', f);
+}
+
+static void counts(FILE *f, const struct profile_counts *c)
+{
+	uint64_t v[] = { c->events,	c->dropped,	c->no_python,
+			 c->unreadable, c->read_errors, c->truncated };
+
+	u64s(f, v, 6);
+}
+
+static void write_header(FILE *f, const struct profile *p)
+{
+	const struct profile_usdt_counts *u = &p->usdt;
+	const struct profile_cache_counts *c = &p->cache;
+	uint64_t uv[] = { u->calls_unmatched, u->calls_too_deep,    u->calls_no_code,
+			  u->calls_mismatch,  u->calls_map_full,    u->calls_unresolved,
+			  u->gc_unmatched,    u->imports_unmatched, u->events_dropped,
+			  u->records_dropped, u->probe_misses };
+	uint64_t cv[] = { c->budget_bytes, c->peak_bytes, c->reads, c->evicted, c->refused };
+
+	fputs("\n \"model\": {\"mode\": ", f);
+	json_string(f, p->mode);
+	fprintf(f, ", \"frequency_hz\": %u, \"duration_s\": ", p->frequency_hz);
+	num(f, p->duration_s);
+	fputs(", \"first_sample_ms\": ", f);
+	num(f, p->first_sample_ms);
+	fputs(",\n  \"counts\": ", f);
+	counts(f, &p->counts);
+	fputs(", \"mem_counts\": ", f);
+	counts(f, &p->mem_counts);
+	fputs(", \"cache\": ", f);
+	u64s(f, cv, 5);
+	fputs(",\n  \"usdt\": ", f);
+	u64s(f, uv, 11);
+	fprintf(f, ", \"calls\": %s, \"gc\": %s, \"imports\": %s", p->calls_mode ? "true" : "false",
+		p->gc_mode ? "true" : "false", p->imports_mode ? "true" : "false");
+	if (p->mem)
+		fprintf(f,
+			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "
+			"\"page_size\": %u}",
+			p->mem_alloc ? "true" : "false", (unsigned long long)p->alloc_period,
+			p->mem_period, p->page_size);
+}
+
+static void write_tables(FILE *f, const struct profile *p)
+{
+	size_t i;
+
+	fputs(",\n  \"functions\": [", f);
+	for (i = 0; i < p->nfuncs; i++) {
+		fputs(i ? ",\n   [" : "\n   [", f);
+		json_string(f, p->funcs[i].qualname);
+		fputs(", ", f);
+		json_string(f, p->funcs[i].file);
+		fprintf(f, ", %d, %s]", p->funcs[i].firstline,
+			p->funcs[i].unresolved ? "true" : "false");
+	}
+	fputs("],\n  \"frames\": [", f);
+	for (i = 0; i < p->nframes; i++)
+		fprintf(f, "%s[%u,%d]", i ? (i % 8 ? ", " : ",\n   ") : "", p->frames[i].func,
+			p->frames[i].line);
+	fputc(']', f);
+}
+
+/*
+ * Each file is written as the index of a function of that file, so its name
+ * is written once. The sources name their files with the functions' own
+ * strings (report_source.c): the pointer finds the function.
+ */
+static size_t func_of_file(const struct profile *p, struct hashmap *byptr, const char *name)
+{
+	uint64_t *slot;
+	size_t k;
+
+	if (!byptr->len)
+		for (k = p->nfuncs; k-- > 0;)
+			hashmap__set(byptr, (uintptr_t)p->funcs[k].file, k);
+	slot = hashmap__find(byptr, (uintptr_t)name);
+	if (slot)
+		return *slot;
+	for (k = 0; k < p->nfuncs && strcmp(p->funcs[k].file, name); k++)
+		;
+	return k;
+}
+
+static void write_sources(FILE *f, const struct profile *p, const struct profile_target *pp,
+			  struct hashmap *byptr)
+{
+	const struct proc_sources *s = report_sources(p, pp);
+	size_t i, j;
+
+	if (!s) {
+		fputs(",\n    \"sources\": null", f);
+		return;
+	}
+	fprintf(f, ",\n    \"sources\": {\"error\": %d, \"files\": [", s->load_err);
+	for (i = 0; i < s->nfiles; i++) {
+		const struct source_file *sf = &s->files[i];
+
+		fprintf(f, "%s\n     [%zu, %d, %lld, [", i ? "," : "",
+			func_of_file(p, byptr, sf->name), sf->err, (long long)sf->mtime);
+		for (j = 0; j < sf->nlines; j++) {
+			fprintf(f, "%s[%d, ", j ? ", " : "", sf->lines[j]);
+			if (sf->texts && sf->texts[j])
+				json_string(f, sf->texts[j]);
+			else
+				fputs("null", f);
+			fputc(']', f);
+		}
+		fputs("]]", f);
+	}
+	fputs("]}", f);
+}
+
+static void write_usdt(FILE *f, const struct profile_target *pp)
+{
+	size_t i, g;
+
+	fputs(",\n    \"calls\": [", f);
+	for (i = 0; i < pp->ncalls; i++) {
+		const struct profile_call_edge *e = &pp->calls[i];
+
+		fprintf(f, "%s[%u, %lld, %llu, %llu, %llu, %llu]", i ? ",\n     " : "", e->func,
+			e->caller == UINT32_MAX ? -1LL : (long long)e->caller,
+			(unsigned long long)e->calls, (unsigned long long)e->inclusive_ns,
+			(unsigned long long)e->exclusive_ns, (unsigned long long)e->max_ns);
+	}
+	fputs("],\n    \"hists\": [", f);
+	for (i = 0; i < pp->nhists; i++) {
+		fprintf(f, "%s[%u, ", i ? ",\n     " : "", pp->hists[i].func);
+		u64s(f, pp->hists[i].buckets, PROFILE_HIST_BUCKETS);
+		fputc(']', f);
+	}
+	fputs("],\n    \"gc\": {\"all\": ", f);
+	u64s(f, &pp->gc.all.collections, 4);
+	fputs(", \"gen\": [", f);
+	for (g = 0; g < PROFILE_GC_GENS; g++) {
+		fputs(g ? ", " : "", f);
+		u64s(f, &pp->gc.gen[g].collections, 4);
+	}
+	fputs("], \"stacks\": [", f);
+	for (i = 0; i < pp->gc.nstacks; i++) {
+		fputs(i ? ",\n     [" : "[", f);
+		frames(f, pp->gc.stacks[i].frames, pp->gc.stacks[i].nframes);
+		fputs(", ", f);
+		u64s(f, &pp->gc.stacks[i].stat.collections, 4);
+		fputc(']', f);
+	}
+	fputs("]},\n    \"imports\": [", f);
+	for (i = 0; i < pp->nimports; i++) {
+		const struct profile_import *im = &pp->imports[i];
+
+		fputs(i ? ",\n     [" : "[", f);
+		json_string(f, im->module);
+		fprintf(f, ", %u, %d, %llu, %llu, %s, %s]", im->tid, im->parent,
+			(unsigned long long)im->start_ns, (unsigned long long)im->ns,
+			im->found ? "true" : "false", im->done ? "true" : "false");
+	}
+	fputc(']', f);
+}
+
+static void write_mem(FILE *f, const struct profile_target *pp)
+{
+	const struct profile_mem *m = &pp->mem;
+	size_t i;
+
+	fprintf(f,
+		",\n    \"mem\": {\"truncated\": %llu, \"partial\": %llu, \"unresolved\": %llu, "
+		"\"peak_stack\": %u, \"peak_rss\": %llu, \"peak_t_s\": ",
+		(unsigned long long)m->truncated, (unsigned long long)m->partial,
+		(unsigned long long)m->unresolved, m->peak_stack, (unsigned long long)m->peak_rss);
+	num(f, m->peak_t_s);
+	fprintf(f, ", \"events_dropped\": %llu, \"live_lost\": %llu,\n     \"stacks\": [",
+		(unsigned long long)m->events_dropped, (unsigned long long)m->live_lost);
+	for (i = 0; i < m->nstacks; i++) {
+		fputs(i ? ",\n      [" : "[", f);
+		frames(f, m->stacks[i].frames, m->stacks[i].nframes);
+		fputs(", ", f);
+		u64s(f, m->stacks[i].bytes, PROFILE_MEM_NKINDS);
+		fputs(", ", f);
+		u64s(f, m->stacks[i].samples, PROFILE_MEM_NKINDS);
+		fputc(']', f);
+	}
+	fputs("],\n     \"rss\": [", f);
+	for (i = 0; i < m->nrss; i++) {
+		fputs(i ? (i % 8 ? ", [" : ",\n      [") : "[", f);
+		num(f, m->rss[i].t_s);
+		fprintf(f, ", %llu]", (unsigned long long)m->rss[i].rss);
+	}
+	fputs("],\n     \"events\": [", f);
+	for (i = 0; i < m->nevents; i++) {
+		fputs(i ? (i % 4 ? ", [" : ",\n      [") : "[", f);
+		num(f, m->events[i].t_s);
+		fprintf(f, ", %u, %u, %llu]", m->events[i].frame, m->events[i].kind,
+			(unsigned long long)m->events[i].bytes);
+	}
+	fputs("]}", f);
+}
+
+static void write_target(FILE *f, const struct profile *p, const struct profile_target *pp,
+			 struct hashmap *byptr)
+{
+	size_t i;
+
+	fprintf(f, "\n   {\"pid\": %d, \"nspid\": %d, \"exe\": ", pp->pid, pp->nspid);
+	json_string(f, pp->exe);
+	fputs(", \"cmdline\": ", f);
+	json_string(f, pp->cmdline);
+	fputs(", \"comm\": ", f);
+	json_string(f, pp->comm);
+	fputs(", \"python\": ", f);
+	json_string(f, pp->python);
+	fputs(", \"start_time\": ", f);
+	num(f, pp->start_time);
+	fprintf(f, ", \"exited\": %s,\n    \"counts\": [%llu, %llu, %llu, %llu], \"threads\": [",
+		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
+		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
+		(unsigned long long)pp->unresolved);
+	for (i = 0; i < pp->nthreads; i++) {
+		fprintf(f, "%s[%u, ", i ? ", " : "", pp->threads[i].tid);
+		json_string(f, pp->threads[i].name);
+		fprintf(f, ", %llu]", (unsigned long long)pp->threads[i].samples);
+	}
+	fputs("],\n    \"stacks\": [", f);
+	for (i = 0; i < pp->nstacks; i++) {
+		fprintf(f, "%s[%u, %llu, ", i ? ",\n     " : "", pp->stacks[i].tid,
+			(unsigned long long)pp->stacks[i].count);
+		frames(f, pp->stacks[i].frames, pp->stacks[i].nframes);
+		fputc(']', f);
+	}
+	fputc(']', f);
+	write_sources(f, p, pp, byptr);
+	if (p->calls_mode || p->gc_mode || p->imports_mode)
+		write_usdt(f, pp);
+	if (p->mem)
+		write_mem(f, pp);
+	fputc('}', f);
+}
+
+void report_json_model(FILE *f, const struct profile *p)
+{
+	struct hashmap byptr;
+	size_t i;
+
+	hashmap__init(&byptr);
+	write_header(f, p);
+	write_tables(f, p);
+	fputs(",\n  \"processes\": [", f);
+	for (i = 0; i < p->ntargets; i++) {
+		fputs(i ? "," : "", f);
+		write_target(f, p, &p->targets[i], &byptr);
+	}
+	fputs("]}", f);
+	hashmap__free(&byptr);
+}

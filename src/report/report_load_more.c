@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The saved profile's per-process sections of the optional modes: --calls
+ * edges and histograms, --gc collections, --imports, and --mem stacks,
+ * timeline and events. Every index is checked against the tables already
+ * loaded; imports may only nest in earlier ones, and not too deep, so that
+ * the writers' walks of the import tree end.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/vec.h"
+#include "report_load.h"
+
+/* Nested imports at most (the writers walk the tree recursively). */
+#define LD_MAX_IMPORT_DEPTH 256
+
+static int load_calls(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+{
+	size_t i, n = 0, k;
+	long long func, caller;
+	uint64_t x[4];
+	char w[LD_WHERE];
+
+	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		json_t *e = json_array_get(v, i);
+		struct profile_call_edge add = {};
+
+		ld_at(w, sizeof(w), "%s[%zu]", where, i);
+		if (ld_array(l, e, w, 6, 6, &k) ||
+		    ld_int(l, json_array_get(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
+		    ld_int(l, json_array_get(e, 1), w, -1, (long long)l->p->nfuncs - 1, &caller))
+			return -EINVAL;
+		for (k = 0; k < 4; k++)
+			if (ld_u64(l, json_array_get(e, 2 + k), w, UINT64_MAX, &x[k]))
+				return -EINVAL;
+		add.calls = x[0];
+		add.inclusive_ns = x[1];
+		add.exclusive_ns = x[2];
+		add.max_ns = x[3];
+		if (profile_target__add_call(pp, (uint32_t)func,
+					     caller < 0 ? UINT32_MAX : (uint32_t)caller, &add))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int load_hists(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+{
+	uint64_t b[PROFILE_HIST_BUCKETS];
+	size_t i, n = 0, k;
+	long long func;
+	char w[LD_WHERE];
+
+	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		json_t *e = json_array_get(v, i);
+
+		ld_at(w, sizeof(w), "%s[%zu]", where, i);
+		if (ld_array(l, e, w, 2, 2, &k) ||
+		    ld_int(l, json_array_get(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
+		    ld_u64s(l, json_array_get(e, 1), w, b, PROFILE_HIST_BUCKETS))
+			return -EINVAL;
+		if (profile_target__add_hist(pp, (uint32_t)func, b))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int gc_stat(struct ld *l, json_t *v, const char *where, struct profile_gc_stat *st)
+{
+	uint64_t x[4];
+
+	if (ld_u64s(l, v, where, x, 4))
+		return -EINVAL;
+	*st = (struct profile_gc_stat){ x[0], x[1], x[2], x[3] };
+	return 0;
+}
+
+static int load_gc(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+{
+	struct profile_gc *gc = &pp->gc;
+	json_t *gens, *stacks;
+	uint32_t fr[REPORT_LOAD_MAX_DEPTH], nfr;
+	size_t i, n = 0, k;
+	char w[LD_WHERE];
+
+	ld_at(w, sizeof(w), "%s.all", where);
+	if (gc_stat(l, ld_get(l, v, where, "all"), w, &gc->all))
+		return -EINVAL;
+	ld_at(w, sizeof(w), "%s.gen", where);
+	gens = ld_get(l, v, where, "gen");
+	if (ld_array(l, gens, w, PROFILE_GC_GENS, PROFILE_GC_GENS, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (gc_stat(l, json_array_get(gens, i), w, &gc->gen[i]))
+			return -EINVAL;
+	ld_at(w, sizeof(w), "%s.stacks", where);
+	stacks = ld_get(l, v, where, "stacks");
+	if (ld_array(l, stacks, w, 0, SIZE_MAX, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		json_t *e = json_array_get(stacks, i);
+		struct profile_gc_stack *s;
+
+		ld_at(w, sizeof(w), "%s.stacks[%zu]", where, i);
+		if (ld_array(l, e, w, 2, 2, &k) || ld_frames(l, json_array_get(e, 0), w, fr, &nfr))
+			return -EINVAL;
+		if (vec_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
+			     sizeof(*gc->stacks)))
+			return -ENOMEM;
+		s = &gc->stacks[gc->nstacks];
+		memset(s, 0, sizeof(*s));
+		s->frames = malloc((nfr ? nfr : 1) * sizeof(*fr));
+		if (!s->frames)
+			return -ENOMEM;
+		memcpy(s->frames, fr, nfr * sizeof(*fr));
+		s->nframes = nfr;
+		gc->nstacks++;
+		if (gc_stat(l, json_array_get(e, 1), w, &s->stat))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* [module, tid, parent, start_ns, ns, found, done]; a parent is an earlier import. */
+static int load_imports(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+{
+	uint16_t *depth = NULL;
+	size_t i, n = 0, k;
+	long long parent;
+	uint64_t tid, start, ns;
+	const char *mod;
+	char w[LD_WHERE];
+	int err = -EINVAL;
+
+	if (ld_array(l, v, where, 0, 1u << 24, &n))
+		return -EINVAL;
+	depth = calloc(n + 1, sizeof(*depth));
+	if (!depth ||
+	    vec_grow((void **)&pp->imports, &pp->cap_imports, n + 1, sizeof(*pp->imports)))
+		err = -ENOMEM;
+	for (i = 0; depth && pp->imports && i < n; i++) {
+		json_t *e = json_array_get(v, i);
+		struct profile_import *im = &pp->imports[i];
+
+		ld_at(w, sizeof(w), "%s[%zu]", where, i);
+		if (ld_array(l, e, w, 7, 7, &k) ||
+		    ld_str(l, json_array_get(e, 0), w, REPORT_LOAD_MAX_STR, &mod) ||
+		    ld_u64(l, json_array_get(e, 1), w, UINT32_MAX, &tid) ||
+		    ld_int(l, json_array_get(e, 2), w, -1, (long long)i - 1, &parent) ||
+		    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &start) ||
+		    ld_u64(l, json_array_get(e, 4), w, UINT64_MAX, &ns))
+			goto out;
+		memset(im, 0, sizeof(*im));
+		if (ld_bool(l, json_array_get(e, 5), w, &im->found) ||
+		    ld_bool(l, json_array_get(e, 6), w, &im->done))
+			goto out;
+		depth[i] = parent < 0 ? 0 : depth[parent] + 1;
+		if (depth[i] > LD_MAX_IMPORT_DEPTH) {
+			ld_fail(l, w, "imports nested more than %d deep", LD_MAX_IMPORT_DEPTH);
+			goto out;
+		}
+		im->module = strdup(mod);
+		if (!im->module) {
+			err = -ENOMEM;
+			goto out;
+		}
+		im->tid = (uint32_t)tid;
+		im->parent = (int32_t)parent;
+		im->start_ns = start;
+		im->ns = ns;
+		pp->nimports++;
+	}
+	if (i == n)
+		err = 0;
+out:
+	free(depth);
+	return err;
+}
+
+int ld_usdt(struct ld *l, json_t *jt, const char *where, struct profile_target *pp)
+{
+	const char *keys[] = { "calls", "hists", "gc", "imports" };
+	int (*load[])(struct ld *, json_t *, const char *,
+		      struct profile_target *) = { load_calls, load_hists, load_gc, load_imports };
+	char w[LD_WHERE];
+	size_t i;
+	int err;
+
+	for (i = 0; i < 4; i++) {
+		ld_at(w, sizeof(w), "%s.%s", where, keys[i]);
+		err = load[i](l, ld_get(l, jt, where, keys[i]), w, pp);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct profile_mem *m)
+{
+	uint32_t fr[REPORT_LOAD_MAX_DEPTH], nfr;
+	size_t i, n = 0, k;
+	char w[LD_WHERE];
+
+	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		json_t *e = json_array_get(v, i);
+		struct profile_mem_stack *s;
+
+		ld_at(w, sizeof(w), "%s[%zu]", where, i);
+		if (ld_array(l, e, w, 3, 3, &k) || ld_frames(l, json_array_get(e, 0), w, fr, &nfr))
+			return -EINVAL;
+		if (vec_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1,
+			     sizeof(*m->stacks)))
+			return -ENOMEM;
+		s = &m->stacks[m->nstacks];
+		memset(s, 0, sizeof(*s));
+		s->frames = malloc((nfr ? nfr : 1) * sizeof(*fr));
+		if (!s->frames)
+			return -ENOMEM;
+		memcpy(s->frames, fr, nfr * sizeof(*fr));
+		s->nframes = nfr;
+		m->nstacks++;
+		if (ld_u64s(l, json_array_get(e, 1), w, s->bytes, PROFILE_MEM_NKINDS) ||
+		    ld_u64s(l, json_array_get(e, 2), w, s->samples, PROFILE_MEM_NKINDS))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The timeline: [t_s, rss] points, and [t_s, frame, kind, bytes] events. */
+static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct profile_mem *m)
+{
+	json_t *rss = ld_get(l, jm, where, "rss"), *ev = ld_get(l, jm, where, "events");
+	size_t i, n = 0, k;
+	uint64_t x[3];
+	char w[LD_WHERE];
+
+	ld_at(w, sizeof(w), "%s.rss", where);
+	if (ld_array(l, rss, w, 0, SIZE_MAX, &n))
+		return -EINVAL;
+	if (vec_grow((void **)&m->rss, &m->cap_rss, n + 1, sizeof(*m->rss)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++, m->nrss++) {
+		json_t *e = json_array_get(rss, i);
+
+		ld_at(w, sizeof(w), "%s.rss[%zu]", where, i);
+		if (ld_array(l, e, w, 2, 2, &k) ||
+		    ld_double(l, json_array_get(e, 0), w, -1e10, 1e10, &m->rss[i].t_s) ||
+		    ld_u64(l, json_array_get(e, 1), w, UINT64_MAX, &m->rss[i].rss))
+			return -EINVAL;
+	}
+	ld_at(w, sizeof(w), "%s.events", where);
+	if (ld_array(l, ev, w, 0, PROFILE_MEM_MAX_EVENTS, &n))
+		return -EINVAL;
+	if (vec_grow((void **)&m->events, &m->cap_events, n + 1, sizeof(*m->events)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++, m->nevents++) {
+		json_t *e = json_array_get(ev, i);
+
+		ld_at(w, sizeof(w), "%s.events[%zu]", where, i);
+		if (ld_array(l, e, w, 4, 4, &k) ||
+		    ld_double(l, json_array_get(e, 0), w, -1e10, 1e10, &m->events[i].t_s) ||
+		    ld_u64(l, json_array_get(e, 1), w, l->p->nframes ? l->p->nframes - 1 : 0,
+			   &x[0]) ||
+		    ld_u64(l, json_array_get(e, 2), w, PROFILE_MEM_NKINDS - 1, &x[1]) ||
+		    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &x[2]))
+			return -EINVAL;
+		if (x[0] >= l->p->nframes)
+			return ld_fail(l, w, "frame %llu does not exist (%zu frames)",
+				       (unsigned long long)x[0], l->p->nframes);
+		m->events[i].frame = (uint32_t)x[0];
+		m->events[i].kind = (uint32_t)x[1];
+		m->events[i].bytes = x[2];
+	}
+	return 0;
+}
+
+int ld_mem(struct ld *l, json_t *jt, const char *where, struct profile_target *pp)
+{
+	const char *keys[] = { "truncated",	 "partial",   "unresolved", "peak_rss",
+			       "events_dropped", "live_lost", "peak_stack" };
+	struct profile_mem *m = &pp->mem;
+	uint64_t *dst[] = { &m->truncated, &m->partial,	       &m->unresolved,
+			    &m->peak_rss,  &m->events_dropped, &m->live_lost };
+	json_t *jm;
+	uint64_t peak;
+	char w[LD_WHERE], wm[LD_WHERE];
+	size_t i;
+	int err;
+
+	ld_at(wm, sizeof(wm), "%s.mem", where);
+	jm = ld_get(l, jt, where, "mem");
+	if (!jm)
+		return -EINVAL;
+	ld_at(w, sizeof(w), "%s.stacks", wm);
+	err = load_mem_stacks(l, ld_get(l, jm, wm, "stacks"), w, m);
+	if (!err)
+		err = load_mem_time(l, jm, wm, m);
+	for (i = 0; !err && i < 7; i++) {
+		ld_at(w, sizeof(w), "%s.%s", wm, keys[i]);
+		err = ld_u64(l, ld_get(l, jm, wm, keys[i]), w, i < 6 ? UINT64_MAX : m->nstacks,
+			     i < 6 ? dst[i] : &peak);
+	}
+	if (err)
+		return err;
+	m->peak_stack = (uint32_t)peak;
+	ld_at(w, sizeof(w), "%s.peak_t_s", wm);
+	return ld_double(l, ld_get(l, jm, wm, "peak_t_s"), w, -1e10, 1e10, &m->peak_t_s);
+}
