@@ -46,6 +46,7 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
+	"  pybpfprof diff before.json after.json   # compare two saved runs\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
@@ -424,7 +425,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return EINVAL;
 }
 
-static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]"
+			       "\ndiff [OPTION...] BEFORE.json AFTER.json";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

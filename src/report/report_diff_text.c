@@ -91,6 +91,10 @@ static void only_in(FILE *f, const struct report_diff *d, int s, unsigned max)
 			all++;
 			sum += d->funcs[i].self_pct[s];
 		}
+	if (!all) {
+		fprintf(f, "\n  Only in %s: none\n", s == DIFF_BEFORE ? "BEFORE" : "AFTER");
+		return;
+	}
 	fprintf(f, "\n  Only in %s: %zu function%s, %.1f%% of its samples (top %zu)\n",
 		s == DIFF_BEFORE ? "BEFORE" : "AFTER", all, all == 1 ? "" : "s", sum,
 		all < max ? all : (size_t)max);

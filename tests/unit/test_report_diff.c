@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "report/report_diff.h"
+#include "util/outfile.h"
 
 static const struct report_diff_opts opts = { .tool_version = "0.1.0",
 					      .top_functions = 20,
@@ -444,6 +446,62 @@ static void test_html_tree(void **state)
 	profile__free(&a);
 }
 
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 16);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	assert_true(fread(buf, 1, (1 << 16) - 1, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A target's names reach the text as printable characters only, and the
+ * flame graph's script as a string no "</script>" can end; both written
+ * through report_diff_write into files put in place whole.
+ */
+static void test_hostile_strings(void **state)
+{
+	const struct fr evil[] = { { "\x1b]0;pwned\x07\x1b[31mred</script><b>", APP, 3 } };
+	char dir[] = "/tmp/test_report_diff.XXXXXX", path[64], why[256];
+	struct profile b, a;
+	struct report_diff d;
+	struct outfile of;
+	char *t;
+
+	(void)state;
+	build_pair(&b, &a);
+	add(&a, evil, 1, 50);
+	build_diff(&d, &b, &a);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/d.txt", dir);
+	assert_int_equal(outfile__open(&of, path, why, sizeof(why)), 0);
+	assert_int_equal(report_diff_write(DIFF_TEXT, &of, &d, &opts, why, sizeof(why)), 0);
+	outfile__close(&of);
+	t = read_all(path);
+	assert_null(strchr(t, '\x1b'));
+	assert_null(strchr(t, '\x07'));
+	assert_non_null(strstr(t, "?]0;pwned??[31mred</script><b>"));
+	free(t);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/d.html", dir);
+	assert_int_equal(outfile__open(&of, path, why, sizeof(why)), 0);
+	assert_int_equal(report_diff_write(DIFF_HTML, &of, &d, &opts, why, sizeof(why)), 0);
+	outfile__close(&of);
+	t = read_all(path);
+	assert_non_null(strstr(t, "\\u001b]0;pwned\\u0007\\u001b[31mred\\u003c/script>\\u003cb>"));
+	assert_null(strstr(t, "red</script>"));
+	free(t);
+	unlink(path);
+	rmdir(dir);
+	report_diff__free(&d);
+	profile__free(&b);
+	profile__free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_html_tree),
+		cmocka_unit_test(test_hostile_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,11 +7,16 @@
 # changes at random so that the sampling clock cannot fall into step with
 # it (see split.py). Both bodies are the same; the time goes into sum() over
 # a shared list, C code run with slow() or fast() on top.
+#
+# As split.py, it adds up the thread CPU time each function took and prints
+# "cpu FAST_NS SLOW_NS" on SIGUSR1 (harness.workload_split).
 import random
+import signal
 import sys
 import time
 
 BLOCK = list(range(200))
+spent = {"fast": 0, "slow": 0}
 
 
 def fast(ns):
@@ -32,15 +37,26 @@ def slow(ns):
     return total
 
 
+def report(signum, frame):
+    print(f"cpu {spent['fast']} {spent['slow']}", flush=True)
+
+
 def main():
     share = float(sys.argv[1])
     rounds = random.Random(17)
+    clock = time.thread_time_ns
+    signal.signal(signal.SIGUSR1, report)
     print("ready", flush=True)
     while True:
-        period = rounds.randint(2_000_000, 6_000_000)
+        period = rounds.randint(20_000_000, 60_000_000)
         part = int(period * share)
+        t0 = clock()
         slow(part)
+        t1 = clock()
         fast(period - part)
+        t2 = clock()
+        spent["slow"] += t1 - t0
+        spent["fast"] += t2 - t1
 
 
 if __name__ == "__main__":
