@@ -62,6 +62,11 @@ int report_diff__build(struct report_diff *d, const struct profile *before, cons
 		       const struct profile *after, const char *after_path, char *why,
 		       size_t whylen);
 void report_diff__free(struct report_diff *d);
+/*
+ * A profile's header: "N samples at F Hz in D s, P processes (D dropped,
+ * T truncated, U unresolved, P partial)". Returns buf.
+ */
+char *report_diff_side_str(const struct report_diff_side *sd, char *buf, size_t len);
 
 /*
  * The part of a file's path that names its module whatever the root: what

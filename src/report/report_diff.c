@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/report_diff.h"
+#include "report/report_common.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -519,4 +520,18 @@ void report_diff__free(struct report_diff *d)
 	free(d->funcs);
 	free(d->lines);
 	memset(d, 0, sizeof(*d));
+}
+
+char *report_diff_side_str(const struct report_diff_side *sd, char *buf, size_t len)
+{
+	struct report_totals t = report_totals(sd->p);
+
+	snprintf(buf, len,
+		 "%llu samples at %u Hz in %.2f s, %zu process%s (%llu dropped, %llu truncated, "
+		 "%llu unresolved, %llu partial)",
+		 (unsigned long long)sd->samples, sd->p->frequency_hz, sd->p->duration_s,
+		 sd->p->ntargets, sd->p->ntargets == 1 ? "" : "es",
+		 (unsigned long long)sd->p->counts.dropped, (unsigned long long)t.truncated,
+		 (unsigned long long)t.unresolved, (unsigned long long)t.partial);
+	return buf;
 }

@@ -261,8 +261,9 @@ static const char page_tail[] =
 
 static void side_title(char *buf, size_t len, const struct report_diff_side *sd)
 {
-	snprintf(buf, len, "%s (%llu samples, %u Hz, %.2f s)", sd->path,
-		 (unsigned long long)sd->samples, sd->p->frequency_hz, sd->p->duration_s);
+	char counts[256];
+
+	snprintf(buf, len, "%s (%s)", sd->path, report_diff_side_str(sd, counts, sizeof(counts)));
 }
 
 int report_diff_html(FILE *f, const struct report_diff *d, const struct report_diff_opts *o)

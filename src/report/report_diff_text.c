@@ -30,9 +30,9 @@ static bool both(const struct report_diff_row *r)
 
 static void side_line(FILE *f, const char *what, const struct report_diff_side *sd)
 {
-	fprintf(f, "%s %s: %llu samples at %u Hz in %.2f s, %zu process%s\n", what, sd->path,
-		(unsigned long long)sd->samples, sd->p->frequency_hz, sd->p->duration_s,
-		sd->p->ntargets, sd->p->ntargets == 1 ? "" : "es");
+	char buf[256];
+
+	fprintf(f, "%s %s: %s\n", what, sd->path, report_diff_side_str(sd, buf, sizeof(buf)));
 }
 
 static void row_line(FILE *f, const struct report_diff_row *r)
@@ -130,13 +130,18 @@ int report_diff_text(FILE *f, const struct report_diff *d, const struct report_d
 
 static void json_side(FILE *f, const char *name, const struct report_diff_side *sd)
 {
+	struct report_totals t = report_totals(sd->p);
+
 	fprintf(f, "  \"%s\": {\"path\": ", name);
 	json_string(f, sd->path);
 	fprintf(f,
 		", \"samples\": %llu, \"frequency_hz\": %u, \"duration_s\": %.3f, "
-		"\"processes\": %zu},\n",
+		"\"processes\": %zu, \"dropped\": %llu, \"truncated\": %llu, \"unresolved\": %llu, "
+		"\"partial\": %llu},\n",
 		(unsigned long long)sd->samples, sd->p->frequency_hz, sd->p->duration_s,
-		sd->p->ntargets);
+		sd->p->ntargets, (unsigned long long)sd->p->counts.dropped,
+		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
+		(unsigned long long)t.partial);
 }
 
 static void json_rows(FILE *f, const char *name, const struct report_diff_row *rows, size_t n)

@@ -117,7 +117,8 @@ def diff_ratio():
     text = t.stdout
     for side, freq in (("before", BEFORE_FREQ), ("after", AFTER_FREQ)):
         check(re.search(rf"^{side}: +{re.escape(str(run[side]))}: {d[side]['samples']} samples "
-                        rf"at {freq} Hz in [\d.]+ s, 1 process$", text, re.M),
+                        rf"at {freq} Hz in [\d.]+ s, 1 process \(\d+ dropped, \d+ truncated, "
+                        rf"\d+ unresolved, \d+ partial\)$", text, re.M),
               f"no {side} header line in {text[:400]!r}")
     pos = {}
     for name in ("slow", "fast"):

@@ -374,10 +374,12 @@ static void test_text(void **state)
 	add(&b, gone, 2, 100); /* BEFORE: 200 samples; slow 37.5 %, fast 12.5 % */
 	build_diff(&d, &b, &a);
 	t = render(report_diff_text, &d);
-	assert_non_null(strstr(t,
-			       "before: before.json: 200 samples at 99 Hz in 1.00 s, 1 process\n"));
-	assert_non_null(strstr(t,
-			       "after:  after.json: 200 samples at 499 Hz in 0.40 s, 1 process\n"));
+	assert_non_null(strstr(
+		t, "before: before.json: 200 samples at 99 Hz in 1.00 s, 1 process (0 dropped, 0 "
+		   "truncated, 0 unresolved, 0 partial)\n"));
+	assert_non_null(strstr(
+		t, "after:  after.json: 200 samples at 499 Hz in 0.40 s, 1 process (0 dropped, 0 "
+		   "truncated, 0 unresolved, 0 partial)\n"));
 	/* both grew, the bigger change first; then what only BEFORE has */
 	slow = strstr(t, "   37.5%   50.0%   +12.5pp     37.5%   50.0%   +12.5pp  slow  "
 			 "/tmp/run1/app.py:1\n");
@@ -410,9 +412,10 @@ static void test_json(void **state)
 				  "50.0000, \"delta_self_pp\": -25.0000, \"before_total_pct\": "
 				  "75.0000, \"after_total_pct\": 50.0000, \"delta_total_pp\": "
 				  "-25.0000, \"before_self\": 75, \"after_self\": 100"));
-	assert_non_null(strstr(j,
-			       "\"before\": {\"path\": \"before.json\", \"samples\": 100, "
-			       "\"frequency_hz\": 99, \"duration_s\": 1.000, \"processes\": 1}"));
+	assert_non_null(
+		strstr(j, "\"before\": {\"path\": \"before.json\", \"samples\": 100, "
+			  "\"frequency_hz\": 99, \"duration_s\": 1.000, \"processes\": 1, "
+			  "\"dropped\": 0, \"truncated\": 0, \"unresolved\": 0, \"partial\": 0}"));
 	assert_non_null(strstr(j, "{\"qualname\": \"slow\", \"file\": \"/tmp/run1/app.py\", "
 				  "\"line\": 6, \"before_self_pct\": 0.0000, \"after_self_pct\": "
 				  "20.0000"));
