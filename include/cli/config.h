@@ -82,6 +82,17 @@ struct pyprof_config {
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags);
 
 /*
+ * The run's output options that `pybpfprof report` takes too (-f, -o, -n,
+ * --lines, --line-report, --prune, --threads, --mem-timeline, --mem-folded,
+ * -v): their argp entries, at most max of them, into options (the count is
+ * returned); and one of them applied to cfg as a run applies it: 0, -EINVAL
+ * with a sentence in cfg->error, or ARGP_ERR_UNKNOWN for another key.
+ */
+struct argp_option;
+size_t cli_report_options(struct argp_option *options, size_t max);
+int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg);
+
+/*
  * Every rule between options, once all are parsed (cli_parse calls it): sets
  * the defaults that follow from other options, then refuses the combinations
  * that make no sense. Returns 0, or -EINVAL with a sentence in why.

@@ -213,8 +213,9 @@ struct profile {
 	const char *mode; /* "cpu" */
 	unsigned frequency_hz;
 	double duration_s;
-	double first_sample_ms; /* from pybpfprof's start to the first sample received; -1: none */
-	long long start_ns;	/* CLOCK_MONOTONIC at pybpfprof's start */
+	double first_sample_ms;	 /* from pybpfprof's start to the first sample received; -1: none */
+	long long start_ns;	 /* CLOCK_MONOTONIC at pybpfprof's start */
+	long long start_unix_ns; /* the same moment on CLOCK_REALTIME; 0: unknown */
 	struct profile_counts counts;	  /* CPU samples */
 	struct profile_counts mem_counts; /* memory records (--mem) */
 	/* --mem */

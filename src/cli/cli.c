@@ -46,6 +46,8 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
+	"  pybpfprof report prof.json -o p.html    # a saved profile in another format\n"
+	"                                          # (see pybpfprof report --help)\n"
 	"  pybpfprof diff before.json after.json   # compare two saved runs\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
@@ -425,8 +427,41 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return EINVAL;
 }
 
-static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]"
-			       "\ndiff [OPTION...] BEFORE.json AFTER.json";
+/* The run's options that `pybpfprof report` takes too, read the same way. */
+static const int report_keys[] = { 'f',
+				   'o',
+				   'n',
+				   OPT_LINES,
+				   OPT_LINE_REPORT,
+				   OPT_PRUNE,
+				   OPT_THREADS,
+				   OPT_MEM_TIMELINE,
+				   OPT_MEM_FOLDED,
+				   'v' };
+#define NREPORT_KEYS (sizeof(report_keys) / sizeof(report_keys[0]))
+
+size_t cli_report_options(struct argp_option *options, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < NREPORT_KEYS && n < max; i++)
+		options[n++] = cli_option__find(report_keys[i])->argp;
+	return n;
+}
+
+int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < NREPORT_KEYS; i++)
+		if (report_keys[i] == key)
+			return cli_option__apply(cli_option__find(key), arg, cfg);
+	return ARGP_ERR_UNKNOWN;
+}
+
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]\n"
+			       "report FILE.json [-f FORMAT] [-o FILE]...\n"
+			       "diff [OPTION...] BEFORE.json AFTER.json";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

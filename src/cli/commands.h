@@ -13,6 +13,9 @@ struct command {
 	int (*run)(int argc, char **argv);
 };
 
+/* `pybpfprof report FILE`: a saved JSON profile written again in any format (cmd_report.c). */
+int cmd_report(int argc, char **argv);
+
 /* The table, NULL-terminated; one line per subcommand, in main.c. */
 extern const struct command commands[];
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include "session/collector.h"
 #include "cli/config.h"
@@ -468,10 +469,13 @@ static int run__prepare(struct run *r)
 {
 	const struct pyprof_config *cfg = &r->cfg;
 	struct profile *prof = &r->prof;
+	struct timespec now;
 	int err;
 
 	profile__init(prof, cfg->mem ? "cpu+mem" : "cpu", cfg->frequency_hz);
 	prof->start_ns = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &now);
+	prof->start_unix_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
 	prof->calls_mode = cfg->usdt_modes & USDT_CALLS;
 	prof->gc_mode = cfg->usdt_modes & USDT_GC;
 	prof->imports_mode = cfg->usdt_modes & USDT_IMPORTS;
@@ -674,6 +678,7 @@ static int run__exit_code(struct run *r, int err)
 
 /* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */
 const struct command commands[] = {
+	{ "report", cmd_report },
 	{ "diff", cmd_diff },
 	{ NULL, NULL },
 };

@@ -75,6 +75,7 @@ static void write_header(FILE *f, const struct profile *p)
 	num(f, p->duration_s);
 	fputs(", \"first_sample_ms\": ", f);
 	num(f, p->first_sample_ms);
+	fprintf(f, ", \"start_unix_ns\": %lld", p->start_unix_ns > 0 ? p->start_unix_ns : 0);
 	fputs(",\n  \"counts\": ", f);
 	counts(f, &p->counts);
 	fputs(", \"mem_counts\": ", f);

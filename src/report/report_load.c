@@ -41,6 +41,10 @@ static int load_header(struct ld *l, json_t *m)
 	    ld_double(l, ld_get(l, m, "model", "first_sample_ms"), "model.first_sample_ms", -1,
 		      1e13, &p->first_sample_ms))
 		return -EINVAL;
+	if (ld_u64(l, ld_get(l, m, "model", "start_unix_ns"), "model.start_unix_ns", LLONG_MAX,
+		   &x[0]))
+		return -EINVAL;
+	p->start_unix_ns = (long long)x[0];
 	for (i = 0; i < 2; i++) {
 		if (ld_u64s(l, ld_get(l, m, "model", keys[i]), keys[i], x, 6))
 			return -EINVAL;
@@ -176,7 +180,7 @@ static int load_stacks(struct ld *l, json_t *v, const char *where, struct profil
 		if (ld_array(l, e, w, 3, 3, &k) ||
 		    ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid) ||
 		    ld_u64(l, json_array_get(e, 1), w, UINT64_MAX, &count) ||
-		    ld_frames(l, json_array_get(e, 2), w, fr, &nfr))
+		    ld_frames(l, e, 2, w, 1, fr, &nfr))
 			goto out;
 		if (!hashmap__find(tids, tid)) {
 			ld_fail(l, w, "thread %llu is not in the process's threads",

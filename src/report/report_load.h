@@ -36,10 +36,14 @@ int ld_bool(struct ld *l, json_t *v, const char *where, bool *out);
 int ld_str(struct ld *l, json_t *v, const char *where, size_t max, const char **out);
 /* n u64 entries of the array v. */
 int ld_u64s(struct ld *l, json_t *v, const char *where, uint64_t *out, size_t n);
-/* A stack: frame indices of the profile, at most REPORT_LOAD_MAX_DEPTH. */
-int ld_frames(struct ld *l, json_t *v, const char *where, uint32_t *out, uint32_t *n);
+/*
+ * A stack, e[at]: frame indices of the profile, at least min (the writers read
+ * a CPU or memory stack's innermost frame), at most REPORT_LOAD_MAX_DEPTH.
+ */
+int ld_frames(struct ld *l, json_t *e, size_t at, const char *where, size_t min, uint32_t *out,
+	      uint32_t *n);
 
-#define REPORT_LOAD_MAX_DEPTH 4096
+#define REPORT_LOAD_MAX_DEPTH 1024 /* PYPROF_MAX_DEPTH: the deepest a run keeps */
 #define REPORT_LOAD_MAX_STR 65536
 
 /* A process's --calls, --gc and --imports data, and its --mem data. */

@@ -141,16 +141,21 @@ int ld_u64s(struct ld *l, json_t *v, const char *where, uint64_t *out, size_t n)
 	return 0;
 }
 
-int ld_frames(struct ld *l, json_t *v, const char *where, uint32_t *out, uint32_t *n)
+int ld_frames(struct ld *l, json_t *e, size_t at, const char *where, size_t min, uint32_t *out,
+	      uint32_t *n)
 {
+	json_t *v = json_array_get(e, at);
 	size_t i, len = 0;
 	uint64_t x;
-	char w[LD_WHERE];
+	char wa[LD_WHERE], w[LD_WHERE];
 
-	if (ld_array(l, v, where, 0, REPORT_LOAD_MAX_DEPTH, &len))
+	ld_at(wa, sizeof(wa), "%s[%zu]", where, at);
+	if (ld_array(l, v, wa, 0, REPORT_LOAD_MAX_DEPTH, &len))
 		return -EINVAL;
+	if (len < min)
+		return ld_fail(l, wa, "a stack without frames");
 	for (i = 0; i < len; i++) {
-		ld_at(w, sizeof(w), "%s[%zu]", where, i);
+		ld_at(w, sizeof(w), "%s[%zu]", wa, i);
 		if (ld_u64(l, json_array_get(v, i), w, UINT32_MAX, &x))
 			return -EINVAL;
 		if (x >= l->p->nframes)

@@ -109,7 +109,7 @@ static int load_gc(struct ld *l, json_t *v, const char *where, struct profile_ta
 		struct profile_gc_stack *s;
 
 		ld_at(w, sizeof(w), "%s.stacks[%zu]", where, i);
-		if (ld_array(l, e, w, 2, 2, &k) || ld_frames(l, json_array_get(e, 0), w, fr, &nfr))
+		if (ld_array(l, e, w, 2, 2, &k) || ld_frames(l, e, 0, w, 0, fr, &nfr))
 			return -EINVAL;
 		if (vec_grow((void **)&gc->stacks, &gc->cap_stacks, gc->nstacks + 1,
 			     sizeof(*gc->stacks)))
@@ -215,7 +215,7 @@ static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct pr
 		struct profile_mem_stack *s;
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 3, 3, &k) || ld_frames(l, json_array_get(e, 0), w, fr, &nfr))
+		if (ld_array(l, e, w, 3, 3, &k) || ld_frames(l, e, 0, w, 1, fr, &nfr))
 			return -EINVAL;
 		if (vec_grow((void **)&m->stacks, &m->cap_stacks, m->nstacks + 1,
 			     sizeof(*m->stacks)))

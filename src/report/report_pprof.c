@@ -250,7 +250,10 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	value_type(b, PROFILE_SAMPLE_TYPE, &t, "cpu", "nanoseconds", &sub);
 	encode_samples(b, p, &t, period_ns);
 	encode_tables(b, p, &t);
-	if (p->start_ns > 0) {
+	/* A loaded profile has the moment saved; a run's is taken here, as it always was. */
+	if (p->start_unix_ns > 0) {
+		pb_uint(b, PROFILE_TIME_NANOS, (uint64_t)p->start_unix_ns);
+	} else if (p->start_ns > 0) {
 		struct timespec rt;
 
 		/* Wall-clock start: now, less the time since pybpfprof started. */

@@ -278,16 +278,38 @@ static void test_user_resolve(void **state)
 	assert_int_equal(launch_user__resolve("4294967295", &u, why, sizeof(why)), -EINVAL);
 }
 
+/* `pybpfprof report` takes the run's output options from the same table, read the same way. */
+static void test_report_options(void **state)
+{
+	struct pyprof_config cfg = PYPROF_CONFIG_DEFAULTS;
+	struct argp_option o[32] = {};
+	size_t n = cli_report_options(o, 31), i;
+	const char *names = "";
+	char buf[256] = "";
+
+	(void)state;
+	for (i = 0; i < n; i++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
+	names = buf;
+	assert_string_equal(names, "format output top lines line-report prune threads "
+				   "mem-timeline mem-folded verbose ");
+	assert_int_equal(cli_report_apply('p', "1", &cfg), ARGP_ERR_UNKNOWN);
+	assert_int_equal(cli_report_apply('o', "a.svg", &cfg), 0);
+	assert_int_equal(cli_report_apply('n', "3", &cfg), 0);
+	assert_int_equal(cfg.top_functions, 3);
+	assert_int_equal(cli_report_apply('f', "nope", &cfg), -EINVAL);
+	/* the list itself grows with the writers */
+	assert_true(!strncmp(cfg.error, "unknown format 'nope': expected one of text, json, ", 50));
+	assert_int_equal(cfg.noutputs, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_max_cache_mb),
-		cmocka_unit_test(test_all_options),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_option_sentences),
-		cmocka_unit_test(test_option_bounds),
-		cmocka_unit_test(test_user),
+		cmocka_unit_test(test_defaults),      cmocka_unit_test(test_report_options),
+		cmocka_unit_test(test_max_cache_mb),  cmocka_unit_test(test_all_options),
+		cmocka_unit_test(test_errors),	      cmocka_unit_test(test_option_sentences),
+		cmocka_unit_test(test_option_bounds), cmocka_unit_test(test_user),
 		cmocka_unit_test(test_user_resolve),
 	};
 

@@ -47,7 +47,8 @@ static void build_all(struct profile *p)
 	p->mem = true;
 	p->mem_period = 64;
 	p->page_size = 4096;
-	p->duration_s = 2.0 / 3; /* printed with 17 digits, read back exactly */
+	p->duration_s = 2.0 / 3;		  /* printed with 17 digits, read back exactly */
+	p->start_unix_ns = 1700000000123456789LL; /* pprof's time_nanos */
 	p->usdt.calls_unmatched = 2;
 	p->usdt.probe_misses = 1;
 	p->mem_counts.dropped = 9;
@@ -201,7 +202,7 @@ static void test_refused(void **state)
 		     "x.json: not a valid pybpfprof profile: model.frames[1]: 9 is out of range "
 		     "(0 to 3)");
 	refused_edit("[0, 150, [0,1]]", "[0, 150, [0,99]]",
-		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][1]: "
+		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][2][1]: "
 		     "frame 99 does not exist (5 frames)");
 	refused_edit("[0, 150, [0,1]]", "[0, -150, [0,1]]",
 		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0]: -150 "
@@ -215,6 +216,9 @@ static void test_refused(void **state)
 	refused_edit("\"frequency_hz\": 100, \"duration_s\": 2,",
 		     "\"frequency_hz\": 1.5, \"duration_s\": 2,",
 		     "x.json: not a valid pybpfprof profile: model.frequency_hz: not an integer");
+	refused_edit("[0, 150, [0,1]]", "[0, 150, []]",
+		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][2]: a "
+		     "stack without frames");
 	refused_edit("\"comm\": \"python3\"", "\"comm\": 3",
 		     "x.json: not a valid pybpfprof profile: model.processes[0].comm: not a "
 		     "string");

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `pybpfprof report FILE`: a profile saved as JSON (-o prof.json) written
+ * again in any format, later and on any machine, with the run's own output
+ * options (cli_report_options) and checks (config_check_outputs) and the
+ * same writers: the loaded profile is the one the run wrote from. Needs no
+ * privileges and no BPF. The file is refused whole if anything in it is not
+ * a profile (report_load.c); nothing is written then.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/config.h"
+#include "util/log.h"
+#include "util/outfile.h"
+#include "report/report.h"
+#include "report/report_load.h"
+#include "commands.h"
+
+#define NOUTS (CONFIG_MAX_OUTPUTS + 2) /* the -o files, then --mem-timeline, --mem-folded */
+
+static const char report_doc[] =
+	"pybpfprof report: write a profile saved as JSON (pybpfprof -o prof.json) again, "
+	"in any format, as the run that saved it would have written it."
+	"\v"
+	"The -f and -o options are those of a run: the format is taken from each -o FILE's "
+	"extension (a FILE whose extension names no format is refused unless -f gives it), "
+	"the text report goes to stdout without -o. Source lines are those read during the "
+	"run, saved in the profile. Needs no privileges.\n"
+	"\n"
+	"Examples:\n"
+	"  pybpfprof report prof.json                   # the text report\n"
+	"  pybpfprof report prof.json -o flame.html     # a flame graph\n"
+	"  pybpfprof report prof.json -o p.pstats -o p.pb.gz -o graph.dot\n"
+	"  pybpfprof report prof.json -f tree --prune 5 # the call tree, on stdout\n"
+	"  pybpfprof report mem.json --mem-timeline rss.svg   # a --mem run's timeline";
+
+struct report_cmd {
+	struct pyprof_config cfg;
+	const char *file;
+};
+
+static error_t report_parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct report_cmd *rc = state->input;
+	struct pyprof_config *cfg = &rc->cfg;
+	int err = cli_report_apply(key, arg, cfg);
+
+	if (err == ARGP_ERR_UNKNOWN) {
+		err = 0;
+		if (key == ARGP_KEY_ARG && !rc->file)
+			rc->file = arg;
+		else if (key == ARGP_KEY_ARG)
+			snprintf(cfg->error, sizeof(cfg->error),
+				 "unexpected argument '%s': report reads one profile", arg);
+		else if (key == ARGP_KEY_END && !rc->file)
+			snprintf(cfg->error, sizeof(cfg->error),
+				 "no profile: give the JSON file a run wrote with -o FILE.json");
+		else if (key == ARGP_KEY_END)
+			err = config_check_outputs(cfg, cfg->error, sizeof(cfg->error));
+		else
+			return ARGP_ERR_UNKNOWN;
+		if (cfg->error[0] && !err)
+			err = -EINVAL;
+	}
+	if (!err)
+		return 0;
+	argp_error(state, "%s", cfg->error);
+	return EINVAL;
+}
+
+/* What the profile lacks for what was asked: one sentence, or NULL. */
+static int check_needs(const struct report_cmd *rc, const struct profile *p, char *why, size_t len)
+{
+	const char *opt = rc->cfg.mem_timeline ? "--mem-timeline" : "--mem-folded";
+
+	if ((rc->cfg.mem_timeline || rc->cfg.mem_folded) && !p->mem) {
+		snprintf(why, len,
+			 "%s: %s draws the memory samples, and this profile has none: record "
+			 "with --mem",
+			 rc->file, opt);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Checks each output file before anything is written; "-" is stdout. */
+static int open_outputs(const struct pyprof_config *cfg, struct outfile *outs)
+{
+	const char *paths[NOUTS] = {};
+	char why[400];
+	size_t i;
+	int err;
+
+	memcpy(paths, cfg->outputs, cfg->noutputs * sizeof(*paths));
+	paths[CONFIG_MAX_OUTPUTS] = cfg->mem_timeline;
+	paths[CONFIG_MAX_OUTPUTS + 1] = cfg->mem_folded;
+	for (i = 0; i < NOUTS; i++) {
+		if (!paths[i] || !strcmp(paths[i], "-"))
+			continue;
+		err = outfile__open(&outs[i], paths[i], why, sizeof(why));
+		if (err) {
+			pr_err("cannot write the output file %s: %s\n", paths[i], why);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* One output; a failure is said and kept in *err, and the others are still written. */
+static void write_one(const struct report_writer *w, struct outfile *of, const struct profile *p,
+		      const struct report_opts *o, int *err)
+{
+	bool file = of && of->dir_fd >= 0;
+	char why[400];
+	int werr = report_write(w, file ? of : NULL, p, o, why, sizeof(why));
+
+	if (!werr)
+		return;
+	pr_err("cannot write %s: %s\n", file ? of->path : "to stdout", why);
+	if (!*err)
+		*err = werr;
+}
+
+static int write_all(const struct pyprof_config *cfg, struct outfile *outs, const struct profile *p)
+{
+	const struct report_opts ro = { .top_functions = cfg->top_functions,
+					.top_lines = cfg->top_lines,
+					.line_report = cfg->line_report,
+					.prune_pct = cfg->prune_pct,
+					.tool_version = PYBPFPROF_VERSION,
+					.threads = cfg->threads };
+	const struct report_writer *w, *fallback;
+	size_t i;
+	int err = 0;
+
+	fallback = cfg->format ? report_find(cfg->format) : &report_text;
+	for (i = 0; i < (cfg->noutputs ? cfg->noutputs : 1); i++) {
+		w = cfg->noutputs ? report_for_path(cfg->outputs[i]) : NULL;
+		write_one(w ? w : fallback, cfg->noutputs ? &outs[i] : NULL, p, &ro, &err);
+	}
+	if (cfg->mem_timeline)
+		write_one(&report_mem_svg, &outs[CONFIG_MAX_OUTPUTS], p, &ro, &err);
+	if (cfg->mem_folded)
+		write_one(&report_mem_folded, &outs[CONFIG_MAX_OUTPUTS + 1], p, &ro, &err);
+	return err;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct argp_option options[32] = {};
+	const struct argp argp = {
+		options, report_parse_opt, "FILE", report_doc, NULL, NULL, NULL
+	};
+	struct report_cmd rc = { .cfg = PYPROF_CONFIG_DEFAULTS };
+	struct outfile outs[NOUTS];
+	struct profile p;
+	char why[600], name[] = "pybpfprof report";
+	size_t i, n;
+	int err;
+
+	n = cli_report_options(options, 31);
+	for (i = 0; i < n; i++) {
+		options[i].group = 0; /* one list, by name */
+		if (options[i].name && !strncmp(options[i].name, "mem-", 4))
+			options[i].doc =
+				!strcmp(options[i].name, "mem-folded") ?
+					"The memory stacks as folded text weighted by bytes "
+					"touched (a profile recorded with --mem)" :
+					"Resident memory over the run as an SVG picture "
+					"(a profile recorded with --mem)";
+	}
+	argv[0] = name; /* "pybpfprof report" in argp's messages */
+	argp_err_exit_status = 2;
+	if (argp_parse(&argp, argc, argv, 0, NULL, &rc))
+		return 2;
+	log_set_level(LOG_WARN + rc.cfg.verbose);
+	for (i = 0; i < NOUTS; i++)
+		outs[i] = (struct outfile){ .dir_fd = -1, .tmp_fd = -1 };
+	err = report_load_json(rc.file, &p, why, sizeof(why));
+	if (err) {
+		pr_err("%s\n", why);
+		return 1;
+	}
+	if (check_needs(&rc, &p, why, sizeof(why))) {
+		pr_err("%s\n", why);
+		profile__free(&p);
+		return 2;
+	}
+	err = open_outputs(&rc.cfg, outs);
+	if (!err)
+		err = write_all(&rc.cfg, outs, &p);
+	for (i = 0; i < NOUTS; i++)
+		outfile__close(&outs[i]);
+	profile__free(&p);
+	return err ? 1 : 0;
+}
