@@ -19,6 +19,19 @@
 #include "util/vec.h"
 
 #define KEY_MAX (PATH_MAX + 16)
+/*
+ * Candidates one AFTER function's suffix match looks at, at most: a profile
+ * may hold any number of functions of one name in files of one name (a
+ * target's own code makes them), and the match must stay linear.
+ */
+#define SUFFIX_SCAN_MAX 256
+
+/* Rows of one hash, most recent first: a map to the first, and each row's next. */
+struct chain {
+	struct hashmap first; /* hash -> row + 1 */
+	uint32_t *next;	      /* per row: the next row of its hash + 1, or 0 */
+	size_t cap;
+};
 
 struct builder {
 	struct report_diff *d;
@@ -26,12 +39,10 @@ struct builder {
 	uint32_t *map[2]; /* function id of each profile -> row */
 	char **keys;	  /* per row: qualname '\0' file key, for the exact match */
 	size_t cap_keys;
-	struct hashmap by_key;	/* hash of a key -> row */
-	struct hashmap by_name; /* hash of a qualname -> first BEFORE row of it + 1 */
-	uint32_t *next_by_name; /* the next BEFORE row with the same qualname hash + 1 */
-	size_t cap_next;
-	struct hashmap by_line; /* row << 32 | line -> line row */
-	uint64_t serial;	/* stacks counted so far: the `seen` stamps */
+	struct hashmap by_key;	 /* hash of a key -> row */
+	struct chain by_name[2]; /* BEFORE's program files by qualname and last 1, 2 components */
+	struct hashmap by_line;	 /* row << 32 | line -> line row */
+	uint64_t serial;	 /* stacks counted so far: the `seen` stamps */
 };
 
 static const char *after_dir(const char *file, const char *dir)
@@ -193,10 +204,42 @@ static void spell_as(struct report_diff_row *r, const struct profile_func *fn)
 	r->line = fn->firstline;
 }
 
-/* BEFORE's functions: one row per key; program files chained by qualname. */
+/*
+ * The suffix match's candidates: the same qualname in a file whose last
+ * `levels` path components (1: the file name) are the same.
+ */
+static uint64_t name_hash(const struct profile_func *fn, int levels)
+{
+	const char *f = fn->file, *tail = f + strlen(f);
+	int k = 0;
+
+	while (tail > f && k < levels)
+		if (*--tail == '/' && ++k == levels)
+			tail++;
+	return hash_bytes(tail, strlen(tail), hash_bytes(fn->qualname, strlen(fn->qualname), 1));
+}
+
+static int chain_add(struct chain *c, uint64_t h, uint32_t row)
+{
+	uint64_t *first = hashmap__find(&c->first, h);
+
+	if (vec_grow((void **)&c->next, &c->cap, (size_t)row + 1, sizeof(*c->next)))
+		return -ENOMEM;
+	c->next[row] = first ? (uint32_t)*first : 0;
+	return hashmap__set(&c->first, h, (uint64_t)row + 1);
+}
+
+static void chain_free(struct chain *c)
+{
+	hashmap__free(&c->first);
+	free(c->next);
+}
+
+/* BEFORE's functions: one row per key; program files chained for the suffix match. */
 static int match_before(struct builder *b, const struct profile *p)
 {
 	size_t i;
+	int lv;
 
 	for (i = 0; i < p->nfuncs; i++) {
 		const struct profile_func *fn = &p->funcs[i];
@@ -204,47 +247,66 @@ static int match_before(struct builder *b, const struct profile *p)
 		char *key = make_key(fn, &lib);
 		size_t before = b->d->nfuncs;
 		long r = key ? row_for_key(b, key, fn, true) : -ENOMEM;
-		uint64_t h, *first;
 
 		if (r < 0)
 			return (int)r;
 		b->map[DIFF_BEFORE][i] = (uint32_t)r;
 		if (lib || !fn->file[0] || fn->file[0] == '<' || (size_t)r != before)
 			continue;
-		/* a new row of a program's file: a candidate for the suffix match */
-		if (vec_grow((void **)&b->next_by_name, &b->cap_next, (size_t)r + 1,
-			     sizeof(*b->next_by_name)))
-			return -ENOMEM;
-		h = hash_bytes(fn->qualname, strlen(fn->qualname), 1);
-		first = hashmap__find(&b->by_name, h);
-		b->next_by_name[r] = first ? (uint32_t)*first : 0;
-		if (hashmap__set(&b->by_name, h, (uint64_t)r + 1))
-			return -ENOMEM;
+		for (lv = 0; lv < 2; lv++)
+			if (chain_add(&b->by_name[lv], name_hash(fn, lv + 1), (uint32_t)r))
+				return -ENOMEM;
 	}
 	return 0;
 }
 
-/* The unclaimed BEFORE row of fn's qualname whose file shares most trailing components. */
-static long suffix_match(struct builder *b, const struct profile_func *fn)
+/*
+ * In one chain: the unclaimed row of fn's qualname sharing most trailing
+ * components. Claimed rows met are unlinked, so each is passed over once.
+ */
+static long chain_best(struct builder *b, struct chain *c, const struct profile_func *fn,
+		       int levels)
 {
-	uint64_t *first = hashmap__find(&b->by_name,
-					hash_bytes(fn->qualname, strlen(fn->qualname), 1));
-	unsigned best = 0, n;
+	uint64_t *first = hashmap__find(&c->first, name_hash(fn, levels));
+	unsigned best = 0, n, scanned = 0;
+	uint32_t r, prev = 0;
 	long best_row = -1;
-	uint32_t r;
 
-	for (r = first ? (uint32_t)*first : 0; r; r = b->next_by_name[r - 1]) {
+	for (r = first ? (uint32_t)*first : 0; r && scanned < SUFFIX_SCAN_MAX; r = c->next[r - 1]) {
 		const struct report_diff_row *row = &b->d->funcs[r - 1];
 
-		if (row->claimed || strcmp(row->qualname, fn->qualname))
+		if (row->claimed) {
+			if (prev)
+				c->next[prev - 1] = c->next[r - 1];
+			else
+				*first = c->next[r - 1];
+			continue;
+		}
+		prev = r;
+		scanned++;
+		if (strcmp(row->qualname, fn->qualname))
 			continue;
 		n = report_diff_common_suffix(row->file, fn->file);
-		if (n > best) {
+		/* ties: the row BEFORE lists first, met last */
+		if (n >= best && n) {
 			best = n;
 			best_row = r - 1;
 		}
 	}
 	return best_row;
+}
+
+/*
+ * The unclaimed BEFORE row of fn's qualname whose file shares most trailing
+ * components with fn's, or -1: those sharing two or more are all in the
+ * second chain, so it is looked at first; each scan stops after
+ * SUFFIX_SCAN_MAX candidates.
+ */
+static long suffix_match(struct builder *b, const struct profile_func *fn)
+{
+	long r = chain_best(b, &b->by_name[1], fn, 2);
+
+	return r >= 0 ? r : chain_best(b, &b->by_name[0], fn, 1);
 }
 
 /*
@@ -464,9 +526,9 @@ static void builder__free(struct builder *b)
 	free(b->keys);
 	free(b->map[0]);
 	free(b->map[1]);
-	free(b->next_by_name);
+	chain_free(&b->by_name[0]);
+	chain_free(&b->by_name[1]);
 	hashmap__free(&b->by_key);
-	hashmap__free(&b->by_name);
 	hashmap__free(&b->by_line);
 }
 

@@ -291,6 +291,51 @@ static void test_exact_before_suffix(void **state)
 	profile__free(&a);
 }
 
+/*
+ * Thousands of functions of one name in files of one name: each matched to
+ * the one with most trailing components in common, and in linear time even
+ * when none is better than another (each scan is bounded).
+ */
+static void test_many_same_name(void **state)
+{
+	enum { N = 3000 };
+	struct profile b, a;
+	struct report_diff d;
+	char fb[64], fa[64];
+	size_t i, both = 0;
+
+	(void)state;
+	profile__init(&b, "cpu", 99);
+	profile__init(&a, "cpu", 99);
+	for (i = 0; i < N; i++) {
+		snprintf(fb, sizeof(fb), "/old/d%zu/__init__.py", i);
+		snprintf(fa, sizeof(fa), "/new/d%zu/__init__.py", N - 1 - i);
+		add(&b, (struct fr[]){ { "<module>", fb, 1 } }, 1, i + 1);
+		add(&a, (struct fr[]){ { "<module>", fa, 1 } }, 1, N - i);
+	}
+	/* and as many that share only the file name: any pairing, all matched */
+	for (i = 0; i < 4 * N; i++) {
+		snprintf(fb, sizeof(fb), "/x%zu/run.py", i);
+		snprintf(fa, sizeof(fa), "/y%zu/run.py", i);
+		add(&b, (struct fr[]){ { "main", fb, 1 } }, 1, 1);
+		add(&a, (struct fr[]){ { "main", fa, 1 } }, 1, 1);
+	}
+	build_diff(&d, &b, &a);
+	assert_int_equal(d.nfuncs, 5 * N);
+	for (i = 0; i < d.nfuncs; i++) {
+		const struct report_diff_row *r = &d.funcs[i];
+
+		both += r->in[DIFF_BEFORE] && r->in[DIFF_AFTER];
+		/* dK before had K + 1 samples, and so did dK after */
+		if (!strcmp(r->qualname, "<module>"))
+			assert_int_equal(r->self[DIFF_BEFORE], r->self[DIFF_AFTER]);
+	}
+	assert_int_equal(both, 5 * N);
+	report_diff__free(&d);
+	profile__free(&b);
+	profile__free(&a);
+}
+
 static void test_order(void **state)
 {
 	const struct fr x[] = { { "x", APP, 1 } }, y[] = { { "y", APP, 1 } };
@@ -519,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_html_tree),
 		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_many_same_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
