@@ -178,7 +178,7 @@ int report_diff_json(FILE *f, const struct report_diff *d, const struct report_d
 {
 	fputs("{\n  \"pybpfprof\": ", f);
 	json_string(f, o->tool_version);
-	fputs(",\n  \"kind\": \"diff\",\n  \"mode\": ", f);
+	fputs(",\n  \"kind\": \"diff\",\n  \"schema\": 1,\n  \"mode\": ", f);
 	json_string(f, d->side[DIFF_AFTER].p->mode);
 	fputs(",\n", f);
 	json_side(f, "before", &d->side[DIFF_BEFORE]);

@@ -84,6 +84,8 @@ def diff_ratio():
     r = diff(run["before"], run["after"], "-o", js)
     check(r.returncode == 0 and not r.stdout, f"diff -o: exit {r.returncode}: {r.stderr}")
     d = load_report(js)
+    check(d.get("kind") == "diff" and d.get("schema") == 1, f"kind {d.get('kind')!r}, "
+          f"schema {d.get('schema')!r}")
     check(d["before"]["frequency_hz"] == BEFORE_FREQ and d["after"]["frequency_hz"] == AFTER_FREQ,
           f"rates {d['before']['frequency_hz']}, {d['after']['frequency_hz']}")
     for side in ("before", "after"):
