@@ -167,28 +167,37 @@ static char *make_key(const struct profile_func *fn, bool *library)
 	return k;
 }
 
-/* The row of key (taken over), or a new one spelled as fn. Row index, or -ENOMEM. */
+/*
+ * The row key is indexed under, or NULL with *h the hash it would be indexed
+ * under: on a 64-bit collision with another key, the next free one.
+ */
+static uint64_t *key_slot(struct builder *b, const char *key, uint64_t *h)
+{
+	uint64_t *slot;
+
+	for (*h = key_hash(key); (slot = hashmap__find(&b->by_key, *h)); (*h)++)
+		if (key_equal(b->keys[*slot], key))
+			return slot;
+	return NULL;
+}
+
+/* The row of key (taken over), or a new one spelled as fn. Row index, or -errno. */
 static long row_for_key(struct builder *b, char *key, const struct profile_func *fn, bool add)
 {
 	struct report_diff *d = b->d;
-	uint64_t h = key_hash(key), *slot = hashmap__find(&b->by_key, h);
+	uint64_t h, *slot = key_slot(b, key, &h);
 	struct report_diff_row *r;
 
-	if (slot && key_equal(b->keys[*slot], key)) {
+	if (slot || !add) {
 		free(key);
-		return (long)*slot;
-	}
-	if (!add) {
-		free(key);
-		return -ENOENT;
+		return slot ? (long)*slot : -ENOENT;
 	}
 	if (vec_grow((void **)&d->funcs, &b->cap_funcs, d->nfuncs + 1, sizeof(*d->funcs)) ||
 	    vec_grow((void **)&b->keys, &b->cap_keys, d->nfuncs + 1, sizeof(*b->keys)) ||
-	    (!slot && hashmap__set(&b->by_key, h, d->nfuncs))) {
+	    hashmap__set(&b->by_key, h, d->nfuncs)) {
 		free(key);
 		return -ENOMEM;
 	}
-	/* A 64-bit collision with another key: that row stays, this one is not indexed. */
 	b->keys[d->nfuncs] = key;
 	r = &d->funcs[d->nfuncs];
 	r->qualname = fn->qualname;
@@ -333,17 +342,23 @@ static int match_after(struct builder *b, const struct profile *p)
 	}
 	for (i = 0; i < p->nfuncs; i++) {
 		const struct profile_func *fn = &p->funcs[i];
+		uint64_t h, *slot;
 		char *key;
 
 		if (b->map[DIFF_AFTER][i] != UINT32_MAX)
 			continue;
 		key = make_key(fn, &lib);
-		r = lib || !fn->file[0] || fn->file[0] == '<' ? -1 : suffix_match(b, fn);
 		if (!key)
 			return -ENOMEM;
-		if (r >= 0) {
-			/* later AFTER functions of the same key join it exactly */
-			if (hashmap__set(&b->by_key, key_hash(key), (uint64_t)r)) {
+		/* an AFTER function of the same key was matched by suffix: join it */
+		slot = key_slot(b, key, &h);
+		r = slot ? (long)*slot : -1;
+		if (!slot && !lib && fn->file[0] && fn->file[0] != '<')
+			r = suffix_match(b, fn);
+		if (slot) {
+			free(key);
+		} else if (r >= 0) {
+			if (hashmap__set(&b->by_key, h, (uint64_t)r)) {
 				free(key);
 				return -ENOMEM;
 			}

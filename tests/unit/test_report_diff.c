@@ -259,6 +259,46 @@ static void test_matching(void **state)
 	profile__free(&a);
 }
 
+/*
+ * Two AFTER functions of one qualname and file (defined twice: two first
+ * lines) go to the one row their file was matched to by suffix.
+ */
+static void test_suffix_joins(void **state)
+{
+	struct profile b, a;
+	struct report_diff d;
+	uint32_t f, fr;
+
+	(void)state;
+	profile__init(&b, "cpu", 99);
+	profile__init(&a, "cpu", 99);
+	assert_non_null(profile__add_target(&b, 1, "", "", "", ""));
+	assert_non_null(profile__add_target(&a, 1, "", "", "", ""));
+	f = profile__func(&b, "handler", "/srv/v1/app.py", 10, false);
+	fr = profile__frame(&b, f, 11);
+	assert_int_equal(profile_target__add_stack(&b.targets[0], 1, &fr, 1, 40), 0);
+	/* another candidate, as good: the first BEFORE lists is taken, this one stays */
+	f = profile__func(&b, "handler", "/srv/v0/app.py", 10, false);
+	fr = profile__frame(&b, f, 11);
+	assert_int_equal(profile_target__add_stack(&b.targets[0], 1, &fr, 1, 5), 0);
+	f = profile__func(&a, "handler", "/srv/v2/app.py", 10, false);
+	fr = profile__frame(&a, f, 11);
+	assert_int_equal(profile_target__add_stack(&a.targets[0], 1, &fr, 1, 30), 0);
+	f = profile__func(&a, "handler", "/srv/v2/app.py", 50, false);
+	fr = profile__frame(&a, f, 51);
+	assert_int_equal(profile_target__add_stack(&a.targets[0], 1, &fr, 1, 10), 0);
+	build_diff(&d, &b, &a);
+	assert_int_equal(d.nfuncs, 2);
+	assert_string_equal(d.funcs[0].file, "/srv/v2/app.py");
+	assert_int_equal(d.funcs[0].self[DIFF_BEFORE], 40);
+	assert_int_equal(d.funcs[0].self[DIFF_AFTER], 40);
+	assert_string_equal(d.funcs[1].file, "/srv/v0/app.py");
+	assert_false(d.funcs[1].in[DIFF_AFTER]);
+	report_diff__free(&d);
+	profile__free(&b);
+	profile__free(&a);
+}
+
 /* An exact match is never taken by a suffix match made first. */
 static void test_exact_before_suffix(void **state)
 {
@@ -565,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_html_tree),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_many_same_name),
+		cmocka_unit_test(test_suffix_joins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
