@@ -1,18 +1,19 @@
 # `pybpfprof diff BEFORE AFTER`: two saved profiles of targets/diff_ratio.py,
 # whose slow() takes 75 % of its CPU time in one run and 50 % in the other,
 # each run from its own copy of the script in another directory, profiled at
-# different rates (499 and 1999 Hz) for different lengths (10 and 5 s). The
+# different rates (499 and 1999 Hz) for different lengths (15 and 8 s). The
 # ground truth is the workload's design, which it measures of itself (75.0 %
 # and 50.0 % of its thread CPU time in slow()): slow() -25 pp, fast() +25 pp,
 # in self and total share, within 4 pp; the copies must be matched as one
 # script. A sampled share is off by sqrt(p(1-p)/n) at one standard
 # deviation, and on a 2-core machine loaded by other jobs a workload got a
 # fifth of a CPU (99 Hz for 6 s gave about 220 samples, each share +-3 pp,
-# and 199 Hz for 10 s against 997 Hz for 5 s missed -25 by 3.7 pp once):
-# hence these rates (about 1.2 pp for the delta at a third of a CPU), and
-# the workloads run at nice -10 to get their CPU. The differential flame
-# graph is opened in headless Chromium (suite_formats' WebDriver): slow()'s
-# box blue, fast()'s red, widths AFTER's shares, hover showing both shares.
+# 199 Hz for 10 s against 997 Hz for 5 s missed -25 by 3.7 pp once, and
+# 499 Hz for 10 s against 1999 Hz for 5 s by 3.2 pp once in 9 runs, with
+# 800 and 1500 samples): hence these rates and lengths, and the workloads
+# run at nice -10 to get their CPU. The differential flame graph is opened
+# in headless Chromium (suite_formats' WebDriver): slow()'s box blue,
+# fast()'s red, widths AFTER's shares, hover showing both shares.
 # Then the refusals: missing, invalid and other-mode files, bad usage, an
 # unknown -o ending, each with no output file left.
 
@@ -25,8 +26,8 @@ from harness import (RUN_SLACK, TARGETS, Profiler, Workloads, check, expect_erro
                      interpreter, load_report, run_profiler, test, workload_split)
 from suite_formats import ARTIFACTS, WebDriver
 
-BEFORE_FREQ, BEFORE_SECONDS = 499, 10
-AFTER_FREQ, AFTER_SECONDS = 1999, 5
+BEFORE_FREQ, BEFORE_SECONDS = 499, 15
+AFTER_FREQ, AFTER_SECONDS = 1999, 8
 SLACK_PP = 4.0
 
 _run = {}
