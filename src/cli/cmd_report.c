@@ -71,7 +71,7 @@ static error_t report_parse_opt(int key, char *arg, struct argp_state *state)
 	return EINVAL;
 }
 
-/* What the profile lacks for what was asked: one sentence, or NULL. */
+/* What the profile lacks for what was asked: 0, or -EINVAL with one sentence in why. */
 static int check_needs(const struct report_cmd *rc, const struct profile *p, char *why, size_t len)
 {
 	const char *opt = rc->cfg.mem_timeline ? "--mem-timeline" : "--mem-folded";
@@ -156,7 +156,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_cmd rc = { .cfg = PYPROF_CONFIG_DEFAULTS };
 	struct outfile outs[NOUTS];
-	struct profile p;
+	struct profile p = {};
 	char why[600], name[] = "pybpfprof report";
 	size_t i, n;
 	int err;

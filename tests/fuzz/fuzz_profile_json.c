@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				       .tool_version = "fuzz",
 				       .threads = true,
 				       .prune_pct = 1 };
-	struct profile p;
+	struct profile p = {};
 	char why[512];
 	size_t i;
 

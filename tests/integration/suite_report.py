@@ -7,7 +7,8 @@
 # opened by their real consumers (pstats, protoc, go tool pprof, dot), whose
 # figures must be the run's. The same for a --mem run (the memory timeline
 # and folded memory stacks) and a --calls run on Debian bullseye's CPython
-# 3.9 (exact call counts in pstats). Then the refusals, with their sentences.
+# 3.9 (exact call counts in pstats), and a target whose strings carry terminal
+# escapes. Then the refusals, with their sentences.
 
 import json
 import os
@@ -219,3 +220,30 @@ def report_refusals():
         refused([], "no profile: give the JSON file a run wrote with -o FILE.json", rc=2,
                 prefix="pybpfprof report: ")
     return f"{len(cases)} refusals, each one sentence, no file left"
+
+
+@test
+def report_hostile_strings():
+    """A target whose comm, command line, qualname, file name and source line
+    carry terminal escapes (hostile_strings.py): the saved profile keeps them
+    exactly (JSON escapes them), so report writes every format as the run did,
+    and its text report is as safe to print."""
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "r").mkdir()
+        p = wl.start("/usr/bin/python3", "hostile_strings.py", "\x1b]0;title\x07")
+        args = ["-p", p.pid, "-d", 2, "-F", 199, "--threads"]
+        for f in FILES.values():
+            args += ["-o", d / f]
+        r = run_profiler(args, timeout=2 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        r = report([d / "p.json", "--threads", *[x for f in FILES.values()
+                                                   for x in ("-o", d / "r" / f)]])
+        check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
+        for name, f in FILES.items():
+            check((d / "r" / f).read_bytes() == (d / f).read_bytes(),
+                  f"{name}: report's file differs from the run's")
+        text = (d / "r/p.txt").read_text()
+    check("spin?[2J?100.0% fake ?31m" in text and "\x1b" not in text,
+          "the hostile qualname is not shown with '?' for its escapes")
+    return f"{len(FILES)} formats byte-identical; escapes shown as '?' in the text report"

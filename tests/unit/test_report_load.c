@@ -117,7 +117,7 @@ static void same_output(const struct profile *p, const struct profile *q)
 
 static void test_round_trip_cpu(void **state)
 {
-	struct profile p, q;
+	struct profile p, q = {};
 
 	(void)state;
 	build(&p);
@@ -136,7 +136,7 @@ static void test_round_trip_cpu(void **state)
 
 static void test_round_trip_all_modes(void **state)
 {
-	struct profile p, q;
+	struct profile p, q = {};
 
 	(void)state;
 	build_all(&p);
@@ -156,7 +156,7 @@ static void test_round_trip_all_modes(void **state)
 /* Loads text (as a file named x.json) and expects it refused with why. */
 static void refused(const char *text, const char *why_want)
 {
-	struct profile q;
+	struct profile q = {};
 	char why[512] = "";
 
 	assert_int_equal(report_load_json_buf(text, strlen(text), "x.json", &q, why, sizeof(why)),
@@ -229,7 +229,7 @@ static void test_refused(void **state)
 
 static void test_file(void **state)
 {
-	struct profile q;
+	struct profile q = {};
 	char why[512], path[] = "/tmp/pybpfprof-load-XXXXXX";
 	int fd;
 
