@@ -14,8 +14,9 @@
 # run at nice -10 to get their CPU. The differential flame graph is opened
 # in headless Chromium (suite_formats' WebDriver): slow()'s box blue,
 # fast()'s red, widths AFTER's shares, hover showing both shares.
-# Then the refusals: missing, invalid and other-mode files, bad usage, an
-# unknown -o ending, each with no output file left.
+# The same package in two virtualenvs under different roots is matched as
+# one. Then the refusals: missing, invalid and other-mode files, bad usage,
+# an unknown -o ending, each with no output file left.
 
 import re
 import shutil
@@ -208,6 +209,42 @@ def diff_flamegraph():
                 f"{d['slow']['before_total_pct']:.1f}% before")
         check(matched == want, f"search says {matched!r}, expected {want!r}")
     return "; ".join(out) + f"; hover and search work; screenshot in {ARTIFACTS}"
+
+
+@test
+def diff_venv_paths():
+    """slow() and fast() in site-packages/diffpkg/work.py of two virtualenvs
+    under different roots: one row each, in both profiles."""
+    out = Path(tempfile.mkdtemp(prefix="pybpfprof-diff-venv-"))
+    py = interpreter("debian")
+    sites = [out / "home/a/venv/lib/python3.11/site-packages",
+             out / "opt/x/lib/python3.11/site-packages"]
+    files = []
+    with Workloads() as wl:
+        for i, site in enumerate(sites):
+            (site / "diffpkg").mkdir(parents=True)
+            (site / "diffpkg/__init__.py").write_text("")
+            shutil.copy(TARGETS / "diff_ratio.py", site / "diffpkg/work.py")
+            code = (f"import sys; sys.path.insert(0, {str(site)!r}); "
+                    f"sys.argv = ['work', {('0.75', '0.5')[i]!r}]; "
+                    "import diffpkg.work; diffpkg.work.main()")
+            p = wl.spawn([py.python, "-c", code])
+            files.append(out / f"p{i}.json")
+            r = run_profiler(["-p", p.pid, "-d", 2, "-F", 999, "-o", files[-1]],
+                             timeout=2 + RUN_SLACK)
+            check(r.returncode == 0, f"run {i}: exit {r.returncode}: {r.stderr.strip()}")
+    js = out / "diff.json"
+    r = diff(files[0], files[1], "-o", js)
+    check(r.returncode == 0, f"diff: exit {r.returncode}: {r.stderr}")
+    d = load_report(js)
+    for name in ("slow", "fast"):
+        rows = rows_named(d["functions"], name)
+        want = str(sites[1] / "diffpkg/work.py")
+        check(len(rows) == 1 and rows[0]["in_before"] and rows[0]["in_after"] and
+              rows[0]["file"] == want, f"{name}: rows {rows}, expected one in both at {want}")
+    slow = rows_named(d["functions"], "slow")[0]
+    return (f"slow {slow['before_self_pct']:.1f}% -> {slow['after_self_pct']:.1f}% across "
+            f"{sites[0].relative_to(out)} and {sites[1].relative_to(out)}")
 
 
 @test
