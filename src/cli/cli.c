@@ -49,6 +49,7 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
 	"  pybpfprof report prof.json -o p.html    # a saved profile in another format\n"
 	"                                          # (see pybpfprof report --help)\n"
+	"  pybpfprof diff before.json after.json   # compare two saved runs\n"
 	"\n"
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
@@ -463,7 +464,8 @@ int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg)
 }
 
 static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]\n"
-			       "report FILE.json [-f FORMAT] [-o FILE]...";
+			       "report FILE.json [-f FORMAT] [-o FILE]...\n"
+			       "diff [OPTION...] BEFORE.json AFTER.json";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

@@ -19,4 +19,7 @@ int cmd_report(int argc, char **argv);
 /* The table, NULL-terminated; one line per subcommand, in main.c. */
 extern const struct command commands[];
 
+/* `pybpfprof diff BEFORE AFTER`: two saved profiles compared (cmd_diff.c). */
+int cmd_diff(int argc, char **argv);
+
 #endif
