@@ -79,6 +79,11 @@ static void build(struct profile *p, struct ids *id)
 						 0.9, false),
 			 1);
 	a->mem.stacks[1].bytes[PROFILE_MEM_LIVE] = 5 * MIB;
+	/* the range matching's figures (test_mem_ranges checks how they are made) */
+	a->mem.stacks[0].bytes[PROFILE_MEM_RELEASED] = 1800 * MIB;
+	a->mem.stacks[0].bytes[PROFILE_MEM_RETAINED] = 200 * MIB;
+	a->mem.released_unknown = 3 * MIB;
+	a->mem.retained_no_stack = 1 * MIB;
 }
 
 static void test_model(void **state)
