@@ -7,14 +7,17 @@
 # bytes (sampled page faults) must agree with them.
 
 import os
+import re
+import shutil
 import signal
+import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (Fail, LineReader, Profiler, RUN_SLACK, Reaper, TARGETS, Workloads, check,
+from harness import (Fail, LineReader, Profiler, RUN_SLACK, Reaper, Skip, TARGETS, Workloads, check,
                      cpu_seconds, expect_error, interpreter, interrupt_profiler, load_report,
                      per_build, process, profile_json, run_profiler, source_line, test)
 
@@ -104,16 +107,17 @@ def mem_growth(build):
             f"line {top.get('line')}")
 
 
-def retain_run(py, rounds, tmp):
+def retain_run(py, rounds, tmp, extra=()):
     """pybpfprof --mem -p on mem_retain.py through its rounds (started once
     the profiler is attached), stopped by SIGINT while the workload holds
-    what it kept: the JSON report, the text report and the timeline."""
+    what it kept: the JSON report, the text report and the timeline (and the
+    files of extra, given as paths under tmp)."""
     out = {k: os.path.join(tmp, f"r.{k}") for k in ("json", "txt", "svg")}
     with Workloads() as wl:
         p = wl.start(py, "mem_retain.py", rounds)
         lines = LineReader(p)
         prof = Profiler(["-p", p.pid, "--mem", "-o", out["json"], "-o", out["txt"],
-                         "--mem-timeline", out["svg"]])
+                         "--mem-timeline", out["svg"], *extra])
         try:
             prof.wait_attached()
             os.kill(p.pid, signal.SIGUSR1)
@@ -192,6 +196,51 @@ def mem_retained(build):
             f"retains {big['retained']}; baseline label {base[0]!r}")
 
 
+def go_pprof_top(path, index):
+    """go tool pprof -top by line of one sample type, in bytes: (total, rows
+    of (flat bytes, "func file:line"))."""
+    go = shutil.which("go") or next(iter(sorted(Path("/usr/lib").glob("go-*/bin/go"))), None)
+    if not go:
+        raise Skip("go not installed (Debian package golang-go): go tool pprof not run")
+    r = subprocess.run([str(go), "tool", "pprof", f"-sample_index={index}", "-unit=byte",
+                        "-top", "-lines", "-nodecount=100", path], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0, f"go tool pprof failed: {r.stderr.strip()[-300:]}")
+    m = re.search(r"of (\d+)B total", r.stdout)
+    rows = re.findall(r"^\s*(\d+)B?\s+[\d.]+%\s+[\d.]+%\s+\S+\s+[\d.]+%\s+(.+)$", r.stdout,
+                      re.M)
+    return (int(m.group(1)) if m else 0), [(int(b), where) for b, where in rows]
+
+
+@test
+def mem_retained_outputs():
+    """--mem-pprof and --mem-retained-folded of the acceptance run, read by
+    their real consumers: go tool pprof's inuse_space holds exactly the
+    lines' retained bytes, the keep line first, and its touched_space the
+    touched bytes; the folded weights add up to the retained bytes."""
+    py = interpreter("debian")
+    keep_n, _ = source_line("mem_retain.py", "# keep line")
+    with tempfile.TemporaryDirectory() as tmp:
+        pprof, folded = os.path.join(tmp, "m.pb.gz"), os.path.join(tmp, "m.folded")
+        p, rep, _, _ = retain_run(py, 10, tmp, ["--mem-pprof", pprof,
+                                                "--mem-retained-folded", folded])
+        mem = mem_section(rep, p.pid)
+        total, rows = go_pprof_top(pprof, "inuse_space")
+        touched, _ = go_pprof_top(pprof, "touched_space")
+        with open(folded) as f:
+            weights = [int(ln.rpartition(" ")[2]) for ln in f.read().splitlines()]
+    path = py.script_path("mem_retain.py")
+    check(total == mem["retained"] and total > 0,
+          f"go tool pprof inuse_space total {total}, the JSON's retained {mem['retained']}")
+    check(rows and rows[0][1].endswith(f"{path}:{keep_n}"),
+          f"go tool pprof's top inuse_space line {rows[:1]}, expected {path}:{keep_n}")
+    check(touched == mem["touched"], f"touched_space {touched}, JSON touched {mem['touched']}")
+    check(sum(weights) == mem["retained"],
+          f"retained folded weights add up to {sum(weights)}, JSON retained {mem['retained']}")
+    return (f"inuse_space {total / MIB:.1f} MiB, top {rows[0][0] / MIB:.1f} MiB at line "
+            f"{keep_n}; touched_space {touched / MIB:.0f} MiB; {len(weights)} folded stacks")
+
+
 @test
 def mem_balance():
     py = interpreter("debian")
@@ -261,8 +310,9 @@ def mem_timeline():
     mem = mem_section(rep, p.pid)
     ns = "{http://www.w3.org/2000/svg}"
     check(root.tag == ns + "svg", f"root element {root.tag}")
-    lines = root.findall(f".//{ns}polyline")
-    check(len(lines) == 1, f"{len(lines)} polylines")
+    # the resident size, and the baseline under it (mem_retained checks that one)
+    lines = [pl for pl in root.findall(f".//{ns}polyline") if pl.get("class") == "rss"]
+    check(len(lines) == 1, f"{len(lines)} resident-size polylines")
     points = lines[0].get("points").split()
     # One reading every 50 ms, minus start-up: at least 40 in 3 s.
     check(len(points) >= 40 and len(points) == len(mem["rss_timeline"]),

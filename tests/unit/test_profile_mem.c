@@ -204,6 +204,8 @@ static void test_folded_golden(void **state)
 {
 	(void)state;
 	check_golden(&report_mem_folded, "mem_stacks.folded");
+	/* weighted by retained bytes: only the big stack holds any */
+	check_golden(&report_mem_retained_folded, "mem_retained.folded");
 }
 
 /* The memory options: modes, periods, files that imply --mem, and refusals. */
@@ -218,6 +220,9 @@ static void test_options(void **state)
 	char *bad_mode[] = { "pybpfprof", "-p", "1", "--mem=heap", NULL };
 	char *bad_period[] = { "pybpfprof", "-p", "1", "--mem-period", "0", NULL };
 	char *bad_alloc[] = { "pybpfprof", "-p", "1", "--alloc-period", "-1", NULL };
+	char *retained[] = { "pybpfprof",   "-p",      "1",
+			     "--mem-pprof", "m.pb.gz", "--mem-retained-folded",
+			     "r.folded",    NULL };
 	struct pyprof_config cfg;
 
 	(void)state;
@@ -235,6 +240,11 @@ static void test_options(void **state)
 	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
 	assert_string_equal(cfg.mem_timeline, "r.svg");
 	assert_string_equal(cfg.mem_folded, "m.folded");
+	/* the retained-bytes outputs imply --mem too */
+	assert_int_equal(parse(ARGC(retained), retained, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_string_equal(cfg.mem_pprof, "m.pb.gz");
+	assert_string_equal(cfg.mem_retained_folded, "r.folded");
 	expect_error(bad_mode, ARGC(bad_mode), "--mem 'heap'");
 	expect_error(bad_period, ARGC(bad_period), "--mem-period '0'");
 	expect_error(bad_alloc, ARGC(bad_alloc), "--alloc-period '-1'");
