@@ -93,8 +93,10 @@ uint64_t mem_ranges__unmap(struct mem_ranges *rs, uint64_t start, uint64_t end, 
 		release(fn, ctx, r->owner, end - r->start);
 		r->start = end;
 	}
-	memmove(&rs->r[i], &rs->r[j], (rs->n - j) * sizeof(*rs->r));
-	rs->n -= j - i;
+	if (j > i) { /* (never with an empty table, whose array may be NULL) */
+		memmove(&rs->r[i], &rs->r[j], (rs->n - j) * sizeof(*rs->r));
+		rs->n -= j - i;
+	}
 	return end - start - found;
 }
 
