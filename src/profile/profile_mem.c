@@ -250,6 +250,8 @@ int profile_target__merge_mem(struct profile_target *into, const struct profile_
 	m->released_no_stack += f->released_no_stack;
 	m->retained_no_stack += f->retained_no_stack;
 	m->ranges_unmatched += f->ranges_unmatched;
+	m->ranges.untracked += f->ranges.untracked;
+	m->ranges.untracked_bytes += f->ranges.untracked_bytes;
 	return 0;
 }
 
