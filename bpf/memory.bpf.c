@@ -101,7 +101,7 @@ int on_page_fault(struct bpf_perf_event_data *ctx)
 /* A memory system call between its entry and its exit, per thread. */
 struct mem_call {
 	__u64 nr;
-	__u64 arg0, arg1, arg2;
+	__u64 arg0, arg1, arg2, arg3;
 	__u64 brk_before; /* brk: the break before the call */
 };
 
@@ -136,6 +136,7 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	call.arg0 = BPF_CORE_READ(regs, di);
 	call.arg1 = BPF_CORE_READ(regs, si);
 	call.arg2 = BPF_CORE_READ(regs, dx);
+	call.arg3 = BPF_CORE_READ(regs, r10); /* the fourth system call argument */
 	if (nr == NR_BRK) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
@@ -145,47 +146,113 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* Range records that found the ring buffer full: their releases go unmatched. */
+__u64 ranges_lost;
+
+/* The stack record of a memory call; its ktime_ns if one was sent, else 0. */
+static __always_inline __u64 emit_mem_stack(__u8 kind, __u64 bytes)
+{
+	struct scratch *s;
+	__u32 *level;
+	__u64 sent_ns = 0;
+
+	s = scratch_get(&level);
+	if (!s) {
+		count_kind(kind, PYPROF_CNT_DROPPED);
+		return 0;
+	}
+	if (!emit_stack_in(s, kind, bytes, 0))
+		sent_ns = s->sample.ktime_ns;
+	scratch_put(level);
+	return sent_ns;
+}
+
+/*
+ * The call's addresses (struct py_mem_range), after its stack record: every
+ * call is sent, with a stack or not, or a release could not be matched.
+ */
+static __always_inline void emit_mem_range(const struct mem_call *call, __s64 ret, __u64 stack_ns)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct py_mem_range r = {};
+
+	r.pid = pid_tgid >> 32;
+	r.tid = (__u32)pid_tgid;
+	r.ktime_ns = bpf_ktime_get_ns();
+	r.kind = PY_KIND_MEM_RANGE;
+	r.value = stack_ns;
+	switch (call->nr) {
+	case NR_MMAP:
+		r.op = PY_MEM_MMAP;
+		r.addr = ret;
+		r.len = PAGE_ROUND(call->arg1);
+		break;
+	case NR_MUNMAP:
+		r.op = PY_MEM_MUNMAP;
+		r.addr = call->arg0;
+		r.len = PAGE_ROUND(call->arg1);
+		break;
+	case NR_MREMAP:
+		r.op = PY_MEM_MREMAP;
+		r.addr = call->arg0;
+		r.len = PAGE_ROUND(call->arg1);
+		r.new_addr = ret;
+		r.new_len = PAGE_ROUND(call->arg2);
+		r.remap_flags = call->arg3;
+		break;
+	default:
+		r.op = PY_MEM_BRK;
+		r.addr = call->brk_before;
+		r.new_addr = ret;
+		break;
+	}
+	if (bpf_ringbuf_output(&samples, &r, sizeof(r), 0))
+		__sync_fetch_and_add(&ranges_lost, 1);
+}
+
 SEC("raw_tracepoint/sys_exit")
 int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	__u32 tid;
 	__s64 ret = ctx->args[1], delta = 0;
-	struct mem_call *call;
-	__u64 nr;
+	struct mem_call *found, call;
+	__u64 nr, stack_ns = 0;
 
 	/* This runs at the end of every system call on the machine: the number first. */
 	nr = BPF_CORE_READ(regs, orig_ax);
 	if (nr != NR_MMAP && nr != NR_MUNMAP && nr != NR_BRK && nr != NR_MREMAP)
 		return 0;
 	tid = (__u32)bpf_get_current_pid_tgid();
-	call = bpf_map_lookup_elem(&mem_calls, &tid);
-	if (!call)
+	found = bpf_map_lookup_elem(&mem_calls, &tid);
+	if (!found)
 		return 0;
+	call = *found;
+	bpf_map_delete_elem(&mem_calls, &tid);
 	/* -4095..-1 are errors; mmap and mremap return addresses, munmap 0. */
-	if (ret < 0 && ret >= -4095) {
-		bpf_map_delete_elem(&mem_calls, &tid);
+	if (ret < 0 && ret >= -4095)
 		return 0;
-	}
-	switch (call->nr) {
+	switch (call.nr) {
 	case NR_MMAP:
-		delta = PAGE_ROUND(call->arg1);
+		delta = PAGE_ROUND(call.arg1);
 		break;
 	case NR_MUNMAP:
-		delta = -(__s64)PAGE_ROUND(call->arg1);
+		delta = -(__s64)PAGE_ROUND(call.arg1);
 		break;
 	case NR_MREMAP: /* (old_address, old_size, new_size) */
-		delta = (__s64)PAGE_ROUND(call->arg2) - (__s64)PAGE_ROUND(call->arg1);
+		delta = (__s64)PAGE_ROUND(call.arg2) - (__s64)PAGE_ROUND(call.arg1);
 		break;
 	case NR_BRK: /* returns the new break; brk(0) and a refusal leave it as it was */
-		delta = (__s64)PAGE_ROUND(ret) - (__s64)PAGE_ROUND(call->brk_before);
+		delta = (__s64)PAGE_ROUND(ret) - (__s64)PAGE_ROUND(call.brk_before);
+		if (!delta)
+			return 0;
 		break;
 	}
-	bpf_map_delete_elem(&mem_calls, &tid);
 	if (delta > 0)
-		emit_stack(PY_KIND_MAP, delta);
+		stack_ns = emit_mem_stack(PY_KIND_MAP, delta);
 	else if (delta < 0)
-		emit_stack(PY_KIND_UNMAP, -delta);
+		stack_ns = emit_mem_stack(PY_KIND_UNMAP, -delta);
+	emit_mem_range(&call, ret, stack_ns);
 	return 0;
 }
 

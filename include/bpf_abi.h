@@ -108,6 +108,36 @@ enum py_sample_kind {
 	PY_KIND_UNMAP = 34,	 /* munmap, brk or mremap shrank it by value bytes */
 	PY_KIND_ALLOC = 35,	 /* --mem=alloc: a sampled allocator call; value: bytes it stands
 				 * for (the sampling period, or its size if larger) */
+	PY_KIND_MEM_RANGE = 36,	 /* struct py_mem_range: a memory system call's addresses */
+};
+
+/*
+ * --mem: the addresses of one successful mmap, munmap, mremap or brk of a
+ * profiled process, sent for every such call (with a Python stack or not),
+ * after the PY_KIND_MAP/UNMAP record of the same call if there was one:
+ * userspace matches each release to the mapping it undoes. The header is
+ * py_sample's with no frames; value is the ktime_ns of that stack record, 0
+ * if none was sent.
+ */
+enum py_mem_op {
+	PY_MEM_MMAP = 1,
+	PY_MEM_MUNMAP = 2,
+	PY_MEM_MREMAP = 3,
+	PY_MEM_BRK = 4,
+};
+
+struct py_mem_range {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u16 nframes; /* 0 */
+	__u8 flags;
+	__u8 kind; /* PY_KIND_MEM_RANGE */
+	__u32 op;  /* enum py_mem_op */
+	__u64 value;
+	__u64 addr, len;	 /* mmap, munmap: the range; mremap: the old one; brk: old break */
+	__u64 new_addr, new_len; /* mremap: the new range; brk: new break */
+	__u64 remap_flags;	 /* mremap's flags */
 };
 
 /*

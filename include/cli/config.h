@@ -29,19 +29,21 @@ struct pyprof_config {
 	unsigned line_report; /* functions shown line by line in the text report */
 	double prune_pct;     /* --prune: tree and dot leave out functions under this share */
 	int verbose;
-	int mem;		    /* enum pyprof_mem_mode */
-	unsigned mem_period;	    /* page faults per fault sample */
-	unsigned long alloc_period; /* bytes allocated per allocator sample */
-	const char *mem_timeline;   /* SVG of resident memory over time, or NULL */
-	const char *mem_folded;	    /* folded stacks of bytes touched, or NULL */
-	bool all;		    /* -a: every CPython process on the host */
-	bool subprocesses;	    /* follow the targets' descendants */
-	bool merge;		    /* one profile for all processes */
-	bool threads;		    /* per-thread breakdown */
-	bool top;		    /* `pybpfprof top`: live view instead of a report */
-	char **command;		    /* after `--`: the command to launch, NULL-terminated */
-	const char *user;	    /* --user NAME|UID: the command runs as this user, not root */
-	unsigned usdt_modes;	    /* enum usdt_mode: --calls, --gc, --imports */
+	int mem;			 /* enum pyprof_mem_mode */
+	unsigned mem_period;		 /* page faults per fault sample */
+	unsigned long alloc_period;	 /* bytes allocated per allocator sample */
+	const char *mem_timeline;	 /* SVG of resident memory over time, or NULL */
+	const char *mem_folded;		 /* folded stacks of bytes touched, or NULL */
+	const char *mem_retained_folded; /* folded stacks of bytes retained, or NULL */
+	const char *mem_pprof;		 /* pprof of the memory stacks, or NULL */
+	bool all;			 /* -a: every CPython process on the host */
+	bool subprocesses;		 /* follow the targets' descendants */
+	bool merge;			 /* one profile for all processes */
+	bool threads;			 /* per-thread breakdown */
+	bool top;			 /* `pybpfprof top`: live view instead of a report */
+	char **command;			 /* after `--`: the command to launch, NULL-terminated */
+	const char *user;      /* --user NAME|UID: the command runs as this user, not root */
+	unsigned usdt_modes;   /* enum usdt_mode: --calls, --gc, --imports */
 	bool py311_line;       /* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb; /* --max-cache-mb: all that is kept of the targets' code objects */
 	char error[256];       /* why parsing failed */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "profile/mem_ranges.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -64,6 +65,8 @@ enum profile_mem_kind {
 	PROFILE_MEM_UNMAPPED,  /* munmap, brk and mremap shrinking: exact */
 	PROFILE_MEM_ALLOCATED, /* --mem=alloc: allocator calls sampled by bytes */
 	PROFILE_MEM_LIVE,      /* --mem=alloc: of which not freed at the end */
+	PROFILE_MEM_RELEASED,  /* of the ranges this stack mapped, unmapped during the run: exact */
+	PROFILE_MEM_RETAINED,  /* of them, still mapped at the end or at the process's exit */
 	PROFILE_MEM_NKINDS,
 };
 
@@ -105,6 +108,12 @@ struct profile_mem {
 	size_t nevents, cap_events;
 	uint64_t events_dropped; /* beyond the cap: not on the timeline, still in stacks */
 	uint64_t live_lost;	 /* live bytes whose allocation record never arrived */
+	/* Released and retained (mem_ranges.h): which mapping each release undoes. */
+	struct mem_ranges ranges;
+	uint64_t released_unknown;  /* released ranges mapped before the run (or untracked) */
+	uint64_t released_no_stack; /* released ranges mapped with no Python stack */
+	uint64_t retained_no_stack; /* and of those, still mapped at the end */
+	uint64_t ranges_unmatched;  /* range records whose stack record never came */
 };
 
 /* Log2 latency histogram of one function's calls: bucket i counts [2^i, 2^(i+1)) ns. */
@@ -235,6 +244,7 @@ struct profile {
 	uint64_t alloc_period; /* bytes per allocator sample */
 	unsigned mem_period;   /* page faults per fault sample */
 	unsigned page_size;
+	uint64_t mem_ranges_lost; /* memory calls' address records lost (ring buffer full) */
 	bool calls_mode, gc_mode, imports_mode; /* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
 	struct profile_cache_counts cache;
@@ -278,6 +288,28 @@ int profile_target__add_mem(struct profile_target *pp, enum profile_mem_kind kin
 			    const uint32_t *frames, uint32_t n, uint64_t bytes, double t_s,
 			    bool is_peak);
 void profile_mem__free(struct profile_mem *m);
+
+/* One memory system call of a process, with its addresses (page-rounded lengths). */
+enum profile_mem_op {
+	PROFILE_MEM_OP_MMAP = 1,
+	PROFILE_MEM_OP_MUNMAP,
+	PROFILE_MEM_OP_MREMAP, /* addr, len: old range; new_addr, new_len: new one */
+	PROFILE_MEM_OP_BRK,    /* addr: the break before; new_addr: after */
+};
+struct profile_mem_call {
+	enum profile_mem_op op;
+	uint64_t addr, len, new_addr, new_len;
+	bool keep_old; /* mremap with MREMAP_DONTUNMAP: the old range stays mapped */
+};
+/*
+ * Matches a memory system call to the ranges the process mapped: what it
+ * releases is charged to the stacks that mapped it (PROFILE_MEM_RELEASED),
+ * what it maps is owner's (a stack index, or MEM_RANGE_NO_STACK).
+ */
+void profile_target__mem_call(struct profile_target *pp, const struct profile_mem_call *c,
+			      uint32_t owner);
+/* At the end (or the process's exit): what is still mapped is retained by its owner. */
+void profile_target__mem_retain(struct profile_target *pp);
 /*
  * --merge: adds from's memory stacks to into's; the peak is the highest of
  * the processes' (their timelines are not merged). 0 or -ENOMEM.

@@ -43,5 +43,9 @@ extern const struct report_writer report_dot;
 extern const struct report_writer report_mem_svg;
 /* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */
 extern const struct report_writer report_mem_folded;
+/* --mem-retained-folded: the same weighted by bytes retained at the end. */
+extern const struct report_writer report_mem_retained_folded;
+/* --mem-pprof: the memory stacks as pprof (touched, mapped, released, inuse_space). */
+extern const struct report_writer report_mem_pprof;
 
 #endif

@@ -30,6 +30,17 @@ struct collector_target {
 	size_t forked_from;
 	/* CLOCK_MONOTONIC when the tracker registered its image (0: not the tracker) */
 	long long registered_ns;
+	/*
+	 * --mem: the last stack records of memory calls, which the call's range
+	 * record (struct py_mem_range) names by thread and time; a ring, as
+	 * other threads' records may come in between.
+	 */
+	struct {
+		uint32_t tid;
+		uint64_t ktime_ns;
+		long stack;
+	} mem_recent[16];
+	unsigned mem_recent_next;
 };
 
 struct collector {

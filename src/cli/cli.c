@@ -117,6 +117,8 @@ enum {
 	OPT_MEM_TIMELINE,
 	OPT_ALLOC_PERIOD,
 	OPT_MEM_FOLDED,
+	OPT_MEM_RETAINED_FOLDED,
+	OPT_MEM_PPROF,
 	OPT_SUBPROCESSES,
 	OPT_MERGE,
 	OPT_THREADS,
@@ -230,6 +232,14 @@ static const struct cli_option cli_options[] = {
 	{ { "mem-timeline", OPT_MEM_TIMELINE, "FILE.svg", 0, "Draw resident memory over the run "
 	    "as an SVG picture, the largest rises labelled by Python line (implies --mem)", 6 },
 	  CLI_PATH, FIELD(mem_timeline, const char *), 0, 0, NULL, NULL },
+	{ { "mem-retained-folded", OPT_MEM_RETAINED_FOLDED, "FILE", 0, "Write the memory stacks "
+	    "as folded text weighted by bytes they mapped and still held at the end (implies "
+	    "--mem)", 6 },
+	  CLI_PATH, FIELD(mem_retained_folded, const char *), 0, 0, NULL, NULL },
+	{ { "mem-pprof", OPT_MEM_PPROF, "FILE.pb.gz", 0, "Write the memory stacks as a pprof "
+	    "profile: touched_space, mapped_space, released_space and inuse_space (retained at "
+	    "the end, the default) bytes (implies --mem)", 6 },
+	  CLI_PATH, FIELD(mem_pprof, const char *), 0, 0, NULL, NULL },
 };
 // clang-format on
 
@@ -441,6 +451,8 @@ static const int report_keys[] = { 'f',
 				   OPT_THREADS,
 				   OPT_MEM_TIMELINE,
 				   OPT_MEM_FOLDED,
+				   OPT_MEM_RETAINED_FOLDED,
+				   OPT_MEM_PPROF,
 				   'v' };
 #define NREPORT_KEYS (sizeof(report_keys) / sizeof(report_keys[0]))
 

@@ -19,7 +19,37 @@
 #include "report/report_load.h"
 #include "commands.h"
 
-#define NOUTS (CONFIG_MAX_OUTPUTS + 2) /* the -o files, then --mem-timeline, --mem-folded */
+/* The -o files, then --mem-timeline, --mem-folded, --mem-retained-folded, --mem-pprof. */
+#define NOUTS (CONFIG_MAX_OUTPUTS + 4)
+
+/* The memory outputs: option, writer, and what it shows (for report's --help). */
+static const struct mem_output {
+	const char *option;
+	const struct report_writer *writer;
+	const char *doc;
+} mem_outputs[] = {
+	{ "mem-timeline", &report_mem_svg,
+	  "Resident memory over the run as an SVG picture (a profile recorded with --mem)" },
+	{ "mem-folded", &report_mem_folded,
+	  "The memory stacks as folded text weighted by bytes touched (a profile recorded "
+	  "with --mem)" },
+	{ "mem-retained-folded", &report_mem_retained_folded,
+	  "The memory stacks as folded text weighted by bytes still mapped at the end (a "
+	  "profile recorded with --mem)" },
+	{ "mem-pprof", &report_mem_pprof,
+	  "The memory stacks as a pprof profile of touched, mapped, released and retained "
+	  "bytes (a profile recorded with --mem)" },
+};
+#define NMEM_OUTPUTS (sizeof(mem_outputs) / sizeof(mem_outputs[0]))
+
+/* The memory output paths, in mem_outputs' order. */
+static void mem_paths(const struct pyprof_config *cfg, const char *out[NMEM_OUTPUTS])
+{
+	out[0] = cfg->mem_timeline;
+	out[1] = cfg->mem_folded;
+	out[2] = cfg->mem_retained_folded;
+	out[3] = cfg->mem_pprof;
+}
 
 static const char report_doc[] =
 	"pybpfprof report: write a profile saved as JSON (pybpfprof -o prof.json) again, "
@@ -74,15 +104,18 @@ static error_t report_parse_opt(int key, char *arg, struct argp_state *state)
 /* What the profile lacks for what was asked: 0, or -EINVAL with one sentence in why. */
 static int check_needs(const struct report_cmd *rc, const struct profile *p, char *why, size_t len)
 {
-	const char *opt = rc->cfg.mem_timeline ? "--mem-timeline" : "--mem-folded";
+	const char *paths[NMEM_OUTPUTS];
+	size_t i;
 
-	if ((rc->cfg.mem_timeline || rc->cfg.mem_folded) && !p->mem) {
-		snprintf(why, len,
-			 "%s: %s draws the memory samples, and this profile has none: record "
-			 "with --mem",
-			 rc->file, opt);
-		return -EINVAL;
-	}
+	mem_paths(&rc->cfg, paths);
+	for (i = 0; i < NMEM_OUTPUTS && !p->mem; i++)
+		if (paths[i]) {
+			snprintf(why, len,
+				 "%s: --%s draws the memory samples, and this profile has none: "
+				 "record with --mem",
+				 rc->file, mem_outputs[i].option);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -95,8 +128,7 @@ static int open_outputs(const struct pyprof_config *cfg, struct outfile *outs)
 	int err;
 
 	memcpy(paths, cfg->outputs, cfg->noutputs * sizeof(*paths));
-	paths[CONFIG_MAX_OUTPUTS] = cfg->mem_timeline;
-	paths[CONFIG_MAX_OUTPUTS + 1] = cfg->mem_folded;
+	mem_paths(cfg, &paths[CONFIG_MAX_OUTPUTS]);
 	for (i = 0; i < NOUTS; i++) {
 		if (!paths[i] || !strcmp(paths[i], "-"))
 			continue;
@@ -133,6 +165,7 @@ static int write_all(const struct pyprof_config *cfg, struct outfile *outs, cons
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	const struct report_writer *w, *fallback;
+	const char *mem[NMEM_OUTPUTS];
 	size_t i;
 	int err = 0;
 
@@ -141,10 +174,11 @@ static int write_all(const struct pyprof_config *cfg, struct outfile *outs, cons
 		w = cfg->noutputs ? report_for_path(cfg->outputs[i]) : NULL;
 		write_one(w ? w : fallback, cfg->noutputs ? &outs[i] : NULL, p, &ro, &err);
 	}
-	if (cfg->mem_timeline)
-		write_one(&report_mem_svg, &outs[CONFIG_MAX_OUTPUTS], p, &ro, &err);
-	if (cfg->mem_folded)
-		write_one(&report_mem_folded, &outs[CONFIG_MAX_OUTPUTS + 1], p, &ro, &err);
+	mem_paths(cfg, mem);
+	for (i = 0; i < NMEM_OUTPUTS; i++)
+		if (mem[i])
+			write_one(mem_outputs[i].writer, &outs[CONFIG_MAX_OUTPUTS + i], p, &ro,
+				  &err);
 	return err;
 }
 
@@ -158,19 +192,15 @@ int cmd_report(int argc, char **argv)
 	struct outfile outs[NOUTS];
 	struct profile p = {};
 	char why[600], name[] = "pybpfprof report";
-	size_t i, n;
+	size_t i, k, n;
 	int err;
 
 	n = cli_report_options(options, 31);
 	for (i = 0; i < n; i++) {
 		options[i].group = 0; /* one list, by name */
-		if (options[i].name && !strncmp(options[i].name, "mem-", 4))
-			options[i].doc =
-				!strcmp(options[i].name, "mem-folded") ?
-					"The memory stacks as folded text weighted by bytes "
-					"touched (a profile recorded with --mem)" :
-					"Resident memory over the run as an SVG picture "
-					"(a profile recorded with --mem)";
+		for (k = 0; options[i].name && k < NMEM_OUTPUTS; k++)
+			if (!strcmp(options[i].name, mem_outputs[k].option))
+				options[i].doc = mem_outputs[k].doc;
 	}
 	argv[0] = name; /* "pybpfprof report" in argp's messages */
 	argp_err_exit_status = 2;

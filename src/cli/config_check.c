@@ -24,7 +24,8 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 	bool followed = cfg->all || cfg->command || cfg->subprocesses;
 
 	/* The memory files are drawn from the memory samples. */
-	if ((cfg->mem_folded || cfg->mem_timeline) && !cfg->mem)
+	if ((cfg->mem_folded || cfg->mem_timeline || cfg->mem_retained_folded || cfg->mem_pprof) &&
+	    !cfg->mem)
 		cfg->mem = PYPROF_MEM_FAULTS;
 
 	if (!cfg->npids && !cfg->all && !cfg->command)
@@ -49,7 +50,8 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 			      "with --merge");
 	if (cfg->py311_line && !(cfg->usdt_modes & USDT_CALLS))
 		return refuse(why, whylen, "--calls-py311-line only makes sense with --calls");
-	if (cfg->top && (cfg->noutputs || cfg->mem_timeline || cfg->mem_folded))
+	if (cfg->top && (cfg->noutputs || cfg->mem_timeline || cfg->mem_folded ||
+			 cfg->mem_retained_folded || cfg->mem_pprof))
 		return refuse(why, whylen,
 			      "top shows a live view and writes no file: drop -o, "
 			      "--mem-timeline and --mem-folded, or record without top");

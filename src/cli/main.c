@@ -78,10 +78,12 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return deadline__yield() ? -EINTR : 0;
 }
 
-/* Output files, opened before profiling: the -o files, then these two. */
+/* Output files, opened before profiling: the -o files, then the memory files. */
 #define OUT_TIMELINE CONFIG_MAX_OUTPUTS
 #define OUT_FOLDED (CONFIG_MAX_OUTPUTS + 1)
-#define NOUTFILES (CONFIG_MAX_OUTPUTS + 2)
+#define OUT_RETAINED_FOLDED (CONFIG_MAX_OUTPUTS + 2)
+#define OUT_MEM_PPROF (CONFIG_MAX_OUTPUTS + 3)
+#define NOUTFILES (CONFIG_MAX_OUTPUTS + 4)
 
 /* Everything one run holds, from the command line to the exit code. */
 struct run {
@@ -126,6 +128,11 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
 		err = output_open(&outs[OUT_TIMELINE], cfg->mem_timeline, why, sizeof(why));
 	if (!err && cfg->mem_folded)
 		err = output_open(&outs[OUT_FOLDED], cfg->mem_folded, why, sizeof(why));
+	if (!err && cfg->mem_retained_folded)
+		err = output_open(&outs[OUT_RETAINED_FOLDED], cfg->mem_retained_folded, why,
+				  sizeof(why));
+	if (!err && cfg->mem_pprof)
+		err = output_open(&outs[OUT_MEM_PPROF], cfg->mem_pprof, why, sizeof(why));
 	if (!err)
 		for (i = 0; i < cfg->npids && !err; i++) {
 			int fd = proc_pidfd_open(cfg->pids[i]);
@@ -699,6 +706,12 @@ static int run__write_reports(struct run *r)
 			     &r->prof, &ro, &err);
 	if (cfg->mem_folded)
 		write_output(&report_mem_folded, &r->outs[OUT_FOLDED], "the folded memory stacks",
+			     &r->prof, &ro, &err);
+	if (cfg->mem_retained_folded)
+		write_output(&report_mem_retained_folded, &r->outs[OUT_RETAINED_FOLDED],
+			     "the folded retained memory stacks", &r->prof, &ro, &err);
+	if (cfg->mem_pprof)
+		write_output(&report_mem_pprof, &r->outs[OUT_MEM_PPROF], "the memory pprof profile",
 			     &r->prof, &ro, &err);
 	return err;
 }

@@ -20,6 +20,7 @@ void profile_mem__free(struct profile_mem *m)
 	free(m->rss);
 	free(m->events);
 	hashmap__free(&m->stack_index);
+	mem_ranges__free(&m->ranges);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -245,5 +246,71 @@ int profile_target__merge_mem(struct profile_target *into, const struct profile_
 	m->partial += f->partial;
 	m->unresolved += f->unresolved;
 	m->live_lost += f->live_lost;
+	m->released_unknown += f->released_unknown;
+	m->released_no_stack += f->released_no_stack;
+	m->retained_no_stack += f->retained_no_stack;
+	m->ranges_unmatched += f->ranges_unmatched;
+	m->ranges.untracked += f->ranges.untracked;
+	m->ranges.untracked_bytes += f->ranges.untracked_bytes;
 	return 0;
+}
+
+static void on_released(void *ctx, uint32_t owner, uint64_t bytes)
+{
+	struct profile_mem *m = ctx;
+
+	if (owner < m->nstacks)
+		m->stacks[owner].bytes[PROFILE_MEM_RELEASED] += bytes;
+	else
+		m->released_no_stack += bytes;
+}
+
+static void on_retained(void *ctx, uint32_t owner, uint64_t bytes)
+{
+	struct profile_mem *m = ctx;
+
+	if (owner < m->nstacks)
+		m->stacks[owner].bytes[PROFILE_MEM_RETAINED] += bytes;
+	else
+		m->retained_no_stack += bytes;
+}
+
+#define PAGE_UP(x) (((x) + 4095) & ~4095ULL)
+
+void profile_target__mem_call(struct profile_target *pp, const struct profile_mem_call *c,
+			      uint32_t owner)
+{
+	struct profile_mem *m = &pp->mem;
+	struct mem_ranges *rs = &m->ranges;
+	uint64_t old_brk = PAGE_UP(c->addr), new_brk = PAGE_UP(c->new_addr);
+
+	switch (c->op) {
+	case PROFILE_MEM_OP_MMAP:
+		mem_ranges__map(rs, c->addr, c->addr + c->len, owner, on_released, m);
+		break;
+	case PROFILE_MEM_OP_MUNMAP:
+		m->released_unknown += mem_ranges__unmap(rs, c->addr, c->addr + c->len, on_released,
+							 m);
+		break;
+	case PROFILE_MEM_OP_MREMAP:
+		if (c->keep_old) /* a copy of the old range's place: new to the process */
+			mem_ranges__map(rs, c->new_addr, c->new_addr + c->new_len, owner,
+					on_released, m);
+		else
+			m->released_unknown += mem_ranges__remap(rs, c->addr, c->len, c->new_addr,
+								 c->new_len, owner, on_released, m);
+		break;
+	case PROFILE_MEM_OP_BRK: /* the heap's top grows or shrinks */
+		if (new_brk > old_brk)
+			mem_ranges__map(rs, old_brk, new_brk, owner, on_released, m);
+		else
+			m->released_unknown += mem_ranges__unmap(rs, new_brk, old_brk, on_released,
+								 m);
+		break;
+	}
+}
+
+void profile_target__mem_retain(struct profile_target *pp)
+{
+	mem_ranges__drain(&pp->mem.ranges, on_retained, &pp->mem);
 }

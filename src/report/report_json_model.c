@@ -90,9 +90,9 @@ static void write_header(FILE *f, const struct profile *p)
 	if (p->mem)
 		fprintf(f,
 			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "
-			"\"page_size\": %u}",
+			"\"page_size\": %u, \"ranges_lost\": %llu}",
 			p->mem_alloc ? "true" : "false", (unsigned long long)p->alloc_period,
-			p->mem_period, p->page_size);
+			p->mem_period, p->page_size, (unsigned long long)p->mem_ranges_lost);
 }
 
 static void write_tables(FILE *f, const struct profile *p)
@@ -220,6 +220,9 @@ static void write_usdt(FILE *f, const struct profile_target *pp)
 static void write_mem(FILE *f, const struct profile_target *pp)
 {
 	const struct profile_mem *m = &pp->mem;
+	const uint64_t ranges[] = { m->released_unknown,       m->released_no_stack,
+				    m->retained_no_stack,      m->ranges.untracked,
+				    m->ranges.untracked_bytes, m->ranges_unmatched };
 	size_t i;
 
 	fprintf(f,
@@ -228,8 +231,10 @@ static void write_mem(FILE *f, const struct profile_target *pp)
 		(unsigned long long)m->truncated, (unsigned long long)m->partial,
 		(unsigned long long)m->unresolved, m->peak_stack, (unsigned long long)m->peak_rss);
 	num(f, m->peak_t_s);
-	fprintf(f, ", \"events_dropped\": %llu, \"live_lost\": %llu,\n     \"stacks\": [",
+	fprintf(f, ", \"events_dropped\": %llu, \"live_lost\": %llu, \"ranges\": ",
 		(unsigned long long)m->events_dropped, (unsigned long long)m->live_lost);
+	u64s(f, ranges, 6);
+	fputs(",\n     \"stacks\": [", f);
 	for (i = 0; i < m->nstacks; i++) {
 		fputs(i ? ",\n      [" : "[", f);
 		frames(f, m->stacks[i].frames, m->stacks[i].nframes);

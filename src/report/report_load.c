@@ -71,7 +71,9 @@ static int load_header(struct ld *l, json_t *m)
 	    ld_u64(l, ld_get(l, mem, "model.mem", "mem_period"), "model.mem.mem_period", UINT_MAX,
 		   &x[0]) ||
 	    ld_u64(l, ld_get(l, mem, "model.mem", "page_size"), "model.mem.page_size", 1u << 30,
-		   &x[1]))
+		   &x[1]) ||
+	    ld_u64(l, ld_get(l, mem, "model.mem", "ranges_lost"), "model.mem.ranges_lost",
+		   UINT64_MAX, &p->mem_ranges_lost))
 		return -EINVAL;
 	p->mem_period = (unsigned)x[0];
 	p->page_size = (unsigned)x[1];

@@ -304,7 +304,7 @@ int ld_mem(struct ld *l, json_t *jt, const char *where, struct profile_target *p
 	uint64_t *dst[] = { &m->truncated, &m->partial,	       &m->unresolved,
 			    &m->peak_rss,  &m->events_dropped, &m->live_lost };
 	json_t *jm;
-	uint64_t peak;
+	uint64_t peak, r[6];
 	char w[LD_WHERE], wm[LD_WHERE];
 	size_t i;
 	int err;
@@ -322,8 +322,17 @@ int ld_mem(struct ld *l, json_t *jt, const char *where, struct profile_target *p
 		err = ld_u64(l, ld_get(l, jm, wm, keys[i]), w, i < 6 ? UINT64_MAX : m->nstacks,
 			     i < 6 ? dst[i] : &peak);
 	}
+	ld_at(w, sizeof(w), "%s.ranges", wm);
+	if (!err)
+		err = ld_u64s(l, ld_get(l, jm, wm, "ranges"), w, r, 6);
 	if (err)
 		return err;
+	m->released_unknown = r[0];
+	m->released_no_stack = r[1];
+	m->retained_no_stack = r[2];
+	m->ranges.untracked = r[3];
+	m->ranges.untracked_bytes = r[4];
+	m->ranges_unmatched = r[5];
 	m->peak_stack = (uint32_t)peak;
 	ld_at(w, sizeof(w), "%s.peak_t_s", wm);
 	return ld_double(l, ld_get(l, jm, wm, "peak_t_s"), w, -1e10, 1e10, &m->peak_t_s);

@@ -39,16 +39,20 @@ static const struct profile_mem_stack *peak_stack(const struct profile_target *p
 	return pp->mem.peak_stack ? &pp->mem.stacks[pp->mem.peak_stack - 1] : NULL;
 }
 
-static int cmp_live(const void *a, const void *b)
+/* Lines ordered by one kind of bytes, most first (ties by frame). */
+static enum profile_mem_kind sort_kind;
+
+static int cmp_kind(const void *a, const void *b)
 {
 	const struct mem_line_stat *x = a, *y = b;
-	uint64_t lx = x->self[PROFILE_MEM_LIVE], ly = y->self[PROFILE_MEM_LIVE];
+	uint64_t lx = x->self[sort_kind], ly = y->self[sort_kind];
 
 	return lx != ly ? (lx < ly ? 1 : -1) : x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-/* Lines with live bytes, most first, into *out (n of them); the caller frees it. */
-static size_t live_lines(const struct mem_line_stat *ls, size_t n, struct mem_line_stat **out)
+/* Lines with bytes of kind, most first, into *out (n of them); the caller frees it. */
+static size_t lines_by(const struct mem_line_stat *ls, size_t n, enum profile_mem_kind kind,
+		       struct mem_line_stat **out)
 {
 	size_t i, k = 0;
 
@@ -56,9 +60,10 @@ static size_t live_lines(const struct mem_line_stat *ls, size_t n, struct mem_li
 	if (!*out)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (ls[i].self[PROFILE_MEM_LIVE])
+		if (ls[i].self[kind])
 			(*out)[k++] = ls[i];
-	qsort(*out, k, sizeof(**out), cmp_live);
+	sort_kind = kind;
+	qsort(*out, k, sizeof(**out), cmp_kind);
 	return k;
 }
 
@@ -83,7 +88,8 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 		       const struct report_opts *o, const struct mem_line_stat *ls, size_t n)
 {
 	struct mem_line_stat *live;
-	size_t k = live_lines(ls, n, &live), i, shown = k < o->top_lines ? k : o->top_lines;
+	size_t k = lines_by(ls, n, PROFILE_MEM_LIVE, &live), i,
+	       shown = k < o->top_lines ? k : o->top_lines;
 	char a[32], b[32], src[160];
 
 	fprintf(f,
@@ -104,6 +110,87 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 	free(live);
 }
 
+/*
+ * What the process still holds, by the line that mapped it: exact, as every
+ * release was matched to the mapping it undid (mem_ranges.h).
+ */
+static void print_retained(FILE *f, const struct profile *p, const struct profile_target *pp,
+			   const struct report_opts *o, const struct mem_line_stat *ls, size_t n)
+{
+	uint64_t tot[PROFILE_MEM_NKINDS], all;
+	struct mem_line_stat *r;
+	size_t k = lines_by(ls, n, PROFILE_MEM_RETAINED, &r), i;
+	size_t shown = k < o->top_lines ? k : o->top_lines;
+	char a[32], b[32], src[160];
+
+	profile_target__mem_totals(pp, tot);
+	all = tot[PROFILE_MEM_RETAINED] + pp->mem.retained_no_stack;
+	fprintf(f,
+		"\n  Retained at the end, by line: mapped during the run and still mapped at the "
+		"end or at the process's exit (exact; top %zu of %zu)\n",
+		shown, k);
+	fprintf(f, "    retained  share      mapped  %-28s  %-16s  %s\n", "location", "function",
+		"source");
+	for (i = 0; i < shown; i++) {
+		char loc[64];
+		const char *qualname = line_cells(p, pp, r[i].frame, loc, sizeof(loc), src,
+						  sizeof(src));
+
+		fprintf(f, "  %10s %5.1f%% %11s  %-28s  %-16s  %s\n",
+			human(a, sizeof(a), r[i].self[PROFILE_MEM_RETAINED], false),
+			all ? 100.0 * r[i].self[PROFILE_MEM_RETAINED] / all : 0.0,
+			human(b, sizeof(b), r[i].self[PROFILE_MEM_MAPPED], false), loc, qualname,
+			src);
+	}
+	fprintf(f, "  %s retained in all, %s of it mapped with no Python stack\n",
+		human(a, sizeof(a), all, false),
+		human(b, sizeof(b), pp->mem.retained_no_stack, false));
+	free(r);
+}
+
+/* Address space mapped and given back during the run, by the line that mapped it. */
+static void print_churn(FILE *f, const struct profile *p, const struct profile_target *pp,
+			const struct report_opts *o, const struct mem_line_stat *ls, size_t n)
+{
+	double secs = p->duration_s > 0 ? p->duration_s : 1;
+	struct mem_line_stat *r;
+	size_t k = lines_by(ls, n, PROFILE_MEM_RELEASED, &r), i;
+	size_t shown = k < o->top_lines ? k : o->top_lines;
+	char a[32], b[32], c[32], src[160];
+
+	fprintf(f,
+		"\n  Churn, by line: mapped during the run and released again, each release "
+		"charged to the line that mapped the range (exact; top %zu of %zu)\n",
+		shown, k);
+	fprintf(f, "      mapped   released   released/s  %-28s  %-16s  %s\n", "location",
+		"function", "source");
+	for (i = 0; i < shown; i++) {
+		char loc[64];
+		const char *qualname = line_cells(p, pp, r[i].frame, loc, sizeof(loc), src,
+						  sizeof(src));
+
+		fprintf(f, "  %10s %10s %10s/s  %-28s  %-16s  %s\n",
+			human(a, sizeof(a), r[i].self[PROFILE_MEM_MAPPED], false),
+			human(b, sizeof(b), r[i].self[PROFILE_MEM_RELEASED], false),
+			human(c, sizeof(c), r[i].self[PROFILE_MEM_RELEASED] / secs, false), loc,
+			qualname, src);
+	}
+	fprintf(f,
+		"  not charged to a line: %s released of ranges mapped before the run (or not "
+		"tracked), %s of ranges mapped with no Python stack\n",
+		human(a, sizeof(a), pp->mem.released_unknown, false),
+		human(b, sizeof(b), pp->mem.released_no_stack, false));
+	if (pp->mem.ranges.untracked || pp->mem.ranges_unmatched || p->mem_ranges_lost)
+		fprintf(f,
+			"  %llu mappings (%s) not tracked (table full), %llu calls whose stack "
+			"record was lost, %llu address records lost: their releases are not matched\n",
+			(unsigned long long)pp->mem.ranges.untracked,
+			human(a, sizeof(a), pp->mem.ranges.untracked_bytes, false),
+			(unsigned long long)pp->mem.ranges_unmatched,
+			(unsigned long long)p->mem_ranges_lost);
+	free(r);
+}
+
 /* What was touched, mapped and unmapped, and allocated (--mem=alloc), in all. */
 static void print_totals(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
@@ -112,8 +199,8 @@ static void print_totals(FILE *f, const struct profile *p, const struct profile_
 
 	profile_target__mem_totals(pp, tot);
 	fprintf(f,
-		"\n  Memory: touched %s (page faults sampled 1 in %u on average, %s each), "
-		"mapped %s, unmapped %s\n",
+		"\n  Memory: touched %s (a sampled estimate: page faults sampled 1 in %u on "
+		"average, %s each), mapped %s, unmapped %s (exact: system calls)\n",
 		human(a, sizeof(a), tot[PROFILE_MEM_TOUCHED], false), p->mem_period,
 		human(b, sizeof(b), (int64_t)p->mem_period * p->page_size, false),
 		human(c, sizeof(c), tot[PROFILE_MEM_MAPPED], false),
@@ -225,6 +312,15 @@ static void print_funcs(FILE *f, const struct profile *p, const struct profile_t
 void report_mem_text(FILE *f, const struct profile *p, const struct profile_target *pp,
 		     const struct report_opts *o)
 {
+	struct mem_line_stat *ls = NULL;
+	size_t n = 0;
+
+	/* what is held first: the question a leak hunt asks */
+	if (!profile_target__mem_line_stats(p, pp, &ls, &n)) {
+		print_retained(f, p, pp, o, ls, n);
+		print_churn(f, p, pp, o, ls, n);
+		free(ls);
+	}
 	print_totals(f, p, pp);
 	print_peak(f, p, pp);
 	/* after "(out of memory)" the section ends */
@@ -248,9 +344,24 @@ static void json_bytes(FILE *f, const uint64_t *b)
 {
 	fprintf(f,
 		"\"touched\": %" PRIu64 ", \"mapped\": %" PRIu64 ", \"unmapped\": %" PRIu64
-		", \"net\": %" PRId64 ", \"allocated\": %" PRIu64 ", \"live\": %" PRIu64,
+		", \"net\": %" PRId64 ", \"allocated\": %" PRIu64 ", \"live\": %" PRIu64
+		", \"released\": %" PRIu64 ", \"retained\": %" PRIu64,
 		b[PROFILE_MEM_TOUCHED], b[PROFILE_MEM_MAPPED], b[PROFILE_MEM_UNMAPPED], net_of(b),
-		b[PROFILE_MEM_ALLOCATED], b[PROFILE_MEM_LIVE]);
+		b[PROFILE_MEM_ALLOCATED], b[PROFILE_MEM_LIVE], b[PROFILE_MEM_RELEASED],
+		b[PROFILE_MEM_RETAINED]);
+}
+
+/* What the range matching could not charge to a line, and why (mem_ranges.h). */
+static void json_ranges(FILE *f, const struct profile *p, const struct profile_target *pp)
+{
+	fprintf(f,
+		"\"released_unknown\": %" PRIu64 ", \"released_no_stack\": %" PRIu64
+		", \"retained_no_stack\": %" PRIu64 ", \"ranges_untracked\": %" PRIu64
+		", \"ranges_untracked_bytes\": %" PRIu64 ", \"ranges_unmatched\": %" PRIu64
+		", \"ranges_lost\": %" PRIu64,
+		pp->mem.released_unknown, pp->mem.released_no_stack, pp->mem.retained_no_stack,
+		pp->mem.ranges.untracked, pp->mem.ranges.untracked_bytes, pp->mem.ranges_unmatched,
+		p->mem_ranges_lost);
 }
 
 void report_mem_json(FILE *f, const struct profile *p, const struct profile_target *pp)
@@ -274,8 +385,10 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_targ
 	json_bytes(f, tot);
 	fprintf(f,
 		", \"truncated\": %" PRIu64 ", \"partial\": %" PRIu64 ", \"unresolved\": %" PRIu64
-		",\n      \"peak_rss\": %" PRIu64 ", \"peak_t_s\": ",
-		pp->mem.truncated, pp->mem.partial, pp->mem.unresolved, pp->mem.peak_rss);
+		",\n      ",
+		pp->mem.truncated, pp->mem.partial, pp->mem.unresolved);
+	json_ranges(f, p, pp);
+	fprintf(f, ",\n      \"peak_rss\": %" PRIu64 ", \"peak_t_s\": ", pp->mem.peak_rss);
 	if (peak)
 		fprintf(f, "%.3f", pp->mem.peak_t_s);
 	else
@@ -320,7 +433,7 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_targ
 		fprintf(f, "%s[%.3f, %" PRIu64 "]", i ? ", " : "", pp->mem.rss[i].t_s,
 			pp->mem.rss[i].rss);
 	fputs("],\n      \"live_at_end\": [", f);
-	k = live_lines(ls, n, &live);
+	k = lines_by(ls, n, PROFILE_MEM_LIVE, &live);
 	for (i = 0; i < k; i++) {
 		fputs(i ? ",\n        " : "\n        ", f);
 		json_frame(f, p, live[i].frame);

@@ -4,7 +4,10 @@
  * panel per process. The largest rises between two readings are marked and
  * labelled with the Python line that touched or mapped the most memory in
  * that interval (from the memory events' times), so the picture answers
- * "what made it grow there" without the report beside it.
+ * "what made it grow there" without the report beside it. Apart from those
+ * transient rises, the baseline (the low points, a rolling minimum) is drawn
+ * and its growth over the run labelled with the lines that retain the most
+ * at the end (PROFILE_MEM_RETAINED): what stays, not what passes.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +23,12 @@
 #define MARGIN_TOP 40
 #define MARGIN_BOTTOM 40
 #define MAX_LABELS 5
+/* The baseline at t: the lowest reading from t to this much later (a forward minimum). */
+#define BASELINE_WINDOW_S 1.0
+/* Lines named on the baseline's label, and the share of the retained bytes each needs. */
+#define BASELINE_LINES 2
+#define BASELINE_MIN_SHARE 0.05
+
 /* Events this much before a rise's first reading still count for it (one reading interval). */
 #define LABEL_SLACK_S 0.05
 
@@ -89,6 +98,91 @@ static double mib(uint64_t b)
 	return b / (1024.0 * 1024.0);
 }
 
+/*
+ * The lowest reading within BASELINE_WINDOW_S after reading i: a steady
+ * rise is its own baseline, a saw's teeth fall to their troughs.
+ */
+static uint64_t baseline_at(const struct profile_mem *m, size_t i)
+{
+	uint64_t low = m->rss[i].rss;
+	size_t j;
+
+	for (j = i + 1; j < m->nrss && m->rss[j].t_s - m->rss[i].t_s <= BASELINE_WINDOW_S; j++)
+		low = m->rss[j].rss < low ? m->rss[j].rss : low;
+	return low;
+}
+
+/* The last reading with a whole window after it (a peak at the very end is not baseline). */
+static size_t baseline_end(const struct profile_mem *m)
+{
+	size_t i = m->nrss - 1;
+
+	while (i > 0 && m->rss[m->nrss - 1].t_s - m->rss[i].t_s < BASELINE_WINDOW_S)
+		i--;
+	return i ? i : m->nrss - 1;
+}
+
+/* "file.py:N qualname" of a frame, escaped. */
+static void frame_label(FILE *f, const struct profile *p, uint32_t fr)
+{
+	const struct profile_frame *frame = &p->frames[fr];
+	const struct profile_func *fn = &p->funcs[frame->func];
+	const char *base = strrchr(fn->file, '/');
+	char num[16];
+
+	report_xml_text(f, base ? base + 1 : fn->file, SIZE_MAX);
+	fprintf(f, ":%s ", report_line_str(frame->line, num, sizeof(num)));
+	report_xml_text(f, fn->qualname, SIZE_MAX);
+}
+
+/*
+ * The baseline, dashed, and its growth from the first reading to the last
+ * labelled with the lines retaining the most at the end.
+ */
+static void write_baseline(FILE *f, const struct profile *p, const struct profile_target *pp,
+			   double w, double h, double tmax, double ymax)
+{
+	const struct profile_mem *m = &pp->mem;
+	uint64_t first = baseline_at(m, 0), last = baseline_at(m, baseline_end(m)), all = 0;
+	struct mem_line_stat *ls = NULL;
+	size_t n = 0, i, named = 0;
+	double y = MARGIN_TOP + h - h * mib(last) / ymax;
+
+	fputs("<polyline class=\"base\" points=\"", f);
+	for (i = 0; i < m->nrss; i++)
+		fprintf(f, "%s%.1f,%.1f", i ? " " : "", MARGIN_LEFT + w * m->rss[i].t_s / tmax,
+			MARGIN_TOP + h - h * mib(baseline_at(m, i)) / ymax);
+	fputs("\"/>\n", f);
+	if (last <= first || profile_target__mem_line_stats(p, pp, &ls, &n))
+		return;
+	for (i = 0; i < n; i++)
+		all += ls[i].self[PROFILE_MEM_RETAINED];
+	fprintf(f,
+		"<text x=\"%.1f\" y=\"%.1f\" class=\"baseline\" text-anchor=\"end\">"
+		"baseline +%.1f MiB, retained by ",
+		MARGIN_LEFT + w - 4, y + 16 > MARGIN_TOP + h - 4 ? y - 20 : y + 16,
+		mib(last - first));
+	/* the lines with the most retained, most first */
+	while (named < BASELINE_LINES) {
+		size_t best = n;
+
+		for (i = 0; i < n; i++)
+			if (ls[i].self[PROFILE_MEM_RETAINED] >= BASELINE_MIN_SHARE * all &&
+			    ls[i].self[PROFILE_MEM_RETAINED] &&
+			    (best == n || ls[i].self[PROFILE_MEM_RETAINED] >
+						  ls[best].self[PROFILE_MEM_RETAINED]))
+				best = i;
+		if (best == n)
+			break;
+		fputs(named++ ? ", " : "", f);
+		frame_label(f, p, ls[best].frame);
+		fprintf(f, " (%.1f MiB)", mib(ls[best].self[PROFILE_MEM_RETAINED]));
+		ls[best].self[PROFILE_MEM_RETAINED] = 0;
+	}
+	fputs(named ? "</text>\n" : "no line (mapped before the run?)</text>\n", f);
+	free(ls);
+}
+
 /* The panel's title, its frame, and the grid with both axes' figures. */
 static void write_frame(FILE *f, const struct profile_target *pp, int y0, double w, double h,
 			double tmax, double ymax)
@@ -146,6 +240,7 @@ static void write_panel(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, "%s%.1f,%.1f", i ? " " : "", MARGIN_LEFT + w * m->rss[i].t_s / tmax,
 			MARGIN_TOP + h - h * mib(m->rss[i].rss) / ymax);
 	fputs("\"/>\n", f);
+	write_baseline(f, p, pp, w, h, tmax, ymax);
 
 	/* The largest rises, but apart from each other so their labels do not overlap. */
 	nc = top_rises(m, cand, 4 * MAX_LABELS);
@@ -169,21 +264,16 @@ static void write_panel(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" class=\"mark\"/>\n", x, y);
 		fprintf(f,
 			"<text x=\"%.1f\" y=\"%.1f\" class=\"label\" text-anchor=\"%s\">"
-			"+%.1f MiB ",
+			"%s+%.1f MiB ",
 			x + (*anchor == 's' ? 6 : -6), y - 6 - 12.0 * (i % 2), anchor,
+			/* given back within the baseline's window: a peak, not growth */
+			baseline_at(m, rises[i].at) + rises[i].bytes / 2 < pt->rss ? "transient " :
+										     "",
 			mib(rises[i].bytes));
-		if (fr != UINT32_MAX) {
-			const struct profile_frame *frame = &p->frames[fr];
-			const struct profile_func *fn = &p->funcs[frame->func];
-			const char *base = strrchr(fn->file, '/');
-			char num[16];
-
-			report_xml_text(f, base ? base + 1 : fn->file, SIZE_MAX);
-			fprintf(f, ":%s ", report_line_str(frame->line, num, sizeof(num)));
-			report_xml_text(f, fn->qualname, SIZE_MAX);
-		} else {
+		if (fr != UINT32_MAX)
+			frame_label(f, p, fr);
+		else
 			fputs("(no Python line sampled)", f);
-		}
 		fputs("</text>\n", f);
 	}
 	fputs("</g>\n", f);
@@ -201,7 +291,8 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 		"<style>.title{font:bold 14px sans-serif}.axis{font:11px sans-serif;fill:#555}"
 		".label{font:12px monospace;fill:#a00}.frame{fill:#fcfcfc;stroke:#999}"
 		".grid{stroke:#ddd}.rss{fill:none;stroke:#1f5fbf;stroke-width:1.5}"
-		".mark{fill:#a00}</style>\n",
+		".mark{fill:#a00}.base{fill:none;stroke:#2a2;stroke-width:1.5;stroke-dasharray:6 3}"
+		".baseline{font:bold 12px monospace;fill:#272}</style>\n",
 		SVG_WIDTH, h, SVG_WIDTH, h, o->tool_version, p->duration_s);
 	for (i = 0; i < p->ntargets; i++)
 		write_panel(f, p, &p->targets[i], (int)i * PANEL_HEIGHT);

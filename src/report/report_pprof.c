@@ -5,6 +5,9 @@
  * repeated messages of varints and strings. One Function per profile
  * function, one Location per (function, line) frame, one Sample per distinct
  * stack and thread, with values [samples, cpu nanoseconds] and pid/tid labels.
+ * --mem-pprof: the memory stacks instead, one Sample per stack and process,
+ * with values in bytes per kind (mem_types), inuse_space (retained at the
+ * end) the default, as go tool pprof's heap profiles have it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +27,7 @@ enum {
 	PROFILE_FUNCTION = 5,
 	PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
 	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
@@ -194,6 +198,53 @@ static void encode_samples(struct pbuf *b, const struct profile *p, struct strta
 	free(packed.d);
 }
 
+/* --mem-pprof's sample types, in this order in every Sample's values. */
+static const struct {
+	const char *type;
+	enum profile_mem_kind kind;
+} mem_types[] = {
+	{ "touched_space", PROFILE_MEM_TOUCHED },   /* sampled page faults: an estimate */
+	{ "mapped_space", PROFILE_MEM_MAPPED },	    /* exact */
+	{ "released_space", PROFILE_MEM_RELEASED }, /* of it, unmapped during the run */
+	{ "inuse_space", PROFILE_MEM_RETAINED },    /* of it, still mapped at the end */
+};
+#define NMEM_TYPES (sizeof(mem_types) / sizeof(mem_types[0]))
+
+static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct strtab *t)
+{
+	struct pbuf sub = {}, packed = {};
+	size_t i, j, k;
+
+	for (i = 0; i < p->ntargets; i++) {
+		const struct profile_target *pp = &p->targets[i];
+
+		for (j = 0; j < pp->mem.nstacks; j++) {
+			const struct profile_mem_stack *s = &pp->mem.stacks[j];
+			struct pbuf sample = {};
+			uint64_t any = 0;
+
+			for (k = 0; k < NMEM_TYPES; k++)
+				any |= s->bytes[mem_types[k].kind];
+			if (!s->nframes || !any)
+				continue;
+			for (k = 0; k < s->nframes; k++)
+				pb_varint(&packed, s->frames[k] + 1ULL);
+			pb_bytes(&sample, SAMPLE_LOCATION_ID, packed.d, packed.n);
+			packed.n = 0;
+			for (k = 0; k < NMEM_TYPES; k++)
+				pb_varint(&packed, s->bytes[mem_types[k].kind]);
+			pb_bytes(&sample, SAMPLE_VALUE, packed.d, packed.n);
+			packed.n = 0;
+			label_num(&sample, t, "pid", pp->pid, &sub);
+			pb_msg(b, PROFILE_SAMPLE, &sample);
+			free(sample.d);
+		}
+	}
+	b->oom |= sub.oom | packed.oom;
+	free(sub.d);
+	free(packed.d);
+}
+
 static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab *t)
 {
 	struct pbuf msg = {}, sub = {};
@@ -235,8 +286,26 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 	free(sub.d);
 }
 
-/* The uncompressed Profile message. */
-static int encode_profile(const struct profile *p, const struct report_opts *o, struct pbuf *b)
+/* The sample types and samples: CPU time, or (mem) bytes per memory kind. */
+static void encode_kinds(struct pbuf *b, const struct profile *p, struct strtab *t, bool mem,
+			 uint64_t period_ns, struct pbuf *sub)
+{
+	size_t k;
+
+	if (!mem) {
+		value_type(b, PROFILE_SAMPLE_TYPE, t, "samples", "count", sub);
+		value_type(b, PROFILE_SAMPLE_TYPE, t, "cpu", "nanoseconds", sub);
+		encode_samples(b, p, t, period_ns);
+		return;
+	}
+	for (k = 0; k < NMEM_TYPES; k++)
+		value_type(b, PROFILE_SAMPLE_TYPE, t, mem_types[k].type, "bytes", sub);
+	encode_mem_samples(b, p, t);
+}
+
+/* The uncompressed Profile message: of CPU samples, or (mem) of the memory stacks. */
+static int encode_profile(const struct profile *p, const struct report_opts *o, bool mem,
+			  struct pbuf *b)
 {
 	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
 	struct strtab t = {};
@@ -246,9 +315,7 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 
 	hashmap__init(&t.index);
 	strtab__id(&t, "");
-	value_type(b, PROFILE_SAMPLE_TYPE, &t, "samples", "count", &sub);
-	value_type(b, PROFILE_SAMPLE_TYPE, &t, "cpu", "nanoseconds", &sub);
-	encode_samples(b, p, &t, period_ns);
+	encode_kinds(b, p, &t, mem, period_ns, &sub);
 	encode_tables(b, p, &t);
 	/* A loaded profile has the moment saved; a run's is taken here, as it always was. */
 	if (p->start_unix_ns > 0) {
@@ -263,8 +330,14 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 				(uint64_t)(mono_ns() - p->start_ns));
 	}
 	pb_uint(b, PROFILE_DURATION_NANOS, (uint64_t)(p->duration_s * 1e9));
-	value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
-	pb_uint(b, PROFILE_PERIOD, period_ns);
+	if (mem) { /* a fault sample's bytes; the other kinds are exact */
+		value_type(b, PROFILE_PERIOD_TYPE, &t, "space", "bytes", &sub);
+		pb_uint(b, PROFILE_PERIOD, (uint64_t)p->mem_period * p->page_size);
+		pb_uint(b, PROFILE_DEFAULT_SAMPLE_TYPE, strtab__id(&t, "inuse_space"));
+	} else {
+		value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
+		pb_uint(b, PROFILE_PERIOD, period_ns);
+	}
 	snprintf(comment, sizeof(comment), "pybpfprof %s %s profile at %u Hz", o->tool_version,
 		 p->mode, p->frequency_hz);
 	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, comment));
@@ -307,10 +380,10 @@ static int write_gzip(FILE *f, const uint8_t *data, size_t len)
 	return err;
 }
 
-static int write_pprof(FILE *f, const struct profile *p, const struct report_opts *o)
+static int write_either(FILE *f, const struct profile *p, const struct report_opts *o, bool mem)
 {
 	struct pbuf b = {};
-	int err = encode_profile(p, o, &b);
+	int err = encode_profile(p, o, mem, &b);
 
 	if (!err)
 		err = write_gzip(f, b.d, b.n);
@@ -318,8 +391,25 @@ static int write_pprof(FILE *f, const struct profile *p, const struct report_opt
 	return err ? err : ferror(f) ? -EIO : 0;
 }
 
+static int write_pprof(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	return write_either(f, p, o, false);
+}
+
+static int write_mem_pprof(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	return write_either(f, p, o, true);
+}
+
 const struct report_writer report_pprof = {
 	.name = "pprof",
 	.exts = { ".pb.gz", ".pprof" },
 	.write = write_pprof,
+};
+
+/* Not in the -f registry: written beside the report, by --mem-pprof. */
+const struct report_writer report_mem_pprof = {
+	.name = "mem-pprof",
+	.exts = { ".pb.gz" },
+	.write = write_mem_pprof,
 };

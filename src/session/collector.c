@@ -232,9 +232,57 @@ static void add_mem_sample(struct collector *c, struct collector_target *ts,
 	    hashmap__set(&c->alloc_records, collector__alloc_key(s->pid, s->tid, s->ktime_ns),
 			 stack))
 		c->malformed++;
+	if (kind == PROFILE_MEM_MAPPED || kind == PROFILE_MEM_UNMAPPED) {
+		unsigned at = ts->mem_recent_next++ % 16;
+
+		ts->mem_recent[at].tid = s->tid;
+		ts->mem_recent[at].ktime_ns = s->ktime_ns;
+		ts->mem_recent[at].stack = stack;
+	}
 	pp->mem.truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
 	pp->mem.partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
 	pp->mem.unresolved += unresolved;
+}
+
+_Static_assert((int)PY_MEM_MMAP == (int)PROFILE_MEM_OP_MMAP &&
+		       (int)PY_MEM_MUNMAP == (int)PROFILE_MEM_OP_MUNMAP &&
+		       (int)PY_MEM_MREMAP == (int)PROFILE_MEM_OP_MREMAP &&
+		       (int)PY_MEM_BRK == (int)PROFILE_MEM_OP_BRK,
+	       "py_mem_op and profile_mem_op differ");
+
+/*
+ * A memory call's addresses: matched to the ranges the process mapped, the
+ * mapping owned by the stack record sent just before it for the same call.
+ */
+static void add_mem_range(struct collector *c, struct collector_target *ts, const void *data,
+			  size_t size)
+{
+	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	const struct py_mem_range *r = data;
+	struct profile_mem_call call = {
+		.addr = r->addr,
+		.len = r->len,
+		.new_addr = r->new_addr,
+		.new_len = r->new_len,
+		.keep_old = r->remap_flags & 4, /* MREMAP_DONTUNMAP */
+	};
+	uint32_t owner = MEM_RANGE_NO_STACK;
+	size_t i;
+
+	if (size < sizeof(*r) || r->op < PY_MEM_MMAP || r->op > PY_MEM_BRK) {
+		c->malformed++;
+		return;
+	}
+	call.op = r->op; /* the same numbering */
+	for (i = 0; r->value && i < 16; i++)
+		if (ts->mem_recent[i].tid == r->tid && ts->mem_recent[i].ktime_ns == r->value) {
+			owner = ts->mem_recent[i].stack;
+			break;
+		}
+	/* a stack record sent but never seen here: dropped, or too many threads in between */
+	if (r->value && owner == MEM_RANGE_NO_STACK)
+		pp->mem.ranges_unmatched++;
+	profile_target__mem_call(pp, &call, owner);
 }
 
 /*
@@ -347,6 +395,9 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		break;
 	case PY_KIND_ALLOC:
 		add_mem_sample(c, ts, s, PROFILE_MEM_ALLOCATED, unresolved);
+		break;
+	case PY_KIND_MEM_RANGE:
+		add_mem_range(c, ts, data, size);
 		break;
 	case PY_KIND_CALL_NEW:
 		/* --calls: naming the frames above was the point (the code objects are cached) */

@@ -351,5 +351,12 @@ void mem__finish(struct mem *m, struct session *s, struct collector *c)
 		if (!bpf_map_lookup_elem(fd, &pid, &pages) &&
 		    pages * m->page_size > pp->mem.peak_rss)
 			pp->mem.peak_rss = pages * m->page_size;
+		/* still mapped now, or when the process exited (nothing came after) */
+		profile_target__mem_retain(pp);
 	}
+	c->prof->mem_ranges_lost = session__skel(s)->bss->ranges_lost;
+	if (c->prof->mem_ranges_lost)
+		pr_warn("--mem: %llu memory calls' address records were lost (ring buffer full); "
+			"their releases are not matched to lines\n",
+			(unsigned long long)c->prof->mem_ranges_lost);
 }

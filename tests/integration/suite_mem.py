@@ -7,15 +7,19 @@
 # bytes (sampled page faults) must agree with them.
 
 import os
+import re
+import shutil
+import signal
+import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (Fail, RUN_SLACK, Reaper, TARGETS, Workloads, check, cpu_seconds,
-                     expect_error, interpreter, interrupt_profiler, load_report, per_build,
-                     process, profile_json, run_profiler, source_line, test)
+from harness import (Fail, LineReader, Profiler, RUN_SLACK, Reaper, Skip, TARGETS, Workloads, check,
+                     cpu_seconds, expect_error, interpreter, interrupt_profiler, load_report,
+                     per_build, process, profile_json, run_profiler, source_line, test)
 
 
 MIB = 1 << 20
@@ -103,6 +107,140 @@ def mem_growth(build):
             f"line {top.get('line')}")
 
 
+def retain_run(py, rounds, tmp, extra=()):
+    """pybpfprof --mem -p on mem_retain.py through its rounds (started once
+    the profiler is attached), stopped by SIGINT while the workload holds
+    what it kept: the JSON report, the text report and the timeline (and the
+    files of extra, given as paths under tmp)."""
+    out = {k: os.path.join(tmp, f"r.{k}") for k in ("json", "txt", "svg")}
+    with Workloads() as wl:
+        p = wl.start(py, "mem_retain.py", rounds)
+        lines = LineReader(p)
+        prof = Profiler(["-p", p.pid, "--mem", "-o", out["json"], "-o", out["txt"],
+                         "--mem-timeline", out["svg"], *extra])
+        try:
+            prof.wait_attached()
+            os.kill(p.pid, signal.SIGUSR1)
+            lines.wait_for("done", timeout=60)
+            time.sleep(1.2)  # the held level, a baseline window long
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    with open(out["txt"]) as f:
+        text = f.read()
+    try:
+        root = ET.parse(out["svg"]).getroot()
+    except ET.ParseError as e:
+        raise Fail(f"the timeline is not well-formed XML: {e}")
+    return p, load_report(out["json"]), text, root
+
+
+# and pyenv's 3.12 (shared libpython, another frame layout)
+@per_build(builds=MEM_BUILDS + ("pyenv312",))
+def mem_retained(build):
+    """Issue 20's acceptance: rounds of a 200 MiB object built and dropped on
+    one line and 5 MiB kept on another. Every munmap is matched to the mmap
+    it undoes, so the keep line retains exactly its 5 MiB objects (>= 95% of
+    all retained bytes, first in the text report), the big line retains
+    nothing of what it mapped, and the timeline's baseline label names the
+    keep line while the transient peaks name the big one."""
+    py = interpreter(build)
+    big_n, _ = source_line("mem_retain.py", "# big line")
+    keep_n, keep_text = source_line("mem_retain.py", "# keep line")
+    rounds = 20
+    with tempfile.TemporaryDirectory() as tmp:
+        p, rep, text, root = retain_run(py, rounds, tmp)
+    mem = mem_section(rep, p.pid)
+    path = py.script_path("mem_retain.py")
+    rows = {n: [ln for ln in mem["lines"] if ln["file"] == path and ln["line"] == n]
+            for n in (big_n, keep_n)}
+    big, keep = ({k: sum(r[k] for r in rows[n]) for k in ("mapped", "released", "retained")}
+                 for n in (big_n, keep_n))
+    retained = sum(ln["retained"] for ln in mem["lines"]) + mem["retained_no_stack"]
+    check(retained == mem["retained"] + mem["retained_no_stack"],
+          f"lines retain {retained}, total {mem['retained']} + {mem['retained_no_stack']}")
+    for ln in mem["lines"]:
+        check(ln["released"] + ln["retained"] <= ln["mapped"],
+              f"line {ln['line']} released {ln['released']} + retained {ln['retained']} > "
+              f"mapped {ln['mapped']}")
+    # Exact: each round's objects, one mapping each (the list holding the
+    # kept ones may grow the heap from the keep line too, by far less).
+    check(big["mapped"] == rounds * BIG_MAP and big["released"] == big["mapped"]
+          and big["retained"] == 0,
+          f"big line mapped {big['mapped']} (expected {rounds * BIG_MAP}), released "
+          f"{big['released']}, retained {big['retained']}")
+    check(keep["retained"] // KEEP_MAP == rounds and keep["retained"] % KEEP_MAP < MIB,
+          f"keep line retained {keep['retained']}, expected {rounds} x {KEEP_MAP}")
+    share = keep["retained"] / retained
+    check(share >= 0.95, f"keep line holds {share:.1%} of {retained} retained bytes")
+    check(big["retained"] <= 0.05 * big["mapped"], f"big line retains {big['retained']}")
+    table = text.split("Retained at the end, by line", 1)
+    check(len(table) == 2, "no retained-by-line table in the text report")
+    first = table[1].splitlines()[2]
+    check(f"mem_retain.py:{keep_n}" in first and keep_text.split("#")[0].strip() in first,
+          f"first retained row is not line {keep_n} with its source: {first!r}")
+    check(text.index("Retained at the end") < text.index("Churn") < text.index("Memory: "),
+          "the memory section does not open with retained, then churn")
+    ns = "{http://www.w3.org/2000/svg}"
+    base = [t.text or "" for t in root.iter(ns + "text") if t.get("class") == "baseline"]
+    check(len(base) == 1 and f"retained by mem_retain.py:{keep_n} round_trip" in base[0],
+          f"baseline label {base}, expected it to name mem_retain.py:{keep_n} first")
+    peaks = [t.text or "" for t in root.iter(ns + "text") if t.get("class") == "label"]
+    check(peaks and all(lb.startswith("transient") and f"mem_retain.py:{big_n}" in lb
+                        for lb in peaks[:3]),
+          f"peak labels {peaks[:3]}, expected transient ones at mem_retain.py:{big_n}")
+    return (f"keep line retains {keep['retained'] / MIB:.1f} MiB ({share:.1%} of "
+            f"{retained / MIB:.1f} MiB); big line mapped {big['mapped'] / MIB:.0f} MiB, "
+            f"retains {big['retained']}; baseline label {base[0]!r}")
+
+
+def go_pprof_top(path, index):
+    """go tool pprof -top by line of one sample type, in bytes: (total, rows
+    of (flat bytes, "func file:line"))."""
+    go = shutil.which("go") or next(iter(sorted(Path("/usr/lib").glob("go-*/bin/go"))), None)
+    if not go:
+        raise Skip("go not installed (Debian package golang-go): go tool pprof not run")
+    r = subprocess.run([str(go), "tool", "pprof", f"-sample_index={index}", "-unit=byte",
+                        "-top", "-lines", "-nodecount=100", path], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0, f"go tool pprof failed: {r.stderr.strip()[-300:]}")
+    m = re.search(r"of (\d+)B total", r.stdout)
+    rows = re.findall(r"^\s*(\d+)B?\s+[\d.]+%\s+[\d.]+%\s+\S+\s+[\d.]+%\s+(.+)$", r.stdout,
+                      re.M)
+    return (int(m.group(1)) if m else 0), [(int(b), where) for b, where in rows]
+
+
+@test
+def mem_retained_outputs():
+    """--mem-pprof and --mem-retained-folded of the acceptance run, read by
+    their real consumers: go tool pprof's inuse_space holds exactly the
+    lines' retained bytes, the keep line first, and its touched_space the
+    touched bytes; the folded weights add up to the retained bytes."""
+    py = interpreter("debian")
+    keep_n, _ = source_line("mem_retain.py", "# keep line")
+    with tempfile.TemporaryDirectory() as tmp:
+        pprof, folded = os.path.join(tmp, "m.pb.gz"), os.path.join(tmp, "m.folded")
+        p, rep, _, _ = retain_run(py, 10, tmp, ["--mem-pprof", pprof,
+                                                "--mem-retained-folded", folded])
+        mem = mem_section(rep, p.pid)
+        total, rows = go_pprof_top(pprof, "inuse_space")
+        touched, _ = go_pprof_top(pprof, "touched_space")
+        with open(folded) as f:
+            weights = [int(ln.rpartition(" ")[2]) for ln in f.read().splitlines()]
+    path = py.script_path("mem_retain.py")
+    check(total == mem["retained"] and total > 0,
+          f"go tool pprof inuse_space total {total}, the JSON's retained {mem['retained']}")
+    check(rows and rows[0][1].endswith(f"{path}:{keep_n}"),
+          f"go tool pprof's top inuse_space line {rows[:1]}, expected {path}:{keep_n}")
+    check(touched == mem["touched"], f"touched_space {touched}, JSON touched {mem['touched']}")
+    check(sum(weights) == mem["retained"],
+          f"retained folded weights add up to {sum(weights)}, JSON retained {mem['retained']}")
+    return (f"inuse_space {total / MIB:.1f} MiB, top {rows[0][0] / MIB:.1f} MiB at line "
+            f"{keep_n}; touched_space {touched / MIB:.0f} MiB; {len(weights)} folded stacks")
+
+
 @test
 def mem_balance():
     py = interpreter("debian")
@@ -172,8 +310,9 @@ def mem_timeline():
     mem = mem_section(rep, p.pid)
     ns = "{http://www.w3.org/2000/svg}"
     check(root.tag == ns + "svg", f"root element {root.tag}")
-    lines = root.findall(f".//{ns}polyline")
-    check(len(lines) == 1, f"{len(lines)} polylines")
+    # the resident size, and the baseline under it (mem_retained checks that one)
+    lines = [pl for pl in root.findall(f".//{ns}polyline") if pl.get("class") == "rss"]
+    check(len(lines) == 1, f"{len(lines)} resident-size polylines")
     points = lines[0].get("points").split()
     # One reading every 50 ms, minus start-up: at least 40 in 3 s.
     check(len(points) >= 40 and len(points) == len(mem["rss_timeline"]),

@@ -122,27 +122,31 @@ def report_consumers():
 
 @test
 def report_mem_run():
-    """A --mem run: the memory timeline and folded memory stacks from the
-    saved profile are the run's, and so are the text and JSON."""
+    """A --mem run: the memory timeline, the folded memory stacks (touched
+    and retained) and the memory pprof from the saved profile are the run's,
+    and so are the text and JSON."""
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         p = wl.start(interpreter("debian"), "mem_grow.py")
         r = run_profiler(["-p", p.pid, "-d", 3, "--mem", "-o", d / "m.json", "-o", d / "m.txt",
-                          "--mem-timeline", d / "m.svg", "--mem-folded", d / "m.folded"],
+                          "--mem-timeline", d / "m.svg", "--mem-folded", d / "m.folded",
+                          "--mem-retained-folded", d / "m.rfolded", "--mem-pprof", d / "m.pb.gz"],
                          timeout=3 + RUN_SLACK)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
         (d / "r").mkdir()
         r = report([d / "m.json", "-o", d / "r/m.json", "-o", d / "r/m.txt", "--mem-timeline",
-                    d / "r/m.svg", "--mem-folded", d / "r/m.folded"])
+                    d / "r/m.svg", "--mem-folded", d / "r/m.folded", "--mem-retained-folded",
+                    d / "r/m.rfolded", "--mem-pprof", d / "r/m.pb.gz"])
         check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
-        for f in ("m.json", "m.txt", "m.svg", "m.folded"):
+        for f in ("m.json", "m.txt", "m.svg", "m.folded", "m.rfolded", "m.pb.gz"):
             check((d / "r" / f).read_bytes() == (d / f).read_bytes(), f"{f} differs")
         proc = process(load_report(d / "m.json"), p.pid)
         touched = proc["memory"]["touched"]
         check(touched > 0, "no memory touched in the --mem run")
         folded = sum(int(ln.rsplit(" ", 1)[1]) for ln in (d / "m.folded").read_text().split("\n")
                      if ln)
-    return (f"timeline, folded memory stacks ({folded} bytes), text and JSON byte-identical; "
+    return (f"timeline, folded memory stacks ({folded} bytes), retained folded stacks, memory "
+            f"pprof, text and JSON byte-identical; "
             f"{touched} bytes touched")
 
 

@@ -142,6 +142,83 @@ static void test_no_tracker_no_parking(void **state)
 	profile__free(&p);
 }
 
+/* A --mem stack record of a memory call: nframes unresolvable frames (nframes tells stacks apart). */
+static void mem_stack(struct collector *c, uint32_t tid, uint64_t ktime, uint16_t nframes,
+		      uint64_t bytes)
+{
+	struct py_sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.pid = CHILD;
+	s.tid = tid;
+	s.ktime_ns = ktime;
+	s.kind = PY_KIND_MAP;
+	s.value = bytes;
+	s.nframes = nframes;
+	for (uint16_t i = 0; i < nframes; i++)
+		s.frames[i].code = 0x1000 + i;
+	collector__sample(c, &s, PY_SAMPLE_HEADER_SIZE + nframes * sizeof(struct py_frame));
+}
+
+static void mem_range(struct collector *c, uint32_t tid, uint64_t stack_ktime, uint32_t op,
+		      uint64_t addr, uint64_t len, size_t size)
+{
+	struct py_mem_range r = { .pid = CHILD,
+				  .tid = tid,
+				  .ktime_ns = stack_ktime + 1,
+				  .kind = PY_KIND_MEM_RANGE,
+				  .op = op,
+				  .value = stack_ktime,
+				  .addr = addr,
+				  .len = len };
+
+	collector__sample(c, &r, size);
+}
+
+/*
+ * A range record names the stack record of its call by thread and time, even
+ * with another thread's record in between; with none (or one never seen), the
+ * range is nobody's, counted.
+ */
+static void test_mem_range_owner(void **state)
+{
+	struct profile_target *pp;
+	struct collector c;
+	struct profile p;
+	struct target t;
+	const size_t full = sizeof(struct py_mem_range);
+
+	(void)state;
+	profile__init(&p, "cpu+mem", 99);
+	assert_int_equal(collector__init(&c, &p, (size_t)PYPROF_DEFAULT_MAX_CACHE_MB << 20), 0);
+	memset(&t, 0, sizeof(t));
+	t.pid = CHILD;
+	assert_int_equal(collector__add_target(&c, &t), 0);
+	pp = &p.targets[0];
+	mem_stack(&c, 11, 1000, 1, 1 << 20);
+	mem_stack(&c, 12, 1001, 2, 2 << 20);
+	mem_range(&c, 11, 1000, PY_MEM_MMAP, 0x10000000, 1 << 20, full);
+	mem_range(&c, 12, 1001, PY_MEM_MMAP, 0x20000000, 2 << 20, full);
+	assert_int_equal(pp->mem.nstacks, 2);
+	/* thread 12 unmaps half of thread 11's range with no stack: still 11's release */
+	mem_range(&c, 12, 0, PY_MEM_MUNMAP, 0x10000000, 1 << 19, full);
+	mem_range(&c, 11, 5555, PY_MEM_MMAP, 0x30000000, 4096, full); /* stack record lost */
+	mem_range(&c, 11, 0, PY_MEM_MUNMAP, 0x40000000, 8192, full);  /* mapped before the run */
+	mem_range(&c, 11, 0, PY_MEM_MUNMAP, 0x20000000, 4096, full - 1);
+	mem_range(&c, 11, 0, 9, 0x20000000, 4096, full);
+	assert_int_equal(c.malformed, 2);
+	assert_int_equal(pp->mem.ranges_unmatched, 1);
+	assert_int_equal(pp->mem.released_unknown, 8192);
+	profile_target__mem_retain(pp);
+	assert_int_equal(pp->mem.stacks[0].bytes[PROFILE_MEM_RELEASED], 1 << 19);
+	assert_int_equal(pp->mem.stacks[0].bytes[PROFILE_MEM_RETAINED], 1 << 19);
+	assert_int_equal(pp->mem.stacks[1].bytes[PROFILE_MEM_RELEASED], 0);
+	assert_int_equal(pp->mem.stacks[1].bytes[PROFILE_MEM_RETAINED], 2 << 20);
+	assert_int_equal(pp->mem.retained_no_stack, 4096);
+	collector__free(&c);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_forgotten_after_two_rounds),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_no_tracker_no_parking),
+		cmocka_unit_test(test_mem_range_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

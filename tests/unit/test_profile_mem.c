@@ -79,6 +79,11 @@ static void build(struct profile *p, struct ids *id)
 						 0.9, false),
 			 1);
 	a->mem.stacks[1].bytes[PROFILE_MEM_LIVE] = 5 * MIB;
+	/* the range matching's figures (test_mem_ranges checks how they are made) */
+	a->mem.stacks[0].bytes[PROFILE_MEM_RELEASED] = 1800 * MIB;
+	a->mem.stacks[0].bytes[PROFILE_MEM_RETAINED] = 200 * MIB;
+	a->mem.released_unknown = 3 * MIB;
+	a->mem.retained_no_stack = 1 * MIB;
 }
 
 static void test_model(void **state)
@@ -195,10 +200,64 @@ static void test_svg_hostile_strings(void **state)
 	profile__free(&p);
 }
 
+/*
+ * A saw over a rising floor: 200 MiB peaks given back at once (one line),
+ * 10 MiB kept per step (another). The baseline's label names the keeping
+ * line with its retained bytes; the peaks are labelled transient, by the
+ * line that mapped them.
+ */
+static void test_svg_baseline(void **state)
+{
+	struct report_opts o = { .tool_version = "0.1.0" };
+	struct profile_target *a;
+	uint32_t fbig, fkeep;
+	struct profile p;
+	long big, keep;
+	size_t len;
+	char *got;
+	int i;
+
+	(void)state;
+	profile__init(&p, "cpu+mem", 99);
+	p.mem = true;
+	p.duration_s = 4.0;
+	a = profile__add_target(&p, 8, "/usr/bin/python3", "python3 saw.py", "python3", "3.11.2");
+	fbig = profile__frame(&p, profile__func(&p, "saw", "/x/saw.py", 1, false), 2);
+	fkeep = profile__frame(&p, profile__func(&p, "saw", "/x/saw.py", 1, false), 4);
+	for (i = 0; i < 40; i++) {
+		double t = 0.1 * i;
+
+		assert_int_equal(profile_target__add_rss(a, t,
+							 (100 + 10 * (i / 2) + (i % 2 ? 200 : 0)) *
+								 MIB),
+				 0);
+		if (i % 2)
+			assert_true(profile_target__add_mem(a, PROFILE_MEM_MAPPED, &fbig, 1,
+							    200 * MIB, t - 0.01, false) >= 0);
+	}
+	keep = profile_target__add_mem(a, PROFILE_MEM_MAPPED, &fkeep, 1, 200 * MIB, 0.5, false);
+	big = profile_target__add_mem(a, PROFILE_MEM_MAPPED, &fbig, 1, 0, 0.5, false);
+	a->mem.stacks[keep].bytes[PROFILE_MEM_RETAINED] = 200 * MIB;
+	a->mem.stacks[big].bytes[PROFILE_MEM_RETAINED] = 4 * MIB; /* under 5%: not named */
+	got = golden_write(&report_mem_svg, &p, &o, &len);
+	/*
+	 * The floor: 100 MiB in the first second, 250 MiB in the second after
+	 * 2.9 s (the last reading with a whole second after it).
+	 */
+	assert_non_null(strstr(got, "class=\"baseline\" text-anchor=\"end\">baseline +150.0 MiB, "
+				    "retained by saw.py:4 saw (200.0 MiB)</text>"));
+	assert_non_null(strstr(got, ">transient +200.0 MiB saw.py:2 saw</text>"));
+	assert_null(strstr(got, "retained by saw.py:4 saw (200.0 MiB), saw.py:2"));
+	free(got);
+	profile__free(&p);
+}
+
 static void test_folded_golden(void **state)
 {
 	(void)state;
 	check_golden(&report_mem_folded, "mem_stacks.folded");
+	/* weighted by retained bytes: only the big stack holds any */
+	check_golden(&report_mem_retained_folded, "mem_retained.folded");
 }
 
 /* The memory options: modes, periods, files that imply --mem, and refusals. */
@@ -213,6 +272,9 @@ static void test_options(void **state)
 	char *bad_mode[] = { "pybpfprof", "-p", "1", "--mem=heap", NULL };
 	char *bad_period[] = { "pybpfprof", "-p", "1", "--mem-period", "0", NULL };
 	char *bad_alloc[] = { "pybpfprof", "-p", "1", "--alloc-period", "-1", NULL };
+	char *retained[] = { "pybpfprof",   "-p",      "1",
+			     "--mem-pprof", "m.pb.gz", "--mem-retained-folded",
+			     "r.folded",    NULL };
 	struct pyprof_config cfg;
 
 	(void)state;
@@ -230,6 +292,11 @@ static void test_options(void **state)
 	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
 	assert_string_equal(cfg.mem_timeline, "r.svg");
 	assert_string_equal(cfg.mem_folded, "m.folded");
+	/* the retained-bytes outputs imply --mem too */
+	assert_int_equal(parse(ARGC(retained), retained, &cfg), 0);
+	assert_int_equal(cfg.mem, PYPROF_MEM_FAULTS);
+	assert_string_equal(cfg.mem_pprof, "m.pb.gz");
+	assert_string_equal(cfg.mem_retained_folded, "r.folded");
 	expect_error(bad_mode, ARGC(bad_mode), "--mem 'heap'");
 	expect_error(bad_period, ARGC(bad_period), "--mem-period '0'");
 	expect_error(bad_alloc, ARGC(bad_alloc), "--alloc-period '-1'");
@@ -243,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_svg_golden),
 		cmocka_unit_test(test_svg_hostile_strings),
+		cmocka_unit_test(test_svg_baseline),
 		cmocka_unit_test(test_folded_golden),
 		cmocka_unit_test(test_options),
 	};
