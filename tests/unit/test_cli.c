@@ -291,8 +291,9 @@ static void test_report_options(void **state)
 	for (i = 0; i < n; i++)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
 	names = buf;
-	assert_string_equal(names, "format output top lines line-report prune threads "
-				   "mem-timeline mem-folded verbose ");
+	assert_string_equal(names,
+			    "format output top lines line-report prune threads "
+			    "mem-timeline mem-folded mem-retained-folded mem-pprof verbose ");
 	assert_int_equal(cli_report_apply('p', "1", &cfg), ARGP_ERR_UNKNOWN);
 	assert_int_equal(cli_report_apply('o', "a.svg", &cfg), 0);
 	assert_int_equal(cli_report_apply('n', "3", &cfg), 0);
