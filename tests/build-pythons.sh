@@ -7,8 +7,8 @@
 #   3.13t         python3.13 (trixie): --disable-gil --with-dtrace
 #   3.14-shared   python3.14 (forky): --enable-shared --with-dtrace
 #   3.13-shared   python3.13 (trixie): --enable-shared --with-dtrace
-#   3.14-embed    a C program that dlopen()s 3.14-shared's libpython
-#   3.13-embed    the same against 3.13-shared
+#   3.14-embed    a C program that dlopen()s Debian's libpython3.14 (forky)
+#   3.13-embed    the same with Debian's libpython3.13 (trixie)
 #
 #   tests/build-pythons.sh [NAME...]     default: all of the above
 #
@@ -178,7 +178,7 @@ cached() {
 	root=$ROOTS/$(suite_of "$1")
 	case $1 in
 	*-embed)
-		key="$(cat "$root/$OPT/${1%-embed}-shared/.pybpfprof-key" 2>/dev/null) $(cksum <"$HERE/integration/targets/pyembed.c")"
+		key=$(embed_key "$1")
 		;;
 	*)
 		pkg=$(srcpkg_of "$1")
@@ -208,12 +208,13 @@ build_python() {
 	rm -rf "${root:?}/$prefix" "${root:?}/$OPT/build/$name"
 	bdir=$OPT/build/$name
 	mkdir -p "$root/$bdir"
+	# The shared build's python finds its libpython by its run path. Given
+	# to make: Debian's configure does not keep a configure-time LDFLAGS.
 	local ldflags=
 	[ "${name%-shared}" != "$name" ] && ldflags="-Wl,-rpath,$prefix/lib"
-	step "$log" "configure $name" in_root "$root" sh -c \
-		"cd $bdir && $src/configure $flags LDFLAGS='$ldflags'"
-	step "$log" "make $name" in_root "$root" make -C "$bdir" -j"$JOBS"
-	step "$log" "make install $name" in_root "$root" make -C "$bdir" install
+	step "$log" "configure $name" in_root "$root" sh -c "cd $bdir && $src/configure $flags"
+	step "$log" "make $name" in_root "$root" make -C "$bdir" -j"$JOBS" LDFLAGS="$ldflags"
+	step "$log" "make install $name" in_root "$root" make -C "$bdir" install LDFLAGS="$ldflags"
 	step "$log" "checking $name's stdlib" in_root "$root" "$(exe_of "$name")" -c \
 		'import threading, _socket, math, time, ctypes, mmap, gc, json, zlib, sysconfig
 assert sysconfig.get_config_var("WITH_DTRACE") == 1, "no dtrace"'
@@ -224,26 +225,39 @@ assert sysconfig.get_config_var("WITH_DTRACE") == 1, "no dtrace"'
 }
 
 # The embedding program: a C program that loads libpython with dlopen() at
-# run time, so the probes live in a library the process mapped late.
+# run time, so the probes live in a library mapped after the process
+# started. It loads Debian's own libpython3.X.so (package libpython3.X,
+# built by Debian with --enable-shared --with-dtrace), the library embedding
+# applications on Debian load.
+embed_key() {
+	local root v
+	root=$ROOTS/$(suite_of "$1")
+	v=${1%-embed}
+	# shellcheck disable=SC2016 # ${Version} is dpkg-query's, not the shell's
+	echo "libpython$v $(in_root "$root" dpkg-query -W -f '${Version}' "libpython$v" 2>/dev/null)" \
+		"$(cksum <"$HERE/integration/targets/pyembed.c")"
+}
+
 build_embed() {
-	local name=$1 suite root lib ver key log shared prefix
+	local name=$1 suite root lib ver log prefix
 	suite=$(suite_of "$name")
 	root=$ROOTS/$suite
-	shared=${name%-embed}-shared
 	ver=${name%-embed}
 	prefix=$OPT/$name
-	lib=$OPT/$shared/lib/libpython$ver.so.1.0
-	cached "$shared" || build_python "$shared" >/dev/null
-	key="$(cat "$root/$OPT/$shared/.pybpfprof-key") $(cksum <"$HERE/integration/targets/pyembed.c")"
 	log=$ROOTS/build-$name.log
+	prepare_root "$suite"
 	: >"$log"
+	step "$log" "installing libpython$ver in $suite" \
+		in_root "$root" apt-get -q install -y --no-install-recommends "libpython$ver"
+	lib=$(in_root "$root" dpkg-query -L "libpython$ver" | grep "/libpython$ver\.so\.1\.0$" | head -n 1)
+	[ -n "$lib" ] || die "libpython$ver in $suite has no libpython$ver.so.1.0"
 	rm -rf "${root:?}/$prefix"
 	mkdir -p "$root/$prefix/bin"
 	cp "$HERE/integration/targets/pyembed.c" "$root/$prefix/pyembed.c"
 	step "$log" "compiling $name" in_root "$root" cc -O2 -Wall -Werror \
 		-DPYEMBED_LIBPYTHON="\"$lib\"" -o "$prefix/bin/pyembed" "$prefix/pyembed.c" -ldl
-	step "$log" "checking $name" in_root "$root" "$prefix/bin/pyembed" 'import math'
-	echo "$key" >"$root/$prefix/.pybpfprof-key"
+	step "$log" "checking $name" in_root "$root" "$prefix/bin/pyembed" 'import math, json'
+	embed_key "$name" >"$root/$prefix/.pybpfprof-key"
 	report "$name"
 }
 
