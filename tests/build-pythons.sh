@@ -239,7 +239,7 @@ embed_key() {
 }
 
 build_embed() {
-	local name=$1 suite root lib ver log prefix
+	local name=$1 suite root lib home ver log prefix
 	suite=$(suite_of "$name")
 	root=$ROOTS/$suite
 	ver=${name%-embed}
@@ -251,12 +251,14 @@ build_embed() {
 		in_root "$root" apt-get -q install -y --no-install-recommends "libpython$ver"
 	lib=$(in_root "$root" dpkg-query -L "libpython$ver" | grep "/libpython$ver\.so\.1\.0$" | head -n 1)
 	[ -n "$lib" ] || die "libpython$ver in $suite has no libpython$ver.so.1.0"
+	home=$(in_root "$root" "python$ver" -c 'import sys; print(sys.base_prefix)')
 	rm -rf "${root:?}/$prefix"
 	mkdir -p "$root/$prefix/bin"
 	cp "$HERE/integration/targets/pyembed.c" "$root/$prefix/pyembed.c"
 	step "$log" "compiling $name" in_root "$root" cc -O2 -Wall -Werror \
-		-DPYEMBED_LIBPYTHON="\"$lib\"" -o "$prefix/bin/pyembed" "$prefix/pyembed.c" -ldl
-	step "$log" "checking $name" in_root "$root" "$prefix/bin/pyembed" 'import math, json'
+		-DPYEMBED_LIBPYTHON="\"$lib\"" -DPYEMBED_HOME="\"$home\"" -o "$prefix/bin/pyembed" "$prefix/pyembed.c" -ldl
+	step "$log" "checking $name" in_root "$root" "$prefix/bin/pyembed" \
+		"import math, json, sys; assert sys.prefix == '$home', sys.prefix"
 	embed_key "$name" >"$root/$prefix/.pybpfprof-key"
 	report "$name"
 }

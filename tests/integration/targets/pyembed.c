@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef PYEMBED_LIBPYTHON
-#error "build with -DPYEMBED_LIBPYTHON=\"/path/to/libpythonX.Y.so.1.0\""
+#if !defined(PYEMBED_LIBPYTHON) || !defined(PYEMBED_HOME)
+#error "build with -DPYEMBED_LIBPYTHON=\"/path/to/libpythonX.Y.so.1.0\" -DPYEMBED_HOME=\"prefix\""
 #endif
 
 /* The few entry points needed, resolved by name: no Python header. */
@@ -50,6 +50,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pyembed [-w] CODE\n");
 		return 2;
 	}
+	/*
+	 * The library's own stdlib: from our path CPython would guess its home
+	 * by looking for a landmark above this executable.
+	 */
+	setenv("PYTHONHOME", PYEMBED_HOME, 0);
 	lib = dlopen(PYEMBED_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
 	if (!lib) {
 		fprintf(stderr, "pyembed: %s\n", dlerror());
