@@ -3,9 +3,9 @@
 # source packages, inside the Debian release roots of tests/debian-roots.sh,
 # so that a process chrooted in a root runs them as a container would:
 #
-#   3.14t         python3.14 (forky): --disable-gil --with-dtrace
+#   3.14t         python3.14 (forky, or sid): --disable-gil --with-dtrace
 #   3.13t         python3.13 (trixie): --disable-gil --with-dtrace
-#   3.14-shared   python3.14 (forky): --enable-shared --with-dtrace
+#   3.14-shared   python3.14 (forky, or sid): --enable-shared --with-dtrace
 #   3.13-shared   python3.13 (trixie): --enable-shared --with-dtrace
 #   3.14-embed    a C program that dlopen()s Debian's libpython3.14 (forky)
 #   3.13-embed    the same with Debian's libpython3.13 (trixie)
@@ -45,7 +45,25 @@ die() {
 [ "$(id -u)" -eq 0 ] || die "chroot and apt-get need root: run this as root or with sudo"
 
 # NAME -> suite, source package, configure flags.
-suite_of() { case $1 in 3.13*) echo trixie ;; 3.14*) echo forky ;; esac; }
+# The roots a build may be made in, in order of preference: python3.14's
+# source is taken from forky, or else from sid.
+candidates_of() {
+	case $1 in
+	3.13*) echo trixie ;;
+	3.14-embed) echo forky ;;
+	3.14*) echo forky sid ;;
+	esac
+}
+# The root of a build: the first candidate that has its source, or the first.
+suite_of() {
+	local s
+	for s in $(candidates_of "$1"); do
+		[ -n "${1##*-embed}" ] && [ -s "$ROOTS/$s/$OPT/src/$(srcpkg_of "$1").version" ] &&
+			{ echo "$s"; return 0; }
+	done
+	s=$(candidates_of "$1")
+	echo "${s%% *}"
+}
 srcpkg_of() { case $1 in 3.13*) echo python3.13 ;; 3.14*) echo python3.14 ;; esac; }
 flags_of() {
 	local common="--prefix=$OPT/$1 --with-dtrace --disable-test-modules --with-ensurepip=no"
@@ -126,9 +144,9 @@ prepare_root() {
 
 # Fetches and unpacks the source package once; sets SRC to its folder in the
 # root (not printed: a command substitution's subshell would lose the mounts
-# to undo).
+# to undo). 1 when the archive does not give it (the message says why).
 fetch_source() {
-	local suite=$1 pkg=$2 root=$ROOTS/$1 log=$ROOTS/build-$2-source.log ver tmp d
+	local suite=$1 pkg=$2 root=$ROOTS/$1 log=$ROOTS/build-$2-$1-source.log ver tmp d
 	if [ -s "$root/$OPT/src/$pkg.version" ]; then
 		ver=$(cat "$root/$OPT/src/$pkg.version")
 		SRC=$OPT/src/$pkg-$ver
@@ -141,9 +159,12 @@ fetch_source() {
 	mkdir -p "$root/$tmp"
 	if ! in_root "$root" sh -c "cd $tmp && apt-get -q source $pkg" >>"$log" 2>&1; then
 		if grep -q "404 *Not Found" "$log"; then
-			die "apt-get source $pkg in $suite failed: the Debian archive this machine's apt uses lists it but does not serve its files (404); see $log"
+			echo "build-pythons: apt-get source $pkg in $suite failed: the Debian archive this machine's apt uses lists it but does not serve its files (404); see $log" >&2
+		else
+			echo "build-pythons: apt-get source $pkg in $suite failed; see $log" >&2
 		fi
-		die "apt-get source $pkg in $suite failed; see $log"
+		rm -rf "${root:?}/$tmp"
+		return 1
 	fi
 	ver=$(cd "$root/$tmp" && for f in "$pkg"_*.dsc; do echo "$f"; done |
 		sed -n "s/^${pkg}_\(.*\)\.dsc$/\1/p" | head -n 1)
@@ -151,7 +172,7 @@ fetch_source() {
 	d=$(cd "$root/$tmp" && for f in "$pkg"-*/; do [ -f "$f/configure" ] && echo "${f%/}"; done | head -n 1)
 	[ -n "$d" ] || die "apt-get source $pkg unpacked no source tree in $root/$tmp"
 	rm -rf "${root:?}/$OPT/src/$pkg-$ver"
-	mv "$root/$tmp/$d" "$root/$OPT/src/$pkg-$ver"
+	mv "$root/$tmp/$d" "$root/$OPT/src/$pkg-$ver" || die "cannot move the source into $root/$OPT/src"
 	rm -rf "${root:?}/$tmp"
 	echo "$ver" >"$root/$OPT/src/$pkg.version"
 	SRC=$OPT/src/$pkg-$ver
@@ -191,12 +212,15 @@ cached() {
 
 build_python() {
 	local name=$1 suite root pkg src ver key log prefix bdir flags t0=$SECONDS
-	suite=$(suite_of "$name")
-	root=$ROOTS/$suite
 	pkg=$(srcpkg_of "$name")
 	prefix=$OPT/$name
 	flags=$(flags_of "$name")
-	fetch_source "$suite" "$pkg"
+	for suite in $(candidates_of "$name") none; do
+		[ "$suite" = none ] && die "no root gave the source of $pkg: $name cannot be built"
+		[ -e "$ROOTS/$suite/.ready" ] || continue
+		fetch_source "$suite" "$pkg" && break
+	done
+	root=$ROOTS/$suite
 	src=$SRC
 	ver=$(cat "$root/$OPT/src/$pkg.version")
 	key="$pkg $ver $flags"
@@ -292,8 +316,9 @@ for n in "${todo[@]}"; do
 		report "$n"
 		continue
 	fi
-	root=$ROOTS/$(suite_of "$n")
-	[ -e "$root/.ready" ] && mount_proc "$root"
+	for s in $(candidates_of "$n"); do
+		[ -e "$ROOTS/$s/.ready" ] && mount_proc "$ROOTS/$s"
+	done
 	# Not "(...) || ...": that would turn off set -e inside the subshell.
 	set +e
 	(
