@@ -446,3 +446,14 @@ def usdt_embed_before_dlopen313():
         wl.wait_ready(p)
         said = check_known_gc(usdt_known(p, ["--gc"]))
     return f"before dlopen: {line!r}; after: {said}"
+
+
+@test
+def usdt_calls_refused_embed314():
+    # Debian's libpython3.14 has no function probes either: refused for the
+    # embedding process, naming the version.
+    with Workloads() as wl:
+        p = wl.spawn(embed_argv("3.14", "usdt_known.py", [KNOWN_COLLECTS]))
+        line, _ = expect_error(["-p", p.pid, "-d", 1, "--calls"],
+                               ["3.14", "function__entry", "--calls", "sampling"])
+    return line
