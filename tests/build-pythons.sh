@@ -9,6 +9,8 @@
 #   3.13-shared   python3.13 (trixie): --enable-shared --with-dtrace
 #   3.14-embed    a C program that dlopen()s Debian's libpython3.14 (forky)
 #   3.13-embed    the same with Debian's libpython3.13 (trixie)
+#   3.15-embed    the same with Debian's libpython3.15 (sid), which has the
+#                 function probes 3.12 to 3.14 lack
 #
 #   tests/build-pythons.sh [NAME...]     default: all of the above
 #
@@ -33,7 +35,7 @@ ROOTS=${PYBPFPROF_ROOTS:-/var/cache/pybpfprof/roots}
 HERE=$(cd "$(dirname "$0")" && pwd)
 JOBS=${PYBPFPROF_BUILD_JOBS:-2}
 OPT=/opt/pybpfprof
-all=(3.14t 3.13t 3.14-shared 3.13-shared 3.14-embed 3.13-embed)
+all=(3.14t 3.13t 3.14-shared 3.13-shared 3.14-embed 3.13-embed 3.15-embed)
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 
@@ -51,6 +53,7 @@ candidates_of() {
 	case $1 in
 	3.13*) echo trixie ;;
 	3.14-embed) echo forky ;;
+	3.15-embed) echo sid ;;
 	3.14*) echo forky sid ;;
 	esac
 }

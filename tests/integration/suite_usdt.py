@@ -251,7 +251,7 @@ def usdt_imports_sid315():
 # own libpython3.X.so (built with the probes) with dlopen() at run time, as
 # embedding applications do.
 
-BUILT_ROOTS = {"3.13": "trixie", "3.14": "forky"}
+BUILT_ROOTS = {"3.13": "trixie", "3.14": "forky", "3.15": "sid"}
 HOW = "tests/build-pythons.sh builds it (tests/install-deps.sh runs that)"
 KNOWN_COLLECTS = 7  # usdt_known.py's gc.collect() calls
 
@@ -457,3 +457,41 @@ def usdt_calls_refused_embed314():
         line, _ = expect_error(["-p", p.pid, "-d", 1, "--calls"],
                                ["3.14", "function__entry", "--calls", "sampling"])
     return line
+
+
+@test
+def usdt_calls_embed315():
+    # 3.15 fires the function probes: --calls counts exactly through a
+    # libpython loaded with dlopen(), against cProfile run the same way.
+    n = 2000
+    out = subprocess.run(embed_argv("3.15", "usdt_ticktock.py", [n, "cprofile"]),
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    check(out.returncode == 0, f"cProfile run failed: {out.stderr.strip()[-300:]}")
+    want = json.loads(out.stdout)
+    check(want["tick"] == n and want["tock"] == 2 * n, f"cProfile itself says {want}")
+    with Workloads() as wl:
+        p = wl.spawn(embed_argv("3.15", "usdt_ticktock.py", [n]))
+        lines = LineReader(p)
+        prof = Profiler(["-p", p.pid, "-d", 60, "--calls", "-f", "json"], verbose=False,
+                        capture=True)
+        try:
+            sem = libpython_semaphore(p.pid, "function__entry")
+            usdt_wait_semaphore(p.pid, sem, True)
+            time.sleep(0.3)
+            os.kill(p.pid, signal.SIGUSR1)
+            lines.wait_for("done", timeout=60)
+            time.sleep(0.3)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+        # Detached: the kernel lowered the semaphore in the library's mapping.
+        usdt_wait_semaphore(p.pid, sem, False, timeout=5)
+    rep = load_report(text=prof.stdout())
+    fns = functions(process(rep, p.pid))
+    got = {name: fns.get(name, {}).get("calls") for name in want}
+    u = rep["usdt"]
+    check(got == want and u["calls_mismatch"] == 0 and u["calls_no_code"] == 0,
+          f"calls {got}, cProfile's ncalls {want}; usdt counters {u}")
+    return f"pyembed 3.15: calls {got} == cProfile's"
