@@ -29,7 +29,7 @@
 # /var/cache/pybpfprof/roots/forky/opt/pybpfprof/3.14t/bin/python3.14t".
 # Run PATH-IN-ROOT with `chroot ROOT`: the programs link against the root's
 # libraries, not the host's. Build logs go to $PYBPFPROF_ROOTS/build-NAME.log.
-# Needs root and the roots (tests/debian-roots.sh trixie forky).
+# Needs root and the roots (tests/debian-roots.sh trixie forky sid).
 set -euo pipefail
 ROOTS=${PYBPFPROF_ROOTS:-/var/cache/pybpfprof/roots}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +46,6 @@ die() {
 
 [ "$(id -u)" -eq 0 ] || die "chroot and apt-get need root: run this as root or with sudo"
 
-# NAME -> suite, source package, configure flags.
 # The roots a build may be made in, in order of preference: python3.14's
 # source is taken from forky, or else from sid.
 candidates_of() {
@@ -67,6 +66,7 @@ suite_of() {
 	s=$(candidates_of "$1")
 	echo "${s%% *}"
 }
+# NAME -> source package, configure flags.
 srcpkg_of() { case $1 in 3.13*) echo python3.13 ;; 3.14*) echo python3.14 ;; esac; }
 flags_of() {
 	local common="--prefix=$OPT/$1 --with-dtrace --disable-test-modules --with-ensurepip=no"
