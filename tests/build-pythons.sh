@@ -28,7 +28,8 @@
 # e.g. "3.14t /var/cache/pybpfprof/roots/forky /opt/pybpfprof/3.14t/bin/python3.14t
 # /var/cache/pybpfprof/roots/forky/opt/pybpfprof/3.14t/bin/python3.14t".
 # Run PATH-IN-ROOT with `chroot ROOT`: the programs link against the root's
-# libraries, not the host's. Build logs go to $PYBPFPROF_ROOTS/build-NAME.log.
+# libraries, not the host's. Build logs go to $PYBPFPROF_ROOTS/build-NAME.log;
+# PYBPFPROF_BUILD_JOBS (default 2) is make's -j.
 # Needs root and the roots (tests/debian-roots.sh trixie forky sid).
 set -euo pipefail
 ROOTS=${PYBPFPROF_ROOTS:-/var/cache/pybpfprof/roots}
