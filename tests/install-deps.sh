@@ -43,3 +43,14 @@ echo "install-deps: packages ready ($((SECONDS - t0)) s)"
 t0=$SECONDS
 tests/debian-roots.sh >/dev/null
 echo "install-deps: Debian release roots ready ($((SECONDS - t0)) s)"
+
+# Free-threaded (3.13t, 3.14t) and shared-libpython CPython with USDT probes,
+# built from Debian's source packages inside those roots (no PGO or LTO):
+# about 4 minutes each when cold, then cached under /opt/pybpfprof in each
+# root. One that cannot be built is named, and its tests skip.
+t0=$SECONDS
+if tests/build-pythons.sh >/dev/null; then
+	echo "install-deps: test interpreters ready ($((SECONDS - t0)) s)"
+else
+	echo "install-deps: some test interpreters could not be built ($((SECONDS - t0)) s)"
+fi

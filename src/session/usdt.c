@@ -2,7 +2,10 @@
 /*
  * USDT modes (--calls, --gc, --imports). What a target can do is decided
  * before anything is attached, from two facts: the probe notes in its
- * interpreter's ELF file, and its version, because on some versions a probe
+ * interpreter's ELF file (the file holding _PyRuntime: the executable of a
+ * static build, the libpython3.X.so a shared build or an embedding program
+ * has mapped, read through /proc/PID/map_files, so a chrooted target's own
+ * copy), and its version, because on some versions a probe
  * exists but does not fire (3.11 fires function__entry only on its tracing
  * path). A mode that cannot work on a target is refused with a sentence, not
  * attached to report nothing.
@@ -10,7 +13,10 @@
  * Attaching goes through libbpf (bpf_program__attach_usdt), which gives the
  * kernel each probe's semaphore as the uprobe's ref_ctr_offset: the kernel
  * raises it while the link exists and lowers it when the link's fd closes,
- * also when pybpfprof is killed.
+ * also when pybpfprof is killed. Both the probe and the semaphore are file
+ * offsets in that ELF file, so a libpython mapped anywhere (PIC, ASLR) needs
+ * no load address from us: the kernel finds the semaphore in the process's
+ * mapping of the file.
  */
 #include <errno.h>
 #include <stdio.h>

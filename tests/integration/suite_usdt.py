@@ -4,16 +4,17 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
-                     expect_error, functions, interpreter, load_report, process, profile_json,
-                     run_profiler, test, usdt_semaphore_addr, usdt_ticktock_profile,
-                     usdt_ticktock_run, usdt_wait_semaphore)
+from harness import (DEBIAN_ROOTS, Fail, Interp, LineReader, Profiler, RUN_SLACK, Skip, Workloads,
+                     available, check, expect_error, functions, interpreter, load_report,
+                     process, profile_json, run_profiler, test, usdt_semaphore_addr,
+                     usdt_ticktock_profile, usdt_ticktock_run, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -443,3 +444,246 @@ def usdt_subprocesses_mixed_pyenv_bullseye39():
     check(calls.get("tick") == 150 and deb[0]["usdt_trace"] != "not_traced",
           f"bullseye process: {calls}, {deb[0]['usdt_trace']}")
     return f"pyenv pid {penv[0]['pid']} not traced: {note!r}; bullseye tick() {calls['tick']}"
+
+
+# ------------------------------------------- probes in a shared libpython
+#
+# tests/build-pythons.sh's builds with --enable-shared --with-dtrace: the
+# probes and their semaphores are in libpython3.X.so, mapped at an address
+# of the kernel's choosing, not in the executable. pyembed loads Debian's
+# own libpython3.X.so (built with the probes) with dlopen() at run time, as
+# embedding applications do.
+
+BUILT_ROOTS = {"3.13": "trixie", "3.14": "forky", "3.15": "sid"}
+HOW = "tests/build-pythons.sh builds it (tests/install-deps.sh runs that)"
+KNOWN_COLLECTS = 7  # usdt_known.py's gc.collect() calls
+
+
+# No 3.14-shared tests: this machine's Debian archive lists python3.14's
+# source package but does not serve its files (404), so build-pythons.sh
+# cannot make that build here; 3.14's probes through a shared libpython are
+# tested with Debian's own libpython3.14 loaded by pyembed (embed314).
+def shared_build(minor):
+    py = Interp(f"/opt/pybpfprof/{minor}-shared/bin/python{minor}",
+                DEBIAN_ROOTS / BUILT_ROOTS[minor], how=HOW)
+    why = py.missing()
+    if why:
+        raise Skip(why)
+    return py
+
+
+def embed_argv(minor, script, args, wait=False):
+    """pyembed (Debian's libpython3.X loaded with dlopen()) running a workload
+    as __main__ in its root."""
+    root = DEBIAN_ROOTS / BUILT_ROOTS[minor]
+    exe = Interp(f"/opt/pybpfprof/{minor}-embed/bin/pyembed", root, how=HOW)
+    why = exe.missing()
+    if why:
+        raise Skip(why)
+    inside = Interp(f"/usr/bin/python{minor}", root).argv(script, args)[3]  # copies it in
+    code = (f"import runpy, sys; sys.argv = [{inside!r}, *{[str(a) for a in args]!r}]; "
+            f"runpy.run_path({inside!r}, run_name='__main__')")
+    return ["chroot", str(root), str(exe.python), *(["-w"] if wait else []), code]
+
+
+def libpython_semaphore(pid, probe):
+    """The runtime address of a probe's semaphore in the libpython pid has
+    mapped: the library's load base (its mapping at file offset 0; its first
+    segment is at virtual address 0) plus the semaphore's address in the
+    file's note. Read through /proc/PID/map_files, the library the kernel
+    holds."""
+    with open(f"/proc/{pid}/maps") as f:
+        maps = [ln.split() for ln in f]
+    libs = [m for m in maps if len(m) >= 6 and "/libpython3" in m[5] and int(m[2], 16) == 0]
+    check(libs, f"pid {pid} has no libpython3 mapped at offset 0")
+    start = libs[0][0].split("-")[0]
+    lib = f"/proc/{pid}/map_files/{libs[0][0]}"
+    hdr = subprocess.run(["readelf", "-lnW", lib], capture_output=True, text=True,
+                         timeout=30).stdout
+    load = re.search(r"^\s+LOAD\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)", hdr, re.M)
+    check(load and int(load.group(1), 16) == 0 and int(load.group(2), 16) == 0,
+          f"{libs[0][5]}: first LOAD segment not at offset and address 0")
+    m = re.search(rf"Provider: python\s+Name: {probe}\s+Location: \S+, Base: \S+, "
+                  rf"Semaphore: (0x[0-9a-f]+)", hdr)
+    check(m, f"no {probe} probe with a semaphore in {libs[0][5]}")
+    return int(start, 16) + int(m.group(1), 16)
+
+
+def usdt_known(p, flags):
+    """pybpfprof -p on usdt_known.py (p, already ready) for flags: lets it
+    collect and import once the probes are live, stops the profiler with
+    SIGINT and returns the report's process."""
+    probes = {"--gc": "gc__start", "--imports": "import__find__load__start"}
+    lines = LineReader(p)
+    prof = Profiler(["-p", p.pid, "-d", 60, *flags, "-f", "json"], verbose=False, capture=True)
+    try:
+        for flag in flags:
+            usdt_wait_semaphore(p.pid, libpython_semaphore(p.pid, probes[flag]), True)
+        time.sleep(0.3)
+        os.kill(p.pid, signal.SIGUSR1)
+        lines.wait_for("done", timeout=30)
+        time.sleep(0.3)
+        prof.p.send_signal(signal.SIGINT)
+        prof.wait(RUN_SLACK)
+    finally:
+        prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+    return process(load_report(text=prof.stdout()), p.pid)
+
+
+def check_known_gc(proc):
+    """Exactly the workload's gc.collect() calls, all generation 2, all
+    under full_collect."""
+    gc = proc["gc"]
+    gens = {g["generation"]: g["collections"] for g in gc["by_generation"]}
+    under = sum(s["collections"] for s in gc["stacks"]
+                if "full_collect" in [f["qualname"] for f in s["frames"]])
+    check(gc["collections"] == KNOWN_COLLECTS and gens == {2: KNOWN_COLLECTS} and
+          under == KNOWN_COLLECTS and 0 < gc["max_ns"] <= gc["total_ns"],
+          f"want {KNOWN_COLLECTS} generation-2 collections under full_collect: got "
+          f"{gc['collections']}, by generation {gens}, {under} under full_collect, "
+          f"total {gc['total_ns']} ns, max {gc['max_ns']} ns")
+    return f"{gc['collections']} collections (generation 2, under full_collect)"
+
+
+def check_known_imports(proc):
+    top = {im["module"]: im for im in proc["imports"]}
+    check("json" in top and "pybpfprof_no_such_module" in top, f"top-level imports {list(top)}")
+    kids = {c["module"] for c in top["json"]["children"]}
+    check({"json.decoder", "json.encoder"} <= kids and top["json"]["found"] and
+          not top["pybpfprof_no_such_module"]["found"],
+          f"json found {top['json']['found']} with {sorted(kids)}; the missing module found "
+          f"{top['pybpfprof_no_such_module']['found']}")
+    return f"json {top['json']['ns'] / 1e6:.2f} ms with {sorted(kids)}, the missing one not found"
+
+
+def usdt_shared(minor, flags):
+    py = shared_build(minor)
+    with Workloads() as wl:
+        p = wl.start(py, "usdt_known.py", KNOWN_COLLECTS)
+        proc = usdt_known(p, flags)
+    said = []
+    if "--gc" in flags:
+        said.append(check_known_gc(proc))
+    if "--imports" in flags:
+        said.append(check_known_imports(proc))
+    return f"{minor}-shared: " + "; ".join(said)
+
+
+@test
+def usdt_gc_shared313():
+    return usdt_shared("3.13", ["--gc"])
+
+
+@test
+def usdt_imports_shared313():
+    return usdt_shared("3.13", ["--imports"])
+
+
+def usdt_calls_refused_shared(minor):
+    # 3.13 and 3.14 have no function probes at all: refused, not attached to
+    # count nothing.
+    py = shared_build(minor)
+    with Workloads() as wl:
+        p = wl.start(py, "spin.py", "alpha")
+        line, _ = expect_error(["-p", p.pid, "-d", 1, "--calls"],
+                               [minor, "function__entry", "--calls", "sampling"])
+    return line
+
+
+@test
+def usdt_calls_refused_shared313():
+    return usdt_calls_refused_shared("3.13")
+
+
+def usdt_gc_imports_embed(minor):
+    # The probes are in a library the process loaded with dlopen(): both
+    # modes at once, exact as for the interpreter itself.
+    with Workloads() as wl:
+        p = wl.spawn(embed_argv(minor, "usdt_known.py", [KNOWN_COLLECTS]))
+        proc = usdt_known(p, ["--gc", "--imports"])
+    return f"pyembed {minor}: {check_known_gc(proc)}; {check_known_imports(proc)}"
+
+
+@test
+def usdt_gc_imports_embed313():
+    return usdt_gc_imports_embed("3.13")
+
+
+@test
+def usdt_gc_imports_embed314():
+    return usdt_gc_imports_embed("3.14")
+
+
+@test
+def usdt_embed_before_dlopen313():
+    # Before its dlopen() the process has no interpreter: -p refuses it,
+    # saying so; once it has loaded libpython, -p traces it.
+    with Workloads() as wl:
+        p = wl.spawn(embed_argv("3.13", "usdt_known.py", [KNOWN_COLLECTS], wait=True),
+                     wait_ready=False, stdin=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(f"/proc/{p.pid}/comm") as f:
+                if f.read().strip() == "pyembed":
+                    break
+            time.sleep(0.02)
+        time.sleep(0.2)
+        with open(f"/proc/{p.pid}/maps") as f:
+            check("libpython3" not in f.read(), "libpython3 mapped before the dlopen()")
+        line, _ = expect_error(["-p", p.pid, "-d", 1, "--gc"],
+                               ["not a CPython process", "libpython3"])
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        wl.wait_ready(p)
+        said = check_known_gc(usdt_known(p, ["--gc"]))
+    return f"before dlopen: {line!r}; after: {said}"
+
+
+@test
+def usdt_calls_refused_embed314():
+    # Debian's libpython3.14 has no function probes either: refused for the
+    # embedding process, naming the version.
+    with Workloads() as wl:
+        p = wl.spawn(embed_argv("3.14", "usdt_known.py", [KNOWN_COLLECTS]))
+        line, _ = expect_error(["-p", p.pid, "-d", 1, "--calls"],
+                               ["3.14", "function__entry", "--calls", "sampling"])
+    return line
+
+
+@test
+def usdt_calls_embed315():
+    # 3.15 fires the function probes: --calls counts exactly through a
+    # libpython loaded with dlopen(), against cProfile run the same way.
+    n = 2000
+    out = subprocess.run(embed_argv("3.15", "usdt_ticktock.py", [n, "cprofile"]),
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    check(out.returncode == 0, f"cProfile run failed: {out.stderr.strip()[-300:]}")
+    want = json.loads(out.stdout)
+    check(want["tick"] == n and want["tock"] == 2 * n, f"cProfile itself says {want}")
+    with Workloads() as wl:
+        p = wl.spawn(embed_argv("3.15", "usdt_ticktock.py", [n]))
+        lines = LineReader(p)
+        prof = Profiler(["-p", p.pid, "-d", 60, "--calls", "-f", "json"], verbose=False,
+                        capture=True)
+        try:
+            sem = libpython_semaphore(p.pid, "function__entry")
+            usdt_wait_semaphore(p.pid, sem, True)
+            time.sleep(0.3)
+            os.kill(p.pid, signal.SIGUSR1)
+            lines.wait_for("done", timeout=60)
+            time.sleep(0.3)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()}")
+        # Detached: the kernel lowered the semaphore in the library's mapping.
+        usdt_wait_semaphore(p.pid, sem, False, timeout=5)
+    rep = load_report(text=prof.stdout())
+    fns = functions(process(rep, p.pid))
+    got = {name: fns.get(name, {}).get("calls") for name in want}
+    u = rep["usdt"]
+    check(got == want and u["calls_mismatch"] == 0 and u["calls_no_code"] == 0,
+          f"calls {got}, cProfile's ncalls {want}; usdt counters {u}")
+    return f"pyembed 3.15: calls {got} == cProfile's"
