@@ -79,4 +79,25 @@ int py_layout__check(const struct py_layout *L, char *why, size_t whylen);
 /* "3.11.2", "3.13.0rc1" from a PY_VERSION_HEX. */
 void py_version_str(uint32_t hexversion, char *buf, size_t len);
 
+/*
+ * What reading live objects (pybpfprof dump, src/target/py_objects.c) needs
+ * beyond struct py_layout: where a frame's local variables and their names
+ * are, which thread a thread state is, and how ints and dicts are laid out.
+ * Fixed per minor version for the default (GIL) builds 3.8-3.15
+ * (cpython-internals.md sections 1-3; checked live by the dump tests).
+ */
+struct py_obj_layout {
+	uint16_t frame_localsplus;   /* f_localsplus (<=3.10) / _PyInterpreterFrame.localsplus */
+	uint16_t code_names;	     /* co_varnames (<=3.10) / co_localsplusnames (tuple) */
+	uint16_t code_nlocals;	     /* co_nlocals (<=3.10, int), or PYPROF_NO_OFFSET */
+	uint16_t tstate_native_id;   /* native_thread_id (3.11+), or PYPROF_NO_OFFSET */
+	uint16_t runtime_gil_holder; /* _PyRuntime.gilstate.tstate_current (<=3.11), or none */
+	uint8_t stackref_locals;     /* locals are tagged _PyStackRef (3.14+) */
+	uint8_t long_tagged;	     /* int size in lv_tag (3.12+), not in ob_size */
+	uint8_t dict_keys_311;	     /* PyDictKeysObject with log2 sizes and dk_kind (3.11+) */
+};
+
+/* Fills *out for a PY_VERSION_HEX; 0, or -ENOTSUP. */
+int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out);
+
 #endif

@@ -16,4 +16,6 @@ struct command {
 /* The table, NULL-terminated; one line per subcommand, in main.c. */
 extern const struct command commands[];
 
+int cmd_dump(int argc, char **argv);
+
 #endif

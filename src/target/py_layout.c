@@ -624,3 +624,37 @@ void py_version_str(uint32_t hexversion, char *buf, size_t len)
 		snprintf(buf, len, "%u.%u.%u%s%u", hexversion >> 24, (hexversion >> 16) & 0xff,
 			 (hexversion >> 8) & 0xff, levels[level], serial);
 }
+
+int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
+{
+	unsigned minor = (hexversion >> 16) & 0xff;
+	struct py_obj_layout o = {
+		.frame_localsplus = 72,		  /* _PyInterpreterFrame.localsplus, 3.11-3.13 */
+		.code_names = 96,		  /* PyCodeObject.co_localsplusnames, 3.11+ */
+		.code_nlocals = PYPROF_NO_OFFSET, /* the names tuple's size says it */
+		.tstate_native_id = 160,	  /* PyThreadState.native_thread_id */
+		.runtime_gil_holder = PYPROF_NO_OFFSET,
+		.long_tagged = minor >= 12,
+		.dict_keys_311 = minor >= 11,
+		.stackref_locals = minor >= 14,
+	};
+
+	if (hexversion >> 24 != 3 || minor < 8 || minor > 15)
+		return -ENOTSUP;
+	if (minor <= 10) {
+		o.frame_localsplus = minor == 10 ? 352 : 360; /* PyFrameObject.f_localsplus */
+		o.code_names = 72;			      /* PyCodeObject.co_varnames */
+		o.code_nlocals = 28;			      /* PyCodeObject.co_nlocals */
+		o.tstate_native_id = PYPROF_NO_OFFSET;
+		o.runtime_gil_holder = minor == 8 ? 1368 : 568;
+	} else if (minor == 11) {
+		o.runtime_gil_holder = 576;
+	} else if (minor == 12) {
+		o.tstate_native_id = 144;
+	} else if (minor >= 14) {
+		o.frame_localsplus = 80;
+		o.tstate_native_id = minor == 15 ? 184 : 160;
+	}
+	*out = o;
+	return 0;
+}
