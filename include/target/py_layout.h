@@ -92,6 +92,7 @@ struct py_obj_layout {
 	uint16_t code_nlocals;	     /* co_nlocals (<=3.10, int), or PYPROF_NO_OFFSET */
 	uint16_t tstate_native_id;   /* native_thread_id (3.11+), or PYPROF_NO_OFFSET */
 	uint16_t runtime_gil_holder; /* _PyRuntime.gilstate.tstate_current (<=3.11), or none */
+	uint16_t tuple_items;	     /* PyTupleObject.ob_item (3.14 added ob_hash before it) */
 	uint8_t stackref_locals;     /* locals are tagged _PyStackRef (3.14+) */
 	uint8_t long_tagged;	     /* int size in lv_tag (3.12+), not in ob_size */
 	uint8_t dict_keys_311;	     /* PyDictKeysObject with log2 sizes and dk_kind (3.11+) */

@@ -634,6 +634,7 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		.code_nlocals = PYPROF_NO_OFFSET, /* the names tuple's size says it */
 		.tstate_native_id = 160,	  /* PyThreadState.native_thread_id */
 		.runtime_gil_holder = PYPROF_NO_OFFSET,
+		.tuple_items = minor >= 14 ? 32 : 24,
 		.long_tagged = minor >= 12,
 		.dict_keys_311 = minor >= 11,
 		.stackref_locals = minor >= 14,

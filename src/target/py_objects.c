@@ -367,7 +367,7 @@ static int render_seq(struct render *c, uint64_t addr, const uint8_t *head, bool
 		      unsigned depth)
 {
 	int64_t len = (int64_t)u64_at(head + 16);
-	uint64_t items[PY_RENDER_ITEMS], at = list ? u64_at(head + 24) : addr + 24;
+	uint64_t items[PY_RENDER_ITEMS], at = list ? u64_at(head + 24) : addr + c->r->O.tuple_items;
 	size_t i, n;
 	int err;
 
@@ -650,7 +650,7 @@ int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct p
 		n = PY_LOCALS_MAX;
 	if (!n)
 		return 0;
-	err = remote_read(r->pid, names + 24, items, n * 8);
+	err = remote_read(r->pid, names + r->O.tuple_items, items, n * 8);
 	if (!err)
 		err = remote_read(r->pid, frame + r->O.frame_localsplus, slots, n * 8);
 	if (err)
