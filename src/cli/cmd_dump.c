@@ -381,6 +381,7 @@ int cmd_dump(int argc, char **argv)
 	char why[256];
 	int failed, err = 0;
 
+	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
 	if (o.output && outfile__open(&of, o.output, why, sizeof(why))) {

@@ -1,7 +1,8 @@
 # Two threads deadlocked on two locks, each holding an int and a str in its
 # locals, and a third that keeps writing a heartbeat to the file named by
-# argv[1]: the target of suite_dump.py. Prints "ready" once both threads are
-# blocked at their inner `with` (each has passed the barrier holding its lock).
+# argv[1]: the target of suite_dump.py. Prints the three threads' native ids
+# ("tids A B HEARTBEAT"), then "ready" once both are about to block at their
+# inner `with` (each has passed the barrier holding its lock).
 import sys
 import threading
 import time
@@ -34,13 +35,18 @@ def heartbeat(path):
         time.sleep(0.05)
 
 
-threading.Thread(target=take_a_then_b, args=(4242, "alpha-label"), name="locker-a",
-                 daemon=True).start()
-threading.Thread(target=take_b_then_a, args=(-77, "beta \u00e9\n"), name="locker-b",
-                 daemon=True).start()
-threading.Thread(target=heartbeat, args=(sys.argv[1],), name="heartbeat", daemon=True).start()
+threads = [
+    threading.Thread(target=take_a_then_b, args=(4242, "alpha-label"), name="locker-a",
+                     daemon=True),
+    threading.Thread(target=take_b_then_a, args=(-77, "beta \u00e9\n"), name="locker-b",
+                     daemon=True),
+    threading.Thread(target=heartbeat, args=(sys.argv[1],), name="heartbeat", daemon=True),
+]
+for t in threads:
+    t.start()
 barrier.wait()
 time.sleep(0.2)
+sys.stdout.write("tids %s\n" % " ".join(str(t.native_id) for t in threads))
 sys.stdout.write("ready\n")
 sys.stdout.flush()
 time.sleep(600)
