@@ -41,6 +41,7 @@ static const char doc[] =
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
 	"  sudo pybpfprof --user alice -- python3 app.py   # the command runs as alice\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
+	"  sudo pybpfprof dump -p 1234 --locals    # each thread now, with its locals\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
@@ -424,7 +425,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return EINVAL;
 }
 
-static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]"
+			       "\ndump [-p PID...|-a] [--locals] [-f json] [-o FILE]";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

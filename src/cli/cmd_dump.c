@@ -45,7 +45,7 @@ static const char dump_doc[] =
 	"Examples:\n"
 	"  sudo pybpfprof dump -p 1234             # every thread of pid 1234\n"
 	"  sudo pybpfprof dump -p 1234 --locals    # with each frame's local variables\n"
-	"  sudo pybpfprof dump -a -f json -o now.json   # every CPython process, as JSON\n"
+	"  sudo pybpfprof dump -a -f json -o now.json   # every CPython, as JSON\n"
 	"\n"
 	"Locals are shown bounded: None, bool, int (big ones abbreviated), float, str and bytes "
 	"(first 80 characters, escaped), list, tuple, dict and set by length and first items, "
@@ -381,7 +381,11 @@ int cmd_dump(int argc, char **argv)
 	char why[256];
 	int failed, err = 0;
 
+	static char name[] = "pybpfprof dump";
+
 	argp_err_exit_status = 2;
+	if (argc > 0)
+		argv[0] = name; /* for argp's usage and error lines */
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
 	if (o.output && outfile__open(&of, o.output, why, sizeof(why))) {
