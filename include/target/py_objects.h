@@ -102,18 +102,26 @@ struct py_dump_thread {
 	uint64_t tstate, thread_id; /* thread_id: pthread_self(), the thread pointer */
 	pid_t tid;		    /* 0: not found */
 	int gil;		    /* 1 holds it, 0 does not, -1 unknown */
+	int gc;			    /* 1 collecting (holds the GIL in GC), 0 not, -1 unknown */
 	bool moving;		    /* no two reads of its stack agreed */
 	bool truncated, read_error;
 	size_t nframes;
 	struct py_dump_frame frames[PY_DUMP_DEPTH];
 };
 
+/* What the main interpreter says of its GIL and collector. */
+struct py_dump_state {
+	uint64_t gil;	/* struct _gil_runtime_state in the target; 0: unknown */
+	int locked;	/* -1 unknown */
+	int collecting; /* -1 unknown */
+};
+
 /*
  * Every Python thread of the target, at most max (PY_DUMP_THREADS), each
- * read until two reads agree (PY_DUMP_TRIES). Never stops the process.
- * Returns the number of threads, or -errno.
+ * read until two reads agree (PY_DUMP_TRIES), and the GIL's state. Never
+ * stops the process. Returns the number of threads, or -errno.
  */
 int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_thread *out,
-		    size_t max);
+		    size_t max, struct py_dump_state *st);
 
 #endif

@@ -38,7 +38,8 @@ struct dump_opts {
 static const char dump_doc[] =
 	"pybpfprof: what every thread of a running CPython process is doing now: its "
 	"kernel state (running, runnable, sleeping in which system call, which futex, the wait "
-	"channel), whether it holds the GIL (where the version tells), and its Python stack "
+	"channel), whether it holds the GIL or waits for it, whether it collects garbage "
+	"(3.8-3.13), and its Python stack "
 	"innermost first with file:line, function and source line. The process is read from "
 	"outside and never stopped; a stopped or traced one is left as it is."
 	"\v"
@@ -164,6 +165,7 @@ static int list_tasks(pid_t pid, struct dump_process *dp)
 			continue;
 		dp->threads[dp->nthreads].tid = tid;
 		dp->threads[dp->nthreads].gil = -1;
+		dp->threads[dp->nthreads].gc = -1;
 		task_kernel_state(pid, &dp->threads[dp->nthreads++]);
 	}
 	closedir(d);
@@ -224,6 +226,7 @@ static void python_frames(struct py_reader *r, struct code_cache *cc, const stru
 
 	th->python = true;
 	th->gil = pt->gil;
+	th->gc = pt->gc;
 	th->moving = pt->moving;
 	th->truncated = pt->truncated;
 	th->read_error = pt->read_error;
@@ -257,6 +260,7 @@ static struct dump_thread *extra_task(struct dump_process *dp)
 	memset(th, 0, sizeof(*th));
 	th->state = '?';
 	th->syscall = -3;
+	th->gil = th->gc = -1;
 	return th;
 }
 
@@ -266,6 +270,7 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 	struct cache_budget budget;
 	struct code_cache *cc;
 	struct py_dump_thread *pts;
+	struct py_dump_state st;
 	struct py_reader r;
 	int n, i;
 
@@ -280,14 +285,19 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 		cache_budget__free(&budget);
 		return -ENOMEM;
 	}
-	n = py_dump_threads(&r, t, pts, PY_DUMP_THREADS);
+	n = py_dump_threads(&r, t, pts, PY_DUMP_THREADS, &st);
 	for (i = 0; i < n; i++) {
 		struct dump_thread *th = pts[i].tid ? find_task(dp, pts[i].tid) : NULL;
 
 		if (!th)
 			th = extra_task(dp);
-		if (th)
-			python_frames(&r, cc, t, &pts[i], th, locals);
+		if (!th)
+			continue;
+		python_frames(&r, cc, t, &pts[i], th, locals);
+		/* asleep on the futex of the GIL's condition or mutexes: waiting for it */
+		if (th->gil == 0 && th->syscall == 202 && st.gil && th->args[0] >= st.gil + 32 &&
+		    th->args[0] < st.gil + PY_GIL_SIZE)
+			th->gil = 2;
 	}
 	free(pts);
 	code_cache__free(cc);

@@ -37,7 +37,8 @@ struct dump_thread {
 	long syscall;	/* its system call number; -1 none, -2 running, -3 unknown */
 	unsigned long args[6];
 	bool python; /* it has a Python thread state */
-	int gil;     /* 1 holds it, 0 does not, -1 unknown */
+	int gil;     /* 1 holds it, 2 waits for it, 0 neither, -1 unknown */
+	int gc;	     /* 1 in a collection, 0 not, -1 unknown */
 	bool moving, truncated, read_error;
 	struct dump_frame *frames;
 	size_t nframes;
@@ -67,6 +68,8 @@ int dump_write_json(FILE *f, void *report);
 
 /* A system call's name by number (x86_64), or NULL. */
 const char *dump_syscall_name(long nr);
+/* "held", "waiting", "not held", "unknown" */
+const char *dump_gil_name(int gil);
 /* The kernel state letter in words: "sleeping", "stopped", ... */
 const char *dump_state_name(const struct dump_thread *t);
 

@@ -71,6 +71,11 @@ const char *dump_syscall_name(long nr)
 	return NULL;
 }
 
+const char *dump_gil_name(int gil)
+{
+	return gil < 0 ? "unknown" : gil == 1 ? "held" : gil == 2 ? "waiting" : "not held";
+}
+
 const char *dump_state_name(const struct dump_thread *t)
 {
 	if (t->syscall == -2)
@@ -179,7 +184,7 @@ static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
 		put_clean(f, t->wchan);
 	}
 	if (t->python)
-		fprintf(f, ", GIL %s", t->gil < 0 ? "unknown" : t->gil ? "held" : "not held");
+		fprintf(f, ", GIL %s%s", dump_gil_name(t->gil), t->gc == 1 ? ", in GC" : "");
 	fprintf(f, "%s%s%s\n", t->moving ? " (moving: its stack changed under every read)" : "",
 		t->truncated ? " (stack truncated)" : "",
 		t->read_error ? " (a frame could not be read)" : "");
@@ -294,13 +299,13 @@ static void json_thread(FILE *f, const struct dump_thread *t, bool locals)
 		fputs(", \"futex\": null", f);
 	fputs(", \"wchan\": ", f);
 	json_opt_string(f, t->wchan[0] ? t->wchan : NULL);
-	fprintf(f,
-		", \"python\": %s, \"gil\": \"%s\", \"moving\": %s, \"truncated\": %s, \"frames\": [",
-		t->python ? "true" : "false",
-		t->gil < 0 ? "unknown" :
-		t->gil	   ? "held" :
-			     "not held",
-		t->moving ? "true" : "false", t->truncated ? "true" : "false");
+	fprintf(f, ", \"python\": %s, \"gil\": \"%s\", \"gc\": %s, \"moving\": %s, ",
+		t->python ? "true" : "false", dump_gil_name(t->gil),
+		t->gc < 0 ? "null" :
+		t->gc	  ? "true" :
+			    "false",
+		t->moving ? "true" : "false");
+	fprintf(f, "\"truncated\": %s, \"frames\": [", t->truncated ? "true" : "false");
 	for (i = 0; i < t->nframes; i++) {
 		fputs(i ? ", " : "", f);
 		json_frame(f, &t->frames[i], locals);

@@ -633,7 +633,10 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		.code_names = 96,		  /* PyCodeObject.co_localsplusnames, 3.11+ */
 		.code_nlocals = PYPROF_NO_OFFSET, /* the names tuple's size says it */
 		.tstate_native_id = 160,	  /* PyThreadState.native_thread_id */
-		.runtime_gil_holder = PYPROF_NO_OFFSET,
+		.runtime_gil = PYPROF_NO_OFFSET,
+		.interp_gil_ptr = PYPROF_NO_OFFSET,
+		.runtime_gc_collecting = PYPROF_NO_OFFSET,
+		.interp_gc_collecting = PYPROF_NO_OFFSET,
 		.tuple_items = minor >= 14 ? 32 : 24,
 		.long_tagged = minor >= 12,
 		.dict_keys_311 = minor >= 11,
@@ -647,11 +650,19 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		o.code_names = 72;			      /* PyCodeObject.co_varnames */
 		o.code_nlocals = 28;			      /* PyCodeObject.co_nlocals */
 		o.tstate_native_id = PYPROF_NO_OFFSET;
-		o.runtime_gil_holder = minor == 8 ? 1368 : 568;
+		/* _PyRuntime.ceval.gil, just before gilstate; gc.collecting (DWARF) */
+		o.runtime_gil = minor == 8 ? 1152 : 352;
+		if (minor == 8)
+			o.runtime_gc_collecting = 544;
+		else
+			o.interp_gc_collecting = 816;
 	} else if (minor == 11) {
-		o.runtime_gil_holder = 576;
+		o.runtime_gil = 360;
+		o.interp_gc_collecting = 848;
 	} else if (minor == 12) {
 		o.tstate_native_id = 144;
+		o.interp_gil_ptr = 384;	      /* PyInterpreterState.ceval.gil */
+		o.interp_gc_collecting = 312; /* PyInterpreterState.gc.collecting */
 	} else if (minor >= 14) {
 		o.frame_localsplus = 80;
 		o.tstate_native_id = minor == 15 ? 184 : 160;

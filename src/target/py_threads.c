@@ -123,8 +123,87 @@ static pid_t thread_tid(const struct py_reader *r, const struct target *t, uint6
 	return tid;
 }
 
+/* GIL and GC fields of 3.13+ interpreters, from _Py_DebugOffsets.interpreter_state. */
+static void debug_positions(const struct target *t, uint64_t *ceval_gil, uint64_t *gc)
+{
+	unsigned minor = (t->version >> 16) & 0xff;
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	uint64_t size;
+
+	*ceval_gil = *gc = PYPROF_NO_OFFSET;
+	if (minor < 13 || remote_read(t->pid, t->runtime_addr, buf, sizeof(buf)) ||
+	    memcmp(buf, "xdebugpy", 8))
+		return;
+	/* interpreter_state: size at 48; gc, ceval_gil at 80, 112 (3.13) or 88, 120 (3.14+) */
+	memcpy(&size, buf + 48, 8);
+	memcpy(ceval_gil, buf + (minor == 13 ? 112 : 120), 8);
+	memcpy(gc, buf + (minor == 13 ? 80 : 88), 8);
+	if (*ceval_gil + 8 > size || *ceval_gil >= (1u << 20))
+		*ceval_gil = PYPROF_NO_OFFSET;
+	/* collecting's place in _gc_runtime_state is known for 3.13 only */
+	if (minor != 13 || *gc + PY_GC_COLLECTING + 4 > size || *gc >= (1u << 20))
+		*gc = PYPROF_NO_OFFSET;
+	else
+		*gc += PY_GC_COLLECTING;
+}
+
+/*
+ * Where the main interpreter's GIL is, whether it is locked, whether the
+ * collector runs. A GIL whose fields are not what a GIL holds is unknown.
+ */
+static void interp_state(const struct py_reader *r, const struct target *t, uint64_t interp,
+			 struct py_dump_state *st, uint64_t *holder)
+{
+	uint64_t gil = 0, ceval_gil = r->O.interp_gil_ptr, gc = r->O.interp_gc_collecting;
+	uint64_t head[3];
+	int32_t collecting;
+
+	st->gil = 0;
+	st->locked = st->collecting = -1;
+	*holder = 0;
+	if (t->version >> 16 >= 0x030D)
+		debug_positions(t, &ceval_gil, &gc);
+	if (r->O.runtime_gil != PYPROF_NO_OFFSET)
+		gil = t->runtime_addr + r->O.runtime_gil;
+	else if (ceval_gil != PYPROF_NO_OFFSET)
+		gil = read_word(interp + ceval_gil);
+	if (gil && !remote_read(t->pid, gil, head, sizeof(head)) && head[0] >= 1 &&
+	    head[0] <= 1000000000 && (uint32_t)head[2] <= 1) {
+		st->gil = gil;
+		st->locked = (int)(uint32_t)head[2];
+		*holder = st->locked ? head[1] : 0;
+	}
+	if (r->O.runtime_gc_collecting != PYPROF_NO_OFFSET)
+		gc = t->runtime_addr + r->O.runtime_gc_collecting;
+	else if (gc != PYPROF_NO_OFFSET)
+		gc += interp;
+	else
+		gc = 0;
+	if (gc && !remote_read(t->pid, gc, &collecting, 4) && (collecting == 0 || collecting == 1))
+		st->collecting = collecting;
+}
+
+/* Each thread's GIL and GC state; a holder that is none of them makes both unknown. */
+static void gil_owners(struct py_dump_thread *out, size_t n, struct py_dump_state *st,
+		       uint64_t holder)
+{
+	size_t i, found = 0;
+
+	for (i = 0; i < n; i++)
+		found += st->gil && holder && out[i].tstate == holder;
+	if (holder && !found) {
+		st->gil = 0;
+		st->locked = -1;
+	}
+	for (i = 0; i < n; i++) {
+		out[i].gil = st->gil ? out[i].tstate == holder : -1;
+		out[i].gc = st->collecting < 0 || out[i].gil < 0 ? -1 :
+								   st->collecting && out[i].gil;
+	}
+}
+
 int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_thread *out,
-		    size_t max)
+		    size_t max, struct py_dump_state *st)
 {
 	const struct py_offsets *off = &t->layout.bpf;
 	struct py_dump_thread *prev;
@@ -140,10 +219,8 @@ int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_
 		return -ENOMEM;
 	}
 	walk_pid = t->pid;
-	if (r->O.runtime_gil_holder != PYPROF_NO_OFFSET &&
-	    remote_read(t->pid, t->runtime_addr + r->O.runtime_gil_holder, &holder, 8))
-		holder = 0;
 	interp = read_word(t->runtime_addr + off->runtime_interp_head);
+	interp_state(r, t, interp, st, &holder);
 	/* every interpreter's threads, newest first; bounded against cycles */
 	for (; interp && steps < PYPROF_MAX_INTERPS; steps++) {
 		size_t k = 0;
@@ -156,12 +233,12 @@ int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_
 			th->tstate = ts;
 			th->thread_id = read_word(ts + off->tstate_thread_id);
 			th->tid = thread_tid(r, t, ts, th->thread_id);
-			th->gil = r->O.runtime_gil_holder == PYPROF_NO_OFFSET ? -1 : holder == ts;
 			read_stack(off, s, ts, th, prev);
 			n++;
 		}
 		interp = read_word(interp + off->interp_next);
 	}
+	gil_owners(out, n, st, holder);
 	free(s);
 	free(prev);
 	return (int)n;

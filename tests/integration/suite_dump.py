@@ -88,6 +88,8 @@ def check_blocked(py, pid, th, tid, func, marker, count, label, locals_too=True)
           f"thread {tid} futex {th['futex']!r}")
     check(th["wchan"] and "futex" in th["wchan"], f"thread {tid} wchan {th['wchan']!r}")
     check(th["python"] and not th["moving"] and not th["truncated"], f"thread {tid} flags {th}")
+    # blocked on a lock, not on the GIL, which it released
+    check(th["gil"] == "not held", f"thread {tid} GIL {th['gil']}")
     f0 = th["frames"][0]
     check(f0["function"] == func, f"thread {tid} innermost {f0['function']!r}, not {func}")
     check(f0["file"] == py.script_path(SCRIPT), f"file {f0['file']!r}")
@@ -293,3 +295,35 @@ def dump_errors():
         check(r.returncode == 1 and "link" in r.stderr, f"-o link: {r.returncode} {r.stderr!r}")
         check(Path(target).read_text() == "keep", "the link's target was written")
         check(os.path.islink(link), "the link was replaced")
+
+
+@per_build
+def dump_gil(build):
+    """Two threads competing for the GIL: at most one holds it, the other is
+    seen waiting on it at least once in 20 dumps, the sleeping main thread
+    never holds it; the collector is idle (3.8-3.13) or unknown (3.14+)."""
+    py = interpreter(build)
+    minor = BUILDS_MINOR(py)
+    spin_line, _ = source_line("dump_gil.py", "# SPIN")
+    with Workloads() as wl:
+        p = wl.start(py, "dump_gil.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        spinners = [int(w) for w in buf.split("tids ", 1)[1].split("\n", 1)[0].split()]
+        seen_wait = False
+        for _ in range(20):
+            proc = dump_json(["-p", p.pid])["processes"][0]
+            gil = {t["tid"]: t["gil"] for t in proc["threads"]}
+            check(list(gil.values()).count("held") <= 1, f"GIL held by several: {gil}")
+            check(gil[p.pid] == "not held", f"sleeping main thread: GIL {gil[p.pid]}")
+            check(all(gil[t] in ("held", "waiting", "not held") for t in spinners),
+                  f"GIL state unknown: {gil}")
+            for t in proc["threads"]:
+                check(t["gc"] is (False if minor <= 13 else None), f"gc {t['gc']!r}")
+                if t["tid"] in spinners and not t["moving"]:
+                    f0 = t["frames"][0]
+                    check(f0["function"] == "spin" and f0["line"] in (spin_line - 1, spin_line),
+                          f"spinner at {f0['function']}:{f0['line']}")
+            seen_wait |= sorted(gil[t] for t in spinners) == ["held", "waiting"]
+            if seen_wait:
+                break
+        check(seen_wait, "no dump saw one spinner holding the GIL and the other waiting")
