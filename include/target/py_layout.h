@@ -102,6 +102,8 @@ struct py_obj_layout {
 	uint16_t runtime_gc_collecting; /* or PYPROF_NO_OFFSET */
 	uint16_t interp_gc_collecting;	/* or PYPROF_NO_OFFSET */
 	uint16_t tuple_items;		/* PyTupleObject.ob_item (3.14 added ob_hash before it) */
+	uint16_t heap_cached_keys;	/* PyHeapTypeObject.ht_cached_keys (3.11+) */
+	uint8_t managed_dict;		/* 0 tp_dictoffset (<=3.10), 1 3.11, 2 3.12, 3 3.13+ */
 	uint8_t stackref_locals;	/* locals are tagged _PyStackRef (3.14+) */
 	uint8_t long_tagged;		/* int size in lv_tag (3.12+), not in ob_size */
 	uint8_t dict_keys_311;		/* PyDictKeysObject with log2 sizes and dk_kind (3.11+) */

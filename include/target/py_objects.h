@@ -69,6 +69,14 @@ int py_reader__init(struct py_reader *r, pid_t pid, const struct py_layout *L, u
  */
 int py_render(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type);
 
+/*
+ * The str held by the instance attribute attr of the object at obj (its
+ * __dict__ or the values CPython keeps in its stead), into out. 0,
+ * -ENOENT (no such attribute), or -errno.
+ */
+int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char *out,
+		       size_t outlen);
+
 /* One local variable of a frame. */
 struct py_local {
 	char name[64];

@@ -249,6 +249,37 @@ static void python_frames(struct py_reader *r, struct code_cache *cc, const stru
 	}
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = s ? strlen(s) : 0, k = strlen(tail);
+
+	return n >= k && !strcmp(s + n - k, tail);
+}
+
+/*
+ * The threading name of a thread started by threading.Thread: the _name of
+ * the self of its outermost Thread._bootstrap frame.
+ */
+static void python_name(struct py_reader *r, const struct py_dump_thread *pt,
+			struct dump_thread *th)
+{
+	struct py_local self;
+	size_t i, total;
+
+	for (i = th->nframes; i-- > 0;) {
+		const struct dump_frame *df = &th->frames[i];
+
+		if (!ends_with(df->file, "/threading.py") || !ends_with(df->func, "_bootstrap"))
+			continue;
+		if (py_frame_locals(r, pt->frames[i].frame, pt->frames[i].code, &self, 1, &total) ==
+			    1 &&
+		    strcmp(self.name, "self") == 0 && self.value &&
+		    py_object_attr_str(r, self.value, "_name", th->pyname, sizeof(th->pyname)))
+			th->pyname[0] = 0;
+		return;
+	}
+}
+
 /* A Python thread whose task is not found (exited meanwhile) still shows, with tid 0. */
 static struct dump_thread *extra_task(struct dump_process *dp)
 {
@@ -294,6 +325,7 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 		if (!th)
 			continue;
 		python_frames(&r, cc, t, &pts[i], th, locals);
+		python_name(&r, &pts[i], th);
 		/* asleep on the futex of the GIL's condition or mutexes: waiting for it */
 		if (th->gil == 0 && th->syscall == 202 && st.gil && th->args[0] >= st.gil + 32 &&
 		    th->args[0] < st.gil + PY_GIL_SIZE)

@@ -31,10 +31,11 @@ struct dump_frame {
 
 struct dump_thread {
 	pid_t tid;
-	char name[64];	/* /proc/PID/task/TID/comm */
-	char state;	/* /proc/PID/task/TID/stat: R, S, D, T, t, Z, ... */
-	char wchan[64]; /* the kernel function it waits in, "" if none */
-	long syscall;	/* its system call number; -1 none, -2 running, -3 unknown */
+	char name[64];	 /* /proc/PID/task/TID/comm */
+	char pyname[64]; /* threading.Thread's name; "" unknown */
+	char state;	 /* /proc/PID/task/TID/stat: R, S, D, T, t, Z, ... */
+	char wchan[64];	 /* the kernel function it waits in, "" if none */
+	long syscall;	 /* its system call number; -1 none, -2 running, -3 unknown */
 	unsigned long args[6];
 	bool python; /* it has a Python thread state */
 	int gil;     /* 1 holds it, 2 waits for it, 0 neither, -1 unknown */

@@ -176,7 +176,13 @@ static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
 	syscall_text(t, sc, sizeof(sc));
 	fprintf(f, "\nThread %d \"", (int)t->tid);
 	put_clean(f, t->name);
-	fprintf(f, "\": %s", dump_state_name(t));
+	fputc('"', f);
+	if (t->pyname[0]) {
+		fputs(" (", f);
+		put_clean(f, t->pyname);
+		fputc(')', f);
+	}
+	fprintf(f, ": %s", dump_state_name(t));
 	if (sc[0])
 		fprintf(f, " in %s", sc);
 	if (t->wchan[0]) {
@@ -281,6 +287,8 @@ static void json_thread(FILE *f, const struct dump_thread *t, bool locals)
 	syscall_text(t, sc, sizeof(sc));
 	fprintf(f, "{\"tid\": %d, \"name\": ", (int)t->tid);
 	json_string(f, t->name);
+	fputs(", \"python_name\": ", f);
+	json_opt_string(f, t->pyname[0] ? t->pyname : NULL);
 	fprintf(f,
 		", \"state\": \"%s\", \"kernel_state\": \"%c\", \"syscall\": ", dump_state_name(t),
 		t->state > ' ' && t->state < 0x7f ? t->state : '?');

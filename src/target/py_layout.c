@@ -638,6 +638,14 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		.runtime_gc_collecting = PYPROF_NO_OFFSET,
 		.interp_gc_collecting = PYPROF_NO_OFFSET,
 		.tuple_items = minor >= 14 ? 32 : 24,
+		/* DWARF 3.11.7, 3.12.1, 3.13.0; live 3.14.8, 3.15.2 (PyTypeObject grew by 8) */
+		.heap_cached_keys = minor == 11 ? 872 :
+				    minor == 15 ? 888 :
+						  880,
+		.managed_dict = minor <= 10 ? 0 :
+				minor == 11 ? 1 :
+				minor == 12 ? 2 :
+					      3,
 		.long_tagged = minor >= 12,
 		.dict_keys_311 = minor >= 11,
 		.stackref_locals = minor >= 14,

@@ -16,11 +16,12 @@
 #include "remote_mem.h"
 #include "target/py_objects.h"
 
-#define TP_NAME 24	     /* PyTypeObject.tp_name */
-#define TP_FLAGS 168	     /* PyTypeObject.tp_flags */
-#define TPFLAGS_HEAPTYPE 512 /* Py_TPFLAGS_HEAPTYPE: a class, never a builtin */
-#define DIGIT_BITS 30	     /* PyLong digits (x86_64 builds) */
-#define LEN_MAX (1LL << 40)  /* no real container or string is longer */
+#define TP_NAME 24		/* PyTypeObject.tp_name */
+#define TP_FLAGS 168		/* PyTypeObject.tp_flags */
+#define TPFLAGS_HEAPTYPE 512	/* Py_TPFLAGS_HEAPTYPE: a class, never a builtin */
+#define TPFLAGS_MANAGED_DICT 16 /* Py_TPFLAGS_MANAGED_DICT (3.11+): no tp_dictoffset */
+#define DIGIT_BITS 30		/* PyLong digits (x86_64 builds) */
+#define LEN_MAX (1LL << 40)	/* no real container or string is longer */
 
 static const struct {
 	const char *name;
@@ -671,4 +672,90 @@ int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct p
 		}
 	}
 	return (int)n;
+}
+
+/* Index and value (of a combined table) of the entry whose key is the str key. */
+static int keys_find(struct render *c, uint64_t keys, const char *key, uint64_t *index,
+		     uint64_t *value)
+{
+	uint64_t entries, nentries, i;
+	char text[64];
+	unsigned esize;
+	uint8_t e[24];
+	int err = dict_entries(c, keys, &entries, &esize, &nentries);
+
+	for (i = 0; !err && i < nentries && i < PY_RENDER_SCAN; i++) {
+		if (rd(c, entries + i * esize, e, esize))
+			return -EFAULT;
+		if (remote_read_str(c->r->pid, c->r->L, u64_at(e + esize - 16), text,
+				    sizeof(text)) ||
+		    strcmp(text, key))
+			continue;
+		*index = i;
+		*value = u64_at(e + esize - 8);
+		return 0;
+	}
+	return err ? err : -ENOENT;
+}
+
+/* The value of key in the dict at dict (its values array split off or not). */
+static int dict_find(struct render *c, uint64_t dict, const char *key, uint64_t *value)
+{
+	uint8_t head[48];
+	uint64_t index, values, v;
+	int err = rd(c, dict, head, sizeof(head));
+
+	if (!err)
+		err = keys_find(c, u64_at(head + 32), key, &index, value);
+	values = err ? 0 : u64_at(head + 40);
+	if (!values)
+		return err;
+	/* a split table: the values are apart, in entry order (3.13+: after an 8-byte header) */
+	err = rd(c, values + (c->r->O.managed_dict >= 3 ? 8 : 0) + index * 8, &v, 8);
+	*value = v;
+	return err;
+}
+
+/*
+ * The instance attribute attr of obj, when a str: from its __dict__, or
+ * (3.11+) from the values kept apart from it, keyed by the class's cached keys.
+ */
+int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char *out,
+		       size_t outlen)
+{
+	struct render c = { .r = r };
+	uint64_t type, flags, w[2], keys, index, value = 0, at = 0;
+	int64_t dictoffset, basicsize;
+	unsigned kind = r->O.managed_dict;
+	int err;
+
+	/* w: 3.11's values pointer and the dict (or 3.12's dict-or-values) before the object */
+	if (rd(&c, obj - 32, w, sizeof(w)) || rd(&c, obj + 8, &type, 8) ||
+	    rd(&c, type + 168, &flags, 8) || rd(&c, type + 288, &dictoffset, 8) ||
+	    rd(&c, type + 32, &basicsize, 8))
+		return -EFAULT;
+	if (!kind || !(flags & TPFLAGS_MANAGED_DICT)) {
+		if (dictoffset <= 0 || dictoffset > 4096 || rd(&c, obj + dictoffset, &at, 8))
+			return -ENOENT;
+		err = dict_find(&c, at, attr, &value);
+	} else if (w[1] && !(kind == 2 && (w[1] & 1))) {
+		err = dict_find(&c, w[1], attr, &value); /* its __dict__ exists */
+	} else {
+		if (kind == 1)
+			at = w[0]; /* PyDictValues before the object */
+		else if (kind == 2)
+			at = w[1] + 1; /* in place of the dict, stored less 1 (odd) */
+		else if (basicsize > 0 && basicsize <= 4096)
+			at = obj + basicsize + 8; /* inline after the object, after a header */
+		if (!at)
+			return -ENOENT;
+		err = rd(&c, type + r->O.heap_cached_keys, &keys, 8);
+		if (!err)
+			err = keys_find(&c, keys, attr, &index, &value);
+		if (!err)
+			err = rd(&c, at + index * 8, &value, 8);
+	}
+	if (err)
+		return err;
+	return remote_read_str(r->pid, r->L, value, out, outlen);
 }

@@ -3,7 +3,7 @@
  * The live-object renderer (target/py_objects.c) over random memory images:
  * whatever the bytes say (types, lengths, pointers, cycles), rendering ends
  * within its read budget, stays inside its buffer and never crashes; and a
- * frame's locals are read the same way.
+ * frame's locals and an instance attribute are read the same way.
  *
  * Input: byte 0 picks the version (low 3 bits: 3.8 + n) and the output
  * buffer's size (the other bits); the rest is the image (fuzz.h). The object
@@ -60,6 +60,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	py_render(&r, fake_segs[0].addr, out, outlen, type);
 	if (strnlen(out, outlen) >= outlen || strnlen(type, 48) >= 48)
+		abort();
+	if (!py_object_attr_str(&r, fake_segs[0].addr, "_name", out, outlen) &&
+	    strnlen(out, outlen) >= outlen)
 		abort();
 	if (fake_nsegs < 2)
 		return 0;

@@ -75,6 +75,8 @@ def check_blocked(py, pid, th, tid, func, marker, count, label, locals_too=True)
     line, text = source_line(SCRIPT, marker)
     comm = Path(f"/proc/{pid}/task/{tid}/comm").read_text().rstrip("\n")
     check(th["name"] == comm, f"thread {tid} named {th['name']!r}, /proc says {comm!r}")
+    pyname = {"take_a_then_b": "locker-a", "take_b_then_a": "locker-b"}[func]
+    check(th["python_name"] == pyname, f"thread {tid} threading name {th['python_name']!r}")
     if BUILDS_MINOR(py) >= 14:
         # 3.14+ gives the OS thread the threading name
         check(comm == th["name"] == {"take_a_then_b": "locker-a",
@@ -133,9 +135,12 @@ def dump_deadlock(build):
         hbt = thread_of(proc, tids["heartbeat"])
         check(hbt["frames"] and hbt["frames"][0]["function"] == "heartbeat",
               f"heartbeat thread stack {hbt['frames'][:1]}")
+        check(hbt["python_name"] == "heartbeat", f"heartbeat named {hbt['python_name']!r}")
         main = thread_of(proc, p.pid)
         check(main["frames"] and main["frames"][0]["function"] == "<module>",
               f"main thread stack {main['frames'][:1]}")
+        # not started by threading.Thread: no _bootstrap frame to take a name from
+        check(main["python_name"] is None, f"main thread named {main['python_name']!r}")
         check_alive(p.pid, hb)
 
 
@@ -154,7 +159,7 @@ def dump_text(build):
             tid = tids[key]
             comm = Path(f"/proc/{p.pid}/task/{tid}/comm").read_text().rstrip("\n")
             line, text = source_line(SCRIPT, marker)
-            head = f'Thread {tid} "{comm}": sleeping in futex(0x'
+            head = f'Thread {tid} "{comm}" ({key}): sleeping in futex(0x'
             check(head in out, f"{head!r} not in:\n{out}")
             block = out.split(head, 1)[1].split("\nThread ", 1)[0]
             for want in (f"    {func} ({py.script_path(SCRIPT)}:{line})\n",

@@ -369,6 +369,84 @@ static void test_frame_locals_314(void **state)
 			 -EBADMSG);
 }
 
+/* A str-keyed keys object with "_target" then "_name": split tables index values by entry. */
+static uint8_t *new_keys(uint8_t *tstr)
+{
+	uint8_t *keys = new_obj();
+
+	keys[8] = 3;  /* log2 size */
+	keys[9] = 3;  /* log2 index bytes */
+	keys[10] = 2; /* split */
+	put64(keys, 24, 2);
+	put64(keys, 32 + 8, addr(new_ascii(tstr, "_target", 7)));
+	put64(keys, 32 + 8 + 16, addr(new_ascii(tstr, "_name", 5)));
+	return keys;
+}
+
+/* Thread._name as each version keeps an instance's attributes. */
+static void test_instance_attribute(void **state)
+{
+	uint8_t *type, *tstr, *keys, *name, *block, *obj, *values, *d;
+	char out[64];
+
+	(void)state;
+	/* 3.12: values kept apart, their address less 1 in place of the dict */
+	setup_version(0x030C01F0);
+	tstr = new_type("str", false);
+	type = new_type("Thread", true);
+	put64(type, 168, 512 | 16); /* heap type, managed dict */
+	keys = new_keys(tstr);
+	put64(type, reader.O.heap_cached_keys, addr(keys));
+	name = new_ascii(tstr, "locker-a", 8);
+	block = new_obj();
+	obj = block + 64;
+	put64(obj, 8, addr(type));
+	values = new_obj();
+	put64(values, 8, addr(name));
+	put64(obj, -24, addr(values) - 1);
+	assert_int_equal(py_object_attr_str(&reader, addr(obj), "_name", out, sizeof(out)), 0);
+	assert_string_equal(out, "locker-a");
+	assert_int_equal(py_object_attr_str(&reader, addr(obj), "_nope", out, sizeof(out)),
+			 -ENOENT);
+	/* 3.13+: inline after the object (tp_basicsize 16), behind an 8-byte header */
+	setup_version(0x030E0AF0);
+	tstr = new_type("str", false);
+	type = new_type("Thread", true);
+	put64(type, 168, 512 | 16);
+	put64(type, 32, 16);
+	keys = new_keys(tstr);
+	put64(type, reader.O.heap_cached_keys, addr(keys));
+	name = new_ascii(tstr, "locker-b", 8);
+	block = new_obj();
+	obj = block + 64;
+	put64(obj, 8, addr(type));
+	put64(obj, 16 + 8 + 8, addr(name));
+	assert_int_equal(py_object_attr_str(&reader, addr(obj), "_name", out, sizeof(out)), 0);
+	assert_string_equal(out, "locker-b");
+	/* a cached-keys pointer into nothing: an error, not a crash */
+	put64(type, reader.O.heap_cached_keys, hole);
+	assert_true(py_object_attr_str(&reader, addr(obj), "_name", out, sizeof(out)) < 0);
+	/* 3.10: a combined __dict__ at tp_dictoffset */
+	setup_version(0x030A0DF0);
+	tstr = new_type("str", false);
+	type = new_type("Thread", true);
+	put64(type, 288, 16);
+	d = new_obj();
+	keys = new_obj();
+	put64(keys, 8, 8);  /* dk_size */
+	put64(keys, 32, 1); /* dk_nentries */
+	put64(keys, 40 + 8 + 8, addr(new_ascii(tstr, "_name", 5)));
+	put64(keys, 40 + 8 + 16, addr(new_ascii(tstr, "heartbeat", 9)));
+	put64(d, 16, 1);
+	put64(d, 32, addr(keys));
+	block = new_obj();
+	obj = block + 64;
+	put64(obj, 8, addr(type));
+	put64(obj, 16, addr(d));
+	assert_int_equal(py_object_attr_str(&reader, addr(obj), "_name", out, sizeof(out)), 0);
+	assert_string_equal(out, "heartbeat");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_impostors_and_wild_pointers),
 		cmocka_unit_test(test_ndarray),
 		cmocka_unit_test(test_frame_locals_314),
+		cmocka_unit_test(test_instance_attribute),
 	};
 	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
