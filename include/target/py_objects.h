@@ -108,7 +108,7 @@ struct py_dump_frame {
 
 struct py_dump_thread {
 	uint64_t tstate, thread_id; /* thread_id: pthread_self(), the thread pointer */
-	pid_t tid;		    /* 0: not found */
+	pid_t tid;		    /* in the process's pid namespace; 0: not found */
 	int gil;		    /* 1 holds it, 0 does not, -1 unknown */
 	int gc;			    /* 1 collecting (holds the GIL in GC), 0 not, -1 unknown */
 	bool moving;		    /* no two reads of its stack agreed */

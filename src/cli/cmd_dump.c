@@ -143,7 +143,7 @@ static int cmp_tid(const void *a, const void *b)
 }
 
 /* Every task of pid, in tid order, with its kernel state. -errno if none is listed. */
-static int list_tasks(pid_t pid, struct dump_process *dp)
+static int list_tasks(pid_t pid, bool other_ns, struct dump_process *dp)
 {
 	char path[64];
 	struct dirent *de;
@@ -164,6 +164,13 @@ static int list_tasks(pid_t pid, struct dump_process *dp)
 		if (tid <= 0)
 			continue;
 		dp->threads[dp->nthreads].tid = tid;
+		dp->threads[dp->nthreads].nstid = tid;
+		if (other_ns) {
+			pid_t tgid;
+
+			/* the id the process knows it by: the last of its NSpid list */
+			proc_status_ids(tid, &tgid, &dp->threads[dp->nthreads].nstid);
+		}
 		dp->threads[dp->nthreads].gil = -1;
 		dp->threads[dp->nthreads].gc = -1;
 		task_kernel_state(pid, &dp->threads[dp->nthreads++]);
@@ -173,12 +180,12 @@ static int list_tasks(pid_t pid, struct dump_process *dp)
 	return 0;
 }
 
-static struct dump_thread *find_task(struct dump_process *dp, pid_t tid)
+static struct dump_thread *find_task(struct dump_process *dp, pid_t nstid)
 {
 	size_t i;
 
 	for (i = 0; i < dp->nthreads; i++)
-		if (dp->threads[i].tid == tid)
+		if (dp->threads[i].nstid == nstid)
 			return &dp->threads[i];
 	return NULL;
 }
@@ -351,7 +358,7 @@ static int dump_one(pid_t pid, struct dump_process *dp, bool locals, char *why, 
 		snprintf(dp->version, sizeof(dp->version), "%s", t->version_str);
 		memcpy(dp->exe, t->exe, sizeof(dp->exe));
 		snprintf(dp->cmdline, sizeof(dp->cmdline), "%s", t->cmdline);
-		err = list_tasks(pid, dp);
+		err = list_tasks(pid, t->nspid != t->pid, dp);
 		if (err)
 			snprintf(why, whylen, "cannot list the threads of pid %d: %s", pid,
 				 strerror(-err));

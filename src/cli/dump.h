@@ -31,6 +31,7 @@ struct dump_frame {
 
 struct dump_thread {
 	pid_t tid;
+	pid_t nstid;	 /* the same thread in the process's own pid namespace */
 	char name[64];	 /* /proc/PID/task/TID/comm */
 	char pyname[64]; /* threading.Thread's name; "" unknown */
 	char state;	 /* /proc/PID/task/TID/stat: R, S, D, T, t, Z, ... */

@@ -97,7 +97,10 @@ static void read_stack(const struct py_offsets *off, struct scratch *s, uint64_t
 	th->moving = true;
 }
 
-/* Which task the thread state runs on: native_thread_id (3.11+), else glibc's pthread.tid. */
+/*
+ * Which task the thread state runs on, as the process numbers it (its own
+ * pid namespace): native_thread_id (3.11+), else glibc's pthread.tid.
+ */
 static pid_t thread_tid(const struct py_reader *r, const struct target *t, uint64_t tstate,
 			uint64_t thread_id)
 {
@@ -108,12 +111,12 @@ static pid_t thread_tid(const struct py_reader *r, const struct target *t, uint6
 
 	if (r->O.tstate_native_id != PYPROF_NO_OFFSET &&
 	    !remote_read(t->pid, tstate + r->O.tstate_native_id, &nid, 8) && nid &&
-	    nid < 0x40000000 && t->nspid == t->pid)
+	    nid < 0x40000000)
 		tid = (int32_t)nid;
 	else if (thread_id >= 4096 && remote_read(t->pid, thread_id + GLIBC_PTHREAD_TID, &tid, 4))
 		tid = 0;
-	if (tid <= 0)
-		return 0;
+	if (tid <= 0 || t->nspid != t->pid)
+		return tid > 0 ? tid : 0; /* the caller maps it to a host tid */
 	/* believed only if the process has such a task */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", t->pid, tid);
 	f = fopen(path, "re");

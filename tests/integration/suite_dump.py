@@ -332,3 +332,35 @@ def dump_gil(build):
             if seen_wait:
                 break
         check(seen_wait, "no dump saw one spinner holding the GIL and the other waiting")
+
+
+@test
+def dump_pidns():
+    """A process in its own pid namespace: the thread ids it knows (2, 3, 4)
+    are mapped to the host's, each with its own stack and name."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        hb = f"/tmp/pybpfprof-dump-hb-{os.getpid()}-ns"
+        u = wl.spawn(["unshare", "--pid", "--fork", "--mount-proc", py.python,
+                      py.script_path(SCRIPT), hb], wait_ready=False)
+        buf = read_stdout_until(u, lambda b: b"ready\n" in b, "ready").decode()
+        inner = dict(zip(("locker-a", "locker-b", "heartbeat"),
+                         map(int, buf.split("tids ", 1)[1].split("\n", 1)[0].split())))
+        child = int(Path(f"/proc/{u.pid}/task/{u.pid}/children").read_text().split()[0])
+        try:
+            proc = dump_json(["-p", child])["processes"][0]
+            for t in proc["threads"]:
+                status = Path(f"/proc/{child}/task/{t['tid']}/status").read_text()
+                t["nstid"] = int(status.split("NSpid:", 1)[1].split("\n", 1)[0].split()[-1])
+            by_ns = {t["nstid"]: t for t in proc["threads"]}
+            check(inner["locker-a"] != [t for t in by_ns.values()
+                                        if t["nstid"] == inner["locker-a"]][0]["tid"],
+                  "the namespace's tids are the host's: not a namespace test")
+            for name, func in (("locker-a", "take_a_then_b"), ("locker-b", "take_b_then_a"),
+                               ("heartbeat", "heartbeat")):
+                t = by_ns[inner[name]]
+                check(t["python_name"] == name and t["frames"][0]["function"] == func,
+                      f"ns tid {inner[name]} (host {t['tid']}): {t['python_name']!r}, "
+                      f"{t['frames'][:1]}")
+        finally:
+            os.kill(child, signal.SIGKILL)
