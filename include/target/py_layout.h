@@ -95,7 +95,8 @@ struct py_obj_layout {
 	 * The GIL (struct _gil_runtime_state): in _PyRuntime.ceval.gil (<=3.11),
 	 * or pointed to by PyInterpreterState.ceval.gil (3.12; 3.13+ read it from
 	 * _Py_DebugOffsets); and the collector's "collecting" flag, in _PyRuntime
-	 * (3.8) or in the interpreter (3.9-3.12; 3.13 from the debug offsets).
+	 * (3.8) or in the interpreter (3.9-3.12; 3.13+ from the debug offsets,
+	 * src/target/py_threads.c).
 	 */
 	uint16_t runtime_gil;		/* or PYPROF_NO_OFFSET */
 	uint16_t interp_gil_ptr;	/* or PYPROF_NO_OFFSET */

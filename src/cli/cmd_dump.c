@@ -38,8 +38,8 @@ struct dump_opts {
 static const char dump_doc[] =
 	"pybpfprof: what every thread of a running CPython process is doing now: its "
 	"kernel state (running, runnable, sleeping in which system call, which futex, the wait "
-	"channel), whether it holds the GIL or waits for it, whether it collects garbage "
-	"(3.8-3.13), and its Python stack "
+	"channel), whether it holds the GIL or waits for it, whether it collects garbage, "
+	"and its Python stack "
 	"innermost first with file:line, function and source line. The process is read from "
 	"outside and never stopped; a stopped or traced one is left as it is."
 	"\v"

@@ -131,7 +131,7 @@ static void debug_positions(const struct target *t, uint64_t *ceval_gil, uint64_
 {
 	unsigned minor = (t->version >> 16) & 0xff;
 	uint8_t buf[PY_DEBUG_OFFSETS_READ];
-	uint64_t size;
+	uint64_t size, collecting;
 
 	*ceval_gil = *gc = PYPROF_NO_OFFSET;
 	if (minor < 13 || remote_read(t->pid, t->runtime_addr, buf, sizeof(buf)) ||
@@ -143,11 +143,17 @@ static void debug_positions(const struct target *t, uint64_t *ceval_gil, uint64_
 	memcpy(gc, buf + (minor == 13 ? 80 : 88), 8);
 	if (*ceval_gil + 8 > size || *ceval_gil >= (1u << 20))
 		*ceval_gil = PYPROF_NO_OFFSET;
-	/* collecting's place in _gc_runtime_state is known for 3.13 only */
-	if (minor != 13 || *gc + PY_GC_COLLECTING + 4 > size || *gc >= (1u << 20))
+	/*
+	 * _gc_runtime_state.collecting: 200 in 3.13 (DWARF 3.13.0); 192 in 3.14
+	 * (incremental collector) and 112 in 3.15, found live as the one int
+	 * that is 1 in a "start" gc callback and 0 outside (3.14.8, 3.14.10,
+	 * 3.15.2).
+	 */
+	collecting = minor == 13 ? PY_GC_COLLECTING : minor == 14 ? 192 : minor == 15 ? 112 : 0;
+	if (!collecting || *gc + collecting + 4 > size || *gc >= (1u << 20))
 		*gc = PYPROF_NO_OFFSET;
 	else
-		*gc += PY_GC_COLLECTING;
+		*gc += collecting;
 }
 
 /*

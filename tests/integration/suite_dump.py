@@ -306,9 +306,8 @@ def dump_errors():
 def dump_gil(build):
     """Two threads competing for the GIL: at most one holds it, the other is
     seen waiting on it at least once in 20 dumps, the sleeping main thread
-    never holds it; the collector is idle (3.8-3.13) or unknown (3.14+)."""
+    never holds it; the collector is idle."""
     py = interpreter(build)
-    minor = BUILDS_MINOR(py)
     spin_line, _ = source_line("dump_gil.py", "# SPIN")
     with Workloads() as wl:
         p = wl.start(py, "dump_gil.py", wait_ready=False)
@@ -323,7 +322,7 @@ def dump_gil(build):
             check(all(gil[t] in ("held", "waiting", "not held") for t in spinners),
                   f"GIL state unknown: {gil}")
             for t in proc["threads"]:
-                check(t["gc"] is (False if minor <= 13 else None), f"gc {t['gc']!r}")
+                check(t["gc"] is False, f"gc {t['gc']!r}")
                 if t["tid"] in spinners and not t["moving"]:
                     f0 = t["frames"][0]
                     check(f0["function"] == "spin" and f0["line"] in (spin_line - 1, spin_line),
@@ -364,3 +363,28 @@ def dump_pidns():
                       f"{t['frames'][:1]}")
         finally:
             os.kill(child, signal.SIGKILL)
+
+
+@per_build
+def dump_gc(build):
+    """A thread in gc.collect() over a million containers shows in GC, holding
+    the GIL, at its gc.collect() line, and the sleeping main thread never does."""
+    py = interpreter(build)
+    line, _ = source_line("dump_gc.py", "# COLLECT")
+    with Workloads() as wl:
+        p = wl.start(py, "dump_gc.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready", timeout=60).decode()
+        tid = int(buf.split("tid ", 1)[1].split("\n", 1)[0])
+        seen = False
+        for _ in range(20):
+            proc = dump_json(["-p", p.pid])["processes"][0]
+            main, coll = thread_of(proc, p.pid), thread_of(proc, tid)
+            check(main["gc"] is False, f"main thread gc {main['gc']!r}")
+            if coll["gc"]:
+                check(coll["gil"] == "held", f"collecting without the GIL: {coll['gil']}")
+                f0 = coll["frames"][0]
+                check(f0["function"] == "collect_loop" and f0["line"] == line,
+                      f"collector at {f0['function']}:{f0['line']}")
+                seen = True
+                break
+        check(seen, "no dump of 20 saw the collector in GC")
