@@ -388,3 +388,33 @@ def dump_gc(build):
                 seen = True
                 break
         check(seen, "no dump of 20 saw the collector in GC")
+
+
+@per_build(builds=("debian", "pyenv312", "forky314"))
+def dump_moving(build):
+    """A thread whose stack changes all the time (recursing 40 deep and back):
+    a stack dump shows without the moving mark is one the thread can have
+    (osc frames at their lines, then churn at its call), and a sleeping
+    thread is never marked moving. Whether the churning one is marked
+    depends on whether it ran during the reads (a loaded machine may hold it
+    off the CPU): that logic is tested in tests/unit/test_py_threads.c."""
+    py = interpreter(build)
+    rec, _ = source_line("dump_moving.py", "# RECURSE")
+    call, _ = source_line("dump_moving.py", "osc(40)")
+    with Workloads() as wl:
+        p = wl.start(py, "dump_moving.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tid = int(buf.split("tid ", 1)[1].split("\n", 1)[0])
+        for _ in range(10):
+            proc = dump_json(["-p", p.pid])["processes"][0]
+            check(not thread_of(proc, p.pid)["moving"], "the sleeping thread marked moving")
+            t = thread_of(proc, tid)
+            if t["moving"]:
+                continue
+            names = [f["function"] for f in t["frames"]]
+            check("churn" in names, f"no churn frame in {names}")
+            k = names.index("churn")
+            check(set(names[:k]) <= {"osc"} and 1 <= k <= 41, f"stack {names}")
+            lines = [f["line"] for f in t["frames"][:k + 1]]
+            check(all(n == rec for n in lines[1:k]) and lines[0] in (rec - 2, rec - 1, rec)
+                  and lines[k] == call, f"lines {lines}")
