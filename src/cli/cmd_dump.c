@@ -324,6 +324,8 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 		return -ENOMEM;
 	}
 	n = py_dump_threads(&r, t, pts, PY_DUMP_THREADS, &st);
+	/* more Python threads than are read: said, not hidden */
+	dp->threads_left_out = n == PY_DUMP_THREADS;
 	for (i = 0; i < n; i++) {
 		struct dump_thread *th = pts[i].tid ? find_task(dp, pts[i].tid) : NULL;
 

@@ -52,6 +52,7 @@ struct dump_process {
 	char exe[PATH_MAX], cmdline[256];
 	struct dump_thread *threads;
 	size_t nthreads;
+	bool threads_left_out; /* it had more Python threads than PY_DUMP_THREADS */
 };
 
 struct dump_report {

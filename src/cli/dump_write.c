@@ -230,6 +230,9 @@ int dump_write_text(FILE *f, void *report)
 		fprintf(f, "\nPython %s (", dp->version);
 		put_clean(f, dp->exe);
 		fprintf(f, "), %zu threads\n", dp->nthreads);
+		if (dp->threads_left_out)
+			fprintf(f, "(only the first %d Python threads were read)\n",
+				PY_DUMP_THREADS);
 		for (j = 0; j < dp->nthreads; j++)
 			text_thread(f, &dp->threads[j], rep->locals);
 	}
@@ -335,7 +338,8 @@ int dump_write_json(FILE *f, void *report)
 		json_string(f, dp->exe);
 		fputs(", \"cmdline\": ", f);
 		json_string(f, dp->cmdline);
-		fputs(", \"threads\": [", f);
+		fprintf(f, ", \"python_threads_left_out\": %s, \"threads\": [",
+			dp->threads_left_out ? "true" : "false");
 		for (j = 0; j < dp->nthreads; j++) {
 			fputs(j ? ", " : "", f);
 			json_thread(f, &dp->threads[j], rep->locals);

@@ -125,6 +125,7 @@ def dump_deadlock(build):
         proc = rep["processes"][0]
         check(proc["pid"] == p.pid, f"pid {proc['pid']}")
         check(proc["python"] == python_version(py), f"version {proc['python']}")
+        check(proc["python_threads_left_out"] is False, "threads left out")
         tasks = sorted(int(t) for t in os.listdir(f"/proc/{p.pid}/task"))
         check([t["tid"] for t in proc["threads"]] == tasks,
               f"threads {[t['tid'] for t in proc['threads']]}, /proc has {tasks}")
@@ -418,3 +419,23 @@ def dump_moving(build):
             lines = [f["line"] for f in t["frames"][:k + 1]]
             check(all(n == rec for n in lines[1:k]) and lines[0] in (rec - 2, rec - 1, rec)
                   and lines[k] == call, f"lines {lines}")
+
+
+@test
+def dump_many_threads():
+    """401 Python threads: the first 256 in the thread list are read, the
+    report says others were left out, every task is still listed."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "many_threads.py")
+        proc = dump_json(["-p", p.pid], timeout=120)["processes"][0]
+        check(proc["python_threads_left_out"] is True, "401 threads, none left out?")
+        check(len(proc["threads"]) == 401, f"{len(proc['threads'])} tasks listed")
+        withstack = [t for t in proc["threads"] if t["python"]]
+        check(len(withstack) == PY_DUMP_THREADS, f"{len(withstack)} Python threads read")
+        waits = [t for t in withstack if t["frames"] and t["frames"][0]["function"] == "Event.wait"
+                 or t["frames"] and t["frames"][0]["function"].endswith("wait")]
+        check(len(waits) == len(withstack), f"{len(withstack) - len(waits)} not in wait")
+
+
+PY_DUMP_THREADS = 256  # include/target/py_objects.h
