@@ -403,7 +403,7 @@ static void test_instance_attribute(void **state)
 	put64(obj, 8, addr(type));
 	values = new_obj();
 	put64(values, 8, addr(name));
-	put64(obj, -24, addr(values) - 1);
+	put64(obj - 24, 0, addr(values) - 1);
 	assert_int_equal(py_object_attr_str(&reader, addr(obj), "_name", out, sizeof(out)), 0);
 	assert_string_equal(out, "locker-a");
 	assert_int_equal(py_object_attr_str(&reader, addr(obj), "_nope", out, sizeof(out)),
