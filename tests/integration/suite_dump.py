@@ -445,3 +445,33 @@ def dump_many_threads():
 
 
 PY_DUMP_THREADS = 256  # include/target/py_objects.h
+
+
+@per_build(builds=("debian", "forky314"))
+def dump_hostile(build):
+    """Escape sequences in a thread's name, a local str, a class name and a
+    source line never reach the text output raw (control characters become
+    '?' or escapes), and JSON carries them escaped, exactly."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p = wl.start(py, "dump_hostile.py")
+        r = run_profiler(["dump", "-p", p.pid, "--locals"], timeout=30)
+        check(r.returncode == 0, f"dump exit {r.returncode}: {r.stderr.strip()}")
+        raw = r.stdout
+        bad = [c for c in raw if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+        check(not bad, f"control characters in the text output: {bad[:5]}")
+        # escaped by the renderer (ESC, CR, LF); the C1 character cleaned on output
+        check("text = 'red\\x1b[31m\\r\\nnext?'" in raw,
+              f"the str local is not shown escaped:\n{raw}")
+        check("(thr?[31m?name)" in raw, f"thread name not cleaned:\n{raw}")
+        rep = dump_json(["-p", p.pid, "--locals"])
+        th = [t for t in rep["processes"][0]["threads"] if t["python_name"]][0]
+        check(th["python_name"] == "thr\x1b[31m\nname", f"python_name {th['python_name']!r}")
+        loc = {l["name"]: l for l in th["frames"][0]["locals"]}
+        check(loc["text"]["value"] == "'red\\x1b[31m\\r\\nnext\u009b'",
+              f"text {loc['text']['value']!r}")
+        check(loc["obj"]["type"] == "Evil\x1b[2J\x07" and
+              loc["obj"]["value"].startswith("<Evil\x1b[2J\x07 at 0x"), f"obj {loc['obj']}")
+        check(th["frames"][0]["source"] ==
+              'time.sleep(600)  # HOLD "\x1b]0;title\x07" (raw bytes: an OSC sequence)',
+              f"source {th['frames'][0]['source']!r}")

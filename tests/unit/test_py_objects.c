@@ -292,8 +292,13 @@ static void test_impostors_and_wild_pointers(void **state)
 	put64(o, 16, (uint64_t)1 << 62);
 	snprintf(want, sizeof(want), "<int at 0x%llx>", (unsigned long long)addr(o));
 	assert_string_equal(show(addr(o), 0), want);
-	/* a type whose name holds a control character */
+	/* a type whose name holds a control character: shown (the output escapes it) */
 	bad = new_type("in\x1bt", false);
+	o = new_of(bad);
+	snprintf(want, sizeof(want), "<in\x1bt at 0x%llx>", (unsigned long long)addr(o));
+	assert_string_equal(show(addr(o), 0), want);
+	/* a type without a name */
+	bad = new_type("", false);
 	show(addr(new_of(bad)), -EFAULT);
 	/* an object in an unmapped page, a type pointer into one, NULL */
 	show(hole, -EFAULT);
