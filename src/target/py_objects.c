@@ -588,6 +588,13 @@ static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *typ
 		return render_set(c, head, kind == PYK_FROZENSET, depth);
 	case PYK_NDARRAY:
 		return render_ndarray(c, head);
+	case PYK_CELL:
+		/* a closure's variable (3.11+ keep the cell in the slot): what it holds */
+		if (!u64_at(head + 16)) {
+			sb_put(&c->sb, "<empty cell>", 12);
+			return 0;
+		}
+		return render_obj(c, u64_at(head + 16), depth + 1, NULL);
 	default:
 		sb_printf(&c->sb, "<%s at 0x%" PRIx64 ">", name, addr);
 		return 0;

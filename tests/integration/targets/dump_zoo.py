@@ -38,6 +38,10 @@ def zoo():
     obj = Thing()
     arr = numpy.zeros((500, 400)) if numpy else None
     arr32 = numpy.ones(3, dtype=numpy.float32) if numpy else None
+    captured = "in a cell"
+
+    def inner():
+        return captured
     expect = {
         "none": "None", "yes": "True", "no": "False", "zero": "0", "small": repr(small),
         "big": repr(big), "huge": "-1.747871e+954 (%d bits)" % huge.bit_length(),
@@ -50,7 +54,12 @@ def zoo():
         "fs": "frozenset()", "obj": "<Thing at %#x>" % id(obj),
         "arr": "ndarray[float64, (500, 400)]" if numpy else "None",
         "arr32": "ndarray[float32, (3,)]" if numpy else "None",
+        "inner": "<function at %#x>" % id(inner),
     }
+    if sys.version_info >= (3, 11):
+        # a closure's variable sits in the frame as its cell (before 3.11, the
+        # cells follow the fast locals and are not shown)
+        expect["captured"] = "'in a cell'"
     sys.stdout.write("expect %s\n" % json.dumps(expect))
     sys.stdout.write("ready\n")
     sys.stdout.flush()
