@@ -287,7 +287,10 @@ static void python_name(struct py_reader *r, const struct py_dump_thread *pt,
 	}
 }
 
-/* A Python thread whose task is not found (exited meanwhile) still shows, with tid 0. */
+/*
+ * A Python thread whose task is not found (exited meanwhile) still shows,
+ * with tid 0; so does a second thread state of one task.
+ */
 static struct dump_thread *extra_task(struct dump_process *dp)
 {
 	struct dump_thread *th;
@@ -329,8 +332,20 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 	for (i = 0; i < n; i++) {
 		struct dump_thread *th = pts[i].tid ? find_task(dp, pts[i].tid) : NULL;
 
-		if (!th)
+		if (!th) {
 			th = extra_task(dp);
+		} else if (th->python) {
+			/* a second thread state on one task (subinterpreters): an entry of its own */
+			struct dump_thread *again = extra_task(dp);
+
+			if (again) {
+				*again = *th;
+				again->frames = NULL;
+				again->nframes = 0;
+				again->pyname[0] = 0;
+			}
+			th = again;
+		}
 		if (!th)
 			continue;
 		python_frames(&r, cc, t, &pts[i], th, locals);
