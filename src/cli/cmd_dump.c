@@ -58,7 +58,7 @@ static const struct argp_option dump_options[] = {
 	{ "all", 'a', NULL, 0, "Dump every CPython process of the machine", 0 },
 	{ "locals", 'l', NULL, 0, "Show each frame's local variables", 0 },
 	{ "format", 'f', "FORMAT", 0, "text (default) or json", 0 },
-	{ "output", 'o', "FILE", 0, "Write to FILE (never through a link) instead of stdout", 0 },
+	{ "output", 'o', "FILE", 0, "Write to FILE (never through a link; -: stdout)", 0 },
 	{ 0 },
 };
 
@@ -90,7 +90,7 @@ static error_t dump_parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = !strcmp(arg, "json");
 		return 0;
 	case 'o':
-		o->output = arg;
+		o->output = strcmp(arg, "-") ? arg : NULL; /* -o -: standard output */
 		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'; name processes with -p PID", arg);

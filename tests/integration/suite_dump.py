@@ -301,6 +301,9 @@ def dump_errors():
         check(r.returncode == 1 and "link" in r.stderr, f"-o link: {r.returncode} {r.stderr!r}")
         check(Path(target).read_text() == "keep", "the link's target was written")
         check(os.path.islink(link), "the link was replaced")
+        r = run_profiler(["dump", "-p", p.pid, "-f", "json", "-o", "-"], timeout=30)
+        check(r.returncode == 0 and json.loads(r.stdout)["processes"][0]["pid"] == p.pid,
+              f"-o -: {r.returncode} {r.stdout[:100]!r}")
 
 
 @per_build
