@@ -142,9 +142,33 @@ static int cmp_tid(const void *a, const void *b)
 	       (int)((const struct dump_thread *)b)->tid;
 }
 
+/* One more task entry, growing the array up to DUMP_MAX_TASKS; NULL when full. */
+static struct dump_thread *task_slot(struct dump_process *dp)
+{
+	struct dump_thread *t;
+	size_t cap = dp->cap ? dp->cap * 2 : 64;
+
+	if (dp->nthreads == dp->cap) {
+		if (cap > DUMP_MAX_TASKS + PY_DUMP_THREADS)
+			cap = DUMP_MAX_TASKS + PY_DUMP_THREADS;
+		if (cap <= dp->cap)
+			return NULL;
+		t = realloc(dp->threads, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		dp->threads = t;
+		dp->cap = cap;
+	}
+	t = &dp->threads[dp->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->gil = t->gc = -1;
+	return t;
+}
+
 /* Every task of pid, in tid order, with its kernel state. -errno if none is listed. */
 static int list_tasks(pid_t pid, bool other_ns, struct dump_process *dp)
 {
+	struct dump_thread *t, *more;
 	char path[64];
 	struct dirent *de;
 	DIR *d;
@@ -153,30 +177,25 @@ static int list_tasks(pid_t pid, bool other_ns, struct dump_process *dp)
 	d = opendir(path);
 	if (!d)
 		return -errno;
-	dp->threads = calloc(DUMP_MAX_TASKS, sizeof(*dp->threads));
-	if (!dp->threads) {
-		closedir(d);
-		return -ENOMEM;
-	}
 	while ((de = readdir(d)) && dp->nthreads < DUMP_MAX_TASKS) {
-		pid_t tid = (pid_t)atoi(de->d_name);
+		pid_t tid = (pid_t)atoi(de->d_name), tgid;
 
-		if (tid <= 0)
+		if (tid <= 0 || !(t = task_slot(dp)))
 			continue;
-		dp->threads[dp->nthreads].tid = tid;
-		dp->threads[dp->nthreads].nstid = tid;
-		if (other_ns) {
-			pid_t tgid;
-
-			/* the id the process knows it by: the last of its NSpid list */
-			proc_status_ids(tid, &tgid, &dp->threads[dp->nthreads].nstid);
-		}
-		dp->threads[dp->nthreads].gil = -1;
-		dp->threads[dp->nthreads].gc = -1;
-		task_kernel_state(pid, &dp->threads[dp->nthreads++]);
+		t->tid = t->nstid = tid;
+		/* the id the process knows it by: the last of its NSpid list */
+		if (other_ns)
+			proc_status_ids(tid, &tgid, &t->nstid);
+		task_kernel_state(pid, t);
 	}
 	closedir(d);
 	qsort(dp->threads, dp->nthreads, sizeof(*dp->threads), cmp_tid);
+	/* room for the Python threads whose task is not listed: no move while they are added */
+	more = realloc(dp->threads, (dp->nthreads + PY_DUMP_THREADS) * sizeof(*more));
+	if (!more)
+		return -ENOMEM;
+	dp->threads = more;
+	dp->cap = dp->nthreads + PY_DUMP_THREADS;
 	return 0;
 }
 
@@ -295,13 +314,12 @@ static struct dump_thread *extra_task(struct dump_process *dp)
 {
 	struct dump_thread *th;
 
-	if (dp->nthreads >= DUMP_MAX_TASKS)
+	/* list_tasks left room for them all: the array does not move */
+	if (dp->nthreads >= dp->cap)
 		return NULL;
-	th = &dp->threads[dp->nthreads++];
-	memset(th, 0, sizeof(*th));
+	th = task_slot(dp);
 	th->state = '?';
 	th->syscall = -3;
-	th->gil = th->gc = -1;
 	return th;
 }
 

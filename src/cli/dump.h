@@ -51,7 +51,7 @@ struct dump_process {
 	char version[24];
 	char exe[PATH_MAX], cmdline[256];
 	struct dump_thread *threads;
-	size_t nthreads;
+	size_t nthreads, cap;
 	bool threads_left_out; /* it had more Python threads than PY_DUMP_THREADS */
 };
 
