@@ -356,7 +356,8 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* The files and lines to read: each file once, its lines ascending and unique. */
-static size_t source_requests(struct dump_process *dp, struct source_file *files, int **lines)
+static size_t source_requests(struct dump_process *dp, struct source_file *files, int **lines,
+			      bool relative)
 {
 	size_t nf = 0, i, j, k;
 
@@ -365,7 +366,8 @@ static size_t source_requests(struct dump_process *dp, struct source_file *files
 			const struct dump_frame *df = &dp->threads[i].frames[j];
 			int *l;
 
-			if (!df->file || df->file[0] != '/' || df->line <= 0)
+			if (!df->file || !df->file[0] || (df->file[0] != '/') != relative ||
+			    df->line <= 0)
 				continue;
 			for (k = 0; k < nf && strcmp(files[k].name, df->file); k++)
 				;
@@ -416,33 +418,48 @@ static void source_attach(struct dump_process *dp, struct source_file *files, si
 		}
 }
 
-void dump_read_sources(pid_t pid, struct dump_process *dp)
+/*
+ * The files named from dir: absolute names inside the process's root,
+ * relative ones (a 3.8 __main__ started as "python3 app.py") inside its
+ * current directory, which is where it found them if it has not moved since.
+ */
+static void read_from(pid_t pid, const char *dir, bool relative, int status_fd,
+		      struct dump_process *dp)
 {
 	struct source_file files[DUMP_FILES_MAX] = { 0 };
 	int *lines[DUMP_FILES_MAX] = { 0 };
 	struct source_creds creds = { 0 };
 	char path[64];
-	int root_fd, status_fd;
+	int dir_fd;
 	size_t nf, k;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	status_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/root", pid);
-	root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	nf = source_requests(dp, files, lines);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, dir);
+	dir_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	nf = source_requests(dp, files, lines, relative);
 	/* with the process's own rights, or not at all */
-	if (nf && status_fd >= 0 && root_fd >= 0 && !source_creds__read(status_fd, &creds)) {
-		source_read(root_fd, &creds, files, nf, DUMP_SOURCE_MS);
+	if (nf && status_fd >= 0 && dir_fd >= 0 && !source_creds__read(status_fd, &creds)) {
+		source_read(dir_fd, &creds, files, nf, DUMP_SOURCE_MS);
 		source_attach(dp, files, nf);
 		source_creds__free(&creds);
 	}
 	source_files_free(files, nf);
 	for (k = 0; k < nf; k++)
 		free(lines[k]);
+	if (dir_fd >= 0)
+		close(dir_fd);
+}
+
+void dump_read_sources(pid_t pid, struct dump_process *dp)
+{
+	char path[64];
+	int status_fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	status_fd = open(path, O_RDONLY | O_CLOEXEC);
+	read_from(pid, "root", false, status_fd, dp);
+	read_from(pid, "cwd", true, status_fd, dp);
 	if (status_fd >= 0)
 		close(status_fd);
-	if (root_fd >= 0)
-		close(root_fd);
 }
 
 void dump_report_free(struct dump_report *rep)

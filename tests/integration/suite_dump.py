@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (BUILDS, Fail, Skip, Workloads, check, expect_error, interpreter,
+from harness import (BUILDS, TARGETS, Fail, Skip, Workloads, check, expect_error, interpreter,
                      python_version, read_stdout_until, run_profiler, source_line, test,
                      per_build, unsupported_interpreters)
 
@@ -481,3 +481,21 @@ def dump_hostile(build):
         check(th["frames"][0]["source"] ==
               'time.sleep(600)  # HOLD "\x1b]0;title\x07" (raw bytes: an OSC sequence)',
               f"source {th['frames'][0]['source']!r}")
+
+
+@test
+def dump_relative_source():
+    """3.8 keeps a __main__ started as `python3.8 app.py` by its relative
+    name: its source lines are read from the process's current directory."""
+    py = interpreter("pyenv38")
+    with Workloads() as wl:
+        hb = f"/tmp/pybpfprof-dump-hb-{os.getpid()}-rel"
+        p = wl.spawn(["sh", "-c", f'cd "{TARGETS}" && exec "{py.python}" {SCRIPT} {hb}'],
+                     wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tid = int(buf.split("tids ", 1)[1].split()[0])
+        th = thread_of(dump_json(["-p", p.pid])["processes"][0], tid)
+        line, text = source_line(SCRIPT, "BLOCKED-A")
+        f0 = th["frames"][0]
+        check(f0["file"] == SCRIPT and f0["line"] == line and f0["source"] == text,
+              f"frame {f0}")
