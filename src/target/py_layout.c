@@ -629,10 +629,12 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 {
 	unsigned minor = (hexversion >> 16) & 0xff;
 	struct py_obj_layout o = {
-		.frame_localsplus = 72,		  /* _PyInterpreterFrame.localsplus, 3.11-3.13 */
-		.code_names = 96,		  /* PyCodeObject.co_localsplusnames, 3.11+ */
-		.code_nlocals = PYPROF_NO_OFFSET, /* the names tuple's size says it */
-		.tstate_native_id = 160,	  /* PyThreadState.native_thread_id */
+		.frame_localsplus = 72,		   /* _PyInterpreterFrame.localsplus, 3.11-3.13 */
+		.code_names = 96,		   /* PyCodeObject.co_localsplusnames, 3.11+ */
+		.code_nlocals = PYPROF_NO_OFFSET,  /* the names tuple's size says it */
+		.code_cellvars = PYPROF_NO_OFFSET, /* 3.11+: in co_localsplusnames */
+		.code_freevars = PYPROF_NO_OFFSET,
+		.tstate_native_id = 160, /* PyThreadState.native_thread_id */
 		.runtime_gil = PYPROF_NO_OFFSET,
 		.interp_gil_ptr = PYPROF_NO_OFFSET,
 		.runtime_gc_collecting = PYPROF_NO_OFFSET,
@@ -657,6 +659,8 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		o.frame_localsplus = minor == 10 ? 352 : 360; /* PyFrameObject.f_localsplus */
 		o.code_names = 72;			      /* PyCodeObject.co_varnames */
 		o.code_nlocals = 28;			      /* PyCodeObject.co_nlocals */
+		o.code_cellvars = 88;			      /* PyCodeObject.co_cellvars */
+		o.code_freevars = 80;			      /* PyCodeObject.co_freevars */
 		o.tstate_native_id = PYPROF_NO_OFFSET;
 		/* _PyRuntime.ceval.gil, just before gilstate; gc.collecting (DWARF) */
 		o.runtime_gil = minor == 8 ? 1152 : 352;

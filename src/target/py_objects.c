@@ -628,55 +628,87 @@ static void local_name(struct py_reader *r, uint64_t item, char *out, size_t len
 		snprintf(out, len, "?");
 }
 
+/*
+ * Reads n names of the tuple at names and n slots at slots into out. The
+ * slots are _PyStackRefs from 3.14 on: tag 3 is an int held in the word.
+ */
+static int read_locals(struct py_reader *r, uint64_t names, uint64_t slots, size_t n,
+		       struct py_local *out)
+{
+	uint64_t items[PY_LOCALS_MAX], vals[PY_LOCALS_MAX];
+	size_t i;
+	int err;
+
+	if (!n)
+		return 0;
+	err = remote_read(r->pid, names + r->O.tuple_items, items, n * 8);
+	if (!err)
+		err = remote_read(r->pid, slots, vals, n * 8);
+	for (i = 0; !err && i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		local_name(r, items[i], out[i].name, sizeof(out[i].name));
+		out[i].value = vals[i];
+		if (r->O.stackref_locals && (vals[i] & 3) == 3) {
+			out[i].tagged = true;
+			out[i].ival = (int64_t)vals[i] >> 2;
+			out[i].value = 0;
+		} else if (r->O.stackref_locals) {
+			out[i].value = vals[i] & ~(uint64_t)3;
+		}
+	}
+	return err;
+}
+
+/* The size of the tuple at code + off into *n (at most 65536), and its address. */
+static int names_tuple(struct py_reader *r, uint64_t code, uint16_t off, uint64_t *names,
+		       int64_t *n)
+{
+	if (remote_read(r->pid, code + off, names, 8) || remote_read(r->pid, *names + 16, n, 8))
+		return -EFAULT;
+	return *n < 0 || *n > 65536 ? -EBADMSG : 0;
+}
+
 int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct py_local *out,
 		    size_t max, size_t *total)
 {
-	uint64_t names, slots[PY_LOCALS_MAX], items[PY_LOCALS_MAX];
-	int64_t len;
+	uint64_t names, slots = frame + r->O.frame_localsplus;
+	int64_t len, more[2] = { 0, 0 };
+	uint16_t extra[2] = { r->O.code_cellvars, r->O.code_freevars };
 	int32_t nlocals;
-	size_t i, n;
-	int err;
+	size_t n, k, done;
+	int err = names_tuple(r, code, r->O.code_names, &names, &len);
 
-	if (remote_read(r->pid, code + r->O.code_names, &names, 8) ||
-	    remote_read(r->pid, names + 16, &len, 8))
-		return -EFAULT;
-	if (len < 0 || len > 65536)
-		return -EBADMSG;
+	if (err)
+		return err;
 	if (r->O.code_nlocals != PYPROF_NO_OFFSET) {
-		/* <= 3.10: co_nlocals fast locals, named by co_varnames */
+		/* <= 3.10: co_nlocals fast locals named by co_varnames, then cells, then frees */
 		if (remote_read(r->pid, code + r->O.code_nlocals, &nlocals, 4))
 			return -EFAULT;
 		if (nlocals < 0 || nlocals > len)
 			return -EBADMSG;
 		len = nlocals;
 	}
-	*total = (size_t)len;
+	if (max > PY_LOCALS_MAX)
+		max = PY_LOCALS_MAX;
 	n = (size_t)len < max ? (size_t)len : max;
-	if (n > PY_LOCALS_MAX)
-		n = PY_LOCALS_MAX;
-	if (!n)
-		return 0;
-	err = remote_read(r->pid, names + r->O.tuple_items, items, n * 8);
-	if (!err)
-		err = remote_read(r->pid, frame + r->O.frame_localsplus, slots, n * 8);
+	err = read_locals(r, names, slots, n, out);
 	if (err)
 		return err;
-	for (i = 0; i < n; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		local_name(r, items[i], out[i].name, sizeof(out[i].name));
-		out[i].value = slots[i];
-		if (r->O.stackref_locals) {
-			/* _PyStackRef: tag 3 is an int held in the word; else clear the tag */
-			if ((slots[i] & 3) == 3) {
-				out[i].tagged = true;
-				out[i].ival = (int64_t)slots[i] >> 2;
-				out[i].value = 0;
-			} else {
-				out[i].value = slots[i] & ~(uint64_t)3;
-			}
-		}
+	*total = (size_t)len;
+	done = n;
+	slots += 8 * (uint64_t)len;
+	/* the cells and free variables (<= 3.10): an unreadable part just ends the list */
+	for (k = 0; k < 2 && extra[k] != PYPROF_NO_OFFSET; k++) {
+		if (names_tuple(r, code, extra[k], &names, &more[k]))
+			break;
+		n = (size_t)more[k] < max - done ? (size_t)more[k] : max - done;
+		if (read_locals(r, names, slots, n, out + done))
+			break;
+		*total += (size_t)more[k];
+		done += n;
+		slots += 8 * (uint64_t)more[k];
 	}
-	return (int)n;
+	return (int)done;
 }
 
 /* Index and value (of a combined table) of the entry whose key is the str key. */
