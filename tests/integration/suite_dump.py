@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (BUILDS, TARGETS, Fail, Skip, Workloads, check, expect_error, interpreter,
+from harness import (TARGETS, Workloads, check, expect_error, interpreter,
                      python_version, read_stdout_until, run_profiler, source_line, test,
                      per_build, unsupported_interpreters)
 
