@@ -110,10 +110,18 @@ else
 	fail "every option of --help has an entry" "${missing[*]}"
 fi
 
-# 4. The page names no long option that --help does not know, anywhere.
+# 4. The page names no long option that --help does not know, anywhere
+# (or the --help of a subcommand its synopsis names: `.SY pybpfprof`, `.B NAME`).
+declare -A sub_opts
+for sub in $(sed -n '/^\.SY pybpfprof/{n;s/^\.B \([a-z][a-z]*\)$/\1/p;}' "$page"); do
+	for o in $("$bin" "$sub" --help 2>/dev/null | grep -oE -- "^ +(-., )?--[a-z][a-z0-9-]*" |
+		grep -oE -- "--[a-z][a-z0-9-]*"); do
+		sub_opts[${o#--}]=1
+	done
+done
 unknown=()
 for o in $(grep -v '^\.\\"' "$page" | plain | grep -oE -- "$long_re" | sort -u); do
-	[ -n "${h_text[${o#--}]+set}" ] || unknown+=("$o")
+	[ -n "${h_text[${o#--}]+set}" ] || [ -n "${sub_opts[${o#--}]+set}" ] || unknown+=("$o")
 done
 if [ "${#unknown[@]}" -eq 0 ]; then
 	pass "every option the page names is one --help knows"

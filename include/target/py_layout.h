@@ -79,4 +79,47 @@ int py_layout__check(const struct py_layout *L, char *why, size_t whylen);
 /* "3.11.2", "3.13.0rc1" from a PY_VERSION_HEX. */
 void py_version_str(uint32_t hexversion, char *buf, size_t len);
 
+/*
+ * What reading live objects (pybpfprof dump, src/target/py_objects.c) needs
+ * beyond struct py_layout: where a frame's local variables and their names
+ * are, which thread a thread state is, and how ints and dicts are laid out.
+ * Fixed per minor version for the default (GIL) builds 3.8-3.15
+ * (cpython-internals.md sections 1-3; checked live by the dump tests).
+ */
+struct py_obj_layout {
+	uint16_t frame_localsplus; /* f_localsplus (<=3.10) / _PyInterpreterFrame.localsplus */
+	uint16_t code_names;	   /* co_varnames (<=3.10) / co_localsplusnames (tuple) */
+	uint16_t code_nlocals;	   /* co_nlocals (<=3.10, int), or PYPROF_NO_OFFSET */
+	uint16_t code_cellvars;	   /* co_cellvars (<=3.10; their cells follow the locals) */
+	uint16_t code_freevars;	   /* co_freevars (<=3.10; after the cells) */
+	uint16_t tstate_native_id; /* native_thread_id (3.11+), or PYPROF_NO_OFFSET */
+	/*
+	 * The GIL (struct _gil_runtime_state): in _PyRuntime.ceval.gil (<=3.11),
+	 * or pointed to by PyInterpreterState.ceval.gil (3.12; 3.13+ read it from
+	 * _Py_DebugOffsets); and the collector's "collecting" flag, in _PyRuntime
+	 * (3.8) or in the interpreter (3.9-3.12; 3.13+ from the debug offsets,
+	 * src/target/py_threads.c).
+	 */
+	uint16_t runtime_gil;		/* or PYPROF_NO_OFFSET */
+	uint16_t interp_gil_ptr;	/* or PYPROF_NO_OFFSET */
+	uint16_t runtime_gc_collecting; /* or PYPROF_NO_OFFSET */
+	uint16_t interp_gc_collecting;	/* or PYPROF_NO_OFFSET */
+	uint16_t tuple_items;		/* PyTupleObject.ob_item (3.14 added ob_hash before it) */
+	uint16_t heap_cached_keys;	/* PyHeapTypeObject.ht_cached_keys (3.11+) */
+	uint8_t managed_dict;		/* 0 tp_dictoffset (<=3.10), 1 3.11, 2 3.12, 3 3.13+ */
+	uint8_t stackref_locals;	/* locals are tagged _PyStackRef (3.14+) */
+	uint8_t long_tagged;		/* int size in lv_tag (3.12+), not in ob_size */
+	uint8_t dict_keys_311;		/* PyDictKeysObject with log2 sizes and dk_kind (3.11+) */
+};
+
+/* struct _gil_runtime_state, the same in 3.8-3.15 (DWARF of pyenv 3.8.18-3.13.0). */
+#define PY_GIL_INTERVAL 0    /* unsigned long, microseconds */
+#define PY_GIL_LAST_HOLDER 8 /* PyThreadState * */
+#define PY_GIL_LOCKED 16     /* int: 0 or 1 */
+#define PY_GIL_SIZE 208	     /* the cond, mutex, switch_cond and switch_mutex from 32 on */
+#define PY_GC_COLLECTING 200 /* struct _gc_runtime_state.collecting (3.8-3.13) */
+
+/* Fills *out for a PY_VERSION_HEX; 0, or -ENOTSUP. */
+int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out);
+
 #endif

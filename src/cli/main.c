@@ -786,6 +786,7 @@ static int run__exit_code(struct run *r, int err)
 const struct command commands[] = {
 	{ "report", cmd_report },
 	{ "diff", cmd_diff },
+	{ "dump", cmd_dump },
 	{ NULL, NULL },
 };
 

@@ -624,3 +624,61 @@ void py_version_str(uint32_t hexversion, char *buf, size_t len)
 		snprintf(buf, len, "%u.%u.%u%s%u", hexversion >> 24, (hexversion >> 16) & 0xff,
 			 (hexversion >> 8) & 0xff, levels[level], serial);
 }
+
+int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
+{
+	unsigned minor = (hexversion >> 16) & 0xff;
+	struct py_obj_layout o = {
+		.frame_localsplus = 72,		   /* _PyInterpreterFrame.localsplus, 3.11-3.13 */
+		.code_names = 96,		   /* PyCodeObject.co_localsplusnames, 3.11+ */
+		.code_nlocals = PYPROF_NO_OFFSET,  /* the names tuple's size says it */
+		.code_cellvars = PYPROF_NO_OFFSET, /* 3.11+: in co_localsplusnames */
+		.code_freevars = PYPROF_NO_OFFSET,
+		.tstate_native_id = 160, /* PyThreadState.native_thread_id */
+		.runtime_gil = PYPROF_NO_OFFSET,
+		.interp_gil_ptr = PYPROF_NO_OFFSET,
+		.runtime_gc_collecting = PYPROF_NO_OFFSET,
+		.interp_gc_collecting = PYPROF_NO_OFFSET,
+		.tuple_items = minor >= 14 ? 32 : 24,
+		/* DWARF 3.11.7, 3.12.1, 3.13.0; live 3.14.8, 3.15.2 (PyTypeObject grew by 8) */
+		.heap_cached_keys = minor == 11 ? 872 :
+				    minor == 15 ? 888 :
+						  880,
+		.managed_dict = minor <= 10 ? 0 :
+				minor == 11 ? 1 :
+				minor == 12 ? 2 :
+					      3,
+		.long_tagged = minor >= 12,
+		.dict_keys_311 = minor >= 11,
+		.stackref_locals = minor >= 14,
+	};
+
+	if (hexversion >> 24 != 3 || minor < 8 || minor > 15)
+		return -ENOTSUP;
+	if (minor <= 10) {
+		o.frame_localsplus = minor == 10 ? 352 : 360; /* PyFrameObject.f_localsplus */
+		o.code_names = 72;			      /* PyCodeObject.co_varnames */
+		o.code_nlocals = 28;			      /* PyCodeObject.co_nlocals */
+		o.code_cellvars = 88;			      /* PyCodeObject.co_cellvars */
+		o.code_freevars = 80;			      /* PyCodeObject.co_freevars */
+		o.tstate_native_id = PYPROF_NO_OFFSET;
+		/* _PyRuntime.ceval.gil, just before gilstate; gc.collecting (DWARF) */
+		o.runtime_gil = minor == 8 ? 1152 : 352;
+		if (minor == 8)
+			o.runtime_gc_collecting = 544;
+		else
+			o.interp_gc_collecting = 816;
+	} else if (minor == 11) {
+		o.runtime_gil = 360;
+		o.interp_gc_collecting = 848;
+	} else if (minor == 12) {
+		o.tstate_native_id = 144;
+		o.interp_gil_ptr = 384;	      /* PyInterpreterState.ceval.gil */
+		o.interp_gc_collecting = 312; /* PyInterpreterState.gc.collecting */
+	} else if (minor >= 14) {
+		o.frame_localsplus = 80;
+		o.tstate_native_id = minor == 15 ? 184 : 160;
+	}
+	*out = o;
+	return 0;
+}

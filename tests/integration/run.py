@@ -23,7 +23,7 @@ import sys
 from harness import TESTS, Fail, Skip
 
 # Each suite registers its tests (@test, @per_build) when imported.
-SUITES = ("suite_cpu", "suite_errors", "suite_session", "suite_formats", "suite_harness",
+SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_formats", "suite_harness",
           "suite_mem", "suite_procs", "suite_sec_budget", "suite_sec_faults",
           "suite_sec_offsets", "suite_sec_outputs", "suite_sec_procfs", "suite_sec_sources",
           "suite_usdt", "suite_report", "suite_diff")

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The live-object renderer (target/py_objects.c) over random memory images:
+ * whatever the bytes say (types, lengths, pointers, cycles), rendering ends
+ * within its read budget, stays inside its buffer and never crashes; and a
+ * frame's locals and an instance attribute are read the same way.
+ *
+ * Input: byte 0 picks the version (low 3 bits: 3.8 + n) and the output
+ * buffer's size (the other bits); the rest is the image (fuzz.h). The object
+ * rendered is at the first segment's address; the locals are those of a
+ * frame at the first segment running a code object at the second.
+ */
+#include "fuzz.h"
+#include "target/py_objects.h"
+
+static struct py_layout layouts[8];
+static const uint32_t versions[8] = { 0x030800F0, 0x030900F0, 0x030A00F0, 0x030B00F0,
+				      0x030C00F0, 0x030D00F0, 0x030E0AF0, 0x030F02F0 };
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const char *const fixtures[] = { "3.13.0-pyenv", "3.14.10-sid", "3.15.2-sid" };
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	char why[160];
+	unsigned i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; i < 5; i++)
+		if (py_layout__for_version(versions[i], &layouts[i]))
+			abort();
+	for (i = 0; i < 3; i++)
+		if (fuzz_load_fixture(fixtures[i], buf) ||
+		    py_layout__from_debug_offsets(versions[5 + i], buf, sizeof(buf),
+						  &layouts[5 + i], why, sizeof(why)))
+			abort();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct py_reader r;
+	struct py_local loc[PY_LOCALS_MAX];
+	char out[PY_RENDER_MAX], type[48];
+	size_t outlen, total, i;
+	unsigned v;
+	int n;
+
+	if (size < 1)
+		return 0;
+	v = data[0] & 7;
+	outlen = 64 + (data[0] >> 3) * 14; /* 64 .. 498 */
+	fake_mem_load(data + 1, size - 1);
+	if (!fake_nsegs)
+		return 0;
+	if (py_reader__init(&r, 1, &layouts[v], versions[v]))
+		abort();
+	py_render(&r, fake_segs[0].addr, out, outlen, type);
+	if (strnlen(out, outlen) >= outlen || strnlen(type, 48) >= 48)
+		abort();
+	if (!py_object_attr_str(&r, fake_segs[0].addr, "_name", out, outlen) &&
+	    strnlen(out, outlen) >= outlen)
+		abort();
+	if (fake_nsegs < 2)
+		return 0;
+	n = py_frame_locals(&r, fake_segs[0].addr, fake_segs[1].addr, loc, PY_LOCALS_MAX, &total);
+	for (i = 0; n > 0 && i < (size_t)n && i < 4; i++)
+		if (!loc[i].tagged && loc[i].value)
+			py_render(&r, loc[i].value, out, outlen, type);
+	return 0;
+}

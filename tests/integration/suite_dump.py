@@ -1,0 +1,501 @@
+"""pybpfprof dump: every thread's state and Python stack, read from outside.
+
+The ground truth is the workload's own: the native ids its threads print,
+the lines its markers are on, the values it passed, what /proc says of each
+task; the process must be left as it was found (running, or stopped).
+"""
+
+import json
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+from harness import (TARGETS, Workloads, check, expect_error, interpreter,
+                     python_version, read_stdout_until, run_profiler, source_line, test,
+                     per_build, unsupported_interpreters)
+
+SCRIPT = "dump_deadlock.py"
+ZOO = "dump_zoo.py"
+
+
+def start_deadlock(wl, py, tmp):
+    """The deadlock workload; (process, {name: tid}, heartbeat file on the host)."""
+    hb = f"/tmp/pybpfprof-dump-hb-{os.getpid()}-{time.monotonic_ns()}"
+    host_hb = Path(py.root / hb.lstrip("/")) if py.root else Path(hb)
+    p = wl.start(py, SCRIPT, hb, wait_ready=False)
+    buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+    words = buf.split("tids ", 1)[1].split("\n", 1)[0].split()
+    tids = dict(zip(("locker-a", "locker-b", "heartbeat"), map(int, words)))
+    return p, tids, host_hb
+
+
+def task_state(pid, tid=None):
+    stat = Path(f"/proc/{pid}/task/{tid or pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def beats(path):
+    try:
+        return int(path.read_text() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def check_alive(pid, hb):
+    """The workload still runs: not stopped, and its heartbeat goes on."""
+    check(task_state(pid) != "T", f"pid {pid} left stopped")
+    first = beats(hb)
+    deadline = time.monotonic() + 5
+    while beats(hb) <= first and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(beats(hb) > first, f"heartbeat stuck at {first}: the process no longer runs")
+
+
+def dump_json(args, timeout=30):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "dump.json")
+        r = run_profiler(["dump", *args, "-f", "json", "-o", out], timeout=timeout)
+        check(r.returncode == 0, f"dump exit {r.returncode}: {r.stderr.strip()}")
+        check(r.stdout == "", f"dump -o wrote to stdout: {r.stdout[:200]!r}")
+        with open(out) as f:
+            return json.load(f)
+
+
+def thread_of(proc, tid):
+    found = [t for t in proc["threads"] if t["tid"] == tid]
+    check(len(found) == 1, f"thread {tid} listed {len(found)} times: "
+          f"{[t['tid'] for t in proc['threads']]}")
+    return found[0]
+
+
+def check_blocked(py, pid, th, tid, func, marker, count, label, locals_too=True):
+    """A deadlocked thread as dump must show it, field by field."""
+    line, text = source_line(SCRIPT, marker)
+    comm = Path(f"/proc/{pid}/task/{tid}/comm").read_text().rstrip("\n")
+    check(th["name"] == comm, f"thread {tid} named {th['name']!r}, /proc says {comm!r}")
+    pyname = {"take_a_then_b": "locker-a", "take_b_then_a": "locker-b"}[func]
+    check(th["python_name"] == pyname, f"thread {tid} threading name {th['python_name']!r}")
+    if BUILDS_MINOR(py) >= 14:
+        # 3.14+ gives the OS thread the threading name
+        check(comm == th["name"] == {"take_a_then_b": "locker-a",
+                                     "take_b_then_a": "locker-b"}[func],
+              f"3.14+ thread {tid} named {th['name']!r}")
+    check(th["state"] == "sleeping" and th["kernel_state"] == "S",
+          f"thread {tid} state {th['state']}/{th['kernel_state']}")
+    check(th["syscall"] and th["syscall"]["name"] == "futex" and th["syscall"]["nr"] == 202,
+          f"thread {tid} syscall {th['syscall']}")
+    check(th["futex"] and th["futex"].startswith("0x") and int(th["futex"], 16) > 0,
+          f"thread {tid} futex {th['futex']!r}")
+    check(th["wchan"] and "futex" in th["wchan"], f"thread {tid} wchan {th['wchan']!r}")
+    check(th["python"] and not th["moving"] and not th["truncated"], f"thread {tid} flags {th}")
+    # blocked on a lock, not on the GIL, which it released
+    check(th["gil"] == "not held", f"thread {tid} GIL {th['gil']}")
+    f0 = th["frames"][0]
+    check(f0["function"] == func, f"thread {tid} innermost {f0['function']!r}, not {func}")
+    check(f0["file"] == py.script_path(SCRIPT), f"file {f0['file']!r}")
+    check(f0["line"] == line, f"thread {tid} at line {f0['line']}, the `with` is line {line}")
+    check(f0["source"] == text, f"source {f0['source']!r}, expected {text!r}")
+    names = [f["function"].rsplit(".", 1)[-1] for f in th["frames"]]
+    check(names[1:] == ["run", "_bootstrap_inner", "_bootstrap"],
+          f"thread {tid} stack {names}")
+    if locals_too:
+        want = [{"name": "count", "type": "int", "value": str(count), "unbound": False,
+                 "unreadable": False},
+                {"name": "label", "type": "str", "value": label, "unbound": False,
+                 "unreadable": False}]
+        check(f0["locals"] == want, f"thread {tid} locals {f0['locals']}, expected {want}")
+        check(f0["locals_total"] == 2, f"locals_total {f0['locals_total']}")
+
+
+def BUILDS_MINOR(py):
+    return int(python_version(py).split(".")[1])
+
+
+@per_build
+def dump_deadlock(build):
+    """Two threads deadlocked on two locks: each shows blocked in futex at its
+    inner `with`, with its name, its int and its str; the process goes on."""
+    py = interpreter(build)
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, tids, hb = start_deadlock(wl, py, tmp)
+        rep = dump_json(["-p", p.pid, "--locals"])
+        check(len(rep["processes"]) == 1, f"{len(rep['processes'])} processes")
+        proc = rep["processes"][0]
+        check(proc["pid"] == p.pid, f"pid {proc['pid']}")
+        check(proc["python"] == python_version(py), f"version {proc['python']}")
+        check(proc["python_threads_left_out"] is False, "threads left out")
+        tasks = sorted(int(t) for t in os.listdir(f"/proc/{p.pid}/task"))
+        check([t["tid"] for t in proc["threads"]] == tasks,
+              f"threads {[t['tid'] for t in proc['threads']]}, /proc has {tasks}")
+        check_blocked(py, p.pid, thread_of(proc, tids["locker-a"]), tids["locker-a"],
+                      "take_a_then_b", "BLOCKED-A", 4242, "'alpha-label'")
+        check_blocked(py, p.pid, thread_of(proc, tids["locker-b"]), tids["locker-b"],
+                      "take_b_then_a", "BLOCKED-B", -77, "'beta \u00e9\\n'")
+        hbt = thread_of(proc, tids["heartbeat"])
+        check(hbt["frames"] and hbt["frames"][0]["function"] == "heartbeat",
+              f"heartbeat thread stack {hbt['frames'][:1]}")
+        check(hbt["python_name"] == "heartbeat", f"heartbeat named {hbt['python_name']!r}")
+        main = thread_of(proc, p.pid)
+        check(main["frames"] and main["frames"][0]["function"] == "<module>",
+              f"main thread stack {main['frames'][:1]}")
+        # not started by threading.Thread: no _bootstrap frame to take a name from
+        check(main["python_name"] is None, f"main thread named {main['python_name']!r}")
+        check_alive(p.pid, hb)
+
+
+@per_build(builds=("debian", "pyenv312", "forky314"))
+def dump_text(build):
+    """The text report names each blocked thread, its futex, file:line and source."""
+    py = interpreter(build)
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, tids, hb = start_deadlock(wl, py, tmp)
+        r = run_profiler(["dump", "-p", p.pid, "--locals"], timeout=30)
+        check(r.returncode == 0, f"dump exit {r.returncode}: {r.stderr.strip()}")
+        out = r.stdout
+        for key, func, marker, count, label in (
+                ("locker-a", "take_a_then_b", "BLOCKED-A", 4242, "'alpha-label'"),
+                ("locker-b", "take_b_then_a", "BLOCKED-B", -77, "'beta \u00e9\\n'")):
+            tid = tids[key]
+            comm = Path(f"/proc/{p.pid}/task/{tid}/comm").read_text().rstrip("\n")
+            line, text = source_line(SCRIPT, marker)
+            head = f'Thread {tid} "{comm}" ({key}): sleeping in futex(0x'
+            check(head in out, f"{head!r} not in:\n{out}")
+            block = out.split(head, 1)[1].split("\nThread ", 1)[0]
+            for want in (f"    {func} ({py.script_path(SCRIPT)}:{line})\n",
+                         f"        > {text}\n", f"        count = {count}\n",
+                         f"        label = {label}\n"):
+                check(want in block, f"{want!r} not in thread {tid}'s block:\n{block}")
+        check_alive(p.pid, hb)
+
+
+@per_build(builds=("debian", "pyenv312", "forky314"))
+def dump_stopped(build):
+    """A SIGSTOPped process dumps like a running one and stays stopped."""
+    py = interpreter(build)
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, tids, hb = start_deadlock(wl, py, tmp)
+        os.kill(p.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 5
+        while task_state(p.pid) != "T" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        check(task_state(p.pid) == "T", "the workload did not stop")
+        try:
+            rep = dump_json(["-p", p.pid, "--locals"])
+            proc = rep["processes"][0]
+            for t in proc["threads"]:
+                check(t["state"] == "stopped" and t["kernel_state"] == "T",
+                      f"thread {t['tid']} state {t['state']}")
+            th = thread_of(proc, tids["locker-a"])
+            line, _ = source_line(SCRIPT, "BLOCKED-A")
+            check(th["frames"][0]["line"] == line and
+                  th["frames"][0]["locals"][0]["value"] == "4242",
+                  f"stopped thread's frame {th['frames'][0]}")
+            time.sleep(0.3)
+            for tid in [p.pid, *tids.values()]:
+                check(task_state(p.pid, tid) == "T", f"thread {tid} no longer stopped")
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
+        check_alive(p.pid, hb)
+
+
+@test
+def dump_traced():
+    """A traced (ptrace-stopped) thread is dumped and left traced."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, tids, hb = start_deadlock(wl, py, tmp)
+        # a tracer that attaches to the locker-a thread and holds it stopped
+        tracer = wl.spawn(["python3", "-c", TRACER, str(tids["locker-a"])], wait_ready=True)
+        deadline = time.monotonic() + 5
+        while task_state(p.pid, tids["locker-a"]) != "t" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        check(task_state(p.pid, tids["locker-a"]) == "t", "the tracer did not stop the thread")
+        rep = dump_json(["-p", p.pid])
+        th = thread_of(rep["processes"][0], tids["locker-a"])
+        check(th["state"] == "traced", f"traced thread state {th['state']}")
+        check(th["frames"][0]["function"] == "take_a_then_b", f"frames {th['frames'][:1]}")
+        check(task_state(p.pid, tids["locker-a"]) == "t", "the thread is no longer traced")
+        tracer.kill()
+        tracer.wait()
+        check_alive(p.pid, hb)
+
+
+# Seizes the thread and interrupts it (a trace stop, no SIGSTOP: when the
+# tracer goes, the thread runs on), prints ready, holds on.
+TRACER = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+tid = int(sys.argv[1])
+if libc.ptrace(0x4206, tid, None, None) or libc.ptrace(0x4207, tid, None, None):
+    sys.exit("ptrace: %s" % os.strerror(ctypes.get_errno()))
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@per_build
+def dump_locals_zoo(build):
+    """Every kind of value the renderer knows, against Python's own repr."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p = wl.start(py, ZOO, wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        want = json.loads(buf.split("expect ", 1)[1].split("\n", 1)[0])
+        rep = dump_json(["-p", p.pid, "--locals"])
+        main = thread_of(rep["processes"][0], p.pid)
+        zoo = [f for f in main["frames"] if f["function"] == "zoo"]
+        check(len(zoo) == 1, f"zoo frames {len(zoo)}")
+        got = {l["name"]: l["value"] for l in zoo[0]["locals"]}
+        for name, value in want.items():
+            if value.startswith("re:"):
+                import re
+                check(re.fullmatch(value[3:], got.get(name, "")),
+                      f"{name} = {got.get(name)!r}, expected /{value[3:]}/")
+            else:
+                check(got.get(name) == value, f"{name} = {got.get(name)!r}, expected {value!r}")
+
+
+@test
+def dump_all():
+    """-a finds a CPython process among all of them."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, tids, hb = start_deadlock(wl, py, tmp)
+        rep = dump_json(["-a"], timeout=60)
+        pids = [q["pid"] for q in rep["processes"]]
+        check(p.pid in pids, f"pid {p.pid} not among {pids}")
+        me = [q for q in rep["processes"] if q["pid"] == p.pid][0]
+        check(len(me["threads"]) == 4, f"{len(me['threads'])} threads")
+
+
+@test
+def dump_errors():
+    """Bad usage exits 2; a process that is not CPython, or a version not
+    supported, is refused with the reason; -o never follows a link."""
+    for args, rc, words in ((["dump"], 2, ["-p PID or -a"]),
+                            (["dump", "-p", "x"], 2, ["not a process id"]),
+                            (["dump", "-p", "1", "-f", "xml"], 2, ["unknown format"]),
+                            (["dump", "-p", "1", "-a"], 2, ["exclude"])):
+        r = run_profiler(args, timeout=15)
+        check(r.returncode == rc, f"{args}: exit {r.returncode}, expected {rc}")
+        check(all(w in r.stderr for w in words), f"{args}: stderr {r.stderr!r}")
+        check(r.stdout == "", f"{args}: stdout {r.stdout!r}")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        sleeper = wl.spawn(["sleep", "60"], wait_ready=False)
+        expect_error(["dump", "-p", sleeper.pid], ["not a CPython process"])
+        old = unsupported_interpreters()
+        if old:
+            minor, exe = old[-1]
+            q = wl.start(exe, "idle.py")
+            expect_error(["dump", "-p", q.pid], [minor, "3.8 to 3.15"])
+        py = interpreter("debian")
+        p, tids, hb = start_deadlock(wl, py, tmp)
+        target = os.path.join(tmp, "target")
+        Path(target).write_text("keep")
+        link = os.path.join(tmp, "link.json")
+        os.symlink(target, link)
+        r = run_profiler(["dump", "-p", p.pid, "-o", link], timeout=30)
+        check(r.returncode == 1 and "link" in r.stderr, f"-o link: {r.returncode} {r.stderr!r}")
+        check(Path(target).read_text() == "keep", "the link's target was written")
+        check(os.path.islink(link), "the link was replaced")
+        r = run_profiler(["dump", "-p", p.pid, "-f", "json", "-o", "-"], timeout=30)
+        check(r.returncode == 0 and json.loads(r.stdout)["processes"][0]["pid"] == p.pid,
+              f"-o -: {r.returncode} {r.stdout[:100]!r}")
+
+
+@per_build
+def dump_gil(build):
+    """Two threads competing for the GIL: at most one holds it, the other is
+    seen waiting on it at least once in 20 dumps, the main thread asleep
+    never holds it nor waits for it; the collector is idle."""
+    py = interpreter(build)
+    spin_line, _ = source_line("dump_gil.py", "# SPIN")
+    with Workloads() as wl:
+        p = wl.start(py, "dump_gil.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        spinners = [int(w) for w in buf.split("tids ", 1)[1].split("\n", 1)[0].split()]
+        seen_wait = False
+        for _ in range(20):
+            proc = dump_json(["-p", p.pid])["processes"][0]
+            gil = {t["tid"]: t["gil"] for t in proc["threads"]}
+            check(list(gil.values()).count("held") <= 1, f"GIL held by several: {gil}")
+            main = thread_of(proc, p.pid)
+            # once asleep it does not want the GIL; just after its write() of
+            # "ready" it may still be waiting to take it back from the spinners
+            # (its kernel state is read a moment before the GIL)
+            asleep = main["syscall"] and main["syscall"]["name"] != "futex"
+            check(gil[p.pid] == "not held" or not asleep,
+                  f"main thread in {main['syscall']}: GIL {gil[p.pid]}")
+            check(all(gil[t] in ("held", "waiting", "not held") for t in spinners),
+                  f"GIL state unknown: {gil}")
+            for t in proc["threads"]:
+                check(t["gc"] is False, f"gc {t['gc']!r}")
+                if t["tid"] in spinners and not t["moving"]:
+                    f0 = t["frames"][0]
+                    check(f0["function"] == "spin" and f0["line"] in (spin_line - 1, spin_line),
+                          f"spinner at {f0['function']}:{f0['line']}")
+            seen_wait |= sorted(gil[t] for t in spinners) == ["held", "waiting"]
+            if seen_wait:
+                break
+        check(seen_wait, "no dump saw one spinner holding the GIL and the other waiting")
+
+
+@test
+def dump_pidns():
+    """A process in its own pid namespace: the thread ids it knows (2, 3, 4)
+    are mapped to the host's, each with its own stack and name."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        hb = f"/tmp/pybpfprof-dump-hb-{os.getpid()}-ns"
+        u = wl.spawn(["unshare", "--pid", "--fork", "--mount-proc", py.python,
+                      py.script_path(SCRIPT), hb], wait_ready=False)
+        buf = read_stdout_until(u, lambda b: b"ready\n" in b, "ready").decode()
+        inner = dict(zip(("locker-a", "locker-b", "heartbeat"),
+                         map(int, buf.split("tids ", 1)[1].split("\n", 1)[0].split())))
+        child = int(Path(f"/proc/{u.pid}/task/{u.pid}/children").read_text().split()[0])
+        try:
+            proc = dump_json(["-p", child])["processes"][0]
+            for t in proc["threads"]:
+                status = Path(f"/proc/{child}/task/{t['tid']}/status").read_text()
+                t["nstid"] = int(status.split("NSpid:", 1)[1].split("\n", 1)[0].split()[-1])
+            by_ns = {t["nstid"]: t for t in proc["threads"]}
+            check(inner["locker-a"] != [t for t in by_ns.values()
+                                        if t["nstid"] == inner["locker-a"]][0]["tid"],
+                  "the namespace's tids are the host's: not a namespace test")
+            for name, func in (("locker-a", "take_a_then_b"), ("locker-b", "take_b_then_a"),
+                               ("heartbeat", "heartbeat")):
+                t = by_ns[inner[name]]
+                check(t["python_name"] == name and t["frames"][0]["function"] == func,
+                      f"ns tid {inner[name]} (host {t['tid']}): {t['python_name']!r}, "
+                      f"{t['frames'][:1]}")
+        finally:
+            os.kill(child, signal.SIGKILL)
+
+
+@per_build
+def dump_gc(build):
+    """A thread in gc.collect() over a million containers shows in GC, holding
+    the GIL, at its gc.collect() line, and the sleeping main thread never does."""
+    py = interpreter(build)
+    line, _ = source_line("dump_gc.py", "# COLLECT")
+    with Workloads() as wl:
+        p = wl.start(py, "dump_gc.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready", timeout=60).decode()
+        tid = int(buf.split("tid ", 1)[1].split("\n", 1)[0])
+        seen = False
+        for _ in range(20):
+            proc = dump_json(["-p", p.pid])["processes"][0]
+            main, coll = thread_of(proc, p.pid), thread_of(proc, tid)
+            check(main["gc"] is False, f"main thread gc {main['gc']!r}")
+            if coll["gc"]:
+                check(coll["gil"] == "held", f"collecting without the GIL: {coll['gil']}")
+                f0 = coll["frames"][0]
+                check(f0["function"] == "collect_loop" and f0["line"] == line,
+                      f"collector at {f0['function']}:{f0['line']}")
+                seen = True
+                break
+        check(seen, "no dump of 20 saw the collector in GC")
+
+
+@per_build(builds=("debian", "pyenv312", "forky314"))
+def dump_moving(build):
+    """A thread whose stack changes all the time (recursing 40 deep and back):
+    a stack dump shows without the moving mark is one the thread can have
+    (osc frames at their lines, then churn at its call), and a sleeping
+    thread is never marked moving. Whether the churning one is marked
+    depends on whether it ran during the reads (a loaded machine may hold it
+    off the CPU): that logic is tested in tests/unit/test_py_threads.c."""
+    py = interpreter(build)
+    rec, _ = source_line("dump_moving.py", "# RECURSE")
+    call, _ = source_line("dump_moving.py", "osc(40)")
+    with Workloads() as wl:
+        p = wl.start(py, "dump_moving.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tid = int(buf.split("tid ", 1)[1].split("\n", 1)[0])
+        for _ in range(10):
+            proc = dump_json(["-p", p.pid])["processes"][0]
+            check(not thread_of(proc, p.pid)["moving"], "the sleeping thread marked moving")
+            t = thread_of(proc, tid)
+            if t["moving"]:
+                continue
+            names = [f["function"] for f in t["frames"]]
+            check("churn" in names, f"no churn frame in {names}")
+            k = names.index("churn")
+            check(set(names[:k]) <= {"osc"} and k <= 41, f"stack {names}")
+            lines = [f["line"] for f in t["frames"][:k + 1]]
+            if k:  # in osc: callers at the recursive call, churn at its call
+                check(all(n == rec for n in lines[1:k]) and lines[0] in (rec - 2, rec - 1, rec)
+                      and lines[k] == call, f"lines {lines}")
+            else:  # between two calls: churn at its loop or its call
+                check(lines[0] in (call - 1, call), f"churn at line {lines[0]}")
+
+
+@test
+def dump_many_threads():
+    """401 Python threads: the first 256 in the thread list are read, the
+    report says others were left out, every task is still listed."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "many_threads.py")
+        proc = dump_json(["-p", p.pid], timeout=120)["processes"][0]
+        check(proc["python_threads_left_out"] is True, "401 threads, none left out?")
+        check(len(proc["threads"]) == 401, f"{len(proc['threads'])} tasks listed")
+        withstack = [t for t in proc["threads"] if t["python"]]
+        check(len(withstack) == PY_DUMP_THREADS, f"{len(withstack)} Python threads read")
+        waits = [t for t in withstack if t["frames"] and t["frames"][0]["function"] == "Event.wait"
+                 or t["frames"] and t["frames"][0]["function"].endswith("wait")]
+        check(len(waits) == len(withstack), f"{len(withstack) - len(waits)} not in wait")
+
+
+PY_DUMP_THREADS = 256  # include/target/py_objects.h
+
+
+@per_build(builds=("debian", "forky314"))
+def dump_hostile(build):
+    """Escape sequences in a thread's name, a local str, a class name and a
+    source line never reach the text output raw (control characters become
+    '?' or escapes), and JSON carries them escaped, exactly."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p = wl.start(py, "dump_hostile.py")
+        r = run_profiler(["dump", "-p", p.pid, "--locals"], timeout=30)
+        check(r.returncode == 0, f"dump exit {r.returncode}: {r.stderr.strip()}")
+        raw = r.stdout
+        bad = [c for c in raw if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+        check(not bad, f"control characters in the text output: {bad[:5]}")
+        # escaped by the renderer (ESC, CR, LF); the C1 character cleaned on output
+        check("text = 'red\\x1b[31m\\r\\nnext?'" in raw,
+              f"the str local is not shown escaped:\n{raw}")
+        check("(thr?[31m?name)" in raw, f"thread name not cleaned:\n{raw}")
+        rep = dump_json(["-p", p.pid, "--locals"])
+        th = [t for t in rep["processes"][0]["threads"] if t["python_name"]][0]
+        check(th["python_name"] == "thr\x1b[31m\nname", f"python_name {th['python_name']!r}")
+        loc = {l["name"]: l for l in th["frames"][0]["locals"]}
+        check(loc["text"]["value"] == "'red\\x1b[31m\\r\\nnext\u009b'",
+              f"text {loc['text']['value']!r}")
+        check(loc["obj"]["type"] == "Evil\x1b[2J\x07" and
+              loc["obj"]["value"].startswith("<Evil\x1b[2J\x07 at 0x"), f"obj {loc['obj']}")
+        check(th["frames"][0]["source"] ==
+              'time.sleep(600)  # HOLD "\x1b]0;title\x07" (raw bytes: an OSC sequence)',
+              f"source {th['frames'][0]['source']!r}")
+
+
+@test
+def dump_relative_source():
+    """3.8 keeps a __main__ started as `python3.8 app.py` by its relative
+    name: its source lines are read from the process's current directory."""
+    py = interpreter("pyenv38")
+    with Workloads() as wl:
+        hb = f"/tmp/pybpfprof-dump-hb-{os.getpid()}-rel"
+        p = wl.spawn(["sh", "-c", f'cd "{TARGETS}" && exec "{py.python}" {SCRIPT} {hb}'],
+                     wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tid = int(buf.split("tids ", 1)[1].split()[0])
+        th = thread_of(dump_json(["-p", p.pid])["processes"][0], tid)
+        line, text = source_line(SCRIPT, "BLOCKED-A")
+        f0 = th["frames"][0]
+        check(f0["file"] == SCRIPT and f0["line"] == line and f0["source"] == text,
+              f"frame {f0}")
