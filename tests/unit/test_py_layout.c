@@ -125,10 +125,22 @@ static void test_damaged(void **state)
 	expect_refusal(good, 0x030D05F0, -EPROTO, "version");
 	expect_refusal(good, 0x030C00F0, -ENOTSUP, "3.12");
 
+	/*
+	 * A default build's table claiming to be free-threaded: it has no
+	 * thread-local bytecode (co_tlbc 0, inside the object header).
+	 */
 	memcpy(bad, good, sizeof(bad));
 	v = 1;
 	memcpy(bad + 16, &v, 8);
-	expect_refusal(bad, 0x030E0AF0, -ENOTSUP, "free-threaded");
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "code_object.co_tlbc = 0x0");
+	/* nor do 3.13's: there its 16-byte object header tells */
+	load("3.13.5-trixie", bad);
+	memcpy(bad + 16, &v, 8);
+	expect_refusal(bad, 0x030D05F0, -EBADMSG,
+		       "pyobject.ob_type = 0x8: every supported free-threaded build has 24");
+	v = 2;
+	memcpy(bad + 16, &v, 8);
+	expect_refusal(bad, 0x030D05F0, -EBADMSG, "free_threaded = 0x2");
 
 	/* thread_state.thread_id (position 216 in 3.14) far outside PyThreadState */
 	memcpy(bad, good, sizeof(bad));

@@ -161,6 +161,7 @@ static struct image *image_load(const char *name)
 
 	assert_non_null(im);
 	im->name = name;
+	stackwalk_offset_defaults(&im->proc.off);
 	snprintf(path, sizeof(path), "tests/fixtures/stackwalk/%s.txt.gz", name);
 	in = gzopen(path, "rb");
 	if (!in)
