@@ -26,8 +26,8 @@
 
 /* The interpreters captured: every one must be there and pass. */
 static const char *const fixtures[] = {
-	"pyenv-3.8",   "pyenv-3.9",  "pyenv-3.10", "pyenv-3.11",
-	"debian-3.11", "pyenv-3.12", "pyenv-3.13", "forky-3.14",
+	"pyenv-3.8",  "pyenv-3.9",  "pyenv-3.10", "pyenv-3.11",	  "debian-3.11",
+	"pyenv-3.12", "pyenv-3.13", "forky-3.14", "trixie-3.13t",
 };
 
 #define MAX_FRAMES 8
