@@ -10,10 +10,9 @@ import sys
 import tempfile
 import time
 
-from harness import (Fail, Interp, LineReader, Profiler, RUN_SLACK, Workloads, available,
-                     check, expect_error, functions, interpreter, load_report, process,
-                     profile_json, test, usdt_semaphore_addr, usdt_ticktock_profile,
-                     usdt_wait_semaphore)
+from harness import (Fail, LineReader, Profiler, RUN_SLACK, Workloads, available, check,
+                     expect_error, functions, interpreter, load_report, process, profile_json,
+                     test, usdt_semaphore_addr, usdt_ticktock_profile, usdt_wait_semaphore)
 
 
 def usdt_cprofile_ncalls(py, n):
@@ -109,8 +108,7 @@ def usdt_gc_refused_pyenv():
 
 
 def usdt_gc(build):
-    # a build's name, or an Interp the harness does not list (suite_freethreaded)
-    py = build if isinstance(build, Interp) else interpreter(build)
+    py = interpreter(build)
     with Workloads() as wl:
         p = wl.start(py, "usdt_gcheavy.py")
         rep = profile_json([p.pid], 2, extra=["--gc"])
@@ -195,8 +193,7 @@ def usdt_kill9_detach():
 
 
 def usdt_imports(build):
-    # a build's name, or an Interp the harness does not list (suite_freethreaded)
-    py = build if isinstance(build, Interp) else interpreter(build)
+    py = interpreter(build)
     sem = usdt_semaphore_addr(py, "import__find__load__start")
     with Workloads() as wl:
         p = wl.start(py, "usdt_imports.py")
