@@ -192,33 +192,36 @@ static __always_inline __u64 current_frame(const struct py_offsets *off, __u64 t
 
 /* Thread-local bytecode copies a 3.14t code object may have: one per thread index. */
 #define PY_TLBC_MAX 65536
+/* A position past any bytecode (the largest py_frame.instr): no line is found for it. */
+#define PY_INSTR_UNKNOWN 0x7fffffff
 
 /*
  * Where the bytecode that the frame's instr_ptr points into starts: the code
  * object's own co_code_adaptive, or in 3.14t, for a frame with a tlbc_index
- * other than 0, the thread's copy co_tlbc->entries[tlbc_index]. A copy that
- * cannot be found gives 0: the position is then the raw pointer, clamped to
- * INT32_MAX by the caller (user addresses lie above 2^31), past any
- * bytecode, so userspace finds no line rather than a wrong one.
+ * other than 0, the thread's copy co_tlbc->entries[tlbc_index]. -1 when
+ * that copy cannot be found: the position is then unknown, never one
+ * computed from the wrong start.
  */
-static __always_inline __u64 bytecode_base(const struct py_offsets *off, const __u8 *frame,
-					   __u64 code)
+static __always_inline int bytecode_base(const struct py_offsets *off, const __u8 *frame,
+					 __u64 code, __u64 *base)
 {
-	__u64 base = code + off->code_adaptive, tlbc, n;
+	__u64 tlbc, n;
 	__s32 idx;
 
+	*base = code + off->code_adaptive;
 	if (off->frame_tlbc_index == PYPROF_NO_OFFSET)
-		return base;
+		return 0;
 	idx = (__s32)load_u64(frame, off->frame_tlbc_index, PYPROF_FRAME_READ);
 	if (idx == 0)
-		return base;
-	if (idx < 0 || idx >= PY_TLBC_MAX)
 		return 0;
+	if (idx < 0 || idx >= PY_TLBC_MAX)
+		return -1;
 	tlbc = read_word(code + off->code_tlbc);
 	n = tlbc ? read_word(tlbc) : 0; /* _PyCodeArray.size */
 	if ((__u64)idx >= n)
-		return 0;
-	return read_word(tlbc + 8 + 8 * (__u64)idx);
+		return -1;
+	*base = read_word(tlbc + 8 + 8 * (__u64)idx);
+	return *base ? 0 : -1;
 }
 
 /* State of one frame walk, carried across loop iterations. */
@@ -241,7 +244,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	struct scratch *s = w->s;
 	struct py_frame *out;
 	__u32 size, fp;
-	__u64 code;
+	__u64 code, base;
 	__s64 pos;
 
 	if (!w->f)
@@ -266,8 +269,10 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	if (!code)
 		return 0;
 	if (off->instr_kind == PY_INSTR_PTR)
-		pos = (__s64)(load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ) -
-			      bytecode_base(off, s->frame, code));
+		pos = bytecode_base(off, s->frame, code, &base) ?
+			      PY_INSTR_UNKNOWN :
+			      (__s64)(load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ) -
+				      base);
 	else
 		pos = (__s32)load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ);
 	if (code_fingerprint(off, s, code, &fp)) {

@@ -150,6 +150,69 @@ static void test_free_threaded_binaries(void **state)
 	use_layout(&L);
 }
 
+/*
+ * A 3.14t table, made from Debian's 3.14.10 one with the values a
+ * free-threaded 3.14 build publishes, as derived from CPython 3.14's
+ * headers (the 32-byte object header; PyCodeObject's _co_unique_id and
+ * co_tlbc before co_code_adaptive; _PyInterpreterFrame's int32 tlbc_index
+ * after stackpointer, which moves owner to 78). No 3.14t binary was
+ * available to capture: the values are the sources', not a build's.
+ */
+static void make_314t(uint8_t *buf)
+{
+	static const uint16_t pos[] = { 16,  408, 600, 608, 624, 632, 640, 312, 320,
+					328, 336, 344, 352, 384, 392, 248, 288, 304 };
+	static const uint64_t val[] = { 1,   24,  32,  48, 48,	32,  56, 248, 128,
+					136, 144, 152, 84, 240, 232, 88, 78,  72 };
+	size_t i;
+
+	load("3.14.10-sid", buf);
+	for (i = 0; i < sizeof(pos) / sizeof(pos[0]); i++)
+		memcpy(buf + pos[i], &val[i], 8);
+}
+
+static void expect_refusal(const uint8_t *buf, uint32_t version, int err, const char *needle);
+
+/* 3.14t: the str state shift and the thread-local bytecode fields are taken. */
+static void test_free_threaded_314_from_sources(void **state)
+{
+	uint8_t buf[PY_DEBUG_OFFSETS_READ], bad[PY_DEBUG_OFFSETS_READ];
+	struct py_layout L;
+	char why[160];
+	uint64_t v;
+
+	(void)state;
+	make_314t(buf);
+	if (py_layout__from_debug_offsets(0x030E0AF0, buf, sizeof(buf), &L, why, sizeof(why)))
+		fail_msg("3.14t: %s", why);
+	assert_true(L.free_threaded);
+	assert_int_equal(L.bpf.str_state_shift, 8);
+	assert_int_equal(L.bpf.frame_tlbc_index, 72);
+	assert_int_equal(L.bpf.code_tlbc, 232);
+	assert_int_equal(L.bpf.code_adaptive, 240);
+	assert_int_equal(L.code_read_size, 240);
+	assert_int_equal(L.bpf.frame_owner, 78);
+	assert_int_equal(L.bpf.frame_read_size, 88);
+	assert_int_equal(L.bpf.code_tag_mask, 3);
+	assert_int_equal(L.ob_type, 24);
+	assert_int_equal(L.bpf.str_ascii_data, 56);
+	assert_int_equal(L.str_compact_data, 72);
+	use_layout(&L);
+	/* tlbc_index past the frame read, co_tlbc inside the bytecode: refused */
+	memcpy(bad, buf, sizeof(bad));
+	v = 86;
+	memcpy(bad + 304, &v, 8);
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "interpreter_frame.tlbc_index = 0x56");
+	memcpy(bad, buf, sizeof(bad));
+	v = 240;
+	memcpy(bad + 392, &v, 8);
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "code_object.co_tlbc = 0xf0");
+	/* inside the object header */
+	v = 16;
+	memcpy(bad + 392, &v, 8);
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "code_object.co_tlbc = 0x10");
+}
+
 static void expect_refusal(const uint8_t *buf, uint32_t version, int err, const char *needle)
 {
 	struct py_layout L;
@@ -559,6 +622,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_binaries),
 		cmocka_unit_test(test_free_threaded_binaries),
+		cmocka_unit_test(test_free_threaded_314_from_sources),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_hostile_values),
 		cmocka_unit_test(test_hostile_named),
