@@ -34,7 +34,9 @@ def ft_interp(build):
 
 
 def ft_test(fn, builds=tuple(FT_BUILDS)):
-    """One test per free-threaded build, named e.g. ft_split_forky314t."""
+    """One test per free-threaded build, named e.g. ft_parallel_forky314t;
+    split and hotline are named as suite_cpu's (split_forky314t), so that
+    `make check-matrix` ('split_*', 'hotline_*') runs them too."""
     for build in builds:
         def bound(build=build):
             return fn(ft_interp(build))
@@ -43,12 +45,12 @@ def ft_test(fn, builds=tuple(FT_BUILDS)):
 
 
 @ft_test
-def ft_split(py):
+def split(py):
     return check_split(py, suffix="t")
 
 
 @ft_test
-def ft_hotline(py):
+def hotline(py):
     return check_hotline(py)
 
 
