@@ -6,7 +6,9 @@
  * of pyenv builds, the disassembly of Debian's binaries and live reads (see
  * shared/design/cpython-internals.md sections 1-3). 3.13+ publish their own
  * offsets in _Py_DebugOffsets at the start of _PyRuntime; those are read from
- * the target and checked, never hard-coded.
+ * the target and checked, never hard-coded. Its free_threaded flag selects
+ * what a free-threaded build (3.13t+) changes: the object header (32 bytes),
+ * 3.14t's str state bits and its thread-local bytecode.
  */
 #include <errno.h>
 #include <inttypes.h>
