@@ -7,7 +7,8 @@
 # at the same time, each charged its own CPU.
 
 from harness import (BUILDS, CpuMeter, DEBIAN_ROOTS, Interp, Skip, TESTS, Workloads, check,
-                     functions, profile_json, process, read_stdout_until, source_line)
+                     expect_error, functions, profile_json, process, read_stdout_until,
+                     source_line)
 from suite_cpu import check_hotline, check_split
 from suite_mem import mem_line, mem_section
 from suite_usdt import usdt_gc, usdt_imports
@@ -150,3 +151,18 @@ def ft_mem(py):
 
 
 ft_test(ft_mem)
+
+
+@ft_test
+def ft_flag_lies(py):
+    """A free-threaded process whose _Py_DebugOffsets says it is a default
+    build (free_threaded := 0, sec_off_corrupt.py): its 32-byte object
+    header contradicts that, and it is refused naming the field, not read
+    with the default build's offsets."""
+    with Workloads() as wl:
+        p = wl.start(py, "sec_off_corrupt.py", "debug", "free_threaded", "0")
+        msg, _ = expect_error(["-p", p.pid, "-d", 2, "-F", 99],
+                              [f"pid {p.pid}", "publishes an inconsistent _Py_DebugOffsets",
+                               "pyobject.ob_type = 0x18", "refusing it"], timeout=30)
+        check(p.poll() is None, f"the target died ({p.returncode})")
+    return msg
