@@ -27,7 +27,7 @@
 /* The interpreters captured: every one must be there and pass. */
 static const char *const fixtures[] = {
 	"pyenv-3.8",  "pyenv-3.9",  "pyenv-3.10", "pyenv-3.11",	  "debian-3.11",
-	"pyenv-3.12", "pyenv-3.13", "forky-3.14", "trixie-3.13t",
+	"pyenv-3.12", "pyenv-3.13", "forky-3.14", "trixie-3.13t", "trixie-3.13t-thread",
 };
 
 #define MAX_FRAMES 8
@@ -210,7 +210,7 @@ static uint32_t user_fingerprint(struct image *im, uint64_t code, char *name, si
 /* Every interpreter: exactly its own stack, innermost first, with positions and fingerprints. */
 static void test_walk_finds_the_interpreters_stack(void **state)
 {
-	char name[17];
+	char name[PY_NAME_TEXT + 1];
 	size_t i;
 	__u32 j, n;
 
@@ -457,7 +457,7 @@ static void test_str_state_shift(void **state)
 	uint64_t code = im->frames[0].code;
 	uint64_t qualname = image_word(im, code + off->code_qualname);
 	uint32_t st, fp, plain;
-	char name[17];
+	char name[PY_NAME_TEXT + 1];
 
 	walk(im, im->thread);
 	plain = scratch.sample.frames[0].fingerprint;
