@@ -119,6 +119,8 @@ static __always_inline int code_fingerprint(const struct py_offsets *off, struct
 	if (!stackwalk_read(s->str, PY_STR_READ, ptrs[2] + off->str_length)) {
 		len = load_u64(s->str, 0, PY_STR_READ);
 		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
+		/* 3.14t: the state's interned flag is a byte, the other bits follow it */
+		state >>= off->str_state_shift & 31;
 		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
 		if ((state & 0x60) == 0x60) {
 			__u32 t = off->str_ascii_data - off->str_length;
@@ -188,6 +190,40 @@ static __always_inline __u64 current_frame(const struct py_offsets *off, __u64 t
 	return f;
 }
 
+/* Thread-local bytecode copies a 3.14t code object may have: one per thread index. */
+#define PY_TLBC_MAX 65536
+/* A position past any bytecode (the largest py_frame.instr): no line is found for it. */
+#define PY_INSTR_UNKNOWN 0x7fffffff
+
+/*
+ * Where the bytecode that the frame's instr_ptr points into starts: the code
+ * object's own co_code_adaptive, or in 3.14t, for a frame with a tlbc_index
+ * other than 0, the thread's copy co_tlbc->entries[tlbc_index]. -1 when
+ * that copy cannot be found: the position is then unknown, never one
+ * computed from the wrong start.
+ */
+static __always_inline int bytecode_base(const struct py_offsets *off, const __u8 *frame,
+					 __u64 code, __u64 *base)
+{
+	__u64 tlbc, n;
+	__s32 idx;
+
+	*base = code + off->code_adaptive;
+	if (off->frame_tlbc_index == PYPROF_NO_OFFSET)
+		return 0;
+	idx = (__s32)load_u64(frame, off->frame_tlbc_index, PYPROF_FRAME_READ);
+	if (idx == 0)
+		return 0;
+	if (idx < 0 || idx >= PY_TLBC_MAX)
+		return -1;
+	tlbc = read_word(code + off->code_tlbc);
+	n = tlbc ? read_word(tlbc) : 0; /* _PyCodeArray.size */
+	if ((__u64)idx >= n)
+		return -1;
+	*base = read_word(tlbc + 8 + 8 * (__u64)idx);
+	return *base ? 0 : -1;
+}
+
 /* State of one frame walk, carried across loop iterations. */
 struct walk_ctx {
 	const struct py_offsets *off;
@@ -208,7 +244,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	struct scratch *s = w->s;
 	struct py_frame *out;
 	__u32 size, fp;
-	__u64 code;
+	__u64 code, base;
 	__s64 pos;
 
 	if (!w->f)
@@ -233,8 +269,10 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	if (!code)
 		return 0;
 	if (off->instr_kind == PY_INSTR_PTR)
-		pos = (__s64)(load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ) -
-			      (code + off->code_adaptive));
+		pos = bytecode_base(off, s->frame, code, &base) ?
+			      PY_INSTR_UNKNOWN :
+			      (__s64)(load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ) -
+				      base);
 	else
 		pos = (__s32)load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ);
 	if (code_fingerprint(off, s, code, &fp)) {

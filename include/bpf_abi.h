@@ -69,7 +69,19 @@ struct py_offsets {
 	__u8 instr_kind;	    /* enum py_instr_kind */
 	__u8 owner_skip_min;	    /* frames with owner >= this are C-stack shims */
 	__u8 code_tag_mask;	    /* low bits to clear from f_executable (3.14+ stackrefs) */
-	__u8 pad[7];
+	/*
+	 * Right shift of PyASCIIObject.state before its kind (3 bits), compact
+	 * and ascii bits: 0, or 8 in 3.14t, whose interned flag is a whole byte.
+	 */
+	__u8 str_state_shift;
+	/*
+	 * 3.14t thread-local bytecode: instr_ptr points into the copy
+	 * co_tlbc->entries[tlbc_index] (_PyCodeArray: size, then pointers) when
+	 * the index is not 0. PYPROF_NO_OFFSET in other builds.
+	 */
+	__u16 frame_tlbc_index; /* _PyInterpreterFrame.tlbc_index (int32) */
+	__u16 code_tlbc;	/* PyCodeObject.co_tlbc */
+	__u8 pad[2];
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */

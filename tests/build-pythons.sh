@@ -164,6 +164,8 @@ fetch_source() {
 	if ! in_root "$root" sh -c "cd $tmp && apt-get -q source $pkg" >>"$log" 2>&1; then
 		if grep -q "404 *Not Found" "$log"; then
 			echo "build-pythons: apt-get source $pkg in $suite failed: the Debian archive this machine's apt uses lists it but does not serve its files (404); see $log" >&2
+			# For the tests' skip message (tests/integration/harness.py).
+			echo "the Debian archive this machine's apt uses lists $pkg's source in $suite but does not serve its files (404)" >>"$ROOTS/.why-$BUILDING"
 		else
 			echo "build-pythons: apt-get source $pkg in $suite failed; see $log" >&2
 		fi
@@ -323,6 +325,9 @@ for n in "${todo[@]}"; do
 	for s in $(candidates_of "$n"); do
 		[ -e "$ROOTS/$s/.ready" ] && mount_proc "$ROOTS/$s"
 	done
+	# Why it could not be built, if it cannot: one line per candidate root.
+	BUILDING=$n
+	rm -f "$ROOTS/.why-$n"
 	# Not "(...) || ...": that would turn off set -e inside the subshell.
 	set +e
 	(
@@ -334,7 +339,12 @@ for n in "${todo[@]}"; do
 	)
 	rc=$?
 	set -e
-	[ $rc -eq 0 ] || failed+=("$n")
+	if [ $rc -eq 0 ]; then
+		rm -f "$ROOTS/.why-$n"
+	else
+		failed+=("$n")
+		[ -s "$ROOTS/.why-$n" ] || echo "its build failed; see $ROOTS/build-$n.log" >"$ROOTS/.why-$n"
+	fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "build-pythons: not built: ${failed[*]} (the messages above say why)" >&2

@@ -10,7 +10,10 @@
 # Run it again when the walk or the offsets change; not part of `make check`.
 #
 # Usage: tests/capture_stackwalk.sh [NAME=PYTHON | NAME=ROOT:PYTHON ...]
-#   (default: Debian's 3.11, pyenv's 3.8-3.13, forky's 3.14 in its chroot)
+#   (default: Debian's 3.11, pyenv's 3.8-3.13, forky's 3.14 in its chroot,
+#   and the free-threaded 3.13t and 3.14t of tests/build-pythons.sh)
+# A NAME ending in -thread runs the workload's stack in a thread other than
+# the main one (3.14t: thread-local bytecode).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,17 +31,22 @@ if [ $# -eq 0 ]; then
 		done
 	done
 	[ -x "$roots/forky/usr/bin/python3.14" ] && set -- "$@" "forky-3.14=$roots/forky:/usr/bin/python3.14"
+	ft313=/opt/pybpfprof/3.13t/bin/python3.13t ft314=/opt/pybpfprof/3.14t/bin/python3.14t
+	[ -x "$roots/trixie$ft313" ] && set -- "$@" "trixie-3.13t=$roots/trixie:$ft313"
+	[ -x "$roots/forky$ft314" ] && set -- "$@" "forky-3.14t-thread=$roots/forky:$ft314"
 fi
 
 # capture NAME [ROOT] PYTHON
 capture() {
-	local name=$1 root=$2 python=$3 dir pid i expected
+	local name=$1 root=$2 python=$3 dir pid i expected where=main
 	dir=$(mktemp -d "${root:-}/tmp/stackwalk.XXXXXX")
 	cp "$OUT/workload.py" "$dir/workload.py"
+	case $name in *-thread) where=thread ;; esac
 	if [ -n "$root" ]; then
-		chroot "$root" "$python" "${dir#"$root"}/workload.py" "${dir#"$root"}/expected" &
+		chroot "$root" "$python" "${dir#"$root"}/workload.py" "${dir#"$root"}/expected" \
+			"$where" &
 	else
-		"$python" "$dir/workload.py" "$dir/expected" &
+		"$python" "$dir/workload.py" "$dir/expected" "$where" &
 	fi
 	pid=$!
 	expected=$dir/expected

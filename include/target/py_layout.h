@@ -8,6 +8,7 @@
 #ifndef PYBPFPROF_PY_LAYOUT_H
 #define PYBPFPROF_PY_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "bpf_abi.h"
@@ -24,7 +25,8 @@ struct py_layout {
 	uint16_t bytes_size;	   /* PyVarObject.ob_size of bytes */
 	uint16_t bytes_data;	   /* PyBytesObject.ob_sval */
 	enum linetable_kind linetable;
-	int lasti_unit; /* bytes per f_lasti unit (PY_INSTR_LASTI only) */
+	int lasti_unit;	    /* bytes per f_lasti unit (PY_INSTR_LASTI only) */
+	bool free_threaded; /* _Py_DebugOffsets.free_threaded: no GIL (3.13t, 3.14t) */
 };
 
 /* Supported versions, for messages: "3.8 to 3.15". */
@@ -54,13 +56,15 @@ int py_layout__for_version(uint32_t hexversion, struct py_layout *out);
  * Pure: fills *out from the len bytes of _Py_DebugOffsets found at the start
  * of _PyRuntime. The bytes are the target's, so hostile: the cookie, the
  * version (it must match hexversion, the binary's Py_Version) and the
- * free-threaded flag are checked, then every offset and size used, as read
+ * free-threaded flag (0 or 1; a free-threaded build's objects have a larger
+ * header, and 3.14t's thread-local bytecode) are checked, then every offset
+ * and size used, as read
  * (64 bits), before it is narrowed: each field must lie inside the size its
  * struct declares in the table, inside the bytes pybpfprof reads of that
  * struct, and inside its prefix (the code object's identity fields), and fit
  * its field in *out. *out is written only on success.
  *
- * 0; -ENOTSUP (no layout for this version, a free-threaded build); -EPROTO
+ * 0; -ENOTSUP (no layout for this version); -EPROTO
  * (no cookie, another version: not this binary's table); -EBADMSG (a value
  * out of range: why names the field and its value, e.g.
  * "code_object.qualname = 0xfffffffffffffff8: ...").

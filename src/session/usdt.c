@@ -93,6 +93,15 @@ int usdt__check(const struct target *t, const struct usdt_probes *pr, unsigned m
 				 t->pid, t->version_str);
 			return -ENOTSUP;
 		}
+		/* calls.bpf.c reads co_flags where a default build has it */
+		if (t->layout.free_threaded) {
+			snprintf(
+				why, whylen,
+				"pid %d runs the free-threaded Python %s, whose function probes "
+				"--calls does not support; profile it by sampling, without --calls",
+				t->pid, t->version_str);
+			return -ENOTSUP;
+		}
 		if (minor == 11 && (!py311_line || !pr->line)) {
 			snprintf(
 				why, whylen,

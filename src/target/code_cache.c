@@ -174,6 +174,8 @@ uint32_t code_identity(const struct py_offsets *off, const uint8_t *code_id, con
 		len = word_at(str, PY_STR_READ, 0);
 		state = (uint32_t)word_at(str, PY_STR_READ,
 					  (uint64_t)off->str_state - off->str_length);
+		/* 3.14t: the state's interned flag is a byte, the other bits follow it */
+		state >>= off->str_state_shift & 31;
 		/* only compact ASCII text sits at a fixed place (bits: ascii 6, compact 5) */
 		if ((state & 0x60) == 0x60) {
 			t = (uint64_t)off->str_ascii_data - off->str_length;

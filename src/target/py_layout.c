@@ -6,7 +6,9 @@
  * of pyenv builds, the disassembly of Debian's binaries and live reads (see
  * shared/design/cpython-internals.md sections 1-3). 3.13+ publish their own
  * offsets in _Py_DebugOffsets at the start of _PyRuntime; those are read from
- * the target and checked, never hard-coded.
+ * the target and checked, never hard-coded. Its free_threaded flag selects
+ * what a free-threaded build (3.13t+) changes: the object header (32 bytes),
+ * 3.14t's str state bits and its thread-local bytecode.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +27,11 @@ const char py_supported_versions[] = "3.8 to 3.15";
 	.ob_type = 8,		/* PyObject.ob_type */                                            \
 	.bytes_size = 16,	/* PyVarObject.ob_size */                                         \
 	.bytes_data = 32	/* PyBytesObject.ob_sval */
+
+/* Thread-local bytecode exists only in free-threaded 3.14+ (read from _Py_DebugOffsets). */
+#define NO_TLBC                                                                                    \
+	.frame_tlbc_index = PYPROF_NO_OFFSET,                                                      \
+	.code_tlbc = PYPROF_NO_OFFSET
 // clang-format on
 
 /* 3.8 and 3.9: PyFrameObject chain from tstate->frame, byte-based f_lasti, co_lnotab. */
@@ -55,6 +62,7 @@ static const struct py_layout layout_38 = {
 		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
 		.instr_kind = PY_INSTR_LASTI,
 		.owner_skip_min = 0xff,
+		NO_TLBC,
 	},
 	OBJECT_COMMON,
 	.code_read_size = 128,
@@ -93,6 +101,7 @@ static const struct py_layout layout_310 = {
 		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
 		.instr_kind = PY_INSTR_LASTI,
 		.owner_skip_min = 0xff,
+		NO_TLBC,
 	},
 	OBJECT_COMMON,
 	.code_read_size = 128,
@@ -132,6 +141,7 @@ static const struct py_layout layout_311 = {
 		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
 		.instr_kind = PY_INSTR_PTR,
 		.owner_skip_min = 0xff,
+		NO_TLBC,
 	},
 	OBJECT_COMMON,
 	.code_read_size = 184,			/* up to co_code_adaptive */
@@ -170,6 +180,7 @@ static const struct py_layout layout_312 = {
 		.str_ascii_data = 40,		/* sizeof(PyASCIIObject) */
 		.instr_kind = PY_INSTR_PTR,
 		.owner_skip_min = 3,		/* FRAME_OWNED_BY_CSTACK */
+		NO_TLBC,
 	},
 	OBJECT_COMMON,
 	.code_read_size = 192,			/* up to co_code_adaptive */
@@ -227,27 +238,34 @@ struct debug_positions {
 	uint16_t bytes_size, bytes_sval;
 	uint16_t str_state, str_length, str_ascii_size, str_compact_size; /* 0: not published */
 	uint16_t total;
+	uint16_t frame_tlbc_index, code_tlbc; /* 0: not published (3.13) */
 };
 
 // clang-format off
 static const struct debug_positions debug_313 = {
 	24, 40, 48, 64, 72, 152, 168, 176, 184, 192, 224, 232, 240, 248, 264,
-	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584,
+	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584, 0, 0,
 };
 static const struct debug_positions debug_314 = {
 	24, 40, 48, 64, 72, 176, 192, 200, 208, 216, 248, 256, 264, 272, 288,
-	312, 320, 328, 336, 344, 352, 384, 408, 600, 608, 624, 632, 640, 0, 760,
+	312, 320, 328, 336, 344, 352, 384, 408, 600, 608, 624, 632, 640, 0, 760, 304, 392,
 };
 static const struct debug_positions debug_315 = {
 	24, 40, 48, 64, 72, 176, 192, 200, 208, 240, 312, 320, 328, 336, 352,
-	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888,
+	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888, 368, 456,
 };
 // clang-format on
 
-/* PyObject_VAR_HEAD: ob_refcnt, ob_type, ob_size. A code object's own fields follow it. */
-#define VAR_HEAD_SIZE 24
-/* PyCompactUnicodeObject when the table does not say (3.12+: PyASCIIObject + 16). */
-#define STR_COMPACT_SIZE 56
+/*
+ * sizeof(PyObject): ob_refcnt and ob_type; in a free-threaded build (3.13t+)
+ * ob_tid, ob_flags, ob_mutex, ob_gc_bits, ob_ref_local and ob_ref_shared
+ * come before ob_type. Every object's own fields follow the header (and
+ * ob_size for a PyVarObject), so they all lie 16 bytes further on.
+ */
+#define OBJECT_HEAD_SIZE 16
+#define OBJECT_HEAD_SIZE_FT 32
+/* PyObject_VAR_HEAD of a default build: the smallest offset of a code object's own fields. */
+#define VAR_HEAD_SIZE (OBJECT_HEAD_SIZE + 8)
 
 /* off + width <= size, whatever off is: no addition that can wrap. */
 static bool fits(uint64_t off, uint64_t width, uint64_t size)
@@ -270,6 +288,7 @@ struct dbg {
 	char *why;
 	size_t whylen;
 	bool bad;
+	uint64_t head; /* sizeof(PyObject) of this build: OBJECT_HEAD_SIZE or _FT */
 };
 
 static uint64_t u64_at(const uint8_t *buf, uint16_t pos)
@@ -325,23 +344,27 @@ static uint64_t dbg_size(struct dbg *g, uint16_t pos, const char *name, uint64_t
 	return v;
 }
 
-/* A value every default build has: pybpfprof relies on it elsewhere. */
+/* A value every build of its kind (default, free-threaded) has: pybpfprof relies on it. */
 static void dbg_fixed(struct dbg *g, uint16_t pos, const char *name, uint64_t want)
 {
 	uint64_t v = u64_at(g->buf, pos);
 
 	if (v != want)
-		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported build has %" PRIu64, name, v,
-			 want);
+		dbg_fail(g, "%s = 0x%" PRIx64 ": every supported %s build has %" PRIu64, name, v,
+			 g->head == OBJECT_HEAD_SIZE ? "default" : "free-threaded", want);
 }
 
-/* The table for this version, whole, with its cookie and version, of a default build. */
+/*
+ * The table for this version, whole, with its cookie and version; whether
+ * the build is free-threaded (3.13+ builds with --disable-gil).
+ */
 static int dbg_header(uint32_t hexversion, const uint8_t *buf, size_t len,
-		      const struct debug_positions **dp, char *why, size_t whylen)
+		      const struct debug_positions **dp, bool *free_threaded, char *why,
+		      size_t whylen)
 {
 	unsigned minor = (hexversion >> 16) & 0xff;
 	const struct debug_positions *d;
-	uint64_t version;
+	uint64_t version, ft;
 
 	d = minor == 13 ? &debug_313 : minor == 14 ? &debug_314 : minor == 15 ? &debug_315 : NULL;
 	if (!d || !buf || len < d->total) {
@@ -359,10 +382,13 @@ static int dbg_header(uint32_t hexversion, const uint8_t *buf, size_t len,
 			 hexversion);
 		return -EPROTO;
 	}
-	if (u64_at(buf, 16)) {
-		snprintf(why, whylen, "free-threaded builds are not supported");
-		return -ENOTSUP;
+	ft = u64_at(buf, 16);
+	if (ft > 1) {
+		snprintf(why, whylen, "_Py_DebugOffsets.free_threaded = 0x%" PRIx64 ": not 0 or 1",
+			 ft);
+		return -EBADMSG;
 	}
+	*free_threaded = ft;
 	*dp = d;
 	return 0;
 }
@@ -435,17 +461,16 @@ struct code_fields {
 static void dbg_code(struct dbg *g, const struct debug_positions *d, struct code_fields *c)
 {
 	const char *code_id = "PyCodeObject's identity fields";
-	uint64_t csize, id_lim;
+	uint64_t csize, id_lim, var_head = g->head + 8;
 	size_t i;
 
-	csize = dbg_size(g, d->code_size, "code_object.size", VAR_HEAD_SIZE + 8, PY_CODE_HEAD_READ,
+	csize = dbg_size(g, d->code_size, "code_object.size", var_head + 8, PY_CODE_HEAD_READ,
 			 "what pybpfprof reads of a code object");
 	csize = min_u64(csize, PY_CODE_HEAD_READ);
-	c->adaptive = dbg_size(g, d->code_adaptive, "code_object.co_code_adaptive",
-			       VAR_HEAD_SIZE + 8, csize,
-			       "the code object's fields before its bytecode");
+	c->adaptive = dbg_size(g, d->code_adaptive, "code_object.co_code_adaptive", var_head + 8,
+			       csize, "the code object's fields before its bytecode");
 	c->adaptive = min_u64(c->adaptive, csize);
-	c->first = dbg_field(g, d->code_firstlineno, "code_object.firstlineno", 8, VAR_HEAD_SIZE,
+	c->first = dbg_field(g, d->code_firstlineno, "code_object.firstlineno", 8, var_head,
 			     c->adaptive, "PyCodeObject before co_code_adaptive");
 	c->first = min_u64(c->first, c->adaptive);
 	id_lim = min_u64(c->adaptive, c->first + PY_CODE_ID_READ);
@@ -462,29 +487,55 @@ static void dbg_code(struct dbg *g, const struct debug_positions *d, struct code
 			c->id_end = c->ptrs[i] + 8;
 }
 
-/* Objects pybpfprof decodes the same way in every version; the sizes of str heads. */
+/*
+ * Objects pybpfprof decodes the same way in every version, behind the object
+ * header of the build (g->head): ob_type is its last word; bytes' ob_size
+ * and str's length follow it; then bytes' text, and str's hash and state.
+ * The sizes of str heads.
+ */
 static void dbg_objects(struct dbg *g, const struct debug_positions *d, uint64_t *ascii,
 			uint64_t *compact)
 {
-	dbg_fixed(g, d->ob_type, "pyobject.ob_type", 8);
-	dbg_fixed(g, d->bytes_size, "bytes_object.ob_size", 16);
-	dbg_fixed(g, d->bytes_sval, "bytes_object.ob_sval", 32);
-	dbg_fixed(g, d->str_length, "unicode_object.length", 16);
-	dbg_fixed(g, d->str_state, "unicode_object.state", 32);
+	uint64_t h = g->head;
+
+	dbg_fixed(g, d->ob_type, "pyobject.ob_type", h - 8);
+	dbg_fixed(g, d->bytes_size, "bytes_object.ob_size", h);
+	dbg_fixed(g, d->bytes_sval, "bytes_object.ob_sval", h + 16);
+	dbg_fixed(g, d->str_length, "unicode_object.length", h);
+	dbg_fixed(g, d->str_state, "unicode_object.state", h + 16);
 	/* ASCII text starts after the 32-bit state, and PY_NAME_TEXT of it fit in PY_STR_READ. */
-	*ascii = dbg_size(g, d->str_ascii_size, "unicode_object.asciiobject_size", 32 + 4,
-			  16 + PY_STR_READ - PY_NAME_TEXT,
-			  "a PyASCIIObject, as pybpfprof reads it");
-	*compact = STR_COMPACT_SIZE;
+	*ascii = dbg_size(g, d->str_ascii_size, "unicode_object.asciiobject_size", h + 16 + 4,
+			  h + PY_STR_READ - PY_NAME_TEXT, "a PyASCIIObject, as pybpfprof reads it");
+	/* PyCompactUnicodeObject when the table does not say: utf8_length and utf8 added */
+	*compact = *ascii + 16;
 	if (d->str_compact_size)
 		*compact = dbg_size(g, d->str_compact_size,
 				    "unicode_object.compactunicodeobject_size", *ascii,
 				    PY_STR_HEAD_READ, "what pybpfprof reads of a str");
 }
 
+/*
+ * 3.14t thread-local bytecode (the walker's bytecode_base, bpf/stackwalk.h):
+ * the frame's tlbc_index, an int inside the frame read, and the code
+ * object's co_tlbc, a pointer before its bytecode. Published only by
+ * free-threaded builds; 0 elsewhere, where the fields do not exist.
+ */
+static void dbg_tlbc(struct dbg *g, const struct debug_positions *d, bool free_threaded,
+		     const struct code_fields *c, struct py_offsets *o)
+{
+	o->frame_tlbc_index = PYPROF_NO_OFFSET;
+	o->code_tlbc = PYPROF_NO_OFFSET;
+	if (!free_threaded || !d->frame_tlbc_index)
+		return;
+	o->frame_tlbc_index = dbg_field(g, d->frame_tlbc_index, "interpreter_frame.tlbc_index", 4,
+					0, o->frame_read_size, "_PyInterpreterFrame");
+	o->code_tlbc = dbg_field(g, d->code_tlbc, "code_object.co_tlbc", 8, g->head + 8,
+				 c->adaptive, "PyCodeObject before co_code_adaptive");
+}
+
 /* The rest of the layout, once every value read is in range: the narrowing keeps it whole. */
 static void dbg_fill(struct py_layout *L, unsigned minor, const struct code_fields *c,
-		     uint64_t ascii, uint64_t compact)
+		     uint64_t ascii, uint64_t compact, uint64_t head)
 {
 	struct py_offsets *o = &L->bpf;
 
@@ -497,21 +548,23 @@ static void dbg_fill(struct py_layout *L, unsigned minor, const struct code_fiel
 	o->code_adaptive = c->adaptive;
 	o->code_id_start = c->first;
 	o->code_id_size = c->id_end - c->first;
-	o->str_length = 16;
-	o->str_state = 32;
+	o->str_length = head;
+	o->str_state = head + 16;
 	o->str_ascii_data = ascii;
+	/* 3.14t: unsigned char interned, then the kind, compact and ascii bits */
+	o->str_state_shift = L->free_threaded && minor >= 14 ? 8 : 0;
 	o->instr_kind = PY_INSTR_PTR;
 	/* 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14+: FRAME_OWNED_BY_INTERPRETER = 3 (and above). */
 	o->owner_skip_min = 3;
 	/* 3.14+ f_executable is a _PyStackRef: the low two bits are tags. */
 	o->code_tag_mask = minor >= 14 ? 3 : 0;
-	L->ob_type = 8;
-	L->bytes_size = 16;
-	L->bytes_data = 32;
+	L->ob_type = head - 8;
+	L->bytes_size = head;
+	L->bytes_data = head + 16;
 	L->code_read_size = c->adaptive;
 	L->str_compact_data = compact;
-	L->str_utf8_length = 40; /* PyCompactUnicodeObject.utf8_length (3.12+) */
-	L->str_utf8 = 48;	 /* PyCompactUnicodeObject.utf8 (3.12+) */
+	L->str_utf8_length = ascii; /* PyCompactUnicodeObject.utf8_length (3.12+) */
+	L->str_utf8 = ascii + 8;    /* PyCompactUnicodeObject.utf8 (3.12+) */
 	L->linetable = LINETABLE_LOCATIONS;
 	L->lasti_unit = 1;
 }
@@ -520,23 +573,26 @@ int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_
 				  struct py_layout *out, char *why, size_t whylen)
 {
 	const struct debug_positions *d = NULL;
-	struct dbg g = { buf, why, whylen, false };
+	struct dbg g = { buf, why, whylen, false, OBJECT_HEAD_SIZE };
 	struct code_fields c = { 0 };
 	uint64_t ascii = 0, compact = 0;
 	struct py_layout L = {};
 	char check[160];
 	int err;
 
-	err = dbg_header(hexversion, buf, len, &d, why, whylen);
+	err = dbg_header(hexversion, buf, len, &d, &L.free_threaded, why, whylen);
 	if (err)
 		return err;
+	if (L.free_threaded)
+		g.head = OBJECT_HEAD_SIZE_FT;
 	dbg_states(&g, d, &L);
 	dbg_frame(&g, d, &L.bpf);
 	dbg_code(&g, d, &c);
+	dbg_tlbc(&g, d, L.free_threaded, &c, &L.bpf);
 	dbg_objects(&g, d, &ascii, &compact);
 	if (g.bad)
 		return -EBADMSG;
-	dbg_fill(&L, (hexversion >> 16) & 0xff, &c, ascii, compact);
+	dbg_fill(&L, (hexversion >> 16) & 0xff, &c, ascii, compact, g.head);
 	/* The checks above imply the invariant; a slip in them must not reach BPF. */
 	if (py_layout__check(&L, check, sizeof(check))) {
 		snprintf(why, whylen, "the layout from _Py_DebugOffsets fails a check: %s", check);
@@ -579,10 +635,15 @@ int py_layout__check(const struct py_layout *L, char *why, size_t whylen)
 	lc_in(&c, "frame_instr", o->frame_instr, 8, 0, o->frame_read_size, "a frame read");
 	if (o->frame_owner != PYPROF_NO_OFFSET)
 		lc_in(&c, "frame_owner", o->frame_owner, 1, 0, o->frame_read_size, "a frame read");
+	if (o->frame_tlbc_index != PYPROF_NO_OFFSET)
+		lc_in(&c, "frame_tlbc_index", o->frame_tlbc_index, 4, 0, o->frame_read_size,
+		      "a frame read");
 	/* The code object's head (read_code) and identity prefix (BPF and code_identity). */
 	lc_in(&c, "code_read_size", L->code_read_size, 0, VAR_HEAD_SIZE, PY_CODE_HEAD_READ,
 	      "a code object read");
 	lc_in(&c, "ob_type", L->ob_type, 8, 0, L->code_read_size, "a code object read");
+	if (o->code_tlbc != PYPROF_NO_OFFSET)
+		lc_in(&c, "code_tlbc", o->code_tlbc, 8, 0, L->code_read_size, "a code object read");
 	lc_in(&c, "code_id_size", o->code_id_size, 0, 8, PY_CODE_ID_READ, "an identity read");
 	lc_in(&c, "code_id_start", o->code_id_start, 0, 0,
 	      L->code_read_size - min_u64(o->code_id_size, L->code_read_size),
@@ -604,10 +665,13 @@ int py_layout__check(const struct py_layout *L, char *why, size_t whylen)
 	lc_in(&c, "str_ascii_data", o->str_ascii_data, PY_NAME_TEXT, o->str_length,
 	      (uint64_t)o->str_length + PY_STR_READ, "a str read");
 	if (!c.bad && (o->instr_kind > PY_INSTR_PTR || L->linetable > LINETABLE_LOCATIONS ||
-		       L->lasti_unit < 1 || L->lasti_unit > 2)) {
+		       L->lasti_unit < 1 || L->lasti_unit > 2 ||
+		       (o->str_state_shift != 0 && o->str_state_shift != 8))) {
 		c.bad = true;
-		snprintf(why, whylen, "instr_kind %u, linetable kind %d or lasti_unit %d unknown",
-			 o->instr_kind, (int)L->linetable, L->lasti_unit);
+		snprintf(why, whylen,
+			 "instr_kind %u, linetable kind %d, lasti_unit %d or str_state_shift %u "
+			 "unknown",
+			 o->instr_kind, (int)L->linetable, L->lasti_unit, o->str_state_shift);
 	}
 	return c.bad ? -EBADMSG : 0;
 }

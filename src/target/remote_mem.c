@@ -124,7 +124,10 @@ int ucs_to_utf8(const void *data, size_t n, int kind, char *out, size_t outlen)
 	return (int)w;
 }
 
-/* PyASCIIObject.state bits, the same in 3.8-3.15 default builds. */
+/*
+ * PyASCIIObject.state bits, the same in 3.8-3.15 default builds, once the
+ * state is shifted right by str_state_shift (8 in 3.14t).
+ */
 #define STATE_KIND(s) (((s) >> 2) & 7)
 #define STATE_COMPACT(s) (((s) >> 5) & 1)
 #define STATE_ASCII(s) (((s) >> 6) & 1)
@@ -145,6 +148,7 @@ int remote_read_str(pid_t pid, const struct py_layout *L, uint64_t addr, char *o
 		return err;
 	memcpy(&length, head + L->bpf.str_length, sizeof(length));
 	memcpy(&state, head + L->bpf.str_state, sizeof(state));
+	state >>= L->bpf.str_state_shift & 31;
 	if (length < 0 || !STATE_COMPACT(state))
 		return -EINVAL; /* legacy strings never name code; don't guess */
 	n = length > REMOTE_MAX_STR ? REMOTE_MAX_STR : (size_t)length;

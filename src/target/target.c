@@ -559,27 +559,38 @@ static int locate_runtime(struct target *t, const struct python_elf *pe, char *w
 	return 0;
 }
 
-/* t->layout: a table of this version's offsets, or (3.13+) the process's own. */
+/*
+ * t->layout: a table of this version's offsets, or (3.13+) the process's
+ * own, which also says whether the build is free-threaded: its version then
+ * reads "3.14.0t". Free-threaded builds exist from 3.13 on, which publish
+ * their offsets; a name like python3.12t is no build pybpfprof knows.
+ */
 static int choose_layout(struct target *t, char *why, size_t whylen)
 {
 	bool threaded = false;
+	size_t n;
 	int err;
 
 	version_from_name(t->python_elf, &threaded);
-	if (threaded) {
+	err = t->version ? py_layout__for_version(t->version, &t->layout) : -ENOTSUP;
+	if (!err && threaded) {
 		snprintf(why, whylen,
-			 "pid %d runs a free-threaded Python %st, which is not "
-			 "supported (supported: %s, default GIL builds)",
+			 "pid %d runs a free-threaded Python %st, which is not supported "
+			 "(supported: %s; free-threaded builds from 3.13 on)",
 			 t->pid, t->version_str, py_supported_versions);
 		return -ENOTSUP;
 	}
-	err = t->version ? py_layout__for_version(t->version, &t->layout) : -ENOTSUP;
 	if (err == -EAGAIN)
 		err = layout_from_target(t, why, whylen);
 	else if (err)
 		snprintf(why, whylen,
 			 "pid %d runs Python %s, which is not supported (supported: %s)", t->pid,
 			 t->version ? t->version_str : "of unknown version", py_supported_versions);
+	n = strlen(t->version_str);
+	if (!err && t->layout.free_threaded && n + 1 < sizeof(t->version_str)) {
+		t->version_str[n] = 't';
+		t->version_str[n + 1] = '\0';
+	}
 	return err;
 }
 

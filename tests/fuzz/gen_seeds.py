@@ -17,10 +17,13 @@ import ctypes
 import os
 import struct
 import sys
+import sysconfig
 import types
 
 VER = sys.version_info[:2]
-TAG = "%d.%d.%d" % sys.version_info[:3]
+# "t": a free-threaded build, whose objects (and so its seeds) differ
+TAG = "%d.%d.%d" % sys.version_info[:3] + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED")
+                                           else "")
 OUT = sys.argv[1]
 MAX_SEEDS = int(sys.argv[2]) if len(sys.argv) > 2 else 12
 

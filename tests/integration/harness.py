@@ -101,8 +101,23 @@ class Interp:
             return (f"no Debian release root {self.root} (tests/install-deps.sh or "
                     f"tests/debian-roots.sh prepares it)")
         if not os.access(self.host_path(), os.X_OK):
-            return f"{self.host_path()} not installed" + (f" ({self.how})" if self.how else "")
+            return f"{self.host_path()} not installed" + (f" ({self.how})" if self.how else "") \
+                + self.why_not_built()
         return None
+
+    def why_not_built(self):
+        """What tests/build-pythons.sh said when it could not build this one
+        (its name is the directory under /opt/pybpfprof), or ""."""
+        parts = self.python.parts
+        if not self.root or len(parts) < 4 or parts[1:3] != ("opt", "pybpfprof"):
+            return ""
+        try:
+            with open(self.root.parent / f".why-{parts[3]}", encoding="utf-8",
+                      errors="replace") as f:
+                why = "; ".join(ln.strip() for ln in f if ln.strip())
+        except OSError:
+            return ""
+        return f": it could not be built: {why}" if why else ""
 
     def available(self):
         return self.missing() is None
@@ -423,21 +438,48 @@ class CpuMeter:
 
 # -------------------------------------------------------------- USDT probes
 
+class SemaphoreAddr(int):
+    """A semaphore's address in its ELF file; .pie: the file is position
+    independent, so a process has it at that address plus the file's load
+    address (.inode tells its mapping)."""
+    pie = False
+    inode = 0
+
+
 def usdt_semaphore_addr(py, probe):
     """Address of a python-provider probe's semaphore, from `readelf -n`
-    (Debian's interpreters are non-PIE, so it is the runtime address)."""
-    out = subprocess.run(["readelf", "-n", str(py.host_path())], capture_output=True,
+    (Debian's interpreters are non-PIE, so it is the runtime address; a PIE
+    build's, as tests/build-pythons.sh makes, is resolved per process by
+    usdt_semaphore)."""
+    path = str(py.host_path())
+    out = subprocess.run(["readelf", "-n", "-h", path], capture_output=True,
                          text=True, timeout=30).stdout
     m = re.search(rf"Provider: python\s+Name: {probe}\s+Location: \S+, Base: \S+, "
                   rf"Semaphore: (0x[0-9a-f]+)", out)
-    check(m, f"no {probe} probe with a semaphore in {py.host_path()}")
-    return int(m.group(1), 16)
+    check(m, f"no {probe} probe with a semaphore in {path}")
+    addr = SemaphoreAddr(int(m.group(1), 16))
+    addr.pie = re.search(r"Type:\s+DYN", out) is not None
+    addr.inode = os.stat(path).st_ino
+    return addr
+
+
+def usdt_semaphore_runtime(pid, addr):
+    """Where the semaphore is in the process: a PIE file's address plus the
+    start of its mapping at file offset 0."""
+    if not getattr(addr, "pie", False):
+        return addr
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 6 and int(fields[2], 16) == 0 and int(fields[4]) == addr.inode:
+                return addr + int(fields[0].split("-")[0], 16)
+    raise Fail(f"pid {pid} has no mapping of the file whose semaphore is at {addr:#x}")
 
 
 def usdt_semaphore(pid, addr):
     """The semaphore's current value, read from the target's memory."""
     with open(f"/proc/{pid}/mem", "rb") as f:
-        f.seek(addr)
+        f.seek(usdt_semaphore_runtime(pid, addr))
         return int.from_bytes(f.read(2), "little")
 
 

@@ -23,10 +23,10 @@ import sys
 from harness import TESTS, Fail, Skip
 
 # Each suite registers its tests (@test, @per_build) when imported.
-SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_formats", "suite_harness",
-          "suite_mem", "suite_procs", "suite_sec_budget", "suite_sec_faults",
+SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_formats",
+          "suite_harness", "suite_mem", "suite_procs", "suite_sec_budget", "suite_sec_faults",
           "suite_sec_offsets", "suite_sec_outputs", "suite_sec_procfs", "suite_sec_sources",
-          "suite_usdt", "suite_report", "suite_diff")
+          "suite_usdt", "suite_report", "suite_diff", "suite_freethreaded")
 
 for _suite in SUITES:
     importlib.import_module(_suite)

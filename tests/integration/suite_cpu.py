@@ -22,7 +22,13 @@ from harness import (BUILDS, CpuMeter, Fail, Profiler, RUN_SLACK, TARGETS, Workl
 
 @per_build
 def split(build):
-    py = interpreter(build)
+    return check_split(interpreter(build))
+
+
+def check_split(py, suffix=""):
+    """split.py's 75/25 split on py (an Interp), within 2pp of what the
+    workload measured of its own CPU time. The report's version is the
+    interpreter's with suffix ("t": free-threaded)."""
     freq, secs = 999, 4
     with Workloads() as wl:
         p = wl.start(py, "split.py")
@@ -31,8 +37,8 @@ def split(build):
             rep = profile_json([p.pid], secs, freq)
         fast1, slow1 = workload_split(p)
     proc = process(rep, p.pid)
-    check(proc["python"] == python_version(py),
-          f"python {proc['python']!r}, interpreter says {python_version(py)!r}")
+    check(proc["python"] == python_version(py) + suffix,
+          f"python {proc['python']!r}, interpreter says {python_version(py)!r}{suffix}")
     fns = functions(proc)
     check("slow" in fns and "fast" in fns, f"slow/fast missing: {sorted(fns)}")
     for name in ("slow", "fast"):
@@ -139,7 +145,11 @@ def leader_exit():
 
 @per_build
 def hotline(build):
-    py = interpreter(build)
+    return check_hotline(interpreter(build))
+
+
+def check_hotline(py):
+    """hotline.py on py (an Interp): the membership line holds >= 85% of hot()."""
     line, text = source_line("hotline.py", "# membership")
     code = text.split("#")[0].strip()          # "if i in haystack:"
     with Workloads() as wl:

@@ -98,6 +98,121 @@ static void test_real_binaries(void **state)
 	}
 }
 
+/*
+ * Free-threaded builds (tests/build-pythons.sh): the 32-byte object header
+ * moves every object field 16 bytes on; the thread, interpreter and frame
+ * structs are not objects and do not move. Verified on the live
+ * interpreters by tests/fixtures/stackwalk/trixie-3.13t (test_stackwalk).
+ */
+static void use_layout(const struct py_layout *L);
+
+static void test_free_threaded_binaries(void **state)
+{
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	struct py_layout L;
+	char why[160];
+
+	(void)state;
+	load("3.13.5t-trixie", buf);
+	if (py_layout__from_debug_offsets(0x030D05F0, buf, sizeof(buf), &L, why, sizeof(why)))
+		fail_msg("3.13.5t-trixie: %s", why);
+	assert_true(L.free_threaded);
+	assert_int_equal(L.bpf.runtime_interp_head, 632);
+	assert_int_equal(L.bpf.interp_threads_head, 7344);
+	assert_int_equal(L.bpf.tstate_thread_id, 152);
+	assert_int_equal(L.bpf.tstate_frame, 72);
+	assert_int_equal(L.bpf.frame_code, 0);
+	assert_int_equal(L.bpf.frame_owner, 70);
+	assert_int_equal(L.bpf.frame_read_size, 80);
+	assert_int_equal(L.ob_type, 24);
+	assert_int_equal(L.bpf.code_filename, 128);
+	assert_int_equal(L.bpf.code_name, 136);
+	assert_int_equal(L.bpf.code_qualname, 144);
+	assert_int_equal(L.bpf.code_linetable, 152);
+	assert_int_equal(L.bpf.code_firstlineno, 84);
+	assert_int_equal(L.bpf.code_id_start, 84);
+	assert_int_equal(L.bpf.code_id_size, 76);
+	assert_int_equal(L.bpf.code_adaptive, 216);
+	assert_int_equal(L.code_read_size, 216);
+	assert_int_equal(L.bytes_size, 32);
+	assert_int_equal(L.bytes_data, 48);
+	assert_int_equal(L.bpf.str_length, 32);
+	assert_int_equal(L.bpf.str_state, 48);
+	assert_int_equal(L.bpf.str_ascii_data, 56);
+	assert_int_equal(L.str_compact_data, 72);
+	assert_int_equal(L.str_utf8_length, 56);
+	assert_int_equal(L.str_utf8, 64);
+	/* 3.13t keeps interned as a 2-bit field and has no thread-local bytecode */
+	assert_int_equal(L.bpf.str_state_shift, 0);
+	assert_int_equal(L.bpf.frame_tlbc_index, PYPROF_NO_OFFSET);
+	assert_int_equal(L.bpf.code_tlbc, PYPROF_NO_OFFSET);
+	assert_int_equal(L.bpf.code_tag_mask, 0);
+	use_layout(&L);
+}
+
+/*
+ * A 3.14t table, made from Debian's 3.14.10 one with the values a
+ * free-threaded 3.14 build publishes, as derived from CPython 3.14's
+ * headers (the 32-byte object header; PyCodeObject's co_tlbc before
+ * co_code_adaptive, 208 + 16 + 8; _PyInterpreterFrame's int32 tlbc_index
+ * after stackpointer, which moves owner to 78). No 3.14t binary was
+ * available to capture: the values are the sources', not a build's.
+ */
+static void make_314t(uint8_t *buf)
+{
+	static const uint16_t pos[] = { 16,  408, 600, 608, 624, 632, 640, 312, 320,
+					328, 336, 344, 352, 384, 392, 248, 288, 304 };
+	static const uint64_t val[] = { 1,   24,  32,  48, 48,	32,  56, 240, 128,
+					136, 144, 152, 84, 232, 224, 88, 78,  72 };
+	size_t i;
+
+	load("3.14.10-sid", buf);
+	for (i = 0; i < sizeof(pos) / sizeof(pos[0]); i++)
+		memcpy(buf + pos[i], &val[i], 8);
+}
+
+static void expect_refusal(const uint8_t *buf, uint32_t version, int err, const char *needle);
+
+/* 3.14t: the str state shift and the thread-local bytecode fields are taken. */
+static void test_free_threaded_314_from_sources(void **state)
+{
+	uint8_t buf[PY_DEBUG_OFFSETS_READ], bad[PY_DEBUG_OFFSETS_READ];
+	struct py_layout L;
+	char why[160];
+	uint64_t v;
+
+	(void)state;
+	make_314t(buf);
+	if (py_layout__from_debug_offsets(0x030E0AF0, buf, sizeof(buf), &L, why, sizeof(why)))
+		fail_msg("3.14t: %s", why);
+	assert_true(L.free_threaded);
+	assert_int_equal(L.bpf.str_state_shift, 8);
+	assert_int_equal(L.bpf.frame_tlbc_index, 72);
+	assert_int_equal(L.bpf.code_tlbc, 224);
+	assert_int_equal(L.bpf.code_adaptive, 232);
+	assert_int_equal(L.code_read_size, 232);
+	assert_int_equal(L.bpf.frame_owner, 78);
+	assert_int_equal(L.bpf.frame_read_size, 88);
+	assert_int_equal(L.bpf.code_tag_mask, 3);
+	assert_int_equal(L.ob_type, 24);
+	assert_int_equal(L.bpf.str_ascii_data, 56);
+	assert_int_equal(L.str_compact_data, 72);
+	use_layout(&L);
+	/* tlbc_index past the frame read, co_tlbc inside the bytecode: refused */
+	memcpy(bad, buf, sizeof(bad));
+	v = 86;
+	memcpy(bad + 304, &v, 8);
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "interpreter_frame.tlbc_index = 0x56");
+	memcpy(bad, buf, sizeof(bad));
+	v = 232;
+	memcpy(bad + 392, &v, 8);
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "code_object.co_tlbc = 0xe8");
+	/* inside the object header */
+	v = 16;
+	memcpy(bad + 392, &v, 8);
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "code_object.co_tlbc = 0x10");
+}
+
 static void expect_refusal(const uint8_t *buf, uint32_t version, int err, const char *needle)
 {
 	struct py_layout L;
@@ -125,10 +240,29 @@ static void test_damaged(void **state)
 	expect_refusal(good, 0x030D05F0, -EPROTO, "version");
 	expect_refusal(good, 0x030C00F0, -ENOTSUP, "3.12");
 
+	/*
+	 * A default build's table claiming to be free-threaded: it has no
+	 * thread-local bytecode (co_tlbc 0, inside the object header).
+	 */
 	memcpy(bad, good, sizeof(bad));
 	v = 1;
 	memcpy(bad + 16, &v, 8);
-	expect_refusal(bad, 0x030E0AF0, -ENOTSUP, "free-threaded");
+	expect_refusal(bad, 0x030E0AF0, -EBADMSG, "code_object.co_tlbc = 0x0");
+	/* and a free-threaded one claiming the default build: its 32-byte header tells */
+	load("3.13.5t-trixie", bad);
+	v = 0;
+	memcpy(bad + 16, &v, 8);
+	expect_refusal(bad, 0x030D05F0, -EBADMSG,
+		       "pyobject.ob_type = 0x18: every supported default build has 8");
+	v = 1;
+	/* nor do 3.13's: there its 16-byte object header tells */
+	load("3.13.5-trixie", bad);
+	memcpy(bad + 16, &v, 8);
+	expect_refusal(bad, 0x030D05F0, -EBADMSG,
+		       "pyobject.ob_type = 0x8: every supported free-threaded build has 24");
+	v = 2;
+	memcpy(bad + 16, &v, 8);
+	expect_refusal(bad, 0x030D05F0, -EBADMSG, "free_threaded = 0x2");
 
 	/* thread_state.thread_id (position 216 in 3.14) far outside PyThreadState */
 	memcpy(bad, good, sizeof(bad));
@@ -179,16 +313,21 @@ static const struct used_field used[] = {
 	{ "unicode_object.length", { 552, 632, 728 } },
 	{ "unicode_object.asciiobject_size", { 560, 640, 736 } },
 	{ "unicode_object.compactunicodeobject_size", { 0, 0, 744 } },
+	/* used by free-threaded builds only: a default build's are ignored */
+	{ "interpreter_frame.tlbc_index", { 0, 304, 368 } },
+	{ "code_object.co_tlbc", { 0, 392, 456 } },
 };
 
 static const struct {
 	const char *fixture;
 	uint32_t version;
 	int col;
+	bool free_threaded;
 } tables[] = {
-	{ "3.13.0-pyenv", 0x030D00F0, 0 },
-	{ "3.14.10-sid", 0x030E0AF0, 1 },
-	{ "3.15.2-sid", 0x030F02F0, 2 },
+	{ "3.13.0-pyenv", 0x030D00F0, 0, false },
+	{ "3.14.10-sid", 0x030E0AF0, 1, false },
+	{ "3.15.2-sid", 0x030F02F0, 2, false },
+	{ "3.13.5t-trixie", 0x030D05F0, 0, true },
 };
 
 static uint64_t get64(const uint8_t *buf, uint16_t pos)
@@ -244,6 +383,11 @@ static void use_layout(const struct py_layout *L)
 	memcpy(&w, frame + o->frame_instr, 8);
 	if (o->frame_owner != PYPROF_NO_OFFSET)
 		assert_int_equal(frame[o->frame_owner], 0x5a);
+	/* bytecode_base() in bpf/stackwalk.h (3.14t) */
+	if (o->frame_tlbc_index != PYPROF_NO_OFFSET)
+		memcpy(&st, frame + o->frame_tlbc_index, 4);
+	if (o->code_tlbc != PYPROF_NO_OFFSET)
+		memcpy(&w, head + o->code_tlbc, 8);
 	/* read_code() in src/target/code_cache.c */
 	assert_int_equal(code_head__parse(L, head, L->code_read_size, &h), 0);
 	(void)code_identity(o, h.code_id, str);
@@ -322,7 +466,9 @@ static void test_hostile_values(void **state)
 			 * it. (The sizes of the runtime, interpreter and thread states
 			 * are not stored, and a larger one is no error.)
 			 */
-			for (k = 4; k <= 6 && !strstr(used[f].name, "state.size"); k++) {
+			for (k = 4; k <= 6 && !strstr(used[f].name, "state.size") &&
+				    (tables[t].free_threaded || !strstr(used[f].name, "tlbc"));
+			     k++) {
 				struct py_layout L;
 				char why[256];
 
@@ -474,9 +620,14 @@ static void test_code_readers_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_binaries),  cmocka_unit_test(test_damaged),
-		cmocka_unit_test(test_hostile_values), cmocka_unit_test(test_hostile_named),
-		cmocka_unit_test(test_builtin_tables), cmocka_unit_test(test_code_readers_bounded),
+		cmocka_unit_test(test_real_binaries),
+		cmocka_unit_test(test_free_threaded_binaries),
+		cmocka_unit_test(test_free_threaded_314_from_sources),
+		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_hostile_values),
+		cmocka_unit_test(test_hostile_named),
+		cmocka_unit_test(test_builtin_tables),
+		cmocka_unit_test(test_code_readers_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

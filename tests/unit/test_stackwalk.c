@@ -26,8 +26,8 @@
 
 /* The interpreters captured: every one must be there and pass. */
 static const char *const fixtures[] = {
-	"pyenv-3.8",   "pyenv-3.9",  "pyenv-3.10", "pyenv-3.11",
-	"debian-3.11", "pyenv-3.12", "pyenv-3.13", "forky-3.14",
+	"pyenv-3.8",  "pyenv-3.9",  "pyenv-3.10", "pyenv-3.11",	  "debian-3.11",
+	"pyenv-3.12", "pyenv-3.13", "forky-3.14", "trixie-3.13t", "trixie-3.13t-thread",
 };
 
 #define MAX_FRAMES 8
@@ -161,6 +161,7 @@ static struct image *image_load(const char *name)
 
 	assert_non_null(im);
 	im->name = name;
+	stackwalk_offset_defaults(&im->proc.off);
 	snprintf(path, sizeof(path), "tests/fixtures/stackwalk/%s.txt.gz", name);
 	in = gzopen(path, "rb");
 	if (!in)
@@ -209,7 +210,7 @@ static uint32_t user_fingerprint(struct image *im, uint64_t code, char *name, si
 /* Every interpreter: exactly its own stack, innermost first, with positions and fingerprints. */
 static void test_walk_finds_the_interpreters_stack(void **state)
 {
-	char name[17];
+	char name[PY_NAME_TEXT + 1];
 	size_t i;
 	__u32 j, n;
 
@@ -362,6 +363,118 @@ static void test_thread_list_cycle_is_bounded(void **state)
 	free(im);
 }
 
+/* A zeroed page of its own at addr, for structures a test adds to an image. */
+static void image_add_page(struct image *im, uint64_t addr)
+{
+	assert_true(im->npages < MAX_PAGES && !image_at(im, addr));
+	im->pages[im->npages].addr = addr;
+	memset(im->pages[im->npages].data, 0, STACKWALK_PAGE);
+	im->npages++;
+}
+
+static void image_put_u32(struct image *im, uint64_t addr, uint32_t v)
+{
+	uint8_t *p = image_at(im, addr);
+
+	assert_non_null(p);
+	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * 3.14t thread-local bytecode, on the 3.13t image (the same frame and code
+ * layout but for the two fields): f3's frame gets a tlbc_index (in its
+ * stacktop word, which the walk does not read), its code object a co_tlbc
+ * (inside its head, before the bytecode) pointing to a _PyCodeArray
+ * {size, entries[]}, and its instr_ptr is moved into a copy of the
+ * bytecode. The walk must give the position in that copy, the same as
+ * before; an index out of the array or a wild array gives no position
+ * (INT32_MAX, past any bytecode), never one computed from the wrong base.
+ */
+static void test_thread_local_bytecode(void **state)
+{
+	const uint64_t array = 0x10000000, copy = 0x10002000;
+	struct image *im = image_load("trixie-3.13t");
+	struct py_offsets *off = &im->proc.off;
+	uint64_t link, f3 = frame_of(im, 0, &link), code = im->frames[0].code;
+	int32_t want = im->frames[0].instr;
+	__u32 n;
+
+	off->frame_tlbc_index = 64;
+	off->code_tlbc = 200;
+	image_add_page(im, array);
+	image_add_page(im, copy);
+	image_put_word(im, code + off->code_tlbc, array);
+	image_put_word(im, array, 3); /* size */
+	image_put_word(im, array + 8, code + off->code_adaptive);
+	image_put_word(im, array + 16, 0);
+	image_put_word(im, array + 24, copy);
+	image_put_word(im, f3 + off->frame_instr, copy + want);
+
+	image_put_u32(im, f3 + off->frame_tlbc_index, 2);
+	n = walk(im, im->thread);
+	assert_int_equal(n, im->nframes);
+	assert_int_equal(scratch.sample.frames[0].code, code);
+	assert_int_equal(scratch.sample.frames[0].instr, want);
+	/* the other frames, index 0, keep the code object's own bytecode */
+	assert_int_equal(scratch.sample.frames[1].instr, im->frames[1].instr);
+
+	image_put_u32(im, f3 + off->frame_tlbc_index, 1); /* an empty slot */
+	walk(im, im->thread);
+	assert_int_equal(scratch.sample.frames[0].instr, 0x7fffffff);
+	image_put_u32(im, f3 + off->frame_tlbc_index, 3); /* = size */
+	walk(im, im->thread);
+	assert_int_equal(scratch.sample.frames[0].instr, 0x7fffffff);
+	image_put_u32(im, f3 + off->frame_tlbc_index, (uint32_t)-1);
+	walk(im, im->thread);
+	assert_int_equal(scratch.sample.frames[0].instr, 0x7fffffff);
+	image_put_u32(im, f3 + off->frame_tlbc_index, 2);
+	image_put_word(im, array, 1ULL << 40); /* a hostile size: the index bound holds */
+	image_put_u32(im, f3 + off->frame_tlbc_index, 0x7fffffff);
+	n = walk(im, im->thread);
+	assert_int_equal(n, im->nframes);
+	assert_int_equal(scratch.sample.frames[0].instr, 0x7fffffff);
+	image_put_word(im, code + off->code_tlbc, 0xdead0000); /* a wild array */
+	image_put_u32(im, f3 + off->frame_tlbc_index, 2);
+	n = walk(im, im->thread);
+	assert_int_equal(n, im->nframes);
+	assert_int_equal(scratch.sample.frames[0].instr, 0x7fffffff);
+	/* and without the fields (a default build), the same image gives the raw difference */
+	off->frame_tlbc_index = off->code_tlbc = PYPROF_NO_OFFSET;
+	walk(im, im->thread);
+	assert_int_not_equal(scratch.sample.frames[0].instr, want);
+	free(im);
+}
+
+/*
+ * 3.14t's str state: interned is a byte, the other bits 8 higher. With the
+ * shift the walk's fingerprint (which includes a compact ASCII qualname's
+ * text) is the one userspace computes; read unshifted, the text is lost.
+ */
+static void test_str_state_shift(void **state)
+{
+	struct image *im = image_load("trixie-3.13t");
+	struct py_offsets *off = &im->proc.off;
+	uint64_t code = im->frames[0].code;
+	uint64_t qualname = image_word(im, code + off->code_qualname);
+	uint32_t st, fp, plain;
+	char name[PY_NAME_TEXT + 1];
+
+	walk(im, im->thread);
+	plain = scratch.sample.frames[0].fingerprint;
+	assert_int_equal(plain, user_fingerprint(im, code, name, sizeof(name)));
+	memcpy(&st, image_at(im, qualname + off->str_state), 4);
+	image_put_u32(im, qualname + off->str_state, (st & ~3u) << 8 | (st & 3));
+	off->str_state_shift = 8;
+	walk(im, im->thread);
+	fp = scratch.sample.frames[0].fingerprint;
+	assert_int_equal(fp, plain);
+	assert_int_equal(fp, user_fingerprint(im, code, name, sizeof(name)));
+	off->str_state_shift = 0;
+	walk(im, im->thread);
+	assert_int_not_equal(scratch.sample.frames[0].fingerprint, plain);
+	free(im);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_wild_caller_gives_a_partial_stack),
 		cmocka_unit_test(test_wild_code_gives_a_partial_stack),
 		cmocka_unit_test(test_thread_list_cycle_is_bounded),
+		cmocka_unit_test(test_thread_local_bytecode),
+		cmocka_unit_test(test_str_state_shift),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

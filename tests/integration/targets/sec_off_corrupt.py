@@ -4,6 +4,7 @@
 #
 #   sec_off_corrupt.py debug FIELD VALUE   (3.13+) one field of _Py_DebugOffsets,
 #                                          at the start of _PyRuntime, := VALUE
+#                                          (free_threaded: the header's flag)
 #   sec_off_corrupt.py firstlineno VALUE   hot()'s co_firstlineno := VALUE
 #
 # Neither is used by the interpreter to run code (the table is for debuggers,
@@ -50,7 +51,8 @@ def corrupt_debug_offsets(field, value):
     head = ctypes.string_at(runtime, 16)
     if head[:8] != b"xdebugpy" or struct.unpack_from("<Q", head, 8)[0] >> 16 != 0x300 | minor:
         sys.exit(f"no _Py_DebugOffsets at _PyRuntime: {head!r}")
-    pos = POSITIONS[minor][field]
+    # the header's free-threaded flag (0 or 1) is at 16 in every version
+    pos = 16 if field == "free_threaded" else POSITIONS[minor][field]
     ctypes.memmove(runtime + pos, struct.pack("<Q", value), 8)
 
 
