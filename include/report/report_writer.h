@@ -20,6 +20,10 @@ struct report_opts {
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
+	/* pprof: string labels on every sample (the agent's), and each thread's name */
+	const char *const (*sample_labels)[2];
+	size_t nsample_labels;
+	bool thread_names;
 };
 
 struct report_writer {

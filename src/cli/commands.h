@@ -16,4 +16,7 @@ struct command {
 /* The table, NULL-terminated; one line per subcommand, in main.c. */
 extern const struct command commands[];
 
+/* `pybpfprof agent`: continuous profiling to files and backends (cmd_agent.c). */
+int cmd_agent(int argc, char **argv);
+
 #endif

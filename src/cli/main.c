@@ -674,6 +674,7 @@ static int run__exit_code(struct run *r, int err)
 
 /* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */
 const struct command commands[] = {
+	{ "agent", cmd_agent },
 	{ NULL, NULL },
 };
 
