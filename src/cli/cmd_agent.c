@@ -42,7 +42,6 @@
 
 #define AGENT_POLL_MS 50
 #define AGENT_ALIVE_CHECK_NS 200000000LL
-#define AGENT_QUEUE 64
 #define AGENT_MAX_SINKS 2
 #define AGENT_FLUSH_NS 5000000000LL
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
@@ -55,7 +54,8 @@ struct agent_opts {
 	unsigned hz, max_depth, max_cache_mb, interval_s;
 	const char *service_name;
 	const char *output_dir;
-	unsigned max_disk_mb;
+	double max_disk_mb;
+	unsigned queue;
 	const char *push, *basic_auth_file, *bearer_file;
 	int verbose;
 };
@@ -121,6 +121,7 @@ enum {
 	OPT_BEARER,
 	OPT_MAXDEPTH,
 	OPT_MAXCACHE,
+	OPT_QUEUE,
 };
 
 static const struct argp_option agent_options[] = {
@@ -145,12 +146,18 @@ static const struct argp_option agent_options[] = {
 	{ "output-dir", OPT_OUTDIR, "DIR", 0, "One gzip pprof file per process and interval in DIR",
 	  4 },
 	{ "max-disk", OPT_MAXDISK, "MB", 0,
-	  "With --output-dir: delete the oldest files beyond MB (default 0: no limit)", 4 },
+	  "With --output-dir: delete the oldest files beyond MB, fractions allowed "
+	  "(default 0: no limit)",
+	  4 },
 	{ "push", OPT_PUSH, "URL", 0, "Push to a Pyroscope server: POST URL/ingest", 4 },
 	{ "basic-auth-file", OPT_BASIC, "FILE", 0,
 	  "With --push: HTTP basic auth, USER:PASSWORD on FILE's first line", 4 },
 	{ "bearer-token-file", OPT_BEARER, "FILE", 0,
 	  "With --push: a bearer token on FILE's first line", 4 },
+	{ "queue", OPT_QUEUE, "N", 0,
+	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
+	  "(default 64)",
+	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
 	{ 0 },
@@ -184,6 +191,19 @@ static unsigned parse_uint(struct argp_state *st, const char *opt, const char *a
 	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
 		argp_error(st, "%s takes a whole number from %u to %u, not '%s'", opt, min, max,
 			   arg);
+	return v;
+}
+
+/* --max-disk: megabytes, fractions allowed (a test's budget is a few files). */
+static double parse_mb(struct argp_state *st, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0.001 && v <= 16777216.0))
+		argp_error(st, "--max-disk takes megabytes from 0.001 to 16777216, not '%s'", arg);
 	return v;
 }
 
@@ -238,7 +258,10 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		o->output_dir = arg;
 		break;
 	case OPT_MAXDISK:
-		o->max_disk_mb = parse_uint(st, "--max-disk", arg, 1, 1 << 24);
+		o->max_disk_mb = parse_mb(st, arg);
+		break;
+	case OPT_QUEUE:
+		o->queue = parse_uint(st, "--queue", arg, 1, 65536);
 		break;
 	case OPT_PUSH:
 		o->push = arg;
@@ -293,21 +316,26 @@ static int agent__parse(struct agent *a, int argc, char **argv)
 	};
 	int err;
 
+	char *argv0 = argv[0];
+	int perr;
+
+	/* argp's messages and usage name the subcommand: "pybpfprof agent: ..." */
+	argv[0] = "pybpfprof agent";
 	argp_err_exit_status = 2;
-	if (argp_parse(&argp, argc, argv, 0, NULL, &a->o))
+	perr = argp_parse(&argp, argc, argv, 0, NULL, &a->o);
+	argv[0] = argv0;
+	if (perr)
 		return 2;
 	if (agent_opts_check(&a->o, a->why, sizeof(a->why))) {
-		fprintf(stderr, "pybpfprof agent: %s\n", a->why);
+		pr_err("%s\n", a->why);
 		return 2;
 	}
 	if (a->o.match) {
 		err = regcomp(&a->re, a->o.match, REG_EXTENDED | REG_NOSUB);
 		if (err) {
 			regerror(err, &a->re, a->why, sizeof(a->why));
-			fprintf(stderr,
-				"pybpfprof agent: --match '%s' is not a regular expression: "
-				"%s\n",
-				a->o.match, a->why);
+			pr_err("--match '%s' is not a regular expression: %s\n", a->o.match,
+			       a->why);
 			a->o.match = NULL;
 			return 2;
 		}
@@ -324,7 +352,7 @@ static int agent__open_sinks(struct agent *a)
 	struct agent_sink *s;
 
 	if (o->output_dir) {
-		s = agent_sink__dir(o->output_dir, (uint64_t)o->max_disk_mb << 20, AGENT_QUEUE,
+		s = agent_sink__dir(o->output_dir, (uint64_t)(o->max_disk_mb * 1048576), o->queue,
 				    a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
@@ -332,7 +360,7 @@ static int agent__open_sinks(struct agent *a)
 	}
 	if (o->push) {
 		s = agent_sink__push(o->push, o->bearer_file ? o->bearer_file : o->basic_auth_file,
-				     o->bearer_file != NULL, AGENT_QUEUE, a->why, sizeof(a->why));
+				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
@@ -418,6 +446,9 @@ static int agent__attach(struct agent *a)
 		err = session__attach(a->s, a->o.hz, a->why, sizeof(a->why));
 	if (!err && a->o.all)
 		pr_info("%zu CPython processes found\n", tracker__scan(&a->tr));
+	if (!err)
+		pr_info("attached: sampling %zu processes at %u Hz, a profile every %u s\n",
+			a->c.ntargets, a->o.hz, a->o.interval_s);
 	return err;
 }
 
@@ -715,6 +746,7 @@ int cmd_agent(int argc, char **argv)
 	a->o = (struct agent_opts){ .hz = 99,
 				    .max_depth = 127,
 				    .interval_s = 60,
+				    .queue = 64,
 				    .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

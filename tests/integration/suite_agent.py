@@ -1,0 +1,250 @@
+"""`pybpfprof agent`: the always-on run and its sinks (issue 14).
+
+A loopback receiver (agent_receiver.py) stands in for Pyroscope and reads
+every pushed body with protoc against pprof's profile.proto. The workloads
+are busy loops (targets/spin.py) whose CPU time is measured (CpuMeter), so
+the samples of all their intervals have a known total; a token on their
+command line (--match) keeps other Python processes on the host out.
+"""
+
+import os
+import signal
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+from agent_receiver import Receiver, decode_pprof
+from harness import (CpuMeter, Profiler, READY_TIMEOUT, Workloads, check, check_cpu_samples,
+                     expect_error, run_profiler, test)
+
+SPIN = "spin.py"
+FREQ = 99
+
+
+def token():
+    return f"agenttest{os.getpid()}x{int(time.monotonic() * 1000) % 100000}"
+
+
+def spin(wl, kind, tok):
+    return wl.start("/usr/bin/python3.11", SPIN, kind, tok)
+
+
+def agent(args):
+    return Profiler(["agent", "-v", "-F", FREQ, *args], verbose=False)
+
+
+def by_pid(pushes, pids):
+    out = {pid: [] for pid in pids}
+    for p in pushes:
+        pid = int(p.labels.get("pid", 0))
+        if pid in out:
+            out[pid].append(p)
+    return out
+
+
+def check_contiguous(pushes, interval, what):
+    """Each push's from is the previous one's until; interior intervals last
+    `interval` seconds (whole seconds: 1 either way for the rounding)."""
+    for a, b in zip(pushes, pushes[1:]):
+        check(b.start == a.until, f"{what}: interval [{a.start}, {a.until}] then "
+              f"[{b.start}, {b.until}]: not contiguous")
+    for p in pushes[1:-1]:
+        check(abs(p.until - p.start - interval) <= 1,
+              f"{what}: interval [{p.start}, {p.until}] is not {interval} s")
+
+
+def stop_agent(prof, sig=signal.SIGTERM):
+    prof.p.send_signal(sig)
+    t = time.monotonic()
+    rc = prof.wait(15)
+    check(rc == 0, f"agent exit status {rc} after {sig.name}: {prof.stderr()[-400:]}")
+    return t
+
+
+@test
+def agent_push_a_interval2():
+    """-a --interval 2 with basic auth: a push every 2 s per process, each
+    decodable and labelled, contiguous; a process started after the agent
+    appears in the next interval; the intervals' samples add up to the CPU
+    time measured; SIGTERM brings the last partial interval, then exit 0."""
+    tok = token()
+    with Workloads() as wl, Receiver() as rcv, tempfile.TemporaryDirectory() as tmp:
+        auth = Path(tmp, "auth")
+        auth.write_text("alice:s3cret\n")
+        a, b = spin(wl, "alpha", tok), spin(wl, "beta", tok)
+        prof = agent(["-a", "--match", tok, "--interval", 2, "--push", rcv.url,
+                      "--basic-auth-file", auth])
+        try:
+            with CpuMeter(a.pid) as ma, CpuMeter(b.pid) as mb:
+                t0 = prof.wait_attached()
+                prof.watch(1.0)
+                c = spin(wl, "alpha", tok)
+                t_new = time.monotonic()
+                prof.watch(6.5)
+                t_stop = stop_agent(prof)
+        finally:
+            prof.kill()
+        pushes = rcv.snapshot()
+        per = by_pid(pushes, [a.pid, b.pid, c.pid])
+        host = socket.gethostname()
+        for pid, mine in per.items():
+            check(len(mine) >= 3, f"pid {pid}: {len(mine)} pushes in 7.5 s at --interval 2")
+            check_contiguous(mine, 2, f"pid {pid}")
+            for p in mine:
+                check(p.app == "spin", f"application name {p.app!r}, expected spin")
+                check(p.query.get("spyName") == "pybpfprof" and
+                      p.query.get("format") == "pprof" and
+                      p.query.get("sampleRate") == str(FREQ), f"query {p.query}")
+                check(p.labels.get("hostname") == host and
+                      p.labels.get("service_name") == "spin" and
+                      p.labels.get("python_version", "").startswith("3.11") and
+                      tok in p.labels.get("command", ""), f"labels {p.labels}")
+        check(all(h and h.startswith("Basic ") for h in rcv.auth),
+              f"Authorization headers {set(rcv.auth)}")
+        # a push every 2 s per process: the receiver's clock, the same grid
+        arrivals = [p.t for p in per[a.pid]]
+        gaps = [y - x for x, y in zip(arrivals, arrivals[1:-1])]
+        check(all(abs(g - 2) < 0.5 for g in gaps), f"pushes of pid {a.pid} {gaps} s apart")
+        # the last partial interval arrived, after the signal
+        check(per[a.pid][-1].t >= t_stop, "no push after SIGTERM")
+        # the new process: in the interval it started in (or the next)
+        first = per[c.pid][0]
+        check(first.t - t_new < 2 + 1.5, f"pid {c.pid} started after the agent: first push "
+              f"{first.t - t_new:.1f} s later")
+        totals = {}
+        for pid, meter in ((a.pid, ma), (b.pid, mb)):
+            dec = [p.decoded() for p in per[pid]]
+            n = sum(d["total"] for d in dec)
+            cpu = meter.cpu_between(t0, t_stop)
+            check_cpu_samples(n, cpu, FREQ, f"pid {pid}: its intervals together", cpu_err=0.05)
+            top = max(dec[1]["self"], key=dec[1]["self"].get)
+            want = "spin_alpha" if pid == a.pid else "spin_beta"
+            check(top == want, f"pid {pid}: top function {top}, expected {want}")
+            labs = dec[1]["labels"]
+            check(labs.get("service_name") == {"spin"} and labs.get("pid") == {str(pid)} and
+                  "thread_name" in labs, f"pid {pid}: sample labels {labs}")
+            totals[pid] = (n, round(cpu * FREQ))
+        return (f"{len(pushes)} pushes; samples (intervals, cpu x Hz): {totals}; "
+                f"new pid first pushed {first.t - t_new:.1f} s after its start")
+
+
+@test
+def agent_push_outage():
+    """The receiver stopped for 5 s: pushes are retried with backoff and
+    resume when it is back; with --queue 2 the oldest are dropped and
+    counted; sampling goes on (every interval is closed and counted), and
+    the bearer token is sent."""
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        rcv = Receiver().start()
+        tokf = Path(tmp, "token")
+        tokf.write_text("tok-123\n")
+        a = spin(wl, "alpha", tok)
+        prof = agent(["--match", tok, "--interval", 1, "--push", rcv.url, "--queue", 2,
+                      "--bearer-token-file", tokf])
+        try:
+            prof.wait_attached()
+            prof.watch(2.2)
+            rcv.stop()
+            t_down = time.monotonic()
+            prof.watch(5)
+            rcv.start()
+            t_up = time.monotonic()
+            prof.watch(3)
+            stop_agent(prof, signal.SIGINT)
+        finally:
+            prof.kill()
+            rcv.stop()
+        mine = by_pid(rcv.snapshot(), [a.pid])[a.pid]
+        err = prof.stderr()
+        closed = [ln for ln in err.splitlines() if "profiles closed" in ln]
+        check(closed, f"no summary line: {err[-400:]}")
+        n_closed = int(closed[-1].split(": ")[-1].split()[0])
+        sent = [ln for ln in err.splitlines() if "--push:" in ln and "profiles sent" in ln]
+        check(sent, f"no --push summary: {err[-400:]}")
+        words = sent[-1].split()
+        n_sent = int(words[words.index("sent,") - 2])
+        n_dropped = int(words[words.index("dropped,") - 1])
+        check(n_sent == len(mine), f"the agent says {n_sent} sent, the receiver got {len(mine)}")
+        check(n_dropped >= 1, f"5 s down with --queue 2 at --interval 1: {n_dropped} dropped")
+        check(n_sent + n_dropped == n_closed,
+              f"{n_sent} sent + {n_dropped} dropped != {n_closed} closed")
+        late = [p for p in mine if p.t >= t_up]
+        check(len(late) >= 3, f"{len(late)} pushes after the receiver came back")
+        # the queued ones were retried: intervals that ended while it was down
+        held = [p for p in late if p.t - t_up < 2.5 and p.decoded()["total"] > 0]
+        check(len(held) >= 2, f"{len(held)} held intervals delivered on its return")
+        check(all(h == "Bearer tok-123" for h in rcv.auth), f"Authorization {set(rcv.auth)}")
+        check("retrying" in err, f"no retry said: {err[-400:]}")
+        return (f"{n_closed} intervals: {n_sent} pushed, {n_dropped} dropped (down "
+                f"{t_up - t_down:.1f} s, --queue 2); {len(late)} pushed after the return")
+
+
+def dir_bytes(d):
+    return sum(os.stat(p).st_blocks * 512 for p in Path(d).iterdir()
+               if p.name.endswith(".pb.gz"))
+
+
+@test
+def agent_output_dir_max_disk():
+    """--output-dir with a tiny --max-disk (12 KiB) and --merge: the files
+    never take more than the budget plus the one being written, the newest
+    are kept, each decodes and holds both processes; SIGINT, exit 0."""
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        a, b = spin(wl, "alpha", tok), spin(wl, "beta", tok)
+        budget = 12 * 1024
+        prof = agent(["--match", tok, "--interval", 1, "--merge", "--output-dir", out,
+                      "--max-disk", budget / 1048576])
+        peak, names = 0, set()
+        try:
+            prof.wait_attached()
+            end = time.monotonic() + 6
+            while time.monotonic() < end and prof.running():
+                peak = max(peak, dir_bytes(out))
+                names |= {p.name for p in Path(out).iterdir()}
+                time.sleep(0.05)
+            stop_agent(prof, signal.SIGINT)
+        finally:
+            prof.kill()
+        files = sorted(p for p in Path(out).iterdir() if p.name.endswith(".pb.gz"))
+        names |= {p.name for p in files}
+        final = dir_bytes(out)
+        check(all(n.endswith("-spin-all.pb.gz") for n in names), f"file names {sorted(names)}")
+        check(len(names) >= 5, f"{len(names)} files in 6 s at --interval 1")
+        check(final <= budget, f"{final} bytes left, budget {budget}")
+        biggest = max(p.stat().st_blocks * 512 for p in files)
+        check(peak <= budget + biggest, f"peak {peak} bytes, budget {budget} + {biggest}")
+        check(files[-1].name == max(names), f"newest {max(names)} not kept: {files}")
+        check(len(files) < len(names), f"nothing deleted: {len(files)} of {len(names)}")
+        dec = decode_pprof(files[-2].read_bytes())
+        check(dec["nums"].get("pid") == {a.pid, b.pid}, f"merged pids {dec['nums'].get('pid')}")
+        check("pid" not in dec["labels"], f"a merged profile has a pid label: {dec['labels']}")
+        return (f"{len(names)} files made, {len(files)} kept, {final} bytes (budget {budget}, "
+                f"peak {peak}); merged {dec['total']} samples of 2 pids")
+
+
+@test
+def agent_refusals():
+    """Bad command lines: one sentence, exit 2; a bad sink: exit 1, before BPF."""
+    with tempfile.TemporaryDirectory() as tmp:
+        expect_error(["agent"], ["give at least one sink"], rc=2)
+        expect_error(["agent", "-a", "-p", "1", "--push", "http://x"], ["exclude each other"],
+                     rc=2)
+        expect_error(["agent", "--max-disk", "5", "--push", "http://x"], ["--output-dir"],
+                     rc=2)
+        expect_error(["agent", "--match", "(", "--output-dir", tmp], ["regular expression"],
+                     rc=2)
+        expect_error(["agent", "--push", "ftp://x"], ["http:// or https://"], rc=1)
+        expect_error(["agent", "--push", "http://x", "--bearer-token-file", f"{tmp}/none"],
+                     ["cannot read"], rc=1)
+        os.symlink(tmp, f"{tmp}/link")
+        expect_error(["agent", "--output-dir", f"{tmp}/link"], ["symbolic link"], rc=1)
+        # argp's own: named after the subcommand
+        for args, want in ((["--interval", "0"], "--interval takes a whole number from 1"),
+                           (["--max-disk", "-1"], "--max-disk takes megabytes")):
+            r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
+            check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
+                  f"{args}: exit {r.returncode}, {r.stderr!r}")
+    return "9 refusals"
