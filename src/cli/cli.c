@@ -424,7 +424,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return EINVAL;
 }
 
-static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]";
+static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]"
+			       "\nagent [OPTION...] (see pybpfprof agent --help)";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

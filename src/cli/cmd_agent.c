@@ -132,13 +132,14 @@ static const struct argp_option agent_options[] = {
 	{ "match", OPT_MATCH, "REGEX", 0,
 	  "Only processes whose command line matches REGEX (POSIX extended)", 1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
-	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 2 },
-	{ "max-depth", OPT_MAXDEPTH, "N", 0, "Frames walked per sample (default 127)", 2 },
-	{ "max-cache-mb", OPT_MAXCACHE, "MB", 0,
-	  "Memory for the targets' code objects, all together (default 64)", 2 },
+	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default: 99)", 2 },
+	{ "max-depth", OPT_MAXDEPTH, "FRAMES", 0,
+	  "Deepest Python stack kept (default: 127, at most 1024)", 2 },
+	{ "max-cache-mb", OPT_MAXCACHE, "MIB", 0,
+	  "Memory for the targets' code objects, all together (default: 64)", 2 },
 	{ NULL, 0, NULL, 0, "Profiles:", 3 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
-	  "One profile per process every SECONDS (default 60, at least 1)", 3 },
+	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
 	{ "merge", OPT_MERGE, NULL, 0, "One profile per service, not per process", 3 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
 	  "The service label of every profile (default: the script or module name)", 3 },
@@ -147,7 +148,7 @@ static const struct argp_option agent_options[] = {
 	  4 },
 	{ "max-disk", OPT_MAXDISK, "MB", 0,
 	  "With --output-dir: delete the oldest files beyond MB, fractions allowed "
-	  "(default 0: no limit)",
+	  "(default: 0, no limit)",
 	  4 },
 	{ "push", OPT_PUSH, "URL", 0, "Push to a Pyroscope server: POST URL/ingest", 4 },
 	{ "basic-auth-file", OPT_BASIC, "FILE", 0,
@@ -156,7 +157,7 @@ static const struct argp_option agent_options[] = {
 	  "With --push: a bearer token on FILE's first line", 4 },
 	{ "queue", OPT_QUEUE, "N", 0,
 	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
-	  "(default 64)",
+	  "(default: 64, at most 65536)",
 	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
@@ -240,7 +241,7 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		o->hz = parse_uint(st, "-F", arg, 1, CONFIG_MAX_HZ);
 		break;
 	case OPT_MAXDEPTH:
-		o->max_depth = parse_uint(st, "--max-depth", arg, 1, 127);
+		o->max_depth = parse_uint(st, "--max-depth", arg, 1, PYPROF_MAX_DEPTH);
 		break;
 	case OPT_MAXCACHE:
 		o->max_cache_mb = parse_uint(st, "--max-cache-mb", arg, 1, PYPROF_MAX_CACHE_MB);

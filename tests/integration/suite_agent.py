@@ -182,8 +182,13 @@ def agent_push_outage():
 
 
 def dir_bytes(d):
-    return sum(os.stat(p).st_blocks * 512 for p in Path(d).iterdir()
-               if p.name.endswith(".pb.gz"))
+    total = 0
+    for p in Path(d).iterdir():
+        try:
+            total += p.stat().st_blocks * 512 if p.name.endswith(".pb.gz") else 0
+        except FileNotFoundError:  # deleted meanwhile
+            pass
+    return total
 
 
 @test
@@ -203,7 +208,8 @@ def agent_output_dir_max_disk():
             end = time.monotonic() + 6
             while time.monotonic() < end and prof.running():
                 peak = max(peak, dir_bytes(out))
-                names |= {p.name for p in Path(out).iterdir()}
+                # outfile's temporaries (".NAME.XXXXXX") are not the agent's files
+                names |= {p.name for p in Path(out).iterdir() if not p.name.startswith(".")}
                 time.sleep(0.05)
             stop_agent(prof, signal.SIGINT)
         finally:
