@@ -20,7 +20,10 @@ struct report_opts {
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
-	/* pprof: string labels on every sample (the agent's), and each thread's name */
+	/*
+	 * The agent's labels: pprof puts them on every sample (and each thread's
+	 * name), otlp makes them the resource's attributes.
+	 */
 	const char *const (*sample_labels)[2];
 	size_t nsample_labels;
 	bool thread_names;
@@ -47,5 +50,7 @@ extern const struct report_writer report_dot;
 extern const struct report_writer report_mem_svg;
 /* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */
 extern const struct report_writer report_mem_folded;
+/* OTLP profiles (an ExportProfilesServiceRequest): the agent's --otlp; not a run format. */
+extern const struct report_writer report_otlp;
 
 #endif

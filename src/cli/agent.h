@@ -29,6 +29,8 @@ struct agent_job {
 	int refs;      /* one per sink holding it (atomic) */
 	uint8_t *body; /* gzip pprof */
 	size_t len;
+	uint8_t *otlp; /* an OTLP ExportProfilesServiceRequest, when an --otlp sink wants one */
+	size_t otlp_len;
 	char service[AGENT_SERVICE_MAX];
 	int pid; /* 0: a --merge'd service */
 	struct agent_label labels[AGENT_MAX_LABELS];
@@ -61,6 +63,8 @@ void agent_label_value(const char *in, char *out, size_t len);
 /* The labels of one process: host, service, pid, command, python, container or cgroup. */
 size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
 		    const char *cmdline, const char *python, const char *cgroup_text);
+/* The OpenTelemetry resource attribute for one of our label keys (semantic conventions). */
+const char *agent_otel_key(const char *key);
 /* 20261124T081500Z-SERVICE-PID.pb.gz (PID "all" for 0): sorts by time. -ENAMETOOLONG or 0. */
 int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid);
 /* Whether name is one agent_file_name makes (the only files --max-disk deletes). */
@@ -115,6 +119,9 @@ struct agent_sink;
 struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
 				   size_t whylen);
 struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen);
+/* OTLP/HTTP profiles: POST URL/v1development/profiles (URL as is if it ends so). */
+struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
 				    size_t queue, char *why, size_t whylen);
 /* Hands the job over (never blocks on the sink's work). */
 void agent_sink__submit(struct agent_sink *s, struct agent_job *j);

@@ -206,6 +206,25 @@ size_t agent_labels(struct agent_label *l, const char *host, const char *service
 	return n;
 }
 
+const char *agent_otel_key(const char *key)
+{
+	static const char *const map[][2] = {
+		{ "hostname", "host.name" },
+		{ "service_name", "service.name" },
+		{ "pid", "process.pid" },
+		{ "command", "process.command_line" },
+		{ "python_version", "process.runtime.version" },
+		{ "container_id", "container.id" },
+		{ "cgroup", "process.linux.cgroup" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(key, map[i][0]))
+			return map[i][1];
+	return key;
+}
+
 int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid)
 {
 	time_t t = from_ns / 1000000000LL;

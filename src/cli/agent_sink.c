@@ -28,6 +28,7 @@ void agent_job__put(struct agent_job *j)
 {
 	if (j && __atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(j->body);
+		free(j->otlp);
 		free(j);
 	}
 }
@@ -97,6 +98,7 @@ struct agent_sink {
 	uint64_t max_bytes;
 	/* --push */
 	char *url;
+	char *otlp_url; /* --otlp: the whole URL; NULL for --push */
 	CURL *curl;
 	struct curl_slist *headers;
 	char *userpwd;
@@ -410,13 +412,22 @@ static enum send_result push_send(struct agent_sink *s, const struct agent_job *
 	long code = 0;
 	CURLcode rc;
 
-	if (agent_push_url(url, sizeof(url), s->url, j)) {
+	if (s->otlp_url) {
+		snprintf(url, sizeof(url), "%s", s->otlp_url);
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)j->otlp);
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->otlp_len);
+	} else if (agent_push_url(url, sizeof(url), s->url, j)) {
 		snprintf(why, whylen, "the ingest URL is too long");
+		return SEND_REFUSED;
+	} else {
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)j->body);
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->len);
+	}
+	if (!j->otlp && s->otlp_url) {
+		snprintf(why, whylen, "no OTLP encoding of this profile");
 		return SEND_REFUSED;
 	}
 	curl_easy_setopt(s->curl, CURLOPT_URL, url);
-	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)j->body);
-	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->len);
 	rc = curl_easy_perform(s->curl);
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "cannot push to %s: %s", s->url, curl_easy_strerror(rc));
@@ -438,6 +449,7 @@ static void push_free(struct agent_sink *s)
 		explicit_bzero(s->userpwd, strlen(s->userpwd));
 	free(s->userpwd);
 	free(s->url);
+	free(s->otlp_url);
 }
 
 /* The secret in file: its first line, at most 4 KiB. */
@@ -490,7 +502,9 @@ static void push_options(struct agent_sink *s)
 {
 	CURL *c = s->curl;
 
-	s->headers = curl_slist_append(s->headers, "Content-Type: application/octet-stream");
+	s->headers = curl_slist_append(s->headers,
+				       s->otlp_url ? "Content-Type: application/x-protobuf" :
+						     "Content-Type: application/octet-stream");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -501,10 +515,13 @@ static void push_options(struct agent_sink *s)
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "pybpfprof/" PYBPFPROF_VERSION);
 }
 
-struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen)
+/* --push, or --otlp with otlp_path the path the OTLP/HTTP signal posts to. */
+static struct agent_sink *http_sink(const char *name, const char *url, const char *otlp_path,
+				    const char *auth_file, bool bearer, size_t queue, char *why,
+				    size_t whylen)
 {
-	struct agent_sink *s = sink_new("--push", queue);
+	struct agent_sink *s = sink_new(name, queue);
+	size_t n = strlen(url), m = otlp_path ? strlen(otlp_path) : 0;
 
 	if (!s) {
 		snprintf(why, whylen, "out of memory");
@@ -514,13 +531,22 @@ struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool
 	s->free = push_free;
 	s->url = strdup(url);
 	s->curl = curl_easy_init();
-	if (!s->url || !s->curl) {
+	if (otlp_path) {
+		while (n && url[n - 1] == '/')
+			n--;
+		/* a URL that already names the signal's path is taken as is */
+		if (n >= m && !strncmp(url + n - m, otlp_path, m))
+			s->otlp_url = strndup(url, n);
+		else if (asprintf(&s->otlp_url, "%.*s%s", (int)n, url, otlp_path) < 0)
+			s->otlp_url = NULL;
+	}
+	if (!s->url || !s->curl || (otlp_path && !s->otlp_url)) {
 		snprintf(why, whylen, "cannot set up the HTTP client");
 		sink_free(s);
 		return NULL;
 	}
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-		snprintf(why, whylen, "--push takes an http:// or https:// URL, not %s", url);
+		snprintf(why, whylen, "%s takes an http:// or https:// URL, not %s", name, url);
 		sink_free(s);
 		return NULL;
 	}
@@ -531,4 +557,17 @@ struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool
 	}
 	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
 	return sink_start(s, why, whylen);
+}
+
+struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen)
+{
+	return http_sink("--push", url, NULL, auth_file, bearer, queue, why, whylen);
+}
+
+struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen)
+{
+	return http_sink("--otlp", url, "/v1development/profiles", auth_file, bearer, queue, why,
+			 whylen);
 }

@@ -42,7 +42,7 @@
 
 #define AGENT_POLL_MS 50
 #define AGENT_ALIVE_CHECK_NS 200000000LL
-#define AGENT_MAX_SINKS 2
+#define AGENT_MAX_SINKS 3
 #define AGENT_FLUSH_NS 5000000000LL
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
@@ -56,7 +56,7 @@ struct agent_opts {
 	const char *output_dir;
 	double max_disk_mb;
 	unsigned queue;
-	const char *push, *basic_auth_file, *bearer_file;
+	const char *push, *otlp, *basic_auth_file, *bearer_file;
 	int verbose;
 };
 
@@ -122,6 +122,7 @@ enum {
 	OPT_MAXDEPTH,
 	OPT_MAXCACHE,
 	OPT_QUEUE,
+	OPT_OTLP,
 };
 
 static const struct argp_option agent_options[] = {
@@ -151,10 +152,14 @@ static const struct argp_option agent_options[] = {
 	  "(default: 0, no limit)",
 	  4 },
 	{ "push", OPT_PUSH, "URL", 0, "Push to a Pyroscope server: POST URL/ingest", 4 },
+	{ "otlp", OPT_OTLP, "URL", 0,
+	  "Push OTLP profiles (v1development) to an OpenTelemetry collector: POST "
+	  "URL/v1development/profiles",
+	  4 },
 	{ "basic-auth-file", OPT_BASIC, "FILE", 0,
-	  "With --push: HTTP basic auth, USER:PASSWORD on FILE's first line", 4 },
+	  "With --push or --otlp: HTTP basic auth, USER:PASSWORD on FILE's first line", 4 },
 	{ "bearer-token-file", OPT_BEARER, "FILE", 0,
-	  "With --push: a bearer token on FILE's first line", 4 },
+	  "With --push or --otlp: a bearer token on FILE's first line", 4 },
 	{ "queue", OPT_QUEUE, "N", 0,
 	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
 	  "(default: 64, at most 65536)",
@@ -166,8 +171,8 @@ static const struct argp_option agent_options[] = {
 
 static const char agent_doc[] =
 	"pybpfprof agent: profile CPython processes without end, and every interval hand one "
-	"profile per process to the sinks: gzip pprof files in a directory, and/or a Pyroscope "
-	"server. Stops on SIGTERM or SIGINT, after the last partial interval is out."
+	"profile per process to the sinks: gzip pprof files in a directory, a Pyroscope "
+	"server, an OpenTelemetry collector (OTLP profiles), in any combination. Stops on SIGTERM or SIGINT, after the last partial interval is out."
 	"\v"
 	"Labels on every profile: hostname, service_name, pid, command, python_version, and "
 	"container_id (or cgroup) when the process is in one; each sample also carries its "
@@ -178,7 +183,8 @@ static const char agent_doc[] =
 	"  sudo pybpfprof agent --push http://pyroscope:4040 --interval 15\n"
 	"  sudo pybpfprof agent --match 'gunicorn|celery' --merge --push https://p.example "
 	"--basic-auth-file /etc/pybpfprof/auth\n"
-	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof";
+	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof\n"
+	"  sudo pybpfprof agent --otlp http://otel-collector:4318";
 
 /* An unsigned from min to max, or a sentence via argp_error. */
 static unsigned parse_uint(struct argp_state *st, const char *opt, const char *arg, unsigned min,
@@ -267,6 +273,9 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_PUSH:
 		o->push = arg;
 		break;
+	case OPT_OTLP:
+		o->otlp = arg;
+		break;
 	case OPT_BASIC:
 		o->basic_auth_file = arg;
 		break;
@@ -294,12 +303,13 @@ int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
 		snprintf(why, whylen, "-a and -p exclude each other: give one");
 	else if (o->subprocesses && !o->npids)
 		snprintf(why, whylen, "--subprocesses follows the -p targets' children: give -p");
-	else if (!o->output_dir && !o->push)
-		snprintf(why, whylen, "give at least one sink: --output-dir DIR or --push URL");
+	else if (!o->output_dir && !o->push && !o->otlp)
+		snprintf(why, whylen,
+			 "give at least one sink: --output-dir DIR, --push URL or --otlp URL");
 	else if (o->max_disk_mb && !o->output_dir)
 		snprintf(why, whylen, "--max-disk limits --output-dir: give --output-dir");
-	else if ((o->basic_auth_file || o->bearer_file) && !o->push)
-		snprintf(why, whylen, "the auth files are for --push: give --push URL");
+	else if ((o->basic_auth_file || o->bearer_file) && !o->push && !o->otlp)
+		snprintf(why, whylen, "the auth files are for --push and --otlp: give one");
 	else if (o->basic_auth_file && o->bearer_file)
 		snprintf(why, whylen,
 			 "--basic-auth-file and --bearer-token-file exclude each other: give one");
@@ -361,6 +371,13 @@ static int agent__open_sinks(struct agent *a)
 	}
 	if (o->push) {
 		s = agent_sink__push(o->push, o->bearer_file ? o->bearer_file : o->basic_auth_file,
+				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+		if (!s)
+			return -EINVAL;
+		a->sinks[a->nsinks++] = s;
+	}
+	if (o->otlp) {
+		s = agent_sink__otlp(o->otlp, o->bearer_file ? o->bearer_file : o->basic_auth_file,
 				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
@@ -529,6 +546,26 @@ static void free_stacks(struct profile_target *snap)
 	hashmap__free(&snap->stack_index);
 }
 
+/* --otlp: the same profile as OTLP, the labels as resource attributes by their OTel names. */
+static int encode_otlp(struct agent_job *j, const struct profile *v, const struct report_opts *ro)
+{
+	const char *pairs[AGENT_MAX_LABELS + 1][2];
+	struct report_opts o = *ro;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < j->nlabels; i++) {
+		pairs[i][0] = agent_otel_key(j->labels[i].key);
+		pairs[i][1] = j->labels[i].value;
+	}
+	pairs[i][0] = "process.runtime.name";
+	pairs[i][1] = "CPython";
+	o.sample_labels = (const char *const(*)[2])pairs;
+	o.nsample_labels = i + 1;
+	f = open_memstream((char **)&j->otlp, &j->otlp_len);
+	return !f || report_otlp.write(f, v, &o) | fclose(f) ? -ENOMEM : 0;
+}
+
 /* The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0). */
 static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
 				    const struct agent_proc *ap, long long until_mono,
@@ -569,8 +606,10 @@ static struct agent_job *encode_job(struct agent *a, struct profile_target *snap
 	j->until_ns = until_real;
 	j->hz = a->o.hz;
 	f = open_memstream((char **)&j->body, &j->len);
-	if (!f || report_pprof.write(f, &v, &ro) | fclose(f)) {
+	if (!f || report_pprof.write(f, &v, &ro) | fclose(f) ||
+	    (a->o.otlp && encode_otlp(j, &v, &ro))) {
 		free(j->body);
+		free(j->otlp);
 		free(j);
 		return NULL;
 	}

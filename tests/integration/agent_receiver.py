@@ -23,6 +23,10 @@ import urllib.parse
 from harness import ROOT, Skip, check
 
 PROTO = ROOT / "tests/fixtures/profile.proto"
+OTLP_PROTO_DIR = ROOT / "tests/proto"
+OTLP_PATH = "/v1development/profiles"
+OTLP_SERVICE = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
+OTLP_REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
 
 
 class Push:
@@ -50,9 +54,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
         status = rcv.status
-        if url.path != "/ingest":
+        if url.path == OTLP_PATH and status == 200:
+            with rcv.lock:
+                rcv.otlp.append((body, time.monotonic(), self.headers.get("Content-Type")))
+        elif url.path != "/ingest":
             status = 404
-        if status == 200:
+        elif status == 200:
             q = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
             with rcv.lock:
                 rcv.pushes.append(Push(q, body, time.monotonic()))
@@ -67,7 +74,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 class Receiver:
     def __init__(self):
-        self.pushes, self.auth = [], []
+        self.pushes, self.auth, self.otlp = [], [], []
         self.lock = threading.Lock()
         self.status = 200
         s = socket.socket()
@@ -122,7 +129,7 @@ def parse_protoc_text(text):
             val = val.strip()
             if val.startswith('"'):
                 val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
-                    "latin-1").decode("utf-8")
+                    "latin-1").decode("utf-8", errors="replace")  # bytes fields too
             elif val in ("true", "false"):
                 val = val == "true"
             else:
@@ -158,3 +165,55 @@ def decode_pprof(body):
                 nums.setdefault(key, set()).add(lab.get("num", [0])[0])
     return dict(total=total, self=self_, labels=labels, nums=nums,
                 time=prof.get("time_nanos", [0])[0], duration=prof["duration_nanos"][0])
+
+
+def decode_otlp(body):
+    """An OTLP push, read with protoc against opentelemetry-proto's own
+    files, checked for what the format requires of it (the zero entry first in
+    every dictionary table, indices within their tables): resource
+    attributes, samples in all, self samples per function, thread
+    attributes, time and duration."""
+    if not shutil.which("protoc"):
+        raise Skip("protoc not installed (Debian package protobuf-compiler)")
+    r = subprocess.run(["protoc", f"--proto_path={OTLP_PROTO_DIR}", f"--decode={OTLP_REQUEST}",
+                        OTLP_SERVICE], input=body, capture_output=True, timeout=30)
+    check(r.returncode == 0, f"protoc --decode (OTLP) failed: {r.stderr.decode()[-300:]}")
+    req = parse_protoc_text(r.stdout.decode())
+    d = req["dictionary"][0]
+    strings = d["string_table"]
+    check(strings[0] == "", f"string_table[0] is {strings[0]!r}")
+    for table in ("mapping_table", "location_table", "function_table", "attribute_table",
+                  "stack_table", "link_table"):
+        check(table in d, f"no {table}")
+    check(d["location_table"][0] == {} and d["function_table"][0] == {} and
+          d["stack_table"][0] == {} and d["attribute_table"][0] == {} and
+          d["mapping_table"][0] == {}, "a dictionary table does not start with its zero value")
+    funcs = d["function_table"]
+    locs = d["location_table"]
+    stacks = d["stack_table"]
+    attrs = d["attribute_table"]
+
+    def any_value(v):
+        v = v[0]
+        return v["string_value"][0] if "string_value" in v else v.get("int_value", [0])[0]
+
+    (rp,) = req["resource_profiles"]
+    resource = {kv["key"][0]: any_value(kv["value"]) for kv in rp["resource"][0]["attributes"]}
+    (sp,) = rp["scope_profiles"]
+    (prof,) = sp["profiles"]
+    st = prof["sample_type"][0]
+    kind = (strings[st["type_strindex"][0]], strings[st["unit_strindex"][0]])
+    self_, total, threads = {}, 0, {}
+    for s in prof.get("samples", []):
+        stack = stacks[s["stack_index"][0]]
+        leaf = locs[stack["location_indices"][0]]
+        fn = strings[funcs[leaf["lines"][0]["function_index"][0]]["name_strindex"][0]]
+        n = s["values"][0]
+        self_[fn] = self_.get(fn, 0) + n
+        total += n
+        for i in s.get("attribute_indices", []):
+            a = attrs[i]
+            threads.setdefault(strings[a["key_strindex"][0]], set()).add(any_value(a["value"]))
+    return dict(resource=resource, kind=kind, total=total, self=self_, threads=threads,
+                time=prof["time_unix_nano"][0], duration=prof.get("duration_nano", [0])[0],
+                scope=sp["scope"][0]["name"][0])

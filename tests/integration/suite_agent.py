@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agent_receiver import Receiver, decode_pprof
+from agent_receiver import Receiver, decode_otlp, decode_pprof
 from harness import (CpuMeter, Profiler, READY_TIMEOUT, Workloads, check, check_cpu_samples,
                      expect_error, run_profiler, test)
 
@@ -100,6 +100,13 @@ def agent_push_a_interval2():
                       p.labels.get("service_name") == "spin" and
                       p.labels.get("python_version", "").startswith("3.11") and
                       tok in p.labels.get("command", ""), f"labels {p.labels}")
+        # to the nanosecond, by the profiles' own times: no gap, no overlap
+        for pid, mine in per.items():
+            dec = [p.decoded() for p in mine]
+            for x, y in zip(dec, dec[1:]):
+                check(abs(x["time"] + x["duration"] - y["time"]) < 2_000_000,
+                      f"pid {pid}: profile at {x['time']} + {x['duration']} ns, next at "
+                      f"{y['time']}")
         check(all(h and h.startswith("Basic ") for h in rcv.auth),
               f"Authorization headers {set(rcv.auth)}")
         # a push every 2 s per process: the receiver's clock, the same grid
@@ -179,6 +186,49 @@ def agent_push_outage():
         check("retrying" in err, f"no retry said: {err[-400:]}")
         return (f"{n_closed} intervals: {n_sent} pushed, {n_dropped} dropped (down "
                 f"{t_up - t_down:.1f} s, --queue 2); {len(late)} pushed after the return")
+
+
+@test
+def agent_otlp():
+    """--otlp beside --push: OTLP profiles (v1development) read by protoc
+    with opentelemetry-proto's own files; resource attributes, thread
+    attributes, contiguous times, and the same samples as the pprof pushes."""
+    tok = token()
+    with Workloads() as wl, Receiver() as rcv:
+        a = spin(wl, "alpha", tok)
+        prof = agent(["--match", tok, "--interval", 1, "--otlp", rcv.url, "--push", rcv.url])
+        try:
+            with CpuMeter(a.pid) as ma:
+                t0 = prof.wait_attached()
+                prof.watch(4)
+                t_stop = stop_agent(prof)
+        finally:
+            prof.kill()
+        mine = [(b, t, ct) for b, t, ct in rcv.otlp]
+        dec = [decode_otlp(b) for b, _, _ in mine]
+        dec = [d for d in dec if d["resource"].get("process.pid") == a.pid]
+        check(len(dec) >= 4, f"{len(dec)} OTLP profiles of pid {a.pid} in 4 s at --interval 1")
+        check(all(ct == "application/x-protobuf" for _, _, ct in mine), "content types")
+        r = dec[0]["resource"]
+        check(r.get("service.name") == "spin" and r.get("host.name") == socket.gethostname() and
+              r.get("process.runtime.name") == "CPython" and
+              str(r.get("process.runtime.version", "")).startswith("3.11") and
+              tok in r.get("process.command_line", ""), f"resource attributes {r}")
+        check(dec[1]["kind"] == ("samples", "count") and dec[1]["scope"] == "pybpfprof",
+              f"sample type {dec[1]['kind']}, scope {dec[1]['scope']}")
+        check(dec[1]["threads"].get("thread.id") == {a.pid} and
+              dec[1]["threads"].get("thread.name"), f"thread attributes {dec[1]['threads']}")
+        top = max(dec[1]["self"], key=dec[1]["self"].get)
+        check(top == "spin_alpha", f"top function {top}")
+        for x, y in zip(dec, dec[1:]):
+            check(abs(x["time"] + x["duration"] - y["time"]) < 2_000_000,
+                  f"OTLP profile at {x['time']} + {x['duration']} ns, next at {y['time']}")
+        n = sum(d["total"] for d in dec)
+        check_cpu_samples(n, ma.cpu_between(t0, t_stop), FREQ, "the OTLP profiles together",
+                          cpu_err=0.05)
+        pprof = sum(p.decoded()["total"] for p in by_pid(rcv.snapshot(), [a.pid])[a.pid])
+        check(pprof == n, f"pprof pushes hold {pprof} samples, OTLP ones {n}")
+        return f"{len(dec)} OTLP profiles, {n} samples (the pprof pushes: {pprof})"
 
 
 def dir_bytes(d):

@@ -113,6 +113,13 @@ static void test_labels(void **state)
 	assert_string_equal(l[5].key, "cgroup");
 	assert_string_equal(l[5].value, "/system.slice/x.service");
 	assert_int_equal(agent_labels(l, "h", "s", 1, "", "", "0::/\n"), 5);
+	/* OTLP: the same labels by their OpenTelemetry names */
+	assert_string_equal(agent_otel_key("hostname"), "host.name");
+	assert_string_equal(agent_otel_key("service_name"), "service.name");
+	assert_string_equal(agent_otel_key("pid"), "process.pid");
+	assert_string_equal(agent_otel_key("container_id"), "container.id");
+	assert_string_equal(agent_otel_key("cgroup"), "process.linux.cgroup");
+	assert_string_equal(agent_otel_key("other"), "other");
 }
 
 static void test_file_names(void **state)
