@@ -95,6 +95,14 @@ void collector__expire_parked(struct collector *c);
 /* Whether the section's process has exited (by its pidfd). */
 bool collector_target__gone(const struct collector_target *ts);
 
+/*
+ * An exited target no one reports on any more (the agent, once its last
+ * interval is out): its code objects, frame memo, root directory and status
+ * file are let go; its section stays, empty, and a late sample of it finds
+ * nothing to name (unresolved). Nothing for a live target.
+ */
+void collector__release(struct collector *c, size_t i);
+
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);
 

@@ -722,6 +722,11 @@ static void agent__cut(struct agent *a, bool last)
 		free_stacks(&snaps[i]);
 	free(snaps);
 	free(idx);
+	/* the processes whose last interval is out: their caches and files let go */
+	for (i = 0; i < a->c.ntargets; i++)
+		if (a->c.targets[i].target_index < a->nprocs &&
+		    a->procs[a->c.targets[i].target_index].done)
+			collector__release(&a->c, i);
 	a->from_mono = until_mono;
 	a->from_real = until_real;
 }

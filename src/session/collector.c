@@ -399,3 +399,29 @@ size_t collector__check_alive(struct collector *c)
 	}
 	return alive;
 }
+
+void collector__release(struct collector *c, size_t i)
+{
+	struct collector_target *ts = &c->targets[i];
+	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	size_t bytes = hashmap__bytes(&ts->raw_frames);
+	struct code_cache *empty;
+
+	if (!ts->exited)
+		return;
+	/* an empty cache, not none: a late sample (or a forked child's) looks in it */
+	if (ts->codes->by_addr.len && (empty = code_cache__new(&c->budget))) {
+		code_cache__free(ts->codes);
+		ts->codes = empty;
+	}
+	if (bytes) {
+		hashmap__free(&ts->raw_frames);
+		c->budget.memo_bytes -= bytes;
+		cache_budget__charge(&c->budget, -(long long)bytes);
+	}
+	if (pp->root_fd >= 0)
+		close(pp->root_fd);
+	pp->root_fd = -1;
+	proc_sources__free(pp->sources);
+	pp->sources = NULL;
+}

@@ -10,13 +10,14 @@ command line (--match) keeps other Python processes on the host out.
 import os
 import signal
 import socket
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from agent_receiver import Receiver, decode_otlp, decode_pprof
-from harness import (CpuMeter, Profiler, READY_TIMEOUT, Workloads, check, check_cpu_samples,
-                     expect_error, run_profiler, test)
+from harness import (TARGETS, CpuMeter, Profiler, READY_TIMEOUT, Workloads, check, check_cpu_samples,
+                     expect_error, read_stdout_until, run_profiler, test)
 
 SPIN = "spin.py"
 FREQ = 99
@@ -229,6 +230,56 @@ def agent_otlp():
         pprof = sum(p.decoded()["total"] for p in by_pid(rcv.snapshot(), [a.pid])[a.pid])
         check(pprof == n, f"pprof pushes hold {pprof} samples, OTLP ones {n}")
         return f"{len(dec)} OTLP profiles, {n} samples (the pprof pushes: {pprof})"
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+CHURN = """
+import subprocess, sys
+print("ready", flush=True)
+sys.stdin.readline()
+for _ in range(30):
+    subprocess.run([sys.executable, sys.argv[1], "0.2"], check=True)
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+@test
+def agent_churn_frees():
+    """-p PARENT --subprocesses, the parent running 30 short children one
+    after the other (0.2 s each): each child gets its intervals (pushed, with
+    its samples), and once its last interval is out the agent lets go of
+    what it held for it: its fd count comes back to where it was (a one-shot
+    run keeps each process's root directory and status file open for the
+    report's sources: 60 more here)."""
+    with Workloads() as wl, Receiver() as rcv:
+        parent = wl.spawn(["/usr/bin/python3.11", "-c", CHURN, TARGETS / "procs_short.py"],
+                          stdin=subprocess.PIPE)
+        prof = agent(["-p", parent.pid, "--subprocesses", "--interval", 1, "--push", rcv.url])
+        try:
+            prof.wait_attached()
+            prof.watch(1.2)
+            base = fd_count(prof.p.pid)
+            parent.stdin.write(b"go\n")
+            parent.stdin.flush()
+            read_stdout_until(parent, lambda buf: b"done\n" in buf, "done", 60)
+            prof.watch(2.5)
+            after = fd_count(prof.p.pid)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        pushes = rcv.snapshot()
+        children = {int(p.labels["pid"]) for p in pushes} - {parent.pid}
+        check(len(children) >= 27, f"{len(children)} of 30 children pushed")
+        counts = [sum(p.decoded()["total"] for p in pushes if int(p.labels["pid"]) == c)
+                  for c in children]
+        check(sum(c > 0 for c in counts) >= 20,
+              f"samples of only {sum(c > 0 for c in counts)} of the children: {counts}")
+        check(after <= base + 2, f"agent fds: {base} before the 30 children, {after} after")
+        return f"{len(children)} of 30 children pushed, {sum(counts)} samples; fds {base} -> {after}"
 
 
 def dir_bytes(d):
