@@ -29,6 +29,8 @@ apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-
 # (tests/check-man.sh).
 apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
 	graphviz tmux debootstrap clang-format groff-base man-db >/dev/null
+# The agent's --metrics page read by Prometheus' own Python client's parser.
+apt_get install -y -qq python3-prometheus-client >/dev/null
 # go tool pprof, the reference reader of pprof files (the toolchain only, no extras).
 apt_get install -y -qq --no-install-recommends golang-go >/dev/null
 # npm fetches speedscope's schema for the format tests; a machine with its own

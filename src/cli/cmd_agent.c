@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <unistd.h>
 #include "cli/config.h"
 #include "session/collector.h"
@@ -38,6 +40,8 @@
 #include "util/mono.h"
 #include "util/vec.h"
 #include "agent.h"
+#include "agent_metrics.h"
+#include "pybpfprof.skel.h"
 #include "commands.h"
 
 #define AGENT_POLL_MS 50
@@ -57,6 +61,7 @@ struct agent_opts {
 	double max_disk_mb;
 	unsigned queue;
 	const char *push, *otlp, *basic_auth_file, *bearer_file;
+	const char *metrics;
 	int verbose;
 };
 
@@ -81,6 +86,8 @@ struct agent {
 	size_t nprocs, cap_procs;
 	struct agent_sink *sinks[AGENT_MAX_SINKS];
 	size_t nsinks;
+	struct agent_metrics *metrics;
+	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, empty;
 	char why[512];
@@ -123,6 +130,7 @@ enum {
 	OPT_MAXCACHE,
 	OPT_QUEUE,
 	OPT_OTLP,
+	OPT_METRICS,
 };
 
 static const struct argp_option agent_options[] = {
@@ -165,6 +173,8 @@ static const struct argp_option agent_options[] = {
 	  "(default: 64, at most 65536)",
 	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics", 5 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
 	{ 0 },
 };
@@ -275,6 +285,9 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_OTLP:
 		o->otlp = arg;
+		break;
+	case OPT_METRICS:
+		o->metrics = arg;
 		break;
 	case OPT_BASIC:
 		o->basic_auth_file = arg;
@@ -417,6 +430,11 @@ static int agent__prepare(struct agent *a)
 		snprintf(a->host, sizeof(a->host), "unknown");
 	if (!err)
 		err = agent__open_sinks(a);
+	if (!err && o->metrics) {
+		a->metrics = agent_metrics__start(o->metrics, a->sinks, a->nsinks, a->why,
+						  sizeof(a->why));
+		err = a->metrics ? 0 : -EINVAL;
+	}
 	if (!err)
 		err = check_privileges(a->why, sizeof(a->why));
 	if (!err)
@@ -731,6 +749,60 @@ static void agent__cut(struct agent *a, bool last)
 	a->from_real = until_real;
 }
 
+/* Each BPF program's run time and count (with the kernel's statistics on). */
+static void prog_stats(struct agent *a, struct agent_metrics_snapshot *m)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, session__skel(a->s)->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || m->nprogs == AGENT_METRICS_PROGS ||
+		    bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		snprintf(m->progs[m->nprogs].name, sizeof(m->progs->name), "%s",
+			 bpf_program__name(prog));
+		m->progs[m->nprogs].run_ns = info.run_time_ns;
+		m->progs[m->nprogs++].runs = info.run_cnt;
+	}
+}
+
+/* --metrics: the figures of now, for the server thread. */
+static void agent__publish(struct agent *a)
+{
+	struct agent_metrics_snapshot m = {};
+	uint64_t k[PYPROF_CNT_SLOTS] = {};
+	char statm[128];
+	struct rusage ru;
+	size_t i;
+
+	session__counters(a->s, k);
+	m.samples = a->samples;
+	m.events = k[PYPROF_CNT_EVENTS];
+	m.intervals = a->intervals;
+	m.processes_seen = a->c.ntargets;
+	m.dropped[0] = k[PYPROF_CNT_DROPPED];
+	m.dropped[1] = a->c.unknown_pid;
+	m.dropped[2] = a->c.malformed;
+	m.partial[0] = k[PYPROF_CNT_TRUNCATED];
+	m.partial[1] = k[PYPROF_CNT_UNREADABLE];
+	m.partial[2] = k[PYPROF_CNT_READ_ERROR];
+	m.partial[3] = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
+	for (i = 0; i < a->c.ntargets; i++)
+		m.processes += !a->c.targets[i].exited;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		m.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	proc_read_small_file("/proc/self/statm", statm, sizeof(statm), false);
+	m.rss = strtod(strchr(statm, ' ') ? strchr(statm, ' ') : "0", NULL) * sysconf(_SC_PAGESIZE);
+	m.cache_bytes = a->c.budget.used;
+	prog_stats(a, &m);
+	agent_metrics__publish(a->metrics, &m);
+}
+
 /* Samples until a stop signal, closing an interval at every boundary. */
 static void agent__loop(struct agent *a)
 {
@@ -749,6 +821,8 @@ static void agent__loop(struct agent *a)
 			last_check = t;
 			collector__check_alive(&a->c);
 			agent__see_new(a);
+			if (a->metrics)
+				agent__publish(a);
 		}
 		if (t >= next) {
 			agent__cut(a, false);
@@ -766,6 +840,9 @@ static void agent__free(struct agent *a)
 	long long deadline = mono_ns() + AGENT_FLUSH_NS;
 	size_t i;
 
+	agent_metrics__stop(a->metrics);
+	if (a->stats_fd >= 0)
+		close(a->stats_fd);
 	/* the sinks get a few seconds, all together, for what is queued */
 	for (i = 0; i < a->nsinks; i++)
 		agent_sink__stop(a->sinks[i], deadline);
@@ -788,6 +865,7 @@ int cmd_agent(int argc, char **argv)
 
 	if (!a)
 		return 1;
+	a->stats_fd = -1;
 	a->o = (struct agent_opts){ .hz = 99,
 				    .max_depth = 127,
 				    .interval_s = 60,
@@ -807,6 +885,8 @@ int cmd_agent(int argc, char **argv)
 	a->from_real = real_ns();
 	if (!err)
 		err = agent__attach(a);
+	/* --metrics: the kernel times each BPF program while this fd is open */
+	a->stats_fd = !err && a->metrics ? bpf_enable_stats(BPF_STATS_RUN_TIME) : -1;
 	if (err)
 		pr_err("%s\n", a->why[0] ? a->why : strerror(-err));
 	else

@@ -13,10 +13,11 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from agent_receiver import Receiver, decode_otlp, decode_pprof
-from harness import (TARGETS, CpuMeter, Profiler, READY_TIMEOUT, Workloads, check, check_cpu_samples,
+from harness import (TARGETS, CpuMeter, Profiler, READY_TIMEOUT, Skip, Workloads, check, check_cpu_samples,
                      expect_error, read_stdout_until, run_profiler, test)
 
 SPIN = "spin.py"
@@ -41,6 +42,31 @@ def by_pid(pushes, pids):
         pid = int(p.labels.get("pid", 0))
         if pid in out:
             out[pid].append(p)
+    return out
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def scrape(port):
+    """/metrics read by Prometheus' own Python client's parser: {name{labels}: value}."""
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        raise Skip("no prometheus_client (Debian package python3-prometheus-client)")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        check(r.status == 200, f"/metrics answered {r.status}")
+        text = r.read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            key = smp.name + "".join(f"{{{k}={v}}}" for k, v in sorted(smp.labels.items()))
+            out[key] = smp.value
     return out
 
 
@@ -149,17 +175,22 @@ def agent_push_outage():
         tokf = Path(tmp, "token")
         tokf.write_text("tok-123\n")
         a = spin(wl, "alpha", tok)
+        port = free_port()
         prof = agent(["--match", tok, "--interval", 1, "--push", rcv.url, "--queue", 2,
-                      "--bearer-token-file", tokf])
+                      "--bearer-token-file", tokf, "--metrics", f"127.0.0.1:{port}"])
         try:
             prof.wait_attached()
             prof.watch(2.2)
             rcv.stop()
             t_down = time.monotonic()
-            prof.watch(5)
+            prof.watch(1)
+            m_down = scrape(port)
+            prof.watch(4)
+            m_late = scrape(port)
             rcv.start()
             t_up = time.monotonic()
             prof.watch(3)
+            m_up = scrape(port)
             stop_agent(prof, signal.SIGINT)
         finally:
             prof.kill()
@@ -185,8 +216,30 @@ def agent_push_outage():
         check(len(held) >= 2, f"{len(held)} held intervals delivered on its return")
         check(all(h == "Bearer tok-123" for h in rcv.auth), f"Authorization {set(rcv.auth)}")
         check("retrying" in err, f"no retry said: {err[-400:]}")
+        # /metrics, while the receiver was down and after: sampling went on
+        push = '{sink=push}'
+        check(m_late["pybpfprof_samples_total"] > m_down["pybpfprof_samples_total"] and
+              m_late["pybpfprof_intervals_total"] >= m_down["pybpfprof_intervals_total"] + 3,
+              f"while down: samples {m_down['pybpfprof_samples_total']} -> "
+              f"{m_late['pybpfprof_samples_total']}, intervals "
+              f"{m_down['pybpfprof_intervals_total']} -> {m_late['pybpfprof_intervals_total']}")
+        check(m_late["pybpfprof_sink_queue_depth" + push] <= 2 and
+              m_late["pybpfprof_sink_errors_total" + push] >= 2 and
+              m_late["pybpfprof_sink_dropped_total" + push] >= 1,
+              f"while down: {({k: v for k, v in m_late.items() if 'sink' in k})}")
+        check(m_up["pybpfprof_sink_sent_total" + push] >= m_late["pybpfprof_sink_sent_total" +
+                                                                push] + 3, "no sends after")
+        check(m_up["pybpfprof_processes"] >= 1 and m_up["pybpfprof_resident_memory_bytes"] > 1e6
+              and m_up["pybpfprof_cpu_seconds_total"] > 0 and
+              m_up["pybpfprof_bpf_runs_total{program=on_sample}"] > 0 and
+              m_up["pybpfprof_samples_dropped_total{cause=ring_buffer_full}"] == 0,
+              f"metrics {m_up}")
         return (f"{n_closed} intervals: {n_sent} pushed, {n_dropped} dropped (down "
-                f"{t_up - t_down:.1f} s, --queue 2); {len(late)} pushed after the return")
+                f"{t_up - t_down:.1f} s, --queue 2); {len(late)} pushed after the return; "
+                f"/metrics while down: {m_late['pybpfprof_sink_dropped_total' + push]:.0f} "
+                f"dropped, {m_late['pybpfprof_sink_errors_total' + push]:.0f} errors; agent "
+                f"CPU {m_up['pybpfprof_cpu_seconds_total']:.2f} s, RSS "
+                f"{m_up['pybpfprof_resident_memory_bytes'] / 1e6:.1f} MB")
 
 
 @test
@@ -346,6 +399,7 @@ def agent_refusals():
         expect_error(["agent", "--push", "ftp://x"], ["http:// or https://"], rc=1)
         expect_error(["agent", "--push", "http://x", "--bearer-token-file", f"{tmp}/none"],
                      ["cannot read"], rc=1)
+        expect_error(["agent", "--output-dir", tmp, "--metrics", "9464"], ["ADDR:PORT"], rc=1)
         os.symlink(tmp, f"{tmp}/link")
         expect_error(["agent", "--output-dir", f"{tmp}/link"], ["symbolic link"], rc=1)
         # argp's own: named after the subcommand
@@ -354,4 +408,4 @@ def agent_refusals():
             r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
             check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
                   f"{args}: exit {r.returncode}, {r.stderr!r}")
-    return "9 refusals"
+    return "10 refusals"

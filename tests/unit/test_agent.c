@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "cli/agent.h"
+#include "cli/agent_metrics.h"
 #include "util/mono.h"
 
 static void test_boundaries(void **state)
@@ -188,6 +189,40 @@ static void test_backoff(void **state)
 	assert_true(agent_backoff_ns(UINT32_MAX, 0) == AGENT_BACKOFF_CAP_NS * 3 / 4);
 }
 
+static void test_hostport(void **state)
+{
+	char host[64], port[8];
+
+	(void)state;
+	assert_int_equal(agent_parse_hostport("127.0.0.1:9464", host, sizeof(host), port,
+					      sizeof(port)),
+			 0);
+	assert_string_equal(host, "127.0.0.1");
+	assert_string_equal(port, "9464");
+	assert_int_equal(agent_parse_hostport("[::1]:80", host, sizeof(host), port, sizeof(port)),
+			 0);
+	assert_string_equal(host, "::1");
+	assert_int_equal(agent_parse_hostport(":9464", host, sizeof(host), port, sizeof(port)), 0);
+	assert_string_equal(host, "");
+	assert_int_equal(agent_parse_hostport("localhost:65535", host, sizeof(host), port,
+					      sizeof(port)),
+			 0);
+	assert_int_equal(agent_parse_hostport("9464", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("::1:9464", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:0", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:65536", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:9x", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("[::1]9464", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+}
+
 static struct agent_job *new_job(int pid)
 {
 	struct agent_job *j = calloc(1, sizeof(*j));
@@ -277,11 +312,12 @@ static void test_dir_sink_budget(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_boundaries),   cmocka_unit_test(test_service_names),
-		cmocka_unit_test(test_cgroup),	     cmocka_unit_test(test_labels),
-		cmocka_unit_test(test_file_names),   cmocka_unit_test(test_push_url),
-		cmocka_unit_test(test_disk_victims), cmocka_unit_test(test_backoff),
-		cmocka_unit_test(test_queue),	     cmocka_unit_test(test_dir_sink_budget),
+		cmocka_unit_test(test_boundaries),	cmocka_unit_test(test_service_names),
+		cmocka_unit_test(test_cgroup),		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_file_names),	cmocka_unit_test(test_push_url),
+		cmocka_unit_test(test_disk_victims),	cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_dir_sink_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
