@@ -8,6 +8,7 @@ command line (--match) keeps other Python processes on the host out.
 """
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from agent_receiver import Receiver, decode_otlp, decode_pprof
-from harness import (TARGETS, CpuMeter, Profiler, READY_TIMEOUT, Skip, Workloads, check, check_cpu_samples,
+from harness import (ROOT, TARGETS, CpuMeter, Profiler, READY_TIMEOUT, Skip, Workloads, check, check_cpu_samples,
                      expect_error, read_stdout_until, run_profiler, test)
 
 SPIN = "spin.py"
@@ -409,3 +410,65 @@ def agent_refusals():
             check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
                   f"{args}: exit {r.returncode}, {r.stderr!r}")
     return "10 refusals"
+
+
+def unit_settings(path):
+    """The [Service] settings of a unit file: name -> value (the last one)."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+@test
+def agent_systemd_unit():
+    """`make install` puts pybpfprof.service and its options file in place;
+    systemd-analyze verify accepts the unit; the agent run as the unit runs
+    it (its ExecStart with the options file's words, under its
+    CapabilityBoundingSet only) profiles, writes its files and stops on
+    SIGTERM with exit 0."""
+    if not shutil.which("systemd-analyze"):
+        raise Skip("no systemd-analyze (Debian package systemd)")
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["make", "-C", ROOT, "install", f"PREFIX={tmp}",
+                            f"SYSCONFDIR={tmp}/etc"], capture_output=True, text=True,
+                           timeout=300)
+        check(r.returncode == 0, f"make install: {r.stderr[-400:]}")
+        unit = Path(tmp, "lib/systemd/system/pybpfprof.service")
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no", unit],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and not r.stderr.strip(),
+              f"systemd-analyze verify: {r.stdout}{r.stderr}")
+        svc = unit_settings(unit)
+        env = unit_settings(svc["EnvironmentFile"])
+        check(svc["ExecStart"] == f"{tmp}/sbin/pybpfprof agent $PYBPFPROF_AGENT_OPTS",
+              f"ExecStart={svc['ExecStart']}")
+        opts = env["PYBPFPROF_AGENT_OPTS"].split()
+        check("--output-dir" in opts, f"default options {opts}")
+        out = Path(tmp, "state")
+        out.mkdir(mode=0o700)
+        opts[opts.index("--output-dir") + 1] = str(out)
+        opts[opts.index("--interval") + 1] = "1"
+        caps = svc["CapabilityBoundingSet"].lower().replace("cap_", "+").split()
+        a = spin(wl, "alpha", tok)
+        argv = ["setpriv", f"--bounding-set=-all,{','.join(caps)}", "--",
+                f"{tmp}/sbin/pybpfprof", "agent", *opts, "--match", tok, "-v"]
+        prof = Profiler(argv[1:], exe="setpriv", verbose=False)
+        try:
+            prof.wait_attached()
+            prof.watch(2.5)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        files = sorted(out.iterdir())
+        check(len(files) >= 2, f"{len(files)} files in 2.5 s at --interval 1: {prof.stderr()}")
+        dec = decode_pprof(files[-2].read_bytes())
+        check(dec["self"].get("spin_alpha", 0) > 0, f"{files[-2].name}: {dec['self']}")
+        score = subprocess.run(["systemd-analyze", "security", "--offline=yes", unit],
+                               capture_output=True, text=True, timeout=60).stdout
+        level = [ln for ln in score.splitlines() if "Overall exposure level" in ln]
+        return (f"verify clean; under {' '.join(caps)} only: {len(files)} files, "
+                f"{dec['total']} samples in one; {level[0].split(':')[-1].strip() if level else ''}")
