@@ -152,6 +152,9 @@ static void render(FILE *f, struct agent_metrics *m)
 	put_gauge(f, "pybpfprof_processes", "Processes being profiled", s.processes);
 	put_counter(f, "pybpfprof_processes_seen_total", "Processes profiled since the start",
 		    s.processes_seen);
+	put_gauge(f, "pybpfprof_process_records",
+		  "Processes the agent holds a record of (running, or not yet forgotten)",
+		  s.records);
 	put_counter(f, "pybpfprof_intervals_total", "Profiles closed (one per process or service)",
 		    s.intervals);
 	put_sinks(f, m);

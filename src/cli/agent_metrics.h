@@ -19,7 +19,7 @@ struct agent_metrics_prog {
 };
 
 struct agent_metrics_snapshot {
-	uint64_t samples, events, intervals, processes_seen;
+	uint64_t samples, events, intervals, processes_seen, records;
 	uint64_t dropped[3]; /* ring buffer full, unknown process, malformed */
 	uint64_t partial[4]; /* truncated, unreadable, read error, no Python frame */
 	double processes, cpu_s, rss, cache_bytes;

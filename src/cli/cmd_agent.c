@@ -48,6 +48,8 @@
 #define AGENT_ALIVE_CHECK_NS 200000000LL
 #define AGENT_MAX_SINKS 3
 #define AGENT_FLUSH_NS 5000000000LL
+/* Forgotten processes' records are compacted away once there are this many. */
+#define AGENT_COMPACT_MIN 16
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
 struct agent_opts {
@@ -89,7 +91,7 @@ struct agent {
 	struct agent_metrics *metrics;
 	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
 	long long from_mono, from_real; /* the open interval's start */
-	uint64_t intervals, samples, empty;
+	uint64_t intervals, samples, seen, compactions;
 	char why[512];
 };
 
@@ -523,8 +525,10 @@ static int agent__see_new(struct agent *a)
 
 	if (vec_grow((void **)&a->procs, &a->cap_procs, n, sizeof(*a->procs)))
 		return -ENOMEM;
-	while (a->nprocs < n)
+	while (a->nprocs < n) {
 		agent__see(a, a->nprocs++);
+		a->seen++;
+	}
 	return 0;
 }
 
@@ -695,6 +699,48 @@ static void agent__report(struct agent *a, uint64_t *last_drops)
 	}
 }
 
+/* A target whose last interval is out, released: nothing of it is needed any more. */
+static bool forgettable(const struct agent *a, size_t i)
+{
+	const struct collector_target *ts = &a->c.targets[i];
+
+	return ts->exited && ts->target_index < a->nprocs && a->procs[ts->target_index].done;
+}
+
+/*
+ * The records of forgotten processes (about 15 KB each: their target, section
+ * and labels) compacted away, so that weeks of process churn leave nothing
+ * behind; amortized: once AGENT_COMPACT_MIN have gathered.
+ */
+static void agent__compact(struct agent *a)
+{
+	size_t i, n = 0, kept = 0, nprof = a->prof.ntargets, *map, *pmap;
+	bool *drop;
+
+	for (i = 0; i < a->c.ntargets; i++)
+		n += forgettable(a, i);
+	if (n < AGENT_COMPACT_MIN)
+		return;
+	drop = calloc(a->c.ntargets, sizeof(*drop));
+	map = calloc(a->c.ntargets, sizeof(*map));
+	pmap = calloc(nprof + 1, sizeof(*pmap));
+	for (i = 0; drop && map && pmap && i < a->c.ntargets; i++)
+		drop[i] = forgettable(a, i);
+	if (drop && map && pmap && collector__compact(&a->c, drop, map, pmap)) {
+		tracker__remap(&a->tr, map);
+		/* pmap keeps the order: the agent's records move down in place */
+		for (i = 0; i < a->nprocs; i++)
+			if (pmap[i] != SIZE_MAX)
+				a->procs[kept++] = a->procs[i];
+		a->nprocs = kept;
+		a->compactions++;
+		pr_debug("%zu finished processes forgotten, %zu kept\n", n, a->c.ntargets);
+	}
+	free(drop);
+	free(map);
+	free(pmap);
+}
+
 /*
  * Closes the open interval: the ring buffer drained, every section's stacks
  * taken, one profile per process (or service) handed to the sinks. last:
@@ -745,6 +791,7 @@ static void agent__cut(struct agent *a, bool last)
 		if (a->c.targets[i].target_index < a->nprocs &&
 		    a->procs[a->c.targets[i].target_index].done)
 			collector__release(&a->c, i);
+	agent__compact(a);
 	a->from_mono = until_mono;
 	a->from_real = until_real;
 }
@@ -783,7 +830,8 @@ static void agent__publish(struct agent *a)
 	m.samples = a->samples;
 	m.events = k[PYPROF_CNT_EVENTS];
 	m.intervals = a->intervals;
-	m.processes_seen = a->c.ntargets;
+	m.processes_seen = a->seen;
+	m.records = a->c.ntargets;
 	m.dropped[0] = k[PYPROF_CNT_DROPPED];
 	m.dropped[1] = a->c.unknown_pid;
 	m.dropped[2] = a->c.malformed;

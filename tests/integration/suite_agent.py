@@ -308,11 +308,13 @@ def agent_churn_frees():
     its samples), and once its last interval is out the agent lets go of
     what it held for it: its fd count comes back to where it was (a one-shot
     run keeps each process's root directory and status file open for the
-    report's sources: 60 more here)."""
+    report's sources: 60 more here), and their records are compacted away."""
     with Workloads() as wl, Receiver() as rcv:
         parent = wl.spawn(["/usr/bin/python3.11", "-c", CHURN, TARGETS / "procs_short.py"],
                           stdin=subprocess.PIPE)
-        prof = agent(["-p", parent.pid, "--subprocesses", "--interval", 1, "--push", rcv.url])
+        port = free_port()
+        prof = agent(["-p", parent.pid, "--subprocesses", "--interval", 1, "--push", rcv.url,
+                      "--metrics", f"127.0.0.1:{port}"])
         try:
             prof.wait_attached()
             prof.watch(1.2)
@@ -322,6 +324,7 @@ def agent_churn_frees():
             read_stdout_until(parent, lambda buf: b"done\n" in buf, "done", 60)
             prof.watch(2.5)
             after = fd_count(prof.p.pid)
+            m = scrape(port)
             stop_agent(prof)
         finally:
             prof.kill()
@@ -333,7 +336,13 @@ def agent_churn_frees():
         check(sum(c > 0 for c in counts) >= 20,
               f"samples of only {sum(c > 0 for c in counts)} of the children: {counts}")
         check(after <= base + 2, f"agent fds: {base} before the 30 children, {after} after")
-        return f"{len(children)} of 30 children pushed, {sum(counts)} samples; fds {base} -> {after}"
+        # the gone ones' records compacted away (at 16 forgettable: at most 15 left over)
+        check(m["pybpfprof_processes_seen_total"] == 31 and
+              m["pybpfprof_process_records"] <= 16,
+              f"31 processes seen: {m['pybpfprof_processes_seen_total']:.0f}, "
+              f"records held {m['pybpfprof_process_records']:.0f}")
+        return (f"{len(children)} of 30 children pushed, {sum(counts)} samples; fds {base} -> "
+                f"{after}; records {m['pybpfprof_process_records']:.0f} of 31 seen")
 
 
 def dir_bytes(d):
