@@ -588,6 +588,74 @@ static int encode_otlp(struct agent_job *j, const struct profile *v, const struc
 	return !f || report_otlp.write(f, v, &o) | fclose(f) ? -ENOMEM : 0;
 }
 
+/* A view's own function and frame tables: only what its stacks use. */
+struct view_tables {
+	struct profile_func *funcs;
+	struct profile_frame *frames;
+	size_t nfuncs, nframes, cap_funcs, cap_frames;
+	struct hashmap func_map, frame_map; /* the profile's ids -> the view's */
+};
+
+/* The view's id of frame id in all, added at first use; UINT32_MAX when out of memory. */
+static uint32_t view_frame(struct view_tables *vt, const struct profile *all, uint32_t id)
+{
+	uint64_t *slot = hashmap__find(&vt->frame_map, id);
+	const struct profile_frame *fr = &all->frames[id];
+	uint32_t fn;
+
+	if (slot)
+		return *slot;
+	slot = hashmap__find(&vt->func_map, fr->func);
+	if (!slot) {
+		if (vec_grow((void **)&vt->funcs, &vt->cap_funcs, vt->nfuncs + 1,
+			     sizeof(*vt->funcs)) ||
+		    hashmap__set(&vt->func_map, fr->func, vt->nfuncs))
+			return UINT32_MAX;
+		vt->funcs[vt->nfuncs] = all->funcs[fr->func]; /* its strings borrowed */
+		fn = vt->nfuncs++;
+	} else {
+		fn = *slot;
+	}
+	if (vec_grow((void **)&vt->frames, &vt->cap_frames, vt->nframes + 1, sizeof(*vt->frames)) ||
+	    hashmap__set(&vt->frame_map, id, vt->nframes))
+		return UINT32_MAX;
+	vt->frames[vt->nframes] = (struct profile_frame){ fn, fr->line };
+	return vt->nframes++;
+}
+
+/*
+ * The functions and frames of the snapshots' stacks only, their ids
+ * rewritten (the snapshots are the interval's own): a profile's size and cost
+ * follow what ran in it, not every function the agent has ever seen.
+ */
+static int view_tables__build(struct view_tables *vt, const struct profile *all,
+			      struct profile_target *snaps, size_t n)
+{
+	size_t i, j, k;
+
+	memset(vt, 0, sizeof(*vt));
+	hashmap__init(&vt->func_map);
+	hashmap__init(&vt->frame_map);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < snaps[i].nstacks; j++)
+			for (k = 0; k < snaps[i].stacks[j].nframes; k++) {
+				uint32_t *f = &snaps[i].stacks[j].frames[k];
+
+				if (*f >= all->nframes ||
+				    (*f = view_frame(vt, all, *f)) == UINT32_MAX)
+					return -ENOMEM;
+			}
+	return 0;
+}
+
+static void view_tables__free(struct view_tables *vt)
+{
+	free(vt->funcs);
+	free(vt->frames);
+	hashmap__free(&vt->func_map);
+	hashmap__free(&vt->frame_map);
+}
+
 /* The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0). */
 static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
 				    const struct agent_proc *ap, long long until_mono,
@@ -596,12 +664,22 @@ static struct agent_job *encode_job(struct agent *a, struct profile_target *snap
 	struct agent_job *j = calloc(1, sizeof(*j));
 	const char *pairs[AGENT_MAX_LABELS][2];
 	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
-	struct profile v = a->prof; /* shares the interned functions and frames */
+	struct profile v = a->prof;
+	struct view_tables vt;
 	size_t i, k;
 	FILE *f;
 
 	if (!j)
 		return NULL;
+	if (view_tables__build(&vt, &a->prof, snaps, n)) {
+		view_tables__free(&vt);
+		free(j);
+		return NULL;
+	}
+	v.funcs = vt.funcs;
+	v.nfuncs = vt.nfuncs;
+	v.frames = vt.frames;
+	v.nframes = vt.nframes;
 	v.targets = snaps;
 	v.ntargets = v.cap_targets = n;
 	v.start_ns = a->from_mono;
@@ -633,8 +711,9 @@ static struct agent_job *encode_job(struct agent *a, struct profile_target *snap
 		free(j->body);
 		free(j->otlp);
 		free(j);
-		return NULL;
+		j = NULL;
 	}
+	view_tables__free(&vt);
 	return j;
 }
 
