@@ -77,7 +77,7 @@ bool agent_file_ours(const char *name);
 int agent_push_url(char *out, size_t len, const char *base, const struct agent_job *j);
 
 struct agent_file {
-	char name[64];
+	char name[128]; /* agent_file_name's are at most 17 + 63 + 1 + 10 + 6 bytes */
 	uint64_t bytes;
 };
 

@@ -89,7 +89,7 @@ static void put_causes(FILE *f, const char *name, const char *help, const char *
 static void put_sinks(FILE *f, struct agent_metrics *m)
 {
 	static const char *const what[] = { "sent", "dropped", "refused", "errors", "retries" };
-	struct agent_sink_stats st[4];
+	struct agent_sink_stats st[4] = {};
 	size_t i, k;
 
 	for (i = 0; i < m->nsinks && i < 4; i++)

@@ -96,6 +96,9 @@ struct agent_sink {
 	char *dir;
 	int dir_fd;
 	uint64_t max_bytes;
+	struct agent_file *files; /* our files, oldest first (from files_first) */
+	size_t nfiles, cap_files, files_first, writes;
+	uint64_t files_bytes;
 	/* --push */
 	char *url;
 	char *otlp_url; /* --otlp: the whole URL; NULL for --push */
@@ -323,20 +326,54 @@ static int dir_list(struct agent_sink *s, struct agent_file **out, size_t *n)
 	return 0;
 }
 
-/* --max-disk: the oldest of our files deleted until the rest fit. */
-static void dir_trim(struct agent_sink *s)
+/*
+ * --max-disk: the oldest of our files deleted until the rest fit. The files
+ * are listed once (and again every 1024 writes, for what others did to the
+ * directory), then followed in memory: a write costs no scan of a directory
+ * that may hold thousands of them.
+ */
+static void dir_trim(struct agent_sink *s, const char *name)
 {
-	struct agent_file *files = NULL;
-	size_t n, k, i;
+	struct stat st;
+	size_t k;
 
-	if (!s->max_bytes || dir_list(s, &files, &n))
+	if (!s->max_bytes)
 		return;
-	k = agent_disk_victims(files, n, s->max_bytes);
-	for (i = 0; i < k; i++)
-		if (unlinkat(s->dir_fd, files[i].name, 0) && errno != ENOENT)
-			pr_warn("%s: cannot delete %s: %s\n", s->name, files[i].name,
-				strerror(errno));
-	free(files);
+	if (!(s->writes++ % 1024)) {
+		free(s->files);
+		s->files = NULL;
+		s->cap_files = s->files_first = s->files_bytes = 0;
+		if (dir_list(s, &s->files, &s->nfiles))
+			s->nfiles = 0;
+		s->cap_files = s->nfiles;
+		for (k = 0; k < s->nfiles; k++)
+			s->files_bytes += s->files[k].bytes;
+	} else if (strlen(name) < sizeof(s->files->name) &&
+		   !fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		   !vec_grow((void **)&s->files, &s->cap_files, s->nfiles + 1, sizeof(*s->files))) {
+		memcpy(s->files[s->nfiles].name, name, strlen(name) + 1);
+		s->files[s->nfiles++].bytes = (uint64_t)st.st_blocks * 512;
+		s->files_bytes += (uint64_t)st.st_blocks * 512;
+		/* names sort by time; a clock set back puts one out of order */
+		if (s->nfiles - s->files_first > 1 &&
+		    strcmp(s->files[s->nfiles - 2].name, name) > 0)
+			qsort(s->files + s->files_first, s->nfiles - s->files_first,
+			      sizeof(*s->files), cmp_file);
+	}
+	k = agent_disk_victims(s->files + s->files_first, s->nfiles - s->files_first, s->max_bytes);
+	for (; k; k--, s->files_first++) {
+		struct agent_file *f = &s->files[s->files_first];
+
+		if (unlinkat(s->dir_fd, f->name, 0) && errno != ENOENT)
+			pr_warn("%s: cannot delete %s: %s\n", s->name, f->name, strerror(errno));
+		s->files_bytes -= f->bytes;
+	}
+	if (s->files_first > s->nfiles / 2) {
+		memmove(s->files, s->files + s->files_first,
+			(s->nfiles - s->files_first) * sizeof(*s->files));
+		s->nfiles -= s->files_first;
+		s->files_first = 0;
+	}
 }
 
 static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j, char *why,
@@ -359,12 +396,13 @@ static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j
 		snprintf(why, whylen, "cannot write %s: %s", path, reason);
 		return SEND_RETRY;
 	}
-	dir_trim(s);
+	dir_trim(s, name);
 	return SEND_OK;
 }
 
 static void dir_free(struct agent_sink *s)
 {
+	free(s->files);
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	free(s->dir);

@@ -136,6 +136,13 @@ static void test_file_names(void **state)
 	assert_string_equal(name, "20261124T081500Z-s-all.pb.gz");
 	assert_true(agent_file_ours(name));
 	assert_int_equal(agent_file_name(name, 10, 0, "app", 1), -ENAMETOOLONG);
+	/* the longest: a 63-byte service and a 10-digit pid fit struct agent_file's name */
+	assert_int_equal(
+		agent_file_name(name, sizeof(((struct agent_file *)0)->name), 0,
+				"sssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
+				2147483647),
+		0);
+	assert_true(agent_file_ours(name));
 	assert_false(agent_file_ours("notes.txt"));
 	assert_false(agent_file_ours("2026112xT081500Z-app-1.pb.gz"));
 	assert_false(agent_file_ours("20261124T081500Z-app-1.pb"));
