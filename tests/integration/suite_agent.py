@@ -336,10 +336,11 @@ def agent_churn_frees():
         check(sum(c > 0 for c in counts) >= 20,
               f"samples of only {sum(c > 0 for c in counts)} of the children: {counts}")
         check(after <= base + 2, f"agent fds: {base} before the 30 children, {after} after")
-        # the gone ones' records compacted away (at 16 forgettable: at most 15 left over)
-        check(m["pybpfprof_processes_seen_total"] == 31 and
+        # the gone ones' records compacted away (at 16 forgettable: at most 15 left over);
+        # a child sampled between its fork and its exec is a process of its own
+        check(m["pybpfprof_processes_seen_total"] >= 31 and
               m["pybpfprof_process_records"] <= 16,
-              f"31 processes seen: {m['pybpfprof_processes_seen_total']:.0f}, "
+              f"31 processes or more seen: {m['pybpfprof_processes_seen_total']:.0f}, "
               f"records held {m['pybpfprof_process_records']:.0f}")
         return (f"{len(children)} of 30 children pushed, {sum(counts)} samples; fds {base} -> "
                 f"{after}; records {m['pybpfprof_process_records']:.0f} of 31 seen")
