@@ -172,7 +172,7 @@ static const struct argp_option agent_options[] = {
 	  "With --push or --otlp: a bearer token on FILE's first line", 4 },
 	{ "queue", OPT_QUEUE, "N", 0,
 	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
-	  "(default: 64, at most 65536)",
+	  "(default: 512, at most 65536)",
 	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
@@ -996,7 +996,7 @@ int cmd_agent(int argc, char **argv)
 	a->o = (struct agent_opts){ .hz = 99,
 				    .max_depth = 127,
 				    .interval_s = 60,
-				    .queue = 64,
+				    .queue = 512,
 				    .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
