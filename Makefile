@@ -36,7 +36,7 @@ PB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 ALL_CFLAGS = $(PB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 # Tests and fuzz targets also reach each folder's private headers (src/FOLDER/x.h).
 TEST_CFLAGS = $(ALL_CFLAGS) -Isrc
-LDLIBS += -lbpf -lelf -lz -lm -ljansson
+LDLIBS += -lbpf -lelf -lz -lm -ljansson -lcurl -lpthread
 
 # clang -target bpf does not know the host's system include paths; borrow them
 # (libbpf-tools does the same) so <bpf/bpf_helpers.h> and friends resolve.
@@ -237,10 +237,14 @@ clean:
 
 # ---- Install, man page, formatting -----------------------------------------
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary in sbin (it needs
-# root) and its man page; `make uninstall` removes the same two files.
+# root), its man page, and the agent's systemd unit with its options file
+# (SYSCONFDIR/default/pybpfprof, kept if it exists: it is the admin's); `make
+# uninstall` removes the binary, the page and the unit.
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
 INSTALL ?= install
 
 install: $(BIN)
@@ -248,10 +252,19 @@ install: $(BIN)
 	$(Q)$(INSTALL) -D -m 755 $(BIN) $(DESTDIR)$(SBINDIR)/pybpfprof
 	$(call msg,INSTALL,$(DESTDIR)$(MANDIR)/man8/pybpfprof.8)
 	$(Q)$(INSTALL) -D -m 644 man/pybpfprof.8 $(DESTDIR)$(MANDIR)/man8/pybpfprof.8
+	$(call msg,INSTALL,$(DESTDIR)$(UNITDIR)/pybpfprof.service)
+	$(Q)mkdir -p $(DESTDIR)$(UNITDIR)
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@UNITDIR@|$(UNITDIR)|g' systemd/pybpfprof.service.in \
+		>$(DESTDIR)$(UNITDIR)/pybpfprof.service
+	$(Q)chmod 644 $(DESTDIR)$(UNITDIR)/pybpfprof.service
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/pybpfprof ] || \
+		$(INSTALL) -D -m 600 systemd/pybpfprof.default $(DESTDIR)$(SYSCONFDIR)/default/pybpfprof
 
 uninstall:
 	$(call msg,RM,$(DESTDIR)$(SBINDIR)/pybpfprof $(DESTDIR)$(MANDIR)/man8/pybpfprof.8)
-	$(Q)rm -f $(DESTDIR)$(SBINDIR)/pybpfprof $(DESTDIR)$(MANDIR)/man8/pybpfprof.8
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/pybpfprof $(DESTDIR)$(MANDIR)/man8/pybpfprof.8 \
+		$(DESTDIR)$(UNITDIR)/pybpfprof.service
 
 # The man page against the binary's --help, and rendered with every warning.
 check-man: $(BIN)

@@ -2,7 +2,7 @@
 # The man page against the program: tests/check-man.sh [BINARY [PAGE]]
 # (./pybpfprof and man/pybpfprof.8 by default; `make check-man` builds the
 # binary first). Checks that the page renders without a warning (groff -ww,
-# man -l), that every long option `BINARY --help` prints has an entry in the
+# man -l), that every long option `BINARY --help` (and each subcommand's --help) prints has an entry in the
 # page (a .TP tag, with the same short option), that the page names no long
 # option --help does not know, that each entry states the defaults and
 # bounds --help gives, and that the page is for this version.
@@ -47,6 +47,10 @@ else
 	skip "man -l" "no man (tests/install-deps.sh installs man-db)"
 fi
 
+# The subcommands with options of their own (`pybpfprof NAME --help`): the
+# page documents theirs too.
+subcommands="agent"
+
 # --help: each option line ("  -p, --pid=PID  ..." or "      --merge  ...")
 # and the lines that continue its description.
 declare -A h_short h_text m_short m_text
@@ -65,7 +69,7 @@ while IFS= read -r l; do
 	else
 		cur=
 	fi
-done < <("$bin" --help)
+done < <("$bin" --help; for sub in $subcommands; do "$bin" "$sub" --help; done)
 if [ "${#h_order[@]}" -lt 10 ]; then
 	fail "--help" "found ${#h_order[@]} options in $bin --help: is it the right binary?"
 fi

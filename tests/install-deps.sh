@@ -19,7 +19,7 @@ apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
 apt_get update -qq
 apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjansson-dev \
-	python3 util-linux >/dev/null
+	libcurl4-openssl-dev python3 util-linux >/dev/null
 [ "${1:-}" = build ] && exit 0
 
 # Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the
@@ -31,6 +31,8 @@ apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromiu
 	graphviz tmux debootstrap clang-format groff-base man-db >/dev/null
 # numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape.
 apt_get install -y -qq python3-numpy >/dev/null
+# The agent's --metrics page read by Prometheus' own Python client's parser.
+apt_get install -y -qq python3-prometheus-client >/dev/null
 # go tool pprof, the reference reader of pprof files (the toolchain only, no extras).
 apt_get install -y -qq --no-install-recommends golang-go >/dev/null
 # npm fetches speedscope's schema for the format tests; a machine with its own

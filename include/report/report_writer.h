@@ -20,6 +20,13 @@ struct report_opts {
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
+	/*
+	 * The agent's labels: pprof puts them on every sample (and each thread's
+	 * name), otlp makes them the resource's attributes.
+	 */
+	const char *const (*sample_labels)[2];
+	size_t nsample_labels;
+	bool thread_names;
 };
 
 struct report_writer {
@@ -47,5 +54,7 @@ extern const struct report_writer report_mem_folded;
 extern const struct report_writer report_mem_retained_folded;
 /* --mem-pprof: the memory stacks as pprof (touched, mapped, released, inuse_space). */
 extern const struct report_writer report_mem_pprof;
+/* OTLP profiles (an ExportProfilesServiceRequest): the agent's --otlp; not a run format. */
+extern const struct report_writer report_otlp;
 
 #endif

@@ -108,6 +108,24 @@ void collector__expire_parked(struct collector *c);
 /* Whether the section's process has exited (by its pidfd). */
 bool collector_target__gone(const struct collector_target *ts);
 
+/*
+ * An exited target no one reports on any more (the agent, once its last
+ * interval is out): its code objects, frame memo, root directory and status
+ * file are let go; its section stays, empty, and a late sample of it finds
+ * nothing to name (unresolved). Nothing for a live target.
+ */
+void collector__release(struct collector *c, size_t i);
+
+/*
+ * Forgets the targets drop[] names (released ones: see collector__release)
+ * and their profile sections, so that a long run over many short processes
+ * keeps no record of the gone ones. map[i] is target i's new index, pmap[j]
+ * section j's (SIZE_MAX: forgotten); the caller remaps what else holds
+ * indices (tracker__remap). A kept child forked from a forgotten parent no
+ * longer falls back on its code objects. Returns how many were forgotten.
+ */
+size_t collector__compact(struct collector *c, const bool *drop, size_t *map, size_t *pmap);
+
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);
 

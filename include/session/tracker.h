@@ -110,6 +110,13 @@ size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, uns
  */
 void tracker__tick(struct tracker *tr, long long now_ns);
 
+/*
+ * After collector__compact: the collector indices held (a pending layout
+ * check, a forked child's parent) follow map; those of forgotten targets
+ * are dropped (their processes are gone).
+ */
+void tracker__remap(struct tracker *tr, const size_t *map);
+
 /* The poll timeout to use: short while a registration is pending. */
 int tracker__timeout_ms(const struct tracker *tr, int idle_ms, long long now_ns);
 

@@ -479,7 +479,8 @@ int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg)
 static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]\n"
 			       "report FILE.json [-f FORMAT] [-o FILE]...\n"
 			       "diff [OPTION...] BEFORE.json AFTER.json\n"
-			       "dump [-p PID...|-a] [--locals] [-f json] [-o FILE]";
+			       "dump [-p PID...|-a] [--locals] [-f json] [-o FILE]\n"
+			       "agent [OPTION...] (see pybpfprof agent --help)";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {

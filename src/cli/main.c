@@ -783,12 +783,15 @@ static int run__exit_code(struct run *r, int err)
 }
 
 /* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */
+// clang-format off
 const struct command commands[] = {
 	{ "report", cmd_report },
 	{ "diff", cmd_diff },
 	{ "dump", cmd_dump },
+	{ "agent", cmd_agent },
 	{ NULL, NULL },
 };
+// clang-format on
 
 /* The subcommand argv[1] names, or NULL for a run (options or `top` first). */
 static const struct command *command_of(int argc, char **argv)

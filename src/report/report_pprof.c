@@ -163,8 +163,31 @@ static void label_num(struct pbuf *sample, struct strtab *t, const char *key, ui
 	pb_msg(sample, SAMPLE_LABEL, sub);
 }
 
+static void label_str(struct pbuf *sample, struct strtab *t, const char *key, const char *v,
+		      struct pbuf *sub)
+{
+	pb_uint(sub, LABEL_KEY, strtab__id(t, key));
+	pb_uint(sub, LABEL_STR, strtab__id(t, v));
+	pb_msg(sample, SAMPLE_LABEL, sub);
+}
+
+/* The agent's labels, and the thread's name when it has one (o->thread_names). */
+static void extra_labels(struct pbuf *sample, struct strtab *t, const struct profile_target *pp,
+			 uint32_t tid, const struct report_opts *o, struct pbuf *sub)
+{
+	size_t i;
+
+	for (i = 0; i < o->nsample_labels; i++)
+		label_str(sample, t, o->sample_labels[i][0], o->sample_labels[i][1], sub);
+	for (i = 0; o->thread_names && i < pp->nthreads; i++)
+		if (pp->threads[i].tid == tid && pp->threads[i].name[0]) {
+			label_str(sample, t, "thread_name", pp->threads[i].name, sub);
+			break;
+		}
+}
+
 static void encode_samples(struct pbuf *b, const struct profile *p, struct strtab *t,
-			   uint64_t period_ns)
+			   uint64_t period_ns, const struct report_opts *o)
 {
 	struct pbuf sub = {}, packed = {};
 	size_t i, j, k;
@@ -189,6 +212,7 @@ static void encode_samples(struct pbuf *b, const struct profile *p, struct strta
 			packed.n = 0;
 			label_num(&sample, t, "pid", pp->pid, &sub);
 			label_num(&sample, t, "tid", s->tid, &sub);
+			extra_labels(&sample, t, pp, s->tid, o, &sub);
 			pb_msg(b, PROFILE_SAMPLE, &sample);
 			free(sample.d);
 		}
@@ -288,14 +312,14 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 
 /* The sample types and samples: CPU time, or (mem) bytes per memory kind. */
 static void encode_kinds(struct pbuf *b, const struct profile *p, struct strtab *t, bool mem,
-			 uint64_t period_ns, struct pbuf *sub)
+			 uint64_t period_ns, const struct report_opts *o, struct pbuf *sub)
 {
 	size_t k;
 
 	if (!mem) {
 		value_type(b, PROFILE_SAMPLE_TYPE, t, "samples", "count", sub);
 		value_type(b, PROFILE_SAMPLE_TYPE, t, "cpu", "nanoseconds", sub);
-		encode_samples(b, p, t, period_ns);
+		encode_samples(b, p, t, period_ns, o);
 		return;
 	}
 	for (k = 0; k < NMEM_TYPES; k++)
@@ -315,7 +339,7 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 
 	hashmap__init(&t.index);
 	strtab__id(&t, "");
-	encode_kinds(b, p, &t, mem, period_ns, &sub);
+	encode_kinds(b, p, &t, mem, period_ns, o, &sub);
 	encode_tables(b, p, &t);
 	/* A loaded profile has the moment saved; a run's is taken here, as it always was. */
 	if (p->start_unix_ns > 0) {

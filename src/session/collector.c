@@ -450,3 +450,93 @@ size_t collector__check_alive(struct collector *c)
 	}
 	return alive;
 }
+
+void collector__release(struct collector *c, size_t i)
+{
+	struct collector_target *ts = &c->targets[i];
+	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	size_t bytes = hashmap__bytes(&ts->raw_frames);
+	struct code_cache *empty;
+
+	if (!ts->exited)
+		return;
+	/* an empty cache, not none: a late sample (or a forked child's) looks in it */
+	if (ts->codes->by_addr.len && (empty = code_cache__new(&c->budget))) {
+		code_cache__free(ts->codes);
+		ts->codes = empty;
+	}
+	if (bytes) {
+		hashmap__free(&ts->raw_frames);
+		c->budget.memo_bytes -= bytes;
+		cache_budget__charge(&c->budget, -(long long)bytes);
+	}
+	if (pp->root_fd >= 0)
+		close(pp->root_fd);
+	pp->root_fd = -1;
+	proc_sources__free(pp->sources);
+	pp->sources = NULL;
+}
+
+/* Forgets the sections of forgotten targets; pmap as collector__compact's. */
+static int compact_sections(struct collector *c, const bool *drop, size_t *pmap)
+{
+	struct profile *p = c->prof;
+	bool *pdrop = calloc(p->ntargets + 1, sizeof(*pdrop));
+	size_t i, n = 0;
+
+	if (!pdrop)
+		return -ENOMEM;
+	for (i = 0; i < c->ntargets; i++)
+		if (drop[i])
+			pdrop[c->targets[i].target_index] = true;
+	for (i = 0; i < p->ntargets; i++) {
+		if (pdrop[i]) {
+			profile_target__free(&p->targets[i]);
+			pmap[i] = SIZE_MAX;
+			continue;
+		}
+		pmap[i] = n;
+		if (n != i)
+			p->targets[n] = p->targets[i];
+		n++;
+	}
+	p->ntargets = n;
+	free(pdrop);
+	return 0;
+}
+
+size_t collector__compact(struct collector *c, const bool *drop, size_t *map, size_t *pmap)
+{
+	size_t i, n = 0, was = c->ntargets;
+
+	if (compact_sections(c, drop, pmap))
+		return 0;
+	for (i = 0; i < c->ntargets; i++) {
+		struct collector_target *ts = &c->targets[i];
+		size_t memo = hashmap__bytes(&ts->raw_frames);
+
+		if (drop[i]) {
+			code_cache__free(ts->codes);
+			hashmap__free(&ts->raw_frames);
+			c->budget.memo_bytes -= memo;
+			cache_budget__charge(&c->budget, -(long long)memo);
+			if (ts->pidfd >= 0)
+				close(ts->pidfd);
+			map[i] = SIZE_MAX;
+			continue;
+		}
+		map[i] = n;
+		ts->target_index = pmap[ts->target_index];
+		if (n != i)
+			c->targets[n] = *ts;
+		n++;
+	}
+	c->ntargets = n;
+	for (i = 0; i < n; i++) {
+		size_t *f = &c->targets[i].forked_from;
+
+		if (*f)
+			*f = map[*f - 1] == SIZE_MAX ? 0 : map[*f - 1] + 1;
+	}
+	return was - n;
+}

@@ -510,3 +510,28 @@ size_t tracker__adopt(struct tracker *tr, const pid_t *roots, size_t nroots, uns
 		tr->registered - before);
 	return tr->registered - before;
 }
+
+void tracker__remap(struct tracker *tr, const size_t *map)
+{
+	size_t i, k;
+
+	for (i = k = 0; i < tr->npending; i++) {
+		struct tracker_pending *p = &tr->pending[i];
+
+		if (p->validating && map[p->target] == SIZE_MAX)
+			continue;
+		if (p->validating)
+			p->target = map[p->target];
+		tr->pending[k++] = *p;
+	}
+	tr->npending = k;
+	for (i = k = 0; i < tr->nforked; i++) {
+		struct tracker_forked *f = &tr->forked[i];
+
+		if (map[f->parent] == SIZE_MAX)
+			continue;
+		f->parent = map[f->parent];
+		tr->forked[k++] = *f;
+	}
+	tr->nforked = k;
+}

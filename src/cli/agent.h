@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `pybpfprof agent` (cmd_agent.c): a long run that closes one profile per
+ * process (or per service with --merge) every interval and hands it, as gzip
+ * pprof, to its sinks. Private to cli/. The pure parts (interval boundaries,
+ * labels, names, URLs, the disk budget, the queue and its backoff) are here
+ * for the unit tests; the sinks run on their own threads (agent_sink.c).
+ */
+#ifndef PYBPFPROF_AGENT_H
+#define PYBPFPROF_AGENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define AGENT_MAX_LABELS 8
+#define AGENT_LABEL_MAX 128 /* bytes of one label value, NUL included */
+#define AGENT_SERVICE_MAX 64
+
+struct agent_label {
+	const char *key;
+	char value[AGENT_LABEL_MAX];
+};
+
+/* One closed interval of one process (or service): what every sink is given. */
+struct agent_job {
+	int refs;      /* one per sink holding it (atomic) */
+	uint8_t *body; /* gzip pprof */
+	size_t len;
+	uint8_t *otlp; /* an OTLP ExportProfilesServiceRequest, when an --otlp sink wants one */
+	size_t otlp_len;
+	char service[AGENT_SERVICE_MAX];
+	int pid; /* 0: a --merge'd service */
+	struct agent_label labels[AGENT_MAX_LABELS];
+	size_t nlabels;
+	long long from_ns, until_ns; /* CLOCK_REALTIME */
+	unsigned hz;
+	uint64_t samples;
+};
+
+void agent_job__put(struct agent_job *j);
+
+/* The next interval boundary after now: start + k * interval, never drifting. */
+long long agent_next_boundary(long long start_ns, long long interval_ns, long long now_ns);
+
+/*
+ * The service a command line names: `python3 app.py` -> app, `python -m
+ * pkg.mod` -> pkg.mod, a launcher script (`python3 /usr/bin/gunicorn ...`,
+ * or a title such as "gunicorn: worker [app]") -> its name; comm if none.
+ * Made a label value (agent_label_value).
+ */
+void agent_service_name(const char *cmdline, const char *comm, char *out, size_t len);
+/*
+ * Pure: what /proc/PID/cgroup (untrusted text, any length) says of the
+ * container: a 64-hex-digit id in the path -> 1 and the id; else a cgroup
+ * path other than "/" -> 2 and the path; else 0.
+ */
+int agent_cgroup_parse(const char *text, char *out, size_t len);
+/* A label value safe in Pyroscope's name{k=v}: other bytes become '_', cut to len - 1. */
+void agent_label_value(const char *in, char *out, size_t len);
+/* The labels of one process: host, service, pid, command, python, container or cgroup. */
+size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
+		    const char *cmdline, const char *python, const char *cgroup_text);
+/* The OpenTelemetry resource attribute for one of our label keys (semantic conventions). */
+const char *agent_otel_key(const char *key);
+/* 20261124T081500Z-SERVICE-PID.pb.gz (PID "all" for 0): sorts by time. -ENAMETOOLONG or 0. */
+int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid);
+/* Whether name is one agent_file_name makes (the only files --max-disk deletes). */
+bool agent_file_ours(const char *name);
+/*
+ * Pyroscope's ingest URL for a job: BASE/ingest?name=SERVICE{labels}&from=
+ * &until=&sampleRate=&spyName=pybpfprof&format=pprof, percent-encoded.
+ * -ENAMETOOLONG or 0.
+ */
+int agent_push_url(char *out, size_t len, const char *base, const struct agent_job *j);
+
+struct agent_file {
+	char name[128]; /* agent_file_name's are at most 17 + 63 + 1 + 10 + 6 bytes */
+	uint64_t bytes;
+};
+
+/*
+ * files sorted by name (oldest first): how many of the oldest to delete so
+ * that the rest fit in budget bytes (the newest is kept whatever its size).
+ */
+size_t agent_disk_victims(const struct agent_file *files, size_t n, uint64_t budget);
+
+/* Backoff before retry attempt (1, 2, ...): base doubling to cap, jitter in [-25 %, +25 %]. */
+#define AGENT_BACKOFF_BASE_NS 250000000LL
+#define AGENT_BACKOFF_CAP_NS 8000000000LL
+long long agent_backoff_ns(unsigned attempt, uint64_t rnd);
+
+/* A bounded queue of jobs; full: the oldest is dropped (the newest profiles matter most). */
+struct agent_queue {
+	struct agent_job **jobs;
+	size_t cap, head, len;
+	uint64_t dropped;
+};
+
+int agent_queue__init(struct agent_queue *q, size_t cap);
+void agent_queue__free(struct agent_queue *q);
+/* Takes a reference; a job pushed out is put and counted in dropped. */
+void agent_queue__push(struct agent_queue *q, struct agent_job *j);
+struct agent_job *agent_queue__peek(const struct agent_queue *q);
+/* Removes the head (the caller owns its reference). */
+struct agent_job *agent_queue__pop(struct agent_queue *q);
+
+/* Counters every sink keeps (read by the main thread under the lock). */
+struct agent_sink_stats {
+	uint64_t sent, dropped, rejected, errors, retries;
+	size_t depth;
+};
+
+struct agent_sink;
+
+/* The sinks: their threads start at once. NULL, with a sentence in why. */
+struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
+				   size_t whylen);
+struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen);
+/* OTLP/HTTP profiles: POST URL/v1development/profiles (URL as is if it ends so). */
+struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen);
+/* Hands the job over (never blocks on the sink's work). */
+void agent_sink__submit(struct agent_sink *s, struct agent_job *j);
+void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out);
+const char *agent_sink__name(const struct agent_sink *s);
+/* Lets the sink finish its queue until deadline_ns (CLOCK_MONOTONIC), then stops and frees it. */
+void agent_sink__stop(struct agent_sink *s, long long deadline_ns);
+
+#endif

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The agent's pure parts: interval boundaries, labels from what a target
+ * shows (its command line and /proc/PID/cgroup, both the target's to write,
+ * so every value is bounded and reduced to safe bytes), file names, the
+ * ingest URL and the disk budget. See agent.h.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "agent.h"
+
+long long agent_next_boundary(long long start_ns, long long interval_ns, long long now_ns)
+{
+	if (interval_ns <= 0 || now_ns < start_ns)
+		return start_ns + (interval_ns > 0 ? interval_ns : 1);
+	return start_ns + ((now_ns - start_ns) / interval_ns + 1) * interval_ns;
+}
+
+/* Bytes that pass through Pyroscope's name{k=v,...} and file names unchanged. */
+static bool label_byte_ok(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '@' ||
+	       c == '+';
+}
+
+void agent_label_value(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	if (!len)
+		return;
+	for (i = 0; in && in[i] && i + 1 < len; i++)
+		out[i] = label_byte_ok(in[i]) ? in[i] : '_';
+	out[i] = '\0';
+}
+
+/* The word of cmdline at *p (space separated), into w; advances *p. */
+static bool next_word(const char **p, char *w, size_t len)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	while (*s == ' ')
+		s++;
+	if (!*s)
+		return false;
+	while (*s && *s != ' ') {
+		if (n + 1 < len)
+			w[n++] = *s;
+		s++;
+	}
+	w[n] = '\0';
+	*p = s;
+	return true;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* python, python3, python3.11, python3.11d: an interpreter, whose options come next. */
+static bool is_python(const char *word)
+{
+	const char *b = base_name(word);
+
+	return !strncmp(b, "python", 6) && strspn(b + 6, "0123456789.dmu") == strlen(b + 6);
+}
+
+/* The interpreter's options that take the next word as their argument. */
+static bool option_takes_arg(const char *w)
+{
+	return !strcmp(w, "-W") || !strcmp(w, "-X") || !strcmp(w, "--check-hash-based-pycs");
+}
+
+/* The script or module an interpreter's words name, into name (a path or a module). */
+static void python_target(const char *p, char *name, size_t len)
+{
+	char w[256];
+
+	name[0] = '\0';
+	while (next_word(&p, w, sizeof(w))) {
+		if (!strcmp(w, "-m") || !strncmp(w, "-m", 2)) {
+			if (w[2])
+				snprintf(name, len, "%s", w + 2);
+			else if (next_word(&p, w, sizeof(w)))
+				snprintf(name, len, "%s", w);
+			return;
+		}
+		if (!strcmp(w, "-c") || !strcmp(w, "-")) {
+			snprintf(name, len, "python");
+			return;
+		}
+		if (option_takes_arg(w)) {
+			if (!next_word(&p, w, sizeof(w)))
+				return;
+			continue;
+		}
+		if (w[0] == '-')
+			continue;
+		snprintf(name, len, "%s", base_name(w));
+		return;
+	}
+}
+
+void agent_service_name(const char *cmdline, const char *comm, char *out, size_t len)
+{
+	const char *p = cmdline ? cmdline : "";
+	char first[256], name[256];
+	size_t n;
+
+	name[0] = '\0';
+	if (next_word(&p, first, sizeof(first))) {
+		if (is_python(first)) {
+			python_target(p, name, sizeof(name));
+		} else {
+			/* a launcher, or a process title ("gunicorn: worker [app]") */
+			snprintf(name, sizeof(name), "%s", base_name(first));
+			name[strcspn(name, ":[")] = '\0';
+		}
+	}
+	n = strlen(name);
+	if (n > 3 && !strcmp(name + n - 3, ".py"))
+		name[n - 3] = '\0';
+	if (!name[0])
+		snprintf(name, sizeof(name), "%s", comm && comm[0] ? comm : "python");
+	agent_label_value(name, out, len);
+}
+
+/* The first run of exactly 64 hex digits in s, bounded by non-hex bytes: a container id. */
+static const char *container_id(const char *s)
+{
+	size_t run = 0;
+	const char *q;
+
+	for (q = s;; q++) {
+		if (*q && isxdigit((unsigned char)*q)) {
+			run++;
+			continue;
+		}
+		if (run == 64)
+			return q - 64;
+		run = 0;
+		if (!*q || *q == '\n')
+			return NULL;
+	}
+}
+
+int agent_cgroup_parse(const char *text, char *out, size_t len)
+{
+	const char *line, *path, *id;
+	char buf[AGENT_LABEL_MAX];
+
+	out[0] = '\0';
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		/* hierarchy-ID:controllers:path; the path may hold anything */
+		path = strchr(line, ':');
+		path = path ? strchr(path + 1, ':') : NULL;
+		if (!path)
+			continue;
+		path++;
+		id = container_id(path);
+		if (id) {
+			snprintf(buf, sizeof(buf), "%.64s", id);
+			agent_label_value(buf, out, len);
+			return 1;
+		}
+		/* the unified hierarchy's line (0::/path) names the cgroup */
+		if (!strncmp(line, "0::", 3) && path[0] && path[0] != '\n' &&
+		    strncmp(path, "/\n", 2) && strcmp(path, "/")) {
+			snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(path, "\n"), path);
+			agent_label_value(buf, out, len);
+		}
+	}
+	return out[0] ? 2 : 0;
+}
+
+static void label_set(struct agent_label *l, const char *key, const char *value)
+{
+	l->key = key;
+	agent_label_value(value, l->value, sizeof(l->value));
+}
+
+size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
+		    const char *cmdline, const char *python, const char *cgroup_text)
+{
+	char buf[AGENT_LABEL_MAX];
+	size_t n = 0;
+	int kind;
+
+	label_set(&l[n++], "hostname", host);
+	label_set(&l[n++], "service_name", service);
+	snprintf(buf, sizeof(buf), "%d", pid);
+	label_set(&l[n++], "pid", buf);
+	label_set(&l[n++], "command", cmdline);
+	label_set(&l[n++], "python_version", python);
+	kind = cgroup_text ? agent_cgroup_parse(cgroup_text, buf, sizeof(buf)) : 0;
+	if (kind)
+		label_set(&l[n++], kind == 1 ? "container_id" : "cgroup", buf);
+	return n;
+}
+
+const char *agent_otel_key(const char *key)
+{
+	static const char *const map[][2] = {
+		{ "hostname", "host.name" },
+		{ "service_name", "service.name" },
+		{ "pid", "process.pid" },
+		{ "command", "process.command_line" },
+		{ "python_version", "process.runtime.version" },
+		{ "container_id", "container.id" },
+		{ "cgroup", "process.linux.cgroup" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(key, map[i][0]))
+			return map[i][1];
+	return key;
+}
+
+int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid)
+{
+	time_t t = from_ns / 1000000000LL;
+	char stamp[32], who[16];
+	struct tm tm;
+	int n;
+
+	if (!gmtime_r(&t, &tm) || !strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm))
+		return -EINVAL;
+	if (pid)
+		snprintf(who, sizeof(who), "%d", pid);
+	else
+		snprintf(who, sizeof(who), "all");
+	/* service is a label value: no '/', but it may be "." or ".." alone */
+	n = snprintf(out, len, "%s-%s-%s.pb.gz", stamp, service, who);
+	if (n < 0 || (size_t)n >= len || strchr(service, '/'))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+bool agent_file_ours(const char *name)
+{
+	size_t n = strlen(name);
+	size_t i;
+
+	if (n < 25 || strcmp(name + n - 6, ".pb.gz") || name[8] != 'T' || name[15] != 'Z' ||
+	    name[16] != '-')
+		return false;
+	for (i = 0; i < 15; i++)
+		if (i != 8 && !isdigit((unsigned char)name[i]))
+			return false;
+	return true;
+}
+
+/* Appends s percent-encoded (all but unreserved bytes). false when out is full. */
+static bool put_encoded(char *out, size_t len, size_t *n, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+			if (*n + 1 >= len)
+				return false;
+			out[(*n)++] = c;
+		} else {
+			if (*n + 3 >= len)
+				return false;
+			out[(*n)++] = '%';
+			out[(*n)++] = hex[c >> 4];
+			out[(*n)++] = hex[c & 15];
+		}
+	}
+	out[*n] = '\0';
+	return true;
+}
+
+int agent_push_url(char *out, size_t len, const char *base, const struct agent_job *j)
+{
+	char name[2048], tail[160];
+	size_t i, n, used;
+	int m;
+
+	m = snprintf(name, sizeof(name), "%s{", j->service);
+	for (i = 0, used = m; i < j->nlabels && used < sizeof(name); i++)
+		used += snprintf(name + used, sizeof(name) - used, "%s%s=%s", i ? "," : "",
+				 j->labels[i].key, j->labels[i].value);
+	if (used + 2 > sizeof(name))
+		return -ENAMETOOLONG;
+	strcat(name, "}");
+	n = strlen(base);
+	while (n && base[n - 1] == '/')
+		n--;
+	m = snprintf(out, len, "%.*s/ingest?name=", (int)n, base);
+	if (m < 0 || (size_t)m >= len)
+		return -ENAMETOOLONG;
+	n = m;
+	if (!put_encoded(out, len, &n, name))
+		return -ENAMETOOLONG;
+	snprintf(tail, sizeof(tail),
+		 "&from=%lld&until=%lld&sampleRate=%u&spyName=pybpfprof&format=pprof",
+		 j->from_ns / 1000000000LL, j->until_ns / 1000000000LL, j->hz);
+	if (n + strlen(tail) + 1 > len)
+		return -ENAMETOOLONG;
+	strcpy(out + n, tail);
+	return 0;
+}
+
+size_t agent_disk_victims(const struct agent_file *files, size_t n, uint64_t budget)
+{
+	uint64_t total = 0;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		total += files[k].bytes;
+	for (k = 0; k + 1 < n && total > budget; k++)
+		total -= files[k].bytes;
+	return k;
+}
+
+long long agent_backoff_ns(unsigned attempt, uint64_t rnd)
+{
+	long long d = AGENT_BACKOFF_BASE_NS;
+	unsigned i;
+
+	for (i = 1; i < attempt && d < AGENT_BACKOFF_CAP_NS; i++)
+		d *= 2;
+	if (d > AGENT_BACKOFF_CAP_NS)
+		d = AGENT_BACKOFF_CAP_NS;
+	/* jitter: d * (0.75 + 0.5 * rnd / 2^64), so that many agents do not retry in step */
+	return d * 3 / 4 + (long long)((unsigned __int128)(d / 2) * rnd >> 64);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The agent's --metrics server (agent_metrics.c): Prometheus' text format at
+ * /metrics, from a snapshot the main loop publishes. Private to cli/.
+ */
+#ifndef PYBPFPROF_AGENT_METRICS_H
+#define PYBPFPROF_AGENT_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct agent_sink;
+
+#define AGENT_METRICS_PROGS 32
+
+struct agent_metrics_prog {
+	char name[32];
+	uint64_t run_ns, runs;
+};
+
+struct agent_metrics_snapshot {
+	uint64_t samples, events, intervals, processes_seen, records;
+	uint64_t dropped[3]; /* ring buffer full, unknown process, malformed */
+	uint64_t partial[4]; /* truncated, unreadable, read error, no Python frame */
+	double processes, cpu_s, rss, cache_bytes;
+	struct agent_metrics_prog progs[AGENT_METRICS_PROGS];
+	size_t nprogs;
+};
+
+struct agent_metrics;
+
+/*
+ * Pure: "127.0.0.1:9464", "[::1]:9464", ":9464" (host "" for every address)
+ * into host and port. 0 or -EINVAL.
+ */
+int agent_parse_hostport(const char *s, char *host, size_t hostlen, char *port, size_t portlen);
+/* Listens and starts the thread; the sinks are read at each scrape. NULL with why. */
+struct agent_metrics *agent_metrics__start(const char *spec, struct agent_sink **sinks,
+					   size_t nsinks, char *why, size_t whylen);
+void agent_metrics__publish(struct agent_metrics *m, const struct agent_metrics_snapshot *s);
+void agent_metrics__stop(struct agent_metrics *m);
+
+#endif

@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The agent's sinks. Each one has its own thread and bounded queue: the
+ * sampling loop only pushes a reference (never waits for a write or a
+ * network), a full queue drops its oldest job (counted), and a failed send
+ * is retried with exponential backoff and jitter until it succeeds, the
+ * sink refuses it for good (an HTTP 4xx other than 429), or the queue
+ * pushes it out. A sink that is down for hours costs one queue of memory.
+ */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util/log.h"
+#include "util/mono.h"
+#include "util/outfile.h"
+#include "util/vec.h"
+#include "agent.h"
+
+void agent_job__put(struct agent_job *j)
+{
+	if (j && __atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(j->body);
+		free(j->otlp);
+		free(j);
+	}
+}
+
+int agent_queue__init(struct agent_queue *q, size_t cap)
+{
+	memset(q, 0, sizeof(*q));
+	q->jobs = calloc(cap ? cap : 1, sizeof(*q->jobs));
+	q->cap = cap ? cap : 1;
+	return q->jobs ? 0 : -ENOMEM;
+}
+
+void agent_queue__free(struct agent_queue *q)
+{
+	while (q->len)
+		agent_job__put(agent_queue__pop(q));
+	free(q->jobs);
+	q->jobs = NULL;
+}
+
+void agent_queue__push(struct agent_queue *q, struct agent_job *j)
+{
+	__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
+	if (q->len == q->cap) {
+		agent_job__put(agent_queue__pop(q));
+		q->dropped++;
+	}
+	q->jobs[(q->head + q->len) % q->cap] = j;
+	q->len++;
+}
+
+struct agent_job *agent_queue__peek(const struct agent_queue *q)
+{
+	return q->len ? q->jobs[q->head] : NULL;
+}
+
+struct agent_job *agent_queue__pop(struct agent_queue *q)
+{
+	struct agent_job *j;
+
+	if (!q->len)
+		return NULL;
+	j = q->jobs[q->head];
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+	return j;
+}
+
+/* What one send did: done, worth a retry, or refused for good. */
+enum send_result { SEND_OK, SEND_RETRY, SEND_REFUSED };
+
+struct agent_sink {
+	const char *name;
+	enum send_result (*send)(struct agent_sink *s, const struct agent_job *j, char *why,
+				 size_t whylen);
+	void (*free)(struct agent_sink *s);
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a job came, or stop */
+	struct agent_queue q;
+	struct agent_sink_stats st;
+	bool stopping;
+	long long deadline_ns; /* when stopping: give up then */
+	/* --output-dir */
+	char *dir;
+	int dir_fd;
+	uint64_t max_bytes;
+	struct agent_file *files; /* our files, oldest first (from files_first) */
+	size_t nfiles, cap_files, files_first, writes;
+	uint64_t files_bytes;
+	/* --push */
+	char *url;
+	char *otlp_url; /* --otlp: the whole URL; NULL for --push */
+	CURL *curl;
+	struct curl_slist *headers;
+	char *userpwd;
+};
+
+/* Waits until until_ns (CLOCK_MONOTONIC); false when the sink stops first. */
+static bool sink_wait(struct agent_sink *s, long long until_ns)
+{
+	struct timespec ts;
+
+	for (;;) {
+		long long t = mono_ns(), end = until_ns;
+
+		if (s->stopping) {
+			if (t >= s->deadline_ns)
+				return false;
+			if (end > s->deadline_ns)
+				end = s->deadline_ns;
+		}
+		if (t >= end)
+			return true;
+		ts.tv_sec = end / 1000000000LL;
+		ts.tv_nsec = end % 1000000000LL;
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+}
+
+/* Sends the head job until done, refused, pushed out of the queue, or the sink stops. */
+static void sink_send_head(struct agent_sink *s, struct agent_job *j)
+{
+	char why[256];
+	unsigned attempt = 0;
+	uint64_t rnd;
+
+	for (;;) {
+		enum send_result r;
+
+		pthread_mutex_unlock(&s->lock);
+		r = s->send(s, j, why, sizeof(why));
+		pthread_mutex_lock(&s->lock);
+		if (r == SEND_OK) {
+			s->st.sent++;
+			break;
+		}
+		s->st.errors++;
+		if (r == SEND_REFUSED) {
+			pr_warn("%s: %s; this profile is dropped\n", s->name, why);
+			s->st.rejected++;
+			break;
+		}
+		if (!attempt)
+			pr_warn("%s: %s; retrying\n", s->name, why);
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+			rnd = (uint64_t)mono_ns() * 0x9e3779b97f4a7c15ULL;
+		if (!sink_wait(s, mono_ns() + agent_backoff_ns(++attempt, rnd))) {
+			s->st.dropped++; /* stopping, and out of time */
+			break;
+		}
+		/* while waiting, the queue may have pushed this job out */
+		if (agent_queue__peek(&s->q) != j)
+			return;
+		s->st.retries++;
+	}
+	if (agent_queue__peek(&s->q) == j)
+		agent_job__put(agent_queue__pop(&s->q));
+}
+
+static void *sink_thread(void *arg)
+{
+	struct agent_sink *s = arg;
+	struct agent_job *j;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		j = agent_queue__peek(&s->q);
+		if (s->stopping && (!j || mono_ns() >= s->deadline_ns))
+			break;
+		if (!j) {
+			pthread_cond_wait(&s->cond, &s->lock);
+			continue;
+		}
+		/* hold a reference of our own while the lock is let go */
+		__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
+		sink_send_head(s, j);
+		agent_job__put(j);
+	}
+	/* what could not be sent before the deadline */
+	s->st.dropped += s->q.len;
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+void agent_sink__submit(struct agent_sink *s, struct agent_job *j)
+{
+	pthread_mutex_lock(&s->lock);
+	agent_queue__push(&s->q, j);
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out)
+{
+	pthread_mutex_lock(&s->lock);
+	*out = s->st;
+	out->dropped += s->q.dropped;
+	out->depth = s->q.len;
+	pthread_mutex_unlock(&s->lock);
+}
+
+const char *agent_sink__name(const struct agent_sink *s)
+{
+	return s->name;
+}
+
+static void sink_free(struct agent_sink *s)
+{
+	if (s->free)
+		s->free(s);
+	agent_queue__free(&s->q);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}
+
+void agent_sink__stop(struct agent_sink *s, long long deadline_ns)
+{
+	struct agent_sink_stats st;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	s->deadline_ns = deadline_ns;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	agent_sink__stats(s, &st);
+	pr_info("%s: %llu profiles sent, %llu dropped, %llu refused, %llu errors, %llu retries\n",
+		s->name, (unsigned long long)st.sent, (unsigned long long)st.dropped,
+		(unsigned long long)st.rejected, (unsigned long long)st.errors,
+		(unsigned long long)st.retries);
+	sink_free(s);
+}
+
+static struct agent_sink *sink_new(const char *name, size_t queue)
+{
+	struct agent_sink *s = calloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+
+	if (!s)
+		return NULL;
+	s->name = name;
+	s->dir_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	/* the backoff waits on the monotonic clock: a clock step does not stretch them */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (agent_queue__init(&s->q, queue)) {
+		sink_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static struct agent_sink *sink_start(struct agent_sink *s, char *why, size_t whylen)
+{
+	int err = pthread_create(&s->thread, NULL, sink_thread, s);
+
+	if (err) {
+		snprintf(why, whylen, "cannot start the %s thread: %s", s->name, strerror(err));
+		sink_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* --output-dir */
+
+static int fill_body(FILE *f, void *arg)
+{
+	const struct agent_job *j = arg;
+
+	return fwrite(j->body, 1, j->len, f) == j->len ? 0 : -EIO;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct agent_file *)a)->name, ((const struct agent_file *)b)->name);
+}
+
+/* Our files in the directory (regular ones only, never followed), oldest first. */
+static int dir_list(struct agent_sink *s, struct agent_file **out, size_t *n)
+{
+	int fd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct agent_file *files = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	*n = 0;
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		if (!agent_file_ours(e->d_name) || strlen(e->d_name) >= sizeof(files->name) ||
+		    fstatat(s->dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (vec_grow((void **)&files, &cap, *n + 1, sizeof(*files)))
+			break;
+		snprintf(files[*n].name, sizeof(files->name), "%s", e->d_name);
+		files[(*n)++].bytes = (uint64_t)st.st_blocks * 512;
+	}
+	closedir(d);
+	qsort(files, *n, sizeof(*files), cmp_file);
+	*out = files;
+	return 0;
+}
+
+/*
+ * --max-disk: the oldest of our files deleted until the rest fit. The files
+ * are listed once (and again every 1024 writes, for what others did to the
+ * directory), then followed in memory: a write costs no scan of a directory
+ * that may hold thousands of them.
+ */
+static void dir_trim(struct agent_sink *s, const char *name)
+{
+	struct stat st;
+	size_t k;
+
+	if (!s->max_bytes)
+		return;
+	if (!(s->writes++ % 1024)) {
+		free(s->files);
+		s->files = NULL;
+		s->cap_files = s->files_first = s->files_bytes = 0;
+		if (dir_list(s, &s->files, &s->nfiles))
+			s->nfiles = 0;
+		s->cap_files = s->nfiles;
+		for (k = 0; k < s->nfiles; k++)
+			s->files_bytes += s->files[k].bytes;
+	} else if (strlen(name) < sizeof(s->files->name) &&
+		   !fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		   !vec_grow((void **)&s->files, &s->cap_files, s->nfiles + 1, sizeof(*s->files))) {
+		memcpy(s->files[s->nfiles].name, name, strlen(name) + 1);
+		s->files[s->nfiles++].bytes = (uint64_t)st.st_blocks * 512;
+		s->files_bytes += (uint64_t)st.st_blocks * 512;
+		/* names sort by time; a clock set back puts one out of order */
+		if (s->nfiles - s->files_first > 1 &&
+		    strcmp(s->files[s->nfiles - 2].name, name) > 0)
+			qsort(s->files + s->files_first, s->nfiles - s->files_first,
+			      sizeof(*s->files), cmp_file);
+	}
+	k = agent_disk_victims(s->files + s->files_first, s->nfiles - s->files_first, s->max_bytes);
+	for (; k; k--, s->files_first++) {
+		struct agent_file *f = &s->files[s->files_first];
+
+		if (unlinkat(s->dir_fd, f->name, 0) && errno != ENOENT)
+			pr_warn("%s: cannot delete %s: %s\n", s->name, f->name, strerror(errno));
+		s->files_bytes -= f->bytes;
+	}
+	if (s->files_first > s->nfiles / 2) {
+		memmove(s->files, s->files + s->files_first,
+			(s->nfiles - s->files_first) * sizeof(*s->files));
+		s->nfiles -= s->files_first;
+		s->files_first = 0;
+	}
+}
+
+static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j, char *why,
+				 size_t whylen)
+{
+	struct outfile of = { .dir_fd = -1, .tmp_fd = -1 };
+	char name[NAME_MAX], path[PATH_MAX + NAME_MAX + 2], reason[200];
+	int err;
+
+	if (agent_file_name(name, sizeof(name), j->from_ns, j->service, j->pid)) {
+		snprintf(why, whylen, "no file name for service %s", j->service);
+		return SEND_REFUSED;
+	}
+	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+	err = outfile__open(&of, path, reason, sizeof(reason));
+	if (!err)
+		err = outfile__write(&of, fill_body, (void *)j, reason, sizeof(reason));
+	outfile__close(&of);
+	if (err) {
+		snprintf(why, whylen, "cannot write %s: %s", path, reason);
+		return SEND_RETRY;
+	}
+	dir_trim(s, name);
+	return SEND_OK;
+}
+
+static void dir_free(struct agent_sink *s)
+{
+	free(s->files);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	free(s->dir);
+}
+
+struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
+				   size_t whylen)
+{
+	struct agent_sink *s = sink_new("--output-dir", queue);
+
+	if (!s) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	s->send = dir_send;
+	s->free = dir_free;
+	s->max_bytes = max_bytes;
+	s->dir = strdup(dir);
+	/* a link as the directory itself is refused, as outfile refuses one as a file */
+	s->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!s->dir || s->dir_fd < 0) {
+		snprintf(why, whylen,
+			 "cannot use %s as the output directory: %s; give an existing directory "
+			 "(not a symbolic link)",
+			 dir, strerror(errno));
+		sink_free(s);
+		return NULL;
+	}
+	return sink_start(s, why, whylen);
+}
+
+/* --push */
+
+static size_t discard(char *ptr, size_t size, size_t n, void *arg)
+{
+	(void)ptr;
+	(void)arg;
+	return size * n;
+}
+
+static enum send_result push_send(struct agent_sink *s, const struct agent_job *j, char *why,
+				  size_t whylen)
+{
+	char url[8192];
+	long code = 0;
+	CURLcode rc;
+
+	if (s->otlp_url) {
+		snprintf(url, sizeof(url), "%s", s->otlp_url);
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)j->otlp);
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->otlp_len);
+	} else if (agent_push_url(url, sizeof(url), s->url, j)) {
+		snprintf(why, whylen, "the ingest URL is too long");
+		return SEND_REFUSED;
+	} else {
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)j->body);
+		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->len);
+	}
+	if (!j->otlp && s->otlp_url) {
+		snprintf(why, whylen, "no OTLP encoding of this profile");
+		return SEND_REFUSED;
+	}
+	curl_easy_setopt(s->curl, CURLOPT_URL, url);
+	rc = curl_easy_perform(s->curl);
+	if (rc != CURLE_OK) {
+		snprintf(why, whylen, "cannot push to %s: %s", s->url, curl_easy_strerror(rc));
+		return SEND_RETRY;
+	}
+	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 200 && code < 300)
+		return SEND_OK;
+	snprintf(why, whylen, "%s answered HTTP %ld", s->url, code);
+	return code >= 400 && code < 500 && code != 429 && code != 408 ? SEND_REFUSED : SEND_RETRY;
+}
+
+static void push_free(struct agent_sink *s)
+{
+	if (s->curl)
+		curl_easy_cleanup(s->curl);
+	curl_slist_free_all(s->headers);
+	if (s->userpwd)
+		explicit_bzero(s->userpwd, strlen(s->userpwd));
+	free(s->userpwd);
+	free(s->url);
+	free(s->otlp_url);
+}
+
+/* The secret in file: its first line, at most 4 KiB. */
+static char *read_secret(const char *file, char *why, size_t whylen)
+{
+	char buf[4097];
+	FILE *f = fopen(file, "re");
+	size_t n;
+
+	if (!f) {
+		snprintf(why, whylen, "cannot read %s: %s", file, strerror(errno));
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!buf[0]) {
+		snprintf(why, whylen, "%s is empty: put the credential on its first line", file);
+		return NULL;
+	}
+	return strdup(buf);
+}
+
+static int push_auth(struct agent_sink *s, const char *file, bool bearer, char *why, size_t whylen)
+{
+	char *secret = read_secret(file, why, whylen);
+	char *hdr;
+
+	if (!secret)
+		return -EINVAL;
+	if (!bearer) {
+		s->userpwd = secret;
+		curl_easy_setopt(s->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+		curl_easy_setopt(s->curl, CURLOPT_USERPWD, secret);
+		return 0;
+	}
+	if (asprintf(&hdr, "Authorization: Bearer %s", secret) < 0)
+		hdr = NULL;
+	explicit_bzero(secret, strlen(secret));
+	free(secret);
+	s->headers = hdr ? curl_slist_append(s->headers, hdr) : NULL;
+	if (hdr)
+		explicit_bzero(hdr, strlen(hdr));
+	free(hdr);
+	return s->headers ? 0 : -ENOMEM;
+}
+
+static void push_options(struct agent_sink *s)
+{
+	CURL *c = s->curl;
+
+	s->headers = curl_slist_append(s->headers,
+				       s->otlp_url ? "Content-Type: application/x-protobuf" :
+						     "Content-Type: application/octet-stream");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "pybpfprof/" PYBPFPROF_VERSION);
+}
+
+/* --push, or --otlp with otlp_path the path the OTLP/HTTP signal posts to. */
+static struct agent_sink *http_sink(const char *name, const char *url, const char *otlp_path,
+				    const char *auth_file, bool bearer, size_t queue, char *why,
+				    size_t whylen)
+{
+	struct agent_sink *s = sink_new(name, queue);
+	size_t n = strlen(url), m = otlp_path ? strlen(otlp_path) : 0;
+
+	if (!s) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	s->send = push_send;
+	s->free = push_free;
+	s->url = strdup(url);
+	s->curl = curl_easy_init();
+	if (otlp_path) {
+		while (n && url[n - 1] == '/')
+			n--;
+		/* a URL that already names the signal's path is taken as is */
+		if (n >= m && !strncmp(url + n - m, otlp_path, m))
+			s->otlp_url = strndup(url, n);
+		else if (asprintf(&s->otlp_url, "%.*s%s", (int)n, url, otlp_path) < 0)
+			s->otlp_url = NULL;
+	}
+	if (!s->url || !s->curl || (otlp_path && !s->otlp_url)) {
+		snprintf(why, whylen, "cannot set up the HTTP client");
+		sink_free(s);
+		return NULL;
+	}
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		snprintf(why, whylen, "%s takes an http:// or https:// URL, not %s", name, url);
+		sink_free(s);
+		return NULL;
+	}
+	push_options(s);
+	if (auth_file && push_auth(s, auth_file, bearer, why, whylen)) {
+		sink_free(s);
+		return NULL;
+	}
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	return sink_start(s, why, whylen);
+}
+
+struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen)
+{
+	return http_sink("--push", url, NULL, auth_file, bearer, queue, why, whylen);
+}
+
+struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
+				    size_t queue, char *why, size_t whylen)
+{
+	return http_sink("--otlp", url, "/v1development/profiles", auth_file, bearer, queue, why,
+			 whylen);
+}

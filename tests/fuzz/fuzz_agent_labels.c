@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The agent's labels from what a target controls: its command line (the
+ * service name) and its /proc/PID/cgroup (the container id or cgroup path),
+ * both of any bytes and length. Whatever comes in, every label value is
+ * NUL-terminated within its buffer and holds only the bytes that pass
+ * through Pyroscope's name{k=v,...}, file names and OTLP strings; the file
+ * name has no '/'; the ingest URL is percent-encoded (no brace, comma, equals
+ * sign, space or control byte in its query).
+ *
+ * Input: the command line, a NUL byte, then the cgroup file's text.
+ */
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/agent.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_value(const char *v, size_t cap)
+{
+	size_t n = strnlen(v, cap);
+
+	if (n == cap)
+		abort();
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && !strchr("_-./:@+", *v))
+			abort();
+}
+
+static void check_url(const char *url)
+{
+	const char *q = strchr(url, '?');
+
+	for (; q && *q; q++)
+		if (strchr("{},\" ", *q) || (unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 2), *cgroup, name[256], url[16384];
+	struct agent_job j = { .hz = 99, .pid = 1 };
+	size_t i;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = text[size + 1] = '\0';
+	cgroup = text + strlen(text) + 1;
+	agent_service_name(text, cgroup, j.service, sizeof(j.service));
+	check_value(j.service, sizeof(j.service));
+	j.nlabels = agent_labels(j.labels, text, j.service, 1, text, cgroup, cgroup);
+	for (i = 0; i < j.nlabels; i++)
+		check_value(j.labels[i].value, sizeof(j.labels[i].value));
+	if (!agent_file_name(name, sizeof(name), 0, j.service, 1) && strchr(name, '/'))
+		abort();
+	if (!agent_push_url(url, sizeof(url), "http://127.0.0.1:4040", &j))
+		check_url(url);
+	free(text);
+	return 0;
+}

@@ -1,0 +1,219 @@
+"""A loopback stand-in for a Pyroscope server, for suite_agent.
+
+Receiver listens on 127.0.0.1 (a free port), takes `POST /ingest?...` as
+Pyroscope's ingest API does, and keeps every push: its query, its body and
+when it came. It can be stopped (the port closed: connections refused) and
+started again on the same port, or told to answer with an error status.
+decode_pprof() reads a body the way a backend does: gunzip, then protoc
+--decode against pprof's own profile.proto (tests/fixtures), into samples
+per function, per label set and the header's times.
+
+Standard library only: this runs under Debian 12's /usr/bin/python3.
+"""
+
+import gzip
+import http.server
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+
+from harness import ROOT, Skip, check
+
+PROTO = ROOT / "tests/fixtures/profile.proto"
+OTLP_PROTO_DIR = ROOT / "tests/proto"
+OTLP_PATH = "/v1development/profiles"
+OTLP_SERVICE = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
+OTLP_REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
+
+
+class Push:
+    def __init__(self, query, body, t):
+        self.query = query
+        self.body = body
+        self.t = t
+        self.name = query["name"]
+        self.app, _, rest = self.name.partition("{")
+        self.labels = dict(kv.split("=", 1) for kv in rest.rstrip("}").split(",") if kv)
+        self.start = int(query["from"])
+        self.until = int(query["until"])
+        self._decoded = None
+
+    def decoded(self):
+        if self._decoded is None:
+            self._decoded = decode_pprof(self.body)
+        return self._decoded
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        rcv = self.server.receiver
+        url = urllib.parse.urlsplit(self.path)
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n)
+        status = rcv.status
+        if url.path == OTLP_PATH and status == 200:
+            with rcv.lock:
+                rcv.otlp.append((body, time.monotonic(), self.headers.get("Content-Type")))
+        elif url.path != "/ingest":
+            status = 404
+        elif status == 200:
+            q = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+            with rcv.lock:
+                rcv.pushes.append(Push(q, body, time.monotonic()))
+                rcv.auth.append(self.headers.get("Authorization"))
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class Receiver:
+    def __init__(self):
+        self.pushes, self.auth, self.otlp = [], [], []
+        self.lock = threading.Lock()
+        self.status = 200
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        self.server = None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
+        self.server.receiver = self
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            self.thread.join()
+            self.server = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.pushes)
+
+
+def parse_protoc_text(text):
+    """protoc --decode's text format into nested dicts of lists."""
+    stack = [{}]
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if s == "}":
+            stack.pop()
+        elif s.endswith("{"):
+            child = {}
+            stack[-1].setdefault(s[:-1].strip(), []).append(child)
+            stack.append(child)
+        else:
+            key, val = s.split(":", 1)
+            val = val.strip()
+            if val.startswith('"'):
+                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
+                    "latin-1").decode("utf-8", errors="replace")  # bytes fields too
+            elif val in ("true", "false"):
+                val = val == "true"
+            else:
+                val = int(val)
+            stack[-1].setdefault(key, []).append(val)
+    return stack[0]
+
+
+def decode_pprof(body):
+    """A pushed body: samples in all, self samples per function, the string
+    labels of the samples (key -> set of values), time and duration."""
+    if not shutil.which("protoc"):
+        raise Skip("protoc not installed (Debian package protobuf-compiler)")
+    data = gzip.decompress(body)
+    r = subprocess.run(["protoc", f"--proto_path={PROTO.parent}",
+                        "--decode=perftools.profiles.Profile", PROTO.name],
+                       input=data, capture_output=True, timeout=30)
+    check(r.returncode == 0, f"protoc --decode failed: {r.stderr.decode()[-300:]}")
+    prof = parse_protoc_text(r.stdout.decode())
+    strings = prof["string_table"]
+    funcs = {f["id"][0]: strings[f["name"][0]] for f in prof.get("function", [])}
+    locs = {l["id"][0]: funcs[l["line"][0]["function_id"][0]] for l in prof.get("location", [])}
+    self_, total, labels, nums = {}, 0, {}, {}
+    for s in prof.get("sample", []):
+        fn = locs[s["location_id"][0]]
+        self_[fn] = self_.get(fn, 0) + s["value"][0]
+        total += s["value"][0]
+        for lab in s.get("label", []):
+            key = strings[lab["key"][0]]
+            if "str" in lab:
+                labels.setdefault(key, set()).add(strings[lab["str"][0]])
+            else:
+                nums.setdefault(key, set()).add(lab.get("num", [0])[0])
+    return dict(total=total, self=self_, labels=labels, nums=nums,
+                time=prof.get("time_nanos", [0])[0], duration=prof["duration_nanos"][0])
+
+
+def decode_otlp(body):
+    """An OTLP push, read with protoc against opentelemetry-proto's own
+    files, checked for what the format requires of it (the zero entry first in
+    every dictionary table, indices within their tables): resource
+    attributes, samples in all, self samples per function, thread
+    attributes, time and duration."""
+    if not shutil.which("protoc"):
+        raise Skip("protoc not installed (Debian package protobuf-compiler)")
+    r = subprocess.run(["protoc", f"--proto_path={OTLP_PROTO_DIR}", f"--decode={OTLP_REQUEST}",
+                        OTLP_SERVICE], input=body, capture_output=True, timeout=30)
+    check(r.returncode == 0, f"protoc --decode (OTLP) failed: {r.stderr.decode()[-300:]}")
+    req = parse_protoc_text(r.stdout.decode())
+    d = req["dictionary"][0]
+    strings = d["string_table"]
+    check(strings[0] == "", f"string_table[0] is {strings[0]!r}")
+    for table in ("mapping_table", "location_table", "function_table", "attribute_table",
+                  "stack_table", "link_table"):
+        check(table in d, f"no {table}")
+    check(d["location_table"][0] == {} and d["function_table"][0] == {} and
+          d["stack_table"][0] == {} and d["attribute_table"][0] == {} and
+          d["mapping_table"][0] == {}, "a dictionary table does not start with its zero value")
+    funcs = d["function_table"]
+    locs = d["location_table"]
+    stacks = d["stack_table"]
+    attrs = d["attribute_table"]
+
+    def any_value(v):
+        v = v[0]
+        return v["string_value"][0] if "string_value" in v else v.get("int_value", [0])[0]
+
+    (rp,) = req["resource_profiles"]
+    resource = {kv["key"][0]: any_value(kv["value"]) for kv in rp["resource"][0]["attributes"]}
+    (sp,) = rp["scope_profiles"]
+    (prof,) = sp["profiles"]
+    st = prof["sample_type"][0]
+    kind = (strings[st["type_strindex"][0]], strings[st["unit_strindex"][0]])
+    self_, total, threads = {}, 0, {}
+    for s in prof.get("samples", []):
+        stack = stacks[s["stack_index"][0]]
+        leaf = locs[stack["location_indices"][0]]
+        fn = strings[funcs[leaf["lines"][0]["function_index"][0]]["name_strindex"][0]]
+        n = s["values"][0]
+        self_[fn] = self_.get(fn, 0) + n
+        total += n
+        for i in s.get("attribute_indices", []):
+            a = attrs[i]
+            threads.setdefault(strings[a["key_strindex"][0]], set()).add(any_value(a["value"]))
+    return dict(resource=resource, kind=kind, total=total, self=self_, threads=threads,
+                time=prof["time_unix_nano"][0], duration=prof.get("duration_nano", [0])[0],
+                scope=sp["scope"][0]["name"][0])

@@ -1,0 +1,484 @@
+"""`pybpfprof agent`: the always-on run and its sinks (issue 14).
+
+A loopback receiver (agent_receiver.py) stands in for Pyroscope and reads
+every pushed body with protoc against pprof's profile.proto. The workloads
+are busy loops (targets/spin.py) whose CPU time is measured (CpuMeter), so
+the samples of all their intervals have a known total; a token on their
+command line (--match) keeps other Python processes on the host out.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from agent_receiver import Receiver, decode_otlp, decode_pprof
+from harness import (ROOT, TARGETS, CpuMeter, Profiler, READY_TIMEOUT, Skip, Workloads, check, check_cpu_samples,
+                     expect_error, read_stdout_until, run_profiler, test)
+
+SPIN = "spin.py"
+FREQ = 99
+
+
+def token():
+    return f"agenttest{os.getpid()}x{int(time.monotonic() * 1000) % 100000}"
+
+
+def spin(wl, kind, tok):
+    return wl.start("/usr/bin/python3.11", SPIN, kind, tok)
+
+
+def agent(args):
+    return Profiler(["agent", "-v", "-F", FREQ, *args], verbose=False)
+
+
+def by_pid(pushes, pids):
+    out = {pid: [] for pid in pids}
+    for p in pushes:
+        pid = int(p.labels.get("pid", 0))
+        if pid in out:
+            out[pid].append(p)
+    return out
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def scrape(port):
+    """/metrics read by Prometheus' own Python client's parser: {name{labels}: value}."""
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        raise Skip("no prometheus_client (Debian package python3-prometheus-client)")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        check(r.status == 200, f"/metrics answered {r.status}")
+        text = r.read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            key = smp.name + "".join(f"{{{k}={v}}}" for k, v in sorted(smp.labels.items()))
+            out[key] = smp.value
+    return out
+
+
+def check_contiguous(pushes, interval, what):
+    """Each push's from is the previous one's until; interior intervals last
+    `interval` seconds (whole seconds: 1 either way for the rounding)."""
+    for a, b in zip(pushes, pushes[1:]):
+        check(b.start == a.until, f"{what}: interval [{a.start}, {a.until}] then "
+              f"[{b.start}, {b.until}]: not contiguous")
+    for p in pushes[1:-1]:
+        check(abs(p.until - p.start - interval) <= 1,
+              f"{what}: interval [{p.start}, {p.until}] is not {interval} s")
+
+
+def stop_agent(prof, sig=signal.SIGTERM):
+    prof.p.send_signal(sig)
+    t = time.monotonic()
+    rc = prof.wait(15)
+    check(rc == 0, f"agent exit status {rc} after {sig.name}: {prof.stderr()[-400:]}")
+    return t
+
+
+@test
+def agent_push_a_interval2():
+    """-a --interval 2 with basic auth: a push every 2 s per process, each
+    decodable and labelled, contiguous; a process started after the agent
+    appears in the next interval; the intervals' samples add up to the CPU
+    time measured; SIGTERM brings the last partial interval, then exit 0."""
+    tok = token()
+    with Workloads() as wl, Receiver() as rcv, tempfile.TemporaryDirectory() as tmp:
+        auth = Path(tmp, "auth")
+        auth.write_text("alice:s3cret\n")
+        a, b = spin(wl, "alpha", tok), spin(wl, "beta", tok)
+        prof = agent(["-a", "--match", tok, "--interval", 2, "--push", rcv.url,
+                      "--basic-auth-file", auth])
+        try:
+            with CpuMeter(a.pid) as ma, CpuMeter(b.pid) as mb:
+                t0 = prof.wait_attached()
+                prof.watch(1.0)
+                c = spin(wl, "alpha", tok)
+                t_new = time.monotonic()
+                prof.watch(6.5)
+                t_stop = stop_agent(prof)
+        finally:
+            prof.kill()
+        pushes = rcv.snapshot()
+        per = by_pid(pushes, [a.pid, b.pid, c.pid])
+        host = socket.gethostname()
+        for pid, mine in per.items():
+            check(len(mine) >= 3, f"pid {pid}: {len(mine)} pushes in 7.5 s at --interval 2")
+            check_contiguous(mine, 2, f"pid {pid}")
+            for p in mine:
+                check(p.app == "spin", f"application name {p.app!r}, expected spin")
+                check(p.query.get("spyName") == "pybpfprof" and
+                      p.query.get("format") == "pprof" and
+                      p.query.get("sampleRate") == str(FREQ), f"query {p.query}")
+                check(p.labels.get("hostname") == host and
+                      p.labels.get("service_name") == "spin" and
+                      p.labels.get("python_version", "").startswith("3.11") and
+                      tok in p.labels.get("command", ""), f"labels {p.labels}")
+        # to the nanosecond, by the profiles' own times: no gap, no overlap
+        for pid, mine in per.items():
+            dec = [p.decoded() for p in mine]
+            for x, y in zip(dec, dec[1:]):
+                check(abs(x["time"] + x["duration"] - y["time"]) < 2_000_000,
+                      f"pid {pid}: profile at {x['time']} + {x['duration']} ns, next at "
+                      f"{y['time']}")
+        check(all(h and h.startswith("Basic ") for h in rcv.auth),
+              f"Authorization headers {set(rcv.auth)}")
+        # a push every 2 s per process: the receiver's clock, the same grid
+        arrivals = [p.t for p in per[a.pid]]
+        gaps = [y - x for x, y in zip(arrivals, arrivals[1:-1])]
+        check(all(abs(g - 2) < 0.5 for g in gaps), f"pushes of pid {a.pid} {gaps} s apart")
+        # the last partial interval arrived, after the signal
+        check(per[a.pid][-1].t >= t_stop, "no push after SIGTERM")
+        # the new process: in the interval it started in (or the next)
+        first = per[c.pid][0]
+        check(first.t - t_new < 2 + 1.5, f"pid {c.pid} started after the agent: first push "
+              f"{first.t - t_new:.1f} s later")
+        totals = {}
+        for pid, meter in ((a.pid, ma), (b.pid, mb)):
+            dec = [p.decoded() for p in per[pid]]
+            n = sum(d["total"] for d in dec)
+            cpu = meter.cpu_between(t0, t_stop)
+            check_cpu_samples(n, cpu, FREQ, f"pid {pid}: its intervals together", cpu_err=0.05)
+            top = max(dec[1]["self"], key=dec[1]["self"].get)
+            want = "spin_alpha" if pid == a.pid else "spin_beta"
+            check(top == want, f"pid {pid}: top function {top}, expected {want}")
+            labs = dec[1]["labels"]
+            check(labs.get("service_name") == {"spin"} and labs.get("pid") == {str(pid)} and
+                  "thread_name" in labs, f"pid {pid}: sample labels {labs}")
+            totals[pid] = (n, round(cpu * FREQ))
+        return (f"{len(pushes)} pushes; samples (intervals, cpu x Hz): {totals}; "
+                f"new pid first pushed {first.t - t_new:.1f} s after its start")
+
+
+@test
+def agent_push_outage():
+    """The receiver stopped for 5 s: pushes are retried with backoff and
+    resume when it is back; with --queue 2 the oldest are dropped and
+    counted; sampling goes on (every interval is closed and counted), and
+    the bearer token is sent."""
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        rcv = Receiver().start()
+        tokf = Path(tmp, "token")
+        tokf.write_text("tok-123\n")
+        a = spin(wl, "alpha", tok)
+        port = free_port()
+        prof = agent(["--match", tok, "--interval", 1, "--push", rcv.url, "--queue", 2,
+                      "--bearer-token-file", tokf, "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            prof.watch(2.2)
+            rcv.stop()
+            t_down = time.monotonic()
+            prof.watch(1)
+            m_down = scrape(port)
+            prof.watch(4)
+            m_late = scrape(port)
+            rcv.start()
+            t_up = time.monotonic()
+            prof.watch(3)
+            m_up = scrape(port)
+            stop_agent(prof, signal.SIGINT)
+        finally:
+            prof.kill()
+            rcv.stop()
+        mine = by_pid(rcv.snapshot(), [a.pid])[a.pid]
+        err = prof.stderr()
+        closed = [ln for ln in err.splitlines() if "profiles closed" in ln]
+        check(closed, f"no summary line: {err[-400:]}")
+        n_closed = int(closed[-1].split(": ")[-1].split()[0])
+        sent = [ln for ln in err.splitlines() if "--push:" in ln and "profiles sent" in ln]
+        check(sent, f"no --push summary: {err[-400:]}")
+        words = sent[-1].split()
+        n_sent = int(words[words.index("sent,") - 2])
+        n_dropped = int(words[words.index("dropped,") - 1])
+        check(n_sent == len(mine), f"the agent says {n_sent} sent, the receiver got {len(mine)}")
+        check(n_dropped >= 1, f"5 s down with --queue 2 at --interval 1: {n_dropped} dropped")
+        check(n_sent + n_dropped == n_closed,
+              f"{n_sent} sent + {n_dropped} dropped != {n_closed} closed")
+        late = [p for p in mine if p.t >= t_up]
+        check(len(late) >= 3, f"{len(late)} pushes after the receiver came back")
+        # the queued ones were retried: intervals that ended while it was down
+        held = [p for p in late if p.t - t_up < 2.5 and p.decoded()["total"] > 0]
+        check(len(held) >= 2, f"{len(held)} held intervals delivered on its return")
+        check(all(h == "Bearer tok-123" for h in rcv.auth), f"Authorization {set(rcv.auth)}")
+        check("retrying" in err, f"no retry said: {err[-400:]}")
+        # /metrics, while the receiver was down and after: sampling went on
+        push = '{sink=push}'
+        check(m_late["pybpfprof_samples_total"] > m_down["pybpfprof_samples_total"] and
+              m_late["pybpfprof_intervals_total"] >= m_down["pybpfprof_intervals_total"] + 3,
+              f"while down: samples {m_down['pybpfprof_samples_total']} -> "
+              f"{m_late['pybpfprof_samples_total']}, intervals "
+              f"{m_down['pybpfprof_intervals_total']} -> {m_late['pybpfprof_intervals_total']}")
+        check(m_late["pybpfprof_sink_queue_depth" + push] <= 2 and
+              m_late["pybpfprof_sink_errors_total" + push] >= 2 and
+              m_late["pybpfprof_sink_dropped_total" + push] >= 1,
+              f"while down: {({k: v for k, v in m_late.items() if 'sink' in k})}")
+        check(m_up["pybpfprof_sink_sent_total" + push] >= m_late["pybpfprof_sink_sent_total" +
+                                                                push] + 3, "no sends after")
+        check(m_up["pybpfprof_processes"] >= 1 and m_up["pybpfprof_resident_memory_bytes"] > 1e6
+              and m_up["pybpfprof_cpu_seconds_total"] > 0 and
+              m_up["pybpfprof_bpf_runs_total{program=on_sample}"] > 0 and
+              m_up["pybpfprof_samples_dropped_total{cause=ring_buffer_full}"] == 0,
+              f"metrics {m_up}")
+        return (f"{n_closed} intervals: {n_sent} pushed, {n_dropped} dropped (down "
+                f"{t_up - t_down:.1f} s, --queue 2); {len(late)} pushed after the return; "
+                f"/metrics while down: {m_late['pybpfprof_sink_dropped_total' + push]:.0f} "
+                f"dropped, {m_late['pybpfprof_sink_errors_total' + push]:.0f} errors; agent "
+                f"CPU {m_up['pybpfprof_cpu_seconds_total']:.2f} s, RSS "
+                f"{m_up['pybpfprof_resident_memory_bytes'] / 1e6:.1f} MB")
+
+
+@test
+def agent_otlp():
+    """--otlp beside --push: OTLP profiles (v1development) read by protoc
+    with opentelemetry-proto's own files; resource attributes, thread
+    attributes, contiguous times, and the same samples as the pprof pushes."""
+    tok = token()
+    with Workloads() as wl, Receiver() as rcv:
+        a = spin(wl, "alpha", tok)
+        prof = agent(["--match", tok, "--interval", 1, "--otlp", rcv.url, "--push", rcv.url])
+        try:
+            with CpuMeter(a.pid) as ma:
+                t0 = prof.wait_attached()
+                prof.watch(4)
+                t_stop = stop_agent(prof)
+        finally:
+            prof.kill()
+        mine = [(b, t, ct) for b, t, ct in rcv.otlp]
+        dec = [decode_otlp(b) for b, _, _ in mine]
+        dec = [d for d in dec if d["resource"].get("process.pid") == a.pid]
+        check(len(dec) >= 4, f"{len(dec)} OTLP profiles of pid {a.pid} in 4 s at --interval 1")
+        check(all(ct == "application/x-protobuf" for _, _, ct in mine), "content types")
+        r = dec[0]["resource"]
+        check(r.get("service.name") == "spin" and r.get("host.name") == socket.gethostname() and
+              r.get("process.runtime.name") == "CPython" and
+              str(r.get("process.runtime.version", "")).startswith("3.11") and
+              tok in r.get("process.command_line", ""), f"resource attributes {r}")
+        check(dec[1]["kind"] == ("samples", "count") and dec[1]["scope"] == "pybpfprof",
+              f"sample type {dec[1]['kind']}, scope {dec[1]['scope']}")
+        check(dec[1]["threads"].get("thread.id") == {a.pid} and
+              dec[1]["threads"].get("thread.name"), f"thread attributes {dec[1]['threads']}")
+        top = max(dec[1]["self"], key=dec[1]["self"].get)
+        check(top == "spin_alpha", f"top function {top}")
+        for x, y in zip(dec, dec[1:]):
+            check(abs(x["time"] + x["duration"] - y["time"]) < 2_000_000,
+                  f"OTLP profile at {x['time']} + {x['duration']} ns, next at {y['time']}")
+        n = sum(d["total"] for d in dec)
+        check_cpu_samples(n, ma.cpu_between(t0, t_stop), FREQ, "the OTLP profiles together",
+                          cpu_err=0.05)
+        pprof = sum(p.decoded()["total"] for p in by_pid(rcv.snapshot(), [a.pid])[a.pid])
+        check(pprof == n, f"pprof pushes hold {pprof} samples, OTLP ones {n}")
+        return f"{len(dec)} OTLP profiles, {n} samples (the pprof pushes: {pprof})"
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+CHURN = """
+import subprocess, sys
+print("ready", flush=True)
+sys.stdin.readline()
+for _ in range(30):
+    subprocess.run([sys.executable, sys.argv[1], "0.2"], check=True)
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+@test
+def agent_churn_frees():
+    """-p PARENT --subprocesses, the parent running 30 short children one
+    after the other (0.2 s each): each child gets its intervals (pushed, with
+    its samples), and once its last interval is out the agent lets go of
+    what it held for it: its fd count comes back to where it was (a one-shot
+    run keeps each process's root directory and status file open for the
+    report's sources: 60 more here), and their records are compacted away."""
+    with Workloads() as wl, Receiver() as rcv:
+        parent = wl.spawn(["/usr/bin/python3.11", "-c", CHURN, TARGETS / "procs_short.py"],
+                          stdin=subprocess.PIPE)
+        port = free_port()
+        prof = agent(["-p", parent.pid, "--subprocesses", "--interval", 1, "--push", rcv.url,
+                      "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            prof.watch(1.2)
+            base = fd_count(prof.p.pid)
+            parent.stdin.write(b"go\n")
+            parent.stdin.flush()
+            read_stdout_until(parent, lambda buf: b"done\n" in buf, "done", 60)
+            prof.watch(2.5)
+            after = fd_count(prof.p.pid)
+            m = scrape(port)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        pushes = rcv.snapshot()
+        children = {int(p.labels["pid"]) for p in pushes} - {parent.pid}
+        check(len(children) >= 27, f"{len(children)} of 30 children pushed")
+        counts = [sum(p.decoded()["total"] for p in pushes if int(p.labels["pid"]) == c)
+                  for c in children]
+        check(sum(c > 0 for c in counts) >= 20,
+              f"samples of only {sum(c > 0 for c in counts)} of the children: {counts}")
+        check(after <= base + 2, f"agent fds: {base} before the 30 children, {after} after")
+        # the gone ones' records compacted away (at 16 forgettable: at most 15 left over);
+        # a child sampled between its fork and its exec is a process of its own
+        check(m["pybpfprof_processes_seen_total"] >= 31 and
+              m["pybpfprof_process_records"] <= 16,
+              f"31 processes or more seen: {m['pybpfprof_processes_seen_total']:.0f}, "
+              f"records held {m['pybpfprof_process_records']:.0f}")
+        return (f"{len(children)} of 30 children pushed, {sum(counts)} samples; fds {base} -> "
+                f"{after}; records {m['pybpfprof_process_records']:.0f} of 31 seen")
+
+
+def dir_bytes(d):
+    total = 0
+    for p in Path(d).iterdir():
+        try:
+            total += p.stat().st_blocks * 512 if p.name.endswith(".pb.gz") else 0
+        except FileNotFoundError:  # deleted meanwhile
+            pass
+    return total
+
+
+@test
+def agent_output_dir_max_disk():
+    """--output-dir with a tiny --max-disk (12 KiB) and --merge: the files
+    never take more than the budget plus the one being written, the newest
+    are kept, each decodes and holds both processes; SIGINT, exit 0."""
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        a, b = spin(wl, "alpha", tok), spin(wl, "beta", tok)
+        budget = 12 * 1024
+        prof = agent(["--match", tok, "--interval", 1, "--merge", "--output-dir", out,
+                      "--max-disk", budget / 1048576])
+        peak, names = 0, set()
+        try:
+            prof.wait_attached()
+            end = time.monotonic() + 6
+            while time.monotonic() < end and prof.running():
+                peak = max(peak, dir_bytes(out))
+                # outfile's temporaries (".NAME.XXXXXX") are not the agent's files
+                names |= {p.name for p in Path(out).iterdir() if not p.name.startswith(".")}
+                time.sleep(0.05)
+            stop_agent(prof, signal.SIGINT)
+        finally:
+            prof.kill()
+        files = sorted(p for p in Path(out).iterdir() if p.name.endswith(".pb.gz"))
+        names |= {p.name for p in files}
+        final = dir_bytes(out)
+        check(all(n.endswith("-spin-all.pb.gz") for n in names), f"file names {sorted(names)}")
+        check(len(names) >= 5, f"{len(names)} files in 6 s at --interval 1")
+        check(final <= budget, f"{final} bytes left, budget {budget}")
+        biggest = max(p.stat().st_blocks * 512 for p in files)
+        check(peak <= budget + biggest, f"peak {peak} bytes, budget {budget} + {biggest}")
+        check(files[-1].name == max(names), f"newest {max(names)} not kept: {files}")
+        check(len(files) < len(names), f"nothing deleted: {len(files)} of {len(names)}")
+        dec = decode_pprof(files[-2].read_bytes())
+        check(dec["nums"].get("pid") == {a.pid, b.pid}, f"merged pids {dec['nums'].get('pid')}")
+        check("pid" not in dec["labels"], f"a merged profile has a pid label: {dec['labels']}")
+        return (f"{len(names)} files made, {len(files)} kept, {final} bytes (budget {budget}, "
+                f"peak {peak}); merged {dec['total']} samples of 2 pids")
+
+
+@test
+def agent_refusals():
+    """Bad command lines: one sentence, exit 2; a bad sink: exit 1, before BPF."""
+    with tempfile.TemporaryDirectory() as tmp:
+        expect_error(["agent"], ["give at least one sink"], rc=2)
+        expect_error(["agent", "-a", "-p", "1", "--push", "http://x"], ["exclude each other"],
+                     rc=2)
+        expect_error(["agent", "--max-disk", "5", "--push", "http://x"], ["--output-dir"],
+                     rc=2)
+        expect_error(["agent", "--match", "(", "--output-dir", tmp], ["regular expression"],
+                     rc=2)
+        expect_error(["agent", "--push", "ftp://x"], ["http:// or https://"], rc=1)
+        expect_error(["agent", "--push", "http://x", "--bearer-token-file", f"{tmp}/none"],
+                     ["cannot read"], rc=1)
+        expect_error(["agent", "--output-dir", tmp, "--metrics", "9464"], ["ADDR:PORT"], rc=1)
+        os.symlink(tmp, f"{tmp}/link")
+        expect_error(["agent", "--output-dir", f"{tmp}/link"], ["symbolic link"], rc=1)
+        # argp's own: named after the subcommand
+        for args, want in ((["--interval", "0"], "--interval takes a whole number from 1"),
+                           (["--max-disk", "-1"], "--max-disk takes megabytes")):
+            r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
+            check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
+                  f"{args}: exit {r.returncode}, {r.stderr!r}")
+    return "10 refusals"
+
+
+def unit_settings(path):
+    """The [Service] settings of a unit file: name -> value (the last one)."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+@test
+def agent_systemd_unit():
+    """`make install` puts pybpfprof.service and its options file in place;
+    systemd-analyze verify accepts the unit; the agent run as the unit runs
+    it (its ExecStart with the options file's words, under its
+    CapabilityBoundingSet only) profiles, writes its files and stops on
+    SIGTERM with exit 0."""
+    if not shutil.which("systemd-analyze"):
+        raise Skip("no systemd-analyze (Debian package systemd)")
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["make", "-C", ROOT, "install", f"PREFIX={tmp}",
+                            f"SYSCONFDIR={tmp}/etc"], capture_output=True, text=True,
+                           timeout=300)
+        check(r.returncode == 0, f"make install: {r.stderr[-400:]}")
+        unit = Path(tmp, "lib/systemd/system/pybpfprof.service")
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no", unit],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and not r.stderr.strip(),
+              f"systemd-analyze verify: {r.stdout}{r.stderr}")
+        svc = unit_settings(unit)
+        env = unit_settings(svc["EnvironmentFile"])
+        check(svc["ExecStart"] == f"{tmp}/sbin/pybpfprof agent $PYBPFPROF_AGENT_OPTS",
+              f"ExecStart={svc['ExecStart']}")
+        opts = env["PYBPFPROF_AGENT_OPTS"].split()
+        check("--output-dir" in opts, f"default options {opts}")
+        out = Path(tmp, "state")
+        out.mkdir(mode=0o700)
+        opts[opts.index("--output-dir") + 1] = str(out)
+        opts[opts.index("--interval") + 1] = "1"
+        caps = svc["CapabilityBoundingSet"].lower().replace("cap_", "+").split()
+        a = spin(wl, "alpha", tok)
+        argv = ["setpriv", f"--bounding-set=-all,{','.join(caps)}", "--",
+                f"{tmp}/sbin/pybpfprof", "agent", *opts, "--match", tok, "-v"]
+        prof = Profiler(argv[1:], exe="setpriv", verbose=False)
+        try:
+            prof.wait_attached()
+            prof.watch(2.5)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        files = sorted(out.iterdir())
+        check(len(files) >= 2, f"{len(files)} files in 2.5 s at --interval 1: {prof.stderr()}")
+        dec = decode_pprof(files[-2].read_bytes())
+        check(dec["self"].get("spin_alpha", 0) > 0, f"{files[-2].name}: {dec['self']}")
+        score = subprocess.run(["systemd-analyze", "security", "--offline=yes", unit],
+                               capture_output=True, text=True, timeout=60).stdout
+        level = [ln for ln in score.splitlines() if "Overall exposure level" in ln]
+        return (f"verify clean; under {' '.join(caps)} only: {len(files)} files, "
+                f"{dec['total']} samples in one; {level[0].split(':')[-1].strip() if level else ''}")

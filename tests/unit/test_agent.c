@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The agent's pure parts (src/cli/agent.h): interval boundaries, service
+ * names from command lines, /proc/PID/cgroup as hostile text, labels, file
+ * names, the Pyroscope ingest URL, the disk budget, the queue and backoff;
+ * and one output-dir sink on a real directory, with a tiny --max-disk.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <setjmp.h>
+#include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "cli/agent.h"
+#include "cli/agent_metrics.h"
+#include "util/mono.h"
+
+static void test_boundaries(void **state)
+{
+	const long long s = 1000, iv = 2000000000LL;
+
+	(void)state;
+	assert_true(agent_next_boundary(s, iv, s) == s + iv);
+	assert_true(agent_next_boundary(s, iv, s + iv - 1) == s + iv);
+	assert_true(agent_next_boundary(s, iv, s + iv) == s + 2 * iv);
+	/* a late tick skips ahead to the next boundary, on the grid (no drift) */
+	assert_true(agent_next_boundary(s, iv, s + 5 * iv + 7) == s + 6 * iv);
+	assert_true(agent_next_boundary(s, iv, s - 5) == s + iv);
+}
+
+static void expect_service(const char *cmdline, const char *comm, const char *want)
+{
+	char out[AGENT_SERVICE_MAX];
+
+	agent_service_name(cmdline, comm, out, sizeof(out));
+	assert_string_equal(out, want);
+}
+
+static void test_service_names(void **state)
+{
+	(void)state;
+	expect_service("python3 app.py --port 80", "python3", "app");
+	expect_service("/usr/bin/python3.11 -u /srv/www/app.py", "python3.11", "app");
+	expect_service("python -m pkg.mod arg", "python", "pkg.mod");
+	expect_service("python3 -mhttp.server 8000", "python3", "http.server");
+	expect_service("python3 -X dev -W error tool.py", "python3", "tool");
+	expect_service("/usr/bin/python3 /usr/local/bin/gunicorn app:wsgi", "python3", "gunicorn");
+	expect_service("gunicorn: worker [app]", "gunicorn", "gunicorn");
+	expect_service("/usr/local/bin/celery -A proj worker", "celery", "celery");
+	expect_service("python3 -c print(1)", "python3", "python");
+	expect_service("", "myproc", "myproc");
+	expect_service(NULL, "", "python");
+	/* hostile: braces, commas, quotes and controls cannot reach Pyroscope's name */
+	expect_service("python3 a{b=c},d\"\x1b.py", "python3", "a_b_c__d__");
+}
+
+static void test_cgroup(void **state)
+{
+	static const char docker[] =
+		"0::/system.slice/docker-"
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\n";
+	static const char k8s[] =
+		"12:memory:/kubepods/burstable/pod1/"
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\n0::/\n";
+	char out[AGENT_LABEL_MAX], big[10000];
+
+	(void)state;
+	assert_int_equal(agent_cgroup_parse(docker, out, sizeof(out)), 1);
+	assert_string_equal(out,
+			    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	assert_int_equal(agent_cgroup_parse(k8s, out, sizeof(out)), 1);
+	assert_string_equal(out,
+			    "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
+	assert_int_equal(agent_cgroup_parse("0::/user.slice/user-0.slice/session-3.scope\n", out,
+					    sizeof(out)),
+			 2);
+	assert_string_equal(out, "/user.slice/user-0.slice/session-3.scope");
+	assert_int_equal(agent_cgroup_parse("0::/\n", out, sizeof(out)), 0);
+	assert_int_equal(agent_cgroup_parse("", out, sizeof(out)), 0);
+	assert_int_equal(agent_cgroup_parse("garbage without colons", out, sizeof(out)), 0);
+	/* 65 hex digits are no container id; a path of any length is cut, reduced */
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "0::/", 4);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(agent_cgroup_parse(big, out, sizeof(out)), 2);
+	assert_int_equal(strlen(out), sizeof(out) - 1);
+	assert_int_equal(agent_cgroup_parse("0::/a{b}=c,\"x\"\n", out, sizeof(out)), 2);
+	assert_string_equal(out, "/a_b__c__x_");
+}
+
+static void test_labels(void **state)
+{
+	struct agent_label l[AGENT_MAX_LABELS];
+	size_t n;
+
+	(void)state;
+	n = agent_labels(l, "host-1", "app", 42, "python3 app.py x", "3.11.2",
+			 "0::/system.slice/x.service\n");
+	assert_int_equal(n, 6);
+	assert_string_equal(l[0].key, "hostname");
+	assert_string_equal(l[0].value, "host-1");
+	assert_string_equal(l[2].key, "pid");
+	assert_string_equal(l[2].value, "42");
+	assert_string_equal(l[3].value, "python3_app.py_x");
+	assert_string_equal(l[4].value, "3.11.2");
+	assert_string_equal(l[5].key, "cgroup");
+	assert_string_equal(l[5].value, "/system.slice/x.service");
+	assert_int_equal(agent_labels(l, "h", "s", 1, "", "", "0::/\n"), 5);
+	/* OTLP: the same labels by their OpenTelemetry names */
+	assert_string_equal(agent_otel_key("hostname"), "host.name");
+	assert_string_equal(agent_otel_key("service_name"), "service.name");
+	assert_string_equal(agent_otel_key("pid"), "process.pid");
+	assert_string_equal(agent_otel_key("container_id"), "container.id");
+	assert_string_equal(agent_otel_key("cgroup"), "process.linux.cgroup");
+	assert_string_equal(agent_otel_key("other"), "other");
+}
+
+static void test_file_names(void **state)
+{
+	char name[128];
+
+	(void)state;
+	/* 2026-11-24 08:15:00 UTC */
+	assert_int_equal(agent_file_name(name, sizeof(name), 1795508100123456789LL, "app", 42), 0);
+	assert_string_equal(name, "20261124T081500Z-app-42.pb.gz");
+	assert_true(agent_file_ours(name));
+	assert_int_equal(agent_file_name(name, sizeof(name), 1795508100LL * 1000000000, "s", 0), 0);
+	assert_string_equal(name, "20261124T081500Z-s-all.pb.gz");
+	assert_true(agent_file_ours(name));
+	assert_int_equal(agent_file_name(name, 10, 0, "app", 1), -ENAMETOOLONG);
+	/* the longest: a 63-byte service and a 10-digit pid fit struct agent_file's name */
+	assert_int_equal(
+		agent_file_name(name, sizeof(((struct agent_file *)0)->name), 0,
+				"sssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
+				2147483647),
+		0);
+	assert_true(agent_file_ours(name));
+	assert_false(agent_file_ours("notes.txt"));
+	assert_false(agent_file_ours("2026112xT081500Z-app-1.pb.gz"));
+	assert_false(agent_file_ours("20261124T081500Z-app-1.pb"));
+}
+
+static void test_push_url(void **state)
+{
+	struct agent_job j = { .hz = 99,
+			       .from_ns = 1795508100999999999LL,
+			       .until_ns = 1795508102000000000LL };
+	char url[1024];
+
+	(void)state;
+	strcpy(j.service, "app");
+	j.nlabels = agent_labels(j.labels, "h", "app", 7, "python3 app.py", "3.11.2", "");
+	assert_int_equal(agent_push_url(url, sizeof(url), "http://127.0.0.1:4040/", &j), 0);
+	assert_string_equal(url, "http://127.0.0.1:4040/ingest?name=app%7Bhostname%3Dh%2C"
+				 "service_name%3Dapp%2Cpid%3D7%2Ccommand%3Dpython3_app.py%2C"
+				 "python_version%3D3.11.2%7D&from=1795508100&until=1795508102&"
+				 "sampleRate=99&spyName=pybpfprof&format=pprof");
+	assert_int_equal(agent_push_url(url, 60, "http://127.0.0.1:4040", &j), -ENAMETOOLONG);
+}
+
+static void test_disk_victims(void **state)
+{
+	const struct agent_file f[] = { { "a", 100 }, { "b", 100 }, { "c", 100 }, { "d", 500 } };
+
+	(void)state;
+	assert_int_equal(agent_disk_victims(f, 4, 800), 0);
+	assert_int_equal(agent_disk_victims(f, 4, 799), 1);
+	assert_int_equal(agent_disk_victims(f, 4, 600), 2);
+	assert_int_equal(agent_disk_victims(f, 4, 500), 3);
+	/* the newest stays, even alone over the budget */
+	assert_int_equal(agent_disk_victims(f, 4, 10), 3);
+	assert_int_equal(agent_disk_victims(f, 0, 10), 0);
+}
+
+static void test_backoff(void **state)
+{
+	unsigned a;
+
+	(void)state;
+	assert_true(agent_backoff_ns(1, 0) == AGENT_BACKOFF_BASE_NS * 3 / 4);
+	assert_true(agent_backoff_ns(1, UINT64_MAX) < AGENT_BACKOFF_BASE_NS * 5 / 4);
+	assert_true(agent_backoff_ns(2, 0) == AGENT_BACKOFF_BASE_NS * 3 / 2);
+	assert_true(agent_backoff_ns(3, 1ULL << 63) == AGENT_BACKOFF_BASE_NS * 4);
+	for (a = 1; a < 1000; a += 37) {
+		assert_true(agent_backoff_ns(a, UINT64_MAX) <= AGENT_BACKOFF_CAP_NS * 5 / 4);
+		assert_true(agent_backoff_ns(a, 0) >= AGENT_BACKOFF_BASE_NS * 3 / 4);
+	}
+	assert_true(agent_backoff_ns(UINT32_MAX, 0) == AGENT_BACKOFF_CAP_NS * 3 / 4);
+}
+
+static void test_hostport(void **state)
+{
+	char host[64], port[8];
+
+	(void)state;
+	assert_int_equal(agent_parse_hostport("127.0.0.1:9464", host, sizeof(host), port,
+					      sizeof(port)),
+			 0);
+	assert_string_equal(host, "127.0.0.1");
+	assert_string_equal(port, "9464");
+	assert_int_equal(agent_parse_hostport("[::1]:80", host, sizeof(host), port, sizeof(port)),
+			 0);
+	assert_string_equal(host, "::1");
+	assert_int_equal(agent_parse_hostport(":9464", host, sizeof(host), port, sizeof(port)), 0);
+	assert_string_equal(host, "");
+	assert_int_equal(agent_parse_hostport("localhost:65535", host, sizeof(host), port,
+					      sizeof(port)),
+			 0);
+	assert_int_equal(agent_parse_hostport("9464", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("::1:9464", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:0", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:65536", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:9x", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("h:", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+	assert_int_equal(agent_parse_hostport("[::1]9464", host, sizeof(host), port, sizeof(port)),
+			 -EINVAL);
+}
+
+static struct agent_job *new_job(int pid)
+{
+	struct agent_job *j = calloc(1, sizeof(*j));
+
+	j->refs = 1;
+	j->pid = pid;
+	return j;
+}
+
+static void test_queue(void **state)
+{
+	struct agent_queue q;
+	struct agent_job *j[5];
+	int i;
+
+	(void)state;
+	assert_int_equal(agent_queue__init(&q, 3), 0);
+	assert_null(agent_queue__peek(&q));
+	for (i = 0; i < 5; i++) {
+		j[i] = new_job(i);
+		agent_queue__push(&q, j[i]);
+		if (i >= 3) /* j[i - 3] was pushed out: only our reference is left */
+			assert_int_equal(j[i - 3]->refs, 1);
+	}
+	assert_int_equal(q.dropped, 2);
+	assert_int_equal(q.len, 3);
+	assert_ptr_equal(agent_queue__peek(&q), j[2]);
+	assert_ptr_equal(agent_queue__pop(&q), j[2]);
+	agent_job__put(j[2]);
+	for (i = 0; i < 5; i++)
+		agent_job__put(j[i]);
+	/* the queue's references to j[3] and j[4] are freed with it (ASan checks) */
+	agent_queue__free(&q);
+}
+
+/* A real directory: tiny budget, files written and the oldest deleted. */
+static void test_dir_sink_budget(void **state)
+{
+	char dir[] = "/tmp/pybpfprof-agent-XXXXXX", why[256], path[400];
+	struct agent_sink_stats st;
+	struct agent_sink *s;
+	long long deadline;
+	struct dirent *e;
+	DIR *d;
+	int i, n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* a file of another program is never deleted */
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	fclose(fopen(path, "w"));
+	s = agent_sink__dir(dir, 3 * 4096, 8, why, sizeof(why));
+	assert_non_null(s);
+	for (i = 0; i < 6; i++) {
+		struct agent_job *j = new_job(100);
+
+		j->len = 4000;
+		j->body = calloc(1, j->len);
+		strcpy(j->service, "svc");
+		j->from_ns = (1795508100LL + i) * 1000000000LL;
+		agent_sink__submit(s, j);
+		agent_job__put(j);
+	}
+	deadline = mono_ns() + 5000000000LL;
+	do {
+		agent_sink__stats(s, &st);
+		usleep(10000);
+	} while (st.sent + st.dropped < 6 && mono_ns() < deadline);
+	agent_sink__stop(s, mono_ns() + 1000000000LL);
+	assert_int_equal(st.sent + st.dropped, 6);
+	d = opendir(dir);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (strcmp(e->d_name, "notes.txt"))
+			/* the newest three of the six seconds */
+			assert_true(strcmp(e->d_name, "20261124T081503Z") > 0);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+	assert_int_equal(n, 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_boundaries),	cmocka_unit_test(test_service_names),
+		cmocka_unit_test(test_cgroup),		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_file_names),	cmocka_unit_test(test_push_url),
+		cmocka_unit_test(test_disk_victims),	cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_dir_sink_budget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
