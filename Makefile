@@ -72,7 +72,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-scale fuzz fuzz-smoke fuzz-build check-all
+	bench-formats bench-scale bench-soak fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -215,6 +215,11 @@ bench-formats: $(OUTPUT)/bench/formats
 # 100 busy CPython processes profiled at once with -a (not part of check).
 bench-scale: pybpfprof
 	bench/scale.py 100 10 99
+
+# The agent for 30 minutes over 50 processes with churn, its RSS and CPU drawn
+# in bench/agent_soak.svg (not part of check; BENCH_SECONDS shortens it).
+bench-soak: pybpfprof
+	$(SUDO) $(PYTHON) bench/agent_soak.py
 
 # The source tree's shape: no folder includes from or calls into a folder
 # above it, no dependency cycle between objects, no function over 80 lines
