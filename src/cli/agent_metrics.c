@@ -2,21 +2,20 @@
 /*
  * --metrics ADDR:PORT: the agent's own figures in Prometheus' text format at
  * /metrics. The main loop publishes a snapshot (agent_metrics__publish)
- * five times a second; a thread of its own answers the scrapes, one at a
- * time, each with a short timeout, so a slow or hostile client costs a
- * scrape, never a sample. Counters are 64-bit and printed as they are.
+ * five times a second; libmicrohttpd's polling thread answers the scrapes
+ * (GET /metrics only, a bounded number of clients, each with an idle
+ * timeout), so a slow or hostile client costs a scrape, never a sample.
+ * Counters are 64-bit and printed as they are.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
+#include <microhttpd.h>
 #include <netdb.h>
-#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include "agent.h"
 #include "agent_metrics.h"
 
@@ -48,10 +47,14 @@ int agent_parse_hostport(const char *s, char *host, size_t hostlen, char *port, 
 	return 0;
 }
 
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+/* Clients held at once, the seconds one may stay idle, and its buffer. */
+#define METRICS_CONNECTIONS 64
+#define METRICS_TIMEOUT_S 5
+#define METRICS_CONNECTION_MEMORY (16 * 1024)
+
 struct agent_metrics {
-	int fd;
-	int stop_pipe[2];
-	pthread_t thread;
+	struct MHD_Daemon *daemon;
 	pthread_mutex_t lock;
 	struct agent_metrics_snapshot snap;
 	struct agent_sink **sinks;
@@ -166,107 +169,109 @@ static void render(FILE *f, struct agent_metrics *m)
 	put_counter(f, "pybpfprof_scrapes_total", "Answers to /metrics", m->scrapes);
 }
 
-/* One connection: a bounded request, one answer. */
-static void serve(struct agent_metrics *m, int c)
+/* The page for one scrape, in a buffer MHD frees once it is sent. */
+static struct MHD_Response *metrics_page(struct agent_metrics *m)
 {
-	struct timeval tv = { .tv_sec = 1 };
-	char req[4096], *page = NULL, head[256];
-	size_t plen = 0, n = 0;
-	ssize_t r;
-	FILE *f;
+	struct MHD_Response *r;
+	char *page = NULL;
+	size_t plen = 0;
+	FILE *f = open_memstream(&page, &plen);
 
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (n < sizeof(req) - 1 && (r = read(c, req + n, sizeof(req) - 1 - n)) > 0) {
-		n += r;
-		req[n] = '\0';
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
-	req[n] = '\0';
-	f = open_memstream(&page, &plen);
 	if (!f)
-		return;
-	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
-		m->scrapes++;
-		render(f, m);
-		fclose(f);
-		snprintf(head, sizeof(head),
-			 "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-			 plen);
-	} else {
-		fputs("pybpfprof agent: the metrics are at /metrics\n", f);
-		fclose(f);
-		snprintf(head, sizeof(head),
-			 "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-			 plen);
+		return NULL;
+	m->scrapes++;
+	render(f, m);
+	if (fclose(f)) {
+		free(page);
+		return NULL;
 	}
-	if (write(c, head, strlen(head)) > 0 && plen && write(c, page, plen) < 0)
-		n = 0;
-	free(page);
+	r = MHD_create_response_from_buffer(plen, page, MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		free(page);
+	return r;
 }
 
-static void *metrics_thread(void *arg)
+/*
+ * Called once per request, before any body is read: the answer is queued at
+ * once, so a body is never read and a request that sent one is closed after.
+ */
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **req_cls)
 {
-	struct agent_metrics *m = arg;
-	struct pollfd p[2] = { { .fd = m->fd, .events = POLLIN },
-			       { .fd = m->stop_pipe[0], .events = POLLIN } };
-	int c;
+	static char not_found[] = "pybpfprof agent: the metrics are at /metrics\n";
+	static char not_allowed[] = "pybpfprof agent: /metrics answers GET only\n";
+	struct agent_metrics *m = cls;
+	struct MHD_Response *r;
+	unsigned int status = MHD_HTTP_OK;
+	enum MHD_Result ret;
 
-	for (;;) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents)
-			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		c = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
-			continue;
-		serve(m, c);
-		close(c);
+	(void)version, (void)upload, (void)upload_size, (void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET)) {
+		status = MHD_HTTP_METHOD_NOT_ALLOWED;
+		r = MHD_create_response_from_buffer(strlen(not_allowed), not_allowed,
+						    MHD_RESPMEM_PERSISTENT);
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, MHD_HTTP_METHOD_GET);
+	} else if (strcmp(url, "/metrics")) {
+		status = MHD_HTTP_NOT_FOUND;
+		r = MHD_create_response_from_buffer(strlen(not_found), not_found,
+						    MHD_RESPMEM_PERSISTENT);
+	} else {
+		r = metrics_page(m);
 	}
-	return NULL;
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				status == MHD_HTTP_OK ? METRICS_TYPE : "text/plain; charset=utf-8");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
-/* A listening socket on host:port; -errno with the reason in why. */
-static int listen_on(const char *spec, char *why, size_t whylen)
+/*
+ * libmicrohttpd's own polling thread on the first of spec's addresses it can
+ * bind; NULL with the reason in why. The thread is the agent's only
+ * listener: a connection limit and an idle timeout bound what clients hold,
+ * and sampling never waits for it (publish takes the lock for one copy).
+ */
+static struct MHD_Daemon *listen_on(struct agent_metrics *m, const char *spec, char *why,
+				    size_t whylen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res = NULL,
 			*ai;
+	struct MHD_Daemon *d = NULL;
 	char host[256], port[8];
-	int fd = -1, one = 1, rc;
+	int rc, err = EADDRNOTAVAIL;
 
 	if (agent_parse_hostport(spec, host, sizeof(host), port, sizeof(port))) {
 		snprintf(why, whylen,
 			 "--metrics takes ADDR:PORT (127.0.0.1:9464, [::1]:9464, "
 			 ":9464 for every address), not %s",
 			 spec);
-		return -EINVAL;
+		return NULL;
 	}
 	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
 	if (rc) {
 		snprintf(why, whylen, "--metrics %s: %s", spec, gai_strerror(rc));
-		return -EINVAL;
+		return NULL;
 	}
-	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
-			rc = -errno;
-			close(fd);
-			fd = -1;
-		}
+	for (ai = res; ai && !d; ai = ai->ai_next) {
+		errno = 0;
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+					     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				     0, NULL, NULL, answer, m, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_TIMEOUT_S,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				     (size_t)METRICS_CONNECTION_MEMORY, MHD_OPTION_END);
+		if (!d && errno)
+			err = errno;
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
-		snprintf(why, whylen, "cannot listen on %s for --metrics: %s", spec,
-			 strerror(rc ? -rc : EADDRNOTAVAIL));
-	return fd;
+	if (!d)
+		snprintf(why, whylen, "cannot listen on %s for --metrics: %s", spec, strerror(err));
+	return d;
 }
 
 struct agent_metrics *agent_metrics__start(const char *spec, struct agent_sink **sinks,
@@ -280,22 +285,10 @@ struct agent_metrics *agent_metrics__start(const char *spec, struct agent_sink *
 	}
 	m->sinks = sinks;
 	m->nsinks = nsinks;
-	m->stop_pipe[0] = m->stop_pipe[1] = -1;
 	pthread_mutex_init(&m->lock, NULL);
-	m->fd = listen_on(spec, why, whylen);
-	if (m->fd >= 0 && pipe2(m->stop_pipe, O_CLOEXEC)) {
-		snprintf(why, whylen, "cannot start --metrics: %s", strerror(errno));
-	} else if (m->fd >= 0 && pthread_create(&m->thread, NULL, metrics_thread, m)) {
-		snprintf(why, whylen, "cannot start the --metrics thread");
-	} else if (m->fd >= 0) {
+	m->daemon = listen_on(m, spec, why, whylen);
+	if (m->daemon)
 		return m;
-	}
-	if (m->fd >= 0)
-		close(m->fd);
-	if (m->stop_pipe[0] >= 0) {
-		close(m->stop_pipe[0]);
-		close(m->stop_pipe[1]);
-	}
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 	return NULL;
@@ -314,12 +307,7 @@ void agent_metrics__stop(struct agent_metrics *m)
 {
 	if (!m)
 		return;
-	if (write(m->stop_pipe[1], "x", 1) != 1)
-		pthread_cancel(m->thread);
-	pthread_join(m->thread, NULL);
-	close(m->fd);
-	close(m->stop_pipe[0]);
-	close(m->stop_pipe[1]);
+	MHD_stop_daemon(m->daemon);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
