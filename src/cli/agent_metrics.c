@@ -242,7 +242,7 @@ static struct MHD_Daemon *listen_on(struct agent_metrics *m, const char *spec, c
 			*ai;
 	struct MHD_Daemon *d = NULL;
 	char host[256], port[8];
-	int rc, err = EADDRNOTAVAIL;
+	int rc, err = 0;
 
 	if (agent_parse_hostport(spec, host, sizeof(host), port, sizeof(port))) {
 		snprintf(why, whylen,
@@ -269,8 +269,14 @@ static struct MHD_Daemon *listen_on(struct agent_metrics *m, const char *spec, c
 			err = errno;
 	}
 	freeaddrinfo(res);
-	if (!d)
+	/* libmicrohttpd does not promise errno on failure: without one, say what to check. */
+	if (!d && err)
 		snprintf(why, whylen, "cannot listen on %s for --metrics: %s", spec, strerror(err));
+	else if (!d)
+		snprintf(why, whylen,
+			 "cannot listen on %s for --metrics: give a free port on an address of "
+			 "this host",
+			 spec);
 	return d;
 }
 
