@@ -17,6 +17,7 @@
 #include <zlib.h>
 #include "util/mono.h"
 #include "report/report_writer.h"
+#include "report_pbuf.h"
 #include "report/report_common.h"
 #include "util/vec.h"
 
@@ -39,140 +40,32 @@ enum {
 };
 // clang-format on
 
-enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-struct pbuf {
-	uint8_t *d;
-	size_t n, cap;
-	bool oom;
-};
-
-static void pb_put(struct pbuf *b, const void *data, size_t len)
-{
-	if (b->oom)
-		return;
-	if (b->n + len > b->cap) {
-		size_t ncap = b->cap ? b->cap : 256;
-		void *nd;
-
-		while (ncap < b->n + len)
-			ncap *= 2;
-		nd = realloc(b->d, ncap);
-		if (!nd) {
-			b->oom = true;
-			return;
-		}
-		b->d = nd;
-		b->cap = ncap;
-	}
-	memcpy(b->d + b->n, data, len);
-	b->n += len;
-}
-
-static void pb_varint(struct pbuf *b, uint64_t v)
-{
-	uint8_t tmp[10];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
-		v >>= 7;
-	} while (v);
-	pb_put(b, tmp, n);
-}
-
-static void pb_uint(struct pbuf *b, unsigned field, uint64_t v)
-{
-	pb_varint(b, field << 3 | WIRE_VARINT);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct pbuf *b, unsigned field, const void *data, size_t len)
-{
-	pb_varint(b, field << 3 | WIRE_LEN);
-	pb_varint(b, len);
-	pb_put(b, data, len);
-}
-
-/* Appends sub as an embedded message and empties it for reuse. */
-static void pb_msg(struct pbuf *b, unsigned field, struct pbuf *sub)
-{
-	pb_bytes(b, field, sub->d, sub->n);
-	b->oom |= sub->oom;
-	sub->n = 0;
-}
-
-/* The string table: each distinct string once, index 0 the empty string. */
-struct strtab {
-	struct pbuf out;      /* the encoded string_table fields */
-	struct hashmap index; /* string hash -> index */
-	char **strs;
-	size_t n, cap;
-};
-
-static uint64_t strtab__id(struct strtab *t, const char *s)
-{
-	uint64_t h = hash_bytes(s, strlen(s), 0x5bd1e995);
-	uint64_t *slot;
-
-	for (;; h++) {
-		slot = hashmap__find(&t->index, h);
-		if (!slot)
-			break;
-		if (!strcmp(t->strs[*slot], s))
-			return *slot;
-	}
-	if (vec_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs))) {
-		t->out.oom = true;
-		return 0;
-	}
-	t->strs[t->n] = strdup(s);
-	if (!t->strs[t->n] || hashmap__set(&t->index, h, t->n)) {
-		free(t->strs[t->n]);
-		t->out.oom = true;
-		return 0;
-	}
-	pb_bytes(&t->out, PROFILE_STRING_TABLE, s, strlen(s));
-	return t->n++;
-}
-
-static void strtab__free(struct strtab *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->strs[i]);
-	free(t->strs);
-	free(t->out.d);
-	hashmap__free(&t->index);
-}
-
-static void value_type(struct pbuf *b, unsigned field, struct strtab *t, const char *type,
+static void value_type(struct pbuf *b, unsigned field, struct pb_strtab *t, const char *type,
 		       const char *unit, struct pbuf *sub)
 {
-	pb_uint(sub, VALUE_TYPE_TYPE, strtab__id(t, type));
-	pb_uint(sub, VALUE_TYPE_UNIT, strtab__id(t, unit));
+	pb_uint(sub, VALUE_TYPE_TYPE, pb_strtab__id(t, type));
+	pb_uint(sub, VALUE_TYPE_UNIT, pb_strtab__id(t, unit));
 	pb_msg(b, field, sub);
 }
 
-static void label_num(struct pbuf *sample, struct strtab *t, const char *key, uint64_t v,
+static void label_num(struct pbuf *sample, struct pb_strtab *t, const char *key, uint64_t v,
 		      struct pbuf *sub)
 {
-	pb_uint(sub, LABEL_KEY, strtab__id(t, key));
+	pb_uint(sub, LABEL_KEY, pb_strtab__id(t, key));
 	pb_uint(sub, LABEL_NUM, v);
 	pb_msg(sample, SAMPLE_LABEL, sub);
 }
 
-static void label_str(struct pbuf *sample, struct strtab *t, const char *key, const char *v,
+static void label_str(struct pbuf *sample, struct pb_strtab *t, const char *key, const char *v,
 		      struct pbuf *sub)
 {
-	pb_uint(sub, LABEL_KEY, strtab__id(t, key));
-	pb_uint(sub, LABEL_STR, strtab__id(t, v));
+	pb_uint(sub, LABEL_KEY, pb_strtab__id(t, key));
+	pb_uint(sub, LABEL_STR, pb_strtab__id(t, v));
 	pb_msg(sample, SAMPLE_LABEL, sub);
 }
 
 /* The agent's labels, and the thread's name when it has one (o->thread_names). */
-static void extra_labels(struct pbuf *sample, struct strtab *t, const struct profile_target *pp,
+static void extra_labels(struct pbuf *sample, struct pb_strtab *t, const struct profile_target *pp,
 			 uint32_t tid, const struct report_opts *o, struct pbuf *sub)
 {
 	size_t i;
@@ -186,7 +79,7 @@ static void extra_labels(struct pbuf *sample, struct strtab *t, const struct pro
 		}
 }
 
-static void encode_samples(struct pbuf *b, const struct profile *p, struct strtab *t,
+static void encode_samples(struct pbuf *b, const struct profile *p, struct pb_strtab *t,
 			   uint64_t period_ns, const struct report_opts *o)
 {
 	struct pbuf sub = {}, packed = {};
@@ -234,7 +127,7 @@ static const struct {
 };
 #define NMEM_TYPES (sizeof(mem_types) / sizeof(mem_types[0]))
 
-static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct strtab *t)
+static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct pb_strtab *t)
 {
 	struct pbuf sub = {}, packed = {};
 	size_t i, j, k;
@@ -269,7 +162,7 @@ static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct s
 	free(packed.d);
 }
 
-static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab *t)
+static void encode_tables(struct pbuf *b, const struct profile *p, struct pb_strtab *t)
 {
 	struct pbuf msg = {}, sub = {};
 	size_t i;
@@ -279,7 +172,8 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 	 * looks for no binary to symbolize addresses with (there are none).
 	 */
 	pb_uint(&msg, MAPPING_ID, 1);
-	pb_uint(&msg, MAPPING_FILENAME, strtab__id(t, p->ntargets ? p->targets[0].exe : "python"));
+	pb_uint(&msg, MAPPING_FILENAME,
+		pb_strtab__id(t, p->ntargets ? p->targets[0].exe : "python"));
 	pb_uint(&msg, MAPPING_HAS_FUNCTIONS, 1);
 	pb_uint(&msg, MAPPING_HAS_FILENAMES, 1);
 	pb_uint(&msg, MAPPING_HAS_LINE_NUMBERS, 1);
@@ -299,8 +193,8 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 		pb_uint(&msg, FUNCTION_ID, i + 1);
 		/* No system_name: pprof would run it through a C++ demangler, which
 		 * turns names such as "<module>" into nothing. */
-		pb_uint(&msg, FUNCTION_NAME, strtab__id(t, fn->qualname));
-		pb_uint(&msg, FUNCTION_FILENAME, strtab__id(t, fn->file));
+		pb_uint(&msg, FUNCTION_NAME, pb_strtab__id(t, fn->qualname));
+		pb_uint(&msg, FUNCTION_FILENAME, pb_strtab__id(t, fn->file));
 		if (fn->firstline > 0)
 			pb_uint(&msg, FUNCTION_START_LINE, fn->firstline);
 		pb_msg(b, PROFILE_FUNCTION, &msg);
@@ -311,7 +205,7 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct strtab
 }
 
 /* The sample types and samples: CPU time, or (mem) bytes per memory kind. */
-static void encode_kinds(struct pbuf *b, const struct profile *p, struct strtab *t, bool mem,
+static void encode_kinds(struct pbuf *b, const struct profile *p, struct pb_strtab *t, bool mem,
 			 uint64_t period_ns, const struct report_opts *o, struct pbuf *sub)
 {
 	size_t k;
@@ -332,13 +226,13 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 			  struct pbuf *b)
 {
 	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
-	struct strtab t = {};
+	struct pb_strtab t;
 	struct pbuf sub = {};
 	char comment[200];
 	int err;
 
-	hashmap__init(&t.index);
-	strtab__id(&t, "");
+	pb_strtab__init(&t, PROFILE_STRING_TABLE);
+	pb_strtab__id(&t, "");
 	encode_kinds(b, p, &t, mem, period_ns, o, &sub);
 	encode_tables(b, p, &t);
 	/* A loaded profile has the moment saved; a run's is taken here, as it always was. */
@@ -357,20 +251,20 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	if (mem) { /* a fault sample's bytes; the other kinds are exact */
 		value_type(b, PROFILE_PERIOD_TYPE, &t, "space", "bytes", &sub);
 		pb_uint(b, PROFILE_PERIOD, (uint64_t)p->mem_period * p->page_size);
-		pb_uint(b, PROFILE_DEFAULT_SAMPLE_TYPE, strtab__id(&t, "inuse_space"));
+		pb_uint(b, PROFILE_DEFAULT_SAMPLE_TYPE, pb_strtab__id(&t, "inuse_space"));
 	} else {
 		value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
 		pb_uint(b, PROFILE_PERIOD, period_ns);
 	}
 	snprintf(comment, sizeof(comment), "pybpfprof %s %s profile at %u Hz", o->tool_version,
 		 p->mode, p->frequency_hz);
-	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, comment));
-	pb_uint(b, PROFILE_COMMENT, strtab__id(&t, report_counts(p, comment, sizeof(comment))));
+	pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, comment));
+	pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, report_counts(p, comment, sizeof(comment))));
 	/* The string table may sit anywhere in the message: append it last, when complete. */
 	pb_put(b, t.out.d, t.out.n);
 	b->oom |= t.out.oom | sub.oom;
 	err = b->oom ? -ENOMEM : 0;
-	strtab__free(&t);
+	pb_strtab__free(&t);
 	free(sub.d);
 	return err;
 }
