@@ -13,16 +13,13 @@ Standard library only: this runs under Debian 12's /usr/bin/python3.
 
 import gzip
 import http.server
-import shutil
 import socket
-import subprocess
 import threading
 import time
 import urllib.parse
 
-from harness import ROOT, Skip, check
+from harness import ROOT, check, protoc_decode
 
-PROTO = ROOT / "tests/fixtures/profile.proto"
 OTLP_PROTO_DIR = ROOT / "tests/proto"
 OTLP_PATH = "/v1development/profiles"
 OTLP_SERVICE = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
@@ -111,44 +108,10 @@ class Receiver:
             return list(self.pushes)
 
 
-def parse_protoc_text(text):
-    """protoc --decode's text format into nested dicts of lists."""
-    stack = [{}]
-    for raw in text.splitlines():
-        s = raw.strip()
-        if not s:
-            continue
-        if s == "}":
-            stack.pop()
-        elif s.endswith("{"):
-            child = {}
-            stack[-1].setdefault(s[:-1].strip(), []).append(child)
-            stack.append(child)
-        else:
-            key, val = s.split(":", 1)
-            val = val.strip()
-            if val.startswith('"'):
-                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
-                    "latin-1").decode("utf-8", errors="replace")  # bytes fields too
-            elif val in ("true", "false"):
-                val = val == "true"
-            else:
-                val = int(val)
-            stack[-1].setdefault(key, []).append(val)
-    return stack[0]
-
-
 def decode_pprof(body):
     """A pushed body: samples in all, self samples per function, the string
     labels of the samples (key -> set of values), time and duration."""
-    if not shutil.which("protoc"):
-        raise Skip("protoc not installed (Debian package protobuf-compiler)")
-    data = gzip.decompress(body)
-    r = subprocess.run(["protoc", f"--proto_path={PROTO.parent}",
-                        "--decode=perftools.profiles.Profile", PROTO.name],
-                       input=data, capture_output=True, timeout=30)
-    check(r.returncode == 0, f"protoc --decode failed: {r.stderr.decode()[-300:]}")
-    prof = parse_protoc_text(r.stdout.decode())
+    prof = protoc_decode(gzip.decompress(body), "perftools.profiles.Profile", errors="replace")
     strings = prof["string_table"]
     funcs = {f["id"][0]: strings[f["name"][0]] for f in prof.get("function", [])}
     locs = {l["id"][0]: funcs[l["line"][0]["function_id"][0]] for l in prof.get("location", [])}
@@ -173,12 +136,8 @@ def decode_otlp(body):
     every dictionary table, indices within their tables): resource
     attributes, samples in all, self samples per function, thread
     attributes, time and duration."""
-    if not shutil.which("protoc"):
-        raise Skip("protoc not installed (Debian package protobuf-compiler)")
-    r = subprocess.run(["protoc", f"--proto_path={OTLP_PROTO_DIR}", f"--decode={OTLP_REQUEST}",
-                        OTLP_SERVICE], input=body, capture_output=True, timeout=30)
-    check(r.returncode == 0, f"protoc --decode (OTLP) failed: {r.stderr.decode()[-300:]}")
-    req = parse_protoc_text(r.stdout.decode())
+    req = protoc_decode(body, OTLP_REQUEST, OTLP_PROTO_DIR / OTLP_SERVICE, OTLP_PROTO_DIR,
+                        errors="replace", what="protoc --decode (OTLP)")
     d = req["dictionary"][0]
     strings = d["string_table"]
     check(strings[0] == "", f"string_table[0] is {strings[0]!r}")

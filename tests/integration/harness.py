@@ -74,6 +74,54 @@ PYENV = pyenv_root()
 # Where tests/debian-roots.sh caches Debian release directories (chroot targets).
 DEBIAN_ROOTS = Path(os.environ.get("PYBPFPROF_ROOTS", "/var/cache/pybpfprof/roots"))
 # Where the workloads are copied inside a root: the path the process sees.
+# pprof's own .proto, which protoc decodes the pprof files and pushes with.
+PPROF_PROTO = ROOT / "tests/fixtures/profile.proto"
+
+
+def parse_protoc_text(text, errors="strict"):
+    """protoc --decode's text format into nested dicts of lists. errors is
+    how a string field that is not UTF-8 is decoded (strict: it fails)."""
+    stack = [{}]
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s:
+            continue
+        if s == "}":
+            stack.pop()
+        elif s.endswith("{"):
+            child = {}
+            stack[-1].setdefault(s[:-1].strip(), []).append(child)
+            stack.append(child)
+        else:
+            key, val = s.split(":", 1)
+            val = val.strip()
+            if val.startswith('"'):
+                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
+                    "latin-1").decode("utf-8", errors=errors)
+            elif val in ("true", "false"):
+                val = val == "true"
+            else:
+                val = int(val)
+            stack[-1].setdefault(key, []).append(val)
+    return stack[0]
+
+
+def protoc_decode(data, message, proto=PPROF_PROTO, proto_path=None, errors="strict",
+                  what="protoc --decode"):
+    """data (a serialized message) decoded by protoc against the .proto file
+    (proto_path: its import root, else its folder), parsed by
+    parse_protoc_text; skips where protoc is not installed."""
+    if not shutil.which("protoc"):
+        raise Skip("protoc not installed (Debian package protobuf-compiler)")
+    proto = Path(proto)
+    root = Path(proto_path) if proto_path else proto.parent
+    r = subprocess.run(["protoc", f"--proto_path={root}", f"--decode={message}",
+                        str(proto.relative_to(root))],
+                       input=data, capture_output=True, timeout=30)
+    check(r.returncode == 0, f"{what} failed: {r.stderr.decode()[-300:]}")
+    return parse_protoc_text(r.stdout.decode(), errors)
+
+
 ROOT_TARGETS = "/tmp/pybpfprof-targets"
 
 

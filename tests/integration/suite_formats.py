@@ -23,16 +23,16 @@ import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (Fail, PROFILER, ROOT, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
+from harness import (Fail, PROFILER, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
                      expect_error, functions, interpreter, interrupt_profiler, line_table,
-                     load_report, process, run_profiler, source_line, test, usdt_ticktock_profile)
+                     load_report, process, protoc_decode, run_profiler, source_line, test,
+                     usdt_ticktock_profile)
 
 
 FORMATS_SCRIPT = "formats_common.py"
 FORMATS_FREQ = 499
 FORMATS_SECONDS = 3
 ARTIFACTS = Path(os.environ.get("PYBPFPROF_ARTIFACTS", "/tmp/pybpfprof-artifacts"))
-PROTO = ROOT / "tests/fixtures/profile.proto"
 SPEEDSCOPE_DIR = Path(os.environ.get("PYBPFPROF_SPEEDSCOPE",
                                      "/var/cache/pybpfprof/speedscope/package"))
 FORMAT_FILES = {"text": "p.txt", "folded": "p.folded", "flame": "p.html",
@@ -157,43 +157,9 @@ def formats_pstats():
 
 # ----------------------------------------------------------------- pprof
 
-def parse_protoc_text(text):
-    """protoc --decode's text format into nested dicts of lists."""
-    stack = [{}]
-    for raw in text.splitlines():
-        s = raw.strip()
-        if not s:
-            continue
-        if s == "}":
-            stack.pop()
-        elif s.endswith("{"):
-            child = {}
-            stack[-1].setdefault(s[:-1].strip(), []).append(child)
-            stack.append(child)
-        else:
-            key, val = s.split(":", 1)
-            val = val.strip()
-            if val.startswith('"'):
-                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
-                    "latin-1").decode("utf-8")
-            elif val in ("true", "false"):
-                val = val == "true"
-            else:
-                val = int(val)
-            stack[-1].setdefault(key, []).append(val)
-    return stack[0]
-
-
 def pprof_self(path):
     """Self samples per function name, total samples and the header figures."""
-    if not shutil.which("protoc"):
-        raise Skip("protoc not installed (Debian package protobuf-compiler)")
-    data = gzip.decompress(Path(path).read_bytes())
-    r = subprocess.run(["protoc", f"--proto_path={PROTO.parent}",
-                        "--decode=perftools.profiles.Profile", PROTO.name],
-                       input=data, capture_output=True, timeout=30)
-    check(r.returncode == 0, f"protoc --decode failed: {r.stderr.decode()[-300:]}")
-    prof = parse_protoc_text(r.stdout.decode())
+    prof = protoc_decode(gzip.decompress(Path(path).read_bytes()), "perftools.profiles.Profile")
     strings = prof["string_table"]
     funcs = {f["id"][0]: strings[f["name"][0]] for f in prof["function"]}
     locs = {l["id"][0]: funcs[l["line"][0]["function_id"][0]] for l in prof["location"]}
