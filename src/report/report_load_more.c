@@ -72,6 +72,16 @@ static int load_hists(struct ld *l, json_t *v, const char *where, struct profile
 	return 0;
 }
 
+/* A stack's frames in an array of its own (one slot at least: a GC stack may have none). */
+static uint32_t *frames_dup(const uint32_t *fr, uint32_t n)
+{
+	uint32_t *out = malloc((n ? n : 1) * sizeof(*fr));
+
+	if (out)
+		memcpy(out, fr, n * sizeof(*fr));
+	return out;
+}
+
 static int gc_stat(struct ld *l, json_t *v, const char *where, struct profile_gc_stat *st)
 {
 	uint64_t x[4];
@@ -116,10 +126,9 @@ static int load_gc(struct ld *l, json_t *v, const char *where, struct profile_ta
 			return -ENOMEM;
 		s = &gc->stacks[gc->nstacks];
 		memset(s, 0, sizeof(*s));
-		s->frames = malloc((nfr ? nfr : 1) * sizeof(*fr));
+		s->frames = frames_dup(fr, nfr);
 		if (!s->frames)
 			return -ENOMEM;
-		memcpy(s->frames, fr, nfr * sizeof(*fr));
 		s->nframes = nfr;
 		gc->nstacks++;
 		if (gc_stat(l, json_array_get(e, 1), w, &s->stat))
@@ -235,10 +244,9 @@ static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct pr
 			return -ENOMEM;
 		s = &m->stacks[m->nstacks];
 		memset(s, 0, sizeof(*s));
-		s->frames = malloc((nfr ? nfr : 1) * sizeof(*fr));
+		s->frames = frames_dup(fr, nfr);
 		if (!s->frames)
 			return -ENOMEM;
-		memcpy(s->frames, fr, nfr * sizeof(*fr));
 		s->nframes = nfr;
 		m->nstacks++;
 		if (ld_u64s(l, json_array_get(e, 1), w, s->bytes, PROFILE_MEM_NKINDS) ||
