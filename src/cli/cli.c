@@ -21,7 +21,14 @@ const char *argp_program_bug_address = NULL;
 
 static const char doc[] =
 	"pybpfprof: sample running CPython processes from the kernel, with no restart "
-	"and no code change, and report where their CPU time goes, by function and by line."
+	"and no code change, and report where their CPU time goes, by function and by line.\n"
+	"\n"
+	"Subcommands (first on the command line, each with its own --help):\n"
+	"  pybpfprof top [OPTION...] [-- COMMAND [ARG...]]     the run, as a live view\n"
+	"  pybpfprof report FILE.json [-f FORMAT] [-o FILE]... re-render a saved run\n"
+	"  pybpfprof diff [OPTION...] BEFORE.json AFTER.json   compare two saved runs\n"
+	"  pybpfprof dump [-p PID...|-a] [OPTION...]           each thread, right now\n"
+	"  pybpfprof agent [OPTION...]                         continuous profiling"
 	"\v"
 	"Targets: CPython 3.8 to 3.15, static builds (such as Debian's /usr/bin/python3.X) and "
 	"shared-libpython builds, on the host or in containers. Needs root (CAP_BPF, "
@@ -476,11 +483,12 @@ int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]\n"
-			       "report FILE.json [-f FORMAT] [-o FILE]...\n"
-			       "diff [OPTION...] BEFORE.json AFTER.json\n"
-			       "dump [-p PID...|-a] [--locals] [-f json] [-o FILE]\n"
-			       "agent [OPTION...] (see pybpfprof agent --help)";
+/*
+ * argp puts "[OPTION...]" after the program name on every usage line, which
+ * would put the run's options before a subcommand; subcommands are listed in
+ * the doc text instead, in the order they must be typed.
+ */
+static const char args_doc[] = "[-- COMMAND [ARG...]]";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {
