@@ -51,6 +51,25 @@ int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_
 		   size_t max, struct py_async_state *st);
 
 /*
+ * Every thread state of the main interpreter with its thread's id (its
+ * native_thread_id, in the process's pid namespace), at most max. Returns
+ * their number, or -errno.
+ */
+int py_async_thread_states(struct py_reader *r, const struct target *t, pid_t *tids,
+			   uint64_t *tstates, size_t max);
+
+/*
+ * The task running now on the thread whose thread state is tstate: 3.14+
+ * keep it in the thread state; 3.11-3.13 in asyncio.tasks._current_tasks,
+ * keyed by event loop: the thread state's running loop's (3.13), or the
+ * only entry (3.11-3.12: with loops in several threads, none is chosen).
+ * *current_tasks caches that dict's address (0 at first). 0 with *task (0:
+ * none runs), or -errno.
+ */
+int py_async_running_task(struct py_reader *r, const struct target *t, uint64_t tstate,
+			  uint64_t *current_tasks, uint64_t *task);
+
+/*
  * Pure, for the fuzz target: the slot of a suspended coroutine frame's
  * stack that holds what it awaits, from the frame's stack field as read
  * (stacktop, or stackpointer), the frame's address, the number of its

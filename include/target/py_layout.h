@@ -149,7 +149,9 @@ struct py_async_layout {
 	uint16_t interp_modules;  /* sys.modules in the interpreter (<= 3.13), or NO_OFFSET */
 	uint16_t tstate_tasks;	  /* asyncio_tasks_head in the thread state (3.14+), or NO_OFFSET */
 	uint32_t interp_tasks;	  /* the interpreter's (tasks of exited threads), or NO_OFFSET */
-	uint8_t stack_pointer;	  /* frame_stack is a pointer (3.14+) */
+	uint16_t tstate_running_loop; /* asyncio_running_loop (3.13+), or NO_OFFSET */
+	uint16_t tstate_running_task; /* asyncio_running_task (3.14+), or NO_OFFSET */
+	uint8_t stack_pointer;	      /* frame_stack is a pointer (3.14+) */
 	/*
 	 * The awaited object sits this many slots below the stack's top: 1, or
 	 * 2 in 3.15, whose suspended SEND keeps a null reference above it.

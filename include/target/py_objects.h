@@ -89,6 +89,9 @@ int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char
 #define PY_SET_SLOTS (1u << 16)
 int py_object_attr(struct py_reader *r, uint64_t obj, const char *attr, uint64_t *value);
 int py_dict_get(struct py_reader *r, uint64_t dict, const char *key, uint64_t *value);
+/* The first PY_DICT_ITEMS entries of a combined dict: (key, value) pairs. */
+#define PY_DICT_ITEMS 64
+int py_dict_items(struct py_reader *r, uint64_t dict, uint64_t *keys, uint64_t *values, size_t max);
 int py_set_keys(struct py_reader *r, uint64_t set, uint64_t *out, size_t max, size_t *total);
 int py_list_items(struct py_reader *r, uint64_t list, uint64_t *out, size_t max, size_t *total);
 

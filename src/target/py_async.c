@@ -269,3 +269,57 @@ int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_
 	link_awaits(&w);
 	return (int)w.n;
 }
+
+int py_async_running_task(struct py_reader *r, const struct target *t, uint64_t tstate,
+			  uint64_t *current_tasks, uint64_t *task)
+{
+	struct walk w = { .r = r, .t = t };
+	uint64_t keys[PY_DICT_ITEMS], values[PY_DICT_ITEMS], loop = 0, mod, interp;
+	int n, i;
+
+	*task = 0;
+	if (t->layout.free_threaded || py_layout__async(t->version, &w.A))
+		return -ENOTSUP;
+	if (w.A.tstate_running_task != PYPROF_NO_OFFSET) {
+		*task = word(&w, tstate + w.A.tstate_running_task);
+		return 0;
+	}
+	if (!*current_tasks) {
+		interp = word(&w, t->runtime_addr + t->layout.bpf.runtime_interp_head);
+		if (py_dict_get(r, word(&w, interp + w.A.interp_modules), "asyncio.tasks", &mod) ||
+		    py_dict_get(r, word(&w, mod + MODULE_DICT), "_current_tasks", current_tasks))
+			return -ENOENT;
+	}
+	n = py_dict_items(r, *current_tasks, keys, values, PY_DICT_ITEMS);
+	if (n < 0)
+		return n;
+	if (w.A.tstate_running_loop != PYPROF_NO_OFFSET)
+		loop = word(&w, tstate + w.A.tstate_running_loop);
+	else if (n == 1)
+		loop = keys[0];
+	for (i = 0; loop && i < n; i++)
+		if (keys[i] == loop)
+			*task = values[i];
+	return 0;
+}
+
+int py_async_thread_states(struct py_reader *r, const struct target *t, pid_t *tids,
+			   uint64_t *tstates, size_t max)
+{
+	const struct py_offsets *off = &t->layout.bpf;
+	struct walk w = { .r = r, .t = t };
+	uint64_t interp = word(&w, t->runtime_addr + off->runtime_interp_head), ts, id;
+	size_t n = 0, k;
+
+	if (r->O.tstate_native_id == PYPROF_NO_OFFSET)
+		return -ENOTSUP;
+	ts = interp ? word(&w, interp + off->interp_threads_head) : 0;
+	for (k = 0; ts && k < 4096 && n < max; k++, ts = word(&w, ts + off->tstate_next)) {
+		id = word(&w, ts + r->O.tstate_native_id);
+		if (!id || id >= 0x40000000)
+			continue;
+		tids[n] = (pid_t)id;
+		tstates[n++] = ts;
+	}
+	return (int)n;
+}

@@ -828,6 +828,34 @@ int py_dict_get(struct py_reader *r, uint64_t dict, const char *key, uint64_t *v
 	return dict_find(&c, dict, key, value);
 }
 
+int py_dict_items(struct py_reader *r, uint64_t dict, uint64_t *keys, uint64_t *values, size_t max)
+{
+	struct render c = { .r = r, .max_reads = WALK_READS };
+	uint8_t head[48], e[PY_DICT_ITEMS * 24];
+	uint64_t entries, nentries, i;
+	unsigned esize;
+	size_t n = 0;
+	int err = rd(&c, dict, head, sizeof(head));
+
+	/* a split table (an instance's attributes) has str keys: not what this is for */
+	if (!err && u64_at(head + 40))
+		return -ENOTSUP;
+	if (!err)
+		err = dict_entries(&c, u64_at(head + 32), &entries, &esize, &nentries);
+	if (err)
+		return err;
+	if (nentries > PY_DICT_ITEMS)
+		nentries = PY_DICT_ITEMS;
+	if (nentries && rd(&c, entries, e, nentries * esize))
+		return -EFAULT;
+	for (i = 0; i < nentries && n < max; i++) {
+		keys[n] = u64_at(e + i * esize + esize - 16);
+		values[n] = u64_at(e + i * esize + esize - 8);
+		n += keys[n] && values[n]; /* deleted entries have neither */
+	}
+	return (int)n;
+}
+
 int py_set_keys(struct py_reader *r, uint64_t set, uint64_t *out, size_t max, size_t *total)
 {
 	uint64_t head[6], mask, *table;
