@@ -2,10 +2,13 @@
 /*
  * Sampling --async: a sample taken inside an asyncio task is charged to the
  * chain of tasks that await it, as CPython 3.15's sampler does with
- * --async-aware. Done in userspace right after the sample: the thread's
- * running task is read then (a word or a small dict), and who awaits whom
- * (every task's fut_waiter, target/py_async.c) from a graph rebuilt at most
- * every ASYNC_GRAPH_MS per process (and when the running task is not in it).
+ * --async-aware. Done in userspace after the sample, from the task graph
+ * (every task's coroutine and fut_waiter, target/py_async.c) read at most
+ * every ASYNC_GRAPH_MS per process: the sample's task is the one whose
+ * coroutine is the outermost coroutine frame of the sample. Only when
+ * several tasks run that coroutine is the thread's running task read (a
+ * word of the thread state, or a small dict), after the sample: a guess,
+ * counted.
  */
 #ifndef PYBPFPROF_ASYNC_STACKS_H
 #define PYBPFPROF_ASYNC_STACKS_H
@@ -31,6 +34,8 @@ struct async_entry {
 struct async_counts {
 	uint64_t in_task;     /* samples charged to a task chain */
 	uint64_t not_in_task; /* samples on a thread running no task, or not found in it */
+	uint64_t guessed;     /* of in_task: its coroutine ran in several tasks; the one
+			       * running when the sample was read was taken */
 	uint64_t graph_reads; /* task graphs read */
 };
 

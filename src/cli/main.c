@@ -741,9 +741,11 @@ static int run__record(struct run *r)
 		(unsigned long long)tr->exits, (unsigned long long)tr->registered,
 		(unsigned long long)tr->gave_up);
 	if (cfg->async_aware)
-		pr_info("--async: %llu samples charged to task chains, %llu not in a task; %llu "
-			"task graphs read\n",
+		pr_info("--async: %llu samples charged to task chains (%llu of them to the task "
+			"running when read, among several running the same coroutine), %llu not "
+			"in a task; %llu task graphs read\n",
 			(unsigned long long)c->async_counts.in_task,
+			(unsigned long long)c->async_counts.guessed,
 			(unsigned long long)c->async_counts.not_in_task,
 			(unsigned long long)c->async_counts.graph_reads);
 

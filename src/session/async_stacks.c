@@ -103,16 +103,6 @@ static uint64_t tstate_of(struct async_stacks *a, pid_t tid)
 	return 0;
 }
 
-static long task_index(const struct async_stacks *a, uint64_t task)
-{
-	size_t i;
-
-	for (i = 0; i < a->ntasks; i++)
-		if (a->tasks[i].addr == task)
-			return (long)i;
-	return -1;
-}
-
 /* The first task awaiting task i, or -1. */
 static long awaiter(const struct async_stacks *a, size_t i)
 {
@@ -125,24 +115,38 @@ static long awaiter(const struct async_stacks *a, size_t i)
 	return -1;
 }
 
-/* The running task's index in the graph (read again if needed), or -1. */
-static long running(struct async_stacks *a, pid_t tid)
+/*
+ * The sample's task and the frame where its coroutine is (*cut), or -1: the
+ * outermost frame of the sample that is some task's coroutine (its code),
+ * and the task running that code; when several tasks run it, the one the
+ * thread runs now (read after the sample: counted as a guess), else none.
+ */
+static long sample_task(struct async_stacks *a, pid_t tid, const struct py_frame *frames,
+			uint32_t n, uint32_t *cut)
 {
-	long long now = mono_ns();
-	uint64_t task = 0;
-	long i;
+	uint64_t running = 0;
+	long found = -1;
+	size_t i, hits = 0;
+	uint32_t k;
 
-	if (!a->graph_ns || now - a->graph_ns > ASYNC_GRAPH_MS * 1000000LL)
-		reread(a, now);
-	if (py_async_running_task(&a->r, a->t, tstate_of(a, tid), &a->current_tasks, &task) ||
-	    !task)
-		return -1;
-	i = task_index(a, task);
-	if (i < 0 && now - a->graph_ns > ASYNC_GRAPH_RETRY_MS * 1000000LL) {
-		reread(a, now);
-		i = task_index(a, task);
-	}
-	return i;
+	for (k = n; k-- > 0 && !hits;)
+		for (i = 0; i < a->ntasks; i++)
+			if (a->tasks[i].nframes && a->tasks[i].frames[0].code == frames[k].code) {
+				*cut = k;
+				found = (long)i;
+				hits++;
+			}
+	if (hits <= 1)
+		return found;
+	if (py_async_running_task(&a->r, a->t, tstate_of(a, tid), &a->current_tasks, &running))
+		running = 0;
+	for (i = 0; running && i < a->ntasks; i++)
+		if (a->tasks[i].addr == running &&
+		    a->tasks[i].frames[0].code == frames[*cut].code) {
+			a->counts.guessed++;
+			return (long)i;
+		}
+	return -1;
 }
 
 /* Appends task i's coroutine frames, innermost first, and the task. */
@@ -166,20 +170,22 @@ size_t async_stacks__chain(struct async_stacks *a, const struct target *t, pid_t
 			   const struct py_frame *frames, uint32_t n, struct async_entry *out,
 			   size_t max)
 {
+	long long now = mono_ns();
 	size_t m = 0, steps;
 	uint32_t k, cut = n;
 	long i, j;
 
 	a->t = t;
 	a->r.L = &t->layout;
-	i = running(a, tid);
-
-	/* the running task's own coroutine: its outermost frame in the sample */
-	if (i >= 0 && a->tasks[i].nframes)
-		for (k = 0; k < n; k++)
-			if (frames[k].code == a->tasks[i].frames[0].code)
-				cut = k;
-	if (cut == n) {
+	if (!a->graph_ns || now - a->graph_ns > ASYNC_GRAPH_MS * 1000000LL)
+		reread(a, now);
+	i = sample_task(a, tid, frames, n, &cut);
+	/* a task newer than the graph: read again, not too often */
+	if (i < 0 && now - a->graph_ns > ASYNC_GRAPH_RETRY_MS * 1000000LL) {
+		reread(a, now);
+		i = sample_task(a, tid, frames, n, &cut);
+	}
+	if (i < 0) {
 		a->counts.not_in_task++;
 		return 0;
 	}

@@ -186,3 +186,43 @@ def async_no_asyncio():
         p = wl.start(py, "idle.py")
         out = dump(p.pid)
         check("\nasyncio tasks: none (asyncio.tasks is not imported)\n" in out, out)
+
+
+def folded(pid, *more):
+    r = run_profiler(["-p", pid, "-d", "3", "-F", "199", "-f", "folded", "-v", *more], timeout=60)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    stacks = {}
+    for line in r.stdout.splitlines():
+        stack, count = line.rsplit(" ", 1)
+        stacks[stack] = stacks.get(stack, 0) + int(count)
+    return stacks, r.stderr
+
+
+@per_build(builds=("debian", "pyenv312", "pyenv313", "forky314", "sid315"))
+def async_sampling(build):
+    """Sampling --async: the samples of a CPU-busy coroutine are charged
+    under its task chain, spin-outer > spinner > burn, in place of the event
+    loop's frames; without --async the same stacks have no task in them."""
+    py = interpreter(build)
+    path = py.script_path(SCRIPT)
+    at = lambda marker: source_line(SCRIPT, marker)[0]  # noqa: E731
+    chain = (f"spin-outer (<asyncio task>);spin_outer ({path}:{at('# AWAIT-SPIN')});"
+             f"spinner (<asyncio task>);spinner ({path}:{at('# CALL-BURN')});burn ({path}:")
+    with Workloads() as wl:
+        p = wl.start(py, SCRIPT, "spin", "nocycle")
+        stacks, err = folded(p.pid, "--async")
+        total = sum(stacks.values())
+        burn = sum(n for s, n in stacks.items() if ";burn (" in s)
+        under = sum(n for s, n in stacks.items() if s.startswith(chain))
+        check(total >= 80, f"only {total} samples")
+        check(burn >= 0.9 * total, f"burn has {burn} of {total} samples")
+        check(under == burn, f"{under} of burn's {burn} samples under the task chain:\n" +
+              "\n".join(f"{n} {s}" for s, n in stacks.items()))
+        m = re.search(r"--async: (\d+) samples charged to task chains \((\d+) of them", err)
+        check(m and int(m.group(1)) >= burn and int(m.group(2)) == 0,
+              f"--async counts: {m and m.group(0)}")
+        plain, _ = folded(p.pid)
+        check(not any("<asyncio task>" in s for s in plain), "tasks without --async")
+        check(any(s.endswith(f"asyncio/base_events.py:{s.rsplit(':', 1)[1]}") or
+                  "run_forever" in s for s in plain if ";burn (" in s),
+              "without --async, burn's stacks do not go through the event loop")

@@ -44,7 +44,7 @@ def burn(n):
 
 async def spinner():
     while True:
-        burn(200000)
+        burn(200000)  # CALL-BURN
         await asyncio.sleep(0)  # SPIN
 
 
