@@ -11,10 +11,11 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
-from harness import (Skip, Workloads, check, interpreter, run_profiler, source_line, test,
-                     per_build)
+from harness import (Skip, Workloads, check, interpreter, python_version, run_profiler,
+                     source_line, test, per_build)
 
 SCRIPT = "async_tree.py"
 ASYNC_BUILDS = ("debian", "pyenv", "pyenv312", "pyenv313", "trixie313", "forky314", "sid314",
@@ -226,3 +227,44 @@ def async_sampling(build):
         check(any(s.endswith(f"asyncio/base_events.py:{s.rsplit(':', 1)[1]}") or
                   "run_forever" in s for s in plain if ";burn (" in s),
               "without --async, burn's stacks do not go through the event loop")
+
+
+@per_build(builds=("debian", "pyenv313", "forky314", "sid315"))
+def async_hostile(build):
+    """Tasks damaged in place (a name pointing nowhere, a bytes object for a
+    coroutine, a task awaiting itself or a wild pointer, a coroutine awaiting
+    itself, a task list looping on itself) are shown as far as they read:
+    bounded, in well under a second, and the process goes on."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p = wl.start(py, "async_corrupt.py")
+        t0 = time.monotonic()
+        out = dump(p.pid)
+        took = time.monotonic() - t0
+        check(took < 10, f"dump took {took:.1f} s")
+        tree = out.split("\nasyncio tasks: ", 1)[1].splitlines()
+        check(tree[0].startswith("7 pending"), f"tasks line {tree[0]!r}")
+        looped = int(python_version(py).split(".")[1]) >= 14  # the task list loops
+        check(("more left out" in tree[0]) == looped, f"tasks line {tree[0]!r}")
+        outer = f"  outer {py.script_path('async_corrupt.py')}:"
+        roots = [i for i, line in enumerate(tree) if line.startswith("└── (T) ")]
+        blocks = {tree[i][8:]: tree[i + 1:j] for i, j in zip(roots, roots[1:] + [len(tree)])}
+        check(set(blocks) == {"Task-1", "<unreadable at 0x10>", "bad-coro", "wild-waiter",
+                              "loop-coro", "ring", "self-wait"}, f"roots {sorted(blocks)}")
+        check(len(blocks["<unreadable at 0x10>"]) == 2, "bad-name's coroutine stack")
+        check(blocks["bad-coro"] == [], f"bad-coro shows {blocks['bad-coro']}")
+        check(len(blocks["wild-waiter"]) == 2, f"wild-waiter {blocks['wild-waiter']}")
+        loop = blocks["loop-coro"]
+        check(len(loop) == 32 and all(outer in line for line in loop) and
+              loop[-1].endswith("(coroutine stack truncated)"), "loop-coro:\n" + "\n".join(loop))
+        check(blocks["self-wait"][-1].endswith(
+            "└── (T) self-wait (awaits itself through the tasks above: cycle)"),
+            f"self-wait {blocks['self-wait']}")
+        js = tasks_json(p.pid)
+        check(len(js["tasks"]) == 7 and js["left_out"] == looped,
+              f"{len(js['tasks'])} tasks in JSON, left_out {js['left_out']}")
+        sw = [t for t in js["tasks"] if t["name"] == "self-wait"][0]
+        check(sw["awaits"] == [sw["id"]] == sw["awaited_by"], f"self-wait {sw}")
+        check(p.poll() is None, "the target died")
+        state = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        check(state in "SR", f"the target is in state {state}")
