@@ -69,7 +69,9 @@ uint64_t py_async_await_slot(const struct py_async_layout *A, uint16_t localsplu
 {
 	uint64_t base = frame + localsplus, slot;
 
-	if (nlocalsplus > 65536 || base < frame)
+	/* the frame and its whole stack within the address space: no sum below wraps */
+	if (nlocalsplus > 65536 ||
+	    frame > UINT64_MAX - localsplus - 8 * (nlocalsplus + STACK_SLOTS))
 		return 0;
 	base += 8 * nlocalsplus; /* the value stack follows the locals, cells and free variables */
 	if (A->stack_pointer) {

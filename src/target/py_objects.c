@@ -896,6 +896,14 @@ int py_list_items(struct py_reader *r, uint64_t list, uint64_t *out, size_t max,
 	return (int)n;
 }
 
+/* len, or less: the bytes from addr to the end of its 4 KiB page. */
+static size_t page_rest(uint64_t addr, size_t len)
+{
+	size_t rest = 4096 - (addr & 4095);
+
+	return rest < len ? rest : len;
+}
+
 int py_type_is(struct py_reader *r, uint64_t obj, const char *name)
 {
 	uint64_t type;
@@ -907,8 +915,9 @@ int py_type_is(struct py_reader *r, uint64_t obj, const char *name)
 	/* the type or one of its first bases, by tp_name */
 	for (i = 0; i < PY_TYPE_BASES && type >= 4096; i++) {
 		memset(text, 0, sizeof(text));
+		/* the name's bytes up to its page's end: it may end a mapping */
 		if (remote_read(r->pid, type + TP_NAME, &obj, 8) ||
-		    remote_read(r->pid, obj, text, sizeof(text) - 1))
+		    remote_read(r->pid, obj, text, page_rest(obj, sizeof(text) - 1)))
 			return -EFAULT;
 		if (!strcmp(text, name))
 			return 1;
