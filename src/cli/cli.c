@@ -42,6 +42,8 @@ static const char doc[] =
 	"  sudo pybpfprof --user alice -- python3 app.py   # the command runs as alice\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
 	"  sudo pybpfprof dump -p 1234 --locals    # each thread now, with its locals\n"
+	"  sudo pybpfprof dump -p 1234 --async     # its asyncio task tree\n"
+	"  sudo pybpfprof -p 1234 -d 10 --async    # samples by asyncio task chain\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"  sudo pybpfprof --calls -- python3 app.py   # cProfile's ncalls, from the first call\n"
@@ -484,7 +486,7 @@ int cli_report_apply(int key, const char *arg, struct pyprof_config *cfg)
 static const char args_doc[] = "[-- COMMAND [ARG...]]\ntop [OPTION...] [-- COMMAND [ARG...]]\n"
 			       "report FILE.json [-f FORMAT] [-o FILE]...\n"
 			       "diff [OPTION...] BEFORE.json AFTER.json\n"
-			       "dump [-p PID...|-a] [--locals] [-f json] [-o FILE]\n"
+			       "dump [-p PID...|-a] [--locals] [--async] [-f json] [-o FILE]\n"
 			       "agent [OPTION...] (see pybpfprof agent --help)";
 
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)

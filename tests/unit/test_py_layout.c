@@ -629,7 +629,8 @@ static void test_async_layouts(void **state)
 		uint32_t hex;
 		uint16_t node, head, running_task;
 		uint32_t interp;
-	} debug[] = { { 0x030E0AF0, 152, 880, 872, 10880 }, { 0x030F02F0, 152, 1048, 1032, 10856 } };
+	} debug[] = { { 0x030E0AF0, 152, 880, 872, 10880 },
+		      { 0x030F02F0, 152, 1048, 1032, 10856 } };
 	struct py_async_layout A;
 	unsigned minor, i;
 
