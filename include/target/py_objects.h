@@ -55,6 +55,7 @@ struct py_reader {
 		char name[48];
 	} types[PY_TYPES_KNOWN];
 	unsigned ntypes;
+	uint64_t asyncio_tasks; /* asyncio.tasks' module dict once found (py_async.c), or 0 */
 };
 
 /* 0, or -ENOTSUP for a version without an object layout. */

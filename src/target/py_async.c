@@ -177,7 +177,7 @@ static void add_list(struct walk *w, uint64_t head)
 /* Every task of a set of tasks, or of a WeakSet's set of references to them. */
 static void add_set(struct walk *w, uint64_t set, bool weak)
 {
-	uint64_t *keys = malloc(PY_ASYNC_TASKS * 4 * sizeof(*keys)), data;
+	uint64_t *keys = malloc(PY_ASYNC_TASKS * sizeof(*keys)), data;
 	size_t total;
 	int n, i;
 
@@ -185,7 +185,9 @@ static void add_set(struct walk *w, uint64_t set, bool weak)
 		return;
 	if (weak && py_object_attr(w->r, set, "data", &data))
 		data = 0;
-	n = py_set_keys(w->r, weak ? data : set, keys, PY_ASYNC_TASKS * 4, &total);
+	n = py_set_keys(w->r, weak ? data : set, keys, PY_ASYNC_TASKS, &total);
+	if (n == PY_ASYNC_TASKS && total > (size_t)n)
+		w->st->left_out = true;
 	for (i = 0; i < n; i++)
 		add_task(w, weak ? word(w, keys[i] + WEAKREF_OBJECT) : keys[i]);
 	free(keys);
@@ -194,20 +196,28 @@ static void add_set(struct walk *w, uint64_t set, bool weak)
 /* 3.11-3.13: asyncio.tasks._all_tasks / _scheduled_tasks (WeakSets) and _eager_tasks. */
 static int tasks_from_module(struct walk *w, uint64_t interp)
 {
-	uint64_t modules = word(w, interp + w->A.interp_modules), mod, dict, set;
+	uint64_t modules, mod, dict = w->r->asyncio_tasks, set;
 
-	if (!modules)
-		return -EFAULT;
-	if (py_dict_get(w->r, modules, "asyncio.tasks", &mod)) {
-		w->st->no_asyncio = true;
-		return 0;
+	/* the module's dict as found before, while it still holds a task set (a memo) */
+	if (!dict || (py_dict_get(w->r, dict, "_scheduled_tasks", &set) &&
+		      py_dict_get(w->r, dict, "_all_tasks", &set))) {
+		w->r->asyncio_tasks = 0;
+		modules = word(w, interp + w->A.interp_modules);
+		if (!modules)
+			return -EFAULT;
+		if (py_dict_get(w->r, modules, "asyncio.tasks", &mod)) {
+			w->st->no_asyncio = true;
+			return 0;
+		}
+		dict = word(w, mod + MODULE_DICT);
+		if (!dict)
+			return -EFAULT;
+		if (py_dict_get(w->r, dict, "_scheduled_tasks", &set) &&
+		    py_dict_get(w->r, dict, "_all_tasks", &set))
+			return 0;
+		w->r->asyncio_tasks = dict;
 	}
-	dict = word(w, mod + MODULE_DICT);
-	if (!dict)
-		return -EFAULT;
-	if (!py_dict_get(w->r, dict, "_scheduled_tasks", &set) ||
-	    !py_dict_get(w->r, dict, "_all_tasks", &set))
-		add_set(w, set, true);
+	add_set(w, set, true);
 	if (!py_dict_get(w->r, dict, "_eager_tasks", &set))
 		add_set(w, set, false);
 	return 0;
