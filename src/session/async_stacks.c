@@ -23,6 +23,7 @@ struct async_stacks {
 	const struct target *t;
 	struct py_reader r;
 	struct py_async_task *tasks;
+	int32_t *awaiter; /* per task, the first task awaiting it, or -1 */
 	size_t ntasks;
 	long long graph_ns;
 	uint64_t current_tasks;	     /* asyncio.tasks._current_tasks (3.11-3.13), once found */
@@ -45,7 +46,10 @@ struct async_stacks *async_stacks__new(const struct target *t)
 		return NULL;
 	}
 	a->tasks = malloc(PY_ASYNC_TASKS * sizeof(*a->tasks));
-	if (!a->tasks) {
+	a->awaiter = malloc(PY_ASYNC_TASKS * sizeof(*a->awaiter));
+	if (!a->tasks || !a->awaiter) {
+		free(a->tasks);
+		free(a->awaiter);
 		free(a);
 		return NULL;
 	}
@@ -58,6 +62,7 @@ void async_stacks__free(struct async_stacks *a)
 	if (!a)
 		return;
 	free(a->tasks);
+	free(a->awaiter);
 	free(a);
 }
 
@@ -70,12 +75,19 @@ const struct async_counts *async_stacks__counts(const struct async_stacks *a)
 static void reread(struct async_stacks *a, long long now)
 {
 	struct py_async_state st;
+	size_t i, k;
 	int n;
 
 	a->graph_ns = now;
 	a->counts.graph_reads++;
 	n = py_async_tasks(&a->r, a->t, a->tasks, PY_ASYNC_TASKS, &st);
 	a->ntasks = n > 0 ? (size_t)n : 0;
+	/* who awaits each task, once per graph rather than per sample */
+	for (i = 0; i < a->ntasks; i++)
+		a->awaiter[i] = -1;
+	for (i = a->ntasks; i-- > 0;)
+		for (k = a->tasks[i].nawaits; k-- > 0;)
+			a->awaiter[a->tasks[i].awaits[k]] = (int32_t)i;
 	n = py_async_thread_states(&a->r, a->t, a->nstids, a->tstates, ASYNC_THREADS);
 	a->nthreads = n > 0 ? (size_t)n : 0;
 }
@@ -101,18 +113,6 @@ static uint64_t tstate_of(struct async_stacks *a, pid_t tid)
 		if (a->nstids[i] == nstid)
 			return a->tstates[i];
 	return 0;
-}
-
-/* The first task awaiting task i, or -1. */
-static long awaiter(const struct async_stacks *a, size_t i)
-{
-	size_t j, k;
-
-	for (j = 0; j < a->ntasks; j++)
-		for (k = 0; k < a->tasks[j].nawaits; k++)
-			if (a->tasks[j].awaits[k] == i)
-				return (long)j;
-	return -1;
 }
 
 /*
@@ -194,8 +194,8 @@ size_t async_stacks__chain(struct async_stacks *a, const struct target *t, pid_t
 		out[m++] = (struct async_entry){ .frame = frames[k] };
 	m = put_task(&a->tasks[i], out, m, max, false);
 	/* each awaiting task, bounded: a cycle of awaits ends at ASYNC_CHAIN */
-	for (steps = 0, j = awaiter(a, (size_t)i); j >= 0 && steps < ASYNC_CHAIN && m < max;
-	     steps++, j = awaiter(a, (size_t)j))
+	for (steps = 0, j = a->awaiter[i]; j >= 0 && steps < ASYNC_CHAIN && m < max;
+	     steps++, j = a->awaiter[j])
 		m = put_task(&a->tasks[j], out, m, max, true);
 	return m;
 }

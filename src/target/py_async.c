@@ -166,7 +166,10 @@ static void add_list(struct walk *w, uint64_t head)
 	uint64_t node = word(w, head);
 	size_t k;
 
+	/* a task met twice: the list loops without coming back to its head */
 	for (k = 0; node && node != head && k < PY_ASYNC_CHAIN; k++) {
+		if (known(w, node - w->A.task_node, NULL))
+			break;
 		add_task(w, node - w->A.task_node);
 		node = word(w, node);
 	}
@@ -223,12 +226,41 @@ static int tasks_from_module(struct walk *w, uint64_t interp)
 	return 0;
 }
 
+struct by_addr {
+	uint64_t addr;
+	size_t index;
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = ((const struct by_addr *)a)->addr, y = ((const struct by_addr *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The listed task at addr, by binary search of the sorted index: its position, or -1. */
+static long find_task(const struct by_addr *sorted, size_t n, uint64_t addr)
+{
+	struct by_addr key = { .addr = addr };
+	const struct by_addr *hit = bsearch(&key, sorted, n, sizeof(*sorted), cmp_addr);
+
+	return hit ? (long)hit->index : -1;
+}
+
 /* Which listed tasks each task awaits: its fut_waiter, or a gather()'s children. */
 static void link_awaits(struct walk *w)
 {
 	uint64_t kids[PY_ASYNC_AWAITS], list;
-	size_t i, at, total;
+	struct by_addr *sorted = malloc((w->n ? w->n : 1) * sizeof(*sorted));
+	size_t i, total;
+	long at;
 	int n, k;
+
+	if (!sorted)
+		return;
+	for (i = 0; i < w->n; i++)
+		sorted[i] = (struct by_addr){ w->out[i].addr, i };
+	qsort(sorted, w->n, sizeof(*sorted), cmp_addr);
 
 	for (i = 0; i < w->n; i++) {
 		struct py_async_task *task = &w->out[i];
@@ -236,7 +268,8 @@ static void link_awaits(struct walk *w)
 
 		if (!waiter)
 			continue;
-		if (known(w, waiter, &at)) {
+		at = find_task(sorted, w->n, waiter);
+		if (at >= 0) {
 			task->awaits[task->nawaits++] = (uint32_t)at;
 			continue;
 		}
@@ -247,9 +280,10 @@ static void link_awaits(struct walk *w)
 		task->gather = true;
 		n = py_list_items(w->r, list, kids, PY_ASYNC_AWAITS, &total);
 		for (k = 0; k < n; k++)
-			if (known(w, kids[k], &at))
+			if ((at = find_task(sorted, w->n, kids[k])) >= 0)
 				task->awaits[task->nawaits++] = (uint32_t)at;
 	}
+	free(sorted);
 }
 
 int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_task *out,
