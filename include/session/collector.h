@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "bpf_abi.h"
+#include "session/async_stacks.h"
 #include "target/code_cache.h"
 #include "profile/profile.h"
 #include "target/target.h"
@@ -41,6 +42,8 @@ struct collector_target {
 		long stack;
 	} mem_recent[16];
 	unsigned mem_recent_next;
+	struct async_stacks *async; /* --async, made at its first sample */
+	bool async_tried;
 };
 
 struct collector {
@@ -67,6 +70,11 @@ struct collector {
 	size_t nparked, cap_parked;
 	uint32_t park_gen;
 	bool replaying; /* a replayed sample is not parked again */
+	/* --async: CPU samples inside a task are charged to the tasks awaiting it */
+	bool async;
+	struct async_entry *async_out;
+	uint32_t *async_ids;
+	struct async_counts async_counts; /* of every target, the gone ones too */
 };
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */

@@ -126,4 +126,40 @@ struct py_obj_layout {
 /* Fills *out for a PY_VERSION_HEX; 0, or -ENOTSUP. */
 int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out);
 
+/*
+ * asyncio's C task (_asyncio.Task, TaskObj: FutureObj's fields, then the
+ * task's) and coroutine objects, and where the tasks are found: through
+ * sys.modules (PyInterpreterState.modules, 3.11; .imports.modules,
+ * 3.12-3.13) and asyncio.tasks' task sets, or (3.14+) in each thread
+ * state's list of its tasks (_PyThreadStateImpl.asyncio_tasks_head, linked
+ * through TaskObj.task_node), as the _asyncio module's AsyncioDebug section
+ * publishes them. Fixed per minor version (src/target/py_layout.c names the
+ * builds each was read from).
+ */
+struct py_async_layout {
+	uint16_t fut_state;	  /* FutureObj.fut_state (int: 0 pending, 1 cancelled, 2 done) */
+	uint16_t task_fut_waiter; /* TaskObj.task_fut_waiter: the future it awaits */
+	uint16_t task_coro;	  /* TaskObj.task_coro */
+	uint16_t task_name;	  /* TaskObj.task_name: a str, or an int N for "Task-N" */
+	uint16_t task_node;	  /* TaskObj.task_node (3.14+), or PYPROF_NO_OFFSET */
+	uint16_t task_size;	  /* bytes of a TaskObj read */
+	uint16_t gen_iframe;	  /* PyGenObject.gi_iframe: the coroutine's own frame */
+	uint16_t frame_stack;	  /* _PyInterpreterFrame.stacktop (int, slots past localsplus,
+				   * <= 3.13) or .stackpointer (a pointer, 3.14+) */
+	uint16_t interp_modules;  /* sys.modules in the interpreter (<= 3.13), or NO_OFFSET */
+	uint16_t tstate_tasks;	  /* asyncio_tasks_head in the thread state (3.14+), or NO_OFFSET */
+	uint32_t interp_tasks;	  /* the interpreter's (tasks of exited threads), or NO_OFFSET */
+	uint16_t tstate_running_loop; /* asyncio_running_loop (3.13+), or NO_OFFSET */
+	uint16_t tstate_running_task; /* asyncio_running_task (3.14+), or NO_OFFSET */
+	uint8_t stack_pointer;	      /* frame_stack is a pointer (3.14+) */
+	/*
+	 * The awaited object sits this many slots below the stack's top: 1, or
+	 * 2 in 3.15, whose suspended SEND keeps a null reference above it.
+	 */
+	uint8_t await_depth;
+};
+
+/* Fills *out for a PY_VERSION_HEX; 0, or -ENOTSUP (before 3.11, or a free-threaded build). */
+int py_layout__async(uint32_t hexversion, struct py_async_layout *out);
+
 #endif

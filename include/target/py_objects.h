@@ -55,6 +55,7 @@ struct py_reader {
 		char name[48];
 	} types[PY_TYPES_KNOWN];
 	unsigned ntypes;
+	uint64_t asyncio_tasks; /* asyncio.tasks' module dict once found (py_async.c), or 0 */
 };
 
 /* 0, or -ENOTSUP for a version without an object layout. */
@@ -76,6 +77,32 @@ int py_render(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char
  */
 int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char *out,
 		       size_t outlen);
+
+/*
+ * Lookups for walking the interpreter's own structures (sys.modules, the
+ * asyncio task sets), with a larger read budget than a value's: the
+ * instance attribute attr of obj, the value of the str key in a dict, the
+ * keys of a set (at most max, of a table of at most PY_SET_SLOTS slots:
+ * its deleted-slot marker may be among them) and the items of a list (its
+ * first max; *total says how many it has). 0 (or the count written), or
+ * -errno (-ENOENT: no such key).
+ */
+#define PY_SET_SLOTS (1u << 16)
+int py_object_attr(struct py_reader *r, uint64_t obj, const char *attr, uint64_t *value);
+int py_dict_get(struct py_reader *r, uint64_t dict, const char *key, uint64_t *value);
+/* The first PY_DICT_ITEMS entries of a combined dict: (key, value) pairs. */
+#define PY_DICT_ITEMS 64
+int py_dict_items(struct py_reader *r, uint64_t dict, uint64_t *keys, uint64_t *values, size_t max);
+int py_set_keys(struct py_reader *r, uint64_t set, uint64_t *out, size_t max, size_t *total);
+int py_list_items(struct py_reader *r, uint64_t list, uint64_t *out, size_t max, size_t *total);
+
+/*
+ * Whether the type of obj, or one of its first PY_TYPE_BASES bases, has
+ * tp_name name: 1, 0, or -EFAULT. Names only: a class may pose as one, so
+ * what is read through the answer stays bounded and checked.
+ */
+#define PY_TYPE_BASES 8
+int py_type_is(struct py_reader *r, uint64_t obj, const char *name);
 
 /* One local variable of a frame. */
 struct py_local {
@@ -131,5 +158,13 @@ struct py_dump_state {
  */
 int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_thread *out,
 		    size_t max, struct py_dump_state *st);
+
+/*
+ * One frame read alone (a suspended coroutine's, pybpfprof dump --async):
+ * its code, position and fingerprint as the stack walk reads them. 0, or
+ * -EFAULT (unreadable), -ENOENT (a shim frame, or no code).
+ */
+int py_read_frame(pid_t pid, const struct py_offsets *off, uint64_t frame,
+		  struct py_dump_frame *out);
 
 #endif

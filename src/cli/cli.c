@@ -49,6 +49,8 @@ static const char doc[] =
 	"  sudo pybpfprof --user alice -- python3 app.py   # the command runs as alice\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
 	"  sudo pybpfprof dump -p 1234 --locals    # each thread now, with its locals\n"
+	"  sudo pybpfprof dump -p 1234 --async     # its asyncio task tree\n"
+	"  sudo pybpfprof -p 1234 -d 10 --async    # samples by asyncio task chain\n"
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"  sudo pybpfprof --calls -- python3 app.py   # cProfile's ncalls, from the first call\n"
@@ -137,6 +139,7 @@ enum {
 	OPT_MAX_CACHE_MB,
 	OPT_USER,
 	OPT_PRUNE,
+	OPT_ASYNC,
 };
 
 // clang-format off
@@ -173,6 +176,10 @@ static const struct cli_option cli_options[] = {
 	    "used are evicted, and the report counts them (default: 64)", 2 },
 	  CLI_UINT, FIELD(max_cache_mb, unsigned), 1, PYPROF_MAX_CACHE_MB, "--max-cache-mb",
 	  "1 to " STR(PYPROF_MAX_CACHE_MB) " MiB" },
+	{ { "async", OPT_ASYNC, NULL, 0, "Charge a sample taken inside an asyncio task to the "
+	    "chain of tasks awaiting it: its coroutine frames, then each task with its own "
+	    "coroutine stack, in place of the event loop's frames (CPython 3.11+)", 2 },
+	  CLI_SET, FIELD(async_aware, bool), 0, 0, NULL, NULL },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
 	      "command, --subprocesses or -a, a process without usable probes is named and "

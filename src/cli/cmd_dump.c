@@ -27,11 +27,12 @@
 #define DUMP_MAX_TASKS 4096 /* tasks of one process listed at most */
 #define DUMP_CACHE_BYTES (64u << 20)
 #define DUMP_SOURCE_MS 2000
+#define OPT_ASYNC 0x100
 
 struct dump_opts {
 	pid_t pids[DUMP_MAX_PIDS];
 	int npids;
-	bool all, locals, json;
+	bool all, locals, json, async;
 	const char *output;
 };
 
@@ -47,6 +48,7 @@ static const char dump_doc[] =
 	"  sudo pybpfprof dump -p 1234             # every thread of pid 1234\n"
 	"  sudo pybpfprof dump -p 1234 --locals    # with each frame's local variables\n"
 	"  sudo pybpfprof dump -a -f json -o now.json   # every CPython, as JSON\n"
+	"  sudo pybpfprof dump -p 1234 --async     # with its asyncio task tree\n"
 	"\n"
 	"Locals are shown bounded: None, bool, int (big ones abbreviated), float, str and bytes "
 	"(first 80 characters, escaped), list, tuple, dict and set by length and first items, "
@@ -57,6 +59,10 @@ static const struct argp_option dump_options[] = {
 	{ "pid", 'p', "PID", 0, "Dump process PID (repeatable)", 0 },
 	{ "all", 'a', NULL, 0, "Dump every CPython process of the machine", 0 },
 	{ "locals", 'l', NULL, 0, "Show each frame's local variables", 0 },
+	{ "async", OPT_ASYNC, NULL, 0,
+	  "Show the asyncio tasks: each pending task's coroutine stack, as a tree of who awaits "
+	  "whom (CPython 3.11+)",
+	  0 },
 	{ "format", 'f', "FORMAT", 0, "text (default) or json", 0 },
 	{ "output", 'o', "FILE", 0, "Write to FILE (never through a link; -: stdout)", 0 },
 	{ 0 },
@@ -83,6 +89,9 @@ static error_t dump_parse_opt(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'l':
 		o->locals = true;
+		return 0;
+	case OPT_ASYNC:
+		o->async = true;
 		return 0;
 	case 'f':
 		if (strcmp(arg, "text") && strcmp(arg, "json"))
@@ -324,7 +333,7 @@ static struct dump_thread *extra_task(struct dump_process *dp)
 }
 
 /* Reads the Python threads of t into dp (whose tasks are listed). 0 or -errno. */
-static int python_threads(const struct target *t, struct dump_process *dp, bool locals)
+static int python_threads(const struct target *t, struct dump_process *dp, bool locals, bool async)
 {
 	struct cache_budget budget;
 	struct code_cache *cc;
@@ -373,6 +382,8 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 		    th->args[0] < st.gil + PY_GIL_SIZE)
 			th->gil = 2;
 	}
+	if (async && n >= 0)
+		dump_read_tasks(&r, cc, t, dp);
 	free(pts);
 	code_cache__free(cc);
 	cache_budget__free(&budget);
@@ -380,7 +391,8 @@ static int python_threads(const struct target *t, struct dump_process *dp, bool 
 }
 
 /* One process: 0, or -errno with the reason in why. */
-static int dump_one(pid_t pid, struct dump_process *dp, bool locals, char *why, size_t whylen)
+static int dump_one(pid_t pid, struct dump_process *dp, const struct dump_opts *o, char *why,
+		    size_t whylen)
 {
 	struct target *t = calloc(1, sizeof(*t));
 	int err;
@@ -399,7 +411,7 @@ static int dump_one(pid_t pid, struct dump_process *dp, bool locals, char *why, 
 				 strerror(-err));
 	}
 	if (!err) {
-		err = python_threads(t, dp, locals);
+		err = python_threads(t, dp, o->locals, o->async);
 		if (err)
 			snprintf(why, whylen, "cannot read the threads of pid %d: %s", pid,
 				 strerror(-err));
@@ -441,11 +453,12 @@ static int dump_collect(struct dump_opts *o, struct dump_report *rep)
 		struct dump_process *dp = &rep->procs[rep->nprocs];
 
 		why[0] = 0;
-		if (!dump_one(o->pids[i], dp, o->locals, why, sizeof(why))) {
+		if (!dump_one(o->pids[i], dp, o, why, sizeof(why))) {
 			rep->nprocs++;
 			continue;
 		}
 		free(dp->threads);
+		dump_tasks_free(dp);
 		memset(dp, 0, sizeof(*dp));
 		/* -a meets processes that are not CPython or exit meanwhile: skipped */
 		if (!o->all) {
@@ -479,6 +492,7 @@ int cmd_dump(int argc, char **argv)
 	if (o.all && all_pids(&o))
 		fprintf(stderr, "pybpfprof: cannot list /proc\n");
 	rep.locals = o.locals;
+	rep.async = o.async;
 	failed = dump_collect(&o, &rep);
 	if (o.output && rep.nprocs)
 		err = outfile__write(&of, o.json ? dump_write_json : dump_write_text, &rep, why,

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "target/code_cache.h"
+#include "target/py_async.h"
 #include "target/py_objects.h"
 
 struct dump_local {
@@ -46,19 +48,35 @@ struct dump_thread {
 	size_t nframes;
 };
 
+/* One pending asyncio task (--async): its coroutine stack, outermost first. */
+struct dump_task {
+	uint64_t addr;
+	char name[128];
+	struct dump_frame *frames;
+	size_t nframes;
+	bool truncated, gather;
+	uint32_t awaits[PY_ASYNC_AWAITS]; /* indices of the tasks it awaits */
+	size_t nawaits;
+};
+
 struct dump_process {
 	pid_t pid;
 	char version[24];
 	char exe[PATH_MAX], cmdline[256];
 	struct dump_thread *threads;
 	size_t nthreads, cap;
-	bool threads_left_out; /* it had more Python threads than PY_DUMP_THREADS */
+	bool threads_left_out;	 /* it had more Python threads than PY_DUMP_THREADS */
+	struct dump_task *tasks; /* --async */
+	size_t ntasks;
+	int tasks_err; /* 0, or -errno: the tasks could not be read */
+	struct py_async_state tasks_state;
 };
 
 struct dump_report {
 	struct dump_process *procs;
 	size_t nprocs;
 	bool locals;
+	bool async; /* the asyncio tasks were read */
 };
 
 /* Reads the source line of every frame of dp, with pid's rights, inside its root. */
@@ -68,6 +86,13 @@ void dump_report_free(struct dump_report *rep);
 /* Writers: 0 or -errno (a write error). */
 int dump_write_text(FILE *f, void *report);
 int dump_write_json(FILE *f, void *report);
+
+/* --async (dump_async.c): reads dp's tasks; prints them as a tree, or as JSON; frees them. */
+void dump_read_tasks(struct py_reader *r, struct code_cache *cc, const struct target *t,
+		     struct dump_process *dp);
+void dump_tasks_text(FILE *f, const struct dump_process *dp);
+void dump_tasks_json(FILE *f, const struct dump_process *dp);
+void dump_tasks_free(struct dump_process *dp);
 
 /* A system call's name by number (x86_64), or NULL. */
 const char *dump_syscall_name(long nr);

@@ -235,6 +235,8 @@ int dump_write_text(FILE *f, void *report)
 				PY_DUMP_THREADS);
 		for (j = 0; j < dp->nthreads; j++)
 			text_thread(f, &dp->threads[j], rep->locals);
+		if (rep->async)
+			dump_tasks_text(f, dp);
 	}
 	return ferror(f) ? -EIO : 0;
 }
@@ -344,7 +346,10 @@ int dump_write_json(FILE *f, void *report)
 			fputs(j ? ", " : "", f);
 			json_thread(f, &dp->threads[j], rep->locals);
 		}
-		fputs("]}", f);
+		fputc(']', f);
+		if (rep->async)
+			dump_tasks_json(f, dp);
+		fputc('}', f);
 	}
 	fputs("]}\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -485,6 +490,7 @@ void dump_report_free(struct dump_report *rep)
 			free(t->frames);
 		}
 		free(dp->threads);
+		dump_tasks_free(dp);
 	}
 	free(rep->procs);
 }

@@ -578,6 +578,7 @@ static int run__prepare(struct run *r)
 	prof->alloc_period = cfg->alloc_period;
 	prof->page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&r->c, prof, (size_t)cfg->max_cache_mb << 20);
+	r->c.async = cfg->async_aware;
 	if (!err && cfg->user) {
 		err = launch_user__resolve(cfg->user, &r->user, r->why, sizeof(r->why));
 		if (err)
@@ -739,6 +740,14 @@ static int run__record(struct run *r)
 		(unsigned long long)tr->forks, (unsigned long long)tr->execs,
 		(unsigned long long)tr->exits, (unsigned long long)tr->registered,
 		(unsigned long long)tr->gave_up);
+	if (cfg->async_aware)
+		pr_info("--async: %llu samples charged to task chains (%llu of them to the task "
+			"running when read, among several running the same coroutine), %llu not "
+			"in a task; %llu task graphs read\n",
+			(unsigned long long)c->async_counts.in_task,
+			(unsigned long long)c->async_counts.guessed,
+			(unsigned long long)c->async_counts.not_in_task,
+			(unsigned long long)c->async_counts.graph_reads);
 
 	err = cfg->merge ? profile__merge(&r->prof) : 0;
 	if (err) {

@@ -32,6 +32,7 @@ void collector__free(struct collector *c)
 	size_t i;
 
 	for (i = 0; i < c->ntargets; i++) {
+		async_stacks__free(c->targets[i].async);
 		code_cache__free(c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
 		if (c->targets[i].pidfd >= 0)
@@ -40,6 +41,8 @@ void collector__free(struct collector *c)
 	cache_budget__free(&c->budget);
 	free(c->targets);
 	free(c->scratch);
+	free(c->async_out);
+	free(c->async_ids);
 	while (c->nparked)
 		free(c->parked[--c->nparked].data);
 	free(c->parked);
@@ -188,14 +191,75 @@ static int resolve_frames(struct collector *c, struct collector_target *ts,
 	return 0;
 }
 
+/* Adds a's counts to the collector's (at the end of a target's sampling). */
+static void async_count(struct async_counts *sum, const struct async_stacks *a, int sign)
+{
+	const struct async_counts *n = a ? async_stacks__counts(a) : NULL;
+
+	if (!n)
+		return;
+	sum->in_task += sign * (int64_t)n->in_task;
+	sum->not_in_task += sign * (int64_t)n->not_in_task;
+	sum->graph_reads += sign * (int64_t)n->graph_reads;
+	sum->guessed += sign * (int64_t)n->guessed;
+}
+
+/*
+ * --async: the sample's frame ids with the chain of tasks awaiting the
+ * running one in place of the event loop's frames (session/async_stacks.c).
+ * Returns the number of ids in *ids; the sample's own when it is not in a task.
+ */
+static uint32_t async_frames(struct collector *c, struct collector_target *ts,
+			     const struct py_sample *s, const uint32_t **ids, bool *unresolved)
+{
+	size_t m, k;
+	uint32_t func;
+
+	*ids = c->scratch;
+	if (!ts->async && !ts->async_tried) {
+		ts->async_tried = true;
+		ts->async = async_stacks__new(&ts->t);
+	}
+	if (!c->async_out)
+		c->async_out = calloc(PYPROF_MAX_DEPTH, sizeof(*c->async_out));
+	if (!c->async_ids)
+		c->async_ids = calloc(PYPROF_MAX_DEPTH, sizeof(*c->async_ids));
+	if (!ts->async || !c->async_out || !c->async_ids)
+		return s->nframes;
+	async_count(&c->async_counts, ts->async, -1);
+	m = async_stacks__chain(ts->async, &ts->t, s->tid, s->frames, s->nframes, c->async_out,
+				PYPROF_MAX_DEPTH);
+	async_count(&c->async_counts, ts->async, 1);
+	for (k = 0; k < m; k++) {
+		const struct async_entry *e = &c->async_out[k];
+
+		if (!e->task) {
+			c->async_ids[k] = frame_id(c, ts, &e->frame, unresolved);
+		} else {
+			func = profile__func(c->prof, e->task, "<asyncio task>", 0, false);
+			c->async_ids[k] = func == UINT32_MAX ? UINT32_MAX :
+							       profile__frame(c->prof, func, -1);
+		}
+		if (c->async_ids[k] == UINT32_MAX)
+			return s->nframes; /* out of memory: the sample as it came */
+	}
+	if (m)
+		*ids = c->async_ids;
+	return m ? (uint32_t)m : s->nframes;
+}
+
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
 static void add_cpu_sample(struct collector *c, struct collector_target *ts,
 			   const struct py_sample *s, bool unresolved)
 {
 	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	const uint32_t *ids = c->scratch;
+	uint32_t n = s->nframes;
 	struct profile_thread *th;
 
-	if (profile_target__add_stack(pp, s->tid, c->scratch, s->nframes, 1)) {
+	if (c->async)
+		n = async_frames(c, ts, s, &ids, &unresolved);
+	if (profile_target__add_stack(pp, s->tid, ids, n, 1)) {
 		c->malformed++;
 		return;
 	}
@@ -516,6 +580,7 @@ size_t collector__compact(struct collector *c, const bool *drop, size_t *map, si
 		size_t memo = hashmap__bytes(&ts->raw_frames);
 
 		if (drop[i]) {
+			async_stacks__free(ts->async);
 			code_cache__free(ts->codes);
 			hashmap__free(&ts->raw_frames);
 			c->budget.memo_bytes -= memo;

@@ -746,3 +746,64 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 	*out = o;
 	return 0;
 }
+
+/*
+ * TaskObj and coroutine offsets: read live with ctypes from a task suspended
+ * in a coroutine awaiting another (Debian 3.11.2, pyenv 3.11.7, 3.12.1,
+ * 3.13.0, trixie 3.13.5, forky 3.14.8, sid 3.14.10 and 3.15.2); 3.14 and 3.15
+ * agree with their AsyncioDebug sections (task_coro 128, task_name 136,
+ * task_node 152, the thread state's asyncio_running_loop 864 / 1024,
+ * asyncio_running_task 872 / 1032 and asyncio_tasks_head 880 / 1048, the
+ * interpreter's 10880 / 10856). 3.13's running loop (304) was found live as
+ * the one word of the thread state that is the running loop.
+ */
+int py_layout__async(uint32_t hexversion, struct py_async_layout *out)
+{
+	unsigned minor = (hexversion >> 16) & 0xff;
+	struct py_async_layout a = {
+		.fut_state = 88,
+		.task_fut_waiter = 128,
+		.task_coro = 136,
+		.task_name = 144,
+		.task_node = PYPROF_NO_OFFSET,
+		.task_size = 176,
+		.gen_iframe = 72,
+		.frame_stack = 64,
+		.interp_modules = minor == 11 ? 888 : 944,
+		.tstate_tasks = PYPROF_NO_OFFSET,
+		.interp_tasks = PYPROF_NO_OFFSET,
+		.tstate_running_loop = PYPROF_NO_OFFSET,
+		.tstate_running_task = PYPROF_NO_OFFSET,
+		.await_depth = 1,
+	};
+
+	if (hexversion >> 24 != 3 || minor < 11 || minor > 15)
+		return -ENOTSUP;
+	if (minor == 11)
+		a.gen_iframe = 80;
+	if (minor == 13) {
+		a.fut_state = 96;
+		a.task_fut_waiter = 112;
+		a.task_coro = 120;
+		a.task_name = 128;
+		a.task_size = 144;
+		a.interp_modules = 7656;
+		a.tstate_running_loop = 304;
+	} else if (minor >= 14) {
+		a.fut_state = 104;
+		a.task_fut_waiter = 120;
+		a.task_coro = 128;
+		a.task_name = 136;
+		a.task_node = 152;
+		a.task_size = 168;
+		a.interp_modules = PYPROF_NO_OFFSET;
+		a.tstate_tasks = minor == 14 ? 880 : 1048;
+		a.interp_tasks = minor == 14 ? 10880 : 10856;
+		a.tstate_running_loop = minor == 14 ? 864 : 1024;
+		a.tstate_running_task = minor == 14 ? 872 : 1032;
+		a.stack_pointer = 1;
+		a.await_depth = minor == 14 ? 1 : 2;
+	}
+	*out = a;
+	return 0;
+}

@@ -18,6 +18,7 @@
 
 #define TP_NAME 24		/* PyTypeObject.tp_name */
 #define TP_FLAGS 168		/* PyTypeObject.tp_flags */
+#define TP_BASE 256		/* PyTypeObject.tp_base */
 #define TPFLAGS_HEAPTYPE 512	/* Py_TPFLAGS_HEAPTYPE: a class, never a builtin */
 #define TPFLAGS_MANAGED_DICT 16 /* Py_TPFLAGS_MANAGED_DICT (3.11+): no tp_dictoffset */
 #define DIGIT_BITS 30		/* PyLong digits (x86_64 builds) */
@@ -61,6 +62,8 @@ struct render {
 	struct py_reader *r;
 	struct sbuf sb;
 	unsigned reads;
+	unsigned max_reads; /* 0: PY_RENDER_READS */
+	unsigned scan;	    /* dict entries looked at; 0: PY_RENDER_SCAN */
 };
 
 static void sb_put(struct sbuf *b, const char *s, size_t n)
@@ -90,7 +93,7 @@ static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, cons
 /* One bounded read of the target, charged to this value's budget. */
 static int rd(struct render *c, uint64_t addr, void *buf, size_t len)
 {
-	if (c->reads >= PY_RENDER_READS)
+	if (c->reads >= (c->max_reads ? c->max_reads : PY_RENDER_READS))
 		return -E2BIG;
 	c->reads++;
 	if (addr < 4096 || addr + len < addr)
@@ -721,7 +724,7 @@ static int keys_find(struct render *c, uint64_t keys, const char *key, uint64_t 
 	uint8_t e[24];
 	int err = dict_entries(c, keys, &entries, &esize, &nentries);
 
-	for (i = 0; !err && i < nentries && i < PY_RENDER_SCAN; i++) {
+	for (i = 0; !err && i < nentries && i < (c->scan ? c->scan : PY_RENDER_SCAN); i++) {
 		if (rd(c, entries + i * esize, e, esize))
 			return -EFAULT;
 		if (remote_read_str(c->r->pid, c->r->L, u64_at(e + esize - 16), text,
@@ -754,13 +757,13 @@ static int dict_find(struct render *c, uint64_t dict, const char *key, uint64_t 
 }
 
 /*
- * The instance attribute attr of obj, when a str: from its __dict__, or
- * (3.11+) from the values kept apart from it, keyed by the class's cached keys.
+ * The instance attribute attr of obj: from its __dict__, or (3.11+) from
+ * the values kept apart from it, keyed by the class's cached keys.
  */
-int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char *out,
-		       size_t outlen)
+static int object_attr(struct render *rc, uint64_t obj, const char *attr, uint64_t *out)
 {
-	struct render c = { .r = r };
+	struct render c = *rc;
+	struct py_reader *r = c.r;
 	uint64_t type, flags, w[2], keys, index, value = 0, at = 0;
 	int64_t dictoffset, basicsize;
 	unsigned kind = r->O.managed_dict;
@@ -792,7 +795,134 @@ int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char
 		if (!err)
 			err = rd(&c, at + index * 8, &value, 8);
 	}
+	rc->reads = c.reads;
+	*out = value;
+	return err;
+}
+
+int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char *out,
+		       size_t outlen)
+{
+	struct render c = { .r = r };
+	uint64_t value;
+	int err = object_attr(&c, obj, attr, &value);
+
+	return err ? err : remote_read_str(r->pid, r->L, value, out, outlen);
+}
+
+/* A walk of the interpreter's own structures: many reads, long dicts (sys.modules). */
+#define WALK_READS 20000
+#define WALK_SCAN 8192
+
+int py_object_attr(struct py_reader *r, uint64_t obj, const char *attr, uint64_t *value)
+{
+	struct render c = { .r = r, .max_reads = WALK_READS, .scan = WALK_SCAN };
+
+	return object_attr(&c, obj, attr, value);
+}
+
+int py_dict_get(struct py_reader *r, uint64_t dict, const char *key, uint64_t *value)
+{
+	struct render c = { .r = r, .max_reads = WALK_READS, .scan = WALK_SCAN };
+
+	return dict_find(&c, dict, key, value);
+}
+
+int py_dict_items(struct py_reader *r, uint64_t dict, uint64_t *keys, uint64_t *values, size_t max)
+{
+	struct render c = { .r = r, .max_reads = WALK_READS };
+	uint8_t head[48], e[PY_DICT_ITEMS * 24];
+	uint64_t entries, nentries, i;
+	unsigned esize;
+	size_t n = 0;
+	int err = rd(&c, dict, head, sizeof(head));
+
+	/* a split table (an instance's attributes) has str keys: not what this is for */
+	if (!err && u64_at(head + 40))
+		return -ENOTSUP;
+	if (!err)
+		err = dict_entries(&c, u64_at(head + 32), &entries, &esize, &nentries);
 	if (err)
 		return err;
-	return remote_read_str(r->pid, r->L, value, out, outlen);
+	if (nentries > PY_DICT_ITEMS)
+		nentries = PY_DICT_ITEMS;
+	if (nentries && rd(&c, entries, e, nentries * esize))
+		return -EFAULT;
+	for (i = 0; i < nentries && n < max; i++) {
+		keys[n] = u64_at(e + i * esize + esize - 16);
+		values[n] = u64_at(e + i * esize + esize - 8);
+		n += keys[n] && values[n]; /* deleted entries have neither */
+	}
+	return (int)n;
+}
+
+int py_set_keys(struct py_reader *r, uint64_t set, uint64_t *out, size_t max, size_t *total)
+{
+	uint64_t head[6], mask, *table;
+	size_t i, n = 0;
+	int err;
+
+	if (remote_read(r->pid, set, head, sizeof(head)))
+		return -EFAULT;
+	mask = head[4];
+	*total = head[3];
+	/* used, mask: a power of two less one; the table is read at once, bounded */
+	if (head[3] > LEN_MAX || mask >= PY_SET_SLOTS || (mask & (mask + 1)))
+		return -EBADMSG;
+	table = malloc((mask + 1) * 16);
+	if (!table)
+		return -ENOMEM;
+	err = remote_read(r->pid, head[5], table, (mask + 1) * 16);
+	for (i = 0; !err && i <= mask && n < max; i++)
+		if (table[2 * i])
+			out[n++] = table[2 * i]; /* the dummy too: callers check each key's type */
+	free(table);
+	return err ? err : (int)n;
+}
+
+int py_list_items(struct py_reader *r, uint64_t list, uint64_t *out, size_t max, size_t *total)
+{
+	uint64_t head[4];
+	size_t n;
+
+	if (remote_read(r->pid, list, head, sizeof(head)))
+		return -EFAULT;
+	if (head[2] > LEN_MAX)
+		return -EBADMSG;
+	*total = head[2];
+	n = head[2] < max ? head[2] : max;
+	if (n && remote_read(r->pid, head[3], out, n * 8))
+		return -EFAULT;
+	return (int)n;
+}
+
+/* len, or less: the bytes from addr to the end of its 4 KiB page. */
+static size_t page_rest(uint64_t addr, size_t len)
+{
+	size_t rest = 4096 - (addr & 4095);
+
+	return rest < len ? rest : len;
+}
+
+int py_type_is(struct py_reader *r, uint64_t obj, const char *name)
+{
+	uint64_t type;
+	char text[48];
+	unsigned i;
+
+	if (obj < 4096 || remote_read(r->pid, obj + 8, &type, 8))
+		return -EFAULT;
+	/* the type or one of its first bases, by tp_name */
+	for (i = 0; i < PY_TYPE_BASES && type >= 4096; i++) {
+		memset(text, 0, sizeof(text));
+		/* the name's bytes up to its page's end: it may end a mapping */
+		if (remote_read(r->pid, type + TP_NAME, &obj, 8) ||
+		    remote_read(r->pid, obj, text, page_rest(obj, sizeof(text) - 1)))
+			return -EFAULT;
+		if (!strcmp(text, name))
+			return 1;
+		if (remote_read(r->pid, type + TP_BASE, &type, 8))
+			return -EFAULT;
+	}
+	return 0;
 }

@@ -252,3 +252,29 @@ int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_
 	free(prev);
 	return (int)n;
 }
+
+int py_read_frame(pid_t pid, const struct py_offsets *off, uint64_t frame,
+		  struct py_dump_frame *out)
+{
+	struct scratch *s = calloc(1, sizeof(*s));
+	struct walk_ctx w = { .off = off, .s = s, .read_size = off->frame_read_size, .f = frame };
+	int err = -ENOENT;
+
+	if (!s)
+		return -ENOMEM;
+	walk_pid = pid;
+	walk_step(0, &w);
+	if (s->sample.flags & PY_SAMPLE_READ_ERROR)
+		err = -EFAULT;
+	else if (w.n == 1)
+		err = 0;
+	if (!err)
+		*out = (struct py_dump_frame){
+			.frame = frame,
+			.code = s->sample.frames[0].code,
+			.instr = s->sample.frames[0].instr,
+			.fingerprint = s->sample.frames[0].fingerprint,
+		};
+	free(s);
+	return err;
+}

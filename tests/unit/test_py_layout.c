@@ -26,6 +26,7 @@
 
 #include "target/code_cache.h"
 #include "fixture_file.h"
+#include "target/py_async.h"
 #include "target/py_layout.h"
 
 static size_t load(const char *name, uint8_t *buf)
@@ -617,9 +618,76 @@ static void test_code_readers_bounded(void **state)
 	free(str);
 }
 
+/*
+ * The asyncio task layouts: every field inside the TaskObj read, 3.14 and
+ * 3.15 as their _asyncio AsyncioDebug sections say (read from sid's
+ * _asyncio.cpython-314 and python3.15 binaries), none before 3.11.
+ */
+static void test_async_layouts(void **state)
+{
+	static const struct {
+		uint32_t hex;
+		uint16_t node, head, running_task;
+		uint32_t interp;
+	} debug[] = { { 0x030E0AF0, 152, 880, 872, 10880 },
+		      { 0x030F02F0, 152, 1048, 1032, 10856 } };
+	struct py_async_layout A;
+	unsigned minor, i;
+
+	(void)state;
+	assert_int_equal(py_layout__async(0x030A0DF0, &A), -ENOTSUP);
+	assert_int_equal(py_layout__async(0x031000A0, &A), -ENOTSUP);
+	for (minor = 11; minor <= 15; minor++) {
+		assert_int_equal(py_layout__async(0x03000000 | minor << 16, &A), 0);
+		assert_true(A.fut_state + 4 <= A.task_size && A.task_fut_waiter + 8 <= A.task_size);
+		assert_true(A.task_coro + 8 <= A.task_size && A.task_name + 8 <= A.task_size);
+		assert_true(A.task_size <= 256); /* what add_task reads at once */
+		assert_true((A.interp_modules == PYPROF_NO_OFFSET) ==
+			    (A.tstate_tasks != PYPROF_NO_OFFSET));
+		assert_int_equal(A.task_coro, minor == 13 ? 120 : minor >= 14 ? 128 : 136);
+	}
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(py_layout__async(debug[i].hex, &A), 0);
+		assert_int_equal(A.task_name, 136);
+		assert_int_equal(A.task_node, debug[i].node);
+		assert_int_equal(A.tstate_tasks, debug[i].head);
+		assert_int_equal(A.tstate_running_task, debug[i].running_task);
+		assert_int_equal(A.interp_tasks, debug[i].interp);
+		assert_true(A.task_node + 16 <= A.task_size);
+	}
+}
+
+/* The awaited slot: past the locals, within the stack, or none. */
+static void test_async_await_slot(void **state)
+{
+	struct py_async_layout A;
+	const uint64_t f = 0x7f0000001000;
+
+	(void)state;
+	/* 3.12: stacktop counts slots from localsplus (72); 3 locals, one item on the stack */
+	assert_int_equal(py_layout__async(0x030C01F0, &A), 0);
+	assert_int_equal(py_async_await_slot(&A, 72, f, 4, 3), f + 72 + 3 * 8);
+	assert_int_equal(py_async_await_slot(&A, 72, f, 3, 3), 0); /* empty stack */
+	assert_int_equal(py_async_await_slot(&A, 72, f, 0xffffffff, 3), 0);
+	assert_int_equal(py_async_await_slot(&A, 72, f, 3 + 513, 3), 0);
+	/* 3.14: stackpointer; 3.15: one null reference above the awaited object */
+	assert_int_equal(py_layout__async(0x030E0AF0, &A), 0);
+	assert_int_equal(py_async_await_slot(&A, 80, f, f + 80 + 4 * 8, 3), f + 80 + 3 * 8);
+	assert_int_equal(py_async_await_slot(&A, 80, f, f + 80 + 3 * 8, 3), 0);
+	assert_int_equal(py_async_await_slot(&A, 80, f, f + 80 + 4 * 8 + 1, 3), 0);
+	assert_int_equal(py_layout__async(0x030F02F0, &A), 0);
+	assert_int_equal(py_async_await_slot(&A, 80, f, f + 80 + 5 * 8, 3), f + 80 + 3 * 8);
+	assert_int_equal(py_async_await_slot(&A, 80, f, f + 80 + 4 * 8, 3), 0);
+	/* a frame at the top of the address space, huge counts: none, no wrap */
+	assert_int_equal(py_async_await_slot(&A, 80, UINT64_MAX - 100, UINT64_MAX, 0), 0);
+	assert_int_equal(py_async_await_slot(&A, 80, f, f + 80, 1u << 20), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_async_layouts),
+		cmocka_unit_test(test_async_await_slot),
 		cmocka_unit_test(test_real_binaries),
 		cmocka_unit_test(test_free_threaded_binaries),
 		cmocka_unit_test(test_free_threaded_314_from_sources),
