@@ -1048,6 +1048,47 @@ static void prog_stats(struct agent *a, struct agent_metrics_snapshot *m)
 	}
 }
 
+static int cmp_mem_proc(const void *x, const void *y)
+{
+	const struct agent_metrics_mem_proc *a = x, *b = y;
+
+	return a->retained < b->retained ? 1 : a->retained > b->retained ? -1 : a->pid - b->pid;
+}
+
+/* --mem: the range tables' counts, and the processes holding most (as of the last cut). */
+static void mem_stats(struct agent *a, struct agent_metrics_snapshot *m)
+{
+	struct agent_metrics_mem_proc all[AGENT_METRICS_MEM_PROCS * 2];
+	size_t i, n = 0;
+
+	if (!(m->mem = a->o.mem))
+		return;
+	m->mem_intervals = a->mem_intervals;
+	m->mem_released_unknown = a->mem_released_unknown;
+	m->mem_untracked = a->mem_untracked;
+	m->mem_unmatched = a->mem_unmatched;
+	m->mem_records_lost = session__skel(a->s)->bss->ranges_lost;
+	for (i = 0; i < a->nprocs; i++) {
+		const struct agent_proc *ap = &a->procs[i];
+
+		m->mem_ranges += a->prof.targets[i].mem.ranges.n;
+		if (ap->done || ap->skip)
+			continue;
+		/* the top half kept as it goes: bounded, whatever the number of processes */
+		if (n == sizeof(all) / sizeof(all[0])) {
+			qsort(all, n, sizeof(*all), cmp_mem_proc);
+			n = AGENT_METRICS_MEM_PROCS;
+		}
+		all[n].pid = a->prof.targets[i].pid;
+		snprintf(all[n].service, sizeof(all[n].service), "%s", ap->service);
+		all[n].touched = ap->mem_touched;
+		all[n++].retained = ap->mem_retained;
+	}
+	qsort(all, n, sizeof(*all), cmp_mem_proc);
+	m->nmem_procs = n < AGENT_METRICS_MEM_PROCS ? n : AGENT_METRICS_MEM_PROCS;
+	memcpy(m->mem_procs, all, m->nmem_procs * sizeof(*all));
+}
+
 /* --metrics: the figures of now, for the server thread. */
 static void agent__publish(struct agent *a)
 {
@@ -1079,6 +1120,7 @@ static void agent__publish(struct agent *a)
 	m.rss = strtod(strchr(statm, ' ') ? strchr(statm, ' ') : "0", NULL) * sysconf(_SC_PAGESIZE);
 	m.cache_bytes = a->c.budget.used;
 	prog_stats(a, &m);
+	mem_stats(a, &m);
 	agent_metrics__publish(a->metrics, &m);
 }
 

@@ -2,9 +2,9 @@
 # after the agent has pushed one) runs one round: a 200 MiB bytes object
 # built and dropped on one line and 5 MiB kept on another, then "round N" is
 # printed. Both sizes are above glibc's mmap threshold, so each object is one
-# mmap and the dropped one one munmap: after N rounds the keep line holds
-# N x 5 MiB and the big line nothing, and each interval maps 200 MiB on the
-# big line (all released in it) and 5 MiB on the keep line.
+# mmap and the dropped one one munmap: after N rounds the line that keeps
+# holds N x 5 MiB and the one that drops nothing, and each interval maps
+# 200 MiB on the latter (all released in it) and 5 MiB on the former.
 import signal
 import sys
 import time
