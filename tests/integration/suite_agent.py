@@ -632,7 +632,9 @@ def agent_mem(build):
           metrics.get("pybpfprof_memory_intervals_total") == MEM_ROUNDS,
           f"/metrics ranges {metrics.get('pybpfprof_memory_ranges')}, intervals "
           f"{metrics.get('pybpfprof_memory_intervals_total')}")
-    check(fds[-1] <= fds[1] and rss[-1] - rss[1] < 4096,
+    # (under ASan, freed memory waits in its quarantine: a looser bound)
+    rss_slack = 16384 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else 4096
+    check(fds[-1] <= fds[1] and rss[-1] - rss[1] < rss_slack,
           f"agent fds {fds}, RSS KiB {rss}: not flat over the churn")
     return (f"{len(mem)} memory pushes; keep line {min(shares):.1%}-{max(shares):.1%} of in use, "
             f"{held[keep] / MIB:.1f} MiB at the end; big line 0 of 200 MiB each interval; "
