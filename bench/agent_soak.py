@@ -15,8 +15,11 @@ receiver that accepts and discards; --metrics gives its own counters. Goals
 CPU at most 1 % of a core.
 
 Environment: BENCH_SECONDS, BENCH_STEP, BENCH_PROCS (50), BENCH_OUT (also
-write a Markdown section there), BENCH_SVG (bench/agent_soak.svg),
-PYBPFPROF, BENCH_PYTHON (/usr/bin/python3.11).
+write a Markdown section there), BENCH_SVG (bench/agent_soak.svg, or
+bench/agent_soak_mem.svg with BENCH_MEM), PYBPFPROF, BENCH_PYTHON
+(/usr/bin/python3.11), BENCH_MEM (0; N: the agent runs with --mem and each
+worker also builds and drops an N MiB object every step and keeps 256 KiB
+every 10th).
 """
 import http.server
 import os
@@ -40,7 +43,9 @@ SECONDS = float(os.environ.get("BENCH_SECONDS", "1800"))
 STEP = float(os.environ.get("BENCH_STEP", "10"))
 PROCS = int(os.environ.get("BENCH_PROCS", "50"))
 WARMUP = min(300.0, SECONDS / 6)
-SVG = os.environ.get("BENCH_SVG", os.path.join(HERE, "agent_soak.svg"))
+MEM = int(os.environ.get("BENCH_MEM", "0"))
+SVG = os.environ.get("BENCH_SVG", os.path.join(HERE, "agent_soak_mem.svg" if MEM else
+                                               "agent_soak.svg"))
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGESIZE")
 
@@ -96,7 +101,8 @@ class Workers:
     def spawn(self):
         p = subprocess.Popen([PYTHON, os.path.join(HERE, "soak_worker.py"),
                               str(random.uniform(20, 120)), os.environ.get("WORK_MS", "0.5"),
-                              str(self.started)], stdin=subprocess.DEVNULL,
+                              str(self.started), *([str(MEM)] if MEM else [])],
+                             stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.started += 1
         return p
@@ -127,7 +133,7 @@ def run():
                               "--match", "soak_worker", "-F", "99",
                               "--interval", "10", "--output-dir", out, "--max-disk", "20",
                               "--push", f"http://127.0.0.1:{srv.server_address[1]}",
-                              "--metrics", f"127.0.0.1:{port}"],
+                              "--metrics", f"127.0.0.1:{port}", *(["--mem"] if MEM else [])],
                              stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     rows, t0 = [], time.monotonic()
     try:
@@ -205,7 +211,9 @@ def main():
     lines = [
         f"- {SECONDS / 60:.0f} minutes, {PROCS} processes at a time, {started} in all "
         f"(each {os.environ.get('WORK_MS', '0.5')} ms of work per 100 ms, living 20 to 120 s), "
-        f"-F 99, --interval 10, --output-dir (--max-disk 20) and --push; exit status {rc}",
+        f"-F 99, --interval 10, --output-dir (--max-disk 20) and --push"
+        + (f", --mem (each worker: {MEM} MiB built and dropped per step, 256 KiB kept per "
+           f"10)" if MEM else "") + f"; exit status {rc}",
         f"- resident memory after the first {WARMUP / 60:.0f} min: {min(rss) / 1e6:.1f} to "
         f"{max(rss) / 1e6:.1f} MB, a spread of {100 * flat:.1f} % (goal: within 10 %)",
         f"- CPU: {cpu_pct:.2f} % of one core over the run (goal: at most 1 %)",
@@ -215,6 +223,12 @@ def main():
         f"{m.get('pybpfprof_processes_seen_total', 0):.0f} processes seen; drops: "
         f"{push_drops:.0f} push, {ring_drops:.0f} ring buffer",
     ]
+    if MEM:
+        lines.append(
+            f"- --mem: {m.get('pybpfprof_memory_intervals_total', 0):.0f} memory profiles, "
+            f"{m.get('pybpfprof_memory_ranges', 0):.0f} ranges followed at the end, "
+            f"{m.get('pybpfprof_memory_ranges_untracked_total', 0):.0f} untracked, "
+            f"{m.get('pybpfprof_memory_range_records_lost_total', 0):.0f} range records lost")
     print("\n".join(lines))
     if os.environ.get("BENCH_OUT"):
         with open(os.environ["BENCH_OUT"], "a") as f:

@@ -311,6 +311,18 @@ void profile_target__mem_call(struct profile_target *pp, const struct profile_me
 /* At the end (or the process's exit): what is still mapped is retained by its owner. */
 void profile_target__mem_retain(struct profile_target *pp);
 /*
+ * The agent's --mem: moves the figures of the interval that ends now out of
+ * pp into out (zeroed first; the stacks with any bytes, frames copied), with
+ * RETAINED the bytes each stack's ranges hold now, mapped in this interval or
+ * before it (never drained: mem_retain is not called). pp keeps its range
+ * table and, of its stacks, only those a range owns or pinned names (indices
+ * a record still to come may refer to), counters zeroed; the ranges' owners
+ * and pinned are renumbered, so weeks of new stacks leave nothing behind.
+ * The timeline and events are let go. 0, or -ENOMEM with pp unchanged.
+ */
+int profile_target__mem_cut(struct profile_target *pp, struct profile_mem *out, long *pinned,
+			    size_t npinned);
+/*
  * --merge: adds from's memory stacks to into's; the peak is the highest of
  * the processes' (their timelines are not merged). 0 or -ENOMEM.
  */

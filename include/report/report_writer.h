@@ -56,5 +56,7 @@ extern const struct report_writer report_mem_retained_folded;
 extern const struct report_writer report_mem_pprof;
 /* OTLP profiles (an ExportProfilesServiceRequest): the agent's --otlp; not a run format. */
 extern const struct report_writer report_otlp;
+/* The agent's --mem --otlp: one Profile per memory kind, as --mem-pprof's sample types. */
+extern const struct report_writer report_otlp_mem;
 
 #endif

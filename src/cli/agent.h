@@ -38,6 +38,7 @@ struct agent_job {
 	long long from_ns, until_ns; /* CLOCK_REALTIME */
 	unsigned hz;
 	uint64_t samples;
+	bool mem; /* --mem: a memory profile (mem-pprof's sample types), not CPU */
 };
 
 void agent_job__put(struct agent_job *j);

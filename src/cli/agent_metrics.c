@@ -133,6 +133,48 @@ static void put_programs(FILE *f, const struct agent_metrics_snapshot *s)
 			(unsigned long long)s->progs[i].runs);
 }
 
+/* One gauge family with a sample per process (pid and service labels). */
+static void put_mem_procs(FILE *f, const struct agent_metrics_snapshot *s, const char *name,
+			  const char *help, bool retained)
+{
+	size_t i;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	for (i = 0; i < s->nmem_procs; i++)
+		fprintf(f, "%s{pid=\"%d\",service=\"%s\"} %llu\n", name, s->mem_procs[i].pid,
+			s->mem_procs[i].service,
+			(unsigned long long)(retained ? s->mem_procs[i].retained :
+							s->mem_procs[i].touched));
+}
+
+/* --mem's figures: per process (the AGENT_METRICS_MEM_PROCS holding most), the range tables. */
+static void put_mem(FILE *f, const struct agent_metrics_snapshot *s)
+{
+	if (!s->mem)
+		return;
+	put_counter(f, "pybpfprof_memory_intervals_total",
+		    "Memory profiles closed (one per process or service)", s->mem_intervals);
+	put_mem_procs(f, s, "pybpfprof_memory_touched_bytes",
+		      "Bytes of new pages touched in the last interval (sampled page faults)",
+		      false);
+	put_mem_procs(f, s, "pybpfprof_memory_retained_bytes",
+		      "Bytes mapped since the agent started and still mapped at the last "
+		      "interval's end",
+		      true);
+	put_gauge(f, "pybpfprof_memory_ranges",
+		  "Address ranges the range tables follow, all processes together", s->mem_ranges);
+	put_counter(f, "pybpfprof_memory_ranges_untracked_total",
+		    "Mappings a full range table could not follow (their release is unmatched)",
+		    s->mem_untracked);
+	put_counter(f, "pybpfprof_memory_released_unknown_bytes_total",
+		    "Bytes released that no followed mapping covered (mapped before the agent)",
+		    s->mem_released_unknown);
+	put_counter(f, "pybpfprof_memory_ranges_unmatched_total",
+		    "Range records whose stack record never came", s->mem_unmatched);
+	put_counter(f, "pybpfprof_memory_range_records_lost_total",
+		    "Memory calls' address records lost (ring buffer full)", s->mem_records_lost);
+}
+
 /* The page, from the snapshot under the lock (sinks have their own). */
 static void render(FILE *f, struct agent_metrics *m)
 {
@@ -166,6 +208,7 @@ static void render(FILE *f, struct agent_metrics *m)
 	put_gauge(f, "pybpfprof_code_cache_bytes", "Memory the targets' code objects take",
 		  s.cache_bytes);
 	put_programs(f, &s);
+	put_mem(f, &s);
 	put_counter(f, "pybpfprof_scrapes_total", "Answers to /metrics", m->scrapes);
 }
 

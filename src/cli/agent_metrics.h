@@ -6,6 +6,7 @@
 #ifndef PYBPFPROF_AGENT_METRICS_H
 #define PYBPFPROF_AGENT_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,15 @@ struct agent_metrics_prog {
 	uint64_t run_ns, runs;
 };
 
+/* --mem: the processes with the most bytes in use get a gauge each (bounded cardinality). */
+#define AGENT_METRICS_MEM_PROCS 64
+
+struct agent_metrics_mem_proc {
+	int pid;
+	char service[64];
+	uint64_t touched, retained; /* the last interval's touched, in use at its end */
+};
+
 struct agent_metrics_snapshot {
 	uint64_t samples, events, intervals, processes_seen, records;
 	uint64_t dropped[3]; /* ring buffer full, unknown process, malformed */
@@ -25,6 +35,12 @@ struct agent_metrics_snapshot {
 	double processes, cpu_s, rss, cache_bytes;
 	struct agent_metrics_prog progs[AGENT_METRICS_PROGS];
 	size_t nprogs;
+	/* --mem */
+	bool mem;
+	uint64_t mem_intervals, mem_ranges, mem_untracked, mem_released_unknown, mem_unmatched,
+		mem_records_lost;
+	struct agent_metrics_mem_proc mem_procs[AGENT_METRICS_MEM_PROCS];
+	size_t nmem_procs;
 };
 
 struct agent_metrics;

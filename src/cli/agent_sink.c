@@ -104,6 +104,7 @@ struct agent_sink {
 	char *otlp_url; /* --otlp: the whole URL; NULL for --push */
 	CURL *curl;
 	struct curl_slist *headers;
+	struct curl_slist *mime_headers; /* --push of --mem: the auth only (curl sets the type) */
 	char *userpwd;
 };
 
@@ -376,6 +377,20 @@ static void dir_trim(struct agent_sink *s, const char *name)
 	}
 }
 
+static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
+				  size_t whylen);
+
+/* --mem: NAME.pb.gz becomes NAME.mem.pb.gz (still ours, sorted by time). */
+static int mem_name(char *name, size_t len)
+{
+	size_t n = strlen(name);
+
+	if (n < 6 || n + 5 > len)
+		return -ENAMETOOLONG;
+	memcpy(name + n - 6, ".mem.pb.gz", 11);
+	return 0;
+}
+
 static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j, char *why,
 				 size_t whylen)
 {
@@ -383,7 +398,8 @@ static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j
 	char name[NAME_MAX], path[PATH_MAX + NAME_MAX + 2], reason[200];
 	int err;
 
-	if (agent_file_name(name, sizeof(name), j->from_ns, j->service, j->pid)) {
+	if (agent_file_name(name, sizeof(name), j->from_ns, j->service, j->pid) ||
+	    (j->mem && mem_name(name, sizeof(name)))) {
 		snprintf(why, whylen, "no file name for service %s", j->service);
 		return SEND_REFUSED;
 	}
@@ -443,7 +459,70 @@ static size_t discard(char *ptr, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/*
+ * Pyroscope's sample types of a --mem profile, for its multipart ingest
+ * (sample_type_config): the flows sum over time (a line's mapped minus
+ * released over any span is its growth there), inuse averages (a level);
+ * all are exact bytes or already scaled (touched), not to be scaled again.
+ */
+static const char mem_type_config[] =
+	"{\"touched_space\":{\"units\":\"bytes\",\"aggregation\":\"sum\","
+	"\"display-name\":\"touched_space_bytes\",\"sampled\":false},"
+	"\"mapped_space\":{\"units\":\"bytes\",\"aggregation\":\"sum\","
+	"\"display-name\":\"mapped_space_bytes\",\"sampled\":false},"
+	"\"released_space\":{\"units\":\"bytes\",\"aggregation\":\"sum\","
+	"\"display-name\":\"released_space_bytes\",\"sampled\":false},"
+	"\"inuse_space\":{\"units\":\"bytes\",\"aggregation\":\"average\","
+	"\"display-name\":\"inuse_space_bytes\",\"sampled\":false}}";
+
+/* --push of --mem: the body as the form's profile file, with its sample type config. */
+static curl_mime *mem_form(CURL *c, const struct agent_job *j)
+{
+	curl_mime *m = curl_mime_init(c);
+	curl_mimepart *p;
+
+	if (!m)
+		return NULL;
+	p = curl_mime_addpart(m);
+	if (!p || curl_mime_name(p, "profile") || curl_mime_filename(p, "profile.pb.gz") ||
+	    curl_mime_data(p, (const char *)j->body, j->len))
+		goto fail;
+	p = curl_mime_addpart(m);
+	if (!p || curl_mime_name(p, "sample_type_config") ||
+	    curl_mime_filename(p, "sample_type_config.json") ||
+	    curl_mime_data(p, mem_type_config, sizeof(mem_type_config) - 1))
+		goto fail;
+	return m;
+fail:
+	curl_mime_free(m);
+	return NULL;
+}
+
 static enum send_result push_send(struct agent_sink *s, const struct agent_job *j, char *why,
+				  size_t whylen)
+{
+	enum send_result r;
+	curl_mime *form;
+
+	if (!j->mem || s->otlp_url)
+		return push_once(s, j, why, whylen);
+	form = mem_form(s->curl, j);
+	if (!form) {
+		snprintf(why, whylen, "out of memory for the memory profile's form");
+		return SEND_RETRY;
+	}
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->mime_headers);
+	curl_easy_setopt(s->curl, CURLOPT_MIMEPOST, form);
+	r = push_once(s, j, why, whylen);
+	/* back to plain bodies: the next POSTFIELDS takes over from the form */
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	curl_easy_setopt(s->curl, CURLOPT_MIMEPOST, NULL);
+	curl_mime_free(form);
+	return r;
+}
+
+/* One POST of the job (a form already set for --mem); what came of it. */
+static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
 				  size_t whylen)
 {
 	char url[8192];
@@ -457,7 +536,7 @@ static enum send_result push_send(struct agent_sink *s, const struct agent_job *
 	} else if (agent_push_url(url, sizeof(url), s->url, j)) {
 		snprintf(why, whylen, "the ingest URL is too long");
 		return SEND_REFUSED;
-	} else {
+	} else if (!j->mem) {
 		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, (const char *)j->body);
 		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->len);
 	}
@@ -483,6 +562,7 @@ static void push_free(struct agent_sink *s)
 	if (s->curl)
 		curl_easy_cleanup(s->curl);
 	curl_slist_free_all(s->headers);
+	curl_slist_free_all(s->mime_headers);
 	if (s->userpwd)
 		explicit_bzero(s->userpwd, strlen(s->userpwd));
 	free(s->userpwd);
@@ -553,6 +633,29 @@ static void push_options(struct agent_sink *s)
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "pybpfprof/" PYBPFPROF_VERSION);
 }
 
+/* The headers of a --mem form: s->headers but the Content-Type (curl's, with its boundary). */
+static int mime_headers(struct agent_sink *s)
+{
+	struct curl_slist *h;
+
+	for (h = s->headers; h; h = h->next) {
+		struct curl_slist *n;
+
+		if (!strncasecmp(h->data, "Content-Type:", 13))
+			continue;
+		n = curl_slist_append(s->mime_headers, h->data);
+		if (!n)
+			return -ENOMEM;
+		s->mime_headers = n;
+	}
+	/* no 100-continue round trip before the form: it is small */
+	h = curl_slist_append(s->mime_headers, "Expect:");
+	if (!h)
+		return -ENOMEM;
+	s->mime_headers = h;
+	return 0;
+}
+
 /* --push, or --otlp with otlp_path the path the OTLP/HTTP signal posts to. */
 static struct agent_sink *http_sink(const char *name, const char *url, const char *otlp_path,
 				    const char *auth_file, bool bearer, size_t queue, char *why,
@@ -594,6 +697,11 @@ static struct agent_sink *http_sink(const char *name, const char *url, const cha
 		return NULL;
 	}
 	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	if (!otlp_path && mime_headers(s)) {
+		snprintf(why, whylen, "out of memory");
+		sink_free(s);
+		return NULL;
+	}
 	return sink_start(s, why, whylen);
 }
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "cli/config.h"
 #include "session/collector.h"
+#include "session/mem.h"
 #include "session/modes.h"
 #include "session/session.h"
 #include "session/tracker.h"
@@ -65,6 +66,8 @@ struct agent_opts {
 	const char *push, *otlp, *basic_auth_file, *bearer_file;
 	const char *metrics;
 	int verbose;
+	bool mem;	     /* --mem: page faults and memory calls, by line, every interval */
+	unsigned mem_period; /* page faults per memory sample */
 };
 
 /* What the agent knows of one profile section, by its index. */
@@ -74,6 +77,8 @@ struct agent_proc {
 	char service[AGENT_SERVICE_MAX];
 	struct agent_label labels[AGENT_MAX_LABELS];
 	size_t nlabels;
+	/* --mem: its last interval's bytes touched, and held at that interval's end */
+	uint64_t mem_touched, mem_retained;
 };
 
 struct agent {
@@ -89,6 +94,11 @@ struct agent {
 	struct agent_sink *sinks[AGENT_MAX_SINKS];
 	size_t nsinks;
 	struct agent_metrics *metrics;
+	struct mem mem;
+	uint64_t mem_intervals;
+	/* --mem, every interval's together: released bytes mapped before the agent
+	 * (or untracked), mappings the range table had no room for */
+	uint64_t mem_released_unknown, mem_untracked, mem_unmatched;
 	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, seen, compactions;
@@ -133,6 +143,8 @@ enum {
 	OPT_QUEUE,
 	OPT_OTLP,
 	OPT_METRICS,
+	OPT_MEM,
+	OPT_MEM_PERIOD,
 };
 
 static const struct argp_option agent_options[] = {
@@ -148,6 +160,13 @@ static const struct argp_option agent_options[] = {
 	  "Deepest Python stack kept (default: 127, at most 1024)", 2 },
 	{ "max-cache-mb", OPT_MAXCACHE, "MIB", 0,
 	  "Memory for the targets' code objects, all together (default: 64)", 2 },
+	{ "mem", OPT_MEM, "faults", OPTION_ARG_OPTIONAL,
+	  "Also a memory profile per process and interval: bytes touched (sampled page faults), "
+	  "mapped and released (mmap, munmap, mremap, brk: exact) and in use at the interval's "
+	  "end, by the line that mapped them (--mem=alloc is not offered here)",
+	  2 },
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0,
+	  "With --mem: page faults per memory sample, on average (default: 64)", 2 },
 	{ NULL, 0, NULL, 0, "Profiles:", 3 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
 	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
@@ -238,6 +257,18 @@ static void parse_pids(struct argp_state *st, struct agent_opts *o, const char *
 	}
 }
 
+/* --mem[=faults]; --mem=alloc is refused (usage, exit 2) with what to do instead. */
+static void parse_mem(struct argp_state *st, struct agent_opts *o, const char *arg)
+{
+	if (arg && !strcmp(arg, "alloc"))
+		argp_error(st, "--mem=alloc is not offered by the agent: its allocator probes "
+			       "cost too much to leave on for weeks; use --mem (page faults and "
+			       "memory calls), or a one-off `pybpfprof -p PID --mem=alloc`");
+	if (arg && strcmp(arg, "faults"))
+		argp_error(st, "--mem takes faults (or nothing), not '%s'", arg);
+	o->mem = true;
+}
+
 static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 {
 	struct agent_opts *o = st->input;
@@ -300,6 +331,12 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 	case 'v':
 		o->verbose++;
 		break;
+	case OPT_MEM:
+		parse_mem(st, o, arg);
+		break;
+	case OPT_MEM_PERIOD:
+		o->mem_period = parse_uint(st, "--mem-period", arg, 1, 1000000);
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
@@ -328,9 +365,14 @@ int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
 	else if (o->basic_auth_file && o->bearer_file)
 		snprintf(why, whylen,
 			 "--basic-auth-file and --bearer-token-file exclude each other: give one");
+	else if (o->mem_period && !o->mem)
+		snprintf(why, whylen,
+			 "--mem-period is the page-fault sampling of --mem: give --mem");
 	if (why[0])
 		return -EINVAL;
 	o->all = !o->npids;
+	if (!o->mem_period)
+		o->mem_period = 64;
 	return 0;
 }
 
@@ -425,8 +467,11 @@ static int agent__prepare(struct agent *a)
 	const struct agent_opts *o = &a->o;
 	int err;
 
-	profile__init(&a->prof, "cpu", o->hz);
+	profile__init(&a->prof, o->mem ? "cpu+mem" : "cpu", o->hz);
 	a->prof.start_ns = mono_ns();
+	a->prof.mem = o->mem;
+	a->prof.mem_period = o->mem_period;
+	a->prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&a->c, &a->prof, (size_t)o->max_cache_mb << 20);
 	if (gethostname(a->host, sizeof(a->host) - 1))
 		snprintf(a->host, sizeof(a->host), "unknown");
@@ -444,8 +489,9 @@ static int agent__prepare(struct agent *a)
 	if (!err)
 		err = agent__open_pids(a);
 	if (!err) {
-		a->s = modes__open_session(o->max_depth, PYPROF_MEM_OFF, 0, agent_on_sample, &a->c,
-					   a->why, sizeof(a->why));
+		a->s = modes__open_session(o->max_depth,
+					   o->mem ? PYPROF_MEM_FAULTS : PYPROF_MEM_OFF, 0,
+					   agent_on_sample, &a->c, a->why, sizeof(a->why));
 		err = a->s ? 0 : -EINVAL;
 	}
 	return err;
@@ -482,6 +528,8 @@ static int agent__attach(struct agent *a)
 		snprintf(a->why, sizeof(a->why), "cannot follow the targets: %s", strerror(-err));
 	if (!err)
 		err = session__attach(a->s, a->o.hz, a->why, sizeof(a->why));
+	if (!err && a->o.mem)
+		err = mem__attach(&a->mem, a->s, &a->c, a->o.mem_period, 0, a->why, sizeof(a->why));
 	if (!err && a->o.all)
 		pr_info("%zu CPython processes found\n", tracker__scan(&a->tr));
 	if (!err)
@@ -566,10 +614,53 @@ static void free_stacks(struct profile_target *snap)
 		free(snap->stacks[i].frames);
 	free(snap->stacks);
 	hashmap__free(&snap->stack_index);
+	profile_mem__free(&snap->mem);
 }
 
-/* --otlp: the same profile as OTLP, the labels as resource attributes by their OTel names. */
-static int encode_otlp(struct agent_job *j, const struct profile *v, const struct report_opts *ro)
+/* Of the collector's records of one section, the first ones' recent memory calls pinned. */
+#define AGENT_MEM_PINS 64
+
+/*
+ * --mem: section i's memory figures of the interval into snap->mem (after
+ * take_stacks). The stacks its records' recent memory calls name stay in
+ * the section, renumbered: a range record may still come for them.
+ */
+static void take_mem(struct agent *a, size_t i, struct profile_target *snap, bool count)
+{
+	struct collector_target *ts;
+	uint64_t tot[PROFILE_MEM_NKINDS];
+	long pins[AGENT_MEM_PINS];
+	size_t k, j, n = 0;
+
+	if (!a->o.mem)
+		return;
+	for (k = 0; k < a->c.ntargets; k++)
+		for (ts = &a->c.targets[k], j = 0;
+		     ts->target_index == i && j < 16 && n < AGENT_MEM_PINS; j++)
+			pins[n++] = ts->mem_recent[j].stack;
+	if (profile_target__mem_cut(&a->prof.targets[i], &snap->mem, pins, n)) {
+		pr_warn("out of memory while closing pid %d's memory interval: its figures "
+			"stay for the next\n",
+			snap->pid);
+		return;
+	}
+	for (k = 0, n = 0; k < a->c.ntargets; k++)
+		for (ts = &a->c.targets[k], j = 0;
+		     ts->target_index == i && j < 16 && n < AGENT_MEM_PINS; j++)
+			ts->mem_recent[j].stack = pins[n++];
+	if (!count)
+		return;
+	profile_target__mem_totals(snap, tot);
+	a->procs[i].mem_touched = tot[PROFILE_MEM_TOUCHED];
+	a->procs[i].mem_retained = tot[PROFILE_MEM_RETAINED] + snap->mem.retained_no_stack;
+	a->mem_released_unknown += snap->mem.released_unknown;
+	a->mem_untracked += snap->mem.ranges.untracked;
+	a->mem_unmatched += snap->mem.ranges_unmatched;
+}
+
+/* --otlp: the same profile as OTLP (by w), the labels as resource attributes by their OTel names. */
+static int encode_otlp(struct agent_job *j, const struct profile *v, const struct report_opts *ro,
+		       const struct report_writer *w)
 {
 	const char *pairs[AGENT_MAX_LABELS + 1][2];
 	struct report_opts o = *ro;
@@ -585,7 +676,7 @@ static int encode_otlp(struct agent_job *j, const struct profile *v, const struc
 	o.sample_labels = (const char *const(*)[2])pairs;
 	o.nsample_labels = i + 1;
 	f = open_memstream((char **)&j->otlp, &j->otlp_len);
-	return !f || report_otlp.write(f, v, &o) | fclose(f) ? -ENOMEM : 0;
+	return !f || w->write(f, v, &o) | fclose(f) ? -ENOMEM : 0;
 }
 
 /* A view's own function and frame tables: only what its stacks use. */
@@ -636,7 +727,7 @@ static int view_tables__build(struct view_tables *vt, const struct profile *all,
 	memset(vt, 0, sizeof(*vt));
 	hashmap__init(&vt->func_map);
 	hashmap__init(&vt->frame_map);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		for (j = 0; j < snaps[i].nstacks; j++)
 			for (k = 0; k < snaps[i].stacks[j].nframes; k++) {
 				uint32_t *f = &snaps[i].stacks[j].frames[k];
@@ -645,6 +736,16 @@ static int view_tables__build(struct view_tables *vt, const struct profile *all,
 				    (*f = view_frame(vt, all, *f)) == UINT32_MAX)
 					return -ENOMEM;
 			}
+		/* --mem: the memory stacks' frames (their own copies) likewise */
+		for (j = 0; j < snaps[i].mem.nstacks; j++)
+			for (k = 0; k < snaps[i].mem.stacks[j].nframes; k++) {
+				uint32_t *f = &snaps[i].mem.stacks[j].frames[k];
+
+				if (*f >= all->nframes ||
+				    (*f = view_frame(vt, all, *f)) == UINT32_MAX)
+					return -ENOMEM;
+			}
+	}
 	return 0;
 }
 
@@ -656,38 +757,18 @@ static void view_tables__free(struct view_tables *vt)
 	hashmap__free(&vt->frame_map);
 }
 
-/* The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0). */
-static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
-				    const struct agent_proc *ap, long long until_mono,
-				    long long until_real)
+/* A new job (refs 0) of snaps[0..n): service, pid, labels (pairs: the same), times. */
+static struct agent_job *job_new(struct agent *a, struct profile_target *snaps, size_t n,
+				 const struct agent_proc *ap, long long until_real,
+				 const char *pairs[][2])
 {
 	struct agent_job *j = calloc(1, sizeof(*j));
-	const char *pairs[AGENT_MAX_LABELS][2];
-	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
-	struct profile v = a->prof;
-	struct view_tables vt;
 	size_t i, k;
-	FILE *f;
 
 	if (!j)
 		return NULL;
-	if (view_tables__build(&vt, &a->prof, snaps, n)) {
-		view_tables__free(&vt);
-		free(j);
-		return NULL;
-	}
-	v.funcs = vt.funcs;
-	v.nfuncs = vt.nfuncs;
-	v.frames = vt.frames;
-	v.nframes = vt.nframes;
-	v.targets = snaps;
-	v.ntargets = v.cap_targets = n;
-	v.start_ns = a->from_mono;
-	v.duration_s = (until_mono - a->from_mono) / 1e9;
-	memset(&v.counts, 0, sizeof(v.counts));
 	for (i = 0; i < n; i++)
 		j->samples += snaps[i].samples;
-	v.counts.events = j->samples;
 	snprintf(j->service, sizeof(j->service), "%s", ap->service);
 	j->pid = n == 1 && !a->o.merge ? snaps[0].pid : 0;
 	for (i = 0, k = 0; i < ap->nlabels; i++)
@@ -700,37 +781,102 @@ static struct agent_job *encode_job(struct agent *a, struct profile_target *snap
 		pairs[i][0] = j->labels[i].key;
 		pairs[i][1] = j->labels[i].value;
 	}
-	ro.sample_labels = (const char *const(*)[2])pairs;
-	ro.nsample_labels = k;
 	j->from_ns = a->from_real;
 	j->until_ns = until_real;
 	j->hz = a->o.hz;
+	return j;
+}
+
+/* The job's bodies by writer w (and ow for --otlp); NULL, the job freed, when out of memory. */
+static struct agent_job *job_encode(struct agent *a, struct agent_job *j, const struct profile *v,
+				    struct report_opts *ro, const struct report_writer *w,
+				    const struct report_writer *ow)
+{
+	FILE *f;
+
+	if (!j)
+		return NULL;
+	ro->nsample_labels = j->nlabels;
 	f = open_memstream((char **)&j->body, &j->len);
-	if (!f || report_pprof.write(f, &v, &ro) | fclose(f) ||
-	    (a->o.otlp && encode_otlp(j, &v, &ro))) {
+	if (!f || w->write(f, v, ro) | fclose(f) || (a->o.otlp && encode_otlp(j, v, ro, ow))) {
 		free(j->body);
 		free(j->otlp);
 		free(j);
-		j = NULL;
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0);
+ * with --mem, its memory profile in *mem (NULL when out of memory).
+ */
+static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
+				    const struct agent_proc *ap, long long until_mono,
+				    long long until_real, struct agent_job **mem)
+{
+	const char *pairs[AGENT_MAX_LABELS][2], *mpairs[AGENT_MAX_LABELS][2];
+	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
+	struct profile v = a->prof;
+	struct agent_job *j = NULL;
+	struct view_tables vt;
+
+	*mem = NULL;
+	if (view_tables__build(&vt, &a->prof, snaps, n)) {
+		view_tables__free(&vt);
+		return NULL;
+	}
+	v.funcs = vt.funcs;
+	v.nfuncs = vt.nfuncs;
+	v.frames = vt.frames;
+	v.nframes = vt.nframes;
+	v.targets = snaps;
+	v.ntargets = v.cap_targets = n;
+	v.start_ns = a->from_mono;
+	v.duration_s = (until_mono - a->from_mono) / 1e9;
+	memset(&v.counts, 0, sizeof(v.counts));
+	j = job_new(a, snaps, n, ap, until_real, pairs);
+	v.counts.events = j ? j->samples : 0;
+	ro.sample_labels = (const char *const(*)[2])pairs;
+	j = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
+	if (a->o.mem) {
+		ro.sample_labels = (const char *const(*)[2])mpairs;
+		*mem = job_encode(a, job_new(a, snaps, n, ap, until_real, mpairs), &v, &ro,
+				  &report_mem_pprof, &report_otlp_mem);
+		if (*mem) {
+			(*mem)->mem = true;
+			(*mem)->samples = 0;
+		}
 	}
 	view_tables__free(&vt);
 	return j;
 }
 
-static void agent__submit(struct agent *a, struct agent_job *j)
+static void agent__submit_one(struct agent *a, struct agent_job *j)
 {
 	size_t i;
 
-	if (!j) {
-		pr_warn("out of memory while encoding an interval's profile: it is lost\n");
-		return;
-	}
 	j->refs = 1;
 	for (i = 0; i < a->nsinks; i++)
 		agent_sink__submit(a->sinks[i], j);
-	a->intervals++;
-	a->samples += j->samples;
+	if (j->mem) {
+		a->mem_intervals++;
+	} else {
+		a->intervals++;
+		a->samples += j->samples;
+	}
 	agent_job__put(j);
+}
+
+/* The CPU profile j, then (--mem) the memory profile mem; NULL ones are lost, and said. */
+static void agent__submit(struct agent *a, struct agent_job *j, struct agent_job *mem)
+{
+	if (!j || (a->o.mem && !mem))
+		pr_warn("out of memory while encoding an interval's profile: it is lost\n");
+	if (j)
+		agent__submit_one(a, j);
+	if (mem)
+		agent__submit_one(a, mem);
 }
 
 /* --merge: the snapshots of service i's processes, put together. */
@@ -739,6 +885,7 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 {
 	struct profile_target *group = calloc(n ? n : 1, sizeof(*group));
 	bool *taken = calloc(n ? n : 1, sizeof(*taken));
+	struct agent_job *j, *mem;
 	size_t i, k, g;
 
 	for (i = 0; group && taken && i < n; i++) {
@@ -750,8 +897,8 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 				group[g++] = snaps[k];
 				taken[k] = true;
 			}
-		agent__submit(a,
-			      encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real));
+		j = encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real, &mem);
+		agent__submit(a, j, mem);
 	}
 	if (!group || !taken)
 		pr_warn("out of memory while merging an interval's profiles: they are lost\n");
@@ -848,19 +995,24 @@ static void agent__cut(struct agent *a, bool last)
 		if (ap->done || ap->skip || !snaps || !idx) {
 			/* late samples of a finished process, or one --match left out */
 			take_stacks(pp, &tmp);
+			take_mem(a, i, &tmp, false);
 			free_stacks(&tmp);
 			ap->done |= pp->exited;
 			continue;
 		}
 		take_stacks(pp, &snaps[n]);
+		take_mem(a, i, &snaps[n], true);
 		idx[n++] = i;
 		ap->done = pp->exited || last;
 	}
 	if (a->o.merge)
 		submit_merged(a, snaps, idx, n, until_mono, until_real);
-	for (i = 0; !a->o.merge && i < n; i++)
-		agent__submit(a, encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono,
-					    until_real));
+	for (i = 0; !a->o.merge && i < n; i++) {
+		struct agent_job *j, *mem;
+
+		j = encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono, until_real, &mem);
+		agent__submit(a, j, mem);
+	}
 	for (i = 0; i < n; i++)
 		free_stacks(&snaps[i]);
 	free(snaps);
@@ -896,6 +1048,47 @@ static void prog_stats(struct agent *a, struct agent_metrics_snapshot *m)
 	}
 }
 
+static int cmp_mem_proc(const void *x, const void *y)
+{
+	const struct agent_metrics_mem_proc *a = x, *b = y;
+
+	return a->retained < b->retained ? 1 : a->retained > b->retained ? -1 : a->pid - b->pid;
+}
+
+/* --mem: the range tables' counts, and the processes holding most (as of the last cut). */
+static void mem_stats(struct agent *a, struct agent_metrics_snapshot *m)
+{
+	struct agent_metrics_mem_proc all[AGENT_METRICS_MEM_PROCS * 2];
+	size_t i, n = 0;
+
+	if (!(m->mem = a->o.mem))
+		return;
+	m->mem_intervals = a->mem_intervals;
+	m->mem_released_unknown = a->mem_released_unknown;
+	m->mem_untracked = a->mem_untracked;
+	m->mem_unmatched = a->mem_unmatched;
+	m->mem_records_lost = session__skel(a->s)->bss->ranges_lost;
+	for (i = 0; i < a->nprocs; i++) {
+		const struct agent_proc *ap = &a->procs[i];
+
+		m->mem_ranges += a->prof.targets[i].mem.ranges.n;
+		if (ap->done || ap->skip)
+			continue;
+		/* the top half kept as it goes: bounded, whatever the number of processes */
+		if (n == sizeof(all) / sizeof(all[0])) {
+			qsort(all, n, sizeof(*all), cmp_mem_proc);
+			n = AGENT_METRICS_MEM_PROCS;
+		}
+		all[n].pid = a->prof.targets[i].pid;
+		snprintf(all[n].service, sizeof(all[n].service), "%s", ap->service);
+		all[n].touched = ap->mem_touched;
+		all[n++].retained = ap->mem_retained;
+	}
+	qsort(all, n, sizeof(*all), cmp_mem_proc);
+	m->nmem_procs = n < AGENT_METRICS_MEM_PROCS ? n : AGENT_METRICS_MEM_PROCS;
+	memcpy(m->mem_procs, all, m->nmem_procs * sizeof(*all));
+}
+
 /* --metrics: the figures of now, for the server thread. */
 static void agent__publish(struct agent *a)
 {
@@ -927,6 +1120,7 @@ static void agent__publish(struct agent *a)
 	m.rss = strtod(strchr(statm, ' ') ? strchr(statm, ' ') : "0", NULL) * sysconf(_SC_PAGESIZE);
 	m.cache_bytes = a->c.budget.used;
 	prog_stats(a, &m);
+	mem_stats(a, &m);
 	agent_metrics__publish(a->metrics, &m);
 }
 
@@ -941,9 +1135,17 @@ static void agent__loop(struct agent *a)
 		long long t = mono_ns();
 		int timeout = tracker__timeout_ms(&a->tr, AGENT_POLL_MS, t);
 
+		if (a->o.mem)
+			timeout = mem__timeout_ms(&a->mem, timeout, t);
 		session__poll(a->s, mono_ms_until(next, t, timeout));
 		t = mono_ns();
 		tracker__tick(&a->tr, t);
+		if (a->o.mem) {
+			/* the period redrawn; no resident-size timeline (no profile draws
+			 * one): its statm reads would cost 20 a second per process */
+			a->mem.last_rss_ns = t;
+			mem__tick(&a->mem, &a->c, t);
+		}
 		if (t - last_check >= AGENT_ALIVE_CHECK_NS) {
 			last_check = t;
 			collector__check_alive(&a->c);
@@ -958,6 +1160,7 @@ static void agent__loop(struct agent *a)
 		}
 	}
 	pr_info("stop signal: closing the last interval\n");
+	mem__detach(&a->mem);
 	session__detach(a->s);
 	agent__cut(a, true);
 }

@@ -314,3 +314,133 @@ void profile_target__mem_retain(struct profile_target *pp)
 {
 	mem_ranges__drain(&pp->mem.ranges, on_retained, &pp->mem);
 }
+
+/* Bytes of ranges each stack owns now (held[i]); the ownerless ones' in *none. */
+static uint64_t *mem_held(const struct profile_mem *m, uint64_t *none)
+{
+	uint64_t *held = calloc(m->nstacks + 1, sizeof(*held));
+	size_t i;
+
+	*none = 0;
+	for (i = 0; held && i < m->ranges.n; i++) {
+		const struct mem_range *r = &m->ranges.r[i];
+
+		if (r->owner < m->nstacks)
+			held[r->owner] += r->end - r->start;
+		else
+			*none += r->end - r->start;
+	}
+	return held;
+}
+
+/* The interval's figures of m into out: every stack with bytes, RETAINED from held. */
+static int mem_cut_copy(const struct profile_mem *m, const uint64_t *held, uint64_t none,
+			struct profile_mem *out)
+{
+	size_t i, k;
+
+	for (i = 0; i < m->nstacks; i++) {
+		const struct profile_mem_stack *s = &m->stacks[i];
+		long at;
+
+		if (!held[i] && !any_bytes(s->bytes))
+			continue;
+		at = mem_stack(out, s->frames, s->nframes);
+		if (at < 0)
+			return at;
+		for (k = 0; k < PROFILE_MEM_NKINDS; k++) {
+			out->stacks[at].bytes[k] += s->bytes[k];
+			out->stacks[at].samples[k] += s->samples[k];
+		}
+		out->stacks[at].bytes[PROFILE_MEM_RETAINED] += held[i];
+	}
+	out->truncated = m->truncated;
+	out->partial = m->partial;
+	out->unresolved = m->unresolved;
+	out->released_unknown = m->released_unknown;
+	out->released_no_stack = m->released_no_stack;
+	out->retained_no_stack = none;
+	out->ranges_unmatched = m->ranges_unmatched;
+	out->ranges.untracked = m->ranges.untracked;
+	out->ranges.untracked_bytes = m->ranges.untracked_bytes;
+	return 0;
+}
+
+/* Keeps the stacks held or pinned (counters zeroed), renumbering owners and pins. */
+static void mem_cut_compact(struct profile_mem *m, const uint64_t *held, uint32_t *map,
+			    long *pinned, size_t npinned)
+{
+	size_t i, n = 0, old = m->nstacks;
+
+	for (i = 0; i < npinned; i++) /* (pins already within the table, or -1) */
+		if (pinned[i] >= 0)
+			map[pinned[i]] = 1;
+	hashmap__free(&m->stack_index);
+	hashmap__init(&m->stack_index);
+	for (i = 0; i < m->nstacks; i++) {
+		struct profile_mem_stack *s = &m->stacks[i];
+		uint64_t h;
+
+		if (!held[i] && !map[i]) {
+			free(s->frames);
+			map[i] = UINT32_MAX;
+			continue;
+		}
+		memset(s->bytes, 0, sizeof(s->bytes));
+		memset(s->samples, 0, sizeof(s->samples));
+		m->stacks[n] = *s;
+		/* the same probing as mem_stack: distinct stacks, distinct slots */
+		h = hash_bytes(s->frames, s->nframes * sizeof(*s->frames), 0x6d656d);
+		while (hashmap__find(&m->stack_index, h))
+			h++;
+		/* out of memory here only costs a duplicate stack later */
+		hashmap__set(&m->stack_index, h, n);
+		map[i] = n++;
+	}
+	m->nstacks = n;
+	/* an owner is held, so kept; one past the table (none) stays past it */
+	for (i = 0; i < m->ranges.n; i++)
+		if (m->ranges.r[i].owner < old)
+			m->ranges.r[i].owner = map[m->ranges.r[i].owner];
+		else
+			m->ranges.r[i].owner = MEM_RANGE_NO_STACK;
+	for (i = 0; i < npinned; i++)
+		if (pinned[i] >= 0)
+			pinned[i] = map[pinned[i]] == UINT32_MAX ? -1 : (long)map[pinned[i]];
+}
+
+int profile_target__mem_cut(struct profile_target *pp, struct profile_mem *out, long *pinned,
+			    size_t npinned)
+{
+	struct profile_mem *m = &pp->mem;
+	uint64_t none, *held = mem_held(m, &none);
+	uint32_t *map = calloc(m->nstacks + 1, sizeof(*map));
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	hashmap__init(&out->stack_index);
+	for (i = 0; i < npinned; i++) /* a pin past the table is no stack */
+		if (pinned[i] >= 0 && (size_t)pinned[i] >= m->nstacks)
+			pinned[i] = -1;
+	if (!held || !map || mem_cut_copy(m, held, none, out)) {
+		free(held);
+		free(map);
+		profile_mem__free(out);
+		return -ENOMEM;
+	}
+	mem_cut_compact(m, held, map, pinned, npinned);
+	free(held);
+	free(map);
+	m->truncated = m->partial = m->unresolved = 0;
+	m->released_unknown = m->released_no_stack = m->retained_no_stack = 0;
+	m->ranges_unmatched = m->ranges.untracked = m->ranges.untracked_bytes = 0;
+	m->peak_stack = 0;
+	m->peak_rss = 0;
+	free(m->rss);
+	free(m->events);
+	m->rss = NULL;
+	m->events = NULL;
+	m->nrss = m->cap_rss = m->nevents = m->cap_events = 0;
+	m->events_dropped = 0;
+	return 0;
+}

@@ -7,7 +7,9 @@
  * dictionary holds the functions, one location per (function, line) frame,
  * one stack per distinct stack and thread, and thread.id / thread.name
  * attributes. Every dictionary table starts with its zero value, as the
- * format requires. Not a run format (-f does not list it): the agent's
+ * format requires. report_otlp_mem: the memory stacks instead, one Profile
+ * per kind (touched, mapped, released and inuse space, in bytes), sharing one
+ * dictionary stack per memory stack. Not a run format (-f does not list it): the agent's
  * --otlp sink uses it.
  */
 #define _GNU_SOURCE
@@ -176,26 +178,40 @@ static void encode_tables(struct pbuf *dict, struct pb_strtab *t, const struct p
 	free(sub.d);
 }
 
-/* The Profile message's header: types, times, period and a random id. */
-static void encode_header(struct pbuf *prof, struct pb_strtab *t, const struct profile *p)
+/* One (type, unit) ValueType message into field of msg. */
+static void value_type(struct pbuf *msg, int field, struct pb_strtab *t, const char *type,
+		       const char *unit)
 {
-	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
 	struct pbuf vt = {};
+
+	pb_uint(&vt, VT_TYPE, pb_strtab__id(t, type));
+	pb_uint(&vt, VT_UNIT, pb_strtab__id(t, unit));
+	pb_msg(msg, field, &vt);
+	msg->oom |= vt.oom;
+	free(vt.d);
+}
+
+/* What a Profile message's header says: its values, and the events between two samples. */
+struct otlp_kind {
+	const char *type, *unit, *period_type, *period_unit;
+	uint64_t period;
+};
+
+/* The Profile message's header: types, times, period and a random id. */
+static void encode_header(struct pbuf *prof, struct pb_strtab *t, const struct profile *p,
+			  const struct otlp_kind *k)
+{
 	struct timespec rt;
 	uint8_t id[16];
 
-	pb_uint(&vt, VT_TYPE, pb_strtab__id(t, "samples"));
-	pb_uint(&vt, VT_UNIT, pb_strtab__id(t, "count"));
-	pb_msg(prof, PROF_SAMPLE_TYPE, &vt);
+	value_type(prof, PROF_SAMPLE_TYPE, t, k->type, k->unit);
 	/* wall-clock start: now, less the time since the profile's start */
 	clock_gettime(CLOCK_REALTIME, &rt);
 	pb_fixed64(prof, PROF_TIME,
 		   rt.tv_sec * 1000000000ULL + rt.tv_nsec - (uint64_t)(mono_ns() - p->start_ns));
 	pb_uint(prof, PROF_DURATION, (uint64_t)(p->duration_s * 1e9));
-	pb_uint(&vt, VT_TYPE, pb_strtab__id(t, "cpu"));
-	pb_uint(&vt, VT_UNIT, pb_strtab__id(t, "nanoseconds"));
-	pb_msg(prof, PROF_PERIOD_TYPE, &vt);
-	pb_uint(prof, PROF_PERIOD, period_ns);
+	value_type(prof, PROF_PERIOD_TYPE, t, k->period_type, k->period_unit);
+	pb_uint(prof, PROF_PERIOD, k->period);
 	/* all zeroes is an invalid id: getrandom, or the clock's bits */
 	if (getrandom(id, sizeof(id), GRND_NONBLOCK) != sizeof(id)) {
 		uint64_t a = mono_ns(), b = rt.tv_nsec | 1;
@@ -204,13 +220,71 @@ static void encode_header(struct pbuf *prof, struct pb_strtab *t, const struct p
 		memcpy(id + 8, &b, 8);
 	}
 	pb_bytes(prof, PROF_ID, id, sizeof(id));
-	prof->oom |= vt.oom;
-	free(vt.d);
 }
 
-static int write_otlp(FILE *f, const struct profile *p, const struct report_opts *o)
+/* The memory kinds of the agent's --mem, one Profile each, as --mem-pprof names them. */
+static const struct {
+	const char *type;
+	enum profile_mem_kind kind;
+} mem_types[] = {
+	{ "touched_space", PROFILE_MEM_TOUCHED },
+	{ "mapped_space", PROFILE_MEM_MAPPED },
+	{ "released_space", PROFILE_MEM_RELEASED },
+	{ "inuse_space", PROFILE_MEM_RETAINED },
+};
+
+/*
+ * The memory stacks: one dictionary stack each (after the zero stack, so the
+ * first is 1), then one Profile per kind into sp, of the stacks with bytes of it.
+ */
+static void encode_mem_profiles(struct pbuf *sp, struct pbuf *dict, struct pb_strtab *t,
+				const struct profile *p)
+{
+	struct otlp_kind k = { NULL, "bytes", "space", "bytes",
+			       (uint64_t)p->mem_period * p->page_size };
+	struct pbuf prof = {}, sample = {}, packed = {}, stack = {};
+	size_t i, j, m, f;
+
+	for (i = 0; i < p->ntargets; i++)
+		for (j = 0; j < p->targets[i].mem.nstacks; j++) {
+			const struct profile_mem_stack *s = &p->targets[i].mem.stacks[j];
+
+			for (f = 0; f < s->nframes; f++)
+				pb_varint(&packed, s->frames[f] + 1ULL);
+			pb_msg(&stack, STACK_LOCATIONS, &packed);
+			pb_msg(dict, DICT_STACK, &stack);
+		}
+	for (m = 0; m < sizeof(mem_types) / sizeof(mem_types[0]); m++) {
+		uint64_t at = 1;
+
+		k.type = mem_types[m].type;
+		encode_header(&prof, t, p, &k);
+		for (i = 0; i < p->ntargets; i++)
+			for (j = 0; j < p->targets[i].mem.nstacks; j++, at++) {
+				const struct profile_mem_stack *s = &p->targets[i].mem.stacks[j];
+
+				if (!s->nframes || !s->bytes[mem_types[m].kind])
+					continue;
+				pb_uint(&sample, SAMPLE_STACK, at);
+				pb_varint(&packed, s->bytes[mem_types[m].kind]);
+				pb_msg(&sample, SAMPLE_VALUES, &packed);
+				pb_msg(&prof, PROF_SAMPLES, &sample);
+			}
+		pb_msg(sp, SP_PROFILES, &prof);
+	}
+	sp->oom |= prof.oom | sample.oom | packed.oom | stack.oom;
+	free(prof.d);
+	free(sample.d);
+	free(packed.d);
+	free(stack.d);
+}
+
+/* One request: the CPU profile, or (mem) the memory kinds' profiles. */
+static int write_either(FILE *f, const struct profile *p, const struct report_opts *o, bool mem)
 {
 	struct pbuf req = {}, rp = {}, sp = {}, scope = {}, prof = {}, dict = {};
+	const struct otlp_kind cpu = { "samples", "count", "cpu", "nanoseconds",
+				       p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0 };
 	struct pb_strtab t;
 	int err;
 
@@ -220,11 +294,15 @@ static int write_otlp(FILE *f, const struct profile *p, const struct report_opts
 	pb_bytes(&scope, SCOPE_NAME, "pybpfprof", 9);
 	pb_bytes(&scope, SCOPE_VERSION, o->tool_version, strlen(o->tool_version));
 	pb_msg(&sp, SP_SCOPE, &scope);
-	encode_header(&prof, &t, p);
 	/* the tables first: each starts with its zero entry, before the samples' stacks */
 	encode_tables(&dict, &t, p);
-	encode_samples(&prof, &dict, &t, p);
-	pb_msg(&sp, SP_PROFILES, &prof);
+	if (mem) {
+		encode_mem_profiles(&sp, &dict, &t, p);
+	} else {
+		encode_header(&prof, &t, p, &cpu);
+		encode_samples(&prof, &dict, &t, p);
+		pb_msg(&sp, SP_PROFILES, &prof);
+	}
 	pb_msg(&rp, RP_SCOPE_PROFILES, &sp);
 	pb_msg(&req, REQ_RESOURCE_PROFILES, &rp);
 	/* the string table last, when complete */
@@ -243,6 +321,22 @@ static int write_otlp(FILE *f, const struct profile *p, const struct report_opts
 	free(dict.d);
 	return err;
 }
+
+static int write_otlp(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	return write_either(f, p, o, false);
+}
+
+static int write_otlp_mem(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	return write_either(f, p, o, true);
+}
+
+/* The agent's --mem: the memory stacks' kinds, one Profile each, in one request. */
+const struct report_writer report_otlp_mem = {
+	.name = "otlp-mem",
+	.write = write_otlp_mem,
+};
 
 const struct report_writer report_otlp = {
 	.name = "otlp",

@@ -6,13 +6,19 @@ when it came. It can be stopped (the port closed: connections refused) and
 started again on the same port, or told to answer with an error status.
 decode_pprof() reads a body the way a backend does: gunzip, then protoc
 --decode against pprof's own profile.proto (tests/fixtures), into samples
-per function, per label set and the header's times.
+per function, per label set and the header's times. A --mem push is the
+multipart form Pyroscope takes for custom sample types (a `profile` file and
+a `sample_type_config` JSON one), parsed by the standard library's email
+package; decode_mem_pprof() reads its bytes per sample type and line.
 
 Standard library only: this runs under Debian 12's /usr/bin/python3.
 """
 
+import email.parser
+import email.policy
 import gzip
 import http.server
+import json
 import socket
 import threading
 import time
@@ -26,10 +32,22 @@ OTLP_SERVICE = "opentelemetry/proto/collector/profiles/v1development/profiles_se
 OTLP_REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
 
 
+def parse_form(ctype, body):
+    """A multipart/form-data body: {field name: bytes}."""
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+    check(msg.is_multipart(), f"a {ctype} body that is not multipart")
+    return {part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
+            for part in msg.iter_parts()}
+
+
 class Push:
-    def __init__(self, query, body, t):
+    def __init__(self, query, body, t, ctype=""):
         self.query = query
-        self.body = body
+        self.form = parse_form(ctype, body) if ctype.startswith("multipart/form-data") else None
+        self.mem = self.form is not None
+        self.config = json.loads(self.form["sample_type_config"]) if self.mem else None
+        self.body = self.form["profile"] if self.mem else body
         self.t = t
         self.name = query["name"]
         self.app, _, rest = self.name.partition("{")
@@ -40,7 +58,7 @@ class Push:
 
     def decoded(self):
         if self._decoded is None:
-            self._decoded = decode_pprof(self.body)
+            self._decoded = decode_mem_pprof(self.body) if self.mem else decode_pprof(self.body)
         return self._decoded
 
 
@@ -59,7 +77,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif status == 200:
             q = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
             with rcv.lock:
-                rcv.pushes.append(Push(q, body, time.monotonic()))
+                rcv.pushes.append(Push(q, body, time.monotonic(),
+                                       self.headers.get("Content-Type", "")))
                 rcv.auth.append(self.headers.get("Authorization"))
         self.send_response(status)
         self.send_header("Content-Length", "0")
@@ -176,3 +195,48 @@ def decode_otlp(body):
     return dict(resource=resource, kind=kind, total=total, self=self_, threads=threads,
                 time=prof["time_unix_nano"][0], duration=prof.get("duration_nano", [0])[0],
                 scope=sp["scope"][0]["name"][0])
+
+
+def decode_mem_pprof(body):
+    """A --mem profile (gzip pprof): {sample type: {(file, line): bytes}} by
+    the innermost frame, the totals per type, time and duration."""
+    prof = protoc_decode(gzip.decompress(body), "perftools.profiles.Profile", errors="replace")
+    strings = prof["string_table"]
+    types = [strings[t["type"][0]] for t in prof["sample_type"]]
+    funcs = {f["id"][0]: strings[f["filename"][0]] for f in prof.get("function", [])}
+    locs = {l["id"][0]: (funcs[l["line"][0]["function_id"][0]], l["line"][0].get("line", [0])[0])
+            for l in prof.get("location", [])}
+    by = {t: {} for t in types}
+    for smp in prof.get("sample", []):
+        leaf = locs[smp["location_id"][0]]
+        for t, v in zip(types, smp["value"]):
+            by[t][leaf] = by[t].get(leaf, 0) + v
+    return dict(types=types, lines=by, total={t: sum(by[t].values()) for t in types},
+                # (field 14, default_sample_type: unknown to the fixture's older profile.proto)
+                default=strings[prof.get("default_sample_type", prof.get("14", [0]))[0]],
+                time=prof.get("time_nanos", [0])[0], duration=prof["duration_nanos"][0])
+
+
+def decode_otlp_mem(body):
+    """A --mem OTLP push: {sample type: {(file, line): bytes}} by the
+    innermost frame, one Profile per type, each in bytes."""
+    req = protoc_decode(body, OTLP_REQUEST, OTLP_PROTO_DIR / OTLP_SERVICE, OTLP_PROTO_DIR,
+                        errors="replace", what="protoc --decode (OTLP)")
+    d = req["dictionary"][0]
+    strings, funcs, locs = d["string_table"], d["function_table"], d["location_table"]
+    stacks = d["stack_table"]
+    (rp,) = req["resource_profiles"]
+    (sp,) = rp["scope_profiles"]
+    out = {}
+    for prof in sp["profiles"]:
+        st = prof["sample_type"][0]
+        kind = strings[st["type_strindex"][0]]
+        check(strings[st["unit_strindex"][0]] == "bytes", f"{kind} not in bytes")
+        by = out.setdefault(kind, {})
+        for smp in prof.get("samples", []):
+            stack = stacks[smp["stack_index"][0]]
+            line = locs[stack["location_indices"][0]]["lines"][0]
+            key = (strings[funcs[line["function_index"][0]]["filename_strindex"][0]],
+                   line.get("line", [0])[0])
+            by[key] = by.get(key, 0) + smp["values"][0]
+    return out

@@ -302,6 +302,72 @@ static void test_options(void **state)
 	expect_error(bad_alloc, ARGC(bad_alloc), "--alloc-period '-1'");
 }
 
+static void mem_call(struct profile_target *pp, enum profile_mem_op op, uint64_t addr, uint64_t len,
+		     uint32_t owner)
+{
+	struct profile_mem_call c = { .op = op, .addr = addr, .len = len };
+
+	profile_target__mem_call(pp, &c, owner);
+}
+
+/* The agent's --mem interval cut: figures moved out, held bytes as RETAINED, the table compacted. */
+static void test_mem_cut(void **state)
+{
+	const uint64_t pg = 4096;
+	struct profile p;
+	struct profile_target *a;
+	struct profile_mem out;
+	uint32_t f[4];
+	long pins[3] = { 3, 99, -1 };
+	size_t i;
+
+	(void)state;
+	profile__init(&p, "cpu+mem", 99);
+	a = profile__add_target(&p, 7, "/usr/bin/python3.11", "python3 x.py", "python3", "3.11");
+	for (i = 0; i < 4; i++)
+		f[i] = profile__frame(&p, profile__func(&p, "f", "/x.py", 1, false), 10 + i);
+	/* keep (0) and churn (1) map; touch (2) only touches; a pinned one (3) */
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_MAPPED, &f[0], 1, 10 * pg, 0, 0),
+			 0);
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_MAPPED, &f[1], 1, 100 * pg, 0, 0),
+			 1);
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, &f[2], 1, 64 * pg, 0, 0),
+			 2);
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_TOUCHED, &f[3], 1, pg, 0, 0), 3);
+	mem_call(a, PROFILE_MEM_OP_MMAP, 100 * pg, 10 * pg, 0);
+	mem_call(a, PROFILE_MEM_OP_MMAP, 200 * pg, 100 * pg, 1);
+	mem_call(a, PROFILE_MEM_OP_MUNMAP, 200 * pg, 100 * pg, 2);
+	mem_call(a, PROFILE_MEM_OP_MMAP, 400 * pg, pg, MEM_RANGE_NO_STACK);
+	assert_int_equal(profile_target__mem_cut(a, &out, pins, 3), 0);
+	assert_int_equal(out.nstacks, 4);
+	assert_int_equal(out.stacks[0].bytes[PROFILE_MEM_RETAINED], 10 * pg);
+	assert_int_equal(out.stacks[1].bytes[PROFILE_MEM_RELEASED], 100 * pg);
+	assert_int_equal(out.stacks[1].bytes[PROFILE_MEM_RETAINED], 0);
+	assert_int_equal(out.stacks[2].bytes[PROFILE_MEM_TOUCHED], 64 * pg);
+	assert_int_equal(out.retained_no_stack, pg);
+	profile_mem__free(&out);
+	/* kept: the holder (0) and the pinned one (now 1); the pins renumbered */
+	assert_int_equal(a->mem.nstacks, 2);
+	assert_int_equal(a->mem.stacks[1].frames[0], f[3]);
+	assert_int_equal(pins[0], 1);
+	assert_int_equal(pins[1], -1);
+	assert_int_equal(pins[2], -1);
+	assert_int_equal(a->mem.stacks[0].bytes[PROFILE_MEM_MAPPED], 0);
+	/* the next interval: the same stack found again, its range grown */
+	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_MAPPED, &f[0], 1, 5 * pg, 0, 0), 0);
+	mem_call(a, PROFILE_MEM_OP_MMAP, 110 * pg, 5 * pg, 0);
+	assert_int_equal(profile_target__mem_cut(a, &out, NULL, 0), 0);
+	/* in use grew by what was mapped less what was released: 15 - 10 = 5 - 0 */
+	assert_int_equal(out.nstacks, 1);
+	assert_int_equal(out.stacks[0].bytes[PROFILE_MEM_RETAINED], 15 * pg);
+	assert_int_equal(out.stacks[0].bytes[PROFILE_MEM_MAPPED], 5 * pg);
+	assert_int_equal(out.retained_no_stack, pg);
+	profile_mem__free(&out);
+	assert_int_equal(a->mem.nstacks, 1); /* the pin let go: only the holder stays */
+	assert_int_equal(a->mem.ranges.r[0].owner, 0);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_svg_baseline),
 		cmocka_unit_test(test_folded_golden),
 		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_mem_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
