@@ -381,7 +381,7 @@ static int load_target(struct ld *l, json_t *jt, const char *where)
 }
 
 /* The mode names the run writes; the profile keeps a pointer to one of them. */
-static const char *const modes[] = { "cpu", "cpu+mem" };
+static const char *const modes[] = { "cpu", "cpu+mem", "wall", "wall+mem" };
 
 static int load_model(struct ld *l, json_t *root)
 {
