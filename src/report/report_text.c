@@ -12,6 +12,7 @@
 #include "report/report_source.h"
 #include "report_mem.h"
 #include "report_threads.h"
+#include "report_wall.h"
 #include "report_usdt.h"
 #include "util/vec.h"
 #include "target/source.h"
@@ -282,6 +283,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		print_line_report(f, p, pp, o);
 		if (o->threads)
 			report_text_threads(f, p, pp, o);
+		report_wall_text(f, p, pp, o);
 	}
 	report_usdt_text_proc(f, p, pp, o);
 	if (p->mem)
