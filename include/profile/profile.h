@@ -55,7 +55,7 @@ enum profile_offcpu_class {
 struct profile_thread {
 	uint32_t tid;
 	char name[16];
-	uint64_t samples;
+	uint64_t samples; /* its stacks' counts: --mode wall's off-CPU samples too */
 	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES]; /* --mode wall: exact, by class */
 	uint64_t gil_held, gil_released;	     /* --gil: CPU samples */
 };

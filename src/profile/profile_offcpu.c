@@ -5,8 +5,9 @@
  * interval is added to that stack with a pseudo-frame "<off-CPU: CLASS>"
  * innermost, weighted in samples at the run's frequency (ns x Hz / 1e9, the
  * fraction carried to the thread's next interval), so that every writer
- * shows on-CPU and off-CPU time in one unit without knowing of either. The
- * exact ns go to the thread, per class.
+ * shows on-CPU and off-CPU time in one unit without knowing of either: the
+ * process's and the thread's samples count them too. The exact ns go to the
+ * thread, per class.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -102,8 +103,10 @@ static int charge(struct profile *p, struct profile_target *pp, struct profile_o
 	err = profile_target__add_stack(pp, q->tid, frames, q->nframes + 1, samples);
 	free(frames);
 	/* the process's share of every stack counts off-CPU time too */
-	if (!err)
+	if (!err) {
 		pp->samples += samples;
+		th->samples += samples;
+	}
 	return err;
 }
 

@@ -107,7 +107,7 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 		struct wall_stat w = thread_stat(p, pp, th->tid);
 
 		fprintf(f, "  %7u  %-15s  %8.2f  %9.3f", th->tid, th->name[0] ? th->name : "?",
-			report_seconds(p, th->samples), sum_ns(th) / 1e9);
+			report_seconds(p, w.on), sum_ns(th) / 1e9);
 		for (c = 0; c < PROFILE_OFFCPU_NCLASSES; c++)
 			fprintf(f, "  %*.3f", (int)strlen(profile_offcpu_class_name(c)),
 				th->offcpu_ns[c] / 1e9);

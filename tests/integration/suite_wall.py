@@ -1,0 +1,188 @@
+# --mode wall and --gil against workloads that know their own truth: a loop
+# that computes half the time and sleeps the other half (it measures both
+# itself), one thread per kind of wait (sleep, pipe read, lock), threads
+# fighting for the GIL next to one that sleeps, and a thread blocked for the
+# whole run (--idle).
+
+from harness import (Fail, Workloads, check, functions, interpreter, load_report, per_build,
+                     process, profile_json, read_stdout_until, run_profiler, test)
+
+WALL_BUILDS = ("debian", "pyenv38", "pyenv312", "pyenv313", "sid314", "sid315")
+
+
+def start_with_tids(wl, py, script):
+    """Starts a workload that prints "tid NAME NATIVE_ID" lines before
+    "ready"; returns the process and {name: tid}."""
+    p = wl.start(py, script, wait_ready=False)
+    buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready")
+    tids = {}
+    for line in buf.decode().splitlines():
+        if line.startswith("tid "):
+            _, name, tid = line.split()
+            tids[name] = int(tid)
+    return p, tids
+
+
+def wall_split(p):
+    """wall_half.py's own measure (ns) of its time in compute() and pause()."""
+    import os
+    import signal
+    os.kill(p.pid, signal.SIGUSR1)
+    buf = read_stdout_until(p, lambda b: b.endswith(b"\n"), "answering SIGUSR1")
+    word, comp, pause = buf.decode().split()
+    check(word == "wall", f"wall_half.py answered {buf!r}")
+    return int(comp), int(pause)
+
+
+def thread(proc, tid):
+    ts = [t for t in proc["threads"] if t["tid"] == tid]
+    check(len(ts) == 1, f"thread {tid} appears {len(ts)} times: "
+          f"{[t['tid'] for t in proc['threads']]}")
+    return ts[0]
+
+
+@per_build(builds=WALL_BUILDS)
+def wall_half(build):
+    """The compute/sleep loop: in wall mode compute() and pause() split the
+    time as the workload measured it itself (+- 5pp), and the two together
+    hold the whole run; in CPU mode pause() has (almost) nothing."""
+    py = interpreter(build)
+    freq, secs = 99, 5
+    with Workloads() as wl:
+        p = wl.start(py, "wall_half.py")
+        c0, s0 = wall_split(p)
+        rep = profile_json([p.pid], secs, freq, extra=("--mode", "wall"))
+        c1, s1 = wall_split(p)
+        cpu = profile_json([p.pid], 3, freq)
+    proc = process(rep, p.pid)
+    check(rep["mode"] == "wall", f"mode {rep.get('mode')!r}")
+    fns = functions(proc)
+    check("compute" in fns and "pause" in fns, f"compute/pause missing: {sorted(fns)}")
+    comp, pause = fns["compute"]["total"], fns["pause"]["total"]
+    share = comp / (comp + pause)
+    truth = (c1 - c0) / ((c1 - c0) + (s1 - s0))
+    check(abs(truth - 0.5) <= 0.1, f"the workload measured a compute share of {truth:.1%}")
+    check(abs(share - truth) <= 0.05,
+          f"compute share {share:.1%} (compute {comp}, pause {pause} samples), the "
+          f"workload measured {truth:.1%}: expected +- 5pp")
+    # every sample's worth of the run is charged: main thread on or off the CPU
+    whole = secs * freq
+    check(0.9 * whole <= comp + pause <= 1.1 * whole,
+          f"compute+pause {comp + pause} samples, the run is worth {whole}")
+    check(fns["pause"]["off_cpu_by_class"]["sleep"] >= 0.9 * pause,
+          f"pause's off-CPU by class: {fns['pause']['off_cpu_by_class']}")
+    cfns = functions(process(cpu, p.pid))
+    ccomp = cfns.get("compute", {}).get("total", 0)
+    cpause = cfns.get("pause", {}).get("total", 0)
+    check(ccomp > 0 and cpause <= 0.05 * (ccomp + cpause),
+          f"CPU mode: compute {ccomp}, pause {cpause} samples (expected at most 5%: the CPU a sleep call costs)")
+    return (f"wall: compute share {share:.1%} (truth {truth:.1%}), {comp + pause} of {whole} "
+            f"samples; cpu: compute {ccomp}, pause {cpause}")
+
+
+@per_build(builds=WALL_BUILDS)
+def wall_classes(build):
+    """Each waiting thread's off-CPU time is in its own class: do_sleep()
+    sleep, do_read() (os.read on a pipe) I/O, do_lock() (threading.Lock)
+    lock, each for at least 90% of its off-CPU samples."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_classes.py")
+        rep = profile_json([p.pid], 3, 99, extra=("--mode", "wall", "--idle"))
+    fns = functions(process(rep, p.pid))
+    out = []
+    for fn, cls in (("do_sleep", "sleep"), ("do_read", "I/O"), ("do_lock", "lock")):
+        check(fn in fns, f"{fn} missing: {sorted(fns)}")
+        by = fns[fn]["off_cpu_by_class"]
+        off = fns[fn]["off_cpu"]
+        check(off >= 0.8 * 3 * 99, f"{fn}: only {off} off-CPU samples in a 3 s run")
+        check(by[cls] >= 0.9 * off, f"{fn}: {by}, expected mostly {cls}")
+        out.append(f"{fn} {by[cls]}/{off} {cls}")
+    return ", ".join(out)
+
+
+@per_build(builds=WALL_BUILDS)
+def wall_gil(build):
+    """--gil (without --mode wall): the two spinning threads hold the GIL in
+    their samples and wait for it (each about as long as the other holds
+    it); the thread asleep in one long sleep never waits for it."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_gil.py")
+        rep = profile_json([p.pid], 4, 99, extra=("--gil",))
+    proc = process(rep, p.pid)
+    out = []
+    for name in ("spin1", "spin2"):
+        g = thread(proc, tids[name])["gil"]
+        check(g["held"] >= 50, f"{name}: {g}: held in too few samples")
+        check(g["waiting"] >= 0.3 * g["held"], f"{name}: {g}: waits too little for the GIL")
+        check(g["released"] <= 0.05 * g["held"], f"{name}: {g}: runs without the GIL?")
+        out.append(f"{name} {g}")
+    sl = [t for t in proc["threads"] if t["tid"] == tids["sleeper"]]
+    check(not sl or sl[0]["gil"]["waiting"] == 0, f"sleeper: {sl[0]['gil'] if sl else ''}")
+    fns = functions(proc)
+    check(fns.get("spin", {}).get("gil", {}).get("waiting", 0) > 0,
+          f"spin's gil: {fns.get('spin')}")
+    return "; ".join(out) + "; sleeper waited 0"
+
+
+@test
+def wall_gil_free_threaded():
+    """--gil on a free-threaded build is refused with one sentence."""
+    from harness import BUILDS
+    ft = [b for b, py in BUILDS.items() if b.endswith("t") and not py.missing()]
+    if not ft:
+        from harness import Skip
+        raise Skip("no free-threaded build here")
+    with Workloads() as wl:
+        p = wl.start(interpreter(ft[0]), "idle.py")
+        r = run_profiler(["-p", p.pid, "-d", 1, "--gil"], timeout=30)
+    check(r.returncode != 0 and "no GIL" in r.stderr, f"rc {r.returncode}: {r.stderr}")
+    return r.stderr.strip()
+
+
+@test
+def wall_idle():
+    """A thread blocked on a lock for the whole run is left out by default
+    (and counted as left out); --idle shows it, charged the whole run."""
+    py = interpreter("debian")
+    freq, secs = 99, 3
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_classes.py")
+        hidden = profile_json([p.pid], secs, freq, extra=("--mode", "wall"))
+        shown = profile_json([p.pid], secs, freq, extra=("--mode", "wall", "--idle"))
+    lock = tids["lock"]
+    h = process(hidden, p.pid)
+    check(all(t["tid"] != lock or t["samples"] == 0 for t in h["threads"]),
+          f"default: the blocked thread is shown: {h['threads']}")
+    check("do_lock" not in functions(h), "default: do_lock is shown")
+    s = thread(process(shown, p.pid), lock)
+    check(0.9 * secs * freq <= s["off_cpu"] <= 1.1 * secs * freq,
+          f"--idle: the blocked thread has {s['off_cpu']} off-CPU samples, "
+          f"the run is worth {secs * freq}")
+    return f"hidden by default; --idle: {s['off_cpu']} off-CPU samples of {secs * freq}"
+
+
+@test
+def wall_roundtrip():
+    """A wall/GIL profile saved as JSON and read back gives the same text
+    and the same JSON (off-CPU classes, GIL splits)."""
+    import tempfile
+    import os
+    py = interpreter("debian")
+    with tempfile.TemporaryDirectory() as d, Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_gil.py")
+        j, t = os.path.join(d, "w.json"), os.path.join(d, "w.txt")
+        r = run_profiler(["-p", p.pid, "-d", 2, "--mode", "wall", "--gil", "-o", j, "-o", t],
+                         timeout=30)
+        check(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
+        j2, t2 = os.path.join(d, "w2.json"), os.path.join(d, "w2.txt")
+        r = run_profiler(["report", j, "-o", j2], timeout=30)
+        check(r.returncode == 0, f"report: rc {r.returncode}: {r.stderr}")
+        r = run_profiler(["report", j2, "-o", t2], timeout=30)
+        a, b = load_report(j), load_report(j2)
+        for k in ("processes",):
+            check(a[k] == b[k], "the JSON read back differs")
+        check("Functions that waited most for the GIL" in open(t2).read(),
+              "no GIL section after the round trip")
+    return "identical"
