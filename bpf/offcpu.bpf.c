@@ -25,6 +25,14 @@ struct {
 	__type(value, __u64);
 } offcpu_start SEC(".maps");
 
+/* tid -> where its last full BLOCK record was taken (offcpu_where) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_last SEC(".maps");
+
 /* The header of struct py_sample alone: the closing record has no frames. */
 struct offcpu_end {
 	__u32 pid, tid;
@@ -36,16 +44,78 @@ struct offcpu_end {
 };
 _Static_assert(sizeof(struct offcpu_end) == PY_SAMPLE_HEADER_SIZE, "py_sample's header");
 
+/*
+ * Where the thread is now: its innermost frame and its caller, their
+ * addresses and bytecode positions, hashed; 0 when unknown. Two frames read
+ * instead of the whole walk (2-3 reads per frame of the stack).
+ */
+static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u32 tid)
+{
+	const struct py_offsets *off = &proc->off;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 tstate, f, back, h, fsbase = BPF_CORE_READ(task, thread.fsbase);
+
+	tstate = find_tstate(proc, pid, tid, fsbase);
+	f = tstate ? current_frame(off, tstate) : 0;
+	if (!f)
+		return 0;
+	back = read_word(f + off->frame_previous);
+	h = f * 0x9e3779b97f4a7c15ULL ^ read_word(f + off->frame_code);
+	h = (h ^ read_word(f + off->frame_instr)) * 0xff51afd7ed558ccdULL;
+	h ^= back;
+	if (back)
+		h = (h ^ read_word(back + off->frame_instr)) * 0xc4ceb9fe1a85ec53ULL;
+	return h | 1;
+}
+
+/* A frameless BLOCK record: the stack of the thread's last one. */
+static __always_inline int send_same(__u32 pid, __u32 tid, __u64 value)
+{
+	struct offcpu_end rec = {
+		.pid = pid,
+		.tid = tid,
+		.ktime_ns = bpf_ktime_get_ns(),
+		.kind = PY_KIND_OFFCPU_BLOCK,
+		.cpu = bpf_get_smp_processor_id(),
+		.value = value | PY_OFFCPU_SAME,
+	};
+
+	if (bpf_ringbuf_output(&samples, &rec, sizeof(rec), BPF_RB_NO_WAKEUP)) {
+		count_kind(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_DROPPED);
+		return -1;
+	}
+	count_kind(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_SENT);
+	return 0;
+}
+
+/* The stack record of a block: frameless when the thread blocks where it did last time. */
+static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 tid, __u64 value)
+{
+	__u64 where = offcpu_where(proc, pid, tid), *last;
+
+	last = bpf_map_lookup_elem(&offcpu_last, &tid);
+	if (where && last && *last == where)
+		return send_same(pid, tid, value);
+	if (emit_stack(PY_KIND_OFFCPU_BLOCK, value)) {
+		bpf_map_delete_elem(&offcpu_last, &tid);
+		return -1;
+	}
+	if (where)
+		bpf_map_update_elem(&offcpu_last, &tid, &where, BPF_ANY);
+	return 0;
+}
+
 /* prev leaves the CPU: a thread of a profiled process sends its stack. */
 static __always_inline void offcpu_leave(struct task_struct *prev, __u32 state)
 {
 	__u32 pid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid), cls;
+	struct py_target *proc = bpf_map_lookup_elem(&targets, &pid);
 	struct py_gil_info *gi;
 	struct pt_regs *regs;
 	__u64 now;
 	long nr;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
+	if (!proc)
 		return;
 	if (!state) {
 		cls = PY_OFFCPU_RUNQUEUE;
@@ -63,7 +133,7 @@ static __always_inline void offcpu_leave(struct task_struct *prev, __u32 state)
 	/* the start first: a record sent is always closed by the next switch-in */
 	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
 		return;
-	if (emit_stack(PY_KIND_OFFCPU_BLOCK, PY_OFFCPU_VALUE(cls, nr)))
+	if (offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr)))
 		bpf_map_delete_elem(&offcpu_start, &tid);
 }
 

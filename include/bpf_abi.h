@@ -389,6 +389,13 @@ enum py_offcpu_class {
 #define PY_OFFCPU_SYSCALL(v) ((__s32)((v) >> 8))
 /* Set by userspace only, on the records it makes for threads blocked when the run starts. */
 #define PY_OFFCPU_PRIMED (1ULL << 63)
+/*
+ * A BLOCK record without frames: the thread blocked where it blocked last
+ * time (same innermost two frames, same positions), so the stack its last
+ * BLOCK record carried is its stack again. Saves the walk on a service that
+ * blocks in the same place thousands of times a second.
+ */
+#define PY_OFFCPU_SAME (1ULL << 62)
 
 /* Bytes from the GIL's address (struct _gil_runtime_state: cond and mutex inside). */
 #define PY_GIL_STRUCT_SIZE 256

@@ -380,6 +380,12 @@ int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool fo
 int profile_target__offcpu_block(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
 				 uint32_t n, unsigned cls, uint64_t start_ns, bool primed);
 /*
+ * It left the CPU again with the stack of its last interval (the kernel saw
+ * it block in the same place). -ENOENT when that stack is not known here.
+ */
+int profile_target__offcpu_again(struct profile_target *pp, uint32_t tid, unsigned cls,
+				 uint64_t start_ns);
+/*
  * It came back after ns off the CPU (the kernel's exact figure): its open
  * interval is charged to its stack. -ENOENT when none was open (its block
  * record was lost).

@@ -71,6 +71,19 @@ int profile_target__offcpu_block(struct profile_target *pp, uint32_t tid, const 
 	return 0;
 }
 
+int profile_target__offcpu_again(struct profile_target *pp, uint32_t tid, unsigned cls,
+				 uint64_t start_ns)
+{
+	struct profile_offcpu_pending *q = pending_of(pp, tid, false);
+
+	if (!q || !q->frames || q->primed)
+		return -ENOENT;
+	q->cls = cls < PROFILE_OFFCPU_NCLASSES ? cls : PROFILE_OFFCPU_OTHER;
+	q->start_ns = start_ns;
+	q->open = true;
+	return 0;
+}
+
 /* The pseudo-function's frame of a class: interned once per profile. */
 static uint32_t class_frame(struct profile *p, unsigned cls)
 {

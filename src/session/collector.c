@@ -249,6 +249,11 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	th = profile_target__thread(pp, s->tid);
 	if (th && !th->name[0])
 		proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
+	if (s->value & PY_OFFCPU_SAME) {
+		/* its last record's stack unknown here: its end counts as unmatched */
+		profile_target__offcpu_again(pp, s->tid, PY_OFFCPU_CLASS(s->value), s->ktime_ns);
+		return;
+	}
 	if (profile_target__offcpu_block(pp, s->tid, c->scratch, s->nframes,
 					 PY_OFFCPU_CLASS(s->value), s->ktime_ns,
 					 s->value & PY_OFFCPU_PRIMED))

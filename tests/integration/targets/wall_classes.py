@@ -14,7 +14,8 @@ r, w = os.pipe()
 
 
 def tell(name):
-    print(f"tid {name} {threading.get_native_id()}", flush=True)
+    # one write: print() from several threads can interleave its pieces
+    os.write(1, f"tid {name} {threading.get_native_id()}\n".encode())
 
 
 def do_sleep():

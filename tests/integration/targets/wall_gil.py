@@ -2,6 +2,7 @@
 # switch interval (so each waits for it about half the time), and a third
 # that sleeps in one long time.sleep() and so never wants it. Each prints
 # "tid NAME NATIVE_ID" before "ready".
+import os
 import threading
 import time
 
@@ -17,7 +18,8 @@ def sleep_long():
 
 
 def run(name, fn):
-    print(f"tid {name} {threading.get_native_id()}", flush=True)
+    # one write: print() from several threads can interleave its pieces
+    os.write(1, f"tid {name} {threading.get_native_id()}\n".encode())
     fn()
 
 
