@@ -7,7 +7,8 @@
 # wrapper checks prerequisites and puts kernel.bpf_stats_enabled back.
 #   BENCH_TRIPS=20000  round trips per run   BENCH_ROUNDS=7  rounds (median)
 #   BENCH_HZ=99        sampling rate         BENCH_MODE=wall (or gil: --gil alone)
-#   BENCH_WORK=400     Python loop iterations per message (about 10k switches/s here)
+#   BENCH_WORK=800     Python loop iterations per message (about 10k switches/s here)
+#   BENCH_NICE=-10     nice value of the workload and pybpfprof (a shared machine's noise)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/common.sh

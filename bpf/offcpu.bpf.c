@@ -17,12 +17,17 @@
 /* --gil without --mode wall: only GIL waits are followed. Set by the loader. */
 const volatile __u8 offcpu_gil_only = 0;
 
-/* tid -> when it left the CPU, for the blocks whose stack record was sent (or primed). */
+/*
+ * tid -> the open interval: when it left the CPU, and for a block where it
+ * blocked last time, the class its closing record carries. A plain hash:
+ * an LRU map's update took several times longer on every block, and each
+ * entry lives only until the thread's switch-in (or, at most, its death).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct py_offcpu_open);
 } offcpu_start SEC(".maps");
 
 /* tid -> where its last full BLOCK record was taken (offcpu_where) */
@@ -49,7 +54,8 @@ _Static_assert(sizeof(struct offcpu_end) == PY_SAMPLE_HEADER_SIZE, "py_sample's 
  * addresses and bytecode positions, hashed; 0 when unknown. Two frames read
  * instead of the whole walk (2-3 reads per frame of the stack).
  */
-static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u32 tid)
+static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u32 tid,
+					  bool preempted)
 {
 	const struct py_offsets *off = &proc->off;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -61,42 +67,41 @@ static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u
 		return 0;
 	back = read_word(f + off->frame_previous);
 	h = f * 0x9e3779b97f4a7c15ULL ^ read_word(f + off->frame_code);
-	h = (h ^ read_word(f + off->frame_instr)) * 0xff51afd7ed558ccdULL;
+	/*
+	 * Preempted, a thread is anywhere in its code: its position would make
+	 * every such block a walk. The frame (and its caller's position) is
+	 * kept, the line is that of its last record at this frame.
+	 */
+	if (!preempted)
+		h = (h ^ read_word(f + off->frame_instr)) * 0xff51afd7ed558ccdULL;
 	h ^= back;
 	if (back)
 		h = (h ^ read_word(back + off->frame_instr)) * 0xc4ceb9fe1a85ec53ULL;
 	return h | 1;
 }
 
-/* A frameless BLOCK record: the stack of the thread's last one. */
-static __always_inline int send_same(__u32 pid, __u32 tid, __u64 value)
+/*
+ * The stack of a block, sent now; or, when the thread blocks where it did
+ * last time, nothing now: its closing record says so (PY_OFFCPU_SAME) and
+ * userspace reuses the last stack. Opens the interval in offcpu_start.
+ */
+static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 tid, __u64 value,
+				       __u64 now)
 {
-	struct offcpu_end rec = {
-		.pid = pid,
-		.tid = tid,
-		.ktime_ns = bpf_ktime_get_ns(),
-		.kind = PY_KIND_OFFCPU_BLOCK,
-		.cpu = bpf_get_smp_processor_id(),
-		.value = value | PY_OFFCPU_SAME,
-	};
-
-	if (bpf_ringbuf_output(&samples, &rec, sizeof(rec), BPF_RB_NO_WAKEUP)) {
-		count_kind(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_DROPPED);
-		return -1;
-	}
-	count_kind(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_SENT);
-	return 0;
-}
-
-/* The stack record of a block: frameless when the thread blocks where it did last time. */
-static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 tid, __u64 value)
-{
-	__u64 where = offcpu_where(proc, pid, tid), *last;
+	__u64 where = offcpu_where(proc, pid, tid, PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE),
+	      *last;
+	struct py_offcpu_open open = { .start_ns = now };
 
 	last = bpf_map_lookup_elem(&offcpu_last, &tid);
-	if (where && last && *last == where)
-		return send_same(pid, tid, value);
+	if (where && last && *last == where) {
+		open.same = value | PY_OFFCPU_SAME;
+		return bpf_map_update_elem(&offcpu_start, &tid, &open, BPF_ANY) ? -1 : 0;
+	}
+	/* the start first: a record sent is always closed by the next switch-in */
+	if (bpf_map_update_elem(&offcpu_start, &tid, &open, BPF_ANY))
+		return -1;
 	if (emit_stack(PY_KIND_OFFCPU_BLOCK, value)) {
+		bpf_map_delete_elem(&offcpu_start, &tid);
 		bpf_map_delete_elem(&offcpu_last, &tid);
 		return -1;
 	}
@@ -112,7 +117,6 @@ static __always_inline void offcpu_leave(struct task_struct *prev, __u32 state)
 	struct py_target *proc = bpf_map_lookup_elem(&targets, &pid);
 	struct py_gil_info *gi;
 	struct pt_regs *regs;
-	__u64 now;
 	long nr;
 
 	if (!proc)
@@ -129,12 +133,7 @@ static __always_inline void offcpu_leave(struct task_struct *prev, __u32 state)
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
 		return;
-	now = bpf_ktime_get_ns();
-	/* the start first: a record sent is always closed by the next switch-in */
-	if (bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY))
-		return;
-	if (offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr)))
-		bpf_map_delete_elem(&offcpu_start, &tid);
+	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), bpf_ktime_get_ns());
 }
 
 /* next comes back to the CPU: the interval its stack record opened is closed. */
@@ -142,20 +141,22 @@ static __always_inline void offcpu_enter(struct task_struct *next)
 {
 	__u32 pid = BPF_CORE_READ(next, tgid), tid = BPF_CORE_READ(next, pid);
 	struct offcpu_end end = {};
-	__u64 *start, now;
+	struct py_offcpu_open *open;
+	__u64 now, ns;
 
 	if (!bpf_map_lookup_elem(&targets, &pid))
 		return;
-	start = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!start)
+	open = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!open)
 		return;
 	now = bpf_ktime_get_ns();
+	ns = now > open->start_ns ? now - open->start_ns : 0;
 	end.pid = pid;
 	end.tid = tid;
 	end.ktime_ns = now;
 	end.kind = PY_KIND_OFFCPU_END;
 	end.cpu = bpf_get_smp_processor_id();
-	end.value = now > *start ? now - *start : 0;
+	end.value = open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns;
 	bpf_map_delete_elem(&offcpu_start, &tid);
 	if (bpf_ringbuf_output(&samples, &end, sizeof(end), BPF_RB_NO_WAKEUP))
 		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_DROPPED);

@@ -390,12 +390,24 @@ enum py_offcpu_class {
 /* Set by userspace only, on the records it makes for threads blocked when the run starts. */
 #define PY_OFFCPU_PRIMED (1ULL << 63)
 /*
- * A BLOCK record without frames: the thread blocked where it blocked last
- * time (same innermost two frames, same positions), so the stack its last
- * BLOCK record carried is its stack again. Saves the walk on a service that
- * blocks in the same place thousands of times a second.
+ * A block where the thread blocked last time (same innermost frame and
+ * caller, same positions) sends no BLOCK record: its END record's value
+ * says so, with the class, and userspace charges the stack of the thread's
+ * last BLOCK record. Saves the walk and a record on a service that blocks in
+ * the same place thousands of times a second. Intervals of 2^56 ns or more
+ * (2.3 years) are cut.
  */
 #define PY_OFFCPU_SAME (1ULL << 62)
+#define PY_OFFCPU_NS_MASK ((1ULL << 56) - 1)
+#define PY_OFFCPU_END_SAME(ns, cls)                                                                \
+	(((ns)&PY_OFFCPU_NS_MASK) | ((__u64)((cls)&0xf) << 56) | PY_OFFCPU_SAME)
+#define PY_OFFCPU_END_CLASS(v) ((unsigned)(((v) >> 56) & 0xf))
+
+/* Value of the kernel's offcpu_start map (tid -> the interval open now). */
+struct py_offcpu_open {
+	__u64 start_ns; /* bpf_ktime_get_ns() when it left the CPU */
+	__u64 same;	/* 0, or the class and system call | PY_OFFCPU_SAME */
+};
 
 /* Bytes from the GIL's address (struct _gil_runtime_state: cond and mutex inside). */
 #define PY_GIL_STRUCT_SIZE 256

@@ -241,7 +241,9 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 	if (!o->line_report || profile_target__func_stats(p, pp, &st, &n))
 		return;
 	for (i = 0; i < n && shown < o->line_report; i++) {
-		if (p->funcs[st[i].func].unresolved)
+		/* nor --mode wall's off-CPU pseudo-functions: they have no source */
+		if (p->funcs[st[i].func].unresolved ||
+		    !strcmp(p->funcs[st[i].func].file, PROFILE_OFFCPU_FILE))
 			continue;
 		print_func_lines(f, p, pp, &st[i]);
 		shown++;

@@ -243,17 +243,18 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	struct profile_thread *th;
 
 	if (s->kind == PY_KIND_OFFCPU_END) {
-		profile_target__offcpu_end(c->prof, pp, s->tid, s->value);
+		uint64_t ns = s->value & PY_OFFCPU_NS_MASK;
+
+		/* where it blocked last time: its last stack, if known here (else unmatched) */
+		if (s->value & PY_OFFCPU_SAME)
+			profile_target__offcpu_again(pp, s->tid, PY_OFFCPU_END_CLASS(s->value),
+						     s->ktime_ns - ns);
+		profile_target__offcpu_end(c->prof, pp, s->tid, ns);
 		return;
 	}
 	th = profile_target__thread(pp, s->tid);
 	if (th && !th->name[0])
 		proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
-	if (s->value & PY_OFFCPU_SAME) {
-		/* its last record's stack unknown here: its end counts as unmatched */
-		profile_target__offcpu_again(pp, s->tid, PY_OFFCPU_CLASS(s->value), s->ktime_ns);
-		return;
-	}
 	if (profile_target__offcpu_block(pp, s->tid, c->scratch, s->nframes,
 					 PY_OFFCPU_CLASS(s->value), s->ktime_ns,
 					 s->value & PY_OFFCPU_PRIMED))

@@ -73,8 +73,10 @@ static void prime_thread(struct session *s, struct collector *c, struct collecto
 
 	if (!task_blocked(ts->t.pid, th->tid, &nr, &arg0) || !th->nframes)
 		return;
+	struct py_offcpu_open open = { .start_ns = now };
+
 	/* already blocked again under the tracepoint: its own record is on the way */
-	if (bpf_map_update_elem(map, &tid, &now, BPF_NOEXIST))
+	if (bpf_map_update_elem(map, &tid, &open, BPF_NOEXIST))
 		return;
 	rec = calloc(1, size);
 	if (!rec)
@@ -91,6 +93,19 @@ static void prime_thread(struct session *s, struct collector *c, struct collecto
 						    .fingerprint = th->frames[i].fingerprint };
 	collector__sample(c, rec, size);
 	free(rec);
+}
+
+/*
+ * A section's key in gil_pids: its pid and place, so that a new image of the
+ * same pid (exec: a section of its own) is looked at again. A section that
+ * moves (collector__compact) is looked at once more, which is harmless.
+ */
+/* gil_pids' value for a section whose GIL is in the kernel's map; else the tries so far */
+#define GIL_FOUND UINT64_MAX
+
+static uint64_t gil_key(const struct collector *c, const struct collector_target *ts)
+{
+	return (uint64_t)ts->t.pid | (uint64_t)(ts - c->targets) << 32;
 }
 
 /* The target's GIL into gil_addrs; with prime, its blocked threads' intervals opened. */
@@ -116,7 +131,7 @@ static void add_target(struct wall *w, struct session *s, struct collector *c,
 
 		if (!bpf_map_update_elem(bpf_map__fd(session__skel(s)->maps.gil_addrs), &pid, &gi,
 					 BPF_ANY))
-			hashmap__set(&w->gil_pids, pid, 1);
+			hashmap__set(&w->gil_pids, gil_key(c, ts), GIL_FOUND);
 		w->gil_known++;
 	} else {
 		w->gil_unknown++;
@@ -154,8 +169,9 @@ int wall__attach(struct wall *w, struct session *s, struct collector *c, enum wa
 	return 0;
 }
 
-/* How often targets without a known GIL are read again. */
+/* How often targets without a known GIL are read again, and how many times. */
 #define WALL_TICK_NS 250000000LL
+#define GIL_TRIES 8
 
 void wall__tick(struct wall *w, struct session *s, struct collector *c, long long now)
 {
@@ -167,9 +183,13 @@ void wall__tick(struct wall *w, struct session *s, struct collector *c, long lon
 	for (i = 0; i < c->ntargets; i++) {
 		struct collector_target *ts = &c->targets[i];
 
-		if (!ts->exited && !ts->t.layout.free_threaded &&
-		    !hashmap__find(&w->gil_pids, (uint64_t)ts->t.pid))
-			add_target(w, s, c, ts, false);
+		uint64_t *tries = hashmap__find(&w->gil_pids, gil_key(c, ts));
+
+		if (ts->exited || ts->t.layout.free_threaded || (tries && *tries >= GIL_TRIES))
+			continue;
+		/* a GIL not there yet (an interpreter starting) is looked for a few times */
+		hashmap__set(&w->gil_pids, gil_key(c, ts), tries ? *tries + 1 : 1);
+		add_target(w, s, c, ts, false);
 	}
 }
 

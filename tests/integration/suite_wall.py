@@ -161,25 +161,39 @@ def wall_idle():
 
 
 @test
-def wall_roundtrip():
-    """A wall/GIL profile saved as JSON and read back gives the same text
-    and the same JSON (off-CPU classes, GIL splits)."""
+def wall_every_format():
+    """A --mode wall --gil run written in every format by the run, then by
+    `pybpfprof report run.json -o X`: byte for byte the same; every format
+    carries the off-CPU weight (folded lines ending in an off-CPU frame, the
+    flame graphs' blue frames, pprof's wall value type), and the text shows
+    the wall and GIL sections."""
     import tempfile
-    import os
+    from pathlib import Path
+    from suite_report import FILES, report
     py = interpreter("debian")
-    with tempfile.TemporaryDirectory() as d, Workloads() as wl:
+    out = Path(tempfile.mkdtemp(prefix="pybpfprof-wall-"))
+    (out / "run").mkdir()
+    (out / "one").mkdir()
+    with Workloads() as wl:
         p, tids = start_with_tids(wl, py, "wall_gil.py")
-        j, t = os.path.join(d, "w.json"), os.path.join(d, "w.txt")
-        r = run_profiler(["-p", p.pid, "-d", 2, "--mode", "wall", "--gil", "-o", j, "-o", t],
-                         timeout=30)
-        check(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
-        j2, t2 = os.path.join(d, "w2.json"), os.path.join(d, "w2.txt")
-        r = run_profiler(["report", j, "-o", j2], timeout=30)
-        check(r.returncode == 0, f"report: rc {r.returncode}: {r.stderr}")
-        r = run_profiler(["report", j2, "-o", t2], timeout=30)
-        a, b = load_report(j), load_report(j2)
-        for k in ("processes",):
-            check(a[k] == b[k], "the JSON read back differs")
-        check("Functions that waited most for the GIL" in open(t2).read(),
-              "no GIL section after the round trip")
-    return "identical"
+        args = ["-p", p.pid, "-d", 2, "--mode", "wall", "--gil", "--threads"]
+        for name in FILES.values():
+            args += ["-o", out / "run" / name]
+        r = run_profiler(args, timeout=30)
+    check(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
+    for name, f in FILES.items():
+        r = report([out / "run" / "p.json", "--threads", "-o", out / "one" / f])
+        check(r.returncode == 0, f"report -o {f}: {r.stderr}")
+        check((out / "one" / f).read_bytes() == (out / "run" / f).read_bytes(),
+              f"{name}: report's output differs from the run's")
+    folded = (out / "run" / "p.folded").read_text().splitlines()
+    off = [l for l in folded if "<off-CPU: " in l.rsplit(";", 1)[-1]]
+    check(off, "no off-CPU stacks in the folded output")
+    check(("rgb(" in (out / "run" / "p.svg").read_text()
+           and "blue: frames mostly off the CPU" in (out / "run" / "p.svg").read_text()),
+          "no off-CPU legend in the SVG")
+    text = (out / "run" / "p.txt").read_text()
+    for section in ("Wall time by thread", "Functions by wall time", "Lines by off-CPU time",
+                    "Functions that waited most for the GIL"):
+        check(section in text, f"no {section!r} section in the text report")
+    return f"{len(FILES)} formats byte-identical; {len(off)} off-CPU folded stacks"
