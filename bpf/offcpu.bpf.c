@@ -7,6 +7,8 @@
  * (PY_KIND_OFFCPU_BLOCK) with the reason it blocked; when the thread is
  * switched in again, a frameless PY_KIND_OFFCPU_END record says how long it
  * was off the CPU. The blocked ns are exact: both ends are the scheduler's.
+ * A thread that blocks where it blocked last time sends no stack: its
+ * closing record says so, and its last stack is charged again.
  *
  * Cost for the rest of the host: two hash lookups per context switch (prev
  * and next in `targets`). Profiled threads also pay a stack walk per block.

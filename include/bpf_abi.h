@@ -365,8 +365,9 @@ struct py_event {
  * Off-CPU intervals (bpf/offcpu.bpf.c). When a thread of a profiled process
  * leaves the CPU, its Python stack is sent as a PY_KIND_OFFCPU_BLOCK record
  * (value: PY_OFFCPU_VALUE(class, syscall)); when it is switched in again, a
- * frameless PY_KIND_OFFCPU_END record (value: the ns it was off the CPU)
- * closes the interval. Userspace charges the interval to the stack.
+ * frameless PY_KIND_OFFCPU_END record (value: the ns it was off the CPU, or
+ * PY_OFFCPU_END_SAME below) closes the interval. Userspace charges the
+ * interval to the stack.
  */
 enum py_offcpu_kind {
 	PY_KIND_OFFCPU_BLOCK = 48,

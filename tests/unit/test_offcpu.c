@@ -98,18 +98,32 @@ static void test_intervals(void **state)
 			 250000000);
 	/* closed: a second end is unmatched */
 	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 1), -2);
+	/* blocked where it blocked last time: the same stack, 100 ms more, as I/O now */
+	assert_int_equal(profile_target__offcpu_again(pp, 11, PROFILE_OFFCPU_IO, 5), 0);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 100000000), 0);
+	assert_int_equal(pp->nstacks, 2);
+	assert_int_equal(pp->stacks[1].count, 10);
+	assert_memory_equal(pp->stacks[1].frames + 1, fr, sizeof(fr));
+	assert_int_equal(profile__offcpu_class(&p, &pp->stacks[1]), PROFILE_OFFCPU_IO);
+	/* no stack known for that thread: refused (its end is then unmatched) */
+	assert_int_equal(profile_target__offcpu_again(pp, 99, PROFILE_OFFCPU_IO, 5), -2);
+	/* the value the kernel packs: ns and class back out */
+	assert_int_equal(PY_OFFCPU_END_SAME(123456789ULL, PY_OFFCPU_LOCK) & PY_OFFCPU_NS_MASK,
+			 123456789);
+	assert_int_equal(PY_OFFCPU_END_CLASS(PY_OFFCPU_END_SAME(1ULL, PY_OFFCPU_LOCK)),
+			 PY_OFFCPU_LOCK);
 	/* open at the end: charged to the end; blocked all run (primed): only with --idle */
 	profile_target__offcpu_block(pp, 11, fr, 1, PROFILE_OFFCPU_IO, 1000000000, false);
 	profile_target__offcpu_block(pp, 12, fr, 2, PROFILE_OFFCPU_LOCK, 0, true);
 	profile__offcpu_flush(&p, 1500000000);
-	assert_int_equal(pp->samples, 25 + 50);
+	assert_int_equal(pp->samples, 25 + 10 + 50);
 	assert_int_equal(p.offcpu_idle_hidden, 1);
 	for (i = 0; i < pp->nstacks; i++)
 		assert_int_not_equal(pp->stacks[i].tid, 12);
 	p.idle = true;
 	profile_target__offcpu_block(pp, 12, fr, 2, PROFILE_OFFCPU_LOCK, 0, true);
 	profile__offcpu_flush(&p, 1500000000);
-	assert_int_equal(pp->samples, 25 + 50 + 150);
+	assert_int_equal(pp->samples, 25 + 10 + 50 + 150);
 	/* an on-CPU stack has no class */
 	profile_target__add_stack(pp, 11, fr, 2, 1);
 	assert_int_equal(profile__offcpu_class(&p, &pp->stacks[pp->last_stack]), -1);
