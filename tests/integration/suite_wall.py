@@ -112,11 +112,16 @@ def wall_gil(build):
         rep = profile_json([p.pid], 4, 99, extra=("--gil",))
     proc = process(rep, p.pid)
     out = []
-    for name in ("spin1", "spin2"):
-        g = thread(proc, tids[name])["gil"]
-        check(g["held"] >= 50, f"{name}: {g}: held in too few samples")
-        check(g["waiting"] >= 0.3 * g["held"], f"{name}: {g}: waits too little for the GIL")
-        check(g["released"] <= 0.05 * g["held"], f"{name}: {g}: runs without the GIL?")
+    gils = {name: thread(proc, tids[name])["gil"] for name in ("spin1", "spin2")}
+    for name, other in (("spin1", "spin2"), ("spin2", "spin1")):
+        g = gils[name]
+        # on CPU a spinner holds the GIL (a few samples may fall in a hand-over)
+        check(g["held"] >= 10, f"{name}: {g}: held in too few samples")
+        check(g["released"] <= 0.05 * g["held"] + 1, f"{name}: {g}: runs without the GIL?")
+        # while the other holds it, it waits: at least half as long (the machine's
+        # other load preempts the holder too, which only lengthens the wait)
+        check(g["waiting"] >= 0.5 * gils[other]["held"],
+              f"{name}: {g}, the other spinner held it {gils[other]['held']}: waits too little")
         out.append(f"{name} {g}")
     sl = [t for t in proc["threads"] if t["tid"] == tids["sleeper"]]
     check(not sl or sl[0]["gil"]["waiting"] == 0, f"sleeper: {sl[0]['gil'] if sl else ''}")
