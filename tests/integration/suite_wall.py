@@ -197,8 +197,36 @@ def wall_every_format():
     check(("rgb(" in (out / "run" / "p.svg").read_text()
            and "blue: frames mostly off the CPU" in (out / "run" / "p.svg").read_text()),
           "no off-CPU legend in the SVG")
+    # the HTML flame graph's names: every off-CPU pseudo-frame flagged (drawn blue),
+    # and spin's frame, which ran on the CPU mostly, not
+    import json
+    import re
+    html = (out / "run" / "p.html").read_text()
+    m = re.search(r'<script type="application/json" id="profile">(.*?)</script>', html, re.S)
+    names = json.loads(m.group(1))["names"]
+    pseudo = [n for n in names if n[0].startswith("<off-CPU: ")]
+    check(pseudo and all(len(n) == 3 and n[2] == 1 for n in pseudo),
+          f"off-CPU frames not flagged: {pseudo}")
+    check("blue: frames mostly off the CPU" in json.loads(m.group(1))["title"],
+          "no legend in the HTML flame graph's title")
     text = (out / "run" / "p.txt").read_text()
     for section in ("Wall time by thread", "Functions by wall time", "Lines by off-CPU time",
                     "Functions that waited most for the GIL"):
         check(section in text, f"no {section!r} section in the text report")
     return f"{len(FILES)} formats byte-identical; {len(off)} off-CPU folded stacks"
+
+
+@test
+def wall_refusals():
+    """--mode, --idle and --gil misused: exit 2 with one sentence saying what to do,
+    and no output file."""
+    import os
+    import tempfile
+    from harness import expect_error
+    out = os.path.join(tempfile.mkdtemp(prefix="pybpfprof-wall-"), "p.json")
+    cases = [(["--mode", "bogus"], ["--mode", "cpu or wall"]),
+             (["--idle"], ["--idle", "--mode wall"]),
+             (["--mode", "wall", "--merge"], ["--mode wall", "--merge"])]
+    for extra, words in cases:
+        expect_error(["-p", os.getpid(), "-d", 1, "-o", out, *extra], words, out=out, rc=2)
+    return f"{len(cases)} refusals"
