@@ -291,6 +291,7 @@ struct profile {
 	bool idle; /* --idle: threads blocked the whole run are shown */
 	uint64_t offcpu_unmatched;   /* interval ends whose start record was lost: not charged */
 	uint64_t offcpu_idle_hidden; /* threads blocked the whole run, left out (no --idle) */
+	uint64_t offcpu_dropped;     /* off-CPU records lost: kernel ring buffer full */
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);

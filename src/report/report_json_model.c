@@ -96,10 +96,11 @@ static void write_header(FILE *f, const struct profile *p)
 	if (p->wall || p->gil)
 		fprintf(f,
 			",\n  \"wall\": {\"wall\": %s, \"gil\": %s, \"idle\": %s, "
-			"\"unmatched\": %llu, \"idle_hidden\": %llu}",
+			"\"unmatched\": %llu, \"idle_hidden\": %llu, \"dropped\": %llu}",
 			p->wall ? "true" : "false", p->gil ? "true" : "false",
 			p->idle ? "true" : "false", (unsigned long long)p->offcpu_unmatched,
-			(unsigned long long)p->offcpu_idle_hidden);
+			(unsigned long long)p->offcpu_idle_hidden,
+			(unsigned long long)p->offcpu_dropped);
 }
 
 static void write_tables(FILE *f, const struct profile *p)

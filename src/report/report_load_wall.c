@@ -22,7 +22,9 @@ int ld_wall_header(struct ld *l, json_t *m)
 	    ld_u64(l, ld_get(l, w, "model.wall", "unmatched"), "model.wall.unmatched", UINT64_MAX,
 		   &p->offcpu_unmatched) ||
 	    ld_u64(l, ld_get(l, w, "model.wall", "idle_hidden"), "model.wall.idle_hidden",
-		   UINT64_MAX, &p->offcpu_idle_hidden))
+		   UINT64_MAX, &p->offcpu_idle_hidden) ||
+	    ld_u64(l, ld_get(l, w, "model.wall", "dropped"), "model.wall.dropped", UINT64_MAX,
+		   &p->offcpu_dropped))
 		return -EINVAL;
 	return 0;
 }

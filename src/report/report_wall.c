@@ -121,6 +121,11 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 		fprintf(f,
 			"  %llu threads blocked for the whole run are left out (--idle shows them)\n",
 			(unsigned long long)p->offcpu_idle_hidden);
+	if (p->offcpu_dropped)
+		fprintf(f,
+			"  %llu off-CPU records lost (kernel ring buffer full): their intervals "
+			"are not charged\n",
+			(unsigned long long)p->offcpu_dropped);
 	if (p->offcpu_unmatched)
 		fprintf(f, "  %llu off-CPU intervals whose start was lost are not charged\n",
 			(unsigned long long)p->offcpu_unmatched);
