@@ -51,6 +51,22 @@ static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid
 }
 
 /*
+ * --gil: whether the thread holds the GIL (locked, and last_holder is its
+ * thread state) or runs without it; 0 where the process's GIL is unknown.
+ * struct _gil_runtime_state starts with interval, last_holder, locked on
+ * every GIL build 3.8-3.15.
+ */
+static __always_inline __u8 gil_state(__u32 pid, __u64 tstate)
+{
+	struct py_gil_info *gi = bpf_map_lookup_elem(&gil_addrs, &pid);
+	__u64 head[3];
+
+	if (!gi || !gi->gil || stackwalk_read(head, sizeof(head), gi->gil))
+		return 0;
+	return (__u32)head[2] && head[1] == tstate ? PY_SAMPLE_GIL_HELD : PY_SAMPLE_GIL_RELEASED;
+}
+
+/*
  * Sends s->sample (nframes frames) to the ring buffer. A wakeup per sample
  * cost the reader ~1% of a core at 999 Hz, so most samples wait for its
  * 50 ms poll. But a code object seen for the first time may be freed soon
@@ -111,6 +127,8 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 		count_kind(kind, PYPROF_CNT_NO_TSTATE);
 		return 1;
 	}
+	if (kind == PY_KIND_CPU)
+		flags |= gil_state(pid, tstate);
 	w.f = current_frame(&proc->off, tstate);
 	if (!w.f) {
 		count_kind(kind, PYPROF_CNT_NO_FRAME);

@@ -81,6 +81,8 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 
 	/* --mem's peak marker (memory.bpf.c): the new image starts its own peak. */
 	bpf_map_delete_elem(&rss_peak, &pid);
+	/* --mode wall, --gil (offcpu.bpf.c): the old image's GIL is gone with it. */
+	bpf_map_delete_elem(&gil_addrs, &pid);
 	/*
 	 * Held only when the notice that makes userspace send SIGCONT has room
 	 * in the ring (proc_event counts a notice it cannot send): a stop that

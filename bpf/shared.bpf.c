@@ -16,6 +16,7 @@
  *   calls.bpf.c      --calls: USDT function entry/return, call statistics
  *   gc_imports.bpf.c --gc and --imports (USDT)
  *   memory.bpf.c     --mem: page faults, mmap/brk, allocator uprobes
+ *   offcpu.bpf.c     --mode wall, --gil: off-CPU intervals (sched_switch)
  */
 #include "shared.h"
 
@@ -33,3 +34,4 @@ struct counters_def counters SEC(".maps");
 struct scratch_map_def scratch_map SEC(".maps");
 struct scratch_level_def scratch_level SEC(".maps");
 struct rss_peak_def rss_peak SEC(".maps");
+struct gil_addrs_def gil_addrs SEC(".maps");

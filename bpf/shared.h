@@ -109,6 +109,14 @@ struct rss_peak_def {
 	__type(value, __u64);
 };
 
+/* --mode wall, --gil: pid -> the process's GIL (userspace fills it where it knows it). */
+struct gil_addrs_def {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYPROF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct py_gil_info);
+};
+
 extern struct targets_def targets SEC(".maps");
 extern struct threads_def threads SEC(".maps");
 extern struct samples_def samples SEC(".maps");
@@ -117,6 +125,7 @@ extern struct counters_def counters SEC(".maps");
 extern struct scratch_map_def scratch_map SEC(".maps");
 extern struct scratch_level_def scratch_level SEC(".maps");
 extern struct rss_peak_def rss_peak SEC(".maps");
+extern struct gil_addrs_def gil_addrs SEC(".maps");
 
 /* This activation's scratch, or NULL (nested too deep); give it back with scratch_put. */
 static __always_inline struct scratch *scratch_get(__u32 **level)

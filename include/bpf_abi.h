@@ -282,7 +282,7 @@ enum py_follow_flags {
  * counts CPU samples only. The other counters are in family 0.
  */
 #define PY_KIND_FAMILY(kind) ((kind) >> 4)
-#define PYPROF_CNT_FAMILIES 3
+#define PYPROF_CNT_FAMILIES 4
 #define PYPROF_CNT_INDEX(kind, counter) (PYPROF_CNT_MAX * PY_KIND_FAMILY(kind) + (counter))
 
 enum pyprof_counter {
@@ -357,6 +357,75 @@ struct py_event {
 	__u8 found; /* import__find__load__done: the module was found */
 	__u8 pad[6];
 	char name[PY_EVENT_NAME]; /* NUL-terminated, truncated */
+};
+
+/* ------------------------------------------------ --mode wall and --gil (off-CPU time) */
+
+/*
+ * Off-CPU intervals (bpf/offcpu.bpf.c). When a thread of a profiled process
+ * leaves the CPU, its Python stack is sent as a PY_KIND_OFFCPU_BLOCK record
+ * (value: PY_OFFCPU_VALUE(class, syscall)); when it is switched in again, a
+ * frameless PY_KIND_OFFCPU_END record (value: the ns it was off the CPU, or
+ * PY_OFFCPU_END_SAME below) closes the interval. Userspace charges the
+ * interval to the stack.
+ */
+enum py_offcpu_kind {
+	PY_KIND_OFFCPU_BLOCK = 48,
+	PY_KIND_OFFCPU_END = 49,
+};
+
+/* Why a thread was off the CPU, from its state and the system call it blocked in. */
+enum py_offcpu_class {
+	PY_OFFCPU_SLEEP = 0,	/* nanosleep, clock_nanosleep, pause, select/poll on no fd */
+	PY_OFFCPU_IO = 1,	/* read/write/poll/recv/send... on a file or socket */
+	PY_OFFCPU_LOCK = 2,	/* futex (not the GIL's), flock */
+	PY_OFFCPU_GIL = 3,	/* futex on the interpreter's GIL (struct _gil_runtime_state) */
+	PY_OFFCPU_RUNQUEUE = 4, /* preempted while runnable: waiting for a CPU */
+	PY_OFFCPU_OTHER = 5,	/* any other system call, or blocked outside one (page fault) */
+	PY_OFFCPU_NCLASSES = 6,
+};
+
+#define PY_OFFCPU_VALUE(cls, nr) ((__u64)(cls) | ((__u64)(__u32)(nr) << 8))
+#define PY_OFFCPU_CLASS(v) ((unsigned)((v)&0xff))
+#define PY_OFFCPU_SYSCALL(v) ((__s32)((v) >> 8))
+/* Set by userspace only, on the records it makes for threads blocked when the run starts. */
+#define PY_OFFCPU_PRIMED (1ULL << 63)
+/*
+ * A block where the thread blocked last time (same innermost frame and
+ * caller, same positions) sends no BLOCK record: its END record's value
+ * says so, with the class, and userspace charges the stack of the thread's
+ * last BLOCK record. Saves the walk and a record on a service that blocks in
+ * the same place thousands of times a second. Intervals of 2^56 ns or more
+ * (2.3 years) are cut.
+ */
+#define PY_OFFCPU_SAME (1ULL << 62)
+#define PY_OFFCPU_NS_MASK ((1ULL << 56) - 1)
+#define PY_OFFCPU_END_SAME(ns, cls)                                                                \
+	(((ns)&PY_OFFCPU_NS_MASK) | ((__u64)((cls)&0xf) << 56) | PY_OFFCPU_SAME)
+#define PY_OFFCPU_END_CLASS(v) ((unsigned)(((v) >> 56) & 0xf))
+
+/* Value of the kernel's offcpu_start map (tid -> the interval open now). */
+struct py_offcpu_open {
+	__u64 start_ns; /* bpf_ktime_get_ns() when it left the CPU */
+	__u64 same;	/* 0, or the class and system call | PY_OFFCPU_SAME */
+};
+
+/* Bytes from the GIL's address (struct _gil_runtime_state: cond and mutex inside). */
+#define PY_GIL_STRUCT_SIZE 256
+
+/* Value of the `gil_addrs` map, keyed by pid: where the process's GIL is. */
+struct py_gil_info {
+	__u64 gil; /* struct _gil_runtime_state; its first words: interval, last_holder, locked */
+};
+
+/*
+ * --gil: py_sample.flags of a PY_KIND_CPU sample: the thread holds the GIL
+ * (locked and last_holder is its thread state), or runs without it. Neither
+ * bit: unknown (no GIL address for its process).
+ */
+enum py_gil_flags {
+	PY_SAMPLE_GIL_HELD = 0x08,
+	PY_SAMPLE_GIL_RELEASED = 0x10,
 };
 
 #endif

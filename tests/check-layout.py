@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["util", "target", "profile", "report", "session", "cli"]
 SHARED = {"bpf_abi.h", "pybpfprof.skel.h",
           # the BPF stack walk, compiled as host C for dump's userspace walk
-          "../../bpf/stackwalk.h"}
+          "../../bpf/stackwalk.h",
+          # --mode wall's off-CPU classes, the same table on both sides
+          "../../bpf/offcpu_class.h"}
 MAX_LINES = 80
 MAX_MAIN = 60
 

@@ -47,6 +47,9 @@ struct pyprof_config {
 	bool py311_line;       /* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb; /* --max-cache-mb: all that is kept of the targets' code objects */
 	bool async_aware;      /* --async: samples in an asyncio task charged to its awaiters */
+	const char *mode;      /* --mode: "cpu" (the default) or "wall" */
+	bool idle;	       /* --idle: show threads blocked for the whole run (--mode wall) */
+	bool gil;	       /* --gil: GIL held, waiting or released per sample */
 	char error[256];       /* why parsing failed */
 };
 

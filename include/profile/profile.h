@@ -31,12 +31,45 @@ struct profile_stack {
 	uint32_t nframes;
 	uint32_t *frames; /* frame ids, innermost first */
 	uint64_t count;
+	/* --gil: of count, CPU samples taken holding the GIL, and running without it */
+	uint64_t gil_held, gil_released;
 };
+
+/*
+ * --mode wall: why a thread was off the CPU (the same numbering as enum
+ * py_offcpu_class of the BPF ABI). An off-CPU interval is a stack whose
+ * innermost frame is the pseudo-function "<off-CPU: CLASS>" of file
+ * PROFILE_OFFCPU_FILE, its count the interval's length in samples (ns x Hz).
+ */
+enum profile_offcpu_class {
+	PROFILE_OFFCPU_SLEEP,
+	PROFILE_OFFCPU_IO,
+	PROFILE_OFFCPU_LOCK,
+	PROFILE_OFFCPU_GIL,
+	PROFILE_OFFCPU_RUNQUEUE,
+	PROFILE_OFFCPU_OTHER,
+	PROFILE_OFFCPU_NCLASSES,
+};
+#define PROFILE_OFFCPU_FILE "<off-CPU>"
 
 struct profile_thread {
 	uint32_t tid;
 	char name[16];
-	uint64_t samples;
+	uint64_t samples; /* its stacks' counts: --mode wall's off-CPU samples too */
+	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES]; /* --mode wall: exact, by class */
+	uint64_t gil_held, gil_released;	     /* --gil: CPU samples */
+};
+
+/* --mode wall: a thread off the CPU now, with the stack it left with. */
+struct profile_offcpu_pending {
+	uint32_t tid;
+	uint32_t cls;
+	uint64_t start_ns; /* kernel monotonic */
+	uint32_t nframes;
+	uint32_t *frames;
+	bool primed;	 /* blocked when the run started (read from outside) */
+	uint64_t rem_ns; /* sub-sample remainder carried to the next interval */
+	bool open;
 };
 
 /*
@@ -190,6 +223,10 @@ struct profile_target {
 	size_t nimports, cap_imports;
 	enum profile_usdt_trace usdt_trace; /* --calls, --gc, --imports */
 	char *usdt_note;		    /* why late or not traced, one sentence; or NULL */
+	/* --mode wall: each thread's open interval (or its last one's remainder) */
+	struct profile_offcpu_pending *pending;
+	size_t npending, cap_pending;
+	size_t last_stack; /* index of the stack profile_target__add_stack added to */
 };
 
 struct profile_counts {
@@ -248,6 +285,13 @@ struct profile {
 	bool calls_mode, gc_mode, imports_mode; /* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
 	struct profile_cache_counts cache;
+	/* --mode wall, --gil */
+	bool wall; /* off-CPU intervals of every kind were charged */
+	bool gil;  /* --gil: CPU samples carry the GIL state; GIL waits are charged */
+	bool idle; /* --idle: threads blocked the whole run are shown */
+	uint64_t offcpu_unmatched;   /* interval ends whose start record was lost: not charged */
+	uint64_t offcpu_idle_hidden; /* threads blocked the whole run, left out (no --idle) */
+	uint64_t offcpu_dropped;     /* off-CPU records lost: kernel ring buffer full */
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -344,6 +388,33 @@ int profile_target__import_start(struct profile_target *pp, uint32_t tid, const 
 /* Closes tid's innermost open import. -ENOENT when none is open (began before attach). */
 int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool found,
 				uint64_t ktime_ns);
+
+/* --mode wall (profile_offcpu.c): a thread left the CPU at start_ns with this stack. */
+int profile_target__offcpu_block(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
+				 uint32_t n, unsigned cls, uint64_t start_ns, bool primed);
+/*
+ * It left the CPU again with the stack of its last interval (the kernel saw
+ * it block in the same place). -ENOENT when that stack is not known here.
+ */
+int profile_target__offcpu_again(struct profile_target *pp, uint32_t tid, unsigned cls,
+				 uint64_t start_ns);
+/*
+ * It came back after ns off the CPU (the kernel's exact figure): its open
+ * interval is charged to its stack. -ENOENT when none was open (its block
+ * record was lost).
+ */
+int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uint32_t tid,
+			       uint64_t ns);
+/* At the run's end: every interval still open charged up to end_ns. */
+void profile__offcpu_flush(struct profile *p, uint64_t end_ns);
+/* The class of a stack (its innermost frame's pseudo-function), or -1: an on-CPU stack. */
+int profile__offcpu_class(const struct profile *p, const struct profile_stack *s);
+/* "sleep", "I/O", ...: the name of a class. */
+const char *profile_offcpu_class_name(unsigned cls);
+/* The samples equivalent to ns at the profile's frequency, with *rem_ns carried over. */
+uint64_t profile_ns_to_samples(unsigned hz, uint64_t ns, uint64_t *rem_ns);
+/* --gil: adds one CPU sample's GIL state to the stack last added and its thread. */
+void profile_target__add_gil(struct profile_target *pp, uint32_t tid, bool held);
 
 /* Summaries used by the writers. */
 /*

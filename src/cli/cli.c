@@ -140,6 +140,9 @@ enum {
 	OPT_USER,
 	OPT_PRUNE,
 	OPT_ASYNC,
+	OPT_MODE,
+	OPT_IDLE,
+	OPT_GIL,
 };
 
 // clang-format off
@@ -180,6 +183,18 @@ static const struct cli_option cli_options[] = {
 	    "chain of tasks awaiting it: its coroutine frames, then each task with its own "
 	    "coroutine stack, in place of the event loop's frames (CPython 3.11+)", 2 },
 	  CLI_SET, FIELD(async_aware, bool), 0, 0, NULL, NULL },
+	{ { "mode", OPT_MODE, "MODE", 0, "cpu: where CPU time goes (the default). wall: every "
+	    "thread is charged for the whole run, on the CPU (sampled) and off it (each "
+	    "blocked interval, exact, from the scheduler's sched_switch), off-CPU time by "
+	    "why: sleep, I/O, lock, GIL wait, waiting for a CPU, other", 2 },
+	  CLI_NAME, FIELD(mode, const char *), 0, 0, "--mode", "cpu or wall" },
+	{ { "idle", OPT_IDLE, NULL, 0, "--mode wall: also show the threads that were blocked "
+	    "for the whole run (hidden by default)", 2 },
+	  CLI_SET, FIELD(idle, bool), 0, 0, NULL, NULL },
+	{ { "gil", OPT_GIL, NULL, 0, "Whether each sampled thread holds the GIL, waits for it "
+	    "or runs without it (CPython 3.8-3.15 with a GIL); without --mode wall, only the "
+	    "waits for the GIL are followed off the CPU", 2 },
+	  CLI_SET, FIELD(gil, bool), 0, 0, NULL, NULL },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
 	      "command, --subprocesses or -a, a process without usable probes is named and "

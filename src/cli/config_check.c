@@ -55,6 +55,15 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 		return refuse(why, whylen,
 			      "top shows a live view and writes no file: drop -o, "
 			      "--mem-timeline and --mem-folded, or record without top");
+	if (cfg->mode && strcmp(cfg->mode, "cpu") && strcmp(cfg->mode, "wall"))
+		return refuse(why, whylen, "invalid --mode: expected cpu or wall");
+	if (cfg->idle && !(cfg->mode && !strcmp(cfg->mode, "wall")))
+		return refuse(why, whylen,
+			      "--idle shows threads blocked for the whole run: it needs --mode "
+			      "wall");
+	if ((cfg->mode && !strcmp(cfg->mode, "wall")) && cfg->merge)
+		return refuse(why, whylen,
+			      "--mode wall reports per thread: it does not go with --merge");
 	/* The allocator's uprobes are attached to the processes known at the start. */
 	if (cfg->mem == PYPROF_MEM_ALLOC && followed)
 		return refuse(why, whylen,

@@ -34,6 +34,7 @@
 #include "commands.h"
 #include "session/tracker.h"
 #include "session/usdt.h"
+#include "session/wall.h"
 
 #define POLL_MS 50
 #define ALIVE_CHECK_NS 200000000LL
@@ -96,6 +97,7 @@ struct run {
 	struct launch_user user;
 	struct usdt u;
 	struct mem mem;
+	struct wall w;
 	struct outfile outs[NOUTFILES];
 	char why[512]; /* why the last phase failed */
 };
@@ -280,6 +282,7 @@ static void run__stop(struct run *r, long long start)
 	if (stop_requested && r->launch.pid)
 		stop_launched(r->s, &r->launch);
 	session__detach(r->s);
+	wall__detach(&r->w);
 	usdt__detach(&r->u);
 	if (r->cfg.mem)
 		mem__detach(&r->mem);
@@ -315,6 +318,7 @@ static void run__loop(struct run *r, struct top_view *top)
 		session__poll(r->s, timeout);
 		t = mono_ns();
 		tracker__tick(&r->tr, t);
+		wall__tick(&r->w, r->s, c, t);
 		if (mem)
 			mem__tick(mem, c, t);
 		if (top && top__tick(top, c->prof, live_dropped(r->s, c), t))
@@ -515,6 +519,7 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
 	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
 	c->prof->usdt.probe_misses = usdt__probe_misses(s);
+	c->prof->offcpu_dropped = k[PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_DROPPED)];
 	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
 		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
 		(unsigned long long)k[PYPROF_CNT_EVENTS], (unsigned long long)k[PYPROF_CNT_SENT],
@@ -554,6 +559,46 @@ static int run__parse(struct run *r, int argc, char **argv)
 	return 0;
 }
 
+/* --mode wall and --gil: what the sched_switch program follows. */
+static enum wall_mode wall_mode(const struct pyprof_config *cfg)
+{
+	if (cfg->mode && !strcmp(cfg->mode, "wall"))
+		return WALL_ON;
+	return cfg->gil ? WALL_GIL_ONLY : WALL_OFF;
+}
+
+/* The profile's mode, as reports and saved profiles name it. */
+static const char *run_mode_name(const struct pyprof_config *cfg)
+{
+	if (wall_mode(cfg) == WALL_ON)
+		return cfg->mem ? "wall+mem" : "wall";
+	return cfg->mem ? "cpu+mem" : "cpu";
+}
+
+/*
+ * --gil needs a GIL: refused, with the reason, for a free-threaded build or
+ * one older than 3.8 among the targets known at the start.
+ */
+static int check_gil(const struct pyprof_config *cfg, const struct collector *c, char *why,
+		     size_t whylen)
+{
+	size_t i;
+
+	for (i = 0; cfg->gil && i < c->ntargets; i++) {
+		const struct target *t = &c->targets[i].t;
+
+		if (t->layout.free_threaded || t->version < 0x03080000) {
+			snprintf(why, whylen,
+				 "--gil needs CPython 3.8-3.15 with a GIL: pid %d runs %s, %s",
+				 t->pid, t->version_str,
+				 t->layout.free_threaded ? "which has no GIL to hold or wait for" :
+							   "older than 3.8");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
  * Everything before BPF: the profile and the collector, the --user, the
  * checks of preflight(), and the command started (held before its exec).
@@ -565,7 +610,10 @@ static int run__prepare(struct run *r)
 	struct timespec now;
 	int err;
 
-	profile__init(prof, cfg->mem ? "cpu+mem" : "cpu", cfg->frequency_hz);
+	profile__init(prof, run_mode_name(cfg), cfg->frequency_hz);
+	prof->wall = wall_mode(cfg) == WALL_ON;
+	prof->gil = cfg->gil;
+	prof->idle = cfg->idle;
 	prof->start_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &now);
 	prof->start_unix_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
@@ -600,8 +648,10 @@ static int run__prepare(struct run *r)
  */
 static int run__open_session(struct run *r)
 {
-	r->s = modes__open_session(r->cfg.max_depth, r->cfg.mem, r->cfg.usdt_modes, on_ringbuf,
-				   &r->c, r->why, sizeof(r->why));
+	if (check_gil(&r->cfg, &r->c, r->why, sizeof(r->why)))
+		return -EINVAL;
+	r->s = modes__open_session(r->cfg.max_depth, r->cfg.mem, r->cfg.usdt_modes,
+				   wall_mode(&r->cfg), on_ringbuf, &r->c, r->why, sizeof(r->why));
 	return r->s ? 0 : -EINVAL;
 }
 
@@ -645,6 +695,8 @@ static int run__attach(struct run *r)
 	}
 	if (!err)
 		err = session__attach(r->s, cfg->frequency_hz, why, whylen);
+	if (!err)
+		err = wall__attach(&r->w, r->s, c, wall_mode(cfg), why, whylen);
 	if (!err && cfg->mem)
 		err = mem__attach(&r->mem, r->s, c, cfg->mem_period,
 				  r->prof.mem_alloc ? cfg->alloc_period : 0, why, whylen);
@@ -730,6 +782,7 @@ static int run__record(struct run *r)
 			c->ntargets == 1 ? "" : "es", cfg->frequency_hz,
 			cfg->duration_s > 0 ? "" : "; Ctrl-C to stop and report");
 	run__loop(r, NULL);
+	wall__finish(&r->w, c);
 	record_counters(r->s, c);
 	if (cfg->mem)
 		mem__finish(&r->mem, r->s, c);
@@ -766,6 +819,7 @@ static void run__free(struct run *r)
 		outfile__close(&r->outs[i]);
 	usdt__detach(&r->u);
 	mem__detach(&r->mem);
+	wall__detach(&r->w);
 	launch__abort(&r->launch);
 	session__close(r->s);
 	tracker__free(&r->tr);

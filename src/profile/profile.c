@@ -51,6 +51,9 @@ void profile_target__free(struct profile_target *pp)
 	free(pp->comm);
 	free(pp->python);
 	free(pp->usdt_note);
+	while (pp->npending)
+		free(pp->pending[--pp->npending].frames);
+	free(pp->pending);
 	memset(pp, 0, sizeof(*pp));
 	pp->root_fd = -1;
 }
@@ -199,6 +202,7 @@ int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uin
 		if (s->tid == tid && s->nframes == n &&
 		    (!n || !memcmp(s->frames, frames, n * sizeof(*frames)))) {
 			s->count += count;
+			pp->last_stack = *slot;
 			return 0;
 		}
 		h++;
@@ -219,7 +223,7 @@ int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uin
 		free(s->frames);
 		return -ENOMEM;
 	}
-	pp->nstacks++;
+	pp->last_stack = pp->nstacks++;
 	return 0;
 }
 

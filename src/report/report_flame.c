@@ -14,6 +14,7 @@
 #include "report/report_writer.h"
 #include "report/report_common.h"
 #include "report_flame_tree.h"
+#include "report_wall.h"
 
 static void json_open(void *ctx, uint32_t depth, uint32_t label, bool first)
 {
@@ -63,6 +64,7 @@ static void script_string(FILE *f, const char *s)
 
 static void write_names(FILE *f, const struct profile *p)
 {
+	float *off = report_wall_frame_offshare(p);
 	char label[512];
 	size_t i;
 
@@ -79,8 +81,10 @@ static void write_names(FILE *f, const struct profile *p)
 		else
 			snprintf(label, sizeof(label), "%s", fn->file);
 		script_string(f, label);
-		fputc(']', f);
+		/* --mode wall: mostly off the CPU (drawn blue) */
+		fputs(off && off[i] >= OFFCPU_MOSTLY ? ",1]" : "]", f);
 	}
+	free(off);
 	for (i = 0; i < p->ntargets; i++) {
 		fputs(i || p->nframes ? ",\n[" : "\n[", f);
 		script_string(f, report_proc_label(&p->targets[i], label, sizeof(label)));
@@ -128,14 +132,15 @@ static const char page_tail[] =
 "link(P.root, null);\n"
 "function name(n) { return n[0] < 0 ? 'all' : P.names[n[0]][0]; }\n"
 "function where(n) { return n[0] < 0 ? '' : P.names[n[0]][1]; }\n"
-"function color(s) { let h = 0; for (const ch of s) h = (h * 31 + ch.charCodeAt(0)) >>> 0; "
-"return 'hsl(' + (h % 50) + ',80%,' + (55 + h % 15) + '%)'; }\n"
+"function color(s, off) { let h = 0; for (const ch of s) h = (h * 31 + ch.charCodeAt(0)) >>> 0; "
+"return 'hsl(' + ((off ? 200 : 0) + h % (off ? 30 : 50)) + ',80%,' + (55 + h % 15) + '%)'; }\n"
+"function off(n) { return n[0] >= 0 && P.names[n[0]].length > 2; }\n"
 "function box(n, left, width, level, rows, dim) {\n"
 "  const d = document.createElement('div');\n"
 "  d.className = 'frame' + (dim ? ' dim' : '') + (query && query.test(name(n)) ? ' match' : '');\n"
 "  d.style.left = left + '%'; d.style.width = width + '%';\n"
 "  d.style.top = ((rows - 1 - level) * ROW) + 'px';\n"
-"  d.style.background = color(name(n));\n"
+"  d.style.background = color(name(n), off(n));\n"
 "  d.textContent = name(n);\n"
 "  d.dataset.name = name(n); d.dataset.where = where(n); d.dataset.samples = n[2];\n"
 "  d.node = n;\n"
@@ -202,6 +207,10 @@ static int write_flame(FILE *f, const struct profile *p, const struct report_opt
 	fputs(page_head, f);
 	snprintf(title, sizeof(title), "pybpfprof %s: %s profile at %u Hz, %s", o->tool_version,
 		 p->mode, p->frequency_hz, report_counts(p, counts, sizeof(counts)));
+	/* --mode wall: the legend of the colours */
+	if (p->wall || p->gil)
+		strncat(title, "; blue: frames mostly off the CPU (blocked), warm: on the CPU",
+			sizeof(title) - strlen(title) - 1);
 	fputs("\"title\": ", f);
 	script_string(f, title);
 	fputs(",\n", f);

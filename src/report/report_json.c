@@ -12,6 +12,7 @@
 #include "report_json_model.h"
 #include "report_mem.h"
 #include "report_threads.h"
+#include "report_wall.h"
 #include "report_usdt.h"
 
 static void write_functions(FILE *f, const struct profile *p, const struct profile_target *pp)
@@ -19,9 +20,12 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 	struct func_stat *st = NULL;
 	struct profile_call_total *calls = NULL;
 	bool *listed = NULL;
+	struct wall_stat *wf = NULL, *wl = NULL;
 	size_t n = 0, i;
 
 	profile_target__func_stats(p, pp, &st, &n);
+	if (report_wall_on(p))
+		report_wall_stats(p, pp, &wf, &wl);
 	if (p->calls_mode && (profile_target__call_totals(p, pp, &calls) ||
 			      !(listed = calloc(p->nfuncs + 1, sizeof(*listed))))) {
 		free(calls);
@@ -38,6 +42,8 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 		fprintf(f, ", \"line\": %d, \"self\": %llu, \"total\": %llu%s", fn->firstline,
 			(unsigned long long)st[i].self, (unsigned long long)st[i].total,
 			fn->unresolved ? ", \"unresolved\": true" : "");
+		if (wf)
+			report_wall_json_stat(f, p, &wf[st[i].func]);
 		if (calls) {
 			report_usdt_json_func(f, p, calls, st[i].func);
 			listed[st[i].func] = true;
@@ -50,14 +56,19 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 	free(st);
 	free(calls);
 	free(listed);
+	free(wf);
+	free(wl);
 }
 
 static void write_lines(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
 	struct line_stat *st = NULL;
+	struct wall_stat *wf = NULL, *wl = NULL;
 	size_t n = 0, i;
 
 	profile_target__line_stats(p, pp, &st, &n);
+	if (report_wall_on(p))
+		report_wall_stats(p, pp, &wf, &wl);
 	fputs(",\n     \"lines\": [", f);
 	for (i = 0; i < n; i++) {
 		const struct profile_frame *fr = &p->frames[st[i].frame];
@@ -67,10 +78,15 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 		json_string(f, fn->file);
 		fprintf(f, ", \"line\": %d, \"qualname\": ", fr->line);
 		json_string(f, fn->qualname);
-		fprintf(f, ", \"self\": %llu}", (unsigned long long)st[i].self);
+		fprintf(f, ", \"self\": %llu", (unsigned long long)st[i].self);
+		if (wl)
+			report_wall_json_stat(f, p, &wl[st[i].frame]);
+		fputc('}', f);
 	}
 	fputs("]", f);
 	free(st);
+	free(wf);
+	free(wl);
 }
 
 static void write_process(FILE *f, const struct profile *p, const struct profile_target *pp,
@@ -93,7 +109,9 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);
 		json_string(f, pp->threads[i].name);
-		fprintf(f, ", \"samples\": %llu}", (unsigned long long)pp->threads[i].samples);
+		fprintf(f, ", \"samples\": %llu", (unsigned long long)pp->threads[i].samples);
+		report_wall_json_thread(f, p, pp, &pp->threads[i]);
+		fputc('}', f);
 	}
 	fputs("]", f);
 	write_functions(f, p, pp);

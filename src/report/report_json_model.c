@@ -93,6 +93,14 @@ static void write_header(FILE *f, const struct profile *p)
 			"\"page_size\": %u, \"ranges_lost\": %llu}",
 			p->mem_alloc ? "true" : "false", (unsigned long long)p->alloc_period,
 			p->mem_period, p->page_size, (unsigned long long)p->mem_ranges_lost);
+	if (p->wall || p->gil)
+		fprintf(f,
+			",\n  \"wall\": {\"wall\": %s, \"gil\": %s, \"idle\": %s, "
+			"\"unmatched\": %llu, \"idle_hidden\": %llu, \"dropped\": %llu}",
+			p->wall ? "true" : "false", p->gil ? "true" : "false",
+			p->idle ? "true" : "false", (unsigned long long)p->offcpu_unmatched,
+			(unsigned long long)p->offcpu_idle_hidden,
+			(unsigned long long)p->offcpu_dropped);
 }
 
 static void write_tables(FILE *f, const struct profile *p)
@@ -260,6 +268,32 @@ static void write_mem(FILE *f, const struct profile_target *pp)
 	fputs("]}", f);
 }
 
+/*
+ * --mode wall, --gil: per thread [tid, off-CPU ns by class..., GIL held,
+ * released], and [stack index, GIL held, released] for the stacks that have any.
+ */
+static void write_wall(FILE *f, const struct profile_target *pp)
+{
+	size_t i, n = 0;
+
+	fputs(",\n    \"wall\": {\"threads\": [", f);
+	for (i = 0; i < pp->nthreads; i++) {
+		const struct profile_thread *th = &pp->threads[i];
+
+		fprintf(f, "%s[%u, ", i ? ", " : "", th->tid);
+		u64s(f, th->offcpu_ns, PROFILE_OFFCPU_NCLASSES);
+		fprintf(f, ", %llu, %llu]", (unsigned long long)th->gil_held,
+			(unsigned long long)th->gil_released);
+	}
+	fputs("], \"stack_gil\": [", f);
+	for (i = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].gil_held || pp->stacks[i].gil_released)
+			fprintf(f, "%s[%zu, %llu, %llu]", n++ ? ", " : "", i,
+				(unsigned long long)pp->stacks[i].gil_held,
+				(unsigned long long)pp->stacks[i].gil_released);
+	fputs("]}", f);
+}
+
 static void write_target(FILE *f, const struct profile *p, const struct profile_target *pp,
 			 struct hashmap *byptr)
 {
@@ -297,6 +331,8 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 		write_usdt(f, pp);
 	if (p->mem)
 		write_mem(f, pp);
+	if (p->wall || p->gil)
+		write_wall(f, pp);
 	fputc('}', f);
 }
 

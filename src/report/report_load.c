@@ -61,6 +61,8 @@ static int load_header(struct ld *l, json_t *m)
 	    ld_bool(l, ld_get(l, m, "model", "gc"), "model.gc", &p->gc_mode) ||
 	    ld_bool(l, ld_get(l, m, "model", "imports"), "model.imports", &p->imports_mode))
 		return -EINVAL;
+	if (ld_wall_header(l, m))
+		return -EINVAL;
 	mem = json_object_get(m, "mem");
 	if (!mem || json_is_null(mem))
 		return 0;
@@ -376,12 +378,14 @@ static int load_target(struct ld *l, json_t *jt, const char *where)
 		err = ld_usdt(l, jt, where, pp);
 	if (!err && l->p->mem)
 		err = ld_mem(l, jt, where, pp);
+	if (!err && (l->p->wall || l->p->gil))
+		err = ld_wall(l, jt, where, pp);
 	hashmap__free(&tids);
 	return err;
 }
 
 /* The mode names the run writes; the profile keeps a pointer to one of them. */
-static const char *const modes[] = { "cpu", "cpu+mem" };
+static const char *const modes[] = { "cpu", "cpu+mem", "wall", "wall+mem" };
 
 static int load_model(struct ld *l, json_t *root)
 {

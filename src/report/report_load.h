@@ -49,5 +49,8 @@ int ld_frames(struct ld *l, json_t *e, size_t at, const char *where, size_t min,
 /* A process's --calls, --gc and --imports data, and its --mem data. */
 int ld_usdt(struct ld *l, json_t *jt, const char *where, struct profile_target *pp);
 int ld_mem(struct ld *l, json_t *jt, const char *where, struct profile_target *pp);
+/* --mode wall, --gil (report_load_wall.c): the header's flags (absent: off), a process's figures. */
+int ld_wall_header(struct ld *l, json_t *m);
+int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *pp);
 
 #endif

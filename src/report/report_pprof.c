@@ -212,7 +212,8 @@ static void encode_kinds(struct pbuf *b, const struct profile *p, struct pb_strt
 
 	if (!mem) {
 		value_type(b, PROFILE_SAMPLE_TYPE, t, "samples", "count", sub);
-		value_type(b, PROFILE_SAMPLE_TYPE, t, "cpu", "nanoseconds", sub);
+		/* --mode wall: off-CPU intervals weigh in too, in samples' worth of ns */
+		value_type(b, PROFILE_SAMPLE_TYPE, t, p->wall ? "wall" : "cpu", "nanoseconds", sub);
 		encode_samples(b, p, t, period_ns, o);
 		return;
 	}
@@ -253,7 +254,8 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 		pb_uint(b, PROFILE_PERIOD, (uint64_t)p->mem_period * p->page_size);
 		pb_uint(b, PROFILE_DEFAULT_SAMPLE_TYPE, pb_strtab__id(&t, "inuse_space"));
 	} else {
-		value_type(b, PROFILE_PERIOD_TYPE, &t, "cpu", "nanoseconds", &sub);
+		value_type(b, PROFILE_PERIOD_TYPE, &t, p->wall ? "wall" : "cpu", "nanoseconds",
+			   &sub);
 		pb_uint(b, PROFILE_PERIOD, period_ns);
 	}
 	snprintf(comment, sizeof(comment), "pybpfprof %s %s profile at %u Hz", o->tool_version,

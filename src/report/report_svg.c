@@ -22,6 +22,7 @@
 #include "util/text.h"
 #include "util/vec.h"
 #include "report_flame_tree.h"
+#include "report_wall.h"
 
 #define SVG_MAX_FRAMES 10000
 #define SVG_WIDTH 1200
@@ -46,6 +47,7 @@ struct svg {
 	struct node_size *wide;	     /* pass 1: nodes of at least 0.1% */
 	size_t nwide, cap, nall;
 	int err;
+	float *off; /* --mode wall: each frame's off-CPU share, or NULL */
 };
 
 /* Characters in s as report_xml_text counts them. */
@@ -82,8 +84,11 @@ static const char *node_name(const struct svg *g, uint32_t label, char *where, s
 	return fn->qualname;
 }
 
-/* Warm colours from the name, so a function keeps its colour across the graph. */
-static void node_fill(FILE *f, uint32_t label, size_t nframes, const char *name)
+/*
+ * Warm colours from the name, so a function keeps its colour across the
+ * graph; blues for a frame mostly off the CPU (--mode wall).
+ */
+static void node_fill(FILE *f, uint32_t label, size_t nframes, const char *name, bool off)
 {
 	const unsigned char *c = (const unsigned char *)name;
 	uint32_t h = 2166136261u;
@@ -94,7 +99,10 @@ static void node_fill(FILE *f, uint32_t label, size_t nframes, const char *name)
 	}
 	for (; *c; c++)
 		h = (h ^ *c) * 16777619u;
-	fprintf(f, "rgb(%u,%u,%u)", 205 + h % 50, (h >> 8) % 200, (h >> 16) % 55);
+	if (off)
+		fprintf(f, "rgb(%u,%u,%u)", (h >> 16) % 80, 100 + (h >> 8) % 80, 205 + h % 50);
+	else
+		fprintf(f, "rgb(%u,%u,%u)", 205 + h % 50, (h >> 8) % 200, (h >> 16) % 55);
 }
 
 /* The name in the box, cut to what its width holds (none under 3 characters). */
@@ -143,7 +151,8 @@ static void write_node(struct svg *g, uint32_t level, uint32_t label, uint64_t s
 		report_pct(samples, g->total));
 	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"", x, y, w,
 		SVG_ROW - 1);
-	node_fill(f, label, g->p->nframes, name);
+	node_fill(f, label, g->p->nframes, name,
+		  g->off && label < g->p->nframes && g->off[label] >= OFFCPU_MOSTLY);
 	fprintf(f, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + SVG_ROW - 4.5);
 	node_text(f, name, w);
 	fputs("</text></g>\n", f);
@@ -333,6 +342,8 @@ static void write_header(struct svg *g, const struct report_opts *o, size_t draw
 		" profile at %u Hz</text>\n<text id=\"subtitle\" x=\"%d\" y=\"38\" "
 		"text-anchor=\"middle\">%s",
 		p->frequency_hz, SVG_WIDTH / 2, report_counts(p, counts, sizeof(counts)));
+	if (g->off)
+		fputs("; blue: frames mostly off the CPU (blocked), warm: on the CPU", f);
 	if (g->nall > drawn)
 		fprintf(f, "; %zu frames narrower than %.3g%% of the samples not drawn",
 			g->nall - drawn,
@@ -365,7 +376,10 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 {
 	static const struct report_flame_tree_ops sizes = { size_open, size_close };
 	static const struct report_flame_tree_ops draw = { size_open, draw_close };
-	struct svg g = { .f = f, .p = p, .total = tree_total(p) };
+	struct svg g = { .f = f,
+			 .p = p,
+			 .total = tree_total(p),
+			 .off = report_wall_frame_offshare(p) };
 	uint64_t total;
 	size_t drawn;
 	int err;
@@ -385,6 +399,7 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 	err = ferror(f) ? -EIO : 0;
 out:
 	free(g.wide);
+	free(g.off);
 	return err;
 }
 

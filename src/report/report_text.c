@@ -12,6 +12,7 @@
 #include "report/report_source.h"
 #include "report_mem.h"
 #include "report_threads.h"
+#include "report_wall.h"
 #include "report_usdt.h"
 #include "util/vec.h"
 #include "target/source.h"
@@ -240,7 +241,9 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 	if (!o->line_report || profile_target__func_stats(p, pp, &st, &n))
 		return;
 	for (i = 0; i < n && shown < o->line_report; i++) {
-		if (p->funcs[st[i].func].unresolved)
+		/* nor --mode wall's off-CPU pseudo-functions: they have no source */
+		if (p->funcs[st[i].func].unresolved ||
+		    !strcmp(p->funcs[st[i].func].file, PROFILE_OFFCPU_FILE))
 			continue;
 		print_func_lines(f, p, pp, &st[i]);
 		shown++;
@@ -282,6 +285,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		print_line_report(f, p, pp, o);
 		if (o->threads)
 			report_text_threads(f, p, pp, o);
+		report_wall_text(f, p, pp, o);
 	}
 	report_usdt_text_proc(f, p, pp, o);
 	if (p->mem)

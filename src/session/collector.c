@@ -247,6 +247,7 @@ static uint32_t async_frames(struct collector *c, struct collector_target *ts,
 		*ids = c->async_ids;
 	return m ? (uint32_t)m : s->nframes;
 }
+static void offcpu_running(struct profile_target *pp, uint32_t tid);
 
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
 static void add_cpu_sample(struct collector *c, struct collector_target *ts,
@@ -275,6 +276,52 @@ static void add_cpu_sample(struct collector *c, struct collector_target *ts,
 			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
 		th->samples++;
 	}
+	if (s->flags & (PY_SAMPLE_GIL_HELD | PY_SAMPLE_GIL_RELEASED))
+		profile_target__add_gil(pp, s->tid, s->flags & PY_SAMPLE_GIL_HELD);
+	if (c->prof->wall)
+		offcpu_running(pp, s->tid);
+}
+
+/*
+ * A thread read as blocked when the run started but seen running since
+ * (it woke between that read and the tracepoint's start): not blocked.
+ */
+static void offcpu_running(struct profile_target *pp, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < pp->npending; i++)
+		if (pp->pending[i].tid == tid && pp->pending[i].primed)
+			pp->pending[i].open = pp->pending[i].primed = false;
+}
+
+_Static_assert((int)PY_OFFCPU_GIL == (int)PROFILE_OFFCPU_GIL &&
+		       (int)PY_OFFCPU_NCLASSES == (int)PROFILE_OFFCPU_NCLASSES,
+	       "py_offcpu_class and profile_offcpu_class differ");
+
+/* --mode wall: a thread left the CPU with this stack (or ended such an interval). */
+static void add_offcpu(struct collector *c, struct collector_target *ts, const struct py_sample *s)
+{
+	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	struct profile_thread *th;
+
+	if (s->kind == PY_KIND_OFFCPU_END) {
+		uint64_t ns = s->value & PY_OFFCPU_NS_MASK;
+
+		/* where it blocked last time: its last stack, if known here (else unmatched) */
+		if (s->value & PY_OFFCPU_SAME)
+			profile_target__offcpu_again(pp, s->tid, PY_OFFCPU_END_CLASS(s->value),
+						     s->ktime_ns - ns);
+		profile_target__offcpu_end(c->prof, pp, s->tid, ns);
+		return;
+	}
+	th = profile_target__thread(pp, s->tid);
+	if (th && !th->name[0])
+		proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
+	if (profile_target__offcpu_block(pp, s->tid, c->scratch, s->nframes,
+					 PY_OFFCPU_CLASS(s->value), s->ktime_ns,
+					 s->value & PY_OFFCPU_PRIMED))
+		c->malformed++;
 }
 
 /* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */
@@ -465,6 +512,10 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		break;
 	case PY_KIND_CALL_NEW:
 		/* --calls: naming the frames above was the point (the code objects are cached) */
+		break;
+	case PY_KIND_OFFCPU_BLOCK:
+	case PY_KIND_OFFCPU_END:
+		add_offcpu(c, ts, s);
 		break;
 	case PY_KIND_GC:
 		if (profile_target__add_gc(&c->prof->targets[ts->target_index], c->scratch,

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --mode wall and --gil attachment. The tracepoint sees a thread's wait only
+ * from its next block on; a thread already blocked when the run starts
+ * (a worker parked on a queue, a server in accept()) is read from outside
+ * instead: its stack (the dump's walk, pybpfprof dump), its system call
+ * (/proc/PID/task/TID/syscall, classified with the BPF side's table), and
+ * the run's start as the interval's start, given to the kernel's map so that
+ * its switch-in closes the interval like any other.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "session/wall.h"
+#include "target/procfs.h"
+#include "target/py_objects.h"
+#include "util/log.h"
+#include "util/mono.h"
+#include "../../bpf/offcpu_class.h"
+#include "pybpfprof.skel.h"
+
+void wall__prepare(struct session *s, enum wall_mode mode)
+{
+	struct pybpfprof_bpf *skel = session__skel(s);
+
+	bpf_program__set_autoload(skel->progs.on_sched_switch, mode != WALL_OFF);
+	skel->rodata->offcpu_gil_only = mode == WALL_GIL_ONLY;
+}
+
+/* The task's state letter and, when blocked in a system call, its number and first argument. */
+static bool task_blocked(int pid, int tid, long *nr, uint64_t *arg0)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	bool blocked = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		blocked = p[2] == 'S' || p[2] == 'D';
+	fclose(f);
+	*nr = -1;
+	*arg0 = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return blocked;
+	/* "NR ARG0 ..." in a system call, "-1 SP PC" blocked outside one, "running" */
+	if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%ld %" SCNx64, nr, arg0) < 1)
+		*nr = -1;
+	fclose(f);
+	return blocked;
+}
+
+/* One blocked thread's interval opened from the run's start, as a BLOCK record would. */
+static void prime_thread(struct session *s, struct collector *c, struct collector_target *ts,
+			 const struct py_dump_thread *th, uint64_t gil, uint64_t now)
+{
+	int map = bpf_map__fd(session__skel(s)->maps.offcpu_start);
+	size_t size = PY_SAMPLE_HEADER_SIZE + th->nframes * sizeof(struct py_frame);
+	struct py_sample *rec;
+	uint32_t tid = th->tid;
+	uint64_t arg0;
+	size_t i;
+	long nr;
+
+	if (!task_blocked(ts->t.pid, th->tid, &nr, &arg0) || !th->nframes)
+		return;
+	struct py_offcpu_open open = { .start_ns = now };
+
+	/* already blocked again under the tracepoint: its own record is on the way */
+	if (bpf_map_update_elem(map, &tid, &open, BPF_NOEXIST))
+		return;
+	rec = calloc(1, size);
+	if (!rec)
+		return;
+	rec->pid = ts->t.pid;
+	rec->tid = tid;
+	rec->ktime_ns = now;
+	rec->kind = PY_KIND_OFFCPU_BLOCK;
+	rec->nframes = th->nframes;
+	rec->value = PY_OFFCPU_VALUE(py_offcpu_classify(nr, arg0, gil), nr) | PY_OFFCPU_PRIMED;
+	for (i = 0; i < th->nframes; i++)
+		rec->frames[i] = (struct py_frame){ .code = th->frames[i].code,
+						    .instr = th->frames[i].instr,
+						    .fingerprint = th->frames[i].fingerprint };
+	collector__sample(c, rec, size);
+	free(rec);
+}
+
+/*
+ * A section's key in gil_pids: its pid and place, so that a new image of the
+ * same pid (exec: a section of its own) is looked at again. A section that
+ * moves (collector__compact) is looked at once more, which is harmless.
+ */
+/* gil_pids' value for a section whose GIL is in the kernel's map; else the tries so far */
+#define GIL_FOUND UINT64_MAX
+
+static uint64_t gil_key(const struct collector *c, const struct collector_target *ts)
+{
+	return (uint64_t)ts->t.pid | (uint64_t)(ts - c->targets) << 32;
+}
+
+/* The target's GIL into gil_addrs; with prime, its blocked threads' intervals opened. */
+static void add_target(struct wall *w, struct session *s, struct collector *c,
+		       struct collector_target *ts, bool prime)
+{
+	struct py_dump_thread *pts = NULL;
+	struct py_dump_state st = { 0 };
+	struct py_reader r;
+	uint32_t pid = ts->t.pid;
+	uint64_t now = mono_ns();
+	int n, i;
+
+	if (ts->t.layout.free_threaded ||
+	    py_reader__init(&r, ts->t.pid, &ts->t.layout, ts->t.version)) {
+		w->gil_unknown++;
+		return;
+	}
+	pts = malloc(PY_DUMP_THREADS * sizeof(*pts));
+	n = pts ? py_dump_threads(&r, &ts->t, pts, PY_DUMP_THREADS, &st) : -ENOMEM;
+	if (st.gil) {
+		struct py_gil_info gi = { .gil = st.gil };
+
+		if (!bpf_map_update_elem(bpf_map__fd(session__skel(s)->maps.gil_addrs), &pid, &gi,
+					 BPF_ANY))
+			hashmap__set(&w->gil_pids, gil_key(c, ts), GIL_FOUND);
+		w->gil_known++;
+	} else {
+		w->gil_unknown++;
+	}
+	/* tids as the process numbers them are the host's only in the host's pid namespace */
+	for (i = 0; prime && i < n && ts->t.nspid == ts->t.pid; i++)
+		if (pts[i].tid > 0)
+			prime_thread(s, c, ts, &pts[i], st.gil, now);
+	free(pts);
+}
+
+int wall__attach(struct wall *w, struct session *s, struct collector *c, enum wall_mode mode,
+		 char *why, size_t whylen)
+{
+	struct pybpfprof_bpf *skel = session__skel(s);
+	size_t i;
+	int err;
+
+	w->mode = mode;
+	hashmap__init(&w->gil_pids);
+	w->last_tick_ns = mono_ns();
+	if (mode == WALL_OFF)
+		return 0;
+	/* attached first: a thread that blocks while the others are read is the tracepoint's */
+	w->link = bpf_program__attach(skel->progs.on_sched_switch);
+	if (!w->link) {
+		err = -errno;
+		snprintf(why, whylen, "cannot attach to the sched_switch tracepoint: %s",
+			 strerror(-err));
+		return err;
+	}
+	for (i = 0; i < c->ntargets; i++)
+		add_target(w, s, c, &c->targets[i], mode == WALL_ON);
+	pr_info("wall: GIL found in %zu processes, not in %zu\n", w->gil_known, w->gil_unknown);
+	return 0;
+}
+
+/* How often targets without a known GIL are read again, and how many times. */
+#define WALL_TICK_NS 250000000LL
+#define GIL_TRIES 8
+
+void wall__tick(struct wall *w, struct session *s, struct collector *c, long long now)
+{
+	size_t i;
+
+	if (w->mode == WALL_OFF || now - w->last_tick_ns < WALL_TICK_NS)
+		return;
+	w->last_tick_ns = now;
+	for (i = 0; i < c->ntargets; i++) {
+		struct collector_target *ts = &c->targets[i];
+
+		uint64_t *tries = hashmap__find(&w->gil_pids, gil_key(c, ts));
+
+		if (ts->exited || ts->t.layout.free_threaded || (tries && *tries >= GIL_TRIES))
+			continue;
+		/* a GIL not there yet (an interpreter starting) is looked for a few times */
+		hashmap__set(&w->gil_pids, gil_key(c, ts), tries ? *tries + 1 : 1);
+		add_target(w, s, c, ts, false);
+	}
+}
+
+void wall__finish(struct wall *w, struct collector *c)
+{
+	if (w->mode != WALL_OFF)
+		profile__offcpu_flush(c->prof, (uint64_t)(w->end_ns ? w->end_ns : mono_ns()));
+}
+
+/* The run's end for the intervals still open: when the tracepoint stopped. */
+void wall__detach(struct wall *w)
+{
+	if (w->link && !w->end_ns)
+		w->end_ns = mono_ns();
+	bpf_link__destroy(w->link);
+	w->link = NULL;
+	hashmap__free(&w->gil_pids);
+}

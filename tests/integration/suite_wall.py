@@ -1,0 +1,232 @@
+# --mode wall and --gil against workloads that know their own truth: a loop
+# that computes half the time and sleeps the other half (it measures both
+# itself), one thread per kind of wait (sleep, pipe read, lock), threads
+# fighting for the GIL next to one that sleeps, and a thread blocked for the
+# whole run (--idle).
+
+from harness import (Fail, Workloads, check, functions, interpreter, load_report, per_build,
+                     process, profile_json, read_stdout_until, run_profiler, test)
+
+WALL_BUILDS = ("debian", "pyenv38", "pyenv312", "pyenv313", "sid314", "sid315")
+
+
+def start_with_tids(wl, py, script):
+    """Starts a workload that prints "tid NAME NATIVE_ID" lines before
+    "ready"; returns the process and {name: tid}."""
+    p = wl.start(py, script, wait_ready=False)
+    buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready")
+    tids = {}
+    for line in buf.decode().splitlines():
+        if line.startswith("tid "):
+            _, name, tid = line.split()
+            tids[name] = int(tid)
+    return p, tids
+
+
+def wall_split(p):
+    """wall_half.py's own measure (ns) of its time in compute() and pause()."""
+    import os
+    import signal
+    os.kill(p.pid, signal.SIGUSR1)
+    buf = read_stdout_until(p, lambda b: b.endswith(b"\n"), "answering SIGUSR1")
+    word, comp, pause = buf.decode().split()
+    check(word == "wall", f"wall_half.py answered {buf!r}")
+    return int(comp), int(pause)
+
+
+def thread(proc, tid):
+    ts = [t for t in proc["threads"] if t["tid"] == tid]
+    check(len(ts) == 1, f"thread {tid} appears {len(ts)} times: "
+          f"{[t['tid'] for t in proc['threads']]}")
+    return ts[0]
+
+
+@per_build(builds=WALL_BUILDS)
+def wall_half(build):
+    """The compute/sleep loop: in wall mode compute() and pause() split the
+    time as the workload measured it itself (+- 5pp), and the two together
+    hold the whole run; in CPU mode pause() has (almost) nothing."""
+    py = interpreter(build)
+    freq, secs = 99, 5
+    with Workloads() as wl:
+        p = wl.start(py, "wall_half.py")
+        c0, s0 = wall_split(p)
+        rep = profile_json([p.pid], secs, freq, extra=("--mode", "wall"))
+        c1, s1 = wall_split(p)
+        cpu = profile_json([p.pid], 3, freq)
+    proc = process(rep, p.pid)
+    check(rep["mode"] == "wall", f"mode {rep.get('mode')!r}")
+    fns = functions(proc)
+    check("compute" in fns and "pause" in fns, f"compute/pause missing: {sorted(fns)}")
+    comp, pause = fns["compute"]["total"], fns["pause"]["total"]
+    share = comp / (comp + pause)
+    truth = (c1 - c0) / ((c1 - c0) + (s1 - s0))
+    check(abs(truth - 0.5) <= 0.1, f"the workload measured a compute share of {truth:.1%}")
+    check(abs(share - truth) <= 0.05,
+          f"compute share {share:.1%} (compute {comp}, pause {pause} samples), the "
+          f"workload measured {truth:.1%}: expected +- 5pp")
+    # every sample's worth of the run is charged: main thread on or off the CPU
+    whole = secs * freq
+    check(0.9 * whole <= comp + pause <= 1.1 * whole,
+          f"compute+pause {comp + pause} samples, the run is worth {whole}")
+    check(fns["pause"]["off_cpu_by_class"]["sleep"] >= 0.9 * pause,
+          f"pause's off-CPU by class: {fns['pause']['off_cpu_by_class']}")
+    cfns = functions(process(cpu, p.pid))
+    ccomp = cfns.get("compute", {}).get("total", 0)
+    cpause = cfns.get("pause", {}).get("total", 0)
+    check(ccomp > 0 and cpause <= 0.05 * (ccomp + cpause),
+          f"CPU mode: compute {ccomp}, pause {cpause} samples (expected at most 5%: the CPU a sleep call costs)")
+    return (f"wall: compute share {share:.1%} (truth {truth:.1%}), {comp + pause} of {whole} "
+            f"samples; cpu: compute {ccomp}, pause {cpause}")
+
+
+@per_build(builds=WALL_BUILDS)
+def wall_classes(build):
+    """Each waiting thread's off-CPU time is in its own class: do_sleep()
+    sleep, do_read() (os.read on a pipe) I/O, do_lock() (threading.Lock)
+    lock, each for at least 90% of its off-CPU samples."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_classes.py")
+        rep = profile_json([p.pid], 3, 99, extra=("--mode", "wall", "--idle"))
+    fns = functions(process(rep, p.pid))
+    out = []
+    for fn, cls in (("do_sleep", "sleep"), ("do_read", "I/O"), ("do_lock", "lock")):
+        check(fn in fns, f"{fn} missing: {sorted(fns)}")
+        by = fns[fn]["off_cpu_by_class"]
+        off = fns[fn]["off_cpu"]
+        check(off >= 0.8 * 3 * 99, f"{fn}: only {off} off-CPU samples in a 3 s run")
+        check(by[cls] >= 0.9 * off, f"{fn}: {by}, expected mostly {cls}")
+        out.append(f"{fn} {by[cls]}/{off} {cls}")
+    return ", ".join(out)
+
+
+@per_build(builds=WALL_BUILDS)
+def wall_gil(build):
+    """--gil (without --mode wall): the two spinning threads hold the GIL in
+    their samples and wait for it (each about as long as the other holds
+    it); the thread asleep in one long sleep never waits for it."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_gil.py")
+        rep = profile_json([p.pid], 4, 99, extra=("--gil",))
+    proc = process(rep, p.pid)
+    out = []
+    gils = {name: thread(proc, tids[name])["gil"] for name in ("spin1", "spin2")}
+    for name, other in (("spin1", "spin2"), ("spin2", "spin1")):
+        g = gils[name]
+        # on CPU a spinner holds the GIL (a few samples may fall in a hand-over)
+        check(g["held"] >= 10, f"{name}: {g}: held in too few samples")
+        check(g["released"] <= 0.05 * g["held"] + 1, f"{name}: {g}: runs without the GIL?")
+        # while the other holds it, it waits: at least half as long (the machine's
+        # other load preempts the holder too, which only lengthens the wait)
+        check(g["waiting"] >= 0.5 * gils[other]["held"],
+              f"{name}: {g}, the other spinner held it {gils[other]['held']}: waits too little")
+        out.append(f"{name} {g}")
+    sl = [t for t in proc["threads"] if t["tid"] == tids["sleeper"]]
+    check(not sl or sl[0]["gil"]["waiting"] == 0, f"sleeper: {sl[0]['gil'] if sl else ''}")
+    fns = functions(proc)
+    check(fns.get("spin", {}).get("gil", {}).get("waiting", 0) > 0,
+          f"spin's gil: {fns.get('spin')}")
+    return "; ".join(out) + "; sleeper waited 0"
+
+
+@test
+def wall_gil_free_threaded():
+    """--gil on a free-threaded build (3.13t) is refused with one sentence."""
+    from suite_freethreaded import ft_interp
+    with Workloads() as wl:
+        p = wl.start(ft_interp("trixie313t"), "idle.py")
+        r = run_profiler(["-p", p.pid, "-d", 1, "--gil"], timeout=30)
+    check(r.returncode != 0 and "no GIL" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+          f"rc {r.returncode}: {r.stderr}")
+    return r.stderr.strip()
+
+
+@test
+def wall_idle():
+    """A thread blocked on a lock for the whole run is left out by default
+    (and counted as left out); --idle shows it, charged the whole run."""
+    py = interpreter("debian")
+    freq, secs = 99, 3
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_classes.py")
+        hidden = profile_json([p.pid], secs, freq, extra=("--mode", "wall"))
+        shown = profile_json([p.pid], secs, freq, extra=("--mode", "wall", "--idle"))
+    lock = tids["lock"]
+    h = process(hidden, p.pid)
+    check(all(t["tid"] != lock or t["samples"] == 0 for t in h["threads"]),
+          f"default: the blocked thread is shown: {h['threads']}")
+    check("do_lock" not in functions(h), "default: do_lock is shown")
+    s = thread(process(shown, p.pid), lock)
+    check(0.9 * secs * freq <= s["off_cpu"] <= 1.1 * secs * freq,
+          f"--idle: the blocked thread has {s['off_cpu']} off-CPU samples, "
+          f"the run is worth {secs * freq}")
+    return f"hidden by default; --idle: {s['off_cpu']} off-CPU samples of {secs * freq}"
+
+
+@test
+def wall_every_format():
+    """A --mode wall --gil run written in every format by the run, then by
+    `pybpfprof report run.json -o X`: byte for byte the same; every format
+    carries the off-CPU weight (folded lines ending in an off-CPU frame, the
+    flame graphs' blue frames, pprof's wall value type), and the text shows
+    the wall and GIL sections."""
+    import tempfile
+    from pathlib import Path
+    from suite_report import FILES, report
+    py = interpreter("debian")
+    out = Path(tempfile.mkdtemp(prefix="pybpfprof-wall-"))
+    (out / "run").mkdir()
+    (out / "one").mkdir()
+    with Workloads() as wl:
+        p, tids = start_with_tids(wl, py, "wall_gil.py")
+        args = ["-p", p.pid, "-d", 2, "--mode", "wall", "--gil", "--threads"]
+        for name in FILES.values():
+            args += ["-o", out / "run" / name]
+        r = run_profiler(args, timeout=30)
+    check(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
+    for name, f in FILES.items():
+        r = report([out / "run" / "p.json", "--threads", "-o", out / "one" / f])
+        check(r.returncode == 0, f"report -o {f}: {r.stderr}")
+        check((out / "one" / f).read_bytes() == (out / "run" / f).read_bytes(),
+              f"{name}: report's output differs from the run's")
+    folded = (out / "run" / "p.folded").read_text().splitlines()
+    off = [l for l in folded if "<off-CPU: " in l.rsplit(";", 1)[-1]]
+    check(off, "no off-CPU stacks in the folded output")
+    check(("rgb(" in (out / "run" / "p.svg").read_text()
+           and "blue: frames mostly off the CPU" in (out / "run" / "p.svg").read_text()),
+          "no off-CPU legend in the SVG")
+    # the HTML flame graph's names: every off-CPU pseudo-frame flagged (drawn blue),
+    # and spin's frame, which ran on the CPU mostly, not
+    import json
+    import re
+    html = (out / "run" / "p.html").read_text()
+    m = re.search(r'<script type="application/json" id="profile">(.*?)</script>', html, re.S)
+    names = json.loads(m.group(1))["names"]
+    pseudo = [n for n in names if n[0].startswith("<off-CPU: ")]
+    check(pseudo and all(len(n) == 3 and n[2] == 1 for n in pseudo),
+          f"off-CPU frames not flagged: {pseudo}")
+    check("blue: frames mostly off the CPU" in json.loads(m.group(1))["title"],
+          "no legend in the HTML flame graph's title")
+    text = (out / "run" / "p.txt").read_text()
+    for section in ("Wall time by thread", "Functions by wall time", "Lines by off-CPU time",
+                    "Functions that waited most for the GIL"):
+        check(section in text, f"no {section!r} section in the text report")
+    return f"{len(FILES)} formats byte-identical; {len(off)} off-CPU folded stacks"
+
+
+@test
+def wall_refusals():
+    """--mode, --idle and --gil misused: exit 2 with one sentence saying what to do,
+    and no output file."""
+    import os
+    import tempfile
+    from harness import expect_error
+    out = os.path.join(tempfile.mkdtemp(prefix="pybpfprof-wall-"), "p.json")
+    cases = [(["--mode", "bogus"], ["--mode", "cpu or wall"]),
+             (["--idle"], ["--idle", "--mode wall"]),
+             (["--mode", "wall", "--merge"], ["--mode wall", "--merge"])]
+    for extra, words in cases:
+        expect_error(["-p", os.getpid(), "-d", 1, "-o", out, *extra], words, out=out, rc=2)
+    return f"{len(cases)} refusals"
