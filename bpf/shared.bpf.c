@@ -16,8 +16,10 @@
  *   calls.bpf.c      --calls: USDT function entry/return, call statistics
  *   gc_imports.bpf.c --gc and --imports (USDT)
  *   memory.bpf.c     --mem: page faults, mmap/brk, allocator uprobes
+ *   signatures.h     --signatures: argument types of the sampled frames
  */
 #include "shared.h"
+#include "signatures.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -33,3 +35,9 @@ struct counters_def counters SEC(".maps");
 struct scratch_map_def scratch_map SEC(".maps");
 struct scratch_level_def scratch_level SEC(".maps");
 struct rss_peak_def rss_peak SEC(".maps");
+
+/* --signatures (signatures.h): here, as every file's CPU stack walk uses them. */
+volatile __u32 signatures_on = 0;
+__u64 sig_dropped = 0, sig_sent = 0;
+struct sig_offsets_def sig_offsets SEC(".maps");
+struct sig_scratch_def sig_scratch SEC(".maps");

@@ -231,6 +231,7 @@ struct walk_ctx {
 	__u64 f; /* next frame to read */
 	__u32 n; /* frames recorded */
 	__u32 read_size;
+	__u64 sig_frame[PY_SIG_FRAMES]; /* --signatures: addresses of frames[0..] recorded */
 };
 
 /*
@@ -244,10 +245,10 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	struct scratch *s = w->s;
 	struct py_frame *out;
 	__u32 size, fp;
-	__u64 code, base;
+	__u64 code, base, at = w->f;
 	__s64 pos;
 
-	if (!w->f)
+	if (!at)
 		return 1;
 	if (w->n >= max_depth || w->n >= PYPROF_MAX_DEPTH) {
 		s->sample.flags |= PY_SAMPLE_TRUNCATED;
@@ -283,6 +284,8 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
 	out->fingerprint = fp;
+	if (w->n < PY_SIG_FRAMES)
+		w->sig_frame[w->n] = at;
 	w->n++;
 	return 0;
 }

@@ -248,6 +248,14 @@ struct profile {
 	bool calls_mode, gc_mode, imports_mode; /* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
 	struct profile_cache_counts cache;
+	/*
+	 * --signatures: the innermost PY_SIG_FRAMES frames of a CPU sample are
+	 * named "qualname(arg: type, ...)" by the arguments they had then.
+	 */
+	bool signatures;
+	uint64_t sig_samples; /* CPU samples that came with their arguments */
+	uint64_t sig_missing; /* without (the record lost, or its sample) */
+	uint64_t sig_capped;  /* frames left plain: a process had too many signatures */
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);

@@ -14,6 +14,7 @@
 #include "target/code_cache.h"
 #include "profile/profile.h"
 #include "target/target.h"
+#include "target/py_signature.h"
 
 struct collector_target {
 	struct target t;
@@ -41,7 +42,13 @@ struct collector_target {
 		long stack;
 	} mem_recent[16];
 	unsigned mem_recent_next;
+	/* --signatures: reads type names; signature key -> func id of "name(sig)" */
+	struct py_reader *sig_reader;
+	struct hashmap sig_funcs;
 };
+
+/* Signature records waiting for their sample: more than CPUs' records in flight at once. */
+#define COLLECTOR_SIG_PENDING 16
 
 struct collector {
 	struct profile *prof;
@@ -67,6 +74,14 @@ struct collector {
 	size_t nparked, cap_parked;
 	uint32_t park_gen;
 	bool replaying; /* a replayed sample is not parked again */
+	/*
+	 * --signatures: the last signature records (struct py_sig_record),
+	 * each waiting for the CPU sample sent right after it on its CPU
+	 * (others' records may come in between); a ring.
+	 */
+	bool signatures;
+	struct py_sig_record sig_pending[COLLECTOR_SIG_PENDING];
+	unsigned sig_next;
 };
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */

@@ -130,6 +130,7 @@ enum {
 	OPT_MAX_CACHE_MB,
 	OPT_USER,
 	OPT_PRUNE,
+	OPT_SIGNATURES,
 };
 
 // clang-format off
@@ -166,6 +167,11 @@ static const struct cli_option cli_options[] = {
 	    "used are evicted, and the report counts them (default: 64)", 2 },
 	  CLI_UINT, FIELD(max_cache_mb, unsigned), 1, PYPROF_MAX_CACHE_MB, "--max-cache-mb",
 	  "1 to " STR(PYPROF_MAX_CACHE_MB) " MiB" },
+	{ { "signatures", OPT_SIGNATURES, NULL, 0, "Split each function of the innermost two "
+	    "frames of a sample by the types of its arguments at that moment, numpy arrays by "
+	    "dtype and shape: scale(x: ndarray[float64, (500, 400)], factor: float) (not "
+	    "free-threaded builds)", 2 },
+	  CLI_SET, FIELD(signatures, bool), 0, 0, NULL, NULL },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
 	      "command, --subprocesses or -a, a process without usable probes is named and "
