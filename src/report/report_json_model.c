@@ -14,6 +14,7 @@
 #include "report/report_source.h"
 #include "target/source.h"
 #include "report_json_model.h"
+#include "report_signatures.h"
 
 /* The shortest of 15, 16 or 17 digits that reads back as the same double. */
 static void num(FILE *f, double d)
@@ -87,6 +88,10 @@ static void write_header(FILE *f, const struct profile *p)
 	u64s(f, uv, 13);
 	fprintf(f, ", \"calls\": %s, \"gc\": %s, \"imports\": %s", p->calls_mode ? "true" : "false",
 		p->gc_mode ? "true" : "false", p->imports_mode ? "true" : "false");
+	if (p->signatures)
+		fprintf(f, ", \"signatures\": [%llu, %llu, %llu]",
+			(unsigned long long)p->sig_samples, (unsigned long long)p->sig_missing,
+			(unsigned long long)p->sig_capped);
 	if (p->mem)
 		fprintf(f,
 			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "
@@ -293,6 +298,7 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	}
 	fputc(']', f);
 	write_sources(f, p, pp, byptr);
+	report_signatures_json(f, p, pp);
 	if (p->calls_mode || p->gc_mode || p->imports_mode)
 		write_usdt(f, pp);
 	if (p->mem)
