@@ -14,7 +14,6 @@
 #include "report/report_source.h"
 #include "target/source.h"
 #include "report_json_model.h"
-#include "report_signatures.h"
 
 /* The shortest of 15, 16 or 17 digits that reads back as the same double. */
 static void num(FILE *f, double d)
@@ -298,7 +297,6 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	}
 	fputc(']', f);
 	write_sources(f, p, pp, byptr);
-	report_signatures_json(f, p, pp);
 	if (p->calls_mode || p->gc_mode || p->imports_mode)
 		write_usdt(f, pp);
 	if (p->mem)

@@ -154,7 +154,7 @@ void report_signatures_json(FILE *f, const struct profile *p, const struct profi
 		return;
 	if (sig_rows(p, pp, &rows, &n))
 		n = 0, rows = NULL;
-	fputs(",\n    \"signatures\": [", f);
+	fputs(",\n     \"signatures\": [", f);
 	for (i = 0; i < n; i++) {
 		const struct profile_func *fn = &p->funcs[rows[i].func];
 		bool first = !i || cmp_group(&rows[i - 1], &rows[i]);
