@@ -38,6 +38,6 @@ struct rss_peak_def rss_peak SEC(".maps");
 
 /* --signatures (signatures.h): here, as every file's CPU stack walk uses them. */
 volatile __u32 signatures_on = 0;
-__u64 sig_dropped = 0, sig_sent = 0;
+__u64 sig_dropped = 0, sig_sent = 0, sig_ns = 0;
 struct sig_offsets_def sig_offsets SEC(".maps");
 struct sig_scratch_def sig_scratch SEC(".maps");

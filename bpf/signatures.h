@@ -17,8 +17,11 @@
  * feature costs one load and branch per sample.
  */
 extern volatile __u32 signatures_on;
-/* Records lost (ring buffer full) and sent: read by userspace for the report. */
-extern __u64 sig_dropped, sig_sent;
+/*
+ * Records lost (ring buffer full) and sent, and the time spent building
+ * them (bench/signatures.py reads it: the feature's own cost per sample).
+ */
+extern __u64 sig_dropped, sig_sent, sig_ns;
 
 /* pid -> where its frames keep their arguments (GIL builds only). */
 struct sig_offsets_def {
@@ -138,9 +141,11 @@ static __always_inline void emit_signatures(const struct walk_ctx *w, const stru
 	const struct py_sig_offsets *so;
 	struct py_sig_record *r;
 	__u32 pid = smp->pid, zero = 0;
+	__u64 t0;
 
 	if (!signatures_on)
 		return;
+	t0 = bpf_ktime_get_ns();
 	so = bpf_map_lookup_elem(&sig_offsets, &pid);
 	r = bpf_map_lookup_elem(&sig_scratch, &zero);
 	if (!so || !r)
@@ -160,6 +165,7 @@ static __always_inline void emit_signatures(const struct walk_ctx *w, const stru
 		__sync_fetch_and_add(&sig_dropped, 1);
 	else
 		__sync_fetch_and_add(&sig_sent, 1);
+	__sync_fetch_and_add(&sig_ns, bpf_ktime_get_ns() - t0);
 }
 
 #endif /* PYBPFPROF_BPF_SIGNATURES_H */
