@@ -107,16 +107,19 @@ static __always_inline void sig_frame(const struct py_sig_offsets *so, __u64 fra
 				      const struct py_frame *f, struct py_sig_frame *out)
 {
 	struct sig_ctx c = { .so = so, .out = out };
-	__s32 counts[3] = {}, flags = 0;
+	__u8 code[PY_SIG_CODE_READ];
+	__s32 counts[3], flags;
 	__u32 n;
 
 	out->code = f->code;
 	out->fingerprint = f->fingerprint;
-	/* co_argcount, co_posonlyargcount, co_kwonlyargcount: three ints in a row */
-	if (bpf_probe_read_user(counts, sizeof(counts),
-				(const void *)(f->code + so->code_argcount)) ||
-	    bpf_probe_read_user(&flags, sizeof(flags), (const void *)(f->code + so->code_flags)))
+	/* co_flags and co_argcount, co_posonlyargcount, co_kwonlyargcount: one read */
+	if (bpf_probe_read_user(code, sizeof(code), (const void *)(f->code + so->code_counts)))
 		return;
+	if (so->argcount > PY_SIG_CODE_READ - 12 || so->flags > PY_SIG_CODE_READ - 4)
+		return;
+	__builtin_memcpy(counts, code + (so->argcount & 15), sizeof(counts));
+	__builtin_memcpy(&flags, code + (so->flags & 31), sizeof(flags));
 	if (counts[0] < 0 || counts[0] > 255 || counts[2] < 0 || counts[2] > 255)
 		return;
 	n = counts[0] + counts[2] + !!(flags & CO_VARARGS) + !!(flags & CO_VARKEYWORDS);

@@ -380,11 +380,15 @@ struct py_event {
 /* Where an argument's words are in one CPython build (GIL builds; by pid in a map). */
 struct py_sig_offsets {
 	__u16 frame_localsplus; /* f_localsplus (<=3.10) / _PyInterpreterFrame.localsplus */
-	__u16 code_argcount;	/* co_argcount (int); co_kwonlyargcount is 8 bytes after */
-	__u16 code_flags;	/* co_flags (int): CO_VARARGS 4, CO_VARKEYWORDS 8 */
+	__u16 code_counts;	/* start of the PY_SIG_CODE_READ bytes read of a code object */
+	__u8 argcount;		/* co_argcount (int) in them; co_kwonlyargcount 8 bytes after */
+	__u8 flags;		/* co_flags (int) in them: CO_VARARGS 4, CO_VARKEYWORDS 8 */
 	__u8 stackref;		/* locals are tagged _PyStackRef (3.14+): low two bits */
-	__u8 pad[3];
+	__u8 pad;
 };
+
+/* Bytes of a code object that hold co_flags and the argument counts (3.8-3.15). */
+#define PY_SIG_CODE_READ 24
 
 enum py_sig_arg_flags {
 	PY_SIG_UNBOUND = 1,    /* the slot was NULL */

@@ -24,8 +24,10 @@ int py_sig_offsets__for(uint32_t hexversion, bool free_threaded, struct py_sig_o
 	out->frame_localsplus = O.frame_localsplus;
 	out->stackref = O.stackref_locals;
 	/* measured on 3.8.18-3.10.13, 3.11.2/.7, 3.12.1, 3.13.0/.5, 3.14.8/.10, 3.15.2 */
-	out->code_argcount = minor <= 10 ? 16 : minor == 11 ? 56 : 52;
-	out->code_flags = minor <= 10 ? 36 : 48;
+	/* co_argcount at 16 / 56 / 52, co_flags at 36 / 48 / 48 (<=3.10, 3.11, 3.12+) */
+	out->code_counts = minor <= 10 ? 16 : 48;
+	out->argcount = minor <= 10 ? 0 : minor == 11 ? 8 : 4;
+	out->flags = minor <= 10 ? 20 : 0;
 	return 0;
 }
 
