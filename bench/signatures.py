@@ -50,6 +50,8 @@ def sig_counters(ids):
 
 
 def one_run(sig, tmp):
+    # again at each run: another benchmark on a shared machine may have put it back to 0
+    set_stats(1)
     wl = subprocess.Popen([PYTHON, TARGET, str(SECONDS + 30), os.path.join(tmp, "truth.json")],
                           stdout=subprocess.PIPE, text=True)
     try:
@@ -87,7 +89,8 @@ def one_run(sig, tmp):
         wl.wait()
     events = ev1 - ev0
     n_sig = sum(len(g["signatures"]) for g in rep["processes"][0].get("signatures", []))
-    return {"bpf_ns": (ns1 - ns0) / max(events, 1), "user_ns": (cpu1 - cpu0) / max(events, 1),
+    # run time that did not advance: the stats were switched off meanwhile (not ours)
+    return {"bpf_ns": (ns1 - ns0) / max(events, 1) if ns1 > ns0 else None, "user_ns": (cpu1 - cpu0) / max(events, 1),
             "sig_ns": (signs1 - signs0) / max(sent1 - sent0, 1), "events": events,
             "signatures": n_sig}
 
@@ -100,12 +103,17 @@ def main():
             for sig in (False, True):
                 x = one_run(sig, tmp)
                 runs[sig].append(x)
-                print("round %d %-14s BPF %6.0f ns/sample (signature read %4.0f), "
+                print("round %d %-14s BPF %6s ns/sample (signature read %4.0f), "
                       "pybpfprof %6.0f ns/sample, %d samples, %d signatures"
-                      % (r + 1, "--signatures" if sig else "plain", x["bpf_ns"], x["sig_ns"],
+                      % (r + 1, "--signatures" if sig else "plain",
+                         "-" if x["bpf_ns"] is None else "%.0f" % x["bpf_ns"], x["sig_ns"],
                          x["user_ns"], x["events"], x["signatures"]), flush=True)
-    med = {s: {k: statistics.median(x[k] for x in runs[s])
+    med = {s: {k: statistics.median([x[k] for x in runs[s] if x[k] is not None] or [0])
                for k in ("bpf_ns", "user_ns", "sig_ns")} for s in runs}
+    lost = sum(x["bpf_ns"] is None for s in runs for x in runs[s])
+    if lost:
+        print("\n%d runs without BPF run-time figures (kernel.bpf_stats_enabled switched off "
+              "by someone else during them): left out of the BPF medians" % lost)
     print("\nmedians of %d rounds at %d Hz, %s s each:" % (ROUNDS, HZ, SECONDS))
     print("  | | BPF ns/sample | pybpfprof ns/sample |")
     print("  |---|---:|---:|")
