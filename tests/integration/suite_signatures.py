@@ -144,3 +144,24 @@ def signatures_refuse_freethreaded():
         out = os.path.join(tmp, "p.json")
         expect_error(["--signatures", "-p", p.pid, "-d", "1", "-o", out],
                      ["whose frames --signatures cannot read"], out=out)
+
+
+@test
+def signatures_bounded_debian():
+    """More distinct signatures than a process may keep (4096): the rest stay
+    under the plain name, counted, and the run ends normally."""
+    py = BUILDS["debian"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "p.json")
+        r = run_profiler(["--signatures", "-F", 999, "-o", out, "--",
+                          *py.argv("signatures_many.py", [10])], timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        rep = load_report(out)
+        samples, missing, capped = rep["model"]["signatures"]
+        names = [fn[0] for fn in rep["model"]["functions"]]
+        split = [n for n in names if n.startswith(("f(x: K", "g(x: K"))]
+        check(len(split) <= 4096, f"{len(split)} signatures of f kept, more than 4096")
+        check(capped > 0, f"no frame counted over the limit ({len(split)} signatures, "
+              f"{samples} samples)")
+        check("f" in names or "g" in names, "neither f nor g kept a plain name")
+        return f"{len(split)} signatures kept, {capped} frames plain, {samples} samples"
