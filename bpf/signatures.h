@@ -76,6 +76,13 @@ static __always_inline void sig_arg(const struct py_sig_offsets *so, __u64 v, st
 	nd = (__u32)a->nd;
 	if (nd < 1 || nd > PY_SIG_NDIM)
 		return;
+	/*
+	 * numpy allocates an array's strides right after its dimensions: a
+	 * cheap test that spares other objects (an int's digits where nd would
+	 * be) a read at a pointer they do not have.
+	 */
+	if (head[5] != head[4] + 8 * (__u64)nd)
+		return;
 	nd = ((nd - 1) & (PY_SIG_NDIM - 1)) + 1;
 	if (!bpf_probe_read_user(a->dims, nd * 8, (const void *)head[4]))
 		a->flags = PY_SIG_DIMS;

@@ -30,7 +30,7 @@ def profile_signatures(py, tmp, pure):
     args = ["--signatures", "-F", FREQ, "-o", out, "-o", os.path.join(tmp, "p.pstats"),
             "-o", os.path.join(tmp, "p.txt"), "-o", os.path.join(tmp, "p.folded"), "--",
             *py.argv(SCRIPT, [SECONDS, truth] + (["pure"] if pure else []))]
-    r = run_profiler(args, timeout=SECONDS + 40)
+    r = run_profiler(args, timeout=SECONDS * 10 + 60)
     check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
     try:
         with open(host_truth) as f:
@@ -154,7 +154,7 @@ def signatures_bounded_debian():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "p.json")
         r = run_profiler(["--signatures", "-F", 999, "-o", out, "--",
-                          *py.argv("signatures_many.py", [10])], timeout=60)
+                          *py.argv("signatures_many.py", [10])], timeout=160)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
         rep = load_report(out)
         samples, missing, capped = rep["model"]["signatures"]

@@ -2,7 +2,8 @@
 # arguments of three kinds, each call doing a different amount of work; the
 # workload measures the CPU time each kind takes in scale() itself
 # (thread_time around the call) and writes the totals, in seconds, as JSON
-# to the file named by its second argument. With numpy (and not "pure" as
+# to the file named by its second argument; it runs for as many seconds of
+# CPU time as its first argument says. With numpy (and not "pure" as
 # third argument): an int, a small float32 array and a large float64 array;
 # without: an int, a float and a str.
 import json
@@ -39,8 +40,9 @@ def main():
     todo = kinds(len(sys.argv) > 3 and sys.argv[3] == "pure")
     spent = {sig: 0 for sig, *_ in todo}
     print("ready", flush=True)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    # CPU seconds, not wall: as many samples on a loaded machine as on an idle one
+    deadline = time.thread_time() + seconds
+    while time.thread_time() < deadline:
         for sig, x, factor, reps in todo:
             t0 = time.thread_time_ns()
             scale(x, factor, reps)

@@ -18,8 +18,8 @@ def g(x):
 def main():
     classes = [type("K%d" % i, (), {})() for i in range(20000)]
     print("ready", flush=True)
-    deadline = time.monotonic() + float(sys.argv[1])
-    while time.monotonic() < deadline:
+    deadline = time.thread_time() + float(sys.argv[1])  # CPU seconds
+    while time.thread_time() < deadline:
         for obj in classes:
             g(obj)
 
