@@ -66,7 +66,11 @@ static __always_inline void sig_arg(const struct py_sig_offsets *so, __u64 v, st
 		return;
 	}
 	if (bpf_probe_read_user(head, sizeof(head), (const void *)v)) {
-		a->flags = PY_SIG_UNREAD;
+		/* a small object at the end of a mapping: its header alone */
+		if (bpf_probe_read_user(head, 16, (const void *)v))
+			a->flags = PY_SIG_UNREAD;
+		else
+			a->type = head[1];
 		return;
 	}
 	/* PyObject.ob_type; PyArrayObject_fields: nd at 24, dimensions at 32, descr at 56 */
