@@ -148,4 +148,11 @@ int py_code_argnames(struct py_reader *r, uint64_t code, char (*out)[64], size_t
 /* numpy's name of a dtype type number ("float64"), or NULL for one not known. */
 const char *py_numpy_dtype(int32_t type_num);
 
+/*
+ * Whether name is among the first 16 co_cellvars of the code object at
+ * code (3.8-3.10: an argument an inner function captures lives in a cell
+ * after the locals, and its own slot is empty). False on 3.11+.
+ */
+bool py_code_is_cellvar(struct py_reader *r, uint64_t code, const char *name);
+
 #endif

@@ -830,3 +830,25 @@ const char *py_numpy_dtype(int32_t type_num)
 		return NULL;
 	return numpy_dtypes[type_num];
 }
+
+bool py_code_is_cellvar(struct py_reader *r, uint64_t code, const char *name)
+{
+	uint64_t names, items[16];
+	char text[64];
+	int64_t len;
+	size_t i;
+
+	if (r->O.code_cellvars == PYPROF_NO_OFFSET ||
+	    names_tuple(r, code, r->O.code_cellvars, &names, &len) || len <= 0)
+		return false;
+	if (len > 16)
+		len = 16;
+	if (remote_read(r->pid, names + r->O.tuple_items, items, (size_t)len * 8))
+		return false;
+	for (i = 0; i < (size_t)len; i++) {
+		local_name(r, items[i], text, sizeof(text));
+		if (!strcmp(text, name))
+			return true;
+	}
+	return false;
+}

@@ -128,6 +128,10 @@ int py_signature_text(struct py_reader *r, const struct py_sig_frame *f, char *o
 	at = (size_t)snprintf(out, outlen, "(");
 	for (i = 0; i < n && at < outlen; i++) {
 		put_type(r, &f->args[i], type, sizeof(type));
+		/* <= 3.10: a captured argument's slot is empty, its cell elsewhere */
+		if ((f->args[i].flags & PY_SIG_UNBOUND) && !err &&
+		    py_code_is_cellvar(r, f->code, names[i]))
+			snprintf(type, sizeof(type), "cell");
 		at += (size_t)snprintf(out + at, outlen - at, "%s%s: %s", i ? ", " : "", names[i],
 				       type);
 	}

@@ -165,3 +165,23 @@ def signatures_bounded_debian():
               f"{samples} samples)")
         check("f" in names or "g" in names, "neither f nor g kept a plain name")
         return f"{len(split)} signatures kept, {capped} frames plain, {samples} samples"
+
+
+@per_build(builds=("debian", "pyenv38", "pyenv310", "sid315"))
+def signatures_captured(build):
+    """An argument an inner function captures is named cell, not unbound."""
+    py = BUILDS[build]
+    why = py.missing()
+    if why:
+        raise Skip(why)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "p.json")
+        r = run_profiler(["--signatures", "-F", FREQ, "-o", out, "--",
+                          *py.argv("signatures_cell.py", [2])], timeout=80)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        groups = [g for g in load_report(out)["processes"][0].get("signatures", [])
+                  if g["function"] == "f"]
+        check(groups, "f is not among the split functions")
+        sigs = {s["signature"]: s["self"] for s in groups[0]["signatures"]}
+        check(list(sigs) == ["(x: cell, y: str)"], f"f's signatures: {sigs}")
+        return f"f(x: cell, y: str): {sigs['(x: cell, y: str)']} samples"
