@@ -172,9 +172,9 @@ static __always_inline void emit_signatures(const struct walk_ctx *w, const stru
 	r->cpu = smp->cpu;
 	r->value = w->n < PY_SIG_FRAMES ? w->n : PY_SIG_FRAMES;
 	if (w->n > 0)
-		sig_frame(so, w->sig_frame[0], &smp->frames[0], &r->frames[0]);
+		sig_frame(so, s->frame_addr[0], &smp->frames[0], &r->frames[0]);
 	if (w->n > 1)
-		sig_frame(so, w->sig_frame[1], &smp->frames[1], &r->frames[1]);
+		sig_frame(so, s->frame_addr[1], &smp->frames[1], &r->frames[1]);
 	if (bpf_ringbuf_output(&samples, r, sizeof(*r), BPF_RB_NO_WAKEUP))
 		__sync_fetch_and_add(&sig_dropped, 1);
 	else

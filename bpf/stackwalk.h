@@ -65,6 +65,12 @@ struct scratch {
 	__u8 frame[PYPROF_FRAME_READ];
 	__u8 code[PY_CODE_ID_READ];
 	__u8 str[PY_STR_READ];
+	/*
+	 * The address of each frame recorded (--signatures reads the first
+	 * ones' arguments). Stored without a branch, and in map memory, where
+	 * the verifier tracks no values: the walk's verification costs the same.
+	 */
+	__u64 frame_addr[PYPROF_MAX_DEPTH];
 };
 
 /* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
@@ -231,7 +237,6 @@ struct walk_ctx {
 	__u64 f; /* next frame to read */
 	__u32 n; /* frames recorded */
 	__u32 read_size;
-	__u64 sig_frame[PY_SIG_FRAMES]; /* --signatures: addresses of frames[0..] recorded */
 };
 
 /*
@@ -284,8 +289,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
 	out->fingerprint = fp;
-	if (w->n < PY_SIG_FRAMES)
-		w->sig_frame[w->n] = at;
+	s->frame_addr[w->n & (PYPROF_MAX_DEPTH - 1)] = at;
 	w->n++;
 	return 0;
 }
