@@ -117,8 +117,8 @@ void report_signatures_text(FILE *f, const struct profile *p, const struct profi
 		return;
 	}
 	fprintf(f,
-		"\n  Signatures: the two innermost frames by their arguments' types (%llu samples "
-		"with them, %llu without, %llu frames over the limit)\n",
+		"\n  Signatures: the two innermost frames by their arguments' types (in the run: "
+		"%llu samples with them, %llu without, %llu frames over the limit)\n",
 		(unsigned long long)p->sig_samples, (unsigned long long)p->sig_missing,
 		(unsigned long long)p->sig_capped);
 	fprintf(f, "    self%%  total%%  samples  function, then each signature\n");
