@@ -72,7 +72,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-scale bench-soak bench-wall fuzz fuzz-smoke fuzz-build check-all
+	bench-formats bench-scale bench-soak bench-wall bench-signatures fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -215,6 +215,10 @@ $(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)
 
 bench-formats: $(OUTPUT)/bench/formats
 	$(Q)$<
+
+# What --signatures costs per sample, BPF and userspace (root; not part of check).
+bench-signatures: pybpfprof
+	bench/signatures.sh
 
 # 100 busy CPython processes profiled at once with -a (not part of check).
 bench-scale: pybpfprof

@@ -15,6 +15,7 @@
 #define PYBPFPROF_BPF_EMIT_STACK_H
 
 #include "shared.h"
+#include "signatures.h"
 
 /*
  * How long "this thread has no PyThreadState" is believed before the lists
@@ -157,6 +158,8 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 		return 1;
 	}
 	s->sample.nframes = w.n;
+	if (kind == PY_KIND_CPU)
+		emit_signatures(&w, s);
 	return send_sample(s, kind, w.n);
 }
 

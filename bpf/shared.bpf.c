@@ -17,8 +17,10 @@
  *   gc_imports.bpf.c --gc and --imports (USDT)
  *   memory.bpf.c     --mem: page faults, mmap/brk, allocator uprobes
  *   offcpu.bpf.c     --mode wall, --gil: off-CPU intervals (sched_switch)
+ *   signatures.h     --signatures: argument types of the sampled frames
  */
 #include "shared.h"
+#include "signatures.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -35,3 +37,9 @@ struct scratch_map_def scratch_map SEC(".maps");
 struct scratch_level_def scratch_level SEC(".maps");
 struct rss_peak_def rss_peak SEC(".maps");
 struct gil_addrs_def gil_addrs SEC(".maps");
+
+/* --signatures (signatures.h): here, as every file's CPU stack walk uses them. */
+volatile __u32 signatures_on = 0;
+__u64 sig_dropped = 0, sig_sent = 0, sig_ns = 0;
+struct sig_offsets_def sig_offsets SEC(".maps");
+struct sig_scratch_def sig_scratch SEC(".maps");

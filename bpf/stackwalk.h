@@ -65,6 +65,12 @@ struct scratch {
 	__u8 frame[PYPROF_FRAME_READ];
 	__u8 code[PY_CODE_ID_READ];
 	__u8 str[PY_STR_READ];
+	/*
+	 * The address of each frame recorded (--signatures reads the first
+	 * ones' arguments). Stored without a branch, and in map memory, where
+	 * the verifier tracks no values: the walk's verification costs the same.
+	 */
+	__u64 frame_addr[PYPROF_MAX_DEPTH];
 };
 
 /* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
@@ -244,10 +250,10 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	struct scratch *s = w->s;
 	struct py_frame *out;
 	__u32 size, fp;
-	__u64 code, base;
+	__u64 code, base, at = w->f;
 	__s64 pos;
 
-	if (!w->f)
+	if (!at)
 		return 1;
 	if (w->n >= max_depth || w->n >= PYPROF_MAX_DEPTH) {
 		s->sample.flags |= PY_SAMPLE_TRUNCATED;
@@ -283,6 +289,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
 	out->fingerprint = fp;
+	s->frame_addr[w->n & (PYPROF_MAX_DEPTH - 1)] = at;
 	w->n++;
 	return 0;
 }

@@ -428,4 +428,71 @@ enum py_gil_flags {
 	PY_SAMPLE_GIL_RELEASED = 0x10,
 };
 
+/* ------------------------------------------------------------- --signatures */
+
+/*
+ * --signatures: the arguments of the innermost PY_SIG_FRAMES Python frames of
+ * a CPU sample, read by BPF at the tick (the frame is live then; userspace
+ * reading it later could see another call's values). Sent as one record of
+ * kind PY_KIND_SIGNATURE just BEFORE the PY_KIND_CPU record it belongs to
+ * (same pid, tid, ktime_ns): userspace keeps it until that sample comes.
+ * Per argument: the object's type pointer, and for what may be a numpy
+ * array (nd in 1..PY_SIG_NDIM at its place) the words that say its shape
+ * and dtype; BPF does not know which type is ndarray, userspace does.
+ */
+#define PY_KIND_SIGNATURE 80
+#define PY_SIG_FRAMES 2
+#define PY_SIG_ARGS 6
+#define PY_SIG_NDIM 4
+#define PY_SIG_HEAD 64 /* bytes of an argument object read: the numpy fields lie inside */
+
+/* Where an argument's words are in one CPython build (GIL builds; by pid in a map). */
+struct py_sig_offsets {
+	__u16 frame_localsplus; /* f_localsplus (<=3.10) / _PyInterpreterFrame.localsplus */
+	__u16 code_counts;	/* start of the PY_SIG_CODE_READ bytes read of a code object */
+	__u8 argcount;		/* co_argcount (int) in them; co_kwonlyargcount 8 bytes after */
+	__u8 flags;		/* co_flags (int) in them: CO_VARARGS 4, CO_VARKEYWORDS 8 */
+	__u8 stackref;		/* locals are tagged _PyStackRef (3.14+): low two bits */
+	__u8 pad;
+};
+
+/* Bytes of a code object that hold co_flags and the argument counts (3.8-3.15). */
+#define PY_SIG_CODE_READ 24
+
+enum py_sig_arg_flags {
+	PY_SIG_UNBOUND = 1,    /* the slot was NULL */
+	PY_SIG_TAGGED_INT = 2, /* a 3.14+ tagged int: no object */
+	PY_SIG_UNREAD = 4,     /* the object could not be read */
+	PY_SIG_DIMS = 8,       /* nd and dims were read (the object may be an ndarray) */
+};
+
+struct py_sig_arg {
+	__u64 type;		 /* ob_type */
+	__u64 descr;		 /* PyArrayObject.descr, if an ndarray */
+	__u64 dims[PY_SIG_NDIM]; /* its shape, if PY_SIG_DIMS */
+	__s32 nd;
+	__u32 flags; /* enum py_sig_arg_flags */
+};
+
+struct py_sig_frame {
+	__u64 code;	   /* as the sample's frame at the same index */
+	__u32 fingerprint; /* idem */
+	__u16 nargs;	   /* arguments the code declares (positional, keyword-only, *, **) */
+	__u16 nread;	   /* of which read: at most PY_SIG_ARGS */
+	struct py_sig_arg args[PY_SIG_ARGS];
+};
+
+/* Header as py_sample's (nframes 0, kind PY_KIND_SIGNATURE, value: frames used). */
+struct py_sig_record {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u16 nframes;
+	__u8 flags;
+	__u8 kind;
+	__u32 cpu;
+	__u64 value;
+	struct py_sig_frame frames[PY_SIG_FRAMES];
+};
+
 #endif

@@ -50,6 +50,7 @@ struct pyprof_config {
 	const char *mode;      /* --mode: "cpu" (the default) or "wall" */
 	bool idle;	       /* --idle: show threads blocked for the whole run (--mode wall) */
 	bool gil;	       /* --gil: GIL held, waiting or released per sample */
+	bool signatures;       /* --signatures: split functions by their arguments' types */
 	char error[256];       /* why parsing failed */
 };
 

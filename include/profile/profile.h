@@ -292,6 +292,14 @@ struct profile {
 	uint64_t offcpu_unmatched;   /* interval ends whose start record was lost: not charged */
 	uint64_t offcpu_idle_hidden; /* threads blocked the whole run, left out (no --idle) */
 	uint64_t offcpu_dropped;     /* off-CPU records lost: kernel ring buffer full */
+	/*
+	 * --signatures: the innermost PY_SIG_FRAMES frames of a CPU sample are
+	 * named "qualname(arg: type, ...)" by the arguments they had then.
+	 */
+	bool signatures;
+	uint64_t sig_samples; /* CPU samples that came with their arguments */
+	uint64_t sig_missing; /* without (the record lost, or its sample) */
+	uint64_t sig_capped;  /* frames left plain: a process had too many signatures */
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);

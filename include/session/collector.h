@@ -15,6 +15,7 @@
 #include "target/code_cache.h"
 #include "profile/profile.h"
 #include "target/target.h"
+#include "target/py_signature.h"
 
 struct collector_target {
 	struct target t;
@@ -44,7 +45,13 @@ struct collector_target {
 	unsigned mem_recent_next;
 	struct async_stacks *async; /* --async, made at its first sample */
 	bool async_tried;
+	/* --signatures: reads type names; signature key -> func id of "name(sig)" */
+	struct py_reader *sig_reader;
+	struct hashmap sig_funcs;
 };
+
+/* Signature records waiting for their sample: more than CPUs' records in flight at once. */
+#define COLLECTOR_SIG_PENDING 16
 
 struct collector {
 	struct profile *prof;
@@ -75,6 +82,14 @@ struct collector {
 	struct async_entry *async_out;
 	uint32_t *async_ids;
 	struct async_counts async_counts; /* of every target, the gone ones too */
+	/*
+	 * --signatures: the last signature records (struct py_sig_record),
+	 * each waiting for the CPU sample sent right after it on its CPU
+	 * (others' records may come in between); a ring.
+	 */
+	bool signatures;
+	struct py_sig_record sig_pending[COLLECTOR_SIG_PENDING];
+	unsigned sig_next;
 };
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */

@@ -43,6 +43,14 @@ int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx,
 		   size_t whylen);
 /* Watches pid's execs (and with PY_FOLLOW_CHILDREN its descendants'). 0 or -errno. */
 int session__follow(struct session *s, pid_t pid, unsigned flags);
+/*
+ * --signatures: CPU samples carry their innermost frames' argument types
+ * (bpf/signatures.h) for the targets added from now on whose build can be
+ * read that way (not free-threaded ones).
+ */
+void session__signatures(struct session *s);
+/* Signature records sent and lost (ring buffer full) so far. */
+void session__sig_counts(struct session *s, uint64_t *sent, uint64_t *dropped);
 /* Stops sampling pid (an image that is gone or was replaced). */
 void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */

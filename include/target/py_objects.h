@@ -167,4 +167,27 @@ int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_
 int py_read_frame(pid_t pid, const struct py_offsets *off, uint64_t frame,
 		  struct py_dump_frame *out);
 
+/*
+ * The kind and name (in r's memo) of the type object at type: one or two
+ * reads the first time, none after. 0, or -errno.
+ */
+int py_type_info(struct py_reader *r, uint64_t type, enum py_kind *kind, const char **name);
+
+/*
+ * The names of the first n local variables of the code object at code (its
+ * arguments come first), 64 bytes each, "?" for one that cannot be read.
+ * 0, -EBADMSG (it declares fewer), or -EFAULT.
+ */
+int py_code_argnames(struct py_reader *r, uint64_t code, char (*out)[64], size_t n);
+
+/* numpy's name of a dtype type number ("float64"), or NULL for one not known. */
+const char *py_numpy_dtype(int32_t type_num);
+
+/*
+ * Whether name is among the first 16 co_cellvars of the code object at
+ * code (3.8-3.10: an argument an inner function captures lives in a cell
+ * after the locals, and its own slot is empty). False on 3.11+.
+ */
+bool py_code_is_cellvar(struct py_reader *r, uint64_t code, const char *name);
+
 #endif

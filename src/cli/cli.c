@@ -143,6 +143,7 @@ enum {
 	OPT_MODE,
 	OPT_IDLE,
 	OPT_GIL,
+	OPT_SIGNATURES,
 };
 
 // clang-format off
@@ -195,6 +196,11 @@ static const struct cli_option cli_options[] = {
 	    "or runs without it (CPython 3.8-3.15 with a GIL); without --mode wall, only the "
 	    "waits for the GIL are followed off the CPU", 2 },
 	  CLI_SET, FIELD(gil, bool), 0, 0, NULL, NULL },
+	{ { "signatures", OPT_SIGNATURES, NULL, 0, "Split each function of the innermost two "
+	    "frames of a sample by the types of its arguments at that moment, numpy arrays by "
+	    "dtype and shape: scale(x: ndarray[float64, (500, 400)], factor: float) (not "
+	    "free-threaded builds)", 2 },
+	  CLI_SET, FIELD(signatures, bool), 0, 0, NULL, NULL },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
 	      "command, --subprocesses or -a, a process without usable probes is named and "

@@ -620,6 +620,7 @@ static int run__prepare(struct run *r)
 	prof->calls_mode = cfg->usdt_modes & USDT_CALLS;
 	prof->gc_mode = cfg->usdt_modes & USDT_GC;
 	prof->imports_mode = cfg->usdt_modes & USDT_IMPORTS;
+	prof->signatures = cfg->signatures;
 	prof->mem = cfg->mem != PYPROF_MEM_OFF;
 	prof->mem_period = cfg->mem_period;
 	prof->mem_alloc = cfg->mem == PYPROF_MEM_ALLOC;
@@ -627,6 +628,7 @@ static int run__prepare(struct run *r)
 	prof->page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&r->c, prof, (size_t)cfg->max_cache_mb << 20);
 	r->c.async = cfg->async_aware;
+	r->c.signatures = cfg->signatures;
 	if (!err && cfg->user) {
 		err = launch_user__resolve(cfg->user, &r->user, r->why, sizeof(r->why));
 		if (err)
@@ -655,6 +657,19 @@ static int run__open_session(struct run *r)
 	return r->s ? 0 : -EINVAL;
 }
 
+/* --signatures reads GIL builds only: a -p target it cannot read is refused. */
+static int sig_refuse(const struct pyprof_config *cfg, const struct target *t, char *why,
+		      size_t whylen)
+{
+	if (!cfg->signatures || !t->layout.free_threaded)
+		return 0;
+	snprintf(why, whylen,
+		 "pid %d runs the free-threaded Python %s, whose frames --signatures cannot "
+		 "read; profile it without --signatures",
+		 t->pid, t->version_str);
+	return -ENOTSUP;
+}
+
 /*
  * The targets registered and followed, then the probes: USDT first, so its
  * refusals and attach errors come before sampling starts. Last, the command
@@ -668,7 +683,12 @@ static int run__attach(struct run *r)
 	size_t i, whylen = sizeof(r->why);
 	int err = 0;
 
+	if (cfg->signatures)
+		session__signatures(r->s);
 	for (i = 0; i < c->ntargets && !err; i++) {
+		err = sig_refuse(cfg, &c->targets[i].t, why, whylen);
+		if (err)
+			break;
 		err = session__add_target(r->s, &c->targets[i].t);
 		snprintf(why, whylen, "cannot register pid %d: %s", c->targets[i].t.pid,
 			 strerror(-err));

@@ -11,6 +11,7 @@
 #include "report/report_load.h"
 #include "report_json_model.h"
 #include "report_mem.h"
+#include "report_signatures.h"
 #include "report_threads.h"
 #include "report_wall.h"
 #include "report_usdt.h"
@@ -116,6 +117,7 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	fputs("]", f);
 	write_functions(f, p, pp);
 	write_lines(f, p, pp);
+	report_signatures_json(f, p, pp);
 	if (o->threads)
 		report_json_threads(f, p, pp);
 	report_usdt_json_proc(f, p, pp);

@@ -87,6 +87,10 @@ static void write_header(FILE *f, const struct profile *p)
 	u64s(f, uv, 13);
 	fprintf(f, ", \"calls\": %s, \"gc\": %s, \"imports\": %s", p->calls_mode ? "true" : "false",
 		p->gc_mode ? "true" : "false", p->imports_mode ? "true" : "false");
+	if (p->signatures)
+		fprintf(f, ", \"signatures\": [%llu, %llu, %llu]",
+			(unsigned long long)p->sig_samples, (unsigned long long)p->sig_missing,
+			(unsigned long long)p->sig_capped);
 	if (p->mem)
 		fprintf(f,
 			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "

@@ -23,6 +23,23 @@
 #include "target/source.h"
 #include "report_load.h"
 
+/* --signatures: its counts, when the run had it. */
+static int load_signatures(struct ld *l, json_t *m)
+{
+	json_t *sig = json_object_get(m, "signatures");
+	uint64_t x[3];
+
+	if (!sig || json_is_null(sig))
+		return 0;
+	if (ld_u64s(l, sig, "model.signatures", x, 3))
+		return -EINVAL;
+	l->p->signatures = true;
+	l->p->sig_samples = x[0];
+	l->p->sig_missing = x[1];
+	l->p->sig_capped = x[2];
+	return 0;
+}
+
 /* The modes, counters and sizes of the whole run. */
 static int load_header(struct ld *l, json_t *m)
 {
@@ -62,6 +79,8 @@ static int load_header(struct ld *l, json_t *m)
 	    ld_bool(l, ld_get(l, m, "model", "imports"), "model.imports", &p->imports_mode))
 		return -EINVAL;
 	if (ld_wall_header(l, m))
+		return -EINVAL;
+	if (load_signatures(l, m))
 		return -EINVAL;
 	mem = json_object_get(m, "mem");
 	if (!mem || json_is_null(mem))

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "session/perf_sampler.h"
+#include "target/py_signature.h"
 #include "session/session.h"
 #include "util/mono.h"
 #include "util/log.h"
@@ -35,7 +36,8 @@ struct session {
 	struct ring_buffer *rb;
 	struct perf_sampler cpu_clock;
 	struct bpf_link *track_links[3];
-	unsigned hz; /* 0 until attached */
+	unsigned hz;	 /* 0 until attached */
+	bool signatures; /* --signatures: targets get their argument offsets */
 };
 
 struct session *session__open(unsigned max_depth, char *why, size_t whylen)
@@ -79,11 +81,29 @@ int session__load(struct session *s, sample_fn_t on_sample, void *ctx, char *why
 int session__add_target(struct session *s, const struct target *t)
 {
 	struct py_target v = { .runtime_addr = t->runtime_addr, .off = t->layout.bpf };
+	struct py_sig_offsets so;
 	__u32 pid = t->pid;
 
 	if (bpf_map__update_elem(s->skel->maps.targets, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
 		return -errno;
+	/* a build it cannot read (free-threaded) is sampled without signatures */
+	if (s->signatures && !py_sig_offsets__for(t->version, t->layout.free_threaded, &so) &&
+	    bpf_map__update_elem(s->skel->maps.sig_offsets, &pid, sizeof(pid), &so, sizeof(so),
+				 BPF_ANY))
+		return -errno;
 	return 0;
+}
+
+void session__signatures(struct session *s)
+{
+	s->signatures = true;
+	s->skel->bss->signatures_on = 1;
+}
+
+void session__sig_counts(struct session *s, uint64_t *sent, uint64_t *dropped)
+{
+	*sent = s->skel->bss->sig_sent;
+	*dropped = s->skel->bss->sig_dropped;
 }
 
 int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,
@@ -129,6 +149,7 @@ void session__remove_target(struct session *s, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map__delete_elem(s->skel->maps.targets, &key, sizeof(key), 0);
+	bpf_map__delete_elem(s->skel->maps.sig_offsets, &key, sizeof(key), 0);
 }
 
 /*

@@ -926,3 +926,59 @@ int py_type_is(struct py_reader *r, uint64_t obj, const char *name)
 	}
 	return 0;
 }
+
+int py_type_info(struct py_reader *r, uint64_t type, enum py_kind *kind, const char **name)
+{
+	struct render c = { .r = r };
+
+	return type_kind(&c, type, kind, name);
+}
+
+int py_code_argnames(struct py_reader *r, uint64_t code, char (*out)[64], size_t n)
+{
+	uint64_t names, items[PY_LOCALS_MAX];
+	int64_t len;
+	size_t i;
+	int err = names_tuple(r, code, r->O.code_names, &names, &len);
+
+	if (err)
+		return err;
+	if (n > PY_LOCALS_MAX)
+		n = PY_LOCALS_MAX;
+	if ((int64_t)n > len)
+		return -EBADMSG;
+	if (n && remote_read(r->pid, names + r->O.tuple_items, items, n * 8))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		local_name(r, items[i], out[i], 64);
+	return 0;
+}
+
+const char *py_numpy_dtype(int32_t type_num)
+{
+	if (type_num < 0 || type_num >= (int32_t)(sizeof(numpy_dtypes) / sizeof(numpy_dtypes[0])))
+		return NULL;
+	return numpy_dtypes[type_num];
+}
+
+bool py_code_is_cellvar(struct py_reader *r, uint64_t code, const char *name)
+{
+	uint64_t names, items[16];
+	char text[64];
+	int64_t len;
+	size_t i;
+
+	if (r->O.code_cellvars == PYPROF_NO_OFFSET ||
+	    names_tuple(r, code, r->O.code_cellvars, &names, &len) || len <= 0)
+		return false;
+	if (len > 16)
+		len = 16;
+	if (remote_read(r->pid, names + r->O.tuple_items, items, (size_t)len * 8))
+		return false;
+	for (i = 0; i < (size_t)len; i++) {
+		local_name(r, items[i], text, sizeof(text));
+		if (!strcmp(text, name))
+			return true;
+	}
+	return false;
+}
