@@ -105,8 +105,14 @@ static void write_tables(FILE *f, const struct profile *p)
 		json_string(f, p->funcs[i].qualname);
 		fputs(", ", f);
 		json_string(f, p->funcs[i].file);
-		fprintf(f, ", %d, %s]", p->funcs[i].firstline,
+		fprintf(f, ", %d, %s", p->funcs[i].firstline,
 			p->funcs[i].unresolved ? "true" : "false");
+		/* machine code (--native, --kernel): a fifth entry says which */
+		if (p->funcs[i].kind == PROFILE_FUNC_NATIVE)
+			fputs(", \"native\"", f);
+		else if (p->funcs[i].kind == PROFILE_FUNC_KERNEL)
+			fputs(", \"kernel\"", f);
+		fputc(']', f);
 	}
 	fputs("],\n  \"frames\": [", f);
 	for (i = 0; i < p->nframes; i++)
@@ -289,6 +295,11 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 		fprintf(f, "%s[%u, %llu, ", i ? ",\n     " : "", pp->stacks[i].tid,
 			(unsigned long long)pp->stacks[i].count);
 		frames(f, pp->stacks[i].frames, pp->stacks[i].nframes);
+		/* the Python / native / system split, when known */
+		if (pp->stacks[i].where[0] || pp->stacks[i].where[1] || pp->stacks[i].where[2]) {
+			fputs(", ", f);
+			u64s(f, pp->stacks[i].where, PROFILE_WHERE_N);
+		}
 		fputc(']', f);
 	}
 	fputc(']', f);

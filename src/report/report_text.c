@@ -13,6 +13,7 @@
 #include "report_mem.h"
 #include "report_threads.h"
 #include "report_usdt.h"
+#include "report_where.h"
 #include "util/vec.h"
 #include "target/source.h"
 
@@ -279,6 +280,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	} else {
 		print_functions(f, p, pp, o);
 		print_lines(f, p, pp, o);
+		report_where_text(f, p, pp, o);
 		print_line_report(f, p, pp, o);
 		if (o->threads)
 			report_text_threads(f, p, pp, o);

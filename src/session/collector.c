@@ -193,9 +193,21 @@ static void add_cpu_sample(struct collector *c, struct collector_target *ts,
 			   const struct py_sample *s, bool unresolved)
 {
 	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	uint64_t where[PROFILE_WHERE_N] = { 0 };
 	struct profile_thread *th;
 
-	if (profile_target__add_stack(pp, s->tid, c->scratch, s->nframes, 1)) {
+	switch (s->flags & PY_SAMPLE_WHERE_MASK) {
+	case PY_WHERE_PYTHON:
+		where[PROFILE_WHERE_PYTHON] = 1;
+		break;
+	case PY_WHERE_NATIVE:
+		where[PROFILE_WHERE_NATIVE] = 1;
+		break;
+	case PY_WHERE_SYSTEM:
+		where[PROFILE_WHERE_SYSTEM] = 1;
+		break;
+	}
+	if (profile_target__add_stack_where(pp, s->tid, c->scratch, s->nframes, 1, where)) {
 		c->malformed++;
 		return;
 	}

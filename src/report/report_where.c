@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The Python / native / system split in the text and JSON reports, as
+ * scalene shows it: of the CPU samples charged to a function or a line,
+ * how many ran the interpreter's own code, other native code (C extensions,
+ * libraries) and the kernel. Shares are of the samples whose place is
+ * known, which is every CPU sample of a process whose interpreter code was
+ * found; the text says how many that is.
+ */
+#include <stdlib.h>
+#include "report/report_common.h"
+#include "report_where.h"
+
+#define WHERE_NAME 40
+
+static uint64_t split_sum(const uint64_t *s)
+{
+	return s[PROFILE_WHERE_PYTHON] + s[PROFILE_WHERE_NATIVE] + s[PROFILE_WHERE_SYSTEM];
+}
+
+/* "  61.0%   30.2%    8.8%  " */
+static void print_shares(FILE *f, const uint64_t *s)
+{
+	uint64_t n = split_sum(s);
+
+	fprintf(f, "  %5.1f%%  %5.1f%%  %5.1f%%  %7llu  ", report_pct(s[PROFILE_WHERE_PYTHON], n),
+		report_pct(s[PROFILE_WHERE_NATIVE], n), report_pct(s[PROFILE_WHERE_SYSTEM], n),
+		(unsigned long long)n);
+}
+
+static void print_funcs(FILE *f, const struct profile *p, const struct profile_target *pp,
+			const profile_where_split *by_func, size_t top)
+{
+	struct func_stat *st;
+	size_t n, i, shown = 0;
+
+	if (profile_target__func_stats(p, pp, &st, &n)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	fprintf(f, "    python  native  system  samples  function\n");
+	for (i = 0; i < n && shown < top; i++) {
+		const struct profile_func *fn = &p->funcs[st[i].func];
+
+		if (!split_sum(by_func[st[i].func]))
+			continue;
+		print_shares(f, by_func[st[i].func]);
+		fprintf(f, "%.*s  %s:%d\n", WHERE_NAME, fn->qualname, fn->file, fn->firstline);
+		shown++;
+	}
+	free(st);
+}
+
+static void print_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
+			const profile_where_split *by_frame, size_t top)
+{
+	struct line_stat *st;
+	size_t n, i, shown = 0;
+
+	if (profile_target__line_stats(p, pp, &st, &n)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	fprintf(f, "    python  native  system  samples  line\n");
+	for (i = 0; i < n && shown < top; i++) {
+		const struct profile_frame *fr = &p->frames[st[i].frame];
+		const struct profile_func *fn = &p->funcs[fr->func];
+
+		if (!split_sum(by_frame[st[i].frame]))
+			continue;
+		print_shares(f, by_frame[st[i].frame]);
+		fprintf(f, "%s:%d  %.*s\n", fn->file, fr->line, WHERE_NAME, fn->qualname);
+		shown++;
+	}
+	free(st);
+}
+
+void report_where_text(FILE *f, const struct profile *p, const struct profile_target *pp,
+		       const struct report_opts *o)
+{
+	profile_where_split *by_func, *by_frame, total;
+
+	if (profile_target__where_stats(p, pp, &by_func, &by_frame, total)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	if (!by_func)
+		return;
+	fprintf(f,
+		"\n  Python / native / system: %.1f%% / %.1f%% / %.1f%% "
+		"(of %llu samples whose place is known)\n",
+		report_pct(total[PROFILE_WHERE_PYTHON], split_sum(total)),
+		report_pct(total[PROFILE_WHERE_NATIVE], split_sum(total)),
+		report_pct(total[PROFILE_WHERE_SYSTEM], split_sum(total)),
+		(unsigned long long)split_sum(total));
+	print_funcs(f, p, pp, by_func, o->top_functions);
+	fputc('\n', f);
+	print_lines(f, p, pp, by_frame, o->top_lines);
+	free(by_func);
+	free(by_frame);
+}
+
+void report_where_json(FILE *f, const uint64_t *split)
+{
+	if (!split || !split_sum(split))
+		return;
+	fprintf(f, ", \"where\": {\"python\": %llu, \"native\": %llu, \"system\": %llu}",
+		(unsigned long long)split[PROFILE_WHERE_PYTHON],
+		(unsigned long long)split[PROFILE_WHERE_NATIVE],
+		(unsigned long long)split[PROFILE_WHERE_SYSTEM]);
+}
