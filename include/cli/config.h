@@ -46,6 +46,7 @@ struct pyprof_config {
 	unsigned usdt_modes;   /* enum usdt_mode: --calls, --gc, --imports */
 	bool py311_line;       /* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb; /* --max-cache-mb: all that is kept of the targets' code objects */
+	unsigned native_modes; /* enum native_mode: --kernel */
 	char error[256];       /* why parsing failed */
 };
 

@@ -269,6 +269,9 @@ struct profile {
 	bool calls_mode, gc_mode, imports_mode; /* --calls, --gc, --imports */
 	struct profile_usdt_counts usdt;
 	struct profile_cache_counts cache;
+	/* --kernel: samples taken in the kernel joined to their kernel stack, and not (lost) */
+	bool kernel_mode;
+	uint64_t kstacks, kstack_missing;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);

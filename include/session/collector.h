@@ -67,7 +67,35 @@ struct collector {
 	size_t nparked, cap_parked;
 	uint32_t park_gen;
 	bool replaying; /* a replayed sample is not parked again */
+	/*
+	 * --kernel (collector_cpu.c): CPU samples in kernel mode wait here
+	 * for their kernel stack, the record sent right after them; each is
+	 * counted once it has it, or without it when another sample of its
+	 * thread, a second's worth of other records, or the run's end comes first.
+	 */
+	unsigned native_modes; /* enum native_mode (session/native.h) */
+	struct collector_pending *pending;
+	size_t npending, cap_pending;
+	struct ksyms *ksyms; /* loaded with the first kernel stack */
+	bool ksyms_tried;
+	struct hashmap kframes;	 /* kernel address -> frame id */
+	uint64_t kstacks;	 /* kernel stacks joined to their sample */
+	uint64_t kstack_missing; /* kernel-mode samples counted without theirs */
+	uint64_t kstack_orphans; /* kernel stacks whose sample was not waiting */
 };
+
+struct collector_pending {
+	int pid;
+	uint32_t tid;
+	uint64_t ktime_ns;
+	uint8_t flags;
+	bool unresolved;
+	uint32_t nframes;
+	uint32_t *frames; /* the Python stack's frame ids, innermost first */
+};
+
+/* Samples waiting for a kernel stack at most; the oldest is counted without it. */
+#define COLLECTOR_PENDING_MAX 4096
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */
 #define COLLECTOR_PARK_MAX 1024
@@ -98,6 +126,22 @@ struct collector_target *collector__find(struct collector *c, int pid);
  * counted, and so are records that come when the run is over (deadline.h).
  */
 void collector__sample(struct collector *c, const void *data, size_t size);
+
+/*
+ * Counts a CPU sample s of ts with these frames (innermost first): its
+ * stack, its place (Python / native / system), its thread.
+ */
+void collector__add_cpu(struct collector *c, struct collector_target *ts, const struct py_sample *s,
+			const uint32_t *frames, uint32_t n, bool unresolved);
+/* A CPU sample (frames in c->scratch): counted now, or held for its kernel stack. */
+void collector__cpu_sample(struct collector *c, struct collector_target *ts,
+			   const struct py_sample *s, bool unresolved);
+/* A PY_KIND_KSTACK record: joined to its waiting sample, which is then counted. */
+void collector__kstack(struct collector *c, const void *data, size_t size);
+/* Counts every sample still waiting (at the end of the run). */
+void collector__flush_pending(struct collector *c);
+/* Frees what --kernel kept (collector__free calls it). */
+void collector__free_native(struct collector *c);
 
 /* pid is known now: its parked samples are counted in its section. */
 void collector__replay(struct collector *c, int pid);

@@ -444,8 +444,8 @@ static int agent__prepare(struct agent *a)
 	if (!err)
 		err = agent__open_pids(a);
 	if (!err) {
-		a->s = modes__open_session(o->max_depth, PYPROF_MEM_OFF, 0, agent_on_sample, &a->c,
-					   a->why, sizeof(a->why));
+		a->s = modes__open_session(o->max_depth, PYPROF_MEM_OFF, 0, 0, agent_on_sample,
+					   &a->c, a->why, sizeof(a->why));
 		err = a->s ? 0 : -EINVAL;
 	}
 	return err;

@@ -87,6 +87,9 @@ static void write_header(FILE *f, const struct profile *p)
 	u64s(f, uv, 13);
 	fprintf(f, ", \"calls\": %s, \"gc\": %s, \"imports\": %s", p->calls_mode ? "true" : "false",
 		p->gc_mode ? "true" : "false", p->imports_mode ? "true" : "false");
+	if (p->kernel_mode)
+		fprintf(f, ",\n  \"kernel\": {\"stacks\": %llu, \"missing\": %llu}",
+			(unsigned long long)p->kstacks, (unsigned long long)p->kstack_missing);
 	if (p->mem)
 		fprintf(f,
 			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "

@@ -23,6 +23,23 @@
 #include "target/source.h"
 #include "report_load.h"
 
+/* --kernel: "kernel": {"stacks": N, "missing": N}, or nothing. */
+static int load_kernel(struct ld *l, json_t *m)
+{
+	json_t *k = json_object_get(m, "kernel");
+	struct profile *p = l->p;
+
+	if (!k)
+		return 0;
+	p->kernel_mode = true;
+	if (ld_u64(l, ld_get(l, k, "model.kernel", "stacks"), "model.kernel.stacks", UINT64_MAX,
+		   &p->kstacks) ||
+	    ld_u64(l, ld_get(l, k, "model.kernel", "missing"), "model.kernel.missing", UINT64_MAX,
+		   &p->kstack_missing))
+		return -EINVAL;
+	return 0;
+}
+
 /* The modes, counters and sizes of the whole run. */
 static int load_header(struct ld *l, json_t *m)
 {
@@ -438,6 +455,8 @@ static int load_model(struct ld *l, json_t *root)
 		return ld_fail(l, "model.mode", "unknown mode \"%.40s\"", mode);
 	profile__init(l->p, modes[i], 0);
 	err = load_header(l, m);
+	if (!err)
+		err = load_kernel(l, m);
 	if (!err)
 		err = load_tables(l, m);
 	procs = err ? NULL : ld_get(l, m, "model", "processes");

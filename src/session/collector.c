@@ -44,6 +44,7 @@ void collector__free(struct collector *c)
 		free(c->parked[--c->nparked].data);
 	free(c->parked);
 	hashmap__free(&c->alloc_records);
+	collector__free_native(c);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -186,43 +187,6 @@ static int resolve_frames(struct collector *c, struct collector_target *ts,
 			return -ENOMEM;
 	}
 	return 0;
-}
-
-/* A cpu-clock sample: one more count of its stack, and of its thread. */
-static void add_cpu_sample(struct collector *c, struct collector_target *ts,
-			   const struct py_sample *s, bool unresolved)
-{
-	struct profile_target *pp = &c->prof->targets[ts->target_index];
-	uint64_t where[PROFILE_WHERE_N] = { 0 };
-	struct profile_thread *th;
-
-	switch (s->flags & PY_SAMPLE_WHERE_MASK) {
-	case PY_WHERE_PYTHON:
-		where[PROFILE_WHERE_PYTHON] = 1;
-		break;
-	case PY_WHERE_NATIVE:
-		where[PROFILE_WHERE_NATIVE] = 1;
-		break;
-	case PY_WHERE_SYSTEM:
-		where[PROFILE_WHERE_SYSTEM] = 1;
-		break;
-	}
-	if (profile_target__add_stack_where(pp, s->tid, c->scratch, s->nframes, 1, where)) {
-		c->malformed++;
-		return;
-	}
-	if (c->prof->first_sample_ms < 0)
-		c->prof->first_sample_ms = (mono_ns() - c->prof->start_ns) / 1e6;
-	pp->samples++;
-	pp->truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
-	pp->partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
-	pp->unresolved += unresolved;
-	th = profile_target__thread(pp, s->tid);
-	if (th) {
-		if (!th->samples)
-			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
-		th->samples++;
-	}
 }
 
 /* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */
@@ -374,6 +338,10 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		c->malformed++;
 		return;
 	}
+	if (s->kind == PY_KIND_KSTACK) {
+		collector__kstack(c, data, size);
+		return;
+	}
 	ts = collector__find(c, s->pid);
 	if (!ts && c->on_unknown)
 		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
@@ -394,7 +362,7 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 	}
 	switch (s->kind) {
 	case PY_KIND_CPU:
-		add_cpu_sample(c, ts, s, unresolved);
+		collector__cpu_sample(c, ts, s, unresolved);
 		break;
 	case PY_KIND_PAGE_FAULT:
 		add_mem_sample(c, ts, s, PROFILE_MEM_TOUCHED, unresolved);

@@ -7,12 +7,13 @@
  */
 #include "session/mem.h"
 #include "session/modes.h"
+#include "session/native.h"
 #include "session/session.h"
 #include "session/usdt.h"
 
 struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem_mode,
-				    unsigned usdt_modes, sample_fn_t on_sample, void *ctx,
-				    char *why, size_t whylen)
+				    unsigned usdt_modes, unsigned native_modes,
+				    sample_fn_t on_sample, void *ctx, char *why, size_t whylen)
 {
 	struct session *s = session__open(max_depth, why, whylen);
 
@@ -20,6 +21,7 @@ struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem
 		return NULL;
 	mem__prepare(s, mem_mode);
 	usdt__prepare(s, usdt_modes);
+	native__prepare(s, native_modes);
 	if (session__load(s, on_sample, ctx, why, whylen)) {
 		session__close(s);
 		return NULL;

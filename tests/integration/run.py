@@ -26,7 +26,8 @@ from harness import TESTS, Fail, Skip
 SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_formats",
           "suite_harness", "suite_mem", "suite_procs", "suite_sec_budget", "suite_sec_faults",
           "suite_sec_offsets", "suite_sec_outputs", "suite_sec_procfs", "suite_sec_sources",
-          "suite_usdt", "suite_report", "suite_diff", "suite_freethreaded", "suite_agent")
+          "suite_usdt", "suite_report", "suite_diff", "suite_freethreaded", "suite_agent",
+          "suite_native")
 
 for _suite in SUITES:
     importlib.import_module(_suite)
