@@ -390,6 +390,7 @@ enum py_sample_where {
  */
 enum py_native_kind {
 	PY_KIND_KSTACK = 64,
+	PY_KIND_USTACK = 65, /* struct py_ustack */
 };
 
 struct py_kstack {
@@ -402,6 +403,30 @@ struct py_kstack {
 	__u32 cpu;
 	__u64 value; /* addresses in addrs */
 	__u64 addrs[PY_KSTACK_MAX];
+};
+
+/*
+ * --native: the user registers and the top of the user stack of a
+ * PY_KIND_CPU sample whose thread ran native code or the kernel (not of
+ * those in the interpreter's code: nothing to unwind there), sent after it
+ * and after its kernel stack, if any. Userspace unwinds the copy with the
+ * libraries' DWARF call frame information, down to the interpreter's code.
+ * value: bytes of stack copied from sp (0: the stack could not be read).
+ */
+#define PY_USTACK_BYTES 16384
+
+struct py_ustack {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u16 nframes; /* 0 */
+	__u8 flags;
+	__u8 kind; /* PY_KIND_USTACK */
+	__u32 cpu;
+	__u64 value;
+	/* the callee-saved registers the call frame information may need */
+	__u64 ip, sp, bp, bx, r12, r13, r14, r15;
+	__u8 stack[PY_USTACK_BYTES];
 };
 
 #endif

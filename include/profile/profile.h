@@ -272,6 +272,9 @@ struct profile {
 	/* --kernel: samples taken in the kernel joined to their kernel stack, and not (lost) */
 	bool kernel_mode;
 	uint64_t kstacks, kstack_missing;
+	/* --native: samples in native code or the kernel unwound (of which stopped early), and not */
+	bool native_mode;
+	uint64_t ustacks, ustack_partial, ustack_missing;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);

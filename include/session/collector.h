@@ -13,6 +13,7 @@
 #include "bpf_abi.h"
 #include "target/code_cache.h"
 #include "profile/profile.h"
+#include "target/native_unwind.h"
 #include "target/target.h"
 
 struct collector_target {
@@ -41,6 +42,9 @@ struct collector_target {
 		long stack;
 	} mem_recent[16];
 	unsigned mem_recent_next;
+	/* --native (collector_cpu.c): its unwinder, made at its first user stack */
+	struct native_unwinder *unwinder;
+	struct hashmap native_frames; /* pc -> frame id */
 };
 
 struct collector {
@@ -82,6 +86,16 @@ struct collector {
 	uint64_t kstacks;	 /* kernel stacks joined to their sample */
 	uint64_t kstack_missing; /* kernel-mode samples counted without theirs */
 	uint64_t kstack_orphans; /* kernel stacks whose sample was not waiting */
+	uint64_t ustacks;	 /* --native: user stacks unwound and joined */
+	uint64_t ustack_partial; /* of which the unwind stopped before the interpreter */
+	uint64_t ustack_missing; /* samples in native code or the kernel counted without */
+	uint64_t ustack_orphans; /* user stacks whose sample was not waiting */
+};
+
+/* Companions a waiting sample still expects. */
+enum collector_want {
+	WANT_KSTACK = 1, /* --kernel: struct py_kstack */
+	WANT_USTACK = 2, /* --native: struct py_ustack */
 };
 
 struct collector_pending {
@@ -89,9 +103,12 @@ struct collector_pending {
 	uint32_t tid;
 	uint64_t ktime_ns;
 	uint8_t flags;
+	uint8_t want; /* enum collector_want */
 	bool unresolved;
-	uint32_t nframes;
-	uint32_t *frames; /* the Python stack's frame ids, innermost first */
+	uint32_t nframes, nkernel, nnative;
+	uint32_t *frames;		    /* the Python stack's frame ids, innermost first */
+	uint32_t kernel[PY_KSTACK_MAX];	    /* frame ids of its kernel stack */
+	uint32_t native[NATIVE_MAX_FRAMES]; /* and of its native frames */
 };
 
 /* Samples waiting for a kernel stack at most; the oldest is counted without it. */
@@ -140,8 +157,12 @@ void collector__cpu_sample(struct collector *c, struct collector_target *ts,
 void collector__kstack(struct collector *c, const void *data, size_t size);
 /* Counts every sample still waiting (at the end of the run). */
 void collector__flush_pending(struct collector *c);
-/* Frees what --kernel kept (collector__free calls it). */
+/* A PY_KIND_USTACK record: unwound and joined to its waiting sample. */
+void collector__ustack(struct collector *c, const void *data, size_t size);
+/* Frees what --kernel and --native kept (collector__free calls it). */
 void collector__free_native(struct collector *c);
+/* Frees a target's unwinder (collector__release calls it). */
+void collector_target__free_native(struct collector_target *ts);
 
 /* pid is known now: its parked samples are counted in its section. */
 void collector__replay(struct collector *c, int pid);

@@ -11,6 +11,7 @@
 
 enum native_mode {
 	NATIVE_KERNEL = 1, /* --kernel */
+	NATIVE_USER = 2,   /* --native */
 };
 
 /* Before load: tells the BPF object which stacks to send. */

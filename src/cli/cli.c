@@ -132,6 +132,7 @@ enum {
 	OPT_USER,
 	OPT_PRUNE,
 	OPT_KERNEL,
+	OPT_NATIVE,
 };
 
 // clang-format off
@@ -247,6 +248,10 @@ static const struct cli_option cli_options[] = {
 	{ { "kernel", OPT_KERNEL, NULL, 0, "Add the kernel's frames (named from /proc/kallsyms) "
 	    "below the Python stack of each sample taken in the kernel", 7 },
 	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_KERNEL, NULL, NULL },
+	{ { "native", OPT_NATIVE, NULL, 0, "Add the native frames (C extensions, libraries) "
+	    "below the Python stack of each sample taken outside the interpreter, unwound "
+	    "from a copy of the stack with the libraries' call frame information", 7 },
+	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_USER, NULL, NULL },
 };
 // clang-format on
 

@@ -90,6 +90,11 @@ static void write_header(FILE *f, const struct profile *p)
 	if (p->kernel_mode)
 		fprintf(f, ",\n  \"kernel\": {\"stacks\": %llu, \"missing\": %llu}",
 			(unsigned long long)p->kstacks, (unsigned long long)p->kstack_missing);
+	if (p->native_mode)
+		fprintf(f,
+			",\n  \"native\": {\"stacks\": %llu, \"partial\": %llu, \"missing\": %llu}",
+			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
+			(unsigned long long)p->ustack_missing);
 	if (p->mem)
 		fprintf(f,
 			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "

@@ -23,19 +23,28 @@
 #include "target/source.h"
 #include "report_load.h"
 
-/* --kernel: "kernel": {"stacks": N, "missing": N}, or nothing. */
+/*
+ * --kernel: "kernel": {"stacks": N, "missing": N}; --native: "native":
+ * {"stacks": N, "partial": N, "missing": N}; or neither.
+ */
 static int load_kernel(struct ld *l, json_t *m)
 {
-	json_t *k = json_object_get(m, "kernel");
+	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native");
 	struct profile *p = l->p;
 
-	if (!k)
-		return 0;
-	p->kernel_mode = true;
-	if (ld_u64(l, ld_get(l, k, "model.kernel", "stacks"), "model.kernel.stacks", UINT64_MAX,
-		   &p->kstacks) ||
-	    ld_u64(l, ld_get(l, k, "model.kernel", "missing"), "model.kernel.missing", UINT64_MAX,
-		   &p->kstack_missing))
+	p->kernel_mode = k != NULL;
+	p->native_mode = n != NULL;
+	if (k && (ld_u64(l, ld_get(l, k, "model.kernel", "stacks"), "model.kernel.stacks",
+			 UINT64_MAX, &p->kstacks) ||
+		  ld_u64(l, ld_get(l, k, "model.kernel", "missing"), "model.kernel.missing",
+			 UINT64_MAX, &p->kstack_missing)))
+		return -EINVAL;
+	if (n && (ld_u64(l, ld_get(l, n, "model.native", "stacks"), "model.native.stacks",
+			 UINT64_MAX, &p->ustacks) ||
+		  ld_u64(l, ld_get(l, n, "model.native", "partial"), "model.native.partial",
+			 UINT64_MAX, &p->ustack_partial) ||
+		  ld_u64(l, ld_get(l, n, "model.native", "missing"), "model.native.missing",
+			 UINT64_MAX, &p->ustack_missing)))
 		return -EINVAL;
 	return 0;
 }

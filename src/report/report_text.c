@@ -337,6 +337,12 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			"kernel stacks: %llu samples in the kernel with theirs, %llu without "
 			"(lost: ring buffer full)\n",
 			(unsigned long long)p->kstacks, (unsigned long long)p->kstack_missing);
+	if (p->native_mode)
+		fprintf(f,
+			"native stacks: %llu samples outside the interpreter unwound (%llu "
+			"stopped before reaching it), %llu without (lost or not unwindable)\n",
+			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
+			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
 	for (i = 0; i < p->ntargets; i++)
 		print_process(f, p, &p->targets[i], o);

@@ -31,6 +31,7 @@ void collector__free(struct collector *c)
 {
 	size_t i;
 
+	collector__free_native(c);
 	for (i = 0; i < c->ntargets; i++) {
 		code_cache__free(c->targets[i].codes);
 		hashmap__free(&c->targets[i].raw_frames);
@@ -44,7 +45,6 @@ void collector__free(struct collector *c)
 		free(c->parked[--c->nparked].data);
 	free(c->parked);
 	hashmap__free(&c->alloc_records);
-	collector__free_native(c);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -342,6 +342,10 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		collector__kstack(c, data, size);
 		return;
 	}
+	if (s->kind == PY_KIND_USTACK) {
+		collector__ustack(c, data, size);
+		return;
+	}
 	ts = collector__find(c, s->pid);
 	if (!ts && c->on_unknown)
 		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
@@ -450,6 +454,7 @@ void collector__release(struct collector *c, size_t i)
 		c->budget.memo_bytes -= bytes;
 		cache_budget__charge(&c->budget, -(long long)bytes);
 	}
+	collector_target__free_native(ts);
 	if (pp->root_fd >= 0)
 		close(pp->root_fd);
 	pp->root_fd = -1;

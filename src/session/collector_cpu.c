@@ -62,6 +62,7 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 void native__prepare(struct session *s, unsigned native_modes)
 {
 	session__skel(s)->rodata->native_kernel = !!(native_modes & NATIVE_KERNEL);
+	session__skel(s)->rodata->native_user = !!(native_modes & NATIVE_USER);
 }
 
 /* collector__find's lookup (collector.c uses this file, not the other way round). */
@@ -75,8 +76,26 @@ static struct collector_target *find_target(struct collector *c, int pid)
 	return NULL;
 }
 
-/* Counts pending[i] with extra frames (innermost first) below its Python ones, and drops it. */
-static void pending_count(struct collector *c, size_t i, const uint32_t *extra, uint32_t nextra)
+/* pending[i]'s frames: kernel, then native (innermost first), then Python. */
+static uint32_t pending_frames(struct collector *c, const struct collector_pending *pe)
+{
+	uint32_t nk = pe->nkernel, nn = pe->nnative, at = 0;
+
+	/* the Python frames keep their room in PYPROF_MAX_DEPTH */
+	if (pe->nframes + nn > PYPROF_MAX_DEPTH)
+		nn = PYPROF_MAX_DEPTH - pe->nframes;
+	if (pe->nframes + nn + nk > PYPROF_MAX_DEPTH)
+		nk = PYPROF_MAX_DEPTH - pe->nframes - nn;
+	memcpy(c->scratch, pe->kernel, nk * sizeof(*c->scratch));
+	at += nk;
+	memcpy(c->scratch + at, pe->native, nn * sizeof(*c->scratch));
+	at += nn;
+	memcpy(c->scratch + at, pe->frames, pe->nframes * sizeof(*c->scratch));
+	return at + pe->nframes;
+}
+
+/* Counts pending[i] with what came of its companions, and drops it. */
+static void pending_count(struct collector *c, size_t i)
 {
 	struct collector_pending *pe = &c->pending[i];
 	struct collector_target *ts = find_target(c, pe->pid);
@@ -86,37 +105,45 @@ static void pending_count(struct collector *c, size_t i, const uint32_t *extra, 
 			       .flags = pe->flags,
 			       .kind = PY_KIND_CPU };
 
-	if (ts && nextra) {
-		memmove(c->scratch + nextra, pe->frames, pe->nframes * sizeof(*pe->frames));
-		memcpy(c->scratch, extra, nextra * sizeof(*extra));
-		collector__add_cpu(c, ts, &h, c->scratch, pe->nframes + nextra, pe->unresolved);
-	} else if (ts) {
-		collector__add_cpu(c, ts, &h, pe->frames, pe->nframes, pe->unresolved);
-	}
-	if (!nextra)
-		c->kstack_missing++;
+	if (ts)
+		collector__add_cpu(c, ts, &h, c->scratch, pending_frames(c, pe), pe->unresolved);
+	c->kstack_missing += !!(pe->want & WANT_KSTACK);
+	c->ustack_missing += !!(pe->want & WANT_USTACK);
 	free(pe->frames);
 	c->pending[i] = c->pending[--c->npending];
+}
+
+/* The companions sample s is to be followed by (enum collector_want). */
+static uint8_t wanted(const struct collector *c, const struct py_sample *s)
+{
+	uint8_t where = s->flags & PY_SAMPLE_WHERE_MASK, want = 0;
+
+	if ((c->native_modes & NATIVE_KERNEL) && where == PY_WHERE_SYSTEM)
+		want |= WANT_KSTACK;
+	if ((c->native_modes & NATIVE_USER) &&
+	    (where == PY_WHERE_NATIVE || where == PY_WHERE_SYSTEM))
+		want |= WANT_USTACK;
+	return want;
 }
 
 void collector__cpu_sample(struct collector *c, struct collector_target *ts,
 			   const struct py_sample *s, bool unresolved)
 {
+	uint8_t want = wanted(c, s);
 	struct collector_pending *pe;
 	size_t i;
 
-	if (!(c->native_modes & NATIVE_KERNEL) ||
-	    (s->flags & PY_SAMPLE_WHERE_MASK) != PY_WHERE_SYSTEM) {
+	if (!want) {
 		collector__add_cpu(c, ts, s, c->scratch, s->nframes, unresolved);
 		return;
 	}
-	/* the thread's earlier sample, or a stale one, will not get its stack now */
+	/* the thread's earlier sample, or a stale one, will not get its stacks now */
 	for (i = c->npending; i-- > 0;)
 		if (c->pending[i].tid == s->tid ||
 		    s->ktime_ns > c->pending[i].ktime_ns + PENDING_MAX_AGE_NS)
-			pending_count(c, i, NULL, 0);
+			pending_count(c, i);
 	if (c->npending == COLLECTOR_PENDING_MAX)
-		pending_count(c, 0, NULL, 0);
+		pending_count(c, 0);
 	if (vec_grow((void **)&c->pending, &c->cap_pending, c->npending + 1, sizeof(*c->pending)))
 		goto now;
 	pe = &c->pending[c->npending];
@@ -128,13 +155,37 @@ void collector__cpu_sample(struct collector *c, struct collector_target *ts,
 	pe->tid = s->tid;
 	pe->ktime_ns = s->ktime_ns;
 	pe->flags = s->flags;
+	pe->want = want;
 	pe->unresolved = unresolved;
 	pe->nframes = s->nframes;
+	pe->nkernel = pe->nnative = 0;
 	c->npending++;
 	return;
 now:
-	c->kstack_missing++;
+	c->kstack_missing += !!(want & WANT_KSTACK);
+	c->ustack_missing += !!(want & WANT_USTACK);
 	collector__add_cpu(c, ts, s, c->scratch, s->nframes, unresolved);
+}
+
+/* The waiting sample a companion record names, expecting it; or -1. */
+static long pending_find(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t ktime_ns,
+			 uint8_t want)
+{
+	size_t i;
+
+	for (i = 0; i < c->npending; i++)
+		if (c->pending[i].tid == tid && c->pending[i].pid == (int)pid &&
+		    c->pending[i].ktime_ns == ktime_ns && (c->pending[i].want & want))
+			return (long)i;
+	return -1;
+}
+
+/* A companion came: the sample is counted once it has all of them. */
+static void pending_got(struct collector *c, size_t i, uint8_t want)
+{
+	c->pending[i].want &= ~want;
+	if (!c->pending[i].want)
+		pending_count(c, i);
 }
 
 /* The frame id of kernel address addr (a return address unless innermost). */
@@ -176,48 +227,121 @@ static void load_ksyms(struct collector *c)
 void collector__kstack(struct collector *c, const void *data, size_t size)
 {
 	const struct py_kstack *k = data;
-	uint32_t ids[PY_KSTACK_MAX], n = 0, i;
-	size_t at;
+	struct collector_pending *pe;
+	uint32_t i, id;
+	long at;
 
 	if (size < offsetof(struct py_kstack, addrs) || k->value > PY_KSTACK_MAX ||
 	    size < offsetof(struct py_kstack, addrs) + k->value * sizeof(k->addrs[0])) {
 		c->malformed++;
 		return;
 	}
-	for (at = 0; at < c->npending; at++)
-		if (c->pending[at].tid == k->tid && c->pending[at].pid == (int)k->pid &&
-		    c->pending[at].ktime_ns == k->ktime_ns)
-			break;
-	if (at == c->npending) {
+	at = pending_find(c, k->pid, k->tid, k->ktime_ns, WANT_KSTACK);
+	if (at < 0) {
 		c->kstack_orphans++;
 		return;
 	}
 	load_ksyms(c);
-	/* PYPROF_MAX_DEPTH in all: the Python frames keep their room */
-	for (i = 0; i < k->value && c->pending[at].nframes + n < PYPROF_MAX_DEPTH; i++) {
-		ids[n] = kernel_frame(c, k->addrs[i], i == 0);
-		if (ids[n] != UINT32_MAX)
-			n++;
+	pe = &c->pending[at];
+	for (i = 0; i < k->value; i++) {
+		id = kernel_frame(c, k->addrs[i], i == 0);
+		if (id != UINT32_MAX)
+			pe->kernel[pe->nkernel++] = id;
 	}
-	if (!n) {
-		pending_count(c, at, NULL, 0);
+	if (pe->nkernel)
+		c->kstacks++;
+	else
+		c->kstack_missing++;
+	pending_got(c, (size_t)at, WANT_KSTACK);
+}
+
+/* The frame id of native pc in ts's process. */
+static uint32_t native_frame(struct collector *c, struct collector_target *ts, uint64_t pc)
+{
+	uint64_t *slot = hashmap__find(&ts->native_frames, pc);
+	char name[256], file[PATH_MAX];
+	uint32_t func, id;
+
+	if (slot)
+		return *slot;
+	native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
+	func = profile__func_kind(c->prof, name, file, 0, false, PROFILE_FUNC_NATIVE);
+	if (func == UINT32_MAX)
+		return UINT32_MAX;
+	id = profile__frame(c->prof, func, -1);
+	if (id != UINT32_MAX)
+		hashmap__set(&ts->native_frames, pc, id);
+	return id;
+}
+
+void collector__ustack(struct collector *c, const void *data, size_t size)
+{
+	const struct py_ustack *u = data;
+	const struct native_regs regs = {
+		u->ip, u->sp, u->bp, u->bx, u->r12, u->r13, u->r14, u->r15
+	};
+	struct collector_target *ts;
+	struct collector_pending *pe;
+	uint64_t pcs[NATIVE_MAX_FRAMES];
+	bool complete = false;
+	int n, i;
+	long at;
+
+	if (size < offsetof(struct py_ustack, stack) || u->value > PY_USTACK_BYTES ||
+	    size < offsetof(struct py_ustack, stack) + u->value) {
+		c->malformed++;
 		return;
 	}
-	c->kstacks++;
-	pending_count(c, at, ids, n);
+	at = pending_find(c, u->pid, u->tid, u->ktime_ns, WANT_USTACK);
+	ts = at < 0 ? NULL : find_target(c, u->pid);
+	if (!ts) {
+		c->ustack_orphans++;
+		return;
+	}
+	if (!ts->unwinder)
+		ts->unwinder = native_unwinder__new(ts->t.pid, ts->t.text_start, ts->t.text_end);
+	pe = &c->pending[at];
+	n = ts->unwinder ? native_unwinder__unwind(ts->unwinder, u->tid, &regs, u->stack, u->value,
+						   pcs, NATIVE_MAX_FRAMES, &complete) :
+			   0;
+	for (i = 0; i < n; i++) {
+		uint32_t id = native_frame(c, ts, pcs[i]);
+
+		if (id != UINT32_MAX)
+			pe->native[pe->nnative++] = id;
+	}
+	c->ustacks += n > 0;
+	c->ustack_partial += n > 0 && !complete;
+	c->ustack_missing += n == 0;
+	pending_got(c, (size_t)at, WANT_USTACK);
 }
 
 void collector__flush_pending(struct collector *c)
 {
 	while (c->npending)
-		pending_count(c, c->npending - 1, NULL, 0);
+		pending_count(c, c->npending - 1);
 	c->prof->kernel_mode = c->native_modes & NATIVE_KERNEL;
 	c->prof->kstacks = c->kstacks;
 	c->prof->kstack_missing = c->kstack_missing;
+	c->prof->native_mode = c->native_modes & NATIVE_USER;
+	c->prof->ustacks = c->ustacks;
+	c->prof->ustack_partial = c->ustack_partial;
+	c->prof->ustack_missing = c->ustack_missing;
+}
+
+void collector_target__free_native(struct collector_target *ts)
+{
+	native_unwinder__free(ts->unwinder);
+	ts->unwinder = NULL;
+	hashmap__free(&ts->native_frames);
 }
 
 void collector__free_native(struct collector *c)
 {
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++)
+		collector_target__free_native(&c->targets[i]);
 	while (c->npending)
 		free(c->pending[--c->npending].frames);
 	free(c->pending);
