@@ -28,8 +28,9 @@ apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-
 # the checks of check-all, clang-format (make format-check) and groff and man
 # (tests/check-man.sh).
 apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
-	graphviz tmux debootstrap clang-format groff-base man-db >/dev/null
-# numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape.
+	graphviz tmux debootstrap clang-format groff-base man-db xz-utils >/dev/null
+# numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape;
+# suite_native unwinds its FFT code.
 apt_get install -y -qq python3-numpy >/dev/null
 # The agent's --metrics page read by Prometheus' own Python client's parser.
 apt_get install -y -qq python3-prometheus-client >/dev/null

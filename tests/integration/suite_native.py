@@ -5,6 +5,7 @@
 # kernel frames under the line that reads a pipe.
 
 import json
+import subprocess
 import tempfile
 
 from pathlib import Path
@@ -132,3 +133,126 @@ def kernel_pipe_read():
     k = rep["model"]["kernel"]
     check(k["stacks"] > 0 and k["missing"] == 0, f"kernel stacks {k}")
     return f"{with_read} of {n} samples of the os.read line under vfs_read; kernel stacks {k}"
+
+
+def folded_run(py, args, extra, secs=4, freq=199):
+    """Runs pybpfprof --native (and extra) on where.py ARGS: the folded stacks
+    as (frames, count) and the JSON report."""
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(py, "where.py", *args)
+        folded, js = Path(d) / "n.folded", Path(d) / "n.json"
+        r = run_profiler(["-p", p.pid, "-d", secs, "-F", freq, "--native", *extra,
+                          "-o", folded, "-o", js], timeout=secs + 30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        stacks = []
+        for ln in folded.read_text().splitlines():
+            frames, n = ln.rsplit(" ", 1)
+            stacks.append((frames.split(";"), int(n)))
+        return stacks, load_report(js)
+
+
+def under_line(stacks, py, func, marker):
+    """The stacks whose frames pass through func at where.py's marker line,
+    with the frames below that one."""
+    line, _ = source_line("where.py", marker)
+    at = f"{func} ({py.script_path('where.py')}:{line})"
+    return [(fr[fr.index(at) + 1:], n) for fr, n in stacks if at in fr]
+
+
+@test
+def native_fft():
+    """--native on np.fft.fft2 of 512x512 arrays (Debian 3.11, numpy's
+    stripped _pocketfft_internal): of the samples under the fft2 line, most
+    (measured 85-90%) have numpy's FFT code named below the Python frames,
+    as _pocketfft_internal...so+0xOFFSET (no symbol in the file); none has
+    an interpreter frame (folded away)."""
+    py = interpreter("debian")
+    stacks, rep = folded_run(py, ["fft"], [])
+    below = under_line(stacks, py, "fft", "marker: fft")
+    n = sum(c for _, c in below)
+    fft = sum(c for fr, c in below if any("_pocketfft_internal" in f for f in fr))
+    check(n >= 100, f"only {n} samples under the fft2 line")
+    check(fft >= 0.7 * n, f"{fft} of {n} samples under the fft2 line name _pocketfft_internal")
+    interp = [f for fr, _ in stacks for f in fr if "(/usr/bin/python3.11)" in f]
+    check(not interp, f"interpreter frames not folded: {interp[:3]}")
+    nat = rep["model"]["native"]
+    check(nat["stacks"] > 0.8 * (nat["stacks"] + nat["missing"]), f"native stacks {nat}")
+    return f"{fft} of {n} samples under the fft2 line in _pocketfft_internal; {nat}"
+
+
+@per_build(builds=("debian", "pyenv"))
+def native_zlib(build):
+    """--native on zlib.compress: under the compress line, libz's deflate
+    (a .dynsym symbol) in most samples (measured 90-95%); on the shared
+    build, no frame of libpython (the interpreter is folded away wherever
+    its code is)."""
+    py = interpreter(build)
+    stacks, rep = folded_run(py, [], [])
+    below = under_line(stacks, py, "compress", "marker: native")
+    n = sum(c for _, c in below)
+    z = sum(c for fr, c in below if any(f.startswith("deflate (") and "libz.so" in f
+                                        for f in fr))
+    check(n >= 50, f"only {n} samples under the compress line")
+    check(z >= 0.7 * n, f"{z} of {n} samples under the compress line have libz's deflate")
+    interp = [f for fr, _ in stacks for f in fr if "libpython3" in f or
+              f.endswith(f"({py.host_path()})")]
+    check(not interp, f"interpreter frames not folded: {interp[:3]}")
+    return f"{z} of {n} samples under the compress line in deflate"
+
+
+SPIN_C = """
+static __attribute__((noinline)) double hidden_spin_minidebug(long n)
+{
+	volatile double x = 0;
+	for (long i = 0; i < n; i++)
+		x += i * 0.5;
+	return x;
+}
+
+double spin_entry(long n)
+{
+	return hidden_spin_minidebug(n) + 1;
+}
+"""
+
+
+def minidebug_lib(d):
+    """A shared library whose static function is named only in its
+    .gnu_debugdata (symbol table stripped, a mini one xz-compressed in)."""
+    src, lib, mini = d / "spin.c", d / "libspin.so", d / "mini"
+    src.write_text(SPIN_C)
+    run = lambda *a: subprocess.run([*map(str, a)], check=True, capture_output=True, text=True)
+    run("gcc", "-O2", "-shared", "-fPIC", "-o", lib, src)
+    (d / "keep").write_text("hidden_spin_minidebug\n")
+    run("objcopy", "-S", "--remove-section", ".comment", f"--keep-symbols={d / 'keep'}", lib, mini)
+    run("xz", "-f", mini)
+    run("strip", "--strip-all", lib)
+    run("objcopy", "--add-section", f".gnu_debugdata={mini}.xz", lib)
+    syms = run("nm", lib).stdout + run("nm", "-D", lib).stdout
+    check("hidden_spin_minidebug" not in syms, "the crafted library still names its function")
+    return lib
+
+
+@test
+def native_gnu_debugdata():
+    """--native names a function whose only symbol is in the library's
+    .gnu_debugdata (a stripped library with an xz-compressed mini symbol
+    table, crafted with gcc, objcopy and xz): the samples under the line
+    that calls it name hidden_spin_minidebug (measured: all of them)."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        lib = minidebug_lib(Path(d))
+        p = wl.start(py, "minidebug.py", lib)
+        r = run_profiler(["-p", p.pid, "-d", 3, "-F", 199, "--native", "-f", "folded"],
+                         timeout=40)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    line, _ = source_line("minidebug.py", "marker: minidebug")
+    at = f"<module> ({py.script_path('minidebug.py')}:{line})"
+    rows = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
+            for ln in r.stdout.splitlines() if at in ln]
+    n = sum(c for _, c in rows)
+    named = sum(c for fr, c in rows if f"hidden_spin_minidebug ({lib})" in fr)
+    check(n >= 100, f"only {n} samples on the line: {r.stdout[:300]!r}")
+    check(named >= 0.9 * n, f"{named} of {n} samples name hidden_spin_minidebug: "
+          f"{sorted(rows, key=lambda x: -x[1])[:3]}")
+    return f"{named} of {n} samples under the line name hidden_spin_minidebug"
