@@ -33,6 +33,11 @@ struct native_regs {
 /* For pid, whose interpreter code is [interp_lo, interp_hi). NULL on allocation failure. */
 struct native_unwinder *native_unwinder__new(pid_t pid, uint64_t interp_lo, uint64_t interp_hi);
 void native_unwinder__free(struct native_unwinder *u);
+/*
+ * Reads the process's mappings again, in a new Dwfl (unwind does it by
+ * itself, at most once a second, for a pc in no known file). 0 or -ENOMEM.
+ */
+int native_unwinder__refresh(struct native_unwinder *u);
 
 /*
  * The native frames of thread tid (pcs, innermost first; a caller's pc is

@@ -143,7 +143,6 @@ static int report_modules(struct native_unwinder *u)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	dwfl_report_begin(u->dwfl);
 	while (maps_next(f, &line, &cap, &e) && n < NATIVE_MAX_MODULES) {
 		if (!e.inode)
 			continue;
@@ -164,6 +163,25 @@ static int report_modules(struct native_unwinder *u)
 	return 0;
 }
 
+/*
+ * A new Dwfl with the process's modules and its thread state attached. Never
+ * reported again in place: the thread state keeps the architecture backend
+ * of one of the modules, which a new report would free under it (the fuzzer
+ * found libdw asserting on the freed backend).
+ */
+static int open_dwfl(struct native_unwinder *u)
+{
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	u->attached = false;
+	u->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!u->dwfl)
+		return -ENOMEM;
+	report_modules(u);
+	u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+	return 0;
+}
+
 struct native_unwinder *native_unwinder__new(pid_t pid, uint64_t interp_lo, uint64_t interp_hi)
 {
 	struct native_unwinder *u = calloc(1, sizeof(*u));
@@ -173,14 +191,16 @@ struct native_unwinder *native_unwinder__new(pid_t pid, uint64_t interp_lo, uint
 	u->pid = pid;
 	u->interp_lo = interp_lo;
 	u->interp_hi = interp_hi;
-	u->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!u->dwfl) {
+	if (open_dwfl(u)) {
 		free(u);
 		return NULL;
 	}
-	report_modules(u);
-	u->attached = dwfl_attach_state(u->dwfl, NULL, pid, &thread_callbacks, u);
 	return u;
+}
+
+int native_unwinder__refresh(struct native_unwinder *u)
+{
+	return open_dwfl(u);
 }
 
 void native_unwinder__free(struct native_unwinder *u)
@@ -214,9 +234,12 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 			    const uint8_t *stack, size_t len, uint64_t *pcs, int max,
 			    bool *complete)
 {
+	if (!u->dwfl)
+		return 0;
 	/* code mapped since the last report (a module imported later): report again */
-	if (!dwfl_addrmodule(u->dwfl, regs->ip) && mono_ns() - u->reported_ns > REPORT_AGAIN_NS)
-		report_modules(u);
+	if (!dwfl_addrmodule(u->dwfl, regs->ip) && mono_ns() - u->reported_ns > REPORT_AGAIN_NS &&
+	    open_dwfl(u))
+		return 0;
 	u->tid = tid;
 	u->regs = regs;
 	u->stack = stack;
@@ -239,7 +262,7 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
 			  char *file, size_t filelen)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
+	Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
 	const char *sym, *modname, *base;
 	Dwarf_Addr start = 0;
 	GElf_Off off = 0;
