@@ -72,7 +72,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-scale bench-soak fuzz fuzz-smoke fuzz-build check-all
+	bench-formats bench-native bench-scale bench-soak fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -202,6 +202,10 @@ example: pybpfprof
 
 bench: pybpfprof
 	bench/overhead.sh
+
+# --native and --kernel: target slowdown, BPF cost per sample, unwinding cost.
+bench-native: pybpfprof
+	bench/native.sh
 
 # What writing each report format costs on a large synthetic profile (no root).
 $(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)
