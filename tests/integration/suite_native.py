@@ -5,6 +5,7 @@
 # kernel frames under the line that reads a pipe.
 
 import json
+import os
 import subprocess
 import tempfile
 
@@ -256,3 +257,42 @@ def native_gnu_debugdata():
     check(named >= 0.9 * n, f"{named} of {n} samples name hidden_spin_minidebug: "
           f"{sorted(rows, key=lambda x: -x[1])[:3]}")
     return f"{named} of {n} samples under the line name hidden_spin_minidebug"
+
+
+@test
+def native_every_format():
+    """A --native --kernel run of where.py written in every format by the
+    run itself, then by `pybpfprof report` from its JSON: byte for byte the
+    same; go tool pprof reads the pprof (with libz's deflate in it) and dot
+    draws the graph."""
+    from suite_formats import go_tool, render_dot
+    from suite_report import FILES, report
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "run").mkdir()
+        (d / "again").mkdir()
+        p = wl.start(py, "where.py")
+        args = ["-p", p.pid, "-d", 3, "-F", 199, "--native", "--kernel"]
+        for f in FILES.values():
+            args += ["-o", d / "run" / f]
+        r = run_profiler(args, timeout=40)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        r = report([d / "run" / "p.json", *[x for f in FILES.values()
+                                             for x in ("-o", d / "again" / f)]])
+        check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
+        for name, f in FILES.items():
+            check((d / "again" / f).read_bytes() == (d / "run" / f).read_bytes(),
+                  f"{name}: report's differs from the run's")
+        text = (d / "run" / "p.txt").read_text()
+        check("[kernel]" in text and "libz.so" in text, "no kernel or libz frame in the text")
+        go = go_tool()
+        env = dict(os.environ, HOME=tmp, PPROF_TMPDIR=tmp, GOFLAGS="", GOTOOLCHAIN="local")
+        r = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples",
+                            str(d / "run" / "p.pb.gz")], capture_output=True, text=True,
+                           timeout=120, env=env)
+        check(r.returncode == 0 and "deflate" in r.stdout,
+              f"go tool pprof: {r.stdout[:400]} {r.stderr[-300:]}")
+        svg = render_dot(d / "run" / "p.dot")
+        check("deflate" in svg, "dot drew no deflate")
+    return f"{len(FILES)} formats byte-identical through report; pprof and dot show deflate"
