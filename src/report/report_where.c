@@ -7,6 +7,7 @@
  * known, which is every CPU sample of a process whose interpreter code was
  * found; the text says how many that is.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include "report/report_common.h"
 #include "report_where.h"
@@ -28,51 +29,73 @@ static void print_shares(FILE *f, const uint64_t *s)
 		(unsigned long long)n);
 }
 
-static void print_funcs(FILE *f, const struct profile *p, const struct profile_target *pp,
-			const profile_where_split *by_func, size_t top)
+/* Ids with a split, by their samples with a place, most first (then by id). */
+static int cmp_by_split(const void *a, const void *b, void *arg)
 {
-	struct func_stat *st;
-	size_t n, i, shown = 0;
+	const profile_where_split *split = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t nx = split_sum(split[x]), ny = split_sum(split[y]);
 
-	if (profile_target__func_stats(p, pp, &st, &n)) {
+	if (nx != ny)
+		return nx < ny ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+/* The ids of split (n entries) with samples, sorted; *count of them. NULL: out of memory. */
+static uint32_t *by_samples(const profile_where_split *split, size_t n, size_t *count)
+{
+	uint32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	size_t i;
+
+	*count = 0;
+	if (!ids)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (split_sum(split[i]))
+			ids[(*count)++] = (uint32_t)i;
+	qsort_r(ids, *count, sizeof(*ids), cmp_by_split, (void *)split);
+	return ids;
+}
+
+static void print_funcs(FILE *f, const struct profile *p, const profile_where_split *by_func,
+			size_t top)
+{
+	size_t n, i;
+	uint32_t *ids = by_samples(by_func, p->nfuncs, &n);
+
+	if (!ids) {
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
 	fprintf(f, "    python  native  system  samples  function\n");
-	for (i = 0; i < n && shown < top; i++) {
-		const struct profile_func *fn = &p->funcs[st[i].func];
+	for (i = 0; i < n && i < top; i++) {
+		const struct profile_func *fn = &p->funcs[ids[i]];
 
-		if (!split_sum(by_func[st[i].func]))
-			continue;
-		print_shares(f, by_func[st[i].func]);
+		print_shares(f, by_func[ids[i]]);
 		fprintf(f, "%.*s  %s:%d\n", WHERE_NAME, fn->qualname, fn->file, fn->firstline);
-		shown++;
 	}
-	free(st);
+	free(ids);
 }
 
-static void print_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
-			const profile_where_split *by_frame, size_t top)
+static void print_lines(FILE *f, const struct profile *p, const profile_where_split *by_frame,
+			size_t top)
 {
-	struct line_stat *st;
-	size_t n, i, shown = 0;
+	size_t n, i;
+	uint32_t *ids = by_samples(by_frame, p->nframes, &n);
 
-	if (profile_target__line_stats(p, pp, &st, &n)) {
+	if (!ids) {
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
 	fprintf(f, "    python  native  system  samples  line\n");
-	for (i = 0; i < n && shown < top; i++) {
-		const struct profile_frame *fr = &p->frames[st[i].frame];
+	for (i = 0; i < n && i < top; i++) {
+		const struct profile_frame *fr = &p->frames[ids[i]];
 		const struct profile_func *fn = &p->funcs[fr->func];
 
-		if (!split_sum(by_frame[st[i].frame]))
-			continue;
-		print_shares(f, by_frame[st[i].frame]);
+		print_shares(f, by_frame[ids[i]]);
 		fprintf(f, "%s:%d  %.*s\n", fn->file, fr->line, WHERE_NAME, fn->qualname);
-		shown++;
 	}
-	free(st);
+	free(ids);
 }
 
 void report_where_text(FILE *f, const struct profile *p, const struct profile_target *pp,
@@ -93,9 +116,9 @@ void report_where_text(FILE *f, const struct profile *p, const struct profile_ta
 		report_pct(total[PROFILE_WHERE_NATIVE], split_sum(total)),
 		report_pct(total[PROFILE_WHERE_SYSTEM], split_sum(total)),
 		(unsigned long long)split_sum(total));
-	print_funcs(f, p, pp, by_func, o->top_functions);
+	print_funcs(f, p, by_func, o->top_functions);
 	fputc('\n', f);
-	print_lines(f, p, pp, by_frame, o->top_lines);
+	print_lines(f, p, by_frame, o->top_lines);
 	free(by_func);
 	free(by_frame);
 }
