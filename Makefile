@@ -36,7 +36,7 @@ PB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 ALL_CFLAGS = $(PB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 # Tests and fuzz targets also reach each folder's private headers (src/FOLDER/x.h).
 TEST_CFLAGS = $(ALL_CFLAGS) -Isrc
-LDLIBS += -lbpf -lelf -lz -lm -ljansson -lcurl -lmicrohttpd -lpthread
+LDLIBS += -lbpf -ldw -lelf -lz -lm -ljansson -lcurl -lmicrohttpd -lpthread
 
 # clang -target bpf does not know the host's system include paths; borrow them
 # (libbpf-tools does the same) so <bpf/bpf_helpers.h> and friends resolve.
@@ -72,7 +72,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-scale bench-soak bench-wall bench-signatures fuzz fuzz-smoke fuzz-build check-all
+	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -206,6 +206,10 @@ bench: pybpfprof
 # --mode wall's cost on a socket ping-pong: slowdown and BPF ns per switch (not part of check).
 bench-wall: pybpfprof
 	bench/wall.sh
+
+# --native and --kernel: target slowdown, BPF cost per sample, unwinding cost.
+bench-native: pybpfprof
+	bench/native.sh
 
 # What writing each report format costs on a large synthetic profile (no root).
 $(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)

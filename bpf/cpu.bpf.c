@@ -7,12 +7,12 @@
  * through a ring buffer (emit_stack.h). It reads target memory only, with
  * bounded loops, and never writes it.
  */
-#include "emit_stack.h"
+#include "native.h"
 
 /* CPU sampling: one cpu-clock perf event per CPU, a fixed period of 1e9/Hz ns. */
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	emit_stack(PY_KIND_CPU, 0);
+	native_emit_cpu(ctx);
 	return 0;
 }

@@ -88,6 +88,12 @@ struct py_offsets {
 struct py_target {
 	__u64 runtime_addr; /* address of _PyRuntime in the target */
 	struct py_offsets off;
+	/*
+	 * Where the interpreter's own machine code is mapped (the executable's
+	 * or libpython's executable mappings): a user-mode CPU sample there is
+	 * "python", elsewhere "native" (the where flags). 0, 0: unknown.
+	 */
+	__u64 interp_text_start, interp_text_end;
 };
 
 /* One Python frame of a sample, innermost first. */
@@ -493,6 +499,70 @@ struct py_sig_record {
 	__u32 cpu;
 	__u64 value;
 	struct py_sig_frame frames[PY_SIG_FRAMES];
+};
+
+/* -------------------------------------------- --native, --kernel: where a CPU sample ran */
+
+/*
+ * py_sample.flags bits 0x20 and 0x40 of a PY_KIND_CPU sample: what the
+ * thread was executing when the tick hit it. 0 means not known (an event
+ * program's sample, or a process whose interpreter text was not found).
+ */
+#define PY_SAMPLE_WHERE_MASK 0x60
+enum py_sample_where {
+	PY_WHERE_PYTHON = 0x20, /* user mode, in the interpreter's own code */
+	PY_WHERE_NATIVE = 0x40, /* user mode, in any other code (C extensions, libc, ...) */
+	PY_WHERE_SYSTEM = 0x60, /* kernel mode (a system call, a page fault, ...) */
+};
+
+/* Kernel return addresses one PY_KIND_KSTACK record carries at most. */
+#define PY_KSTACK_MAX 64
+
+/*
+ * --kernel: the kernel stack of a PY_KIND_CPU sample taken in kernel mode,
+ * sent right after it (same pid, tid and ktime_ns). The header is
+ * py_sample's with no frames; value is the number of addresses, innermost
+ * first.
+ */
+enum py_native_kind {
+	PY_KIND_KSTACK = 64,
+	PY_KIND_USTACK = 65, /* struct py_ustack */
+};
+
+struct py_kstack {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u16 nframes; /* 0 */
+	__u8 flags;
+	__u8 kind; /* PY_KIND_KSTACK */
+	__u32 cpu;
+	__u64 value; /* addresses in addrs */
+	__u64 addrs[PY_KSTACK_MAX];
+};
+
+/*
+ * --native: the user registers and the top of the user stack of a
+ * PY_KIND_CPU sample whose thread ran native code or the kernel (not of
+ * those in the interpreter's code: nothing to unwind there), sent after it
+ * and after its kernel stack, if any. Userspace unwinds the copy with the
+ * libraries' DWARF call frame information, down to the interpreter's code.
+ * value: bytes of stack copied from sp (0: the stack could not be read).
+ */
+#define PY_USTACK_BYTES 16384
+
+struct py_ustack {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u16 nframes; /* 0 */
+	__u8 flags;
+	__u8 kind; /* PY_KIND_USTACK */
+	__u32 cpu;
+	__u64 value;
+	/* the callee-saved registers the call frame information may need */
+	__u64 ip, sp, bp, bx, r12, r13, r14, r15;
+	__u8 stack[PY_USTACK_BYTES];
 };
 
 #endif

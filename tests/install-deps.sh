@@ -19,7 +19,7 @@ apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
 apt_get update -qq
 apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjansson-dev \
-	libcurl4-openssl-dev libmicrohttpd-dev python3 util-linux >/dev/null
+	libcurl4-openssl-dev libmicrohttpd-dev python3 util-linux libdw-dev >/dev/null
 [ "${1:-}" = build ] && exit 0
 
 # Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the
@@ -28,8 +28,9 @@ apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-
 # the checks of check-all, clang-format (make format-check) and groff and man
 # (tests/check-man.sh).
 apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
-	graphviz tmux debootstrap clang-format groff-base man-db >/dev/null
-# numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape.
+	graphviz tmux debootstrap clang-format groff-base man-db xz-utils >/dev/null
+# numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape;
+# suite_native unwinds its FFT code.
 apt_get install -y -qq python3-numpy >/dev/null
 # The agent's --metrics page read by Prometheus' own Python client's parser.
 apt_get install -y -qq python3-prometheus-client >/dev/null

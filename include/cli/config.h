@@ -51,6 +51,7 @@ struct pyprof_config {
 	bool idle;	       /* --idle: show threads blocked for the whole run (--mode wall) */
 	bool gil;	       /* --gil: GIL held, waiting or released per sample */
 	bool signatures;       /* --signatures: split functions by their arguments' types */
+	unsigned native_modes; /* enum native_mode: --kernel */
 	char error[256];       /* why parsing failed */
 };
 

@@ -14,16 +14,36 @@
 #include "util/hashmap.h"
 #include "util/vec.h"
 
+/* What a function is: Python code, or (--native, --kernel) machine code. */
+enum profile_func_kind {
+	PROFILE_FUNC_PYTHON = 0,
+	PROFILE_FUNC_NATIVE = 1, /* qualname: symbol or library+0xoffset; file: the library */
+	PROFILE_FUNC_KERNEL = 2, /* qualname: kallsyms symbol or 0xaddress; file: "[kernel]" */
+};
+
 struct profile_func {
 	char *qualname;
 	char *file; /* as the process sees it */
 	int firstline;
 	bool unresolved; /* stands for code objects that could not be read */
+	uint8_t kind;	 /* enum profile_func_kind */
 };
 
 struct profile_frame {
 	uint32_t func;
 	int line; /* -1: unknown */
+};
+
+/*
+ * Where a CPU sample's thread was running (the Python / native / system
+ * split): in the interpreter's own code, in other native code, or in the
+ * kernel.
+ */
+enum profile_where {
+	PROFILE_WHERE_PYTHON,
+	PROFILE_WHERE_NATIVE,
+	PROFILE_WHERE_SYSTEM,
+	PROFILE_WHERE_N,
 };
 
 struct profile_stack {
@@ -33,6 +53,7 @@ struct profile_stack {
 	uint64_t count;
 	/* --gil: of count, CPU samples taken holding the GIL, and running without it */
 	uint64_t gil_held, gil_released;
+	uint64_t where[PROFILE_WHERE_N]; /* of count, samples known to run there */
 };
 
 /*
@@ -300,6 +321,12 @@ struct profile {
 	uint64_t sig_samples; /* CPU samples that came with their arguments */
 	uint64_t sig_missing; /* without (the record lost, or its sample) */
 	uint64_t sig_capped;  /* frames left plain: a process had too many signatures */
+	/* --kernel: samples taken in the kernel joined to their kernel stack, and not (lost) */
+	bool kernel_mode;
+	uint64_t kstacks, kstack_missing;
+	/* --native: samples in native code or the kernel unwound (of which stopped early), and not */
+	bool native_mode;
+	uint64_t ustacks, ustack_partial, ustack_missing;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -308,6 +335,9 @@ void profile__free(struct profile *p);
 /* Interned ids; UINT32_MAX on allocation failure. */
 uint32_t profile__func(struct profile *p, const char *qualname, const char *file, int firstline,
 		       bool unresolved);
+/* A function of a kind (native and kernel functions are told apart from Python ones). */
+uint32_t profile__func_kind(struct profile *p, const char *qualname, const char *file,
+			    int firstline, bool unresolved, enum profile_func_kind kind);
 uint32_t profile__frame(struct profile *p, uint32_t func, int line);
 
 /* Adds a process section (strings are copied). NULL on allocation failure. */
@@ -330,6 +360,10 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
 /* Adds count samples of one stack (frames innermost first). 0 or -ENOMEM. */
 int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
 			      uint32_t n, uint64_t count);
+/* The same, with where (NULL: not known) added to the stack's split. 0 or -ENOMEM. */
+int profile_target__add_stack_where(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
+				    uint32_t n, uint64_t count,
+				    const uint64_t where[PROFILE_WHERE_N]);
 
 /*
  * Adds bytes of one memory kind to a stack; t_s places it on the timeline,
@@ -464,5 +498,18 @@ int profile_target__mem_line_stats(const struct profile *p, const struct profile
 				   struct mem_line_stat **out, size_t *n);
 /* Sums over every stack of pp, per kind. */
 void profile_target__mem_totals(const struct profile_target *pp, uint64_t out[PROFILE_MEM_NKINDS]);
+
+/*
+ * The Python / native / system split (profile_where.c), of the samples
+ * whose where is known, charged to the innermost Python frame: per function
+ * id and per frame id (p->nfuncs and p->nframes entries, calloc'ed; either
+ * pointer may be NULL), and summed over pp in total (may be NULL). Returns
+ * 0 (and *by_func = *by_frame = NULL when no sample of pp has a known
+ * where), or -ENOMEM.
+ */
+typedef uint64_t profile_where_split[PROFILE_WHERE_N];
+int profile_target__where_stats(const struct profile *p, const struct profile_target *pp,
+				profile_where_split **by_func, profile_where_split **by_frame,
+				profile_where_split total);
 
 #endif

@@ -14,6 +14,7 @@
 #include "session/async_stacks.h"
 #include "target/code_cache.h"
 #include "profile/profile.h"
+#include "target/native_unwind.h"
 #include "target/target.h"
 #include "target/py_signature.h"
 
@@ -48,6 +49,9 @@ struct collector_target {
 	/* --signatures: reads type names; signature key -> func id of "name(sig)" */
 	struct py_reader *sig_reader;
 	struct hashmap sig_funcs;
+	/* --native (collector_cpu.c): its unwinder, made at its first user stack */
+	struct native_unwinder *unwinder;
+	struct hashmap native_frames; /* pc -> frame id */
 };
 
 /* Signature records waiting for their sample: more than CPUs' records in flight at once. */
@@ -90,7 +94,48 @@ struct collector {
 	bool signatures;
 	struct py_sig_record sig_pending[COLLECTOR_SIG_PENDING];
 	unsigned sig_next;
+	/*
+	 * --kernel (collector_cpu.c): CPU samples in kernel mode wait here
+	 * for their kernel stack, the record sent right after them; each is
+	 * counted once it has it, or without it when another sample of its
+	 * thread, a second's worth of other records, or the run's end comes first.
+	 */
+	unsigned native_modes; /* enum native_mode (session/native.h) */
+	struct collector_pending *pending;
+	size_t npending, cap_pending;
+	struct ksyms *ksyms; /* loaded with the first kernel stack */
+	bool ksyms_tried;
+	struct hashmap kframes;	 /* kernel address -> frame id */
+	uint64_t kstacks;	 /* kernel stacks joined to their sample */
+	uint64_t kstack_missing; /* kernel-mode samples counted without theirs */
+	uint64_t kstack_orphans; /* kernel stacks whose sample was not waiting */
+	uint64_t ustacks;	 /* --native: user stacks unwound and joined */
+	uint64_t ustack_partial; /* of which the unwind stopped before the interpreter */
+	uint64_t ustack_missing; /* samples in native code or the kernel counted without */
+	uint64_t ustack_orphans; /* user stacks whose sample was not waiting */
 };
+
+/* Companions a waiting sample still expects. */
+enum collector_want {
+	WANT_KSTACK = 1, /* --kernel: struct py_kstack */
+	WANT_USTACK = 2, /* --native: struct py_ustack */
+};
+
+struct collector_pending {
+	int pid;
+	uint32_t tid;
+	uint64_t ktime_ns;
+	uint8_t flags;
+	uint8_t want; /* enum collector_want */
+	bool unresolved;
+	uint32_t nframes, nkernel, nnative;
+	uint32_t *frames;		    /* the Python stack's frame ids, innermost first */
+	uint32_t kernel[PY_KSTACK_MAX];	    /* frame ids of its kernel stack */
+	uint32_t native[NATIVE_MAX_FRAMES]; /* and of its native frames */
+};
+
+/* Samples waiting for a kernel stack at most; the oldest is counted without it. */
+#define COLLECTOR_PENDING_MAX 4096
 
 /* Samples parked at once, at most (each up to a full stack: at most 16 MB in all). */
 #define COLLECTOR_PARK_MAX 1024
@@ -121,6 +166,26 @@ struct collector_target *collector__find(struct collector *c, int pid);
  * counted, and so are records that come when the run is over (deadline.h).
  */
 void collector__sample(struct collector *c, const void *data, size_t size);
+
+/*
+ * Counts a CPU sample s of ts with these frames (innermost first): its
+ * stack, its place (Python / native / system), its thread.
+ */
+void collector__add_cpu(struct collector *c, struct collector_target *ts, const struct py_sample *s,
+			const uint32_t *frames, uint32_t n, bool unresolved);
+/* A CPU sample (its n frames in c->scratch): counted now, or held for its kernel stack. */
+void collector__cpu_sample(struct collector *c, struct collector_target *ts,
+			   const struct py_sample *s, uint32_t n, bool unresolved);
+/* A PY_KIND_KSTACK record: joined to its waiting sample, which is then counted. */
+void collector__kstack(struct collector *c, const void *data, size_t size);
+/* Counts every sample still waiting (at the end of the run). */
+void collector__flush_pending(struct collector *c);
+/* A PY_KIND_USTACK record: unwound and joined to its waiting sample. */
+void collector__ustack(struct collector *c, const void *data, size_t size);
+/* Frees what --kernel and --native kept (collector__free calls it). */
+void collector__free_native(struct collector *c);
+/* Frees a target's unwinder (collector__release calls it). */
+void collector_target__free_native(struct collector_target *ts);
 
 /* pid is known now: its parked samples are counted in its section. */
 void collector__replay(struct collector *c, int pid);

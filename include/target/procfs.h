@@ -45,6 +45,12 @@ int maps_next(FILE *f, char **line, size_t *cap, struct map_entry *e);
 int maps_find(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out);
 
 /*
+ * The span of the executable mappings in /proc/PID/maps of the file with
+ * this inode: [*start, *end). 0, -ENOENT (none), or -errno.
+ */
+int maps_exec_range(pid_t pid, uint64_t inode, uint64_t *start, uint64_t *end);
+
+/*
  * Reads a small text file (a /proc entry) into buf, NUL-terminated, trailing
  * newlines and spaces trimmed; "" if it cannot be read. nul_to_space turns
  * embedded NULs (cmdline) into spaces.

@@ -28,6 +28,8 @@ struct target {
 	uint64_t runtime_addr;	 /* &_PyRuntime in the target */
 	uint64_t code_type_addr; /* &PyCode_Type in the target */
 	struct py_layout layout;
+	/* The interpreter's machine code (python_elf's executable mappings); 0, 0: unknown. */
+	uint64_t text_start, text_end;
 };
 
 /*

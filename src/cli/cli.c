@@ -14,6 +14,7 @@
 #include "bpf_abi.h"
 #include "cli/config.h"
 #include "report/report.h"
+#include "session/native.h"
 #include "session/usdt.h"
 
 const char *argp_program_version = "pybpfprof " PYBPFPROF_VERSION;
@@ -144,6 +145,8 @@ enum {
 	OPT_IDLE,
 	OPT_GIL,
 	OPT_SIGNATURES,
+	OPT_KERNEL,
+	OPT_NATIVE,
 };
 
 // clang-format off
@@ -276,6 +279,14 @@ static const struct cli_option cli_options[] = {
 	    "profile: touched_space, mapped_space, released_space and inuse_space (retained at "
 	    "the end, the default) bytes (implies --mem)", 6 },
 	  CLI_PATH, FIELD(mem_pprof, const char *), 0, 0, NULL, NULL },
+	GROUP("Machine code under the Python stack (CPU samples):", 7),
+	{ { "kernel", OPT_KERNEL, NULL, 0, "Add the kernel's frames (named from /proc/kallsyms) "
+	    "below the Python stack of each sample taken in the kernel", 7 },
+	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_KERNEL, NULL, NULL },
+	{ { "native", OPT_NATIVE, NULL, 0, "Add the native frames (C extensions, libraries) "
+	    "below the Python stack of each sample taken outside the interpreter, unwound "
+	    "from a copy of the stack with the libraries' call frame information", 7 },
+	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_USER, NULL, NULL },
 };
 // clang-format on
 

@@ -293,6 +293,7 @@ static void run__stop(struct run *r, long long start)
 	deadline__draining();
 	while (session__poll(r->s, 0) > 0)
 		;
+	collector__flush_pending(&r->c);
 	unhold_launched(r);
 	collector__check_alive(&r->c);
 	r->prof.duration_s = (mono_ns() - start) / 1e9;
@@ -652,8 +653,10 @@ static int run__open_session(struct run *r)
 {
 	if (check_gil(&r->cfg, &r->c, r->why, sizeof(r->why)))
 		return -EINVAL;
+	r->c.native_modes = r->cfg.native_modes;
 	r->s = modes__open_session(r->cfg.max_depth, r->cfg.mem, r->cfg.usdt_modes,
-				   wall_mode(&r->cfg), on_ringbuf, &r->c, r->why, sizeof(r->why));
+				   wall_mode(&r->cfg), r->cfg.native_modes, on_ringbuf, &r->c,
+				   r->why, sizeof(r->why));
 	return r->s ? 0 : -EINVAL;
 }
 

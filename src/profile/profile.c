@@ -90,19 +90,25 @@ void profile__free(struct profile *p)
 uint32_t profile__func(struct profile *p, const char *qualname, const char *file, int firstline,
 		       bool unresolved)
 {
+	return profile__func_kind(p, qualname, file, firstline, unresolved, PROFILE_FUNC_PYTHON);
+}
+
+uint32_t profile__func_kind(struct profile *p, const char *qualname, const char *file,
+			    int firstline, bool unresolved, enum profile_func_kind kind)
+{
 	uint64_t h = hash_bytes(qualname, strlen(qualname), 0);
 	struct profile_func *f;
 	uint64_t *slot;
 
 	h = hash_bytes(file, strlen(file), h) ^
-	    hash_u64((uint64_t)(uint32_t)firstline + unresolved);
+	    hash_u64((uint64_t)(uint32_t)firstline + unresolved + ((uint64_t)kind << 40));
 	/* Linear rehash on a (rare) 64-bit collision with a different function. */
 	for (;;) {
 		slot = hashmap__find(&p->func_index, h);
 		if (!slot)
 			break;
 		f = &p->funcs[*slot];
-		if (f->firstline == firstline && f->unresolved == unresolved &&
+		if (f->firstline == firstline && f->unresolved == unresolved && f->kind == kind &&
 		    !strcmp(f->qualname, qualname) && !strcmp(f->file, file))
 			return *slot;
 		h++;
@@ -114,6 +120,7 @@ uint32_t profile__func(struct profile *p, const char *qualname, const char *file
 	f->file = dup_or_empty(file);
 	f->firstline = firstline;
 	f->unresolved = unresolved;
+	f->kind = kind;
 	if (!f->qualname || !f->file || hashmap__set(&p->func_index, h, p->nfuncs)) {
 		free(f->qualname);
 		free(f->file);
@@ -187,8 +194,17 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
 	return &pp->threads[pp->nthreads++];
 }
 
-int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
-			      uint32_t n, uint64_t count)
+static void stack_add_where(struct profile_stack *s, const uint64_t where[PROFILE_WHERE_N])
+{
+	int i;
+
+	for (i = 0; where && i < PROFILE_WHERE_N; i++)
+		s->where[i] += where[i];
+}
+
+int profile_target__add_stack_where(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
+				    uint32_t n, uint64_t count,
+				    const uint64_t where[PROFILE_WHERE_N])
 {
 	uint64_t h = hash_bytes(frames, n * sizeof(*frames), tid);
 	struct profile_stack *s;
@@ -203,6 +219,7 @@ int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uin
 		    (!n || !memcmp(s->frames, frames, n * sizeof(*frames)))) {
 			s->count += count;
 			pp->last_stack = *slot;
+			stack_add_where(s, where);
 			return 0;
 		}
 		h++;
@@ -219,12 +236,20 @@ int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uin
 	s->tid = tid;
 	s->nframes = n;
 	s->count = count;
+	memset(s->where, 0, sizeof(s->where));
+	stack_add_where(s, where);
 	if (hashmap__set(&pp->stack_index, h, pp->nstacks)) {
 		free(s->frames);
 		return -ENOMEM;
 	}
 	pp->last_stack = pp->nstacks++;
 	return 0;
+}
+
+int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,
+			      uint32_t n, uint64_t count)
+{
+	return profile_target__add_stack_where(pp, tid, frames, n, count, NULL);
 }
 
 static int cmp_func_stat(const void *a, const void *b)

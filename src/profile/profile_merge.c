@@ -66,8 +66,11 @@ int profile__merge(struct profile *p)
 		const struct profile_target *pp = &p->targets[i];
 
 		for (j = 0; j < pp->nstacks; j++)
-			if (profile_target__add_stack(m, pp->stacks[j].tid, pp->stacks[j].frames,
-						      pp->stacks[j].nframes, pp->stacks[j].count))
+			if (profile_target__add_stack_where(m, pp->stacks[j].tid,
+							    pp->stacks[j].frames,
+							    pp->stacks[j].nframes,
+							    pp->stacks[j].count,
+							    pp->stacks[j].where))
 				return -ENOMEM;
 		for (j = 0; j < pp->nthreads; j++) {
 			struct profile_thread *th = profile_target__thread(m, pp->threads[j].tid);

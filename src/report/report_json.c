@@ -15,11 +15,13 @@
 #include "report_threads.h"
 #include "report_wall.h"
 #include "report_usdt.h"
+#include "report_where.h"
 
 static void write_functions(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
 	struct func_stat *st = NULL;
 	struct profile_call_total *calls = NULL;
+	profile_where_split *where = NULL;
 	bool *listed = NULL;
 	struct wall_stat *wf = NULL, *wl = NULL;
 	size_t n = 0, i;
@@ -27,6 +29,7 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 	profile_target__func_stats(p, pp, &st, &n);
 	if (report_wall_on(p))
 		report_wall_stats(p, pp, &wf, &wl);
+	profile_target__where_stats(p, pp, &where, NULL, NULL);
 	if (p->calls_mode && (profile_target__call_totals(p, pp, &calls) ||
 			      !(listed = calloc(p->nfuncs + 1, sizeof(*listed))))) {
 		free(calls);
@@ -45,6 +48,7 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 			fn->unresolved ? ", \"unresolved\": true" : "");
 		if (wf)
 			report_wall_json_stat(f, p, &wf[st[i].func]);
+		report_where_json(f, where ? where[st[i].func] : NULL);
 		if (calls) {
 			report_usdt_json_func(f, p, calls, st[i].func);
 			listed[st[i].func] = true;
@@ -59,17 +63,20 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 	free(listed);
 	free(wf);
 	free(wl);
+	free(where);
 }
 
 static void write_lines(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
 	struct line_stat *st = NULL;
 	struct wall_stat *wf = NULL, *wl = NULL;
+	profile_where_split *where = NULL;
 	size_t n = 0, i;
 
 	profile_target__line_stats(p, pp, &st, &n);
 	if (report_wall_on(p))
 		report_wall_stats(p, pp, &wf, &wl);
+	profile_target__where_stats(p, pp, NULL, &where, NULL);
 	fputs(",\n     \"lines\": [", f);
 	for (i = 0; i < n; i++) {
 		const struct profile_frame *fr = &p->frames[st[i].frame];
@@ -82,17 +89,20 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, ", \"self\": %llu", (unsigned long long)st[i].self);
 		if (wl)
 			report_wall_json_stat(f, p, &wl[st[i].frame]);
+		report_where_json(f, where ? where[st[i].frame] : NULL);
 		fputc('}', f);
 	}
 	fputs("]", f);
 	free(st);
 	free(wf);
 	free(wl);
+	free(where);
 }
 
 static void write_process(FILE *f, const struct profile *p, const struct profile_target *pp,
 			  const struct report_opts *o)
 {
+	profile_where_split total;
 	size_t i;
 
 	fprintf(f, "\n    {\"pid\": %d, \"nspid\": %d, \"exe\": ", pp->pid, pp->nspid);
@@ -103,10 +113,13 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	json_string(f, pp->python);
 	fprintf(f,
 		", \"exited\": %s,\n     \"samples\": %llu, \"truncated\": %llu, "
-		"\"partial\": %llu, \"unresolved\": %llu,\n     \"threads\": [",
+		"\"partial\": %llu, \"unresolved\": %llu",
 		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
 		(unsigned long long)pp->unresolved);
+	if (!profile_target__where_stats(p, pp, NULL, NULL, total))
+		report_where_json(f, total);
+	fputs(",\n     \"threads\": [", f);
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);
 		json_string(f, pp->threads[i].name);

@@ -91,6 +91,14 @@ static void write_header(FILE *f, const struct profile *p)
 		fprintf(f, ", \"signatures\": [%llu, %llu, %llu]",
 			(unsigned long long)p->sig_samples, (unsigned long long)p->sig_missing,
 			(unsigned long long)p->sig_capped);
+	if (p->kernel_mode)
+		fprintf(f, ",\n  \"kernel\": {\"stacks\": %llu, \"missing\": %llu}",
+			(unsigned long long)p->kstacks, (unsigned long long)p->kstack_missing);
+	if (p->native_mode)
+		fprintf(f,
+			",\n  \"native\": {\"stacks\": %llu, \"partial\": %llu, \"missing\": %llu}",
+			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
+			(unsigned long long)p->ustack_missing);
 	if (p->mem)
 		fprintf(f,
 			",\n  \"mem\": {\"alloc\": %s, \"alloc_period\": %llu, \"mem_period\": %u, "
@@ -117,8 +125,14 @@ static void write_tables(FILE *f, const struct profile *p)
 		json_string(f, p->funcs[i].qualname);
 		fputs(", ", f);
 		json_string(f, p->funcs[i].file);
-		fprintf(f, ", %d, %s]", p->funcs[i].firstline,
+		fprintf(f, ", %d, %s", p->funcs[i].firstline,
 			p->funcs[i].unresolved ? "true" : "false");
+		/* machine code (--native, --kernel): a fifth entry says which */
+		if (p->funcs[i].kind == PROFILE_FUNC_NATIVE)
+			fputs(", \"native\"", f);
+		else if (p->funcs[i].kind == PROFILE_FUNC_KERNEL)
+			fputs(", \"kernel\"", f);
+		fputc(']', f);
 	}
 	fputs("],\n  \"frames\": [", f);
 	for (i = 0; i < p->nframes; i++)
@@ -327,6 +341,11 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 		fprintf(f, "%s[%u, %llu, ", i ? ",\n     " : "", pp->stacks[i].tid,
 			(unsigned long long)pp->stacks[i].count);
 		frames(f, pp->stacks[i].frames, pp->stacks[i].nframes);
+		/* the Python / native / system split, when known */
+		if (pp->stacks[i].where[0] || pp->stacks[i].where[1] || pp->stacks[i].where[2]) {
+			fputs(", ", f);
+			u64s(f, pp->stacks[i].where, PROFILE_WHERE_N);
+		}
 		fputc(']', f);
 	}
 	fputc(']', f);

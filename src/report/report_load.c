@@ -40,6 +40,32 @@ static int load_signatures(struct ld *l, json_t *m)
 	return 0;
 }
 
+/*
+ * --kernel: "kernel": {"stacks": N, "missing": N}; --native: "native":
+ * {"stacks": N, "partial": N, "missing": N}; or neither.
+ */
+static int load_kernel(struct ld *l, json_t *m)
+{
+	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native");
+	struct profile *p = l->p;
+
+	p->kernel_mode = k != NULL;
+	p->native_mode = n != NULL;
+	if (k && (ld_u64(l, ld_get(l, k, "model.kernel", "stacks"), "model.kernel.stacks",
+			 UINT64_MAX, &p->kstacks) ||
+		  ld_u64(l, ld_get(l, k, "model.kernel", "missing"), "model.kernel.missing",
+			 UINT64_MAX, &p->kstack_missing)))
+		return -EINVAL;
+	if (n && (ld_u64(l, ld_get(l, n, "model.native", "stacks"), "model.native.stacks",
+			 UINT64_MAX, &p->ustacks) ||
+		  ld_u64(l, ld_get(l, n, "model.native", "partial"), "model.native.partial",
+			 UINT64_MAX, &p->ustack_partial) ||
+		  ld_u64(l, ld_get(l, n, "model.native", "missing"), "model.native.missing",
+			 UINT64_MAX, &p->ustack_missing)))
+		return -EINVAL;
+	return 0;
+}
+
 /* The modes, counters and sizes of the whole run. */
 static int load_header(struct ld *l, json_t *m)
 {
@@ -101,6 +127,22 @@ static int load_header(struct ld *l, json_t *m)
 	return 0;
 }
 
+/* A function's fifth entry: "native" or "kernel" (machine code). */
+static int ld_func_kind(struct ld *l, json_t *v, const char *where, enum profile_func_kind *kind)
+{
+	const char *s;
+
+	if (ld_str(l, v, where, 16, &s))
+		return -EINVAL;
+	if (!strcmp(s, "native"))
+		*kind = PROFILE_FUNC_NATIVE;
+	else if (!strcmp(s, "kernel"))
+		*kind = PROFILE_FUNC_KERNEL;
+	else
+		return ld_fail(l, where, "\"%s\" is no kind of function (native, kernel)", s);
+	return 0;
+}
+
 /* Functions and frames, interned in the file's order: each must be new. */
 static int load_tables(struct ld *l, json_t *m)
 {
@@ -109,6 +151,7 @@ static int load_tables(struct ld *l, json_t *m)
 	const char *q, *file;
 	size_t i, n = 0, k;
 	long long line, func;
+	enum profile_func_kind kind = PROFILE_FUNC_PYTHON;
 	bool unres = false;
 	char w[LD_WHERE];
 
@@ -117,13 +160,15 @@ static int load_tables(struct ld *l, json_t *m)
 	for (i = 0; i < n; i++) {
 		ld_at(w, sizeof(w), "model.functions[%zu]", i);
 		e = json_array_get(fs, i);
-		if (ld_array(l, e, w, 4, 4, &k) ||
+		if (ld_array(l, e, w, 0, 5, &k) ||
+		    (k < 4 && ld_fail(l, w, "%zu entries instead of 4 or 5", k)) ||
 		    ld_str(l, json_array_get(e, 0), w, REPORT_LOAD_MAX_STR, &q) ||
 		    ld_str(l, json_array_get(e, 1), w, REPORT_LOAD_MAX_STR, &file) ||
 		    ld_int(l, json_array_get(e, 2), w, -1, INT_MAX, &line) ||
-		    ld_bool(l, json_array_get(e, 3), w, &unres))
+		    ld_bool(l, json_array_get(e, 3), w, &unres) ||
+		    (k == 5 && ld_func_kind(l, json_array_get(e, 4), w, &kind)))
 			return -EINVAL;
-		func = profile__func(p, q, file, (int)line, unres);
+		func = profile__func_kind(p, q, file, (int)line, unres, k == 5 ? kind : 0);
 		if (func == UINT32_MAX)
 			return -ENOMEM;
 		if ((size_t)func != i)
@@ -182,13 +227,28 @@ static int load_threads(struct ld *l, json_t *v, const char *where, struct profi
 	return 0;
 }
 
-/* Stacks: [tid, count, [frame...]], each tid one of the threads. */
+/* A stack's split: [python, native, system] samples, at most count in all. */
+static int ld_where(struct ld *l, json_t *v, const char *where, uint64_t count,
+		    uint64_t split[PROFILE_WHERE_N])
+{
+	if (ld_u64s(l, v, where, split, PROFILE_WHERE_N))
+		return -EINVAL;
+	if (split[0] > count || split[1] > count - split[0] ||
+	    split[2] > count - split[0] - split[1])
+		return ld_fail(l, where,
+			       "the split %llu, %llu, %llu exceeds the stack's %llu samples",
+			       (unsigned long long)split[0], (unsigned long long)split[1],
+			       (unsigned long long)split[2], (unsigned long long)count);
+	return 0;
+}
+
+/* Stacks: [tid, count, [frame...](, [python, native, system])], each tid one of the threads. */
 static int load_stacks(struct ld *l, json_t *v, const char *where, struct profile_target *pp,
 		       const struct hashmap *tids)
 {
 	uint32_t *fr = malloc(REPORT_LOAD_MAX_DEPTH * sizeof(*fr)), nfr;
 	size_t i, n = 0, k;
-	uint64_t tid, count;
+	uint64_t tid, count, split[PROFILE_WHERE_N];
 	char w[LD_WHERE];
 	int err = -EINVAL;
 
@@ -200,17 +260,20 @@ static int load_stacks(struct ld *l, json_t *v, const char *where, struct profil
 		json_t *e = json_array_get(v, i);
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 3, 3, &k) ||
+		memset(split, 0, sizeof(split));
+		if (ld_array(l, e, w, 0, 4, &k) ||
+		    (k < 3 && ld_fail(l, w, "%zu entries instead of 3 or 4", k)) ||
 		    ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid) ||
 		    ld_u64(l, json_array_get(e, 1), w, UINT64_MAX, &count) ||
-		    ld_frames(l, e, 2, w, 1, fr, &nfr))
+		    ld_frames(l, e, 2, w, 1, fr, &nfr) ||
+		    (k == 4 && ld_where(l, json_array_get(e, 3), w, count, split)))
 			goto out;
 		if (!hashmap__find(tids, tid)) {
 			ld_fail(l, w, "thread %llu is not in the process's threads",
 				(unsigned long long)tid);
 			goto out;
 		}
-		err = profile_target__add_stack(pp, (uint32_t)tid, fr, nfr, count);
+		err = profile_target__add_stack_where(pp, (uint32_t)tid, fr, nfr, count, split);
 		if (err)
 			goto out;
 		err = -EINVAL;
@@ -424,6 +487,8 @@ static int load_model(struct ld *l, json_t *root)
 		return ld_fail(l, "model.mode", "unknown mode \"%.40s\"", mode);
 	profile__init(l->p, modes[i], 0);
 	err = load_header(l, m);
+	if (!err)
+		err = load_kernel(l, m);
 	if (!err)
 		err = load_tables(l, m);
 	procs = err ? NULL : ld_get(l, m, "model", "processes");

@@ -15,6 +15,7 @@
 #include "report_wall.h"
 #include "report_signatures.h"
 #include "report_usdt.h"
+#include "report_where.h"
 #include "util/vec.h"
 #include "target/source.h"
 
@@ -29,13 +30,18 @@ static int fit_name(int w, const char *name)
 	return len <= w ? w : len > NAME_MAX ? NAME_MAX : len;
 }
 
-/* "file.py:12" with the path shortened from the left to fit width. */
-static void print_location(FILE *f, const char *file, int line, int width)
+/*
+ * "file.py:12" with the path shortened from the left to fit width; machine
+ * code (--kernel) by its library or "[kernel]" alone.
+ */
+static void print_location(FILE *f, const char *file, int line, int width, bool machine)
 {
 	char loc[4096];
 	int n;
 
-	if (line > 0)
+	if (machine)
+		n = snprintf(loc, sizeof(loc), "%s", file);
+	else if (line > 0)
 		n = snprintf(loc, sizeof(loc), "%s:%d", file, line);
 	else if (file[0])
 		n = snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
@@ -70,7 +76,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 			report_pct(st[i].self, pp->samples), report_pct(st[i].total, pp->samples),
 			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
 			fn->qualname);
-		print_location(f, fn->file, fn->firstline, 0);
+		print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
 		fputc('\n', f);
 	}
 	free(st);
@@ -97,10 +103,12 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 		const struct profile_frame *fr = &p->frames[st[i].frame];
 		const struct profile_func *fn = &p->funcs[fr->func];
 
-		report_frame_source(p, pp, st[i].frame, src, sizeof(src));
+		src[0] = '\0';
+		if (fn->kind == PROFILE_FUNC_PYTHON)
+			report_frame_source(p, pp, st[i].frame, src, sizeof(src));
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
 			report_pct(st[i].self, pp->samples));
-		print_location(f, fn->file, fr->line, 36);
+		print_location(f, fn->file, fr->line, 36, fn->kind != PROFILE_FUNC_PYTHON);
 		if (src[0])
 			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, fn->qualname, src);
 		else
@@ -180,7 +188,7 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	int changed, readable;
 
 	fprintf(f, "\n  Line by line: %s  ", fn->qualname);
-	print_location(f, fn->file, fn->firstline, 0);
+	print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
 	fprintf(f, "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
 		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
 		report_pct(fs->self, fs->total));
@@ -242,8 +250,9 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 	if (!o->line_report || profile_target__func_stats(p, pp, &st, &n))
 		return;
 	for (i = 0; i < n && shown < o->line_report; i++) {
-		/* nor --mode wall's off-CPU pseudo-functions: they have no source */
+		/* machine code (--kernel) and --mode wall's off-CPU pseudo-functions have no lines */
 		if (p->funcs[st[i].func].unresolved ||
+		    p->funcs[st[i].func].kind != PROFILE_FUNC_PYTHON ||
 		    !strcmp(p->funcs[st[i].func].file, PROFILE_OFFCPU_FILE))
 			continue;
 		print_func_lines(f, p, pp, &st[i]);
@@ -283,6 +292,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	} else {
 		print_functions(f, p, pp, o);
 		print_lines(f, p, pp, o);
+		report_where_text(f, p, pp, o);
 		print_line_report(f, p, pp, o);
 		report_signatures_text(f, p, pp, o);
 		if (o->threads)
@@ -327,6 +337,17 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->mem_counts.dropped,
 			(unsigned long long)p->mem_counts.truncated,
 			(unsigned long long)p->mem_counts.no_python);
+	if (p->kernel_mode)
+		fprintf(f,
+			"kernel stacks: %llu samples in the kernel with theirs, %llu without "
+			"(lost: ring buffer full)\n",
+			(unsigned long long)p->kstacks, (unsigned long long)p->kstack_missing);
+	if (p->native_mode)
+		fprintf(f,
+			"native stacks: %llu samples outside the interpreter unwound (%llu "
+			"stopped before reaching it), %llu without (lost or not unwindable)\n",
+			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
+			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
 	for (i = 0; i < p->ntargets; i++)
 		print_process(f, p, &p->targets[i], o);

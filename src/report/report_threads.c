@@ -27,7 +27,8 @@ static int thread_stats(const struct profile *p, const struct profile_target *pp
 
 		if (s->tid != tid)
 			continue;
-		err = profile_target__add_stack(&one, tid, s->frames, s->nframes, s->count);
+		err = profile_target__add_stack_where(&one, tid, s->frames, s->nframes, s->count,
+						      s->where);
 		*samples += s->count;
 	}
 	if (!err)

@@ -31,6 +31,7 @@ void collector__free(struct collector *c)
 {
 	size_t i;
 
+	collector__free_native(c);
 	for (i = 0; i < c->ntargets; i++) {
 		async_stacks__free(c->targets[i].async);
 		code_cache__free(c->targets[i].codes);
@@ -249,54 +250,6 @@ static uint32_t async_frames(struct collector *c, struct collector_target *ts,
 		*ids = c->async_ids;
 	return m ? (uint32_t)m : s->nframes;
 }
-static void offcpu_running(struct profile_target *pp, uint32_t tid);
-
-/* A cpu-clock sample: one more count of its stack, and of its thread. */
-static void add_cpu_sample(struct collector *c, struct collector_target *ts,
-			   const struct py_sample *s, bool unresolved)
-{
-	struct profile_target *pp = &c->prof->targets[ts->target_index];
-	const uint32_t *ids = c->scratch;
-	uint32_t n = s->nframes;
-	struct profile_thread *th;
-
-	if (c->async)
-		n = async_frames(c, ts, s, &ids, &unresolved);
-	if (profile_target__add_stack(pp, s->tid, ids, n, 1)) {
-		c->malformed++;
-		return;
-	}
-	if (c->prof->first_sample_ms < 0)
-		c->prof->first_sample_ms = (mono_ns() - c->prof->start_ns) / 1e6;
-	pp->samples++;
-	pp->truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
-	pp->partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
-	pp->unresolved += unresolved;
-	th = profile_target__thread(pp, s->tid);
-	if (th) {
-		if (!th->samples)
-			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
-		th->samples++;
-	}
-	if (s->flags & (PY_SAMPLE_GIL_HELD | PY_SAMPLE_GIL_RELEASED))
-		profile_target__add_gil(pp, s->tid, s->flags & PY_SAMPLE_GIL_HELD);
-	if (c->prof->wall)
-		offcpu_running(pp, s->tid);
-}
-
-/*
- * A thread read as blocked when the run started but seen running since
- * (it woke between that read and the tracepoint's start): not blocked.
- */
-static void offcpu_running(struct profile_target *pp, uint32_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < pp->npending; i++)
-		if (pp->pending[i].tid == tid && pp->pending[i].primed)
-			pp->pending[i].open = pp->pending[i].primed = false;
-}
-
 _Static_assert((int)PY_OFFCPU_GIL == (int)PROFILE_OFFCPU_GIL &&
 		       (int)PY_OFFCPU_NCLASSES == (int)PROFILE_OFFCPU_NCLASSES,
 	       "py_offcpu_class and profile_offcpu_class differ");
@@ -423,6 +376,24 @@ static void sig_apply(struct collector *c, struct collector_target *ts, const st
 		if (id != UINT32_MAX)
 			c->scratch[i] = id;
 	}
+}
+
+/*
+ * A CPU sample, its frames in c->scratch: with --async rewritten as the chain
+ * of tasks awaiting its coroutine, then counted (collector_cpu.c).
+ */
+static void cpu_sample(struct collector *c, struct collector_target *ts, const struct py_sample *s,
+		       bool unresolved)
+{
+	const uint32_t *ids = c->scratch;
+	uint32_t n = s->nframes;
+
+	if (c->async) {
+		n = async_frames(c, ts, s, &ids, &unresolved);
+		if (ids != c->scratch)
+			memmove(c->scratch, ids, n * sizeof(*c->scratch));
+	}
+	collector__cpu_sample(c, ts, s, n, unresolved);
 }
 
 /* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */
@@ -556,47 +527,17 @@ void collector__expire_parked(struct collector *c)
 	}
 }
 
-void collector__sample(struct collector *c, const void *data, size_t size)
+/* s, whose frames are named in c->scratch, goes where its kind says. */
+static void count_sample(struct collector *c, struct collector_target *ts,
+			 const struct py_sample *s, size_t size, bool unresolved)
 {
-	const struct py_sample *s = data;
-	struct collector_target *ts;
-	bool unresolved = false;
-	int err;
+	const void *data = s;
 
-	/* The run is over and the drain's time is up: the rest is only counted. */
-	if (deadline__past(DEADLINE_DRAIN_NS)) {
-		c->late++;
-		return;
-	}
-	if (size < PY_SAMPLE_HEADER_SIZE ||
-	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
-	    s->nframes > PYPROF_MAX_DEPTH) {
-		c->malformed++;
-		return;
-	}
-	ts = collector__find(c, s->pid);
-	if (!ts && c->on_unknown)
-		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
-	if (!ts) {
-		c->unknown_pid++;
-		if (c->on_unknown && !c->replaying)
-			park(c, s->pid, data, size);
-		return;
-	}
-	err = resolve_frames(c, ts, s, &unresolved);
-	if (err == -ETIME) {
-		c->late++;
-		return;
-	}
-	if (err) {
-		c->malformed++; /* out of memory: the sample cannot be kept */
-		return;
-	}
 	switch (s->kind) {
 	case PY_KIND_CPU:
 		if (c->signatures)
 			sig_apply(c, ts, s);
-		add_cpu_sample(c, ts, s, unresolved);
+		cpu_sample(c, ts, s, unresolved);
 		break;
 	case PY_KIND_SIGNATURE:
 		sig_keep(c, data, size);
@@ -633,6 +574,53 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		c->malformed++;
 		break;
 	}
+}
+
+void collector__sample(struct collector *c, const void *data, size_t size)
+{
+	const struct py_sample *s = data;
+	struct collector_target *ts;
+	bool unresolved = false;
+	int err;
+
+	/* The run is over and the drain's time is up: the rest is only counted. */
+	if (deadline__past(DEADLINE_DRAIN_NS)) {
+		c->late++;
+		return;
+	}
+	if (size < PY_SAMPLE_HEADER_SIZE ||
+	    size < PY_SAMPLE_HEADER_SIZE + (size_t)s->nframes * sizeof(struct py_frame) ||
+	    s->nframes > PYPROF_MAX_DEPTH) {
+		c->malformed++;
+		return;
+	}
+	if (s->kind == PY_KIND_KSTACK) {
+		collector__kstack(c, data, size);
+		return;
+	}
+	if (s->kind == PY_KIND_USTACK) {
+		collector__ustack(c, data, size);
+		return;
+	}
+	ts = collector__find(c, s->pid);
+	if (!ts && c->on_unknown)
+		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
+	if (!ts) {
+		c->unknown_pid++;
+		if (c->on_unknown && !c->replaying)
+			park(c, s->pid, data, size);
+		return;
+	}
+	err = resolve_frames(c, ts, s, &unresolved);
+	if (err == -ETIME) {
+		c->late++;
+		return;
+	}
+	if (err) {
+		c->malformed++; /* out of memory: the sample cannot be kept */
+		return;
+	}
+	count_sample(c, ts, s, size, unresolved);
 }
 
 bool collector_target__gone(const struct collector_target *ts)
@@ -691,6 +679,7 @@ void collector__release(struct collector *c, size_t i)
 		c->budget.memo_bytes -= bytes;
 		cache_budget__charge(&c->budget, -(long long)bytes);
 	}
+	collector_target__free_native(ts);
 	if (pp->root_fd >= 0)
 		close(pp->root_fd);
 	pp->root_fd = -1;

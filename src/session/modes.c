@@ -7,13 +7,14 @@
  */
 #include "session/mem.h"
 #include "session/modes.h"
+#include "session/native.h"
 #include "session/session.h"
 #include "session/usdt.h"
 #include "session/wall.h"
 
 struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem_mode,
-				    unsigned usdt_modes, unsigned wall_mode, sample_fn_t on_sample,
-				    void *ctx, char *why, size_t whylen)
+				    unsigned usdt_modes, unsigned wall_mode, unsigned native_modes,
+				    sample_fn_t on_sample, void *ctx, char *why, size_t whylen)
 {
 	struct session *s = session__open(max_depth, why, whylen);
 
@@ -22,6 +23,7 @@ struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem
 	mem__prepare(s, mem_mode);
 	usdt__prepare(s, usdt_modes);
 	wall__prepare(s, wall_mode);
+	native__prepare(s, native_modes);
 	if (session__load(s, on_sample, ctx, why, whylen)) {
 		session__close(s);
 		return NULL;

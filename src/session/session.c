@@ -25,7 +25,7 @@
 #include "pybpfprof.skel.h"
 
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
-_Static_assert(sizeof(struct py_target) == 64, "py_target layout changed");
+_Static_assert(sizeof(struct py_target) == 80, "py_target layout changed");
 _Static_assert(sizeof(struct py_frame) == 16, "py_frame layout changed");
 _Static_assert(sizeof(struct py_live_key) == 16, "py_live_key layout changed");
 _Static_assert(__builtin_offsetof(struct py_sample, frames) == PY_SAMPLE_HEADER_SIZE,
@@ -80,7 +80,10 @@ int session__load(struct session *s, sample_fn_t on_sample, void *ctx, char *why
 
 int session__add_target(struct session *s, const struct target *t)
 {
-	struct py_target v = { .runtime_addr = t->runtime_addr, .off = t->layout.bpf };
+	struct py_target v = { .runtime_addr = t->runtime_addr,
+			       .off = t->layout.bpf,
+			       .interp_text_start = t->text_start,
+			       .interp_text_end = t->text_end };
 	struct py_sig_offsets so;
 	__u32 pid = t->pid;
 

@@ -216,6 +216,33 @@ int maps_find(pid_t pid, uint64_t inode, const char *name_prefix, struct map_ent
 	return err;
 }
 
+int maps_exec_range(pid_t pid, uint64_t inode, uint64_t *start, uint64_t *end)
+{
+	char path[64], *line = NULL;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	struct map_entry e;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (maps_next(f, &line, &cap, &e)) {
+		if (!inode || e.inode != inode || e.perms[2] != 'x')
+			continue;
+		lo = e.start < lo ? e.start : lo;
+		hi = e.end > hi ? e.end : hi;
+	}
+	free(line);
+	fclose(f);
+	if (!hi)
+		return -ENOENT;
+	*start = lo;
+	*end = hi;
+	return 0;
+}
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif

@@ -551,6 +551,9 @@ static int locate_runtime(struct target *t, const struct python_elf *pe, char *w
 	}
 	t->runtime_addr = bias + pe->runtime_vaddr;
 	t->code_type_addr = pe->code_vaddr ? bias + pe->code_vaddr : 0;
+	/* only for the where split: a process without it is still profiled */
+	if (maps_exec_range(t->pid, pe->m.inode, &t->text_start, &t->text_end))
+		t->text_start = t->text_end = 0;
 	if ((t->version & 0xffff) == 0)
 		snprintf(t->version_str, sizeof(t->version_str), "%u.%u", t->version >> 24,
 			 (t->version >> 16) & 0xff);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * --native: a thread's native frames from a copy of its registers and of the
+ * top of its stack (struct py_ustack), unwound with the call frame
+ * information (.eh_frame, .debug_frame) of the process's mapped files, down
+ * to the first frame in the interpreter's own code; and their names, from
+ * .symtab, .dynsym or .gnu_debugdata (libdw), or library+0xoffset.
+ *
+ * Everything read is the target's: the stack copy (only it is read as
+ * memory, never the live process) and its mapped files, opened through
+ * /proc/PID/map_files (the very file mapped, whatever its path says). Both
+ * are bounded: NATIVE_MAX_FRAMES frames, NATIVE_MAX_MODULES files of at most
+ * ELF_FILE_MAX_SIZE bytes each.
+ */
+#ifndef PYBPFPROF_NATIVE_UNWIND_H
+#define PYBPFPROF_NATIVE_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define NATIVE_MAX_FRAMES 64
+#define NATIVE_MAX_MODULES 1024
+
+struct native_unwinder;
+
+/* The registers the unwind starts from (the callee-saved ones, the stack and the instruction pointers). */
+struct native_regs {
+	uint64_t ip, sp, bp, bx, r12, r13, r14, r15;
+};
+
+/* For pid, whose interpreter code is [interp_lo, interp_hi). NULL on allocation failure. */
+struct native_unwinder *native_unwinder__new(pid_t pid, uint64_t interp_lo, uint64_t interp_hi);
+void native_unwinder__free(struct native_unwinder *u);
+/*
+ * Reads the process's mappings again, in a new Dwfl (unwind does it by
+ * itself, at most once a second, for a pc in no known file). 0 or -ENOMEM.
+ */
+int native_unwinder__refresh(struct native_unwinder *u);
+
+/*
+ * The native frames of thread tid (pcs, innermost first; a caller's pc is
+ * its return address minus one, inside the call) from regs and len bytes of
+ * stack copied at regs->sp, up to max (at most NATIVE_MAX_FRAMES). Returns
+ * how many; *complete is set when the unwind reached the interpreter's code
+ * (else it stopped on a frame it could not unwind).
+ */
+int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct native_regs *regs,
+			    const uint8_t *stack, size_t len, uint64_t *pcs, int max,
+			    bool *complete);
+
+/*
+ * pc's name: the symbol holding it, else "library+0xoffset", else
+ * "0xaddress"; and the file it is in ("" if none). 0, or -ENOENT when pc is
+ * in no mapped file.
+ */
+int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
+			  char *file, size_t filelen);
+
+#endif

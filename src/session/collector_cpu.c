@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * CPU samples in the collector: each one counted on its stack, its place
+ * (Python / native / system) and its thread. With --kernel, a CPU sample taken in kernel mode waits for the
+ * kernel stack that the same BPF run sends right after it (struct py_kstack,
+ * same pid, tid and ktime_ns), and is counted with the kernel frames below
+ * its Python frames. Records of other CPUs may come in between, and the
+ * companion may come only with the next poll, so a few samples wait at once;
+ * one whose companion was lost (ring buffer full) is counted without it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/mono.h"
+#include "target/procfs.h"
+#include "session/collector.h"
+#include "session/ksyms.h"
+#include "session/native.h"
+#include "util/vec.h"
+#include "pybpfprof.skel.h"
+
+/*
+ * A thread read as blocked when the run started but seen running since
+ * (it woke between that read and the tracepoint's start): not blocked.
+ */
+static void offcpu_running(struct profile_target *pp, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < pp->npending; i++)
+		if (pp->pending[i].tid == tid && pp->pending[i].primed)
+			pp->pending[i].open = pp->pending[i].primed = false;
+}
+
+/* A cpu-clock sample: one more count of its stack, and of its thread. */
+void collector__add_cpu(struct collector *c, struct collector_target *ts, const struct py_sample *s,
+			const uint32_t *frames, uint32_t n, bool unresolved)
+{
+	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	uint64_t where[PROFILE_WHERE_N] = { 0 };
+	struct profile_thread *th;
+
+	switch (s->flags & PY_SAMPLE_WHERE_MASK) {
+	case PY_WHERE_PYTHON:
+		where[PROFILE_WHERE_PYTHON] = 1;
+		break;
+	case PY_WHERE_NATIVE:
+		where[PROFILE_WHERE_NATIVE] = 1;
+		break;
+	case PY_WHERE_SYSTEM:
+		where[PROFILE_WHERE_SYSTEM] = 1;
+		break;
+	}
+	if (profile_target__add_stack_where(pp, s->tid, frames, n, 1, where)) {
+		c->malformed++;
+		return;
+	}
+	if (c->prof->first_sample_ms < 0)
+		c->prof->first_sample_ms = (mono_ns() - c->prof->start_ns) / 1e6;
+	pp->samples++;
+	pp->truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
+	pp->partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
+	pp->unresolved += unresolved;
+	th = profile_target__thread(pp, s->tid);
+	if (th) {
+		if (!th->samples)
+			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
+		th->samples++;
+	}
+	if (s->flags & (PY_SAMPLE_GIL_HELD | PY_SAMPLE_GIL_RELEASED))
+		profile_target__add_gil(pp, s->tid, s->flags & PY_SAMPLE_GIL_HELD);
+	if (c->prof->wall)
+		offcpu_running(pp, s->tid);
+}
+
+/* A waiting sample older than this, by the clock of the records arriving, lost its stack. */
+#define PENDING_MAX_AGE_NS 1000000000ULL
+
+void native__prepare(struct session *s, unsigned native_modes)
+{
+	session__skel(s)->rodata->native_kernel = !!(native_modes & NATIVE_KERNEL);
+	session__skel(s)->rodata->native_user = !!(native_modes & NATIVE_USER);
+}
+
+/* collector__find's lookup (collector.c uses this file, not the other way round). */
+static struct collector_target *find_target(struct collector *c, int pid)
+{
+	size_t i;
+
+	for (i = c->ntargets; i-- > 0;)
+		if (c->targets[i].t.pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+/* pending[i]'s frames: kernel, then native (innermost first), then Python. */
+static uint32_t pending_frames(struct collector *c, const struct collector_pending *pe)
+{
+	uint32_t nk = pe->nkernel, nn = pe->nnative, at = 0;
+
+	/* the Python frames keep their room in PYPROF_MAX_DEPTH */
+	if (pe->nframes + nn > PYPROF_MAX_DEPTH)
+		nn = PYPROF_MAX_DEPTH - pe->nframes;
+	if (pe->nframes + nn + nk > PYPROF_MAX_DEPTH)
+		nk = PYPROF_MAX_DEPTH - pe->nframes - nn;
+	memcpy(c->scratch, pe->kernel, nk * sizeof(*c->scratch));
+	at += nk;
+	memcpy(c->scratch + at, pe->native, nn * sizeof(*c->scratch));
+	at += nn;
+	memcpy(c->scratch + at, pe->frames, pe->nframes * sizeof(*c->scratch));
+	return at + pe->nframes;
+}
+
+/* Counts pending[i] with what came of its companions, and drops it. */
+static void pending_count(struct collector *c, size_t i)
+{
+	struct collector_pending *pe = &c->pending[i];
+	struct collector_target *ts = find_target(c, pe->pid);
+	struct py_sample h = { .pid = pe->pid,
+			       .tid = pe->tid,
+			       .ktime_ns = pe->ktime_ns,
+			       .flags = pe->flags,
+			       .kind = PY_KIND_CPU };
+
+	if (ts)
+		collector__add_cpu(c, ts, &h, c->scratch, pending_frames(c, pe), pe->unresolved);
+	c->kstack_missing += !!(pe->want & WANT_KSTACK);
+	c->ustack_missing += !!(pe->want & WANT_USTACK);
+	free(pe->frames);
+	c->pending[i] = c->pending[--c->npending];
+}
+
+/* The companions sample s is to be followed by (enum collector_want). */
+static uint8_t wanted(const struct collector *c, const struct py_sample *s)
+{
+	uint8_t where = s->flags & PY_SAMPLE_WHERE_MASK, want = 0;
+
+	if ((c->native_modes & NATIVE_KERNEL) && where == PY_WHERE_SYSTEM)
+		want |= WANT_KSTACK;
+	if ((c->native_modes & NATIVE_USER) &&
+	    (where == PY_WHERE_NATIVE || where == PY_WHERE_SYSTEM))
+		want |= WANT_USTACK;
+	return want;
+}
+
+void collector__cpu_sample(struct collector *c, struct collector_target *ts,
+			   const struct py_sample *s, uint32_t n, bool unresolved)
+{
+	uint8_t want = wanted(c, s);
+	struct collector_pending *pe;
+	size_t i;
+
+	if (!want) {
+		collector__add_cpu(c, ts, s, c->scratch, n, unresolved);
+		return;
+	}
+	/* the thread's earlier sample, or a stale one, will not get its stacks now */
+	for (i = c->npending; i-- > 0;)
+		if (c->pending[i].tid == s->tid ||
+		    s->ktime_ns > c->pending[i].ktime_ns + PENDING_MAX_AGE_NS)
+			pending_count(c, i);
+	if (c->npending == COLLECTOR_PENDING_MAX)
+		pending_count(c, 0);
+	if (vec_grow((void **)&c->pending, &c->cap_pending, c->npending + 1, sizeof(*c->pending)))
+		goto now;
+	pe = &c->pending[c->npending];
+	pe->frames = malloc((n ? n : 1) * sizeof(*pe->frames));
+	if (!pe->frames)
+		goto now;
+	memcpy(pe->frames, c->scratch, n * sizeof(*pe->frames));
+	pe->pid = s->pid;
+	pe->tid = s->tid;
+	pe->ktime_ns = s->ktime_ns;
+	pe->flags = s->flags;
+	pe->want = want;
+	pe->unresolved = unresolved;
+	pe->nframes = n;
+	pe->nkernel = pe->nnative = 0;
+	c->npending++;
+	return;
+now:
+	c->kstack_missing += !!(want & WANT_KSTACK);
+	c->ustack_missing += !!(want & WANT_USTACK);
+	collector__add_cpu(c, ts, s, c->scratch, n, unresolved);
+}
+
+/* The waiting sample a companion record names, expecting it; or -1. */
+static long pending_find(const struct collector *c, uint32_t pid, uint32_t tid, uint64_t ktime_ns,
+			 uint8_t want)
+{
+	size_t i;
+
+	for (i = 0; i < c->npending; i++)
+		if (c->pending[i].tid == tid && c->pending[i].pid == (int)pid &&
+		    c->pending[i].ktime_ns == ktime_ns && (c->pending[i].want & want))
+			return (long)i;
+	return -1;
+}
+
+/* A companion came: the sample is counted once it has all of them. */
+static void pending_got(struct collector *c, size_t i, uint8_t want)
+{
+	c->pending[i].want &= ~want;
+	if (!c->pending[i].want)
+		pending_count(c, i);
+}
+
+/* The frame id of kernel address addr (a return address unless innermost). */
+static uint32_t kernel_frame(struct collector *c, uint64_t addr, bool innermost)
+{
+	uint64_t *slot = hashmap__find(&c->kframes, addr ^ innermost);
+	const char *name;
+	char hex[24];
+	uint32_t func, id;
+
+	if (slot)
+		return *slot;
+	/* a return address is just past its call: the call is in the function before it */
+	name = c->ksyms ? ksyms__find(c->ksyms, addr - !innermost) : NULL;
+	if (!name) {
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)addr);
+		name = hex;
+	}
+	func = profile__func_kind(c->prof, name, "[kernel]", 0, false, PROFILE_FUNC_KERNEL);
+	if (func == UINT32_MAX)
+		return UINT32_MAX;
+	id = profile__frame(c->prof, func, -1);
+	if (id != UINT32_MAX)
+		hashmap__set(&c->kframes, addr ^ innermost, id);
+	return id;
+}
+
+static void load_ksyms(struct collector *c)
+{
+	if (c->ksyms_tried)
+		return;
+	c->ksyms_tried = true;
+	c->ksyms = calloc(1, sizeof(*c->ksyms));
+	/* without it (or with addresses hidden) frames are named by address */
+	if (c->ksyms && ksyms__load(c->ksyms))
+		ksyms__free(c->ksyms);
+}
+
+void collector__kstack(struct collector *c, const void *data, size_t size)
+{
+	const struct py_kstack *k = data;
+	struct collector_pending *pe;
+	uint32_t i, id;
+	long at;
+
+	if (size < offsetof(struct py_kstack, addrs) || k->value > PY_KSTACK_MAX ||
+	    size < offsetof(struct py_kstack, addrs) + k->value * sizeof(k->addrs[0])) {
+		c->malformed++;
+		return;
+	}
+	at = pending_find(c, k->pid, k->tid, k->ktime_ns, WANT_KSTACK);
+	if (at < 0) {
+		c->kstack_orphans++;
+		return;
+	}
+	load_ksyms(c);
+	pe = &c->pending[at];
+	for (i = 0; i < k->value; i++) {
+		id = kernel_frame(c, k->addrs[i], i == 0);
+		if (id != UINT32_MAX)
+			pe->kernel[pe->nkernel++] = id;
+	}
+	if (pe->nkernel)
+		c->kstacks++;
+	else
+		c->kstack_missing++;
+	pending_got(c, (size_t)at, WANT_KSTACK);
+}
+
+/* The frame id of native pc in ts's process. */
+static uint32_t native_frame(struct collector *c, struct collector_target *ts, uint64_t pc)
+{
+	uint64_t *slot = hashmap__find(&ts->native_frames, pc);
+	char name[256], file[PATH_MAX];
+	uint32_t func, id;
+
+	if (slot)
+		return *slot;
+	native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
+	func = profile__func_kind(c->prof, name, file, 0, false, PROFILE_FUNC_NATIVE);
+	if (func == UINT32_MAX)
+		return UINT32_MAX;
+	id = profile__frame(c->prof, func, -1);
+	if (id != UINT32_MAX)
+		hashmap__set(&ts->native_frames, pc, id);
+	return id;
+}
+
+void collector__ustack(struct collector *c, const void *data, size_t size)
+{
+	const struct py_ustack *u = data;
+	const struct native_regs regs = {
+		u->ip, u->sp, u->bp, u->bx, u->r12, u->r13, u->r14, u->r15
+	};
+	struct collector_target *ts;
+	struct collector_pending *pe;
+	uint64_t pcs[NATIVE_MAX_FRAMES];
+	bool complete = false;
+	int n, i;
+	long at;
+
+	if (size < offsetof(struct py_ustack, stack) || u->value > PY_USTACK_BYTES ||
+	    size < offsetof(struct py_ustack, stack) + u->value) {
+		c->malformed++;
+		return;
+	}
+	at = pending_find(c, u->pid, u->tid, u->ktime_ns, WANT_USTACK);
+	ts = at < 0 ? NULL : find_target(c, u->pid);
+	if (!ts) {
+		c->ustack_orphans++;
+		return;
+	}
+	if (!ts->unwinder)
+		ts->unwinder = native_unwinder__new(ts->t.pid, ts->t.text_start, ts->t.text_end);
+	pe = &c->pending[at];
+	n = ts->unwinder ? native_unwinder__unwind(ts->unwinder, u->tid, &regs, u->stack, u->value,
+						   pcs, NATIVE_MAX_FRAMES, &complete) :
+			   0;
+	for (i = 0; i < n; i++) {
+		uint32_t id = native_frame(c, ts, pcs[i]);
+
+		if (id != UINT32_MAX)
+			pe->native[pe->nnative++] = id;
+	}
+	c->ustacks += n > 0;
+	c->ustack_partial += n > 0 && !complete;
+	c->ustack_missing += n == 0;
+	pending_got(c, (size_t)at, WANT_USTACK);
+}
+
+void collector__flush_pending(struct collector *c)
+{
+	while (c->npending)
+		pending_count(c, c->npending - 1);
+	c->prof->kernel_mode = c->native_modes & NATIVE_KERNEL;
+	c->prof->kstacks = c->kstacks;
+	c->prof->kstack_missing = c->kstack_missing;
+	c->prof->native_mode = c->native_modes & NATIVE_USER;
+	c->prof->ustacks = c->ustacks;
+	c->prof->ustack_partial = c->ustack_partial;
+	c->prof->ustack_missing = c->ustack_missing;
+}
+
+void collector_target__free_native(struct collector_target *ts)
+{
+	native_unwinder__free(ts->unwinder);
+	ts->unwinder = NULL;
+	hashmap__free(&ts->native_frames);
+}
+
+void collector__free_native(struct collector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++)
+		collector_target__free_native(&c->targets[i]);
+	while (c->npending)
+		free(c->pending[--c->npending].frames);
+	free(c->pending);
+	hashmap__free(&c->kframes);
+	if (c->ksyms)
+		ksyms__free(c->ksyms);
+	free(c->ksyms);
+}

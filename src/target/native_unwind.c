@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --native's unwinder over libdw's Dwfl: the process's executable mappings
+ * are reported as modules (each file opened through /proc/PID/map_files),
+ * and its thread state is the stack copy of one sample at a time: libdw's
+ * memory_read callback reads that copy only, so an unwind never touches the
+ * live process and a frame outside the copy ends it.
+ */
+#define _GNU_SOURCE
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "target/elf_file.h"
+#include "target/native_unwind.h"
+#include "target/procfs.h"
+#include "util/mono.h"
+
+/* How often the mappings are reported again when a pc is in none of them. */
+#define REPORT_AGAIN_NS 1000000000LL
+
+struct native_unwinder {
+	pid_t pid;
+	uint64_t interp_lo, interp_hi;
+	Dwfl *dwfl;
+	bool attached;
+	long long reported_ns;
+	/* the sample being unwound */
+	pid_t tid;
+	const struct native_regs *regs;
+	const uint8_t *stack;
+	size_t len;
+	uint64_t *pcs;
+	int n, max;
+	bool complete;
+};
+
+/* No separate debug files: the target's own files are all that is read. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+	return -1;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_debuginfo = no_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct native_unwinder *u = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return u->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct native_unwinder *u = arg;
+
+	(void)dwfl;
+	*thread_argp = u;
+	return tid == u->tid;
+}
+
+/* A word of the stack copy; anything outside it cannot be read. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct native_unwinder *u = arg;
+
+	(void)dwfl;
+	if (addr < u->regs->sp || addr - u->regs->sp > u->len ||
+	    u->len - (addr - u->regs->sp) < sizeof(*result))
+		return false;
+	memcpy(result, u->stack + (addr - u->regs->sp), sizeof(*result));
+	return true;
+}
+
+/* x86-64's DWARF numbers: rbx 3, rbp 6, rsp 7, r12-r15 12-15. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct native_unwinder *u = arg;
+	const struct native_regs *r = u->regs;
+	Dwarf_Word bx = r->bx, bp_sp[2] = { r->bp, r->sp },
+		   r12_15[4] = { r->r12, r->r13, r->r14, r->r15 };
+
+	if (!dwfl_thread_state_registers(thread, 3, 1, &bx) ||
+	    !dwfl_thread_state_registers(thread, 6, 2, bp_sp) ||
+	    !dwfl_thread_state_registers(thread, 12, 4, r12_15))
+		return false;
+	dwfl_thread_state_register_pc(thread, r->ip);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+/* One executable mapping as a module, placed where its file's offset 0 is mapped. */
+static void report_mapping(struct native_unwinder *u, const struct map_entry *e, uint64_t base)
+{
+	char path[96];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, u->pid, e->start,
+		 e->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+		close(fd);
+		return;
+	}
+	/* consumes fd, also on failure */
+	dwfl_report_elf(u->dwfl, e->path[0] ? e->path : "[unnamed]", path, fd, base, true);
+}
+
+/* Every file mapped executable, once: 0, or -errno (the maps could not be read). */
+static int report_modules(struct native_unwinder *u)
+{
+	uint64_t inode0 = 0, base = 0;
+	struct map_entry e;
+	char path[64], *line = NULL;
+	size_t cap = 0, n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", u->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (maps_next(f, &line, &cap, &e) && n < NATIVE_MAX_MODULES) {
+		if (!e.inode)
+			continue;
+		/* a file's mappings are in address order, the one at offset 0 first */
+		if (e.off == 0) {
+			inode0 = e.inode;
+			base = e.start;
+		}
+		if (e.perms[2] != 'x' || e.inode != inode0)
+			continue;
+		report_mapping(u, &e, base);
+		n++;
+	}
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	free(line);
+	fclose(f);
+	u->reported_ns = mono_ns();
+	return 0;
+}
+
+/*
+ * A new Dwfl with the process's modules and its thread state attached. Never
+ * reported again in place: the thread state keeps the architecture backend
+ * of one of the modules, which a new report would free under it (the fuzzer
+ * found libdw asserting on the freed backend).
+ */
+static int open_dwfl(struct native_unwinder *u)
+{
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	u->attached = false;
+	u->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!u->dwfl)
+		return -ENOMEM;
+	report_modules(u);
+	u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+	return 0;
+}
+
+struct native_unwinder *native_unwinder__new(pid_t pid, uint64_t interp_lo, uint64_t interp_hi)
+{
+	struct native_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->pid = pid;
+	u->interp_lo = interp_lo;
+	u->interp_hi = interp_hi;
+	if (open_dwfl(u)) {
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+int native_unwinder__refresh(struct native_unwinder *u)
+{
+	return open_dwfl(u);
+}
+
+void native_unwinder__free(struct native_unwinder *u)
+{
+	if (!u)
+		return;
+	dwfl_end(u->dwfl);
+	free(u);
+}
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+	struct native_unwinder *u = arg;
+	bool activation = false;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	/* a return address is just past its call */
+	if (!activation && pc)
+		pc--;
+	if (pc >= u->interp_lo && pc < u->interp_hi) {
+		u->complete = true;
+		return DWARF_CB_ABORT;
+	}
+	u->pcs[u->n++] = pc;
+	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct native_regs *regs,
+			    const uint8_t *stack, size_t len, uint64_t *pcs, int max,
+			    bool *complete)
+{
+	if (!u->dwfl)
+		return 0;
+	/* code mapped since the last report (a module imported later): report again */
+	if (!dwfl_addrmodule(u->dwfl, regs->ip) && mono_ns() - u->reported_ns > REPORT_AGAIN_NS &&
+	    open_dwfl(u))
+		return 0;
+	u->tid = tid;
+	u->regs = regs;
+	u->stack = stack;
+	u->len = len;
+	u->pcs = pcs;
+	u->n = 0;
+	u->max = max < NATIVE_MAX_FRAMES ? max : NATIVE_MAX_FRAMES;
+	u->complete = false;
+	if (u->max <= 0)
+		return 0;
+	if (u->attached)
+		dwfl_getthread_frames(u->dwfl, tid, on_frame, u);
+	/* no state (no module yet): the sampled instruction is all there is */
+	if (!u->n && !u->complete)
+		pcs[u->n++] = regs->ip;
+	*complete = u->complete;
+	return u->n;
+}
+
+int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
+			  char *file, size_t filelen)
+{
+	Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
+	const char *sym, *modname, *base;
+	Dwarf_Addr start = 0;
+	GElf_Off off = 0;
+	GElf_Sym s;
+
+	if (!mod) {
+		snprintf(name, namelen, "0x%" PRIx64, pc);
+		snprintf(file, filelen, "%s", "");
+		return -ENOENT;
+	}
+	modname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	modname = modname ? modname : "";
+	snprintf(file, filelen, "%s", modname);
+	sym = dwfl_module_addrinfo(mod, pc, &off, &s, NULL, NULL, NULL);
+	if (sym && *sym) {
+		snprintf(name, namelen, "%s", sym);
+		return 0;
+	}
+	base = strrchr(modname, '/');
+	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : modname, pc - start);
+	return 0;
+}

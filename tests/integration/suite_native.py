@@ -1,0 +1,298 @@
+# Where CPU samples ran (issue 15): the Python / native / system split per
+# function and line, checked against the kernel's own account of the
+# process's kernel time (/proc/PID/stat) and against where its code is known
+# to run (bytecode, libz, a pipe's kernel copies, numpy's FFT); --kernel's
+# kernel frames under the line that reads a pipe.
+
+import json
+import os
+import subprocess
+import tempfile
+
+from pathlib import Path
+
+from harness import (Workloads, check, interpreter, load_report, per_build, process,
+                     profile_json, run_profiler, source_line, test)
+
+
+def cpu_ticks(pid):
+    """The process's (user, system) clock ticks so far, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
+
+
+def kernel_share(before, after):
+    """The kernel's own account of the process's system share between two reads."""
+    u, k = after[0] - before[0], after[1] - before[1]
+    check(u + k > 0, "the workload got no CPU time")
+    return k / (u + k)
+
+
+def shares(w):
+    n = w["python"] + w["native"] + w["system"]
+    check(n > 0, f"no sample with a place: {w}")
+    return {k: w[k] / n for k in ("python", "native", "system")}, n
+
+
+def by_line(proc, script, marker):
+    line, _ = source_line("where.py", marker)
+    rows = [ln for ln in proc["lines"] if ln["file"] == script and ln["line"] == line]
+    check(len(rows) == 1 and "where" in rows[0],
+          f"where.py:{line} ({marker}) not in lines with a split: {proc['lines'][:6]}")
+    return rows[0]
+
+
+@per_build(builds=("debian", "pyenv"))
+def where_split(build):
+    """python_loop's line runs Python, compress's line native code (libz),
+    pipe_io's os.read line the kernel: each at least 85% so (measured: 100%,
+    92-94%, 94-100%). The process's system share is the kernel's own account
+    of its time (/proc/PID/stat utime and stime), +- 6pp; saved JSON gives
+    the same split through `pybpfprof report`."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p = wl.start(py, "where.py")
+        before = cpu_ticks(p.pid)
+        rep = profile_json([p.pid], 6, 199)
+        after = cpu_ticks(p.pid)
+    proc = process(rep, p.pid)
+    script = py.script_path("where.py")
+    got = {}
+    for marker, place in (("marker: python", "python"), ("marker: native", "native"),
+                          ("marker: system", "system")):
+        s, n = shares(by_line(proc, script, marker)["where"])
+        check(n >= 20, f"{marker}: only {n} samples")
+        check(s[place] >= 0.85, f"{marker}: {s[place]:.1%} {place} ({s}, {n} samples)")
+        got[marker] = f"{s[place]:.1%} {place} of {n}"
+    s, n = shares(proc["where"])
+    truth = kernel_share(before, after)
+    check(abs(s["system"] - truth) <= 0.06,
+          f"system {s['system']:.1%} of {n} samples, the kernel accounted {truth:.1%}")
+    got["process"] = f"system {s['system']:.1%} of {n}, kernel accounted {truth:.1%}"
+    # the split of every function and line again from the saved profile
+    with tempfile.TemporaryDirectory() as d:
+        saved = Path(d) / "p.json"
+        saved.write_text(json.dumps(rep))
+        r = run_profiler(["report", saved, "-o", Path(d) / "again.json"], timeout=60)
+        check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
+        again = process(load_report(Path(d) / "again.json"), p.pid)
+    for key in ("functions", "lines"):
+        check([x.get("where") for x in again[key]] == [x.get("where") for x in proc[key]],
+              f"{key}' split differs after `pybpfprof report`")
+    check(again.get("where") == proc.get("where"), "the process's split differs")
+    return "; ".join(f"{k}: {v}" for k, v in got.items())
+
+
+@test
+def where_fft():
+    """numpy's np.fft.fft2 on 512x512 arrays (Debian's python3-numpy):
+    under 5% Python, and the kernel share (page faults of its large
+    temporaries) the kernel's own account, +- 6pp."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, "where.py", "fft")
+        before = cpu_ticks(p.pid)
+        rep = profile_json([p.pid], 5, 199)
+        after = cpu_ticks(p.pid)
+    proc = process(rep, p.pid)
+    s, n = shares(proc["where"])
+    truth = kernel_share(before, after)
+    check(s["python"] <= 0.05, f"python {s['python']:.1%} of {n} samples in FFT code")
+    check(abs(s["system"] - truth) <= 0.06,
+          f"system {s['system']:.1%} of {n} samples, the kernel accounted {truth:.1%}")
+    return (f"python {s['python']:.1%}, native {s['native']:.1%}, system {s['system']:.1%} "
+            f"({n} samples; kernel accounted {truth:.1%})")
+
+
+@test
+def kernel_pipe_read():
+    """--kernel: the samples of the os.read line taken in the kernel carry
+    the kernel's read path below it (vfs_read, named from /proc/kallsyms) in
+    the folded output, and the JSON model marks those functions "kernel";
+    no kernel stack is lost at this rate."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(py, "where.py")
+        folded, js = Path(d) / "k.folded", Path(d) / "k.json"
+        r = run_profiler(["-p", p.pid, "-d", 4, "-F", 199, "--kernel", "-o", folded,
+                          "-o", js], timeout=30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        rep = load_report(js)
+        text = folded.read_text()
+    line, _ = source_line("where.py", "marker: system")
+    on_line = [ln for ln in text.splitlines() if f"pipe_io ({py.script_path('where.py')}:{line})"
+               in ln]
+    n = sum(int(ln.rsplit(" ", 1)[1]) for ln in on_line)
+    with_read = sum(int(ln.rsplit(" ", 1)[1]) for ln in on_line if "vfs_read ([kernel])" in ln)
+    check(n >= 20, f"only {n} samples on the os.read line")
+    check(with_read >= 0.8 * n,
+          f"{with_read} of {n} samples of the os.read line have vfs_read under them")
+    kinds = [f for f in rep["model"]["functions"] if len(f) == 5]
+    check(kinds and all(f[4] == "kernel" and f[1] == "[kernel]" for f in kinds),
+          f"kernel functions in the model: {kinds[:5]}")
+    k = rep["model"]["kernel"]
+    check(k["stacks"] > 0 and k["missing"] == 0, f"kernel stacks {k}")
+    return f"{with_read} of {n} samples of the os.read line under vfs_read; kernel stacks {k}"
+
+
+def folded_run(py, args, extra, secs=4, freq=199):
+    """Runs pybpfprof --native (and extra) on where.py ARGS: the folded stacks
+    as (frames, count) and the JSON report."""
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(py, "where.py", *args)
+        folded, js = Path(d) / "n.folded", Path(d) / "n.json"
+        r = run_profiler(["-p", p.pid, "-d", secs, "-F", freq, "--native", *extra,
+                          "-o", folded, "-o", js], timeout=secs + 30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        stacks = []
+        for ln in folded.read_text().splitlines():
+            frames, n = ln.rsplit(" ", 1)
+            stacks.append((frames.split(";"), int(n)))
+        return stacks, load_report(js)
+
+
+def under_line(stacks, py, func, marker):
+    """The stacks whose frames pass through func at where.py's marker line,
+    with the frames below that one."""
+    line, _ = source_line("where.py", marker)
+    at = f"{func} ({py.script_path('where.py')}:{line})"
+    return [(fr[fr.index(at) + 1:], n) for fr, n in stacks if at in fr]
+
+
+@test
+def native_fft():
+    """--native on np.fft.fft2 of 512x512 arrays (Debian 3.11, numpy's
+    stripped _pocketfft_internal): of the samples under the fft2 line, most
+    (measured 85-90%) have numpy's FFT code named below the Python frames,
+    as _pocketfft_internal...so+0xOFFSET (no symbol in the file); none has
+    an interpreter frame (folded away)."""
+    py = interpreter("debian")
+    stacks, rep = folded_run(py, ["fft"], [])
+    below = under_line(stacks, py, "fft", "marker: fft")
+    n = sum(c for _, c in below)
+    fft = sum(c for fr, c in below if any("_pocketfft_internal" in f for f in fr))
+    check(n >= 100, f"only {n} samples under the fft2 line")
+    check(fft >= 0.7 * n, f"{fft} of {n} samples under the fft2 line name _pocketfft_internal")
+    interp = [f for fr, _ in stacks for f in fr if "(/usr/bin/python3.11)" in f]
+    check(not interp, f"interpreter frames not folded: {interp[:3]}")
+    nat = rep["model"]["native"]
+    check(nat["stacks"] > 0.8 * (nat["stacks"] + nat["missing"]), f"native stacks {nat}")
+    return f"{fft} of {n} samples under the fft2 line in _pocketfft_internal; {nat}"
+
+
+@per_build(builds=("debian", "pyenv"))
+def native_zlib(build):
+    """--native on zlib.compress: under the compress line, libz's deflate
+    (a .dynsym symbol) in most samples (measured 90-95%); on the shared
+    build, no frame of libpython (the interpreter is folded away wherever
+    its code is)."""
+    py = interpreter(build)
+    stacks, rep = folded_run(py, [], [])
+    below = under_line(stacks, py, "compress", "marker: native")
+    n = sum(c for _, c in below)
+    z = sum(c for fr, c in below if any(f.startswith("deflate (") and "libz.so" in f
+                                        for f in fr))
+    check(n >= 50, f"only {n} samples under the compress line")
+    check(z >= 0.7 * n, f"{z} of {n} samples under the compress line have libz's deflate")
+    interp = [f for fr, _ in stacks for f in fr if "libpython3" in f or
+              f.endswith(f"({py.host_path()})")]
+    check(not interp, f"interpreter frames not folded: {interp[:3]}")
+    return f"{z} of {n} samples under the compress line in deflate"
+
+
+SPIN_C = """
+static __attribute__((noinline)) double hidden_spin_minidebug(long n)
+{
+	volatile double x = 0;
+	for (long i = 0; i < n; i++)
+		x += i * 0.5;
+	return x;
+}
+
+double spin_entry(long n)
+{
+	return hidden_spin_minidebug(n) + 1;
+}
+"""
+
+
+def minidebug_lib(d):
+    """A shared library whose static function is named only in its
+    .gnu_debugdata (symbol table stripped, a mini one xz-compressed in)."""
+    src, lib, mini = d / "spin.c", d / "libspin.so", d / "mini"
+    src.write_text(SPIN_C)
+    run = lambda *a: subprocess.run([*map(str, a)], check=True, capture_output=True, text=True)
+    run("gcc", "-O2", "-shared", "-fPIC", "-o", lib, src)
+    (d / "keep").write_text("hidden_spin_minidebug\n")
+    run("objcopy", "-S", "--remove-section", ".comment", f"--keep-symbols={d / 'keep'}", lib, mini)
+    run("xz", "-f", mini)
+    run("strip", "--strip-all", lib)
+    run("objcopy", "--add-section", f".gnu_debugdata={mini}.xz", lib)
+    syms = run("nm", lib).stdout + run("nm", "-D", lib).stdout
+    check("hidden_spin_minidebug" not in syms, "the crafted library still names its function")
+    return lib
+
+
+@test
+def native_gnu_debugdata():
+    """--native names a function whose only symbol is in the library's
+    .gnu_debugdata (a stripped library with an xz-compressed mini symbol
+    table, crafted with gcc, objcopy and xz): the samples under the line
+    that calls it name hidden_spin_minidebug (measured: all of them)."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        lib = minidebug_lib(Path(d))
+        p = wl.start(py, "minidebug.py", lib)
+        r = run_profiler(["-p", p.pid, "-d", 3, "-F", 199, "--native", "-f", "folded"],
+                         timeout=40)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    line, _ = source_line("minidebug.py", "marker: minidebug")
+    at = f"<module> ({py.script_path('minidebug.py')}:{line})"
+    rows = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
+            for ln in r.stdout.splitlines() if at in ln]
+    n = sum(c for _, c in rows)
+    named = sum(c for fr, c in rows if f"hidden_spin_minidebug ({lib})" in fr)
+    check(n >= 100, f"only {n} samples on the line: {r.stdout[:300]!r}")
+    check(named >= 0.9 * n, f"{named} of {n} samples name hidden_spin_minidebug: "
+          f"{sorted(rows, key=lambda x: -x[1])[:3]}")
+    return f"{named} of {n} samples under the line name hidden_spin_minidebug"
+
+
+@test
+def native_every_format():
+    """A --native --kernel run of where.py written in every format by the
+    run itself, then by `pybpfprof report` from its JSON: byte for byte the
+    same; go tool pprof reads the pprof (with libz's deflate in it) and dot
+    draws the graph."""
+    from suite_formats import go_tool, render_dot
+    from suite_report import FILES, report
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "run").mkdir()
+        (d / "again").mkdir()
+        p = wl.start(py, "where.py")
+        args = ["-p", p.pid, "-d", 3, "-F", 199, "--native", "--kernel"]
+        for f in FILES.values():
+            args += ["-o", d / "run" / f]
+        r = run_profiler(args, timeout=40)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        r = report([d / "run" / "p.json", *[x for f in FILES.values()
+                                             for x in ("-o", d / "again" / f)]])
+        check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
+        for name, f in FILES.items():
+            check((d / "again" / f).read_bytes() == (d / "run" / f).read_bytes(),
+                  f"{name}: report's differs from the run's")
+        text = (d / "run" / "p.txt").read_text()
+        check("[kernel]" in text and "libz.so" in text, "no kernel or libz frame in the text")
+        go = go_tool()
+        env = dict(os.environ, HOME=tmp, PPROF_TMPDIR=tmp, GOFLAGS="", GOTOOLCHAIN="local")
+        r = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples",
+                            str(d / "run" / "p.pb.gz")], capture_output=True, text=True,
+                           timeout=120, env=env)
+        check(r.returncode == 0 and "deflate" in r.stdout,
+              f"go tool pprof: {r.stdout[:400]} {r.stderr[-300:]}")
+        svg = render_dot(d / "run" / "p.dot")
+        check("deflate" in svg, "dot drew no deflate")
+    return f"{len(FILES)} formats byte-identical through report; pprof and dot show deflate"
