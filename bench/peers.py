@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -286,11 +287,14 @@ def run_helper(interp, kind, host_path):
 
 class Tool:
     """name, setting (shown in tables), where it runs (out-of-process:
-    its own process is polled for CPU and RSS), how it is started and read."""
+    its own process is polled for CPU and RSS), how it is started and read;
+    attach: given the pid of a workload waiting to start (-p), rather than
+    starting the command itself."""
 
-    def __init__(self, name, setting, external, build, parse, version):
+    def __init__(self, name, setting, external, build, parse, version, attach=False):
         self.name, self.setting, self.external = name, setting, external
         self.build, self.parse, self.version_of = build, parse, version
+        self.attach = attach
 
     def key(self):
         return f"{self.name} {self.setting}".strip()
@@ -301,9 +305,11 @@ def read_file(path):
         return f.read()
 
 
-def pybpfprof_tool(setting, flags):
+def pybpfprof_tool(setting, flags, attach=False):
     def build(interp, wl, out):
         path = os.path.join(out, "prof.json")
+        if attach:
+            return [PROFILER, *flags, "-f", "json", "-o", path, "-p"], path
         return [PROFILER, *flags, "-f", "json", "-o", path, "--", *wl], path
 
     def parse(interp, path, fn_of_line):
@@ -313,7 +319,7 @@ def pybpfprof_tool(setting, flags):
     def version(interp):
         r = subprocess.run([PROFILER, "--version"], capture_output=True, text=True)
         return (r.stdout.strip().split() or ["?"])[-1]
-    return Tool("pybpfprof", setting, True, build, parse, version)
+    return Tool("pybpfprof", setting, True, build, parse, version, attach)
 
 
 def module_version(mod):
@@ -428,8 +434,8 @@ def comparisons():
         ("calls", "calls", "sid315", [pybpfprof_tool("--calls", ["--calls"]),
                                       pybpfprof_tool("-F 999", ["-F", "999"]), cprofile_tool()]),
         ("calls", "calls", "host", [cprofile_tool(), yappi_tool()]),
-        ("mem", "mem", "sid", [pybpfprof_tool("--mem", ["--mem"]),
-                               pybpfprof_tool("--mem=alloc", ["--mem=alloc"]), memray_tool()]),
+        ("mem", "mem", "sid", [pybpfprof_tool("--mem -p", ["--mem"], attach=True),
+                               pybpfprof_tool("--mem=alloc -p", ["--mem=alloc"], attach=True), memray_tool()]),
     ]
 
 
@@ -463,15 +469,20 @@ def run_one(interp, kind, n, tool, tmp, fn_of_line):
     out = tempfile.mkdtemp(dir=interp.host_dir(tmp))
     wl = interp.argv(interp.python, interp.script(), kind, str(n))
     argv, path = tool.build(interp, wl, out) if tool else (wl, None)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    poller = None
-    if tool and tool.external:
-        poller = Poller(proc.pid)
-        poller.start()
-    stdout, stderr = proc.communicate(timeout=1800)
-    if poller:
-        poller.stop = True
-        poller.join()
+    if tool and tool.attach:
+        proc, stderr = run_attached(argv, wl)
+    else:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        poller = None
+        if tool and tool.external:
+            poller = Poller(proc.pid)
+            poller.start()
+        stdout, stderr = proc.communicate(timeout=1800)
+        if poller:
+            poller.stop = True
+            poller.join()
+            proc.poller = poller
+    poller = getattr(proc, "poller", None)
     res = None
     for line in stderr.splitlines():
         if line.startswith("PEERS_RESULT "):
@@ -492,12 +503,65 @@ def run_one(interp, kind, n, tool, tmp, fn_of_line):
     return res
 
 
+ATTACH_WAIT = 1.0
+
+
+def run_attached(argv, wl):
+    """The workload waits (PEERS_WAIT=1) until the profiler, given its pid,
+    has had ATTACH_WAIT seconds to attach; once the work is done the
+    profiler is stopped with SIGINT while the workload is still alive, then
+    the workload exits. Returns the profiler's process (its return code, its
+    poller) and the workload's stderr plus the profiler's."""
+    env = dict(os.environ, PEERS_WAIT="1")
+    wlp = subprocess.Popen(wl, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=env)
+    if wlp.stdout.readline().strip() != "ready":
+        wlp.kill()
+        raise RuntimeError(f"{' '.join(wl)}: the workload did not start: {wlp.stderr.read()[-400:]}")
+    prof = subprocess.Popen(argv + [str(wlp.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    prof.poller = Poller(prof.pid)
+    prof.poller.start()
+    time.sleep(ATTACH_WAIT)
+    wlp.stdin.write("go\n")
+    wlp.stdin.flush()
+    wl_err = []
+    for line in wlp.stderr:
+        wl_err.append(line)
+        if line.startswith("PEERS_RESULT "):
+            break
+    prof.send_signal(signal.SIGINT)
+    _, perr = prof.communicate(timeout=600)
+    prof.poller.stop = True
+    prof.poller.join()
+    wlp.stdin.close()
+    wl_err.append(wlp.stderr.read())
+    wlp.wait(timeout=60)
+    if wlp.returncode:
+        prof.returncode = prof.returncode or wlp.returncode
+    return prof, "".join(wl_err) + perr
+
+
+def ensure_private_proc(ips):
+    """Austin and memray read /proc inside the root: the harness runs in
+    its own mount namespace (re-executed under unshare -m), where each
+    root gets a /proc that goes away with the namespace."""
+    if os.environ.get("PEERS_NS") != "1":
+        os.environ["PEERS_NS"] = "1"
+        os.execvp("unshare", ["unshare", "--mount", "--propagation", "private",
+                              sys.executable, *sys.argv])
+    for ip in ips.values():
+        if ip.root and not os.path.ismount(ip.root + "/proc"):
+            subprocess.run(["mount", "-t", "proc", "proc", ip.root + "/proc"], check=True)
+
+
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
 
 
 def prepare_roots(ips):
+    ensure_private_proc(ips)
     for ip in ips.values():
         if ip.root:
             os.makedirs(ip.root + INROOT_DIR, exist_ok=True)

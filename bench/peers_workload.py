@@ -10,6 +10,11 @@ Debian roots).
     peers_workload.py lprof FILE    a line_profiler .lprof file as JSON (parsing helper)
     peers_workload.py memray FILE   memray's high-water-mark records as JSON (parsing helper)
 
+With PEERS_WAIT=1 in its environment, a workload prints "ready" on stdout
+and waits for a line on stdin before it starts (for profilers given a pid),
+and after its result line waits for another (or EOF) before it exits, so
+that the profiler can be stopped while the process is alive.
+
 A workload times its own work with time.perf_counter() (the profilers' start
 and exit are not in it) and ends with one line on stderr:
 "PEERS_RESULT {json}": elapsed and CPU seconds, a checksum, its peak RSS, and
@@ -20,6 +25,7 @@ version-specific) and print JSON on stdout.
 """
 import builtins
 import json
+import os
 import resource
 import sys
 import time
@@ -116,13 +122,15 @@ def churn(i):
     return len(small) + len(heap) + len(big)
 
 
+KEEP = []  # what mem() grows stays referenced until the process exits, as a leak does
+
+
 def mem(n):
-    keep = []
     acc = 0
     for i in range(n):
         acc += churn(i)
-        keep.append(b"\x01" * (128 * 1024))  # PEERS_GROWING_LINE
-    return acc + len(keep), {"kept_bytes": len(keep) * 128 * 1024}
+        KEEP.append(b"\x01" * (128 * 1024))  # PEERS_GROWING_LINE
+    return acc + len(KEEP), {"kept_bytes": len(KEEP) * 128 * 1024}
 
 
 def marked_line(tag):
@@ -162,6 +170,10 @@ def main():
         return helper(kind, sys.argv[2])
     n = int(sys.argv[2])
     work = {"cpu": cpu, "calls": calls, "mem": mem}[kind]
+    if os.environ.get("PEERS_WAIT") == "1":
+        # attach mode: a profiler is given this pid, then "go" comes
+        print("ready", flush=True)
+        sys.stdin.readline()
     t0, c0 = time.perf_counter(), time.process_time()
     acc, extra = work(n)
     elapsed, cpu_s = time.perf_counter() - t0, time.process_time() - c0
@@ -172,6 +184,8 @@ def main():
     res.update(extra)
     sys.stderr.write("PEERS_RESULT " + json.dumps(res) + "\n")
     sys.stderr.flush()
+    if os.environ.get("PEERS_WAIT") == "1":
+        sys.stdin.readline()  # alive (KEEP held) until the profiler has stopped
 
 
 if __name__ == "__main__":
