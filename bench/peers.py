@@ -143,14 +143,17 @@ def parse_pybpfprof(rep):
     model = rep.get("model", {})
     mfns, frames = model.get("functions", []), model.get("frames", [])
     grow, calls = {}, 0
+    # the figure each mode's report ranks growth by: --mem=alloc's "live at
+    # the end" (allocator bytes not freed), --mem's "retained" (mapped and
+    # still mapped at the end)
+    kind = 4 if (model.get("mem") or {}).get("alloc") else 6
     for p in model.get("processes", []):
         for st in (p.get("mem") or {}).get("stacks", []):
             frame_ids, nbytes = st[0], st[1]
             for fi in frame_ids:
                 fn, line = frames[fi]
                 if is_workload(mfns[fn][1]):
-                    # retained (still mapped at the end), else live (--mem=alloc)
-                    grow[line] = grow.get(line, 0) + max(nbytes[6], nbytes[4])
+                    grow[line] = grow.get(line, 0) + nbytes[kind]
                     break
         for edge in p.get("calls") or []:
             if mfns[edge[0]][0] == "tiny":
@@ -653,6 +656,7 @@ def summarize(comps, runs):
             row["errors"] = [r["tool"]["error"] for r in rs if "error" in r["tool"]]
             if tool.external:
                 row["own_cpu"] = [r["tool_cpu_s"] / r["elapsed"] for r in rs]
+                row["own_cpu_s"] = [r["tool_cpu_s"] for r in rs]
                 row["own_rss"] = [r["tool_hwm_kib"] / 1024 for r in rs]
             else:
                 row["own_rss"] = [(r["maxrss_kib"] - b["maxrss_kib"]) / 1024
@@ -742,15 +746,16 @@ def table_mem(rows, versions, ips):
 
 
 def table_own(rows, versions, ips):
-    head = ["tool", "version", "setting", "interpreter", "workload", "own CPU, % of a core (median)",
-            "peak RSS, MiB (median)", "how measured"]
+    head = ["tool", "version", "setting", "interpreter", "workload",
+            "own CPU, ms (median) and % of the work's wall time", "peak RSS, MiB (median)", "how measured"]
     body = []
     for row in rows:
         tool = row["tool"]
         if tool.external:
-            cpu = f"{med(row['own_cpu']) * 100:.1f} %"
+            cpu = f"{med(row['own_cpu_s']) * 1000:.0f} ms, {med(row['own_cpu']) * 100:.1f} %"
             rss = f"{med(row['own_rss']):.1f}"
-            how = "its own process: utime + stime / the work's wall time, and VmHWM, from /proc every 50 ms"
+            how = ("its own process: utime + stime and VmHWM, read from /proc every 50 ms "
+                   "until it exits; % of the workload's timed wall time")
         else:
             cpu = "in the target (= its slowdown)"
             rss = f"+{med(row['own_rss']):.1f}"
@@ -773,25 +778,34 @@ def text_table(head, body):
 
 # ---------------------------------------------------------------- plot
 
+def short_label(tool):
+    if tool.name == "pybpfprof":
+        return "pybpfprof " + tool.setting.replace("-F ", "") + " Hz"
+    if tool.name == "Austin":
+        return "Austin " + tool.setting.rpartition(" ")[2]
+    return tool.name
+
+
 def svg_plot(rows, versions, ips):
-    """Slowdown (log scale) against the split error (absolute pp), one point
-    per tool and setting of the CPU-bound comparison, labelled."""
+    """Slowdown of the target's CPU time (log scale, 0.5 % and less at the
+    left edge) against the absolute split error, one point per tool and
+    setting of the CPU-bound comparison, labelled with its interpreter."""
+    import math
     pts = []
     for row in rows:
         if row["title"] != "cpu" or not row["share"]:
             continue
-        slow = med(row["wall"])
+        slow = (med(row["cpu"]) - 1) * 100
         err = abs(med([e[2] for e in row["share"]]))
-        ip = ips[row["interp"]]
-        pts.append((slow, err, f"{row['tool'].key()} ({versions.get(row['interp'], '?')})"))
-    w, h, ml, mr, mt, mb = 760, 460, 70, 20, 40, 60
-    import math
-    xs = [max(p[0], 1.001) for p in pts] or [1.01]
-    x0, x1 = 0.0, math.log10(max(xs) * 1.3)
+        pts.append((slow, err, f"{short_label(row['tool'])} ({versions.get(row['interp'], '?')})",
+                    row["tool"].name == "pybpfprof"))
+    w, h, ml, mr, mt, mb = 860, 480, 60, 30, 40, 60
+    lo = math.log10(0.5)
+    hi = math.log10(max([p[0] for p in pts] + [10]) * 1.5)
     y1 = max([p[1] for p in pts] + [2.0]) * 1.15
 
-    def X(r):
-        return ml + (math.log10(max(r, 1.0)) - x0) / (x1 - x0) * (w - ml - mr)
+    def X(pct_):
+        return ml + (math.log10(max(pct_, 0.5)) - lo) / (hi - lo) * (w - ml - mr)
 
     def Y(e):
         return h - mb - e / y1 * (h - mt - mb)
@@ -802,11 +816,12 @@ def svg_plot(rows, versions, ips):
          'bench/peers: slowdown of the CPU-bound workload against the error on its 75/25 split</text>',
          f'<line x1="{ml}" y1="{h - mb}" x2="{w - mr}" y2="{h - mb}" stroke="black"/>',
          f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{h - mb}" stroke="black"/>']
-    for r in (1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5, 10, 20):
-        if math.log10(r) <= x1:
-            x = X(r)
+    for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000):
+        if math.log10(t) <= hi:
+            x = X(t)
             o.append(f'<line x1="{x:.1f}" y1="{mt}" x2="{x:.1f}" y2="{h - mb}" stroke="#ddd"/>')
-            o.append(f'<text x="{x:.1f}" y="{h - mb + 14}" text-anchor="middle">+{(r - 1) * 100:g} %</text>')
+            o.append(f'<text x="{x:.1f}" y="{h - mb + 14}" text-anchor="middle">'
+                     f'{"≤ " if t == 0.5 else "+"}{t:g} %</text>')
     step = 1 if y1 <= 8 else (2 if y1 <= 16 else 5)
     e = 0
     while e <= y1:
@@ -815,16 +830,22 @@ def svg_plot(rows, versions, ips):
         o.append(f'<text x="{ml - 6}" y="{y + 4:.1f}" text-anchor="end">{e:g}</text>')
         e += step
     o.append(f'<text x="{(ml + w - mr) / 2}" y="{h - 18}" text-anchor="middle">'
-             'wall-time slowdown, median of per-round ratios (log scale; the origin is no slowdown)</text>')
+             "slowdown of the target's CPU time, median of per-round ratios (log scale)</text>")
     o.append(f'<text x="16" y="{(mt + h - mb) / 2}" text-anchor="middle" '
              f'transform="rotate(-90 16 {(mt + h - mb) / 2})">'
-             '|error| of major()\'s share, percentage points</text>')
-    for i, (slow, err, label) in enumerate(sorted(pts)):
+             "|error| of major()'s share, percentage points (median)</text>")
+    placed = []
+    for slow, err, label, ours in sorted(pts):
         x, y = X(slow), Y(err)
-        colour = "#c0392b" if label.startswith("pybpfprof") else "#2c3e50"
+        colour = "#c0392b" if ours else "#2c3e50"
         o.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"/>')
-        dy = -7 if i % 2 == 0 else 14
-        o.append(f'<text x="{x + 6:.1f}" y="{y + dy:.1f}" fill="{colour}">{label}</text>')
+        right = x > w * 0.7
+        ty = y - 7
+        while any(abs(ty - py) < 12 and abs(x - px) < 170 for px, py in placed):
+            ty -= 12
+        placed.append((x, ty))
+        o.append(f'<text x="{x + (-6 if right else 6):.1f}" y="{ty:.1f}" fill="{colour}" '
+                 f'text-anchor="{"end" if right else "start"}">{label}</text>')
     o.append("</svg>")
     return "\n".join(o) + "\n"
 
@@ -864,13 +885,53 @@ def environment(rounds, sizes, started, wall_s, load0, load1, ips, versions):
 unprofiled_medians = {}
 
 
-def markdown(secs, env_line, svg_name):
-    out = [env_line, ""]
+def headline(rows, versions):
+    """One sentence per interpreter of the CPU comparison: each tool's
+    slowdown and split error; then the call-heavy and memory figures."""
+    out = []
+    for ipname in ("host", "trixie", "sid"):
+        parts = []
+        for row in rows:
+            if row["title"] == "cpu" and row["interp"] == ipname:
+                err = f", {med([e[2] for e in row['share']]):+.1f} pp" if row["share"] else ""
+                parts.append(f"{row['tool'].key()} {pct(med(row['cpu']))}{err}")
+        if parts:
+            out.append(f"- CPython {versions.get(ipname, '?')}: " + "; ".join(parts) + ".")
+    parts = [f"{row['tool'].key()} on {versions.get(row['interp'], '?')} {pct(med(row['cpu']))}"
+             for row in rows if row["title"] == "calls"]
+    if parts:
+        out.append("- Call-heavy workload: " + "; ".join(parts) + ".")
+    parts = [f"{row['tool'].key()} {pct(med(row['cpu']))}, growing line named in "
+             f"{row['grow'][0]} of {row['n']} runs" for row in rows if row["title"] == "mem"]
+    if parts:
+        out.append("- Memory: " + "; ".join(parts) + ".")
+    return "\n".join(out)
+
+
+def markdown(secs, env_line, svg_name, head_text):
+    out = [env_line, "", "Headline (slowdown of the target's CPU time, median; error of major()'s "
+           "share in percentage points, median; wall times in the tables):", "", head_text, ""]
     if svg_name:
         out += [f"![slowdown against the error on the 75/25 split]({svg_name})", ""]
     for title, head, body in secs:
         out += [f"#### {title}", "", markdown_table(head, body), ""]
     return "\n".join(out)
+
+
+BEGIN = "<!-- bench/peers: begin (written by bench/peers; do not edit by hand) -->"
+END = "<!-- bench/peers: end -->"
+
+
+def splice(path, section):
+    """path's text with the part between BEGIN and END replaced (appended
+    at the end, with the markers, when it has none)."""
+    with open(path) as f:
+        text = f.read()
+    block = f"{BEGIN}\n{section}\n{END}"
+    if BEGIN in text and END in text.split(BEGIN, 1)[1]:
+        pre, rest = text.split(BEGIN, 1)
+        return pre + block + rest.split(END, 1)[1]
+    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def main():
@@ -880,10 +941,17 @@ def main():
     ap.add_argument("--md", help="also write the tables as Markdown to this file")
     ap.add_argument("--svg", help="also draw slowdown against accuracy as SVG to this file")
     ap.add_argument("--raw", help="also write every run's figures as JSON to this file")
+    ap.add_argument("--benchmarks", help="rewrite this file's section between the peers markers "
+                    "(BENCHMARKS.md) with this run's tables")
     ap.add_argument("--self-test", action="store_true", help="check the output parsers and exit")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
+    for path in (a.md, a.svg, a.raw, a.benchmarks):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            sys.exit(f"peers: {path}: no such directory: give a path in an existing directory")
+    if a.benchmarks and not os.path.isfile(a.benchmarks):
+        sys.exit(f"peers: --benchmarks {a.benchmarks}: no such file (it rewrites a section of an existing file)")
     rounds = a.rounds or (2 if a.quick else 7)
     if rounds < 1:
         sys.exit("peers: --rounds must be at least 1")
@@ -907,9 +975,17 @@ def main():
     if a.svg:
         with open(a.svg, "w") as f:
             f.write(svg_plot(rows, versions, ips))
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(markdown(secs, env_line, os.path.basename(a.svg) if a.svg else None))
+    head_text = headline(rows, versions)
+    print("\n" + head_text)
+    for md_path, into in ((a.md, False), (a.benchmarks, True)):
+        if not md_path:
+            continue
+        svg_rel = os.path.relpath(a.svg, os.path.dirname(os.path.abspath(md_path))) if a.svg else None
+        text = markdown(secs, env_line, svg_rel, head_text)
+        if into:
+            text = splice(md_path, text)
+        with open(md_path, "w") as f:
+            f.write(text)
     if a.raw:
         with open(a.raw, "w") as f:
             json.dump({"env": env_line, "versions": {str(k): v for k, v in versions.items()},
@@ -975,8 +1051,21 @@ def self_test():
                                     "calls": [[1, 0, 600, 1, 1, 1], [0, -1, 1, 1, 1, 1]]}]}}
     eq("pybpfprof", parse_pybpfprof(rep),
        {"major": 30, "minor": 10, "hot_line": 78, "growing_line": 120, "calls": 600})
+    rep["model"]["mem"] = {"alloc": True}
+    rep["model"]["processes"][0]["mem"]["stacks"].append([[0], [0, 0, 0, 0, 70, 0, 0], [0] * 7])
+    eq("pybpfprof --mem=alloc: live", parse_pybpfprof(rep)["growing_line"], 120)
+    rep["model"]["processes"][0]["mem"]["stacks"][2] = [[2], [0, 0, 0, 0, 70, 0, 0], [0] * 7]
+    eq("pybpfprof --mem=alloc: not retained", parse_pybpfprof(rep)["growing_line"], 110)
     eq("split", share_error({"truth": {"major": 0.75, "minor": 0.25},
                              "tool": {"major": 70, "minor": 30}}), (75.0, 70.0, -5.0))
+    tmpf = tempfile.NamedTemporaryFile("w", suffix=".md", delete=False)
+    tmpf.write(f"a\n{BEGIN}\nold\n{END}\nb\n")
+    tmpf.close()
+    eq("splice", splice(tmpf.name, "new"), f"a\n{BEGIN}\nnew\n{END}\nb\n")
+    with open(tmpf.name, "w") as f:
+        f.write("a\n")
+    eq("splice, no markers", splice(tmpf.name, "new"), f"a\n\n{BEGIN}\nnew\n{END}\n")
+    os.unlink(tmpf.name)
     fl = workload_functions()
     eq("workload functions", (fl.get(fl_line("PEERS_HOT_LINE")), fl.get(fl_line("PEERS_GROWING_LINE"))),
        ("minor", "mem"))
