@@ -41,6 +41,7 @@ PROFILER = os.environ.get("PYBPFPROF", os.path.join(TOP, "pybpfprof"))
 ROOTS = os.environ.get("PYBPFPROF_ROOTS", "/var/cache/pybpfprof/roots")
 WORKLOAD = os.path.join(HERE, "peers_workload.py")
 INROOT_DIR = "/tmp/pybpfprof-peers"
+LINE_TOOLS = {"pybpfprof", "Austin", "line_profiler", "scalene"}
 MAJOR = {"major", "fib", "shapes", "words", "Point", "__init__", "norm2"}
 SIZES = {"full": {"cpu": 150, "calls": 3000000, "mem": 800},
          "quick": {"cpu": 40, "calls": 600000, "mem": 200}}
@@ -327,8 +328,7 @@ def pybpfprof_tool(setting, flags, attach=False):
 
 def module_version(mod):
     def version(interp):
-        code = ("import importlib.metadata as m, sys;"
-                f"print(m.version(sys.argv[1]))")
+        code = "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))"
         r = subprocess.run(interp.argv(interp.python, "-c", code, mod), capture_output=True, text=True)
         return r.stdout.strip() or "?"
     return version
@@ -702,8 +702,10 @@ def table_accuracy(rows, versions, ips):
         if got:
             common = max(set(got), key=got.count)
             hot = f"{right} / {row['n']} (line {common}; the loop's `in` is line {want})"
+        elif row["tool"].name in LINE_TOOLS:
+            hot = f"0 / {row['n']} (no line of minor() in its output)"
         else:
-            hot = "no line-level figures"
+            hot = "- (reports functions, not lines)"
         body.append(tool_cells(row, versions, ips) + [
             f"{med([e[0] for e in errs]):.1f} %" if errs else "-",
             f"{med([e[1] for e in errs]):.1f} %" if errs else "-",
@@ -872,9 +874,17 @@ def tables(rows, versions, ips):
 def environment(rounds, sizes, started, wall_s, load0, load1, ips, versions):
     commit = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "?"
-    dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no"],
+    # the files this run rewrites do not make the build "uncommitted"
+    dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no", "--",
+                            ".", ":!BENCHMARKS.md", ":!bench/peers.svg"],
                            capture_output=True, text=True).stdout.strip()
-    return (f"{started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs; kernel {platform.release()}; "
+    cpu_model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    return (f"{started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs ({cpu_model}); kernel {platform.release()}; "
             f"pybpfprof built at {commit}{' (with uncommitted changes)' if dirty else ''}; "
             f"{rounds} rounds interleaved; workload sizes cpu {sizes['cpu']}, calls {sizes['calls']:,}, "
             f"mem {sizes['mem']}; load average (1, 5, 15 min) {load0} at the start and {load1} "
