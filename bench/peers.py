@@ -423,6 +423,17 @@ def memray_tool():
     return Tool("memray", "run (defaults)", False, build, parse, module_version("memray"))
 
 
+def malloc_control():
+    """Not a profiler: the workload with CPython's small-object allocator
+    off, beside memray, whose run is faster than the unprofiled one."""
+    def build(interp, wl, out):
+        return ["env", "PYTHONMALLOC=malloc", *wl], None
+
+    def parse(interp, path, fn_of_line):
+        return {}
+    return Tool("no profiler", "PYTHONMALLOC=malloc (control)", False, build, parse, lambda ip: "-")
+
+
 def comparisons():
     """(title, workload, interpreter, tools): none runs first in each."""
     return [
@@ -438,7 +449,8 @@ def comparisons():
                                       pybpfprof_tool("-F 999", ["-F", "999"]), cprofile_tool()]),
         ("calls", "calls", "host", [cprofile_tool(), yappi_tool()]),
         ("mem", "mem", "sid", [pybpfprof_tool("--mem -p", ["--mem"], attach=True),
-                               pybpfprof_tool("--mem=alloc -p", ["--mem=alloc"], attach=True), memray_tool()]),
+                               pybpfprof_tool("--mem=alloc -p", ["--mem=alloc"], attach=True), memray_tool(),
+                               malloc_control()]),
     ]
 
 
@@ -741,9 +753,11 @@ def table_mem(rows, versions, ips):
             continue
         right, got, want = row["grow"]
         common = max(set(got), key=got.count) if got else None
+        named = f"{right} / {row['n']} (top line {common}; growing line {want})"
+        if row["tool"].name == "no profiler":
+            named = "-"
         body.append(tool_cells(row, versions, ips) + [
-            spread(row["wall"], pct), spread(row["cpu"], pct),
-            f"{right} / {row['n']} (top line {common}; growing line {want})"])
+            spread(row["wall"], pct), spread(row["cpu"], pct), named])
     return head, body
 
 
@@ -753,6 +767,8 @@ def table_own(rows, versions, ips):
     body = []
     for row in rows:
         tool = row["tool"]
+        if tool.name == "no profiler":
+            continue
         if tool.external:
             cpu = f"{med(row['own_cpu_s']) * 1000:.0f} ms, {med(row['own_cpu']) * 100:.1f} %"
             rss = f"{med(row['own_rss']):.1f}"
@@ -911,8 +927,10 @@ def headline(rows, versions):
              for row in rows if row["title"] == "calls"]
     if parts:
         out.append("- Call-heavy workload: " + "; ".join(parts) + ".")
-    parts = [f"{row['tool'].key()} {pct(med(row['cpu']))}, growing line named in "
-             f"{row['grow'][0]} of {row['n']} runs" for row in rows if row["title"] == "mem"]
+    parts = [f"{row['tool'].key()} {pct(med(row['cpu']))}" +
+             ("" if row["tool"].name == "no profiler" else
+              f", growing line named in {row['grow'][0]} of {row['n']} runs")
+             for row in rows if row["title"] == "mem"]
     if parts:
         out.append("- Memory: " + "; ".join(parts) + ".")
     return "\n".join(out)
