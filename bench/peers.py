@@ -8,8 +8,10 @@ itself, on the same interpreter as the pybpfprof runs it is compared with:
   host python3.11 (bookworm, static, USDT): cProfile, yappi, scalene, line_profiler
   trixie root python3.13: Austin 3.7 (its package needs python3 < 3.14)
   sid root python3.14: pyinstrument, memray (packaged in sid only)
-  sid root python3.15: the call-heavy workload (CPython 3.12 to 3.14 fire no
-                       function probes, so `--calls` needs 3.8-3.10 or 3.15+)
+  sid root python3.15: the call-heavy workload, cProfile and yappi (sid's
+                       yappi is built for 3.15 too) against --calls (CPython
+                       3.12 to 3.14 fire no function probes: `--calls` needs
+                       3.8-3.10 or 3.15+)
 
 Each round runs, per comparison, the unprofiled workload and then every tool,
 back to back; a tool's slowdown is the median over rounds of its time / the
@@ -446,8 +448,8 @@ def comparisons():
         ("cpu", "cpu", "sid", [pybpfprof_tool("-F 99", ["-F", "99"]),
                                pybpfprof_tool("-F 999", ["-F", "999"]), pyinstrument_tool()]),
         ("calls", "calls", "sid315", [pybpfprof_tool("--calls", ["--calls"]),
-                                      pybpfprof_tool("-F 999", ["-F", "999"]), cprofile_tool()]),
-        ("calls", "calls", "host", [cprofile_tool(), yappi_tool()]),
+                                      pybpfprof_tool("-F 999", ["-F", "999"]), cprofile_tool(),
+                                      yappi_tool()]),
         ("mem", "mem", "sid", [pybpfprof_tool("--mem -p", ["--mem"], attach=True),
                                pybpfprof_tool("--mem=alloc -p", ["--mem=alloc"], attach=True), memray_tool(),
                                malloc_control()]),
