@@ -667,6 +667,7 @@ def summarize(comps, runs):
                            [g for g in grow if g is not None], rs[0]["growing_line"])
             row["calls"] = [r["tool"].get("calls") for r in rs]
             row["calls_want"] = rs[0].get("calls")
+            row["added_cpu_s"] = [r["cpu"] - b["cpu"] for r, b in zip(rs, base)]
             row["errors"] = [r["tool"]["error"] for r in rs if "error" in r["tool"]]
             if tool.external:
                 row["own_cpu"] = [r["tool_cpu_s"] / r["elapsed"] for r in rs]
@@ -729,7 +730,7 @@ def table_accuracy(rows, versions, ips):
 
 def table_calls(rows, versions, ips):
     head = ["tool", "version", "setting", "interpreter", "wall-time slowdown, median (min .. max)",
-            "CPU-time slowdown", "calls of tiny() counted (exact: N)"]
+            "CPU-time slowdown", "added CPU per call (median)", "calls of tiny() counted (exact: N)"]
     body = []
     for row in rows:
         if row["title"] != "calls":
@@ -741,8 +742,9 @@ def table_calls(rows, versions, ips):
             cnt = f"{exact} of {row['n']} runs exact (N = {want:,})"
         else:
             cnt = "- (samples, no counts)"
+        per_call = f"{med(row['added_cpu_s']) / want * 1e9:.0f} ns" if want else "-"
         body.append(tool_cells(row, versions, ips) + [spread(row["wall"], pct), spread(row["cpu"], pct),
-                                                      cnt])
+                                                      per_call, cnt])
     return head, body
 
 
