@@ -950,6 +950,11 @@ def markdown(secs, env_line, svg_name, head_text):
     return "\n".join(out)
 
 
+def usage_error(msg):
+    sys.stderr.write(f"peers: {msg}\n")
+    sys.exit(2)
+
+
 BEGIN = "<!-- bench/peers: begin (written by bench/peers; do not edit by hand) -->"
 END = "<!-- bench/peers: end -->"
 
@@ -981,12 +986,12 @@ def main():
         return self_test()
     for path in (a.md, a.svg, a.raw, a.benchmarks):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            sys.exit(f"peers: {path}: no such directory: give a path in an existing directory")
+            usage_error(f"{path}: no such directory: give a path in an existing directory")
     if a.benchmarks and not os.path.isfile(a.benchmarks):
-        sys.exit(f"peers: --benchmarks {a.benchmarks}: no such file (it rewrites a section of an existing file)")
-    rounds = a.rounds or (2 if a.quick else 7)
+        usage_error(f"--benchmarks {a.benchmarks}: no such file (it rewrites a section of an existing file)")
+    rounds = a.rounds if a.rounds is not None else (2 if a.quick else 7)
     if rounds < 1:
-        sys.exit("peers: --rounds must be at least 1")
+        usage_error("--rounds must be at least 1")
     sizes = SIZES["quick" if a.quick else "full"]
     started, t0, load0 = datetime.datetime.now(datetime.timezone.utc), time.monotonic(), loadavg()
     comps, ips, runs, versions = run_all(rounds, sizes)
