@@ -72,7 +72,8 @@ else
 endif
 
 .PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures fuzz fuzz-smoke fuzz-build check-all
+	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures \
+	bench-peers bench-peers-self-test fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -232,6 +233,16 @@ bench-scale: pybpfprof
 # in bench/agent_soak.svg (not part of check; BENCH_SECONDS shortens it).
 bench-soak: pybpfprof
 	$(SUDO) $(PYTHON) bench/agent_soak.py
+
+# pybpfprof against cProfile, yappi, scalene, line_profiler, Austin,
+# pyinstrument and memray (installs them first); rewrites the peers section of
+# BENCHMARKS.md and bench/peers.svg from one run (not part of check; about
+# 15 minutes; PEERS_ARGS=--quick to try it out).
+bench-peers: pybpfprof
+	$(SUDO) bench/peers --benchmarks BENCHMARKS.md --svg bench/peers.svg $(PEERS_ARGS)
+
+bench-peers-self-test:
+	$(Q)$(PYTHON) bench/peers.py --self-test
 
 # The source tree's shape: no folder includes from or calls into a folder
 # above it, no dependency cycle between objects, no function over 80 lines
