@@ -60,6 +60,7 @@ static uint32_t *by_samples(const profile_where_split *split, size_t n, size_t *
 static void print_funcs(FILE *f, const struct profile *p, const profile_where_split *by_func,
 			size_t top)
 {
+	char num[16];
 	size_t n, i;
 	uint32_t *ids = by_samples(by_func, p->nfuncs, &n);
 
@@ -72,7 +73,8 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[ids[i]];
 
 		print_shares(f, by_func[ids[i]]);
-		fprintf(f, "%.*s  %s:%d\n", WHERE_NAME, fn->qualname, fn->file, fn->firstline);
+		fprintf(f, "%.*s  %s:%s\n", WHERE_NAME, fn->qualname, fn->file,
+			report_line_str(fn->firstline, num, sizeof(num)));
 	}
 	free(ids);
 }
@@ -80,6 +82,7 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 static void print_lines(FILE *f, const struct profile *p, const profile_where_split *by_frame,
 			size_t top)
 {
+	char num[16];
 	size_t n, i;
 	uint32_t *ids = by_samples(by_frame, p->nframes, &n);
 
@@ -93,7 +96,8 @@ static void print_lines(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[fr->func];
 
 		print_shares(f, by_frame[ids[i]]);
-		fprintf(f, "%s:%d  %.*s\n", fn->file, fr->line, WHERE_NAME, fn->qualname);
+		fprintf(f, "%s:%s  %.*s\n", fn->file, report_line_str(fr->line, num, sizeof(num)),
+			WHERE_NAME, fn->qualname);
 	}
 	free(ids);
 }

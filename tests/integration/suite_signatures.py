@@ -183,5 +183,9 @@ def signatures_captured(build):
                   if g["function"] == "f"]
         check(groups, "f is not among the split functions")
         sigs = {s["signature"]: s["self"] for s in groups[0]["signatures"]}
-        check(list(sigs) == ["(x: cell, y: str)"], f"f's signatures: {sigs}")
-        return f"f(x: cell, y: str): {sigs['(x: cell, y: str)']} samples"
+        # 3.11+ makes the cell at f's first instruction (MAKE_CELL): a tick
+        # landing before it sees the int that was passed, truly; at most 1 %.
+        cell = sigs.get("(x: cell, y: str)", 0)
+        check(set(sigs) <= {"(x: cell, y: str)", "(x: int, y: str)"}, f"f's signatures: {sigs}")
+        check(cell >= 0.99 * sum(sigs.values()), f"f's signatures: {sigs}")
+        return f"f(x: cell, y: str): {cell} of {sum(sigs.values())} samples"
