@@ -117,6 +117,32 @@ static inline int fuzz_load_fixture(const char *name, uint8_t *buf)
 }
 
 /*
+ * The layout of each of versions[0..n): the built-in tables before 3.13, the
+ * _Py_DebugOffsets captures in tests/fixtures for 3.13, 3.14 and 3.15 (the
+ * micro versions the captures were taken from). Aborts if one cannot be made.
+ */
+static inline void fuzz_layouts(const uint32_t *versions, size_t n, struct py_layout *out)
+{
+	static const char *const fixtures[] = { "3.13.0-pyenv", "3.14.10-sid", "3.15.2-sid" };
+	uint8_t buf[PY_DEBUG_OFFSETS_READ];
+	char why[160];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned minor = (versions[i] >> 16) & 0xff;
+
+		if (minor < 13 ?
+			    py_layout__for_version(versions[i], &out[i]) :
+			    minor > 15 || fuzz_load_fixture(fixtures[minor - 13], buf) ||
+				    py_layout__from_debug_offsets(versions[i], buf, sizeof(buf),
+								  &out[i], why, sizeof(why))) {
+			fprintf(stderr, "fuzz: no layout for 3.%u\n", minor);
+			abort();
+		}
+	}
+}
+
+/*
  * Everything that reads an object at addr in the fake image with layout L:
  * the str and bytes readers, and the code object reader with the line
  * lookups its fields allow. code_type: &PyCode_Type (0: not checked). The

@@ -13,32 +13,18 @@
 #include "fuzz.h"
 
 static struct py_layout layouts[8];
-static int have[8];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const fixtures[] = { "3.13.0-pyenv", "3.14.10-sid", "3.15.2-sid" };
-	static const uint32_t versions[] = { 0x030D00F0, 0x030E0AF0, 0x030F02F0 };
-	uint8_t buf[PY_DEBUG_OFFSETS_READ];
-	char why[160];
-	unsigned i;
+	static const uint32_t versions[8] = { 0x030800F0, 0x030900F0, 0x030A00F0, 0x030B00F0,
+					      0x030C00F0, 0x030D00F0, 0x030E0AF0, 0x030F02F0 };
 
 	(void)argc;
 	(void)argv;
-	for (i = 0; i < 5; i++)
-		have[i] = !py_layout__for_version(0x030000F0 | (8 + i) << 16, &layouts[i]);
-	for (i = 0; i < 3; i++)
-		have[5 + i] = !fuzz_load_fixture(fixtures[i], buf) &&
-			      !py_layout__from_debug_offsets(versions[i], buf, sizeof(buf),
-							     &layouts[5 + i], why, sizeof(why));
-	for (i = 0; i < 8; i++)
-		if (!have[i]) {
-			fprintf(stderr, "fuzz_remote: no layout for 3.%u\n", 8 + i);
-			abort();
-		}
+	fuzz_layouts(versions, 8, layouts);
 	return 0;
 }
 

@@ -23,21 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const fixtures[] = { "3.13.0-pyenv", "3.14.10-sid", "3.15.2-sid" };
-	uint8_t buf[PY_DEBUG_OFFSETS_READ];
-	char why[160];
-	unsigned i;
-
 	(void)argc;
 	(void)argv;
-	for (i = 0; i < 5; i++)
-		if (py_layout__for_version(versions[i], &layouts[i]))
-			abort();
-	for (i = 0; i < 3; i++)
-		if (fuzz_load_fixture(fixtures[i], buf) ||
-		    py_layout__from_debug_offsets(versions[5 + i], buf, sizeof(buf),
-						  &layouts[5 + i], why, sizeof(why)))
-			abort();
+	fuzz_layouts(versions, 8, layouts);
 	return 0;
 }
 
