@@ -11,6 +11,7 @@
 #define PYBPFPROF_TEXT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * In place: tabs become spaces; other C0 control characters, DEL, C1 control
@@ -21,6 +22,8 @@
 size_t text_sanitize(char *s);
 /* The same for a whole text of several lines: newlines are kept. */
 size_t text_sanitize_lines(char *s);
+/* Prints s sanitized as above (a copy is cleaned; "?" for NULL); nothing if out of memory. */
+void text_put_clean(FILE *f, const char *s);
 
 enum text_kind {
 	TEXT_PRINTABLE, /* ASCII from space to '~', or valid UTF-8 above U+009F */

@@ -70,17 +70,6 @@ void dump_tasks_free(struct dump_process *dp)
 	dp->ntasks = 0;
 }
 
-static void put_clean(FILE *f, const char *s)
-{
-	char *c = strdup(s ? s : "?");
-
-	if (!c)
-		return;
-	text_sanitize(c);
-	fputs(c, f);
-	free(c);
-}
-
 /* One line of the tree: prefix, branch, label. */
 struct tree {
 	FILE *f;
@@ -126,7 +115,7 @@ static void tree_task(struct tree *t, size_t i, bool last)
 
 	branch(t, last);
 	fputs("(T) ", t->f);
-	put_clean(t->f, dt->name);
+	text_put_clean(t->f, dt->name);
 	t->shown[i] = 1;
 	if (t->on_path[i]) {
 		fputs(" (awaits itself through the tasks above: cycle)\n", t->f);
@@ -141,9 +130,9 @@ static void tree_task(struct tree *t, size_t i, bool last)
 
 		branch(t, true);
 		fputs(" ", t->f);
-		put_clean(t->f, df->func ? df->func : "<unreadable code object>");
+		text_put_clean(t->f, df->func ? df->func : "<unreadable code object>");
 		fputc(' ', t->f);
-		put_clean(t->f, df->file);
+		text_put_clean(t->f, df->file);
 		if (df->line > 0)
 			fprintf(t->f, ":%d", df->line);
 		fputs(k + 1 == dt->nframes && dt->truncated ? " (coroutine stack truncated)\n" :

@@ -137,18 +137,6 @@ static void syscall_text(const struct dump_thread *t, char *buf, size_t len)
 	}
 }
 
-/* A target string for text output: cleaned in place of a copy. */
-static void put_clean(FILE *f, const char *s)
-{
-	char *c = strdup(s ? s : "?");
-
-	if (!c)
-		return;
-	text_sanitize(c);
-	fputs(c, f);
-	free(c);
-}
-
 static void text_locals(FILE *f, const struct dump_frame *df)
 {
 	size_t i;
@@ -159,9 +147,9 @@ static void text_locals(FILE *f, const struct dump_frame *df)
 	}
 	for (i = 0; i < df->nlocals; i++) {
 		fputs("        ", f);
-		put_clean(f, df->locals[i].name);
+		text_put_clean(f, df->locals[i].name);
 		fputs(" = ", f);
-		put_clean(f, df->locals[i].value);
+		text_put_clean(f, df->locals[i].value);
 		fputc('\n', f);
 	}
 	if (df->total_locals > df->nlocals)
@@ -175,11 +163,11 @@ static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
 
 	syscall_text(t, sc, sizeof(sc));
 	fprintf(f, "\nThread %d \"", (int)t->tid);
-	put_clean(f, t->name);
+	text_put_clean(f, t->name);
 	fputc('"', f);
 	if (t->pyname[0]) {
 		fputs(" (", f);
-		put_clean(f, t->pyname);
+		text_put_clean(f, t->pyname);
 		fputc(')', f);
 	}
 	fprintf(f, ": %s", dump_state_name(t));
@@ -187,7 +175,7 @@ static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
 		fprintf(f, " in %s", sc);
 	if (t->wchan[0]) {
 		fputs(", wait channel ", f);
-		put_clean(f, t->wchan);
+		text_put_clean(f, t->wchan);
 	}
 	if (t->python)
 		fprintf(f, ", GIL %s%s", dump_gil_name(t->gil), t->gc == 1 ? ", in GC" : "");
@@ -200,16 +188,16 @@ static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
 		const struct dump_frame *df = &t->frames[i];
 
 		fputs("    ", f);
-		put_clean(f, df->func ? df->func : "<unreadable code object>");
+		text_put_clean(f, df->func ? df->func : "<unreadable code object>");
 		fputs(" (", f);
-		put_clean(f, df->file ? df->file : "?");
+		text_put_clean(f, df->file ? df->file : "?");
 		if (df->line > 0)
 			fprintf(f, ":%d)\n", df->line);
 		else
 			fputs(":?)\n", f);
 		if (df->source) {
 			fputs("        > ", f);
-			put_clean(f, df->source);
+			text_put_clean(f, df->source);
 			fputc('\n', f);
 		}
 		if (locals)
@@ -226,9 +214,9 @@ int dump_write_text(FILE *f, void *report)
 		const struct dump_process *dp = &rep->procs[i];
 
 		fprintf(f, "%sProcess %d: ", i ? "\n" : "", (int)dp->pid);
-		put_clean(f, dp->cmdline);
+		text_put_clean(f, dp->cmdline);
 		fprintf(f, "\nPython %s (", dp->version);
-		put_clean(f, dp->exe);
+		text_put_clean(f, dp->exe);
 		fprintf(f, "), %zu threads\n", dp->nthreads);
 		if (dp->threads_left_out)
 			fprintf(f, "(only the first %d Python threads were read)\n",

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "util/text.h"
 
 /* Length of the valid multi-byte UTF-8 sequence at p (2-4), or 0 if it is not one. */
@@ -83,4 +86,15 @@ size_t text_sanitize(char *s)
 size_t text_sanitize_lines(char *s)
 {
 	return sanitize(s, true);
+}
+
+void text_put_clean(FILE *f, const char *s)
+{
+	char *c = strdup(s ? s : "?");
+
+	if (!c)
+		return;
+	text_sanitize(c);
+	fputs(c, f);
+	free(c);
 }
