@@ -11,7 +11,9 @@
  * closing record says so, and its last stack is charged again.
  *
  * Cost for the rest of the host: two hash lookups per context switch (prev
- * and next in `targets`). Profiled threads also pay a stack walk per block.
+ * and next in `targets`; none for an idle task, one for a switch between two
+ * threads of a profiled process). Profiled threads pay the hash of where they
+ * are at each block, and a stack walk when it changed.
  */
 #include "emit_stack.h"
 #include "offcpu_class.h"
@@ -20,10 +22,12 @@
 const volatile __u8 offcpu_gil_only = 0;
 
 /*
- * tid -> the open interval: when it left the CPU, and for a block where it
- * blocked last time, the class its closing record carries. A plain hash:
- * an LRU map's update took several times longer on every block, and each
- * entry lives only until the thread's switch-in (or, at most, its death).
+ * tid -> its interval (start_ns while off the CPU, 0 while on it), with where
+ * it blocked last time and its thread state. An entry lives as long as its
+ * thread (deleted at its last switch, TASK_DEAD), so a block writes it in
+ * place: one lookup per block and per switch-in instead of a lookup in a
+ * second map, an insert and a delete. A plain hash: an LRU map could evict an
+ * open interval, and each entry's lifetime is bounded by its thread's.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -31,14 +35,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_offcpu_open);
 } offcpu_start SEC(".maps");
-
-/* tid -> where its last full BLOCK record was taken (offcpu_where) */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} offcpu_last SEC(".maps");
 
 /* The header of struct py_sample alone: the closing record has no frames. */
 struct offcpu_end {
@@ -51,20 +47,25 @@ struct offcpu_end {
 };
 _Static_assert(sizeof(struct offcpu_end) == PY_SAMPLE_HEADER_SIZE, "py_sample's header");
 
+/* prev_state of a thread's last switch (the kernel's TASK_DEAD) */
+#define OFFCPU_TASK_DEAD 0x80
+
 /*
  * Where the thread is now: its innermost frame and its caller, their
  * addresses and bytecode positions, hashed; 0 when unknown. Two frames read
- * instead of the whole walk (2-3 reads per frame of the stack).
+ * instead of the whole walk (2-3 reads per frame of the stack). The thread
+ * state kept in *tstate is checked (one read) before the lists are walked.
  */
 static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u32 tid,
-					  bool preempted)
+					  bool preempted, __u64 *tstate)
 {
 	const struct py_offsets *off = &proc->off;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 tstate, f, back, h, fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 f, back, h, fsbase = BPF_CORE_READ(task, thread.fsbase);
 
-	tstate = find_tstate(proc, pid, tid, fsbase);
-	f = tstate ? current_frame(off, tstate) : 0;
+	if (!*tstate || read_word(*tstate + off->tstate_thread_id) != fsbase)
+		*tstate = find_tstate(proc, pid, tid, fsbase);
+	f = *tstate ? current_frame(off, *tstate) : 0;
 	if (!f)
 		return 0;
 	back = read_word(f + off->frame_previous);
@@ -90,66 +91,95 @@ static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u
 static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 tid, __u64 value,
 				       __u64 now)
 {
-	__u64 where = offcpu_where(proc, pid, tid, PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE),
-	      *last;
-	struct py_offcpu_open open = { .start_ns = now };
+	bool preempted = PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE;
+	struct py_offcpu_open fresh = { .start_ns = now }, *open;
 
-	last = bpf_map_lookup_elem(&offcpu_last, &tid);
-	if (where && last && *last == where) {
-		open.same = value | PY_OFFCPU_SAME;
-		return bpf_map_update_elem(&offcpu_start, &tid, &open, BPF_ANY) ? -1 : 0;
+	open = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!open) {
+		/* the thread's first block: its entry first, closed by the next switch-in */
+		fresh.where = offcpu_where(proc, pid, tid, preempted, &fresh.tstate);
+		if (bpf_map_update_elem(&offcpu_start, &tid, &fresh, BPF_NOEXIST))
+			return -1;
+		if (emit_stack(PY_KIND_OFFCPU_BLOCK, value)) {
+			bpf_map_delete_elem(&offcpu_start, &tid);
+			return -1;
+		}
+		return 0;
 	}
-	/* the start first: a record sent is always closed by the next switch-in */
-	if (bpf_map_update_elem(&offcpu_start, &tid, &open, BPF_ANY))
-		return -1;
+	fresh.where = offcpu_where(proc, pid, tid, preempted, &open->tstate);
+	open->start_ns = now;
+	if (fresh.where && open->where == fresh.where) {
+		open->same = value | PY_OFFCPU_SAME;
+		return 0;
+	}
+	open->same = 0;
 	if (emit_stack(PY_KIND_OFFCPU_BLOCK, value)) {
-		bpf_map_delete_elem(&offcpu_start, &tid);
-		bpf_map_delete_elem(&offcpu_last, &tid);
+		open->start_ns = 0;
+		open->where = 0;
 		return -1;
 	}
-	if (where)
-		bpf_map_update_elem(&offcpu_last, &tid, &where, BPF_ANY);
+	open->where = fresh.where;
 	return 0;
 }
 
 /* prev leaves the CPU: a thread of a profiled process sends its stack. */
-static __always_inline void offcpu_leave(struct task_struct *prev, __u32 state)
+static __always_inline struct py_target *offcpu_leave(struct task_struct *prev, __u32 state,
+						      __u32 pid, __u32 tid)
 {
-	__u32 pid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid), cls;
-	struct py_target *proc = bpf_map_lookup_elem(&targets, &pid);
+	struct py_target *proc;
 	struct py_gil_info *gi;
 	struct pt_regs *regs;
+	__u64 arg0;
+	__u32 cls;
 	long nr;
 
+	if (!tid)
+		return NULL; /* an idle task */
+	if (state & OFFCPU_TASK_DEAD) {
+		/* its last switch: no block to close, and its entry goes (any task: rare) */
+		bpf_map_delete_elem(&offcpu_start, &tid);
+		return NULL;
+	}
+	proc = bpf_map_lookup_elem(&targets, &pid);
 	if (!proc)
-		return;
+		return NULL;
 	if (!state) {
 		cls = PY_OFFCPU_RUNQUEUE;
 		nr = -1;
 	} else {
-		gi = bpf_map_lookup_elem(&gil_addrs, &pid);
 		/* prev is current here; the helper wants the typed pointer only this gives */
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		nr = (long)BPF_CORE_READ(regs, orig_ax);
-		cls = py_offcpu_classify(nr, BPF_CORE_READ(regs, di), gi ? gi->gil : 0);
+		arg0 = BPF_CORE_READ(regs, di);
+		/* the GIL's address matters to futex waits only */
+		gi = nr == PY_NR_futex ? bpf_map_lookup_elem(&gil_addrs, &pid) : NULL;
+		cls = py_offcpu_classify(nr, arg0, gi ? gi->gil : 0);
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
-		return;
+		return proc;
 	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), bpf_ktime_get_ns());
+	return proc;
 }
 
-/* next comes back to the CPU: the interval its stack record opened is closed. */
-static __always_inline void offcpu_enter(struct task_struct *next)
+/*
+ * next comes back to the CPU: the interval its stack record opened is closed.
+ * prev_proc: prev's target, when prev was a thread of one, to skip the lookup
+ * for a switch between two threads of the same process.
+ */
+static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pid,
+					 struct py_target *prev_proc)
 {
 	__u32 pid = BPF_CORE_READ(next, tgid), tid = BPF_CORE_READ(next, pid);
 	struct offcpu_end end = {};
 	struct py_offcpu_open *open;
 	__u64 now, ns;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
+	if (!tid)
+		return; /* an idle task */
+	if (!(prev_proc && pid == prev_pid) && !bpf_map_lookup_elem(&targets, &pid))
 		return;
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!open)
+	if (!open || !open->start_ns)
 		return;
 	now = bpf_ktime_get_ns();
 	ns = now > open->start_ns ? now - open->start_ns : 0;
@@ -159,7 +189,7 @@ static __always_inline void offcpu_enter(struct task_struct *next)
 	end.kind = PY_KIND_OFFCPU_END;
 	end.cpu = bpf_get_smp_processor_id();
 	end.value = open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns;
-	bpf_map_delete_elem(&offcpu_start, &tid);
+	open->start_ns = 0;
 	if (bpf_ringbuf_output(&samples, &end, sizeof(end), BPF_RB_NO_WAKEUP))
 		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_DROPPED);
 	else
@@ -170,7 +200,10 @@ static __always_inline void offcpu_enter(struct task_struct *next)
 SEC("raw_tracepoint/sched_switch")
 int on_sched_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-	offcpu_leave((struct task_struct *)ctx->args[1], (__u32)ctx->args[3]);
-	offcpu_enter((struct task_struct *)ctx->args[2]);
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	__u32 pid = BPF_CORE_READ(prev, tgid);
+
+	offcpu_enter((struct task_struct *)ctx->args[2], pid,
+		     offcpu_leave(prev, (__u32)ctx->args[3], pid, BPF_CORE_READ(prev, pid)));
 	return 0;
 }
