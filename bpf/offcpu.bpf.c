@@ -47,6 +47,9 @@ struct offcpu_end {
 };
 _Static_assert(sizeof(struct offcpu_end) == PY_SAMPLE_HEADER_SIZE, "py_sample's header");
 
+/* Bytes read at once at the innermost frame when its fields lie there. */
+#define OFFCPU_FRAME_HEAD 64
+
 /* prev_state of a thread's last switch (the kernel's TASK_DEAD) */
 #define OFFCPU_TASK_DEAD 0x80
 
@@ -60,23 +63,35 @@ static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u
 					  bool preempted, __u64 *tstate)
 {
 	const struct py_offsets *off = &proc->off;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 f, back, h, fsbase = BPF_CORE_READ(task, thread.fsbase);
+	/* prev is current: a typed pointer, read by plain loads, not a helper call */
+	__u64 f, back, code, instr, h, head[OFFCPU_FRAME_HEAD / 8],
+		fsbase = bpf_get_current_task_btf()->thread.fsbase;
 
 	if (!*tstate || read_word(*tstate + off->tstate_thread_id) != fsbase)
 		*tstate = find_tstate(proc, pid, tid, fsbase);
 	f = *tstate ? current_frame(off, *tstate) : 0;
 	if (!f)
 		return 0;
-	back = read_word(f + off->frame_previous);
-	h = f * 0x9e3779b97f4a7c15ULL ^ read_word(f + off->frame_code);
+	/* 3.11+ keep the three (aligned) fields in a frame's first 64 bytes: one read */
+	if ((off->frame_code | off->frame_previous | off->frame_instr) < OFFCPU_FRAME_HEAD &&
+	    !((off->frame_code | off->frame_previous | off->frame_instr) & 7) &&
+	    !stackwalk_read(head, sizeof(head), f)) {
+		back = head[(off->frame_previous >> 3) & (OFFCPU_FRAME_HEAD / 8 - 1)];
+		code = head[(off->frame_code >> 3) & (OFFCPU_FRAME_HEAD / 8 - 1)];
+		instr = head[(off->frame_instr >> 3) & (OFFCPU_FRAME_HEAD / 8 - 1)];
+	} else {
+		back = read_word(f + off->frame_previous);
+		code = read_word(f + off->frame_code);
+		instr = preempted ? 0 : read_word(f + off->frame_instr);
+	}
+	h = f * 0x9e3779b97f4a7c15ULL ^ code;
 	/*
 	 * Preempted, a thread is anywhere in its code: its position would make
 	 * every such block a walk. The frame (and its caller's position) is
 	 * kept, the line is that of its last record at this frame.
 	 */
 	if (!preempted)
-		h = (h ^ read_word(f + off->frame_instr)) * 0xff51afd7ed558ccdULL;
+		h = (h ^ instr) * 0xff51afd7ed558ccdULL;
 	h ^= back;
 	if (back)
 		h = (h ^ read_word(back + off->frame_instr)) * 0xc4ceb9fe1a85ec53ULL;
@@ -123,8 +138,7 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 }
 
 /* prev leaves the CPU: a thread of a profiled process sends its stack. */
-static __always_inline struct py_target *offcpu_leave(struct task_struct *prev, __u32 state,
-						      __u32 pid, __u32 tid)
+static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __u32 tid)
 {
 	struct py_target *proc;
 	struct py_gil_info *gi;
@@ -149,8 +163,9 @@ static __always_inline struct py_target *offcpu_leave(struct task_struct *prev, 
 	} else {
 		/* prev is current here; the helper wants the typed pointer only this gives */
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		nr = (long)BPF_CORE_READ(regs, orig_ax);
-		arg0 = BPF_CORE_READ(regs, di);
+		/* a typed pointer too: plain loads (faults read as 0) */
+		nr = (long)regs->orig_ax;
+		arg0 = regs->di;
 		/* the GIL's address matters to futex waits only */
 		gi = nr == PY_NR_futex ? bpf_map_lookup_elem(&gil_addrs, &pid) : NULL;
 		cls = py_offcpu_classify(nr, arg0, gi ? gi->gil : 0);
@@ -169,11 +184,23 @@ static __always_inline struct py_target *offcpu_leave(struct task_struct *prev, 
 static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pid,
 					 struct py_target *prev_proc)
 {
-	__u32 pid = BPF_CORE_READ(next, tgid), tid = BPF_CORE_READ(next, pid);
+	__u32 ids[2] = {}, pid, tid;
 	struct offcpu_end end = {};
 	struct py_offcpu_open *open;
 	__u64 now, ns;
 
+	/* pid and tgid side by side (as on every kernel so far): one read, not two */
+	if (bpf_core_field_offset(struct task_struct, tgid) ==
+	    bpf_core_field_offset(struct task_struct, pid) + sizeof(__u32)) {
+		bpf_probe_read_kernel(ids, sizeof(ids),
+				      (void *)next +
+					      bpf_core_field_offset(struct task_struct, pid));
+		tid = ids[0];
+		pid = ids[1];
+	} else {
+		pid = BPF_CORE_READ(next, tgid);
+		tid = BPF_CORE_READ(next, pid);
+	}
 	if (!tid)
 		return; /* an idle task */
 	if (!(prev_proc && pid == prev_pid) && !bpf_map_lookup_elem(&targets, &pid))
@@ -200,10 +227,11 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 SEC("raw_tracepoint/sched_switch")
 int on_sched_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct *prev = (struct task_struct *)ctx->args[1];
-	__u32 pid = BPF_CORE_READ(prev, tgid);
+	/* prev is current (the switch comes after the tracepoint): its ids without a read */
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
 
 	offcpu_enter((struct task_struct *)ctx->args[2], pid,
-		     offcpu_leave(prev, (__u32)ctx->args[3], pid, BPF_CORE_READ(prev, pid)));
+		     offcpu_leave((__u32)ctx->args[3], pid, (__u32)id));
 	return 0;
 }
