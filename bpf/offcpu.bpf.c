@@ -47,39 +47,89 @@ struct offcpu_end {
 };
 _Static_assert(sizeof(struct offcpu_end) == PY_SAMPLE_HEADER_SIZE, "py_sample's header");
 
-/* Bytes read at once at the innermost frame when its fields lie there. */
-#define OFFCPU_FRAME_HEAD 64
+/* Bytes read at once for the fields of a thread state or frame that lie that close. */
+#define OFFCPU_HEAD 128
 
 /* prev_state of a thread's last switch (the kernel's TASK_DEAD) */
 #define OFFCPU_TASK_DEAD 0x80
 
+/* The word at byte d of the buffer, masked where the verifier sees it. */
+static __always_inline __u64 offcpu_slot(__u64 d)
+{
+	d >>= 3;
+	/* keep the compiler from folding the mask into the callers' bounds checks */
+	asm volatile("" : "+r"(d));
+	return d & (OFFCPU_HEAD / 8 - 1);
+}
+
+/*
+ * Three aligned words at base + a, b and c in one read of OFFCPU_HEAD bytes
+ * (buf) when they lie that close; -1 when they do not or the read fails.
+ */
+static __always_inline int offcpu_read3(__u64 base, __u32 a, __u32 b, __u32 c, __u64 *buf,
+					__u64 *va, __u64 *vb, __u64 *vc)
+{
+	__u32 lo = a < b ? a : b;
+
+	lo = lo < c ? lo : c;
+	if (((a | b | c) & 7) || a - lo >= OFFCPU_HEAD || b - lo >= OFFCPU_HEAD ||
+	    c - lo >= OFFCPU_HEAD || stackwalk_read(buf, OFFCPU_HEAD, base + lo))
+		return -1;
+	*va = buf[offcpu_slot(a - lo)];
+	*vb = buf[offcpu_slot(b - lo)];
+	*vc = buf[offcpu_slot(c - lo)];
+	return 0;
+}
+
+/*
+ * The innermost frame of the thread whose state was *tstate at its last
+ * block, if that state is still its own (its thread_id and frame pointer in
+ * one read); else the thread state is found again (find_tstate).
+ */
+static __always_inline __u64 offcpu_frame(struct py_target *proc, __u32 pid, __u32 tid,
+					  __u64 fsbase, __u64 *tstate, __u64 *buf)
+{
+	const struct py_offsets *off = &proc->off;
+	__u64 id = 0, f = 0;
+
+	if (!*tstate || offcpu_read3(*tstate, off->tstate_thread_id, off->tstate_frame,
+				     off->tstate_frame, buf, &id, &f, &f)) {
+		if (*tstate)
+			id = read_word(*tstate + off->tstate_thread_id);
+		if (!*tstate || id != fsbase)
+			*tstate = find_tstate(proc, pid, tid, fsbase);
+		return *tstate ? current_frame(off, *tstate) : 0;
+	}
+	if (id != fsbase) {
+		*tstate = find_tstate(proc, pid, tid, fsbase);
+		return *tstate ? current_frame(off, *tstate) : 0;
+	}
+	/* as current_frame: 3.11-3.12 keep it in the C frame the state points to */
+	if (f && off->cframe_current_frame != PYPROF_NO_OFFSET)
+		f = read_word(f + off->cframe_current_frame);
+	return f;
+}
+
 /*
  * Where the thread is now: its innermost frame and its caller, their
  * addresses and bytecode positions, hashed; 0 when unknown. Two frames read
- * instead of the whole walk (2-3 reads per frame of the stack). The thread
- * state kept in *tstate is checked (one read) before the lists are walked.
+ * instead of the whole walk. The thread state kept in *tstate is checked
+ * before the lists are walked. 3.11+: 4 reads of the target (its state, C
+ * frame on 3.11-3.12, innermost frame, caller's position).
  */
 static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u32 tid,
 					  bool preempted, __u64 *tstate)
 {
 	const struct py_offsets *off = &proc->off;
 	/* prev is current: a typed pointer, read by plain loads, not a helper call */
-	__u64 f, back, code, instr, h, head[OFFCPU_FRAME_HEAD / 8],
+	__u64 f, back, code, instr, h, buf[OFFCPU_HEAD / 8],
 		fsbase = bpf_get_current_task_btf()->thread.fsbase;
 
-	if (!*tstate || read_word(*tstate + off->tstate_thread_id) != fsbase)
-		*tstate = find_tstate(proc, pid, tid, fsbase);
-	f = *tstate ? current_frame(off, *tstate) : 0;
+	f = offcpu_frame(proc, pid, tid, fsbase, tstate, buf);
 	if (!f)
 		return 0;
-	/* 3.11+ keep the three (aligned) fields in a frame's first 64 bytes: one read */
-	if ((off->frame_code | off->frame_previous | off->frame_instr) < OFFCPU_FRAME_HEAD &&
-	    !((off->frame_code | off->frame_previous | off->frame_instr) & 7) &&
-	    !stackwalk_read(head, sizeof(head), f)) {
-		back = head[(off->frame_previous >> 3) & (OFFCPU_FRAME_HEAD / 8 - 1)];
-		code = head[(off->frame_code >> 3) & (OFFCPU_FRAME_HEAD / 8 - 1)];
-		instr = head[(off->frame_instr >> 3) & (OFFCPU_FRAME_HEAD / 8 - 1)];
-	} else {
+	if (offcpu_read3(f, off->frame_previous, off->frame_code, off->frame_instr, buf, &back,
+			 &code, &instr)) {
 		back = read_word(f + off->frame_previous);
 		code = read_word(f + off->frame_code);
 		instr = preempted ? 0 : read_word(f + off->frame_instr);
