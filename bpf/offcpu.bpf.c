@@ -11,7 +11,9 @@
  * closing record says so, and its last stack is charged again.
  *
  * Cost for the rest of the host: two hash lookups per context switch (prev
- * and next in `targets`). Profiled threads also pay a stack walk per block.
+ * and next in `targets`; none for an idle task, one for a switch between two
+ * threads of a profiled process). Profiled threads pay the hash of where they
+ * are at each block, and a stack walk when it changed.
  */
 #include "emit_stack.h"
 #include "offcpu_class.h"
@@ -20,10 +22,12 @@
 const volatile __u8 offcpu_gil_only = 0;
 
 /*
- * tid -> the open interval: when it left the CPU, and for a block where it
- * blocked last time, the class its closing record carries. A plain hash:
- * an LRU map's update took several times longer on every block, and each
- * entry lives only until the thread's switch-in (or, at most, its death).
+ * tid -> its interval (start_ns while off the CPU, 0 while on it), with where
+ * it blocked last time and its thread state. An entry lives as long as its
+ * thread (deleted at its last switch, TASK_DEAD), so a block writes it in
+ * place: one lookup per block and per switch-in instead of a lookup in a
+ * second map, an insert and a delete. A plain hash: an LRU map could evict an
+ * open interval, and each entry's lifetime is bounded by its thread's.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -31,14 +35,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_offcpu_open);
 } offcpu_start SEC(".maps");
-
-/* tid -> where its last full BLOCK record was taken (offcpu_where) */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} offcpu_last SEC(".maps");
 
 /* The header of struct py_sample alone: the closing record has no frames. */
 struct offcpu_end {
@@ -51,31 +47,101 @@ struct offcpu_end {
 };
 _Static_assert(sizeof(struct offcpu_end) == PY_SAMPLE_HEADER_SIZE, "py_sample's header");
 
+/* Bytes read at once for the fields of a thread state or frame that lie that close. */
+#define OFFCPU_HEAD 128
+
+/* prev_state of a thread's last switch (the kernel's TASK_DEAD) */
+#define OFFCPU_TASK_DEAD 0x80
+
+/* The word at byte d of the buffer, masked where the verifier sees it. */
+static __always_inline __u64 offcpu_slot(__u64 d)
+{
+	d >>= 3;
+	/* keep the compiler from folding the mask into the callers' bounds checks */
+	asm volatile("" : "+r"(d));
+	return d & (OFFCPU_HEAD / 8 - 1);
+}
+
+/*
+ * Three aligned words at base + a, b and c in one read of OFFCPU_HEAD bytes
+ * (buf) when they lie that close; -1 when they do not or the read fails.
+ */
+static __always_inline int offcpu_read3(__u64 base, __u32 a, __u32 b, __u32 c, __u64 *buf,
+					__u64 *va, __u64 *vb, __u64 *vc)
+{
+	__u32 lo = a < b ? a : b;
+
+	lo = lo < c ? lo : c;
+	if (((a | b | c) & 7) || a - lo >= OFFCPU_HEAD || b - lo >= OFFCPU_HEAD ||
+	    c - lo >= OFFCPU_HEAD || stackwalk_read(buf, OFFCPU_HEAD, base + lo))
+		return -1;
+	*va = buf[offcpu_slot(a - lo)];
+	*vb = buf[offcpu_slot(b - lo)];
+	*vc = buf[offcpu_slot(c - lo)];
+	return 0;
+}
+
+/*
+ * The innermost frame of the thread whose state was *tstate at its last
+ * block, if that state is still its own (its thread_id and frame pointer in
+ * one read); else the thread state is found again (find_tstate).
+ */
+static __always_inline __u64 offcpu_frame(struct py_target *proc, __u32 pid, __u32 tid,
+					  __u64 fsbase, __u64 *tstate, __u64 *buf)
+{
+	const struct py_offsets *off = &proc->off;
+	__u64 id = 0, f = 0;
+
+	if (!*tstate || offcpu_read3(*tstate, off->tstate_thread_id, off->tstate_frame,
+				     off->tstate_frame, buf, &id, &f, &f)) {
+		if (*tstate)
+			id = read_word(*tstate + off->tstate_thread_id);
+		if (!*tstate || id != fsbase)
+			*tstate = find_tstate(proc, pid, tid, fsbase);
+		return *tstate ? current_frame(off, *tstate) : 0;
+	}
+	if (id != fsbase) {
+		*tstate = find_tstate(proc, pid, tid, fsbase);
+		return *tstate ? current_frame(off, *tstate) : 0;
+	}
+	/* as current_frame: 3.11-3.12 keep it in the C frame the state points to */
+	if (f && off->cframe_current_frame != PYPROF_NO_OFFSET)
+		f = read_word(f + off->cframe_current_frame);
+	return f;
+}
+
 /*
  * Where the thread is now: its innermost frame and its caller, their
  * addresses and bytecode positions, hashed; 0 when unknown. Two frames read
- * instead of the whole walk (2-3 reads per frame of the stack).
+ * instead of the whole walk. The thread state kept in *tstate is checked
+ * before the lists are walked. 3.11+: 4 reads of the target (its state, C
+ * frame on 3.11-3.12, innermost frame, caller's position).
  */
 static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u32 tid,
-					  bool preempted)
+					  bool preempted, __u64 *tstate)
 {
 	const struct py_offsets *off = &proc->off;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 tstate, f, back, h, fsbase = BPF_CORE_READ(task, thread.fsbase);
+	/* prev is current: a typed pointer, read by plain loads, not a helper call */
+	__u64 f, back, code, instr, h, buf[OFFCPU_HEAD / 8],
+		fsbase = bpf_get_current_task_btf()->thread.fsbase;
 
-	tstate = find_tstate(proc, pid, tid, fsbase);
-	f = tstate ? current_frame(off, tstate) : 0;
+	f = offcpu_frame(proc, pid, tid, fsbase, tstate, buf);
 	if (!f)
 		return 0;
-	back = read_word(f + off->frame_previous);
-	h = f * 0x9e3779b97f4a7c15ULL ^ read_word(f + off->frame_code);
+	if (offcpu_read3(f, off->frame_previous, off->frame_code, off->frame_instr, buf, &back,
+			 &code, &instr)) {
+		back = read_word(f + off->frame_previous);
+		code = read_word(f + off->frame_code);
+		instr = preempted ? 0 : read_word(f + off->frame_instr);
+	}
+	h = f * 0x9e3779b97f4a7c15ULL ^ code;
 	/*
 	 * Preempted, a thread is anywhere in its code: its position would make
 	 * every such block a walk. The frame (and its caller's position) is
 	 * kept, the line is that of its last record at this frame.
 	 */
 	if (!preempted)
-		h = (h ^ read_word(f + off->frame_instr)) * 0xff51afd7ed558ccdULL;
+		h = (h ^ instr) * 0xff51afd7ed558ccdULL;
 	h ^= back;
 	if (back)
 		h = (h ^ read_word(back + off->frame_instr)) * 0xc4ceb9fe1a85ec53ULL;
@@ -90,66 +156,107 @@ static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u
 static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 tid, __u64 value,
 				       __u64 now)
 {
-	__u64 where = offcpu_where(proc, pid, tid, PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE),
-	      *last;
-	struct py_offcpu_open open = { .start_ns = now };
+	bool preempted = PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE;
+	struct py_offcpu_open fresh = { .start_ns = now }, *open;
 
-	last = bpf_map_lookup_elem(&offcpu_last, &tid);
-	if (where && last && *last == where) {
-		open.same = value | PY_OFFCPU_SAME;
-		return bpf_map_update_elem(&offcpu_start, &tid, &open, BPF_ANY) ? -1 : 0;
+	open = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!open) {
+		/* the thread's first block: its entry first, closed by the next switch-in */
+		fresh.where = offcpu_where(proc, pid, tid, preempted, &fresh.tstate);
+		if (bpf_map_update_elem(&offcpu_start, &tid, &fresh, BPF_NOEXIST))
+			return -1;
+		if (emit_stack(PY_KIND_OFFCPU_BLOCK, value)) {
+			bpf_map_delete_elem(&offcpu_start, &tid);
+			return -1;
+		}
+		return 0;
 	}
-	/* the start first: a record sent is always closed by the next switch-in */
-	if (bpf_map_update_elem(&offcpu_start, &tid, &open, BPF_ANY))
-		return -1;
+	fresh.where = offcpu_where(proc, pid, tid, preempted, &open->tstate);
+	open->start_ns = now;
+	if (fresh.where && open->where == fresh.where) {
+		open->same = value | PY_OFFCPU_SAME;
+		return 0;
+	}
+	open->same = 0;
 	if (emit_stack(PY_KIND_OFFCPU_BLOCK, value)) {
-		bpf_map_delete_elem(&offcpu_start, &tid);
-		bpf_map_delete_elem(&offcpu_last, &tid);
+		open->start_ns = 0;
+		open->where = 0;
 		return -1;
 	}
-	if (where)
-		bpf_map_update_elem(&offcpu_last, &tid, &where, BPF_ANY);
+	open->where = fresh.where;
 	return 0;
 }
 
 /* prev leaves the CPU: a thread of a profiled process sends its stack. */
-static __always_inline void offcpu_leave(struct task_struct *prev, __u32 state)
+static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __u32 tid)
 {
-	__u32 pid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid), cls;
-	struct py_target *proc = bpf_map_lookup_elem(&targets, &pid);
+	struct py_target *proc;
 	struct py_gil_info *gi;
 	struct pt_regs *regs;
+	__u64 arg0;
+	__u32 cls;
 	long nr;
 
+	if (!tid)
+		return NULL; /* an idle task */
+	if (state & OFFCPU_TASK_DEAD) {
+		/* its last switch: no block to close, and its entry goes (any task: rare) */
+		bpf_map_delete_elem(&offcpu_start, &tid);
+		return NULL;
+	}
+	proc = bpf_map_lookup_elem(&targets, &pid);
 	if (!proc)
-		return;
+		return NULL;
 	if (!state) {
 		cls = PY_OFFCPU_RUNQUEUE;
 		nr = -1;
 	} else {
-		gi = bpf_map_lookup_elem(&gil_addrs, &pid);
 		/* prev is current here; the helper wants the typed pointer only this gives */
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		nr = (long)BPF_CORE_READ(regs, orig_ax);
-		cls = py_offcpu_classify(nr, BPF_CORE_READ(regs, di), gi ? gi->gil : 0);
+		/* a typed pointer too: plain loads (faults read as 0) */
+		nr = (long)regs->orig_ax;
+		arg0 = regs->di;
+		/* the GIL's address matters to futex waits only */
+		gi = nr == PY_NR_futex ? bpf_map_lookup_elem(&gil_addrs, &pid) : NULL;
+		cls = py_offcpu_classify(nr, arg0, gi ? gi->gil : 0);
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
-		return;
+		return proc;
 	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), bpf_ktime_get_ns());
+	return proc;
 }
 
-/* next comes back to the CPU: the interval its stack record opened is closed. */
-static __always_inline void offcpu_enter(struct task_struct *next)
+/*
+ * next comes back to the CPU: the interval its stack record opened is closed.
+ * prev_proc: prev's target, when prev was a thread of one, to skip the lookup
+ * for a switch between two threads of the same process.
+ */
+static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pid,
+					 struct py_target *prev_proc)
 {
-	__u32 pid = BPF_CORE_READ(next, tgid), tid = BPF_CORE_READ(next, pid);
+	__u32 ids[2] = {}, pid, tid;
 	struct offcpu_end end = {};
 	struct py_offcpu_open *open;
 	__u64 now, ns;
 
-	if (!bpf_map_lookup_elem(&targets, &pid))
+	/* pid and tgid side by side (as on every kernel so far): one read, not two */
+	if (bpf_core_field_offset(struct task_struct, tgid) ==
+	    bpf_core_field_offset(struct task_struct, pid) + sizeof(__u32)) {
+		bpf_probe_read_kernel(ids, sizeof(ids),
+				      (void *)next +
+					      bpf_core_field_offset(struct task_struct, pid));
+		tid = ids[0];
+		pid = ids[1];
+	} else {
+		pid = BPF_CORE_READ(next, tgid);
+		tid = BPF_CORE_READ(next, pid);
+	}
+	if (!tid)
+		return; /* an idle task */
+	if (!(prev_proc && pid == prev_pid) && !bpf_map_lookup_elem(&targets, &pid))
 		return;
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!open)
+	if (!open || !open->start_ns)
 		return;
 	now = bpf_ktime_get_ns();
 	ns = now > open->start_ns ? now - open->start_ns : 0;
@@ -159,7 +266,7 @@ static __always_inline void offcpu_enter(struct task_struct *next)
 	end.kind = PY_KIND_OFFCPU_END;
 	end.cpu = bpf_get_smp_processor_id();
 	end.value = open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns;
-	bpf_map_delete_elem(&offcpu_start, &tid);
+	open->start_ns = 0;
 	if (bpf_ringbuf_output(&samples, &end, sizeof(end), BPF_RB_NO_WAKEUP))
 		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_DROPPED);
 	else
@@ -170,7 +277,11 @@ static __always_inline void offcpu_enter(struct task_struct *next)
 SEC("raw_tracepoint/sched_switch")
 int on_sched_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-	offcpu_leave((struct task_struct *)ctx->args[1], (__u32)ctx->args[3]);
-	offcpu_enter((struct task_struct *)ctx->args[2]);
+	/* prev is current (the switch comes after the tracepoint): its ids without a read */
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+
+	offcpu_enter((struct task_struct *)ctx->args[2], pid,
+		     offcpu_leave((__u32)ctx->args[3], pid, (__u32)id));
 	return 0;
 }

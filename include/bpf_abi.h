@@ -410,10 +410,15 @@ enum py_offcpu_class {
 	(((ns)&PY_OFFCPU_NS_MASK) | ((__u64)((cls)&0xf) << 56) | PY_OFFCPU_SAME)
 #define PY_OFFCPU_END_CLASS(v) ((unsigned)(((v) >> 56) & 0xf))
 
-/* Value of the kernel's offcpu_start map (tid -> the interval open now). */
+/*
+ * Value of the kernel's offcpu_start map: tid -> its interval, kept while the
+ * thread lives (start_ns 0 while it runs) so that a block updates it in place.
+ */
 struct py_offcpu_open {
-	__u64 start_ns; /* bpf_ktime_get_ns() when it left the CPU */
+	__u64 start_ns; /* bpf_ktime_get_ns() when it left the CPU; 0: not off it */
 	__u64 same;	/* 0, or the class and system call | PY_OFFCPU_SAME */
+	__u64 where;	/* where its last full BLOCK record was taken (offcpu_where) */
+	__u64 tstate;	/* its PyThreadState then (checked again at each use) */
 };
 
 /* Bytes from the GIL's address (struct _gil_runtime_state: cond and mutex inside). */

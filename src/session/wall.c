@@ -75,7 +75,7 @@ static void prime_thread(struct session *s, struct collector *c, struct collecto
 		return;
 	struct py_offcpu_open open = { .start_ns = now };
 
-	/* already blocked again under the tracepoint: its own record is on the way */
+	/* seen by the tracepoint already: switched in since, its blocks are its own */
 	if (bpf_map_update_elem(map, &tid, &open, BPF_NOEXIST))
 		return;
 	rec = calloc(1, size);
