@@ -100,14 +100,19 @@ static int charge(struct profile *p, struct profile_target *pp, struct profile_o
 {
 	struct profile_thread *th = profile_target__thread(pp, q->tid);
 	uint64_t samples = profile_ns_to_samples(p->frequency_hz, ns, &q->rem_ns);
-	uint32_t *frames, pseudo = class_frame(p, q->cls);
+	uint32_t *frames, pseudo;
 	int err;
 
-	if (!th || pseudo == UINT32_MAX)
+	if (!th)
 		return -ENOMEM;
 	th->offcpu_ns[q->cls] += ns;
 	if (!samples)
 		return 0;
+	/* interned only now: a class whose intervals never made a sample has no
+	 * frame, so no writer shows a name that carries no weight */
+	pseudo = class_frame(p, q->cls);
+	if (pseudo == UINT32_MAX)
+		return -ENOMEM;
 	frames = malloc((q->nframes + 1) * sizeof(*frames));
 	if (!frames)
 		return -ENOMEM;

@@ -82,6 +82,16 @@ static void test_intervals(void **state)
 	/* an end with no start: not charged, counted */
 	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 5000000), -2 /* -ENOENT */);
 	assert_int_equal(p.offcpu_unmatched, 1);
+	/* 4 ms of waiting for a CPU at 100 Hz: no sample yet, so no stack and no
+	 * frame (a frame without weight would be drawn on-CPU by the flame graph) */
+	assert_int_equal(profile_target__offcpu_block(pp, 11, fr, 2, PROFILE_OFFCPU_RUNQUEUE, 0,
+						      false),
+			 0);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 4000000), 0);
+	assert_int_equal(pp->nstacks, 0);
+	assert_int_equal(p.nframes, 2);
+	assert_int_equal(profile_target__thread(pp, 11)->offcpu_ns[PROFILE_OFFCPU_RUNQUEUE],
+			 4000000);
 	/* 250 ms asleep: 25 samples, on [<off-CPU: sleep>, work:5, main:1] */
 	assert_int_equal(profile_target__offcpu_block(pp, 11, fr, 2, PROFILE_OFFCPU_SLEEP, 1000,
 						      false),
