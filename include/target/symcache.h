@@ -14,10 +14,12 @@
  * is cached by its identity (ctime cannot be set back by the file's owner:
  * a file rewritten in place gets a new key).
  *
- * Bounded: SYMCACHE_MAX_SYMS symbols per table and max_bytes for all the
- * tables; the least recently used tables are evicted to make room, and a
- * table that cannot fit at all is refused (its file's names then come
- * from libdw directly, as before). Every count is in struct symcache_stats.
+ * Bounded: SYMCACHE_MAX_SYMS symbols per table; max_bytes for all the
+ * tables, the least recently used evicted to make room, and a table that
+ * cannot fit at all refused (its file's names then come from libdw
+ * directly, as before); and the walk over the symbols overlapping a pc (a
+ * hostile file can nest thousands: past the bound, the name may not be
+ * libdw's, and is counted). Every count is in struct symcache_stats.
  */
 #ifndef PYBPFPROF_SYMCACHE_H
 #define PYBPFPROF_SYMCACHE_H
@@ -43,6 +45,7 @@ struct symcache_stats {
 	uint64_t hits;		/* lookups that found their table cached */
 	uint64_t evicted;	/* tables dropped to make room */
 	uint64_t refused;	/* tables too large to cache (names from libdw instead) */
+	uint64_t capped;	/* lookups among more overlapping symbols than looked at */
 	uint64_t tables, bytes; /* cached now */
 };
 

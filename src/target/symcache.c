@@ -425,19 +425,26 @@ static const struct sym *choose(const struct sym **cand, size_t n)
 
 #define MAX_CAND 64
 
-static const struct sym *lookup_sized(const struct table *t, size_t below, uint64_t x)
+/* *capped: more symbols overlap x than are looked at (a hostile file's). */
+static const struct sym *lookup_sized(const struct table *t, size_t below, uint64_t x, bool *capped)
 {
 	const struct sym *g[MAX_CAND], *l[MAX_CAND], *best;
 	size_t j, walked = 0, ng = 0, nl = 0;
 
-	for (j = below; j-- > 0 && t->syms[j].max_end > x && walked < MAX_WALK; walked++) {
+	for (j = below; j-- > 0 && t->syms[j].max_end > x; walked++) {
 		const struct sym *s = &t->syms[j];
 
+		if (walked == MAX_WALK) {
+			*capped = true;
+			break;
+		}
 		if (!s->size || x - s->off >= s->size)
 			continue;
-		if (s->global && ng < MAX_CAND)
+		if ((s->global ? ng : nl) == MAX_CAND)
+			*capped = true;
+		else if (s->global)
 			g[ng++] = s;
-		else if (!s->global && nl < MAX_CAND)
+		else
 			l[nl++] = s;
 	}
 	best = choose(g, ng);
@@ -473,7 +480,7 @@ static const struct sym *lookup_label(const struct table *t, size_t below, uint6
 	return l ? l : g;
 }
 
-static const char *table__lookup(const struct table *t, uint64_t x)
+static const char *table__lookup(const struct table *t, uint64_t x, bool *capped)
 {
 	const struct sym *s;
 	size_t lo = 0, hi = t->n;
@@ -489,7 +496,7 @@ static const char *table__lookup(const struct table *t, uint64_t x)
 	}
 	if (!lo)
 		return NULL;
-	s = lookup_sized(t, lo, x);
+	s = lookup_sized(t, lo, x, capped);
 	if (!s)
 		s = lookup_label(t, lo, x);
 	return s ? t->strs + s->name : NULL;
@@ -517,6 +524,7 @@ int symcache__name(struct symcache *c, Dwfl_Module *mod, const struct symcache_f
 	Dwarf_Addr start = 0;
 	GElf_Addr vaddr;
 	const char *sym;
+	bool capped = false;
 	struct table *t;
 	int id_len, ret;
 
@@ -540,7 +548,8 @@ int symcache__name(struct symcache *c, Dwfl_Module *mod, const struct symcache_f
 		pthread_mutex_unlock(&c->lock);
 		return name_direct(mod, pc, name, namelen);
 	}
-	sym = table__lookup(t, pc - start);
+	sym = table__lookup(t, pc - start, &capped);
+	c->stats.capped += capped;
 	ret = sym ? 1 : 0;
 	if (sym)
 		snprintf(name, namelen, "%s", sym);

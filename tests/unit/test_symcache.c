@@ -369,6 +369,62 @@ static void test_bounds(void **state)
 	dwfl_end(libc.dwfl);
 }
 
+/*
+ * A hostile library: NESTED global functions all starting at one place,
+ * each one byte shorter than the one before. libdw names the shortest
+ * holding the pc; the cache looks at a bounded number of them, names one
+ * that holds the pc, and counts the lookup as capped.
+ */
+#define NESTED 3000
+
+static void test_nested_capped(void **state)
+{
+	struct symcache *c = symcache__new(SYMCACHE_DEFAULT_BYTES);
+	char src[] = "/tmp/test_symcache_nested.XXXXXX.s", lib[64], cmd[256], name[256];
+	struct symcache_stats s;
+	struct loaded l;
+	uint64_t off;
+	FILE *f;
+	int fd, i;
+
+	(void)state;
+	fd = mkstemps(src, 2);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, ".text\n");
+	for (i = 0; i < NESTED; i++)
+		fprintf(f, ".globl n%d\n.type n%d,@function\n.size n%d,%d\nn%d:\n", i, i, i,
+			NESTED + 16 - i, i);
+	fprintf(f, ".fill %d,1,0xc3\n", NESTED + 16);
+	fclose(f);
+	snprintf(lib, sizeof(lib), "%s.so", src);
+	snprintf(cmd, sizeof(cmd), "cc -shared -nostdlib -o %s %s 2>/dev/null", lib, src);
+	if (system(cmd)) {
+		unlink(src);
+		skip();
+	}
+	load(&l, lib, 0x7f4000000000ull);
+	off = offset_of(&l, "n0") - 3;
+	/* far into the nest: only n0-n49 hold it, n49 the shortest */
+	name_in(c, &l, off + 16 + NESTED - 50, "n49");
+	assert_int_equal(libdw_name(l.mod, l.start + off + 16 + NESTED - 50, name, sizeof(name)),
+			 1);
+	assert_string_equal(name, "n49");
+	symcache__stats(c, &s);
+	assert_int_equal(s.capped, 0);
+	/* at the start all 3000 hold it: libdw's is the shortest, n2999; the cache's is capped */
+	assert_int_equal(libdw_name(l.mod, l.start + off, name, sizeof(name)), 1);
+	assert_string_equal(name, "n2999");
+	assert_int_equal(symcache__name(c, l.mod, &l.file, l.start + off, name, sizeof(name)), 1);
+	assert_true(name[0] == 'n');
+	symcache__stats(c, &s);
+	assert_int_equal(s.capped, 1);
+	unlink(src);
+	unlink(lib);
+	dwfl_end(l.dwfl);
+	symcache__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_same_build_id_other_file),
 		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_nested_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
