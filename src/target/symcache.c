@@ -250,11 +250,17 @@ static int32_t section_at(const struct table *t, uint64_t x)
 	return -1;
 }
 
-/* Strings of the table, grown as needed: 0 or -ENOMEM. */
-static int strs__add(struct table *t, size_t *len, size_t *cap, const char *name, uint32_t *at)
+/*
+ * Strings of the table, grown as needed, within max bytes (many symbols can
+ * share one long name in the file): 0, -E2BIG or -ENOMEM.
+ */
+static int strs__add(struct table *t, size_t *len, size_t *cap, const char *name, uint32_t *at,
+		     size_t max)
 {
 	size_t n = strnlen(name, NAME_MAX_LEN - 1);
 
+	if (*len + n + 1 > max)
+		return -E2BIG;
 	if (*len + n + 1 > *cap) {
 		size_t ncap = *cap ? *cap * 2 : 4096;
 		char *p;
@@ -271,6 +277,14 @@ static int strs__add(struct table *t, size_t *len, size_t *cap, const char *name
 	*at = (uint32_t)*len;
 	*len += n + 1;
 	return 0;
+}
+
+static void shrink(void **p, size_t bytes)
+{
+	void *q = bytes ? realloc(*p, bytes) : NULL;
+
+	if (q)
+		*p = q;
 }
 
 /* Whether libdwfl would consider this symbol at all. */
@@ -315,11 +329,15 @@ static int table__read(struct table *t, Dwfl_Module *mod, Dwarf_Addr start, size
 		s->bind = bind_value(&gs);
 		s->global = first_global <= 0 || i >= first_global;
 		s->abs = shndx >= SHN_LORESERVE;
-		if (strs__add(t, &len, &cap, name, &s->name))
-			return -ENOMEM;
+		err = strs__add(t, &len, &cap, name, &s->name, max_bytes - (size_t)n * sizeof(*s));
+		if (err)
+			return err;
 		t->n++;
 	}
-	t->bytes = t->n * sizeof(struct sym) + cap + t->nsecs * sizeof(struct sec);
+	/* what is kept is what is counted */
+	shrink((void **)&t->strs, len);
+	shrink((void **)&t->syms, t->n * sizeof(*t->syms));
+	t->bytes = t->n * sizeof(struct sym) + len + t->nsecs * sizeof(struct sec);
 	return t->bytes > max_bytes ? -E2BIG : 0;
 }
 
