@@ -149,6 +149,34 @@ static void test_same_as_libdw_libs(void **state)
 		compare_file(PYTHON, 97);
 }
 
+/*
+ * This binary stripped, its functions named only in an xz-compressed
+ * .gnu_debugdata (as Fedora ships libraries): libdw's auxiliary table.
+ */
+static void test_same_as_libdw_gnu_debugdata(void **state)
+{
+	char dir[] = "/tmp/test_symcache_mini.XXXXXX", cmd[1024];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; cp /proc/%d/exe lib; "
+		 "nm --defined-only lib | awk '$2 ~ /[tT]/ {print $3}' > keep; "
+		 "objcopy -S --remove-section .comment --keep-symbols=keep lib mini; xz mini; "
+		 "strip --strip-all lib; objcopy --add-section .gnu_debugdata=mini.xz lib; "
+		 "! nm lib 2>/dev/null | grep -q compare_file",
+		 dir, (int)getpid());
+	if (system(cmd)) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "%s/lib", dir);
+	compare_file(cmd, 13);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void name_in(struct symcache *c, struct loaded *l, uint64_t off, const char *want)
 {
 	char name[256];
@@ -430,6 +458,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_as_libdw_self),
 		cmocka_unit_test(test_same_as_libdw_libs),
+		cmocka_unit_test(test_same_as_libdw_gnu_debugdata),
 		cmocka_unit_test(test_shared_between_bases),
 		cmocka_unit_test(test_shared_between_unwinders),
 		cmocka_unit_test(test_same_build_id_other_file),
