@@ -19,6 +19,7 @@
 #include "target/elf_file.h"
 #include "target/native_unwind.h"
 #include "target/procfs.h"
+#include "target/symcache.h"
 #include "util/mono.h"
 
 /* How often the mappings are reported again when a pc is in none of them. */
@@ -30,6 +31,9 @@ struct native_unwinder {
 	Dwfl *dwfl;
 	bool attached;
 	long long reported_ns;
+	/* each reported file's identity, for the shared symbol tables (module userdata: index + 1) */
+	struct symcache_file *files;
+	int nfiles, capfiles;
 	/* the sample being unwound */
 	pid_t tid;
 	const struct native_regs *regs;
@@ -110,11 +114,42 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
+/* st's identity kept in u->files: true, and *slot its index + 1. */
+static bool remember_file(struct native_unwinder *u, const struct stat *st, uintptr_t *slot)
+{
+	if (u->nfiles == u->capfiles) {
+		int cap = u->capfiles ? u->capfiles * 2 : 16;
+		struct symcache_file *p = realloc(u->files, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		u->files = p;
+		u->capfiles = cap;
+	}
+	symcache__file_of(st, &u->files[u->nfiles]);
+	*slot = (uintptr_t)++u->nfiles;
+	return true;
+}
+
+/* The identity of mod's file, if it was reported by report_mapping. */
+static const struct symcache_file *file_of(struct native_unwinder *u, Dwfl_Module *mod)
+{
+	void **userdata = NULL;
+	uintptr_t slot;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	slot = userdata ? (uintptr_t)*userdata : 0;
+	return slot && slot <= (uintptr_t)u->nfiles ? &u->files[slot - 1] : NULL;
+}
+
 /* One executable mapping as a module, placed where its file's offset 0 is mapped. */
 static void report_mapping(struct native_unwinder *u, const struct map_entry *e, uint64_t base)
 {
+	void **userdata = NULL;
+	Dwfl_Module *mod;
 	char path[96];
 	struct stat st;
+	uintptr_t slot = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, u->pid, e->start,
@@ -127,7 +162,11 @@ static void report_mapping(struct native_unwinder *u, const struct map_entry *e,
 		return;
 	}
 	/* consumes fd, also on failure */
-	dwfl_report_elf(u->dwfl, e->path[0] ? e->path : "[unnamed]", path, fd, base, true);
+	mod = dwfl_report_elf(u->dwfl, e->path[0] ? e->path : "[unnamed]", path, fd, base, true);
+	if (mod && remember_file(u, &st, &slot))
+		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = (void *)(uintptr_t)slot;
 }
 
 /* Every file mapped executable, once: 0, or -errno (the maps could not be read). */
@@ -174,6 +213,7 @@ static int open_dwfl(struct native_unwinder *u)
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
 	u->attached = false;
+	u->nfiles = 0;
 	u->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!u->dwfl)
 		return -ENOMEM;
@@ -208,6 +248,7 @@ void native_unwinder__free(struct native_unwinder *u)
 	if (!u)
 		return;
 	dwfl_end(u->dwfl);
+	free(u->files);
 	free(u);
 }
 
@@ -263,10 +304,8 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 			  char *file, size_t filelen)
 {
 	Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
-	const char *sym, *modname, *base;
+	const char *modname, *base;
 	Dwarf_Addr start = 0;
-	GElf_Off off = 0;
-	GElf_Sym s;
 
 	if (!mod) {
 		snprintf(name, namelen, "0x%" PRIx64, pc);
@@ -276,11 +315,9 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	modname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	modname = modname ? modname : "";
 	snprintf(file, filelen, "%s", modname);
-	sym = dwfl_module_addrinfo(mod, pc, &off, &s, NULL, NULL, NULL);
-	if (sym && *sym) {
-		snprintf(name, namelen, "%s", sym);
+	/* the table shared by every process mapping this very file */
+	if (symcache__name(symcache__shared(), mod, file_of(u, mod), pc, name, namelen) > 0)
 		return 0;
-	}
 	base = strrchr(modname, '/');
 	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : modname, pc - start);
 	return 0;
