@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "target/elf_file.h"
 #include "target/native_unwind.h"
+#include "native_unwind_file.h"
 #include "target/procfs.h"
 #include "util/mono.h"
 
@@ -110,11 +111,33 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
+/*
+ * One file of the target as a module named name, its offset 0 at base. fd is
+ * consumed; path is only for libdw's messages. A file libdw must not see is
+ * left out: its pcs are then named 0xaddress.
+ */
+static void report_file(struct native_unwinder *u, const char *name, const char *path, int fd,
+			uint64_t base)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+		close(fd);
+		return;
+	}
+	/*
+	 * The module owns fd from now on; but a file libdw refuses (not ELF, no
+	 * program headers) leaves fd with us: kept, it would leak one descriptor
+	 * per report, once a second, until the profiler cannot open any.
+	 */
+	if (!dwfl_report_elf(u->dwfl, name, path, fd, base, true))
+		close(fd);
+}
+
 /* One executable mapping as a module, placed where its file's offset 0 is mapped. */
 static void report_mapping(struct native_unwinder *u, const struct map_entry *e, uint64_t base)
 {
 	char path[96];
-	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, u->pid, e->start,
@@ -122,12 +145,7 @@ static void report_mapping(struct native_unwinder *u, const struct map_entry *e,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
-		close(fd);
-		return;
-	}
-	/* consumes fd, also on failure */
-	dwfl_report_elf(u->dwfl, e->path[0] ? e->path : "[unnamed]", path, fd, base, true);
+	report_file(u, e->path[0] ? e->path : "[unnamed]", path, fd, base);
 }
 
 /* Every file mapped executable, once: 0, or -errno (the maps could not be read). */
@@ -284,4 +302,26 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	base = strrchr(modname, '/');
 	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : modname, pc - start);
 	return 0;
+}
+
+struct native_unwinder *native_unwinder__new_file(int fd, uint64_t base)
+{
+	struct native_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u) {
+		close(fd);
+		return NULL;
+	}
+	u->pid = getpid();
+	u->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!u->dwfl) {
+		close(fd);
+		free(u);
+		return NULL;
+	}
+	report_file(u, "[fuzz]", "[fuzz]", fd, base);
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	u->reported_ns = mono_ns();
+	u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+	return u;
 }
