@@ -18,9 +18,13 @@
 #include <unistd.h>
 #include "target/elf_file.h"
 #include "target/native_unwind.h"
+#include "native_guard.h"
 #include "native_unwind_file.h"
 #include "target/procfs.h"
 #include "util/mono.h"
+
+/* Files libdw was not given (native_guard.h) whose pcs are still named library+0xoffset. */
+#define NATIVE_MAX_REFUSED 32
 
 /* How often the mappings are reported again when a pc is in none of them. */
 #define REPORT_AGAIN_NS 1000000000LL
@@ -39,6 +43,13 @@ struct native_unwinder {
 	uint64_t *pcs;
 	int n, max;
 	bool complete;
+	/* this Dwfl's refused files: the first NATIVE_MAX_REFUSED of them by place */
+	struct refused_file {
+		uint64_t lo, hi, base;
+		const char *name; /* a copy */
+	} refused[NATIVE_MAX_REFUSED];
+	int nrefused;
+	unsigned long refused_total;
 };
 
 /* No separate debug files: the target's own files are all that is read. */
@@ -111,17 +122,43 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-/*
- * One file of the target as a module named name, its offset 0 at base. fd is
- * consumed; path is only for libdw's messages. A file libdw must not see is
- * left out: its pcs are then named 0xaddress.
- */
-static void report_file(struct native_unwinder *u, const char *name, const char *path, int fd,
+static void forget_refused(struct native_unwinder *u)
+{
+	while (u->nrefused > 0)
+		free((char *)u->refused[--u->nrefused].name);
+}
+
+/* A file libdw is not given: counted, and its pcs in [lo, hi) named by offset from base. */
+static void refuse_file(struct native_unwinder *u, const char *name, uint64_t lo, uint64_t hi,
 			uint64_t base)
 {
+	struct refused_file *r = &u->refused[u->nrefused];
+
+	u->refused_total++;
+	if (u->nrefused == NATIVE_MAX_REFUSED || !(r->name = strdup(name)))
+		return;
+	r->lo = lo, r->hi = hi, r->base = base;
+	u->nrefused++;
+}
+
+/*
+ * One file of the target as a module named name, its offset 0 at base,
+ * mapped executable at [lo, hi). fd is consumed; path is only for libdw's
+ * messages. A file libdw must not see (native_guard.h) is left out and its
+ * pcs named by offset.
+ */
+static void report_file(struct native_unwinder *u, const char *name, const char *path, int fd,
+			uint64_t base, uint64_t lo, uint64_t hi)
+{
+	char why[96];
 	struct stat st;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+		close(fd);
+		return;
+	}
+	if (native_guard__check(fd, why, sizeof(why)) == -EFBIG) {
+		refuse_file(u, name, lo, hi, base);
 		close(fd);
 		return;
 	}
@@ -145,7 +182,7 @@ static void report_mapping(struct native_unwinder *u, const struct map_entry *e,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	report_file(u, e->path[0] ? e->path : "[unnamed]", path, fd, base);
+	report_file(u, e->path[0] ? e->path : "[unnamed]", path, fd, base, e->start, e->end);
 }
 
 /* Every file mapped executable, once: 0, or -errno (the maps could not be read). */
@@ -191,6 +228,8 @@ static int open_dwfl(struct native_unwinder *u)
 {
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
+	forget_refused(u);
+	u->refused_total = 0;
 	u->attached = false;
 	u->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!u->dwfl)
@@ -226,6 +265,7 @@ void native_unwinder__free(struct native_unwinder *u)
 	if (!u)
 		return;
 	dwfl_end(u->dwfl);
+	forget_refused(u);
 	free(u);
 }
 
@@ -277,6 +317,31 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 	return u->n;
 }
 
+/* pc in a file libdw was not given: "library+0xoffset". */
+static bool name_refused(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
+			 char *file, size_t filelen)
+{
+	const char *base;
+	int i;
+
+	for (i = 0; i < u->nrefused; i++) {
+		const struct refused_file *r = &u->refused[i];
+
+		if (pc < r->lo || pc >= r->hi)
+			continue;
+		base = strrchr(r->name, '/');
+		snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : r->name, pc - r->base);
+		snprintf(file, filelen, "%s", r->name);
+		return true;
+	}
+	return false;
+}
+
+unsigned long native_unwinder__refused(const struct native_unwinder *u)
+{
+	return u->refused_total;
+}
+
 int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
 			  char *file, size_t filelen)
 {
@@ -286,6 +351,8 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	GElf_Off off = 0;
 	GElf_Sym s;
 
+	if (!mod && name_refused(u, pc, name, namelen, file, filelen))
+		return 0;
 	if (!mod) {
 		snprintf(name, namelen, "0x%" PRIx64, pc);
 		snprintf(file, filelen, "%s", "");
@@ -304,7 +371,7 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	return 0;
 }
 
-struct native_unwinder *native_unwinder__new_file(int fd, uint64_t base)
+struct native_unwinder *native_unwinder__new_file(int fd, uint64_t base, uint64_t size)
 {
 	struct native_unwinder *u = calloc(1, sizeof(*u));
 
@@ -319,7 +386,7 @@ struct native_unwinder *native_unwinder__new_file(int fd, uint64_t base)
 		free(u);
 		return NULL;
 	}
-	report_file(u, "[fuzz]", "[fuzz]", fd, base);
+	report_file(u, "[fuzz]", "[fuzz]", fd, base, base, base + size);
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	u->reported_ns = mono_ns();
 	u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);

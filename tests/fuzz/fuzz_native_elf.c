@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = dup(memfd);
 	if (fd < 0)
 		abort();
-	u = native_unwinder__new_file(fd, base);
+	u = native_unwinder__new_file(fd, base, size);
 	if (!u)
 		abort();
 	span = size ? size : 1;
