@@ -141,6 +141,17 @@ static void refuse_file(struct native_unwinder *u, const char *name, uint64_t lo
 	u->nrefused++;
 }
 
+/* The refused file holding pc, if any. */
+static const struct refused_file *refused_at(const struct native_unwinder *u, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < u->nrefused; i++)
+		if (pc >= u->refused[i].lo && pc < u->refused[i].hi)
+			return &u->refused[i];
+	return NULL;
+}
+
 /*
  * One file of the target as a module named name, its offset 0 at base,
  * mapped executable at [lo, hi). fd is consumed; path is only for libdw's
@@ -294,9 +305,12 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 {
 	if (!u->dwfl)
 		return 0;
-	/* code mapped since the last report (a module imported later): report again */
-	if (!dwfl_addrmodule(u->dwfl, regs->ip) && mono_ns() - u->reported_ns > REPORT_AGAIN_NS &&
-	    open_dwfl(u))
+	/*
+	 * code mapped since the last report (a module imported later): report
+	 * again; not for a refused file's code, checked again at every report
+	 */
+	if (!dwfl_addrmodule(u->dwfl, regs->ip) && !refused_at(u, regs->ip) &&
+	    mono_ns() - u->reported_ns > REPORT_AGAIN_NS && open_dwfl(u))
 		return 0;
 	u->tid = tid;
 	u->regs = regs;
@@ -321,20 +335,15 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 static bool name_refused(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
 			 char *file, size_t filelen)
 {
+	const struct refused_file *r = refused_at(u, pc);
 	const char *base;
-	int i;
 
-	for (i = 0; i < u->nrefused; i++) {
-		const struct refused_file *r = &u->refused[i];
-
-		if (pc < r->lo || pc >= r->hi)
-			continue;
-		base = strrchr(r->name, '/');
-		snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : r->name, pc - r->base);
-		snprintf(file, filelen, "%s", r->name);
-		return true;
-	}
-	return false;
+	if (!r)
+		return false;
+	base = strrchr(r->name, '/');
+	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : r->name, pc - r->base);
+	snprintf(file, filelen, "%s", r->name);
+	return true;
 }
 
 unsigned long native_unwinder__refused(const struct native_unwinder *u)
