@@ -25,7 +25,7 @@
 /* How many bytes the xz (or lzma) data in buf decodes to, stopping past max. */
 static uint64_t xz_expanded(const void *buf, size_t len, uint64_t max)
 {
-	static uint8_t out[64 << 10];
+	uint8_t out[16 << 10]; /* a scratch buffer, not static: any thread may check */
 	lzma_stream s = LZMA_STREAM_INIT;
 	uint64_t total = 0;
 	lzma_ret ret;
