@@ -4,7 +4,8 @@
  * It goes into a memfd, mapped here read-only and executable (never run),
  * and is reported as the unwinder's only module the way a target's mapping
  * is (native_unwinder__new_file: the same checks and libdw calls as
- * report_mapping). Then a few unwinds start in it, over a stack copy of
+ * report_mapping; a memfd is anybody's to change, so libdw gets the sealed
+ * copy and the guard checks it). Then a few unwinds start in it, over a stack copy of
  * return addresses into it (libdw's call frame interpreter over its
  * .eh_frame/.debug_frame), and every pc found, and a few more, is named
  * (its symbol tables, .gnu_debugdata decompressed). The outcome may be
@@ -132,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* a small library's code is in its first pages: unwinds from, and names of, pcs there */
 	sweep = span < SWEEP_BYTES ? span : SWEEP_BYTES;
 	for (off = 0; off < sweep; off += UNWIND_STEP)
-		unwind_from(u, base + off + data[off] % UNWIND_STEP, stack);
+		unwind_from(u, base + off + word_at(data, size, off) % UNWIND_STEP, stack);
 	for (off = 0; off < sweep; off += NAME_STEP)
 		name_pc(u, base + off);
 	name_pc(u, base + span + 4096);
