@@ -7,16 +7,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <lzma.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/sendfile.h>
-#include <unistd.h>
 #include "native_guard.h"
 
 /* The decoder's memory (its dictionary): xz -9 needs 65 MB. */
@@ -134,44 +130,4 @@ int native_guard__check(int fd, char *why, size_t whylen)
 	ret = check_elf(elf, why, whylen);
 	elf_end(elf);
 	return ret;
-}
-
-/* len bytes of fd from its start into a new sealed memfd: its fd, or -errno. */
-static int sealed_copy(int fd, uint64_t len)
-{
-	off_t off = 0;
-	ssize_t n;
-	int mfd = memfd_create("pybpfprof-native", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-	if (mfd < 0)
-		return -errno;
-	/* a file shrunk meanwhile ends the copy early: libdw sees a short file, safely */
-	while ((uint64_t)off < len) {
-		n = sendfile(mfd, fd, &off, len - off);
-		if (n <= 0)
-			break;
-	}
-	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
-		n = -errno;
-		close(mfd);
-		return n;
-	}
-	return mfd;
-}
-
-int native_guard__stable_fd(int fd, const struct stat *st, uint64_t *copied)
-{
-	uint64_t len = st->st_size;
-	int mfd;
-
-	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
-		return fd;
-	if (len > NATIVE_GUARD_MAX_COPIED - *copied) {
-		close(fd);
-		return -EFBIG;
-	}
-	*copied += len;
-	mfd = sealed_copy(fd, len);
-	close(fd);
-	return mfd;
 }

@@ -50,7 +50,6 @@ struct native_unwinder {
 	} refused[NATIVE_MAX_REFUSED];
 	int nrefused;
 	unsigned long refused_total;
-	uint64_t copied; /* by native_guard__stable_fd, for this Dwfl */
 };
 
 /* No separate debug files: the target's own files are all that is read. */
@@ -169,12 +168,6 @@ static void report_file(struct native_unwinder *u, const char *name, const char 
 		close(fd);
 		return;
 	}
-	/* a copy, if the target could truncate the file libdw maps (then checked, not before) */
-	fd = native_guard__stable_fd(fd, &st, &u->copied);
-	if (fd == -EFBIG)
-		refuse_file(u, name, lo, hi, base);
-	if (fd < 0)
-		return;
 	if (native_guard__check(fd, why, sizeof(why)) == -EFBIG) {
 		refuse_file(u, name, lo, hi, base);
 		close(fd);
@@ -248,7 +241,6 @@ static int open_dwfl(struct native_unwinder *u)
 		dwfl_end(u->dwfl);
 	forget_refused(u);
 	u->refused_total = 0;
-	u->copied = 0;
 	u->attached = false;
 	u->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!u->dwfl)

@@ -4,8 +4,7 @@
  * native_unwind.c's report), on fuzz_native_elf's seeds and finds in
  * tests/fuzz/corpus/native_elf/: real small libraries pass and are named;
  * a file whose compressed parts would expand past the bounds is refused,
- * counted and named by offset; a file libdw refuses does not keep its fd; a
- * file truncated under libdw does not kill us.
+ * counted and named by offset; a file libdw refuses does not keep its fd.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +14,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,38 +122,6 @@ static void test_refused_by_libdw_fd_closed(void **state)
 	assert_string_equal(name, "0x7f0000000010");
 }
 
-/*
- * A file the target can truncate after libdw was given it: libdw maps what it
- * is given, and read a truncated file's lost pages as a SIGBUS (this test
- * died so before the copy). Given a sealed copy, it names the pc as before.
- */
-static void test_truncated_after_report(void **state)
-{
-	static uint8_t buf[64 << 10];
-	char path[] = "/tmp/test_native_guard.XXXXXX", name[256], file[256];
-	struct native_unwinder *u;
-	size_t n;
-	int fd, in = open_input("minidebug-so");
-
-	(void)state;
-	n = read(in, buf, sizeof(buf));
-	close(in);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, buf, n), (ssize_t)n);
-	/* writable by others: any user could truncate it */
-	assert_int_equal(fchmod(fd, 0666), 0);
-	u = native_unwinder__new_file(fd, BASE, n);
-	assert_non_null(u);
-	assert_int_equal(truncate(path, 0x100), 0);
-	unlink(path);
-	assert_int_equal(native_unwinder__name(u, BASE + 0x1f8, name, sizeof(name), file,
-					       sizeof(file)),
-			 0);
-	assert_string_equal(name, "hidden_leaf");
-	native_unwinder__free(u);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,7 +129,6 @@ int main(void)
 		cmocka_unit_test(test_guard_refuses_expansion),
 		cmocka_unit_test(test_refused_named_by_offset),
 		cmocka_unit_test(test_refused_by_libdw_fd_closed),
-		cmocka_unit_test(test_truncated_after_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
