@@ -19,7 +19,7 @@ apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
 apt_get update -qq
 apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjansson-dev \
-	libcurl4-openssl-dev libmicrohttpd-dev python3 util-linux libdw-dev >/dev/null
+	libcurl4-openssl-dev libmicrohttpd-dev python3 util-linux libdw-dev liblzma-dev >/dev/null
 [ "${1:-}" = build ] && exit 0
 
 # Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the

@@ -51,6 +51,14 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 			    bool *complete);
 
 /*
+ * How many files the process maps executable were kept from libdw at the last
+ * report of its mappings: files whose compressed sections would expand past
+ * native_guard.h's bounds. Their frames end the unwind and are named
+ * "library+0xoffset".
+ */
+unsigned long native_unwinder__refused(const struct native_unwinder *u);
+
+/*
  * pc's name: the symbol holding it, else "library+0xoffset", else
  * "0xaddress"; and the file it is in ("" if none). 0, or -ENOENT when pc is
  * in no mapped file.

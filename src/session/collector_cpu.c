@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/log.h"
 #include "util/mono.h"
 #include "target/procfs.h"
 #include "session/collector.h"
@@ -348,6 +349,12 @@ void collector__flush_pending(struct collector *c)
 
 void collector_target__free_native(struct collector_target *ts)
 {
+	unsigned long refused = ts->unwinder ? native_unwinder__refused(ts->unwinder) : 0;
+
+	if (refused)
+		log_msg(LOG_WARN,
+			"pid %d: %lu of its executable files were not given to libdw (compressed sections expanding too far): their frames are named library+0xoffset",
+			ts->t.pid, refused);
 	native_unwinder__free(ts->unwinder);
 	ts->unwinder = NULL;
 	hashmap__free(&ts->native_frames);

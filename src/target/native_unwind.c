@@ -18,9 +18,14 @@
 #include <unistd.h>
 #include "target/elf_file.h"
 #include "target/native_unwind.h"
+#include "native_guard.h"
+#include "native_unwind_file.h"
 #include "target/procfs.h"
 #include "target/symcache.h"
 #include "util/mono.h"
+
+/* Files libdw was not given (native_guard.h) whose pcs are still named library+0xoffset. */
+#define NATIVE_MAX_REFUSED 32
 
 /* How often the mappings are reported again when a pc is in none of them. */
 #define REPORT_AGAIN_NS 1000000000LL
@@ -42,6 +47,13 @@ struct native_unwinder {
 	uint64_t *pcs;
 	int n, max;
 	bool complete;
+	/* this Dwfl's refused files: the first NATIVE_MAX_REFUSED of them by place */
+	struct refused_file {
+		uint64_t lo, hi, base;
+		const char *name; /* a copy */
+	} refused[NATIVE_MAX_REFUSED];
+	int nrefused;
+	unsigned long refused_total;
 };
 
 /* No separate debug files: the target's own files are all that is read. */
@@ -131,7 +143,7 @@ static bool remember_file(struct native_unwinder *u, const struct stat *st, uint
 	return true;
 }
 
-/* The identity of mod's file, if it was reported by report_mapping. */
+/* The identity of mod's file, if report_file reported it. */
 static const struct symcache_file *file_of(struct native_unwinder *u, Dwfl_Module *mod)
 {
 	void **userdata = NULL;
@@ -142,14 +154,80 @@ static const struct symcache_file *file_of(struct native_unwinder *u, Dwfl_Modul
 	return slot && slot <= (uintptr_t)u->nfiles ? &u->files[slot - 1] : NULL;
 }
 
+static void forget_refused(struct native_unwinder *u)
+{
+	while (u->nrefused > 0)
+		free((char *)u->refused[--u->nrefused].name);
+}
+
+/* A file libdw is not given: counted, and its pcs in [lo, hi) named by offset from base. */
+static void refuse_file(struct native_unwinder *u, const char *name, uint64_t lo, uint64_t hi,
+			uint64_t base)
+{
+	struct refused_file *r = &u->refused[u->nrefused];
+
+	u->refused_total++;
+	if (u->nrefused == NATIVE_MAX_REFUSED || !(r->name = strdup(name)))
+		return;
+	r->lo = lo, r->hi = hi, r->base = base;
+	u->nrefused++;
+}
+
+/* The refused file holding pc, if any. */
+static const struct refused_file *refused_at(const struct native_unwinder *u, uint64_t pc)
+{
+	int i;
+
+	for (i = 0; i < u->nrefused; i++)
+		if (pc >= u->refused[i].lo && pc < u->refused[i].hi)
+			return &u->refused[i];
+	return NULL;
+}
+
+/*
+ * One file of the target as a module named name, its offset 0 at base,
+ * mapped executable at [lo, hi). fd is consumed; path is only for libdw's
+ * messages. A file libdw must not see (native_guard.h) is left out and its
+ * pcs named by offset.
+ */
+static void report_file(struct native_unwinder *u, const char *name, const char *path, int fd,
+			uint64_t base, uint64_t lo, uint64_t hi)
+{
+	void **userdata = NULL;
+	uintptr_t slot = 0;
+	Dwfl_Module *mod;
+	char why[96];
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+		close(fd);
+		return;
+	}
+	if (native_guard__check(fd, why, sizeof(why)) == -EFBIG) {
+		refuse_file(u, name, lo, hi, base);
+		close(fd);
+		return;
+	}
+	/*
+	 * The module owns fd from now on; but a file libdw refuses (not ELF, no
+	 * program headers) leaves fd with us: kept, it would leak one descriptor
+	 * per report, once a second, until the profiler cannot open any.
+	 */
+	mod = dwfl_report_elf(u->dwfl, name, path, fd, base, true);
+	if (!mod) {
+		close(fd);
+		return;
+	}
+	if (remember_file(u, &st, &slot))
+		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = (void *)(uintptr_t)slot;
+}
+
 /* One executable mapping as a module, placed where its file's offset 0 is mapped. */
 static void report_mapping(struct native_unwinder *u, const struct map_entry *e, uint64_t base)
 {
-	void **userdata = NULL;
-	Dwfl_Module *mod;
 	char path[96];
-	struct stat st;
-	uintptr_t slot = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, u->pid, e->start,
@@ -157,16 +235,7 @@ static void report_mapping(struct native_unwinder *u, const struct map_entry *e,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
-		close(fd);
-		return;
-	}
-	/* consumes fd, also on failure */
-	mod = dwfl_report_elf(u->dwfl, e->path[0] ? e->path : "[unnamed]", path, fd, base, true);
-	if (mod && remember_file(u, &st, &slot))
-		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (userdata)
-		*userdata = (void *)(uintptr_t)slot;
+	report_file(u, e->path[0] ? e->path : "[unnamed]", path, fd, base, e->start, e->end);
 }
 
 /* Every file mapped executable, once: 0, or -errno (the maps could not be read). */
@@ -212,6 +281,8 @@ static int open_dwfl(struct native_unwinder *u)
 {
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
+	forget_refused(u);
+	u->refused_total = 0;
 	u->attached = false;
 	u->nfiles = 0;
 	u->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -249,6 +320,7 @@ void native_unwinder__free(struct native_unwinder *u)
 		return;
 	dwfl_end(u->dwfl);
 	free(u->files);
+	forget_refused(u);
 	free(u);
 }
 
@@ -277,9 +349,12 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 {
 	if (!u->dwfl)
 		return 0;
-	/* code mapped since the last report (a module imported later): report again */
-	if (!dwfl_addrmodule(u->dwfl, regs->ip) && mono_ns() - u->reported_ns > REPORT_AGAIN_NS &&
-	    open_dwfl(u))
+	/*
+	 * code mapped since the last report (a module imported later): report
+	 * again; not for a refused file's code, checked again at every report
+	 */
+	if (!dwfl_addrmodule(u->dwfl, regs->ip) && !refused_at(u, regs->ip) &&
+	    mono_ns() - u->reported_ns > REPORT_AGAIN_NS && open_dwfl(u))
 		return 0;
 	u->tid = tid;
 	u->regs = regs;
@@ -300,6 +375,26 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 	return u->n;
 }
 
+/* pc in a file libdw was not given: "library+0xoffset". */
+static bool name_refused(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
+			 char *file, size_t filelen)
+{
+	const struct refused_file *r = refused_at(u, pc);
+	const char *base;
+
+	if (!r)
+		return false;
+	base = strrchr(r->name, '/');
+	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : r->name, pc - r->base);
+	snprintf(file, filelen, "%s", r->name);
+	return true;
+}
+
+unsigned long native_unwinder__refused(const struct native_unwinder *u)
+{
+	return u->refused_total;
+}
+
 int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, size_t namelen,
 			  char *file, size_t filelen)
 {
@@ -307,6 +402,8 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	const char *modname, *base;
 	Dwarf_Addr start = 0;
 
+	if (!mod && name_refused(u, pc, name, namelen, file, filelen))
+		return 0;
 	if (!mod) {
 		snprintf(name, namelen, "0x%" PRIx64, pc);
 		snprintf(file, filelen, "%s", "");
@@ -321,4 +418,26 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	base = strrchr(modname, '/');
 	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : modname, pc - start);
 	return 0;
+}
+
+struct native_unwinder *native_unwinder__new_file(int fd, uint64_t base, uint64_t size)
+{
+	struct native_unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u) {
+		close(fd);
+		return NULL;
+	}
+	u->pid = getpid();
+	u->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!u->dwfl) {
+		close(fd);
+		free(u);
+		return NULL;
+	}
+	report_file(u, "[fuzz]", "[fuzz]", fd, base, base, base + size);
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	u->reported_ns = mono_ns();
+	u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);
+	return u;
 }

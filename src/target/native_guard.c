@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A target's file, checked before libdw sees it (see native_guard.h). The
+ * .gnu_debugdata is decompressed here into a scratch buffer, counting, up to
+ * its bound: an xz stream's own sizes (index, block headers) are the
+ * target's word, checked by the decoder only once it has decoded the block.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <lzma.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "native_guard.h"
+
+/* The decoder's memory (its dictionary): xz -9 needs 65 MB. */
+#define DEBUGDATA_MEMLIMIT (80ULL << 20)
+
+/* How many bytes the xz (or lzma) data in buf decodes to, stopping past max. */
+static uint64_t xz_expanded(const void *buf, size_t len, uint64_t max)
+{
+	uint8_t out[16 << 10]; /* a scratch buffer, not static: any thread may check */
+	lzma_stream s = LZMA_STREAM_INIT;
+	uint64_t total = 0;
+	lzma_ret ret;
+
+	/* as libdw decodes it, or more: any format, every concatenated stream */
+	if (lzma_auto_decoder(&s, DEBUGDATA_MEMLIMIT, LZMA_CONCATENATED) != LZMA_OK)
+		return UINT64_MAX;
+	s.next_in = buf;
+	s.avail_in = len;
+	do {
+		s.next_out = out;
+		s.avail_out = sizeof(out);
+		ret = lzma_code(&s, LZMA_FINISH);
+		total += sizeof(out) - s.avail_out;
+	} while (ret == LZMA_OK && total <= max);
+	lzma_end(&s);
+	/* a damaged or too greedy stream: libdw gets no further than this either, but slower */
+	return ret == LZMA_MEMLIMIT_ERROR ? UINT64_MAX : total;
+}
+
+/* The declared size a .zdebug section ("ZLIB", 8-byte big-endian size) expands to. */
+static uint64_t zdebug_size(Elf_Scn *scn)
+{
+	Elf_Data *d = elf_rawdata(scn, NULL);
+	const uint8_t *p;
+	uint64_t n = 0;
+	int i;
+
+	if (!d || !d->d_buf || d->d_size < 12 || memcmp(d->d_buf, "ZLIB", 4))
+		return 0; /* not expanded by anyone */
+	p = (const uint8_t *)d->d_buf + 4;
+	for (i = 0; i < 8; i++)
+		n = n << 8 | p[i];
+	return n;
+}
+
+/* What one section expands to in libdw's hands: 0 for a plain one. */
+static uint64_t section_expanded(Elf *elf, Elf_Scn *scn, size_t shstrndx, uint64_t *debugdata)
+{
+	const char *name;
+	GElf_Chdr ch;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		return 0;
+	if (sh.sh_flags & SHF_COMPRESSED)
+		return gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+	name = elf_strptr(elf, shstrndx, sh.sh_name);
+	if (!name)
+		return 0;
+	if (!strncmp(name, ".zdebug", 7))
+		return zdebug_size(scn);
+	if (!strcmp(name, ".gnu_debugdata") && !*debugdata) {
+		d = elf_rawdata(scn, NULL);
+		if (d && d->d_buf)
+			*debugdata = xz_expanded(d->d_buf, d->d_size, NATIVE_GUARD_MAX_DEBUGDATA);
+	}
+	return 0;
+}
+
+static int check_elf(Elf *elf, char *why, size_t whylen)
+{
+	uint64_t total = 0, debugdata = 0, n;
+	size_t nsec, shstrndx, i = 0;
+	Elf_Scn *scn = NULL;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrnum(elf, &nsec) ||
+	    elf_getshdrstrndx(elf, &shstrndx)) {
+		snprintf(why, whylen, "not an ELF file libdw could read");
+		return -ENOEXEC;
+	}
+	if (nsec > NATIVE_GUARD_MAX_SECTIONS) {
+		snprintf(why, whylen, "%zu sections", nsec);
+		return -EFBIG;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && i++ < nsec) {
+		n = section_expanded(elf, scn, shstrndx, &debugdata);
+		total = n > NATIVE_GUARD_MAX_EXPANDED - total ? UINT64_MAX : total + n;
+		if (total > NATIVE_GUARD_MAX_EXPANDED) {
+			snprintf(why, whylen, "compressed sections expanding past %llu MB",
+				 NATIVE_GUARD_MAX_EXPANDED >> 20);
+			return -EFBIG;
+		}
+		if (debugdata > NATIVE_GUARD_MAX_DEBUGDATA) {
+			snprintf(why, whylen, ".gnu_debugdata expanding past %llu MB",
+				 NATIVE_GUARD_MAX_DEBUGDATA >> 20);
+			return -EFBIG;
+		}
+	}
+	return 0;
+}
+
+int native_guard__check(int fd, char *why, size_t whylen)
+{
+	Elf *elf;
+	int ret;
+
+	elf_version(EV_CURRENT);
+	/* read, not mapped: the target may truncate its file under us */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		snprintf(why, whylen, "not an ELF file libdw could read");
+		return -ENOEXEC;
+	}
+	ret = check_elf(elf, why, whylen);
+	elf_end(elf);
+	return ret;
+}

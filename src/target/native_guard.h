@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What libdw may be given of a target's file (native_unwind.c). libdw
+ * expands a file's compressed parts without a bound of its own: the
+ * SHF_COMPRESSED and .zdebug sections (to their declared sizes, when the
+ * module's DWARF is opened for its .debug_frame) and the xz-compressed
+ * .gnu_debugdata (to its end, when a pc is named): a few KB of a target's
+ * file made the profiler allocate and decompress GBs. So a file is checked
+ * first, with libelf reading (never mapping) it.
+ */
+#ifndef PYBPFPROF_NATIVE_GUARD_H
+#define PYBPFPROF_NATIVE_GUARD_H
+
+#include <stddef.h>
+
+/* What the declared sizes of a file's compressed sections may add up to. */
+#define NATIVE_GUARD_MAX_EXPANDED (256ULL << 20)
+/* What its .gnu_debugdata may decompress to (a mini symbol table: real ones are a few MB). */
+#define NATIVE_GUARD_MAX_DEBUGDATA (32ULL << 20)
+/* And the sections looked at. */
+#define NATIVE_GUARD_MAX_SECTIONS 65536
+
+/*
+ * 0 if the ELF file behind fd (read through its own offset-free reads) is
+ * within the bounds above; else -ENOEXEC (not ELF, damaged headers) or
+ * -EFBIG, with why (a sentence) saying what.
+ */
+int native_guard__check(int fd, char *why, size_t whylen);
+
+#endif
