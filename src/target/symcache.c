@@ -346,6 +346,9 @@ static void table__sort(struct table *t)
 	uint64_t max_end = 0;
 	size_t i;
 
+	/* a file without symbols has no array at all (qsort's is declared non-null) */
+	if (!t->n)
+		return;
 	qsort(t->syms, t->n, sizeof(*t->syms), sym_cmp);
 	for (i = 0; i < t->n; i++) {
 		struct sym *s = &t->syms[i];
