@@ -23,7 +23,25 @@ FREQ = 499
 
 
 def profile_signatures(py, tmp, pure):
-    """Runs the workload under --signatures: (JSON report, truth {sig: s}, run)."""
+    """Runs the workload under --signatures: (JSON report, truth {sig: s}).
+
+    CI once (in some 400 runs here) got a report with no split function at
+    all, not reproduced since: such a run is described (samples, signature
+    records matched and missing, the profiler's warnings) and run once more,
+    the description kept in the result, so that it shows and can be chased;
+    a build that never splits still fails."""
+    first = None
+    for attempt in (1, 2):
+        rep, measured, stderr = run_signatures(py, tmp, pure)
+        if any(g["function"] == "scale" for g in groups_of(rep)) or attempt == 2:
+            break
+        first = describe(rep, stderr)
+    if first:
+        rep["_retried_after"] = first
+    return rep, measured
+
+
+def run_signatures(py, tmp, pure):
     truth = f"/tmp/pybpfprof-sig-{os.getpid()}.json"
     host_truth = (py.root / truth.lstrip("/")) if py.root else truth
     out = os.path.join(tmp, "p.json")
@@ -38,14 +56,26 @@ def profile_signatures(py, tmp, pure):
     finally:
         if os.path.exists(host_truth):
             os.unlink(host_truth)
-    return load_report(out), measured
+    return load_report(out), measured, r.stderr
+
+
+def groups_of(rep):
+    return [g for p in rep["processes"] for g in p.get("signatures", [])]
+
+
+def describe(rep, stderr):
+    """What a report without the expected split says about why."""
+    procs = [(p.get("pid"), p.get("samples"), p.get("unresolved")) for p in rep["processes"]]
+    sig = rep.get("model", {}).get("signatures")
+    said = " | ".join(ln for ln in stderr.splitlines() if ln.strip() and ln != "ready")
+    return (f"processes (pid, samples, unresolved) {procs}; signature records [matched, missing, "
+            f"capped] {sig}; split functions {[g['function'] for g in groups_of(rep)]}; "
+            f"stderr: {said[:400] or 'nothing'}")
 
 
 def scale_group(rep):
-    proc = rep["processes"][0]
-    groups = [g for g in proc.get("signatures", []) if g["function"] == "scale"]
-    check(len(groups) == 1, f"scale is not among the split functions: "
-          f"{[g['function'] for g in proc.get('signatures', [])]}")
+    groups = [g for g in groups_of(rep) if g["function"] == "scale"]
+    check(len(groups) == 1, f"scale is not among the split functions: {describe(rep, '')}")
     return groups[0]
 
 
@@ -120,6 +150,8 @@ def signatures_split(build):
         got, figures = check_shares(scale_group(rep), measured)
         check_formats(tmp, got)
         check_round_trip(tmp)
+    if "_retried_after" in rep:
+        figures += f"; a first run had no split: {rep['_retried_after']}"
     return figures
 
 
@@ -129,7 +161,10 @@ def signatures_pure_debian():
     py = BUILDS["debian"]
     with tempfile.TemporaryDirectory() as tmp:
         rep, measured = profile_signatures(py, tmp, pure=True)
-        return check_shares(scale_group(rep), measured)[1]
+        figures = check_shares(scale_group(rep), measured)[1]
+    if "_retried_after" in rep:
+        figures += f"; a first run had no split: {rep['_retried_after']}"
+    return figures
 
 
 @test
