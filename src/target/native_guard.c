@@ -131,3 +131,33 @@ int native_guard__check(int fd, char *why, size_t whylen)
 	elf_end(elf);
 	return ret;
 }
+
+int native_guard__whole(int fd)
+{
+	size_t nsec, shstrndx, i = 0;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	GElf_Shdr sh;
+	int ret = 1;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrnum(elf, &nsec) ||
+	    elf_getshdrstrndx(elf, &shstrndx)) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	while (ret && (scn = elf_nextscn(elf, scn)) && i++ < nsec &&
+	       i <= NATIVE_GUARD_MAX_SECTIONS) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame"))
+			ret = 0;
+	}
+	elf_end(elf);
+	return ret;
+}

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * --native's unwinder over libdw's Dwfl: the process's executable mappings
- * are reported as modules (each file opened through /proc/PID/map_files),
+ * are reported as modules (each file opened through /proc/PID/map_files and
+ * read by libelf with pread, never mapped: see struct native_file),
  * and its thread state is the stack copy of one sample at a time: libdw's
  * memory_read callback reads that copy only, so an unwind never touches the
  * live process and a frame outside the copy ends it.
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
+#include <libelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,9 +38,6 @@ struct native_unwinder {
 	Dwfl *dwfl;
 	bool attached;
 	long long reported_ns;
-	/* each reported file's identity, for the shared symbol tables (module userdata: index + 1) */
-	struct symcache_file *files;
-	int nfiles, capfiles;
 	/* the sample being unwound */
 	pid_t tid;
 	const struct native_regs *regs;
@@ -54,7 +53,35 @@ struct native_unwinder {
 	} refused[NATIVE_MAX_REFUSED];
 	int nrefused;
 	unsigned long refused_total;
+	/* this Dwfl's files, one per module */
+	struct native_file {
+		int fd;
+		Elf *elf;		 /* until find_elf hands it to libdw, which ends it */
+		struct symcache_file id; /* for the shared symbol tables */
+	} files[NATIVE_MAX_MODULES];
+	int nfiles;
 };
+
+/*
+ * A module's file. libdw maps a file it opens itself, and a target that
+ * truncates its file afterwards turns the lost pages into a SIGBUS in the
+ * profiler (libdw 0.188: a report, truncate(path, 0), then naming a pc died
+ * so). So libdw opens nothing: each module is reported by its address range
+ * alone and find_elf gives it an Elf that libelf reads with pread on demand
+ * (ELF_C_READ); a truncated file is then short reads, errors, never a signal.
+ * The fd stays ours (find_elf returns -1), closed after the Dwfl ends.
+ */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	struct native_file *f = *userdata;
+
+	(void)mod, (void)modname, (void)base, (void)file_name;
+	*elfp = f ? f->elf : NULL;
+	if (f)
+		f->elf = NULL;
+	return -1;
+}
 
 /* No separate debug files: the target's own files are all that is read. */
 static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -67,6 +94,7 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = find_elf,
 	.find_debuginfo = no_debuginfo,
 };
 
@@ -126,38 +154,24 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-/* st's identity kept in u->files: true, and *slot its index + 1. */
-static bool remember_file(struct native_unwinder *u, const struct stat *st, uintptr_t *slot)
-{
-	if (u->nfiles == u->capfiles) {
-		int cap = u->capfiles ? u->capfiles * 2 : 16;
-		struct symcache_file *p = realloc(u->files, (size_t)cap * sizeof(*p));
-
-		if (!p)
-			return false;
-		u->files = p;
-		u->capfiles = cap;
-	}
-	symcache__file_of(st, &u->files[u->nfiles]);
-	*slot = (uintptr_t)++u->nfiles;
-	return true;
-}
-
-/* The identity of mod's file, if report_file reported it. */
-static const struct symcache_file *file_of(struct native_unwinder *u, Dwfl_Module *mod)
-{
-	void **userdata = NULL;
-	uintptr_t slot;
-
-	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	slot = userdata ? (uintptr_t)*userdata : 0;
-	return slot && slot <= (uintptr_t)u->nfiles ? &u->files[slot - 1] : NULL;
-}
-
 static void forget_refused(struct native_unwinder *u)
 {
 	while (u->nrefused > 0)
 		free((char *)u->refused[--u->nrefused].name);
+}
+
+/* The Dwfl and then its files: the Elfs libdw was given are ended by dwfl_end. */
+static void end_dwfl(struct native_unwinder *u)
+{
+	dwfl_end(u->dwfl);
+	u->dwfl = NULL;
+	while (u->nfiles > 0) {
+		struct native_file *f = &u->files[--u->nfiles];
+
+		elf_end(f->elf);
+		close(f->fd);
+	}
+	forget_refused(u);
 }
 
 /* A file libdw is not given: counted, and its pcs in [lo, hi) named by offset from base. */
@@ -185,21 +199,23 @@ static const struct refused_file *refused_at(const struct native_unwinder *u, ui
 }
 
 /*
- * One file of the target as a module named name, its offset 0 at base,
- * mapped executable at [lo, hi). fd is consumed; path is only for libdw's
- * messages. A file libdw must not see (native_guard.h) is left out and its
- * pcs named by offset.
+ * One file of the target as a module named name, its offset 0 mapped at base
+ * (so libdw's bias is base less the first PT_LOAD's page), its code ending at
+ * hi. fd is consumed. A file libdw must not see (native_guard.h) is left out
+ * and its pcs named by offset; one libelf cannot read as ELF is left out.
  */
-static void report_file(struct native_unwinder *u, const char *name, const char *path, int fd,
-			uint64_t base, uint64_t lo, uint64_t hi)
+static void report_file(struct native_unwinder *u, const char *name, int fd, uint64_t base,
+			uint64_t lo, uint64_t hi)
 {
-	void **userdata = NULL;
-	uintptr_t slot = 0;
+	struct native_file *f = &u->files[u->nfiles];
 	Dwfl_Module *mod;
-	char why[96];
 	struct stat st;
+	char why[96];
+	size_t phnum;
+	void **ud;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
+	if (u->nfiles == NATIVE_MAX_MODULES || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > ELF_FILE_MAX_SIZE) {
 		close(fd);
 		return;
 	}
@@ -208,24 +224,47 @@ static void report_file(struct native_unwinder *u, const char *name, const char 
 		close(fd);
 		return;
 	}
-	/*
-	 * The module owns fd from now on; but a file libdw refuses (not ELF, no
-	 * program headers) leaves fd with us: kept, it would leak one descriptor
-	 * per report, once a second, until the profiler cannot open any.
-	 */
-	mod = dwfl_report_elf(u->dwfl, name, path, fd, base, true);
-	if (!mod) {
+	f->fd = fd;
+	f->elf = elf_begin(fd, ELF_C_READ, NULL);
+	/* read whole now if libdw will take it whole later (native_guard.h) */
+	if (f->elf && native_guard__whole(fd) > 0 &&
+	    ((uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE || !elf_rawfile(f->elf, NULL))) {
+		refuse_file(u, name, lo, hi, base);
+		elf_end(f->elf);
 		close(fd);
 		return;
 	}
-	if (remember_file(u, &st, &slot))
-		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (userdata)
-		*userdata = (void *)(uintptr_t)slot;
+	/* what dwfl_report_elf refused: not ELF, or no program headers to place it by */
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &phnum) || !phnum ||
+	    !(mod = dwfl_report_module(u->dwfl, name, base, hi))) {
+		elf_end(f->elf);
+		close(fd);
+		return;
+	}
+	symcache__file_of(&st, &f->id);
+	u->nfiles++;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = f;
 }
 
-/* One executable mapping as a module, placed where its file's offset 0 is mapped. */
-static void report_mapping(struct native_unwinder *u, const struct map_entry *e, uint64_t base)
+/* The identity of mod's file, for the shared symbol tables. */
+static const struct symcache_file *file_of(Dwfl_Module *mod)
+{
+	void **userdata = NULL;
+	const struct native_file *f;
+
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	f = userdata ? *userdata : NULL;
+	return f ? &f->id : NULL;
+}
+
+/*
+ * A file's executable mappings as one module: the first of them, e (its file
+ * opened through it), to hi, the end of the last; placed where the file's
+ * offset 0 is mapped, base (linux-proc-maps.c's way, without its opening).
+ */
+static void report_mapping(struct native_unwinder *u, const struct map_entry *e, uint64_t base,
+			   uint64_t hi)
 {
 	char path[96];
 	int fd;
@@ -235,14 +274,14 @@ static void report_mapping(struct native_unwinder *u, const struct map_entry *e,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	report_file(u, e->path[0] ? e->path : "[unnamed]", path, fd, base, e->start, e->end);
+	report_file(u, e->path[0] ? e->path : "[unnamed]", fd, base, e->start, hi);
 }
 
 /* Every file mapped executable, once: 0, or -errno (the maps could not be read). */
 static int report_modules(struct native_unwinder *u)
 {
-	uint64_t inode0 = 0, base = 0;
-	struct map_entry e;
+	uint64_t inode0 = 0, base = 0, hi = 0;
+	struct map_entry e, first = { 0 };
 	char path[64], *line = NULL;
 	size_t cap = 0, n = 0;
 	FILE *f;
@@ -256,14 +295,22 @@ static int report_modules(struct native_unwinder *u)
 			continue;
 		/* a file's mappings are in address order, the one at offset 0 first */
 		if (e.off == 0) {
+			if (hi) {
+				report_mapping(u, &first, base, hi);
+				n++;
+			}
 			inode0 = e.inode;
 			base = e.start;
+			hi = 0;
 		}
 		if (e.perms[2] != 'x' || e.inode != inode0)
 			continue;
-		report_mapping(u, &e, base);
-		n++;
+		if (!hi)
+			first = e;
+		hi = e.end;
 	}
+	if (hi && n < NATIVE_MAX_MODULES)
+		report_mapping(u, &first, base, hi);
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	free(line);
 	fclose(f);
@@ -279,12 +326,9 @@ static int report_modules(struct native_unwinder *u)
  */
 static int open_dwfl(struct native_unwinder *u)
 {
-	if (u->dwfl)
-		dwfl_end(u->dwfl);
-	forget_refused(u);
+	end_dwfl(u);
 	u->refused_total = 0;
 	u->attached = false;
-	u->nfiles = 0;
 	u->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!u->dwfl)
 		return -ENOMEM;
@@ -318,9 +362,7 @@ void native_unwinder__free(struct native_unwinder *u)
 {
 	if (!u)
 		return;
-	dwfl_end(u->dwfl);
-	free(u->files);
-	forget_refused(u);
+	end_dwfl(u);
 	free(u);
 }
 
@@ -413,7 +455,7 @@ int native_unwinder__name(struct native_unwinder *u, uint64_t pc, char *name, si
 	modname = modname ? modname : "";
 	snprintf(file, filelen, "%s", modname);
 	/* the table shared by every process mapping this very file */
-	if (symcache__name(symcache__shared(), mod, file_of(u, mod), pc, name, namelen) > 0)
+	if (symcache__name(symcache__shared(), mod, file_of(mod), pc, name, namelen) > 0)
 		return 0;
 	base = strrchr(modname, '/');
 	snprintf(name, namelen, "%s+0x%" PRIx64, base ? base + 1 : modname, pc - start);
@@ -435,7 +477,7 @@ struct native_unwinder *native_unwinder__new_file(int fd, uint64_t base, uint64_
 		free(u);
 		return NULL;
 	}
-	report_file(u, "[fuzz]", "[fuzz]", fd, base, base, base + size);
+	report_file(u, "[fuzz]", fd, base, base, base + size);
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	u->reported_ns = mono_ns();
 	u->attached = dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u);

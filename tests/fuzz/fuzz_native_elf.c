@@ -4,8 +4,8 @@
  * It goes into a memfd, mapped here read-only and executable (never run),
  * and is reported as the unwinder's only module the way a target's mapping
  * is (native_unwinder__new_file: the same checks and libdw calls as
- * report_mapping; a memfd is anybody's to change, so libdw gets the sealed
- * copy and the guard checks it). Then a few unwinds start in it, over a stack copy of
+ * report_mapping: the guard checks it, libelf reads it with pread). Then a
+ * few unwinds start in it, over a stack copy of
  * return addresses into it (libdw's call frame interpreter over its
  * .eh_frame/.debug_frame), and every pc found, and a few more, is named
  * (its symbol tables, .gnu_debugdata decompressed). The outcome may be
