@@ -53,7 +53,8 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 /*
  * How many files the process maps executable were kept from libdw at the last
  * report of its mappings: files whose compressed sections would expand past
- * native_guard.h's bounds. Their frames end the unwind and are named
+ * native_guard.h's bounds, or which libdw would take whole and are too large
+ * to read so (or could not be). Their frames end the unwind and are named
  * "library+0xoffset".
  */
 unsigned long native_unwinder__refused(const struct native_unwinder *u);

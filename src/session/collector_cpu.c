@@ -353,7 +353,7 @@ void collector_target__free_native(struct collector_target *ts)
 
 	if (refused)
 		log_msg(LOG_WARN,
-			"pid %d: %lu of its executable files were not given to libdw (compressed sections expanding too far): their frames are named library+0xoffset",
+			"pid %d: %lu of its executable files were not given to libdw (compressed sections expanding too far, or too large to read whole): their frames are named library+0xoffset",
 			ts->t.pid, refused);
 	native_unwinder__free(ts->unwinder);
 	ts->unwinder = NULL;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "native_guard.h"
 
 /* The decoder's memory (its dictionary): xz -9 needs 65 MB. */
@@ -58,19 +59,27 @@ static uint64_t zdebug_size(Elf_Scn *scn)
 	return n;
 }
 
-/* What one section expands to in libdw's hands: 0 for a plain one. */
-static uint64_t section_expanded(Elf *elf, Elf_Scn *scn, size_t shstrndx, uint64_t *debugdata)
+/*
+ * What one section expands to in libdw's hands: 0 for a plain one. *eh_frame
+ * is set if it is named .eh_frame (whatever its type: libdw goes by the name).
+ */
+static uint64_t section_expanded(Elf *elf, Elf_Scn *scn, size_t shstrndx, uint64_t *debugdata,
+				 bool *eh_frame)
 {
 	const char *name;
 	GElf_Chdr ch;
 	GElf_Shdr sh;
 	Elf_Data *d;
 
-	if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+	if (!gelf_getshdr(scn, &sh))
+		return 0;
+	name = elf_strptr(elf, shstrndx, sh.sh_name);
+	if (name && !strcmp(name, ".eh_frame"))
+		*eh_frame = true;
+	if (sh.sh_type == SHT_NOBITS)
 		return 0;
 	if (sh.sh_flags & SHF_COMPRESSED)
 		return gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
-	name = elf_strptr(elf, shstrndx, sh.sh_name);
 	if (!name)
 		return 0;
 	if (!strncmp(name, ".zdebug", 7))
@@ -83,10 +92,11 @@ static uint64_t section_expanded(Elf *elf, Elf_Scn *scn, size_t shstrndx, uint64
 	return 0;
 }
 
-static int check_elf(Elf *elf, char *why, size_t whylen)
+static int check_elf(Elf *elf, bool *whole, char *why, size_t whylen)
 {
 	uint64_t total = 0, debugdata = 0, n;
 	size_t nsec, shstrndx, i = 0;
+	bool eh_frame = false;
 	Elf_Scn *scn = NULL;
 
 	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrnum(elf, &nsec) ||
@@ -99,7 +109,7 @@ static int check_elf(Elf *elf, char *why, size_t whylen)
 		return -EFBIG;
 	}
 	while ((scn = elf_nextscn(elf, scn)) && i++ < nsec) {
-		n = section_expanded(elf, scn, shstrndx, &debugdata);
+		n = section_expanded(elf, scn, shstrndx, &debugdata, &eh_frame);
 		total = n > NATIVE_GUARD_MAX_EXPANDED - total ? UINT64_MAX : total + n;
 		if (total > NATIVE_GUARD_MAX_EXPANDED) {
 			snprintf(why, whylen, "compressed sections expanding past %llu MB",
@@ -112,14 +122,17 @@ static int check_elf(Elf *elf, char *why, size_t whylen)
 			return -EFBIG;
 		}
 	}
+	*whole = !eh_frame;
 	return 0;
 }
 
-int native_guard__check(int fd, char *why, size_t whylen)
+int native_guard__check(int fd, bool *whole, char *why, size_t whylen)
 {
+	struct stat st;
 	Elf *elf;
 	int ret;
 
+	*whole = false;
 	elf_version(EV_CURRENT);
 	/* read, not mapped: the target may truncate its file under us */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -127,37 +140,12 @@ int native_guard__check(int fd, char *why, size_t whylen)
 		snprintf(why, whylen, "not an ELF file libdw could read");
 		return -ENOEXEC;
 	}
-	ret = check_elf(elf, why, whylen);
+	ret = check_elf(elf, whole, why, whylen);
 	elf_end(elf);
-	return ret;
-}
-
-int native_guard__whole(int fd)
-{
-	size_t nsec, shstrndx, i = 0;
-	Elf_Scn *scn = NULL;
-	const char *name;
-	GElf_Shdr sh;
-	int ret = 1;
-	Elf *elf;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrnum(elf, &nsec) ||
-	    elf_getshdrstrndx(elf, &shstrndx)) {
-		elf_end(elf);
-		return -ENOEXEC;
+	if (!ret && *whole && (fstat(fd, &st) || (uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE)) {
+		snprintf(why, whylen, "no .eh_frame section, and more than %llu MB to read whole",
+			 NATIVE_GUARD_MAX_WHOLE >> 20);
+		return -EFBIG;
 	}
-	while (ret && (scn = elf_nextscn(elf, scn)) && i++ < nsec &&
-	       i <= NATIVE_GUARD_MAX_SECTIONS) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".eh_frame"))
-			ret = 0;
-	}
-	elf_end(elf);
 	return ret;
 }

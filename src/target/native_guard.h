@@ -11,13 +11,14 @@
 #ifndef PYBPFPROF_NATIVE_GUARD_H
 #define PYBPFPROF_NATIVE_GUARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What the declared sizes of a file's compressed sections may add up to. */
 #define NATIVE_GUARD_MAX_EXPANDED (256ULL << 20)
 /* What its .gnu_debugdata may decompress to (a mini symbol table: real ones are a few MB). */
 #define NATIVE_GUARD_MAX_DEBUGDATA (32ULL << 20)
-/* What a file libdw wants whole (native_guard__whole) may weigh. */
+/* What a file libdw wants whole (*whole below) may weigh. */
 #define NATIVE_GUARD_MAX_WHOLE (64ULL << 20)
 /* And the sections looked at. */
 #define NATIVE_GUARD_MAX_SECTIONS 65536
@@ -26,17 +27,15 @@
  * 0 if the ELF file behind fd (read through its own offset-free reads) is
  * within the bounds above; else -ENOEXEC (not ELF, damaged headers) or
  * -EFBIG, with why (a sentence) saying what.
+ *
+ * *whole is set when libdw will ask libelf for the whole file: libdw 0.188
+ * finds a file's CFI by its section named .eh_frame; without one it goes by
+ * PT_GNU_EH_FRAME and takes the whole file (elf_rawfile). An Elf reading
+ * with pread then no longer frees the sections it had read before (tried:
+ * the name table, on every report of such a file). So such a file is to be
+ * read whole first, before any section; past NATIVE_GUARD_MAX_WHOLE it is
+ * -EFBIG.
  */
-int native_guard__check(int fd, char *why, size_t whylen);
-
-/*
- * 1 if libdw will ask libelf for the whole of fd's file, 0 if not, -errno if
- * it cannot be read. libdw 0.188 finds a file's CFI by its section named
- * .eh_frame; without one it goes by PT_GNU_EH_FRAME and takes the whole file
- * (elf_rawfile). An Elf reading with pread then no longer frees the sections
- * it had read before (tried: the name table, on every report of such a
- * file). So such a file is read whole first, before any section.
- */
-int native_guard__whole(int fd);
+int native_guard__check(int fd, bool *whole, char *why, size_t whylen);
 
 #endif

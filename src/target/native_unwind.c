@@ -210,6 +210,7 @@ static void report_file(struct native_unwinder *u, const char *name, int fd, uin
 	struct native_file *f = &u->files[u->nfiles];
 	Dwfl_Module *mod;
 	struct stat st;
+	bool whole;
 	char why[96];
 	size_t phnum;
 	void **ud;
@@ -219,7 +220,7 @@ static void report_file(struct native_unwinder *u, const char *name, int fd, uin
 		close(fd);
 		return;
 	}
-	if (native_guard__check(fd, why, sizeof(why)) == -EFBIG) {
+	if (native_guard__check(fd, &whole, why, sizeof(why)) == -EFBIG) {
 		refuse_file(u, name, lo, hi, base);
 		close(fd);
 		return;
@@ -227,8 +228,7 @@ static void report_file(struct native_unwinder *u, const char *name, int fd, uin
 	f->fd = fd;
 	f->elf = elf_begin(fd, ELF_C_READ, NULL);
 	/* read whole now if libdw will take it whole later (native_guard.h) */
-	if (f->elf && native_guard__whole(fd) > 0 &&
-	    ((uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE || !elf_rawfile(f->elf, NULL))) {
+	if (f->elf && whole && !elf_rawfile(f->elf, NULL)) {
 		refuse_file(u, name, lo, hi, base);
 		elf_end(f->elf);
 		close(fd);

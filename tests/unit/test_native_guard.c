@@ -43,9 +43,10 @@ static int open_input(const char *name)
 static int guard(const char *name, char *why, size_t whylen)
 {
 	int fd = open_input(name), ret;
+	bool whole;
 
 	why[0] = 0;
-	ret = native_guard__check(fd, why, whylen);
+	ret = native_guard__check(fd, &whole, why, whylen);
 	close(fd);
 	return ret;
 }
@@ -173,6 +174,17 @@ static void test_truncated_after_report(void **state)
 	native_unwinder__free(u);
 }
 
+/* What the guard says of the file at path: its return, and *whole. */
+static int guard_path(const char *path, bool *whole, char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	assert_true(fd >= 0);
+	ret = native_guard__check(fd, whole, why, whylen);
+	close(fd);
+	return ret;
+}
+
 /*
  * libdw takes a file with no section named .eh_frame whole (elf_rawfile)
  * when it looks for its CFI; libelf, reading with pread, then no longer
@@ -188,22 +200,23 @@ static void test_whole_file_first(void **state)
 	uint64_t stack[64] = { 0 }, pcs[NATIVE_MAX_FRAMES];
 	struct native_regs r = { 0 };
 	struct native_unwinder *u;
-	bool complete = false;
+	bool complete = false, whole;
+	char path[256], why[96];
 	struct stat st;
 	size_t i;
 	int fd;
 
 	(void)state;
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		fd = open_input(parts[i]);
-		assert_int_equal(native_guard__whole(fd), 0);
-		close(fd);
+		snprintf(path, sizeof(path), CORPUS "%s", parts[i]);
+		assert_int_equal(guard_path(path, &whole, why, sizeof(why)), 0);
+		assert_false(whole);
 	}
-	fd = open_input("not-elf");
-	assert_int_equal(native_guard__whole(fd), -ENOEXEC);
-	close(fd);
+	assert_int_equal(guard_path(CORPUS "not-elf", &whole, why, sizeof(why)), -ENOEXEC);
+	assert_false(whole);
+	assert_int_equal(guard_path(CORPUS "regress-readall-leak", &whole, why, sizeof(why)), 0);
+	assert_true(whole);
 	fd = open_input("regress-readall-leak");
-	assert_int_equal(native_guard__whole(fd), 1);
 	assert_int_equal(fstat(fd, &st), 0);
 	u = native_unwinder__new_file(fd, BASE, st.st_size);
 	assert_non_null(u);
@@ -216,6 +229,40 @@ static void test_whole_file_first(void **state)
 	native_unwinder__free(u);
 }
 
+/*
+ * A hostile target's file that libdw would take whole, grown (sparse) past
+ * what may be read so: refused, named by offset, counted.
+ */
+static void test_whole_file_too_large(void **state)
+{
+	static uint8_t buf[16 << 10];
+	char path[] = "/tmp/test_native_guard.XXXXXX", name[256], file[256], why[96];
+	struct native_unwinder *u;
+	bool whole;
+	ssize_t n;
+	int fd, in = open_input("regress-readall-leak");
+
+	(void)state;
+	n = read(in, buf, sizeof(buf));
+	close(in);
+	assert_true(n > 0);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, n), n);
+	assert_int_equal(ftruncate(fd, NATIVE_GUARD_MAX_WHOLE + 1), 0);
+	assert_int_equal(guard_path(path, &whole, why, sizeof(why)), -EFBIG);
+	assert_string_equal(why, "no .eh_frame section, and more than 64 MB to read whole");
+	u = native_unwinder__new_file(fd, BASE, NATIVE_GUARD_MAX_WHOLE + 1);
+	unlink(path);
+	assert_non_null(u);
+	assert_int_equal(native_unwinder__refused(u), 1);
+	assert_int_equal(native_unwinder__name(u, BASE + 0x200, name, sizeof(name), file,
+					       sizeof(file)),
+			 0);
+	assert_string_equal(name, "[fuzz]+0x200");
+	native_unwinder__free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_refused_by_libdw_fd_closed),
 		cmocka_unit_test(test_truncated_after_report),
 		cmocka_unit_test(test_whole_file_first),
+		cmocka_unit_test(test_whole_file_too_large),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
