@@ -52,6 +52,20 @@ def check(cond, msg):
         raise Fail(msg)
 
 
+def rounds_from(shown, value, places, stored=4):
+    """Whether shown, a figure printed with places decimals, is a rounding of
+    value, read from a file that keeps stored decimals. Formatting value again
+    is not the same test: a share of 24.95004 is printed -25.0 from the
+    double, stored as 24.9500 and formatted back as 24.9 (CI saw it), and a
+    tie rounds half-even in Python and up in JavaScript."""
+    try:
+        got = float(shown)
+    except (TypeError, ValueError):
+        return False
+    slack = 0.5 * 10 ** -stored if stored is not None else 0
+    return abs(got - value) <= 0.5 * 10 ** -places + slack + 1e-9
+
+
 # ---------------------------------------------------------------- interpreters
 
 def pyenv_root():

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from harness import (RUN_SLACK, TARGETS, Profiler, Workloads, check, expect_error,
-                     interpreter, load_report, run_profiler, test, workload_split)
+                     interpreter, load_report, rounds_from, run_profiler, test, workload_split)
 from suite_formats import ARTIFACTS, WebDriver
 
 BEFORE_FREQ, BEFORE_SECONDS = 499, 15
@@ -127,11 +127,14 @@ def diff_ratio():
     pos = {}
     for name in ("slow", "fast"):
         row = got[name]
-        cols = [f"{row['before_self_pct']:.1f}%", f"{row['after_self_pct']:.1f}%",
-                f"{row['delta_self_pp']:+.1f}pp"]
-        m = re.search(r"^ +" + " +".join(map(re.escape, cols)) +
-                      rf" .* {name}  {re.escape(row['file'])}:", text, re.M)
-        check(m, f"no text row for {name} with the JSON's shares: {text[:1500]!r}")
+        m = re.search(r"^ +(-?[\d.]+)% +(-?[\d.]+)% +([-+][\d.]+)pp .* "
+                      rf"{name}  {re.escape(row['file'])}:", text, re.M)
+        check(m, f"no text row for {name} in {text[:1500]!r}")
+        keys = ("before_self_pct", "after_self_pct", "delta_self_pp")
+        # the text rounds the doubles, the JSON keeps 4 decimals of them
+        check(all(rounds_from(m[i + 1], row[k], 1) for i, k in enumerate(keys)),
+              f"text row for {name} {m[0].strip()!r} does not show the JSON's shares "
+              f"{[row[k] for k in keys]}")
         pos[name] = m.start()
     check(pos["slow"] < pos["fast"], "slow (shrank) is not listed before fast (grew)")
     return (f"slow {got['slow']['before_self_pct']:.1f}% -> {got['slow']['after_self_pct']:.1f}% "
@@ -194,9 +197,12 @@ def diff_flamegraph():
             colour = "red" if red > blue + 60 else "blue" if blue > red + 60 else "neither"
             check(colour == want, f"{name}: {b['color']} is {colour}, expected {want}")
             tip = hover(wd, name)
-            check(tip and name in tip and f"after: {share:.2f}%" in tip and
-                  f"before: {d[name]['before_total_pct']:.2f}%" in tip and "delta: " in tip,
-                  f"{name}: tooltip {tip!r}")
+            shown = re.search(r"after: ([\d.]+)% .*before: ([\d.]+)% .*delta: ", tip or "",
+                              re.S)
+            check(shown and name in tip and rounds_from(shown[1], share, 2) and
+                  rounds_from(shown[2], d[name]["before_total_pct"], 2),
+                  f"{name}: tooltip {tip!r}, JSON after {share}%, before "
+                  f"{d[name]['before_total_pct']}%")
             out.append(f"{name} {b['width']:.1f}% wide, {b['color']}")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         wd.screenshot(ARTIFACTS / "diff-flamegraph.png")
@@ -205,9 +211,11 @@ def diff_flamegraph():
                        ".map(d => d.dataset.name)")
         check(marked == ["slow"], f"search highlighted {marked}")
         matched = wd.js("return document.getElementById('matched').textContent")
-        want = (f"Matched: {d['slow']['after_total_pct']:.1f}% after, "
-                f"{d['slow']['before_total_pct']:.1f}% before")
-        check(matched == want, f"search says {matched!r}, expected {want!r}")
+        m = re.fullmatch(r"Matched: ([\d.]+)% after, ([\d.]+)% before", matched or "")
+        check(m and rounds_from(m[1], d["slow"]["after_total_pct"], 1) and
+              rounds_from(m[2], d["slow"]["before_total_pct"], 1),
+              f"search says {matched!r}, the JSON {d['slow']['after_total_pct']}% after, "
+              f"{d['slow']['before_total_pct']}% before")
     return "; ".join(out) + f"; hover and search work; screenshot in {ARTIFACTS}"
 
 
