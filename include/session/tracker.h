@@ -25,11 +25,21 @@
 struct tracker_pending {
 	pid_t pid;
 	long long since_ns, next_ns, delay_ns;
-	long long exec_ns; /* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
-	bool validating;   /* registered before its interpreter existed: layout check due */
-	bool held;	   /* stopped at its exec (PY_PROC_HELD): SIGCONT once looked at */
-	size_t target;	   /* then: its index in the collector */
+	long long exec_ns;     /* when it exec'd (CLOCK_MONOTONIC, = bpf_ktime_get_ns), or 0 */
+	bool validating;       /* registered before its interpreter existed: layout check due */
+	bool held;	       /* stopped at its exec (PY_PROC_HELD): SIGCONT once looked at */
+	size_t target;	       /* then: its index in the collector */
+	unsigned mismatches;   /* layout checks in a row that did not match */
+	long long mismatch_ns; /* when the first of them was made */
 };
+
+/*
+ * A layout mismatch drops a target only when checks see it this many times
+ * in a row over this long: a thread descheduled while it returns from a frame
+ * whose code object it has just freed shows a mismatch until it runs again.
+ */
+#define TRACKER_MISMATCH_CHECKS 3
+#define TRACKER_MISMATCH_NS 20000000LL
 
 /* A forked child the kernel samples; its section opens at its first sample. */
 struct tracker_forked {
@@ -95,6 +105,13 @@ size_t tracker__scan(struct tracker *tr);
 
 /* Watches pid's image from now on (exec_ns: when it exec'd, 0 if unknown). */
 void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns);
+
+/*
+ * Counts one more layout check of p that did not match, made at now: true
+ * when the mismatch is settled (see TRACKER_MISMATCH_CHECKS), or when p's
+ * time to start is over.
+ */
+bool tracker__mismatch_settled(struct tracker_pending *p, long long now_ns);
 
 /*
  * --subprocesses with -p: the targets' descendants that exist already are

@@ -112,10 +112,20 @@ static int add_target(struct tracker *tr, const struct target *t)
 	return err;
 }
 
+bool tracker__mismatch_settled(struct tracker_pending *p, long long now_ns)
+{
+	if (!p->mismatches++)
+		p->mismatch_ns = now_ns;
+	return (p->mismatches >= TRACKER_MISMATCH_CHECKS &&
+		now_ns - p->mismatch_ns >= TRACKER_MISMATCH_NS) ||
+	       now_ns - p->since_ns >= TRACKER_GIVE_UP_NS;
+}
+
 /*
  * The layout check of a target registered before its interpreter existed:
- * 0 when it passed, -EAGAIN while there is still no interpreter, another
- * -errno when the target was dropped (gone, or a layout that does not match).
+ * 0 when it passed, -EAGAIN while there is still no interpreter (or a
+ * mismatch is not settled yet), another -errno when the target was dropped
+ * (gone, or a layout that does not match).
  */
 static int validate(struct tracker *tr, struct tracker_pending *p)
 {
@@ -125,10 +135,14 @@ static int validate(struct tracker *tr, struct tracker_pending *p)
 	if (ts->exited || ts->t.pid != p->pid)
 		return -ESRCH;
 	err = target__check(&ts->t);
-	if (!err || err == -EAGAIN)
+	if (!err || err == -EAGAIN) {
+		p->mismatches = 0;
 		return err;
+	}
 	if (collector_target__gone(ts))
 		return -ESRCH;
+	if (err == -EPROTO && !tracker__mismatch_settled(p, mono_ns()))
+		return -EAGAIN;
 	/* never guess: a layout that does not match gives garbage, so stop sampling */
 	session__remove_target(tr->s, p->pid);
 	mark_exited(tr, p->pid);

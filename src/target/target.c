@@ -324,17 +324,17 @@ static uint64_t first_code(const struct target *t, uint64_t tstate)
 }
 
 /*
- * Validates the layout on the live process: the interpreter's first thread
- * state points back at it, and the first Python frame found on its threads
- * holds an object whose type is PyCode_Type. A wrong table fails here with a
- * sentence instead of producing garbage names later.
+ * One look at the live process: 0, -EAGAIN before its interpreter exists,
+ * -EPROTO when a pointer does not point back; *code is the code object whose
+ * type was read (0: none).
  */
-static int check_live(const struct target *t)
+static int check_once(const struct target *t, uint64_t *code)
 {
 	const struct py_layout *L = &t->layout;
-	uint64_t interp = 0, tstate = 0, back = 0, code = 0, type = 0;
+	uint64_t interp = 0, tstate = 0, back = 0, type = 0;
 	int err, i;
 
+	*code = 0;
 	err = remote_read(t->pid, t->runtime_addr + L->bpf.runtime_interp_head, &interp, 8);
 	if (!err && interp)
 		err = remote_read(t->pid, interp + L->bpf.interp_threads_head, &tstate, 8);
@@ -348,17 +348,48 @@ static int check_live(const struct target *t)
 		return err;
 	if (back != interp)
 		return -EPROTO;
-	for (i = 0; i < PYPROF_MAX_THREADS && tstate && !code; i++) {
-		code = first_code(t, tstate);
+	for (i = 0; i < PYPROF_MAX_THREADS && tstate && !*code; i++) {
+		*code = first_code(t, tstate);
 		if (remote_read(t->pid, tstate + L->bpf.tstate_next, &tstate, 8))
 			break;
 	}
 	/* No thread runs Python code right now (embedder, shutdown): nothing more to check. */
-	if (!code || !t->code_type_addr)
+	if (!*code || !t->code_type_addr)
 		return 0;
-	if (remote_read(t->pid, code + L->ob_type, &type, 8) || type != t->code_type_addr)
+	if (remote_read(t->pid, *code + L->ob_type, &type, 8) || type != t->code_type_addr)
 		return -EPROTO;
 	return 0;
+}
+
+/*
+ * Validates the layout on the live process: the interpreter's first thread
+ * state points back at it, and the first Python frame found on its threads
+ * holds an object whose type is PyCode_Type. A wrong table fails here with a
+ * sentence instead of producing garbage names later.
+ *
+ * The process runs on while it is read: a frame whose code object is freed
+ * as it returns (a module's body at the end of its import) shows that
+ * object's type overwritten by the allocator. So a mismatch counts only when
+ * the next look finds the same code object first; when it finds another,
+ * the thread moved on and the check is made again, a few times.
+ */
+#define CHECK_TRIES 4
+
+static int check_live(const struct target *t)
+{
+	uint64_t code, again;
+	int err = 0, i;
+
+	for (i = 0; i < CHECK_TRIES; i++) {
+		err = check_once(t, &code);
+		if (err != -EPROTO || !code)
+			return err;
+		if (check_once(t, &again) == 0)
+			return 0;
+		if (again == code)
+			return -EPROTO;
+	}
+	return err;
 }
 
 int target__pidfd(const struct target *t)
