@@ -1,6 +1,7 @@
 """A service-like workload for bench/wall.py: two Python threads of one
 process bounce a byte over a socketpair, each blocking in recv() until the
-other answers, so every round trip is two blocks and two wakeups; each
+other answers, so every round trip is two blocks in recv() and, as the
+woken thread waits for the GIL its waker still holds, about two more; each
 side does K loop iterations of Python work per message (a service's
 handling, which sets the switch rate). Prints "ready", waits for a line on
 stdin, does N round trips, prints
@@ -40,17 +41,21 @@ def work(k):
     return x
 
 
-def echo(sock, n, k):
+def echo(sock, n, k, counted):
     for _ in range(n):
         c = sock.recv(1)
         work(k)
         sock.sendall(c)
+    # stay until main has read this thread's switches: an exiting thread's
+    # /proc entry can vanish under total_switches()
+    counted.wait()
 
 
 def main():
     n, k = int(sys.argv[1]), int(sys.argv[2])
     a, b = socket.socketpair()
-    t = threading.Thread(target=echo, args=(b, n, k), daemon=True)
+    counted = threading.Event()
+    t = threading.Thread(target=echo, args=(b, n, k, counted), daemon=True)
     t.start()
     print("ready", flush=True)
     sys.stdin.readline()
@@ -63,7 +68,9 @@ def main():
         work(k)
     elapsed = time.perf_counter_ns() - t0
     cpu = time.process_time_ns() - c0
-    print(f"done {elapsed} {total_switches() - s0} {cpu}", flush=True)
+    sw = total_switches() - s0
+    counted.set()
+    print(f"done {elapsed} {sw} {cpu}", flush=True)
 
 
 if __name__ == "__main__":
