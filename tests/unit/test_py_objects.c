@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "target/py_objects.h"
+#include "fake_memory.h"
 
 #define NOBJ 64
 #define OBJ 512
@@ -29,16 +30,6 @@ static struct py_layout layout;
 static struct py_reader reader;
 /* An address nothing is mapped at: a page we unmapped. */
 static uint64_t hole;
-
-static uint64_t addr(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
-
-static void put64(uint8_t *o, size_t off, uint64_t v)
-{
-	memcpy(o + off, &v, sizeof(v));
-}
 
 static void put32(uint8_t *o, size_t off, uint32_t v)
 {

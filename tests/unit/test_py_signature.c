@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "target/py_signature.h"
+#include "fake_memory.h"
 
 #define NOBJ 16
 #define OBJ 512
@@ -26,16 +27,6 @@ static uint8_t objs[NOBJ][OBJ] __attribute__((aligned(64)));
 static unsigned nobj;
 static struct py_layout layout;
 static struct py_reader reader;
-
-static uint64_t addr(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
-
-static void put64(uint8_t *o, size_t off, uint64_t v)
-{
-	memcpy(o + off, &v, sizeof(v));
-}
 
 static uint8_t *new_obj(void)
 {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "target/py_objects.h"
+#include "fake_memory.h"
 
 static uint8_t runtime[1024], interp[64], tstate[256], cframe[16], frame[128],
 	code[256] __attribute__((aligned(64)));
@@ -30,16 +31,6 @@ static struct py_dump_thread threads[2];
 /* Reads of the frame that move its instruction pointer on by one unit; -1: every one. */
 static int moves_left;
 static unsigned frame_reads;
-
-static void put64(uint8_t *o, size_t off, uint64_t v)
-{
-	memcpy(o + off, &v, sizeof(v));
-}
-
-static uint64_t addr(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
 
 ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
 			 const struct iovec *remote, unsigned long riovcnt, unsigned long flags)

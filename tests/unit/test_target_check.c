@@ -22,6 +22,7 @@
 
 #include "session/tracker.h"
 #include "target/target.h"
+#include "fake_memory.h"
 
 static uint8_t runtime[64], interp[64], tstate[256], cframe[16], frame1[128], frame2[128],
 	code1[256], code2[256], code_type[64];
@@ -29,16 +30,6 @@ static struct target target;
 /* Reads of a code object's type after which the thread runs on to the other frame; -1: every one. */
 static int moves_left;
 static unsigned type_reads;
-
-static void put64(uint8_t *o, size_t off, uint64_t v)
-{
-	memcpy(o + off, &v, sizeof(v));
-}
-
-static uint64_t addr(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
 
 ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
 			 const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
