@@ -344,6 +344,12 @@ class Workloads:
         read_stdout_until(p, lambda buf: b"ready\n" in buf, "ready", timeout)
 
 
+def stderr_tail(p, n=300):
+    """The last n characters a workload of Workloads wrote to its stderr."""
+    p.errfile.seek(0)
+    return p.errfile.read().decode(errors="replace").strip()[-n:]
+
+
 def read_stdout_until(p, done, what, timeout=READY_TIMEOUT):
     """Reads a workload's stdout until done(what was read) is true, and returns
     it. Raw reads with select(), so a workload that never writes it (or dies
@@ -360,10 +366,8 @@ def read_stdout_until(p, done, what, timeout=READY_TIMEOUT):
             chunk = os.read(fd, 4096)
             if not chunk:
                 p.wait(timeout=5)
-                p.errfile.seek(0)
-                tail = p.errfile.read().decode(errors="replace").strip()[-300:]
                 raise Fail(f"workload {p.args[1:]} exited ({p.returncode}) "
-                           f"before {what}: {tail}")
+                           f"before {what}: {stderr_tail(p)}")
             buf += chunk
     return buf
 

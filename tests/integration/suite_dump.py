@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from harness import (TARGETS, Fail, Workloads, check, expect_error, interpreter,
-                     python_version, read_stdout_until, run_profiler, source_line, test,
-                     per_build, unsupported_interpreters)
+                     python_version, read_stdout_until, run_profiler, source_line, stderr_tail,
+                     test, per_build, unsupported_interpreters)
 
 SCRIPT = "dump_deadlock.py"
 ZOO = "dump_zoo.py"
@@ -63,8 +63,7 @@ def describe(p, hb):
                    f"{time.time() - st.st_mtime:.2f} s ago")
     except OSError as e:
         out.append(f"heartbeat: {e}")
-    p.errfile.seek(0)
-    err = p.errfile.read().decode(errors="replace").strip()[-300:]
+    err = stderr_tail(p)
     return f"exit {p.poll()}; " + "; ".join(out) + (f"; stderr {err!r}" if err else "")
 
 
