@@ -71,6 +71,16 @@ struct scratch {
 	 * the verifier tracks no values: the walk's verification costs the same.
 	 */
 	__u64 frame_addr[PYPROF_MAX_DEPTH];
+	/*
+	 * The frames a C-level call of the eval loop started (py_ustack's
+	 * entry_mask), and how many: --native asks for the user stack of a
+	 * tick in the interpreter only when there are two or more, since only
+	 * then can native code sit between Python frames.
+	 */
+	__u64 entry_mask[PY_ENTRY_WORDS];
+	__u32 nentries;
+	__u32 nshims; /* 3.12+: the shim frames passed (the first PY_SHIM_MAX), and where */
+	__u64 shim_addr[PY_SHIM_MAX];
 };
 
 /* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
@@ -230,6 +240,17 @@ static __always_inline int bytecode_base(const struct py_offsets *off, const __u
 	return *base ? 0 : -1;
 }
 
+/* Marks recorded frame i as the first one run by a call of the eval loop. */
+static __always_inline void mark_entry(struct scratch *s, __u32 i)
+{
+	__u64 bit = 1ULL << (i & 63), *word = &s->entry_mask[(i >> 6) & (PY_ENTRY_WORDS - 1)];
+
+	if (*word & bit)
+		return;
+	*word |= bit;
+	s->nentries++;
+}
+
 /* State of one frame walk, carried across loop iterations. */
 struct walk_ctx {
 	const struct py_offsets *off;
@@ -268,10 +289,19 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	}
 	code = load_u64(s->frame, off->frame_code, PYPROF_FRAME_READ) & ~(__u64)off->code_tag_mask;
 	w->f = load_u64(s->frame, off->frame_previous, PYPROF_FRAME_READ);
-	/* C-stack entry frames (3.12+) carry no Python code of their own. */
+	/*
+	 * C-stack entry frames (3.12+) carry no Python code of their own; the
+	 * frame recorded just before one is the first its eval call ran (3.15's
+	 * sentinel at the bottom of the chain marks the same frame again).
+	 */
 	if (off->frame_owner != PYPROF_NO_OFFSET &&
-	    frame_u8(s->frame, off->frame_owner) >= off->owner_skip_min)
+	    frame_u8(s->frame, off->frame_owner) >= off->owner_skip_min) {
+		if (w->n)
+			mark_entry(s, w->n - 1);
+		if (s->nshims < PY_SHIM_MAX)
+			s->shim_addr[s->nshims++ & (PY_SHIM_MAX - 1)] = at;
 		return 0;
+	}
 	if (!code)
 		return 0;
 	if (off->instr_kind == PY_INSTR_PTR)
@@ -290,16 +320,24 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
 	out->fingerprint = fp;
 	s->frame_addr[w->n & (PYPROF_MAX_DEPTH - 1)] = at;
+	/* up to 3.10 each frame is its own eval call; 3.11 flags the first of each */
+	if (off->frame_owner == PYPROF_NO_OFFSET &&
+	    (off->frame_is_entry == PYPROF_NO_OFFSET || frame_u8(s->frame, off->frame_is_entry)))
+		mark_entry(s, w->n);
 	w->n++;
 	return 0;
 }
 
 /*
  * Walks the frames from w->f (w->off, w->s and w->read_size set) into
- * w->s->sample: frames[0..w->n), and the TRUNCATED and READ_ERROR flags.
+ * w->s->sample: frames[0..w->n), and the TRUNCATED and READ_ERROR flags;
+ * and w->s's entry_mask, nentries, nshims and shim_addr.
  */
 static __always_inline void stackwalk_frames(struct walk_ctx *w)
 {
+	__builtin_memset(w->s->entry_mask, 0, sizeof(w->s->entry_mask));
+	w->s->nentries = 0;
+	w->s->nshims = 0;
 	/* Room for shim frames on top of the depth limit; running out also means truncated. */
 	stackwalk_loop(PYPROF_MAX_DEPTH + 64, walk_step, w);
 	if (w->f && !(w->s->sample.flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR)))

@@ -81,7 +81,14 @@ struct py_offsets {
 	 */
 	__u16 frame_tlbc_index; /* _PyInterpreterFrame.tlbc_index (int32) */
 	__u16 code_tlbc;	/* PyCodeObject.co_tlbc */
-	__u8 pad[2];
+	/*
+	 * Which frames a C-level call of the eval loop started (--native places
+	 * native frames between Python frames by them): 3.11's is_entry flag
+	 * (bool); PYPROF_NO_OFFSET elsewhere, where 3.12+ mark them by the shim
+	 * frame (owner >= owner_skip_min) just outside, and up to 3.10 every
+	 * frame is its own call.
+	 */
+	__u16 frame_is_entry;
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */
@@ -555,6 +562,10 @@ struct py_kstack {
  * value: bytes of stack copied from sp (0: the stack could not be read).
  */
 #define PY_USTACK_BYTES 16384
+/* Words of a bit per Python frame: the frames that began a call of the eval loop. */
+#define PY_ENTRY_WORDS (PYPROF_MAX_DEPTH / 64)
+/* Addresses of 3.12+'s shim frames kept from a walk: the innermost ones. */
+#define PY_SHIM_MAX 64
 
 struct py_ustack {
 	__u32 pid;

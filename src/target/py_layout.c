@@ -62,6 +62,7 @@ static const struct py_layout layout_38 = {
 		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
 		.instr_kind = PY_INSTR_LASTI,
 		.owner_skip_min = 0xff,
+		.frame_is_entry = PYPROF_NO_OFFSET, /* every frame is its own eval call */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -101,6 +102,7 @@ static const struct py_layout layout_310 = {
 		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
 		.instr_kind = PY_INSTR_LASTI,
 		.owner_skip_min = 0xff,
+		.frame_is_entry = PYPROF_NO_OFFSET, /* every frame is its own eval call */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -141,6 +143,7 @@ static const struct py_layout layout_311 = {
 		.str_ascii_data = 48,		/* sizeof(PyASCIIObject) (with wstr) */
 		.instr_kind = PY_INSTR_PTR,
 		.owner_skip_min = 0xff,
+		.frame_is_entry = 68,		/* _PyInterpreterFrame.is_entry (bool) */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -180,6 +183,7 @@ static const struct py_layout layout_312 = {
 		.str_ascii_data = 40,		/* sizeof(PyASCIIObject) */
 		.instr_kind = PY_INSTR_PTR,
 		.owner_skip_min = 3,		/* FRAME_OWNED_BY_CSTACK */
+		.frame_is_entry = PYPROF_NO_OFFSET, /* entries are marked by the shims */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -556,6 +560,7 @@ static void dbg_fill(struct py_layout *L, unsigned minor, const struct code_fiel
 	o->instr_kind = PY_INSTR_PTR;
 	/* 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14+: FRAME_OWNED_BY_INTERPRETER = 3 (and above). */
 	o->owner_skip_min = 3;
+	o->frame_is_entry = PYPROF_NO_OFFSET; /* entries are marked by the shims */
 	/* 3.14+ f_executable is a _PyStackRef: the low two bits are tags. */
 	o->code_tag_mask = minor >= 14 ? 3 : 0;
 	L->ob_type = head - 8;
@@ -635,6 +640,9 @@ int py_layout__check(const struct py_layout *L, char *why, size_t whylen)
 	lc_in(&c, "frame_instr", o->frame_instr, 8, 0, o->frame_read_size, "a frame read");
 	if (o->frame_owner != PYPROF_NO_OFFSET)
 		lc_in(&c, "frame_owner", o->frame_owner, 1, 0, o->frame_read_size, "a frame read");
+	if (o->frame_is_entry != PYPROF_NO_OFFSET)
+		lc_in(&c, "frame_is_entry", o->frame_is_entry, 1, 0, o->frame_read_size,
+		      "a frame read");
 	if (o->frame_tlbc_index != PYPROF_NO_OFFSET)
 		lc_in(&c, "frame_tlbc_index", o->frame_tlbc_index, 4, 0, o->frame_read_size,
 		      "a frame read");

@@ -31,17 +31,19 @@
 	X(code_id_start) X(code_id_size) X(code_adaptive)			\
 	X(str_length) X(str_state) X(str_ascii_data)				\
 	X(instr_kind) X(owner_skip_min) X(code_tag_mask)			\
-	X(str_state_shift) X(frame_tlbc_index) X(code_tlbc)
+	X(str_state_shift) X(frame_tlbc_index) X(code_tlbc)		\
+	X(frame_is_entry)
 // clang-format on
 
 /*
  * Fields a fixture captured before they existed lacks: what a build without
- * them has (no thread-local bytecode, no state shift).
+ * them has (no thread-local bytecode, no state shift, no is_entry flag).
  */
 static inline void stackwalk_offset_defaults(struct py_offsets *off)
 {
 	off->frame_tlbc_index = PYPROF_NO_OFFSET;
 	off->code_tlbc = PYPROF_NO_OFFSET;
+	off->frame_is_entry = PYPROF_NO_OFFSET;
 }
 
 /* Sets the field named key of off to v; 0, or -1 for an unknown name. */

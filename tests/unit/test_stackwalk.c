@@ -52,6 +52,7 @@ struct image {
 	unsigned nframes;
 	struct page pages[MAX_PAGES];
 	unsigned npages;
+	unsigned minor; /* of the version captured, 3.MINOR */
 };
 
 __u32 max_depth = PYPROF_DEFAULT_DEPTH;
@@ -127,7 +128,7 @@ static void image_line(struct image *im, char *line)
 	unsigned v;
 	int at;
 
-	if (!strncmp(line, "python ", 7))
+	if (sscanf(line, "python 3.%u", &im->minor) == 1)
 		return;
 	if (sscanf(line, "runtime %llx", (unsigned long long *)&im->proc.runtime_addr) == 1 ||
 	    sscanf(line, "thread %" SCNx64, &im->thread) == 1)
@@ -231,6 +232,38 @@ static void test_walk_finds_the_interpreters_stack(void **state)
 			assert_string_equal(name, im->frames[j].name);
 		}
 		assert_string_equal(im->frames[0].name, "f3");
+		free(im);
+	}
+}
+
+/*
+ * The frames a C-level call of the eval loop started (--native places native
+ * frames by them): up to 3.10 every frame is its own call; from 3.11 one call
+ * runs the whole script, so only its outermost frame (<module>, or a thread's
+ * Thread._bootstrap) is one: 3.11 by is_entry, 3.12+ by the shim frame, whose
+ * address is kept (it is the one owner >= owner_skip_min frame of the chain).
+ */
+static void test_entry_frames(void **state)
+{
+	uint64_t want;
+	size_t i;
+	__u32 n;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct image *im = image_load(fixtures[i]);
+
+		n = walk(im, im->thread);
+		assert_int_equal(n, im->nframes);
+		want = im->minor <= 10 ? (1ULL << n) - 1 : 1ULL << (n - 1);
+		print_message("%s (3.%u): entries %#llx, expected %#llx\n", im->name, im->minor,
+			      (unsigned long long)scratch.entry_mask[0], (unsigned long long)want);
+		assert_int_equal(scratch.entry_mask[0], want);
+		assert_int_equal(scratch.nentries, __builtin_popcountll(want));
+		assert_int_equal(scratch.nshims, im->minor >= 12);
+		if (scratch.nshims)
+			assert_true(image_at(im,
+					     scratch.shim_addr[0] + im->proc.off.frame_owner)[0] >=
+				    im->proc.off.owner_skip_min);
 		free(im);
 	}
 }
@@ -479,6 +512,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_finds_the_interpreters_stack),
+		cmocka_unit_test(test_entry_frames),
 		cmocka_unit_test(test_unknown_thread_has_no_stack),
 		cmocka_unit_test(test_frame_pointing_to_itself_is_truncated),
 		cmocka_unit_test(test_cycle_is_truncated),
