@@ -105,9 +105,12 @@ static __always_inline int send_sample(struct scratch *s, __u8 kind, __u32 nfram
  * given kind and value. Every program that wants a Python stack (the CPU
  * sampler, and any event program) calls this; threads of processes not in
  * `targets` cost one hash lookup. Returns 0 when a record was sent, 1 when the
- * thread of a profiled process had no Python stack, -1 otherwise.
+ * thread of a profiled process had no Python stack, -1 otherwise. native
+ * (--native's CPU samples) flags a sample that may have native frames for a
+ * user stack to follow it (PY_SAMPLE_USTACK).
  */
-static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value, __u8 flags)
+static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 value, __u8 flags,
+					 bool native)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -158,6 +161,9 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 		return 1;
 	}
 	s->sample.nframes = w.n;
+	/* in the interpreter's code with one eval call on the stack: no native frame anywhere */
+	if (native && ((flags & PY_SAMPLE_WHERE_MASK) != PY_WHERE_PYTHON || s->nentries > 1))
+		s->sample.flags |= PY_SAMPLE_USTACK;
 	if (kind == PY_KIND_CPU)
 		emit_signatures(&w, s);
 	return send_sample(s, kind, w.n);
@@ -177,7 +183,7 @@ static __always_inline int emit_stack_flags(__u8 kind, __u64 value, __u8 flags)
 		count_kind(kind, PYPROF_CNT_DROPPED);
 		return -1;
 	}
-	ret = emit_stack_in(s, kind, value, flags);
+	ret = emit_stack_in(s, kind, value, flags, false);
 	scratch_put(level);
 	return ret;
 }

@@ -161,7 +161,7 @@ static __always_inline __u64 emit_mem_stack(__u8 kind, __u64 bytes)
 		count_kind(kind, PYPROF_CNT_DROPPED);
 		return 0;
 	}
-	if (!emit_stack_in(s, kind, bytes, 0))
+	if (!emit_stack_in(s, kind, bytes, 0, false))
 		sent_ns = s->sample.ktime_ns;
 	scratch_put(level);
 	return sent_ns;
@@ -453,7 +453,7 @@ int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 		count_kind(PY_KIND_ALLOC, PYPROF_CNT_DROPPED);
 		return 0;
 	}
-	sent = emit_stack_in(s, PY_KIND_ALLOC, call.weight, 0);
+	sent = emit_stack_in(s, PY_KIND_ALLOC, call.weight, 0, false);
 	/* The record just sent is still in this activation's scratch: its time names it. */
 	live.ktime_ns = s->sample.ktime_ns;
 	scratch_put(level);

@@ -11,7 +11,11 @@
  * --kernel sends the kernel stack of a tick taken in kernel mode as a
  * companion record (struct py_kstack) right after the Python stack, with
  * the same pid, tid and ktime_ns; --native then the user registers and
- * stack (struct py_ustack) of a tick in native code or the kernel.
+ * stack (struct py_ustack) of a tick in native code or the kernel, or of
+ * one in the interpreter whose Python stack spans several calls of the eval
+ * loop (native code may be between them: a C function calling back into
+ * Python). A tick in the interpreter under one such call, the common case,
+ * sends nothing more.
  */
 #ifndef PYBPFPROF_BPF_NATIVE_H
 #define PYBPFPROF_BPF_NATIVE_H
@@ -66,14 +70,34 @@ static __always_inline void native_send_kstack(struct bpf_perf_event_data *ctx, 
 }
 
 /*
- * The user registers and the top of the user stack. In kernel mode they are
- * the ones saved at the kernel's entry. The copy is tried at three sizes: a
- * read that crosses the end of the stack fails as a whole.
+ * Bytes from sp up to the end of the stack's mapping or PY_USTACK_BYTES,
+ * whichever is less. A read that crosses the end fails as a whole, and the
+ * main thread's stack ends a few KiB above main's frame (its environment
+ * strings): the pages after sp's are tried one byte each.
  */
-static __always_inline void native_send_ustack(struct bpf_perf_event_data *ctx, __u64 ktime_ns,
-					       bool user_mode)
+static __always_inline __u64 ustack_len(__u64 sp)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 n = 4096 - (sp & 4095);
+	char byte;
+	int i;
+
+	for (i = 0; i < PY_USTACK_BYTES / 4096; i++) {
+		if (n >= PY_USTACK_BYTES || bpf_probe_read_user(&byte, 1, (void *)(sp + n)))
+			break;
+		n += 4096;
+	}
+	return n < PY_USTACK_BYTES ? n : PY_USTACK_BYTES;
+}
+
+/*
+ * The user registers, the top of the user stack and which Python frames
+ * began a call of the eval loop (s's walk). In kernel mode the registers
+ * are the ones saved at the kernel's entry.
+ */
+static __always_inline void native_send_ustack(struct bpf_perf_event_data *ctx,
+					       const struct scratch *s, bool user_mode)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), len;
 	struct pt_regs *regs;
 	struct py_ustack *u;
 
@@ -102,18 +126,15 @@ static __always_inline void native_send_ustack(struct bpf_perf_event_data *ctx, 
 		u->r14 = BPF_CORE_READ(regs, r14);
 		u->r15 = BPF_CORE_READ(regs, r15);
 	}
-	u->value = PY_USTACK_BYTES;
-	if (bpf_probe_read_user(u->stack, PY_USTACK_BYTES, (void *)u->sp)) {
-		u->value = PY_USTACK_BYTES / 4;
-		if (bpf_probe_read_user(u->stack, PY_USTACK_BYTES / 4, (void *)u->sp)) {
-			u->value = PY_USTACK_BYTES / 32;
-			if (bpf_probe_read_user(u->stack, PY_USTACK_BYTES / 32, (void *)u->sp))
-				u->value = 0;
-		}
-	}
+	__builtin_memcpy(u->entry_mask, s->entry_mask, sizeof(u->entry_mask));
+	__builtin_memcpy(u->shim_addr, s->shim_addr, sizeof(u->shim_addr));
+	u->nshims = s->nshims;
+	u->pad = 0;
+	len = ustack_len(u->sp);
+	u->value = bpf_probe_read_user(u->stack, len, (void *)u->sp) ? 0 : len;
 	u->pid = pid_tgid >> 32;
 	u->tid = (__u32)pid_tgid;
-	u->ktime_ns = ktime_ns;
+	u->ktime_ns = s->sample.ktime_ns;
 	u->nframes = 0;
 	u->flags = 0;
 	u->kind = PY_KIND_USTACK;
@@ -143,11 +164,11 @@ static __always_inline int native_emit_cpu(struct bpf_perf_event_data *ctx)
 		count_kind(PY_KIND_CPU, PYPROF_CNT_DROPPED);
 		return -1;
 	}
-	ret = emit_stack_in(s, PY_KIND_CPU, 0, where);
+	ret = emit_stack_in(s, PY_KIND_CPU, 0, where, native_user);
 	if (!ret && native_kernel && where == PY_WHERE_SYSTEM)
 		native_send_kstack(ctx, s->sample.ktime_ns);
-	if (!ret && native_user && (where == PY_WHERE_NATIVE || where == PY_WHERE_SYSTEM))
-		native_send_ustack(ctx, s->sample.ktime_ns, where == PY_WHERE_NATIVE);
+	if (!ret && (s->sample.flags & PY_SAMPLE_USTACK))
+		native_send_ustack(ctx, s, where != PY_WHERE_SYSTEM);
 	scratch_put(level);
 	return ret;
 }

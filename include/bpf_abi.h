@@ -446,6 +446,9 @@ enum py_gil_flags {
 	PY_SAMPLE_GIL_RELEASED = 0x10,
 };
 
+/* --native: a struct py_ustack record follows this PY_KIND_CPU sample. */
+#define PY_SAMPLE_USTACK 0x80
+
 /* ------------------------------------------------------------- --signatures */
 
 /*
@@ -555,10 +558,13 @@ struct py_kstack {
 
 /*
  * --native: the user registers and the top of the user stack of a
- * PY_KIND_CPU sample whose thread ran native code or the kernel (not of
- * those in the interpreter's code: nothing to unwind there), sent after it
- * and after its kernel stack, if any. Userspace unwinds the copy with the
- * libraries' DWARF call frame information, down to the interpreter's code.
+ * PY_KIND_CPU sample that may have native frames (flag PY_SAMPLE_USTACK):
+ * its thread ran native code or the kernel, or its Python stack spans more
+ * than one C-level call of the eval loop, so native code may sit between
+ * its Python frames. Sent after the sample and after its kernel stack, if
+ * any. Userspace unwinds the copy with the libraries' DWARF call frame
+ * information and places the native frames by entry_mask: bit i set when
+ * Python frame i (innermost first) is the first one such a call ran.
  * value: bytes of stack copied from sp (0: the stack could not be read).
  */
 #define PY_USTACK_BYTES 16384
@@ -578,6 +584,16 @@ struct py_ustack {
 	__u64 value;
 	/* the callee-saved registers the call frame information may need */
 	__u64 ip, sp, bp, bx, r12, r13, r14, r15;
+	__u64 entry_mask[PY_ENTRY_WORDS];
+	/*
+	 * 3.12+: where the shim frames are, innermost first. Each is a local
+	 * of the eval call it marks, on the C stack: the native frame holding
+	 * it is that call's, with or without a symbol (Debian's 3.14 and 3.15
+	 * run the loop in a function .dynsym does not name).
+	 */
+	__u32 nshims; /* in shim_addr: the first PY_SHIM_MAX passed at most */
+	__u32 pad;
+	__u64 shim_addr[PY_SHIM_MAX];
 	__u8 stack[PY_USTACK_BYTES];
 };
 

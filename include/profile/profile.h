@@ -324,9 +324,13 @@ struct profile {
 	/* --kernel: samples taken in the kernel joined to their kernel stack, and not (lost) */
 	bool kernel_mode;
 	uint64_t kstacks, kstack_missing;
-	/* --native: samples in native code or the kernel unwound (of which stopped early), and not */
+	/*
+	 * --native: samples whose user stack was unwound (of which: stopped
+	 * before the outermost Python frame; native and Python stacks at odds,
+	 * native frames placed below the innermost only), and those without one
+	 */
 	bool native_mode;
-	uint64_t ustacks, ustack_partial, ustack_missing;
+	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);

@@ -51,7 +51,7 @@ struct collector_target {
 	struct hashmap sig_funcs;
 	/* --native (collector_cpu.c): its unwinder, made at its first user stack */
 	struct native_unwinder *unwinder;
-	struct hashmap native_frames; /* pc -> frame id */
+	struct hashmap native_frames; /* pc -> frame id | enum native_pc_kind << 32 */
 };
 
 /* Signature records waiting for their sample: more than CPUs' records in flight at once. */
@@ -110,9 +110,10 @@ struct collector {
 	uint64_t kstack_missing; /* kernel-mode samples counted without theirs */
 	uint64_t kstack_orphans; /* kernel stacks whose sample was not waiting */
 	uint64_t ustacks;	 /* --native: user stacks unwound and joined */
-	uint64_t ustack_partial; /* of which the unwind stopped before the interpreter */
-	uint64_t ustack_missing; /* samples in native code or the kernel counted without */
-	uint64_t ustack_orphans; /* user stacks whose sample was not waiting */
+	uint64_t ustack_partial; /* of which the unwind stopped before the outermost Python frame */
+	uint64_t ustack_unplaced; /* of which the native and Python stacks disagreed */
+	uint64_t ustack_missing;  /* samples flagged for a user stack counted without */
+	uint64_t ustack_orphans;  /* user stacks whose sample was not waiting */
 };
 
 /* Companions a waiting sample still expects. */
@@ -128,10 +129,10 @@ struct collector_pending {
 	uint8_t flags;
 	uint8_t want; /* enum collector_want */
 	bool unresolved;
-	uint32_t nframes, nkernel, nnative;
-	uint32_t *frames;		    /* the Python stack's frame ids, innermost first */
-	uint32_t kernel[PY_KSTACK_MAX];	    /* frame ids of its kernel stack */
-	uint32_t native[NATIVE_MAX_FRAMES]; /* and of its native frames */
+	bool aligned; /* frames are the walk's one for one (--async did not rewrite them) */
+	uint32_t nframes, nkernel;
+	uint32_t *frames; /* the Python stack's frame ids, innermost first; with --native, merged */
+	uint32_t kernel[PY_KSTACK_MAX]; /* frame ids of its kernel stack */
 };
 
 /* Samples waiting for a kernel stack at most; the oldest is counted without it. */
@@ -173,8 +174,11 @@ void collector__sample(struct collector *c, const void *data, size_t size);
  */
 void collector__add_cpu(struct collector *c, struct collector_target *ts, const struct py_sample *s,
 			const uint32_t *frames, uint32_t n, bool unresolved);
-/* A CPU sample (its n frames in c->scratch): counted now, or held for its kernel stack. */
-void collector__cpu_sample(struct collector *c, struct collector_target *ts,
+/*
+ * A CPU sample (its n frames in c->scratch, aligned when they are the walk's
+ * one for one): counted now, or held for its kernel and user stacks.
+ */
+void collector__cpu_sample(struct collector *c, struct collector_target *ts, bool aligned,
 			   const struct py_sample *s, uint32_t n, bool unresolved);
 /* A PY_KIND_KSTACK record: joined to its waiting sample, which is then counted. */
 void collector__kstack(struct collector *c, const void *data, size_t size);

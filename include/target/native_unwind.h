@@ -3,13 +3,14 @@
  * --native: a thread's native frames from a copy of its registers and of the
  * top of its stack (struct py_ustack), unwound with the call frame
  * information (.eh_frame, .debug_frame) of the process's mapped files, down
- * to the first frame in the interpreter's own code; and their names, from
- * .symtab, .dynsym or .gnu_debugdata (libdw), or library+0xoffset.
+ * to the first frame in the interpreter's own code, or through it to the
+ * stack's end; and their names, from .symtab, .dynsym or .gnu_debugdata
+ * (libdw), or library+0xoffset.
  *
  * Everything read is the target's: the stack copy (only it is read as
  * memory, never the live process) and its mapped files, opened through
  * /proc/PID/map_files (the very file mapped, whatever its path says). Both
- * are bounded: NATIVE_MAX_FRAMES frames, NATIVE_MAX_MODULES files of at most
+ * are bounded: NATIVE_MAX_FRAMES (or _ALL) frames, NATIVE_MAX_MODULES files of at most
  * ELF_FILE_MAX_SIZE bytes each.
  */
 #ifndef PYBPFPROF_NATIVE_UNWIND_H
@@ -21,6 +22,8 @@
 #include <sys/types.h>
 
 #define NATIVE_MAX_FRAMES 64
+/* Frames of a whole stack (unwind_all): up to the 16 KiB copy's worth of small frames. */
+#define NATIVE_MAX_FRAMES_ALL 512
 #define NATIVE_MAX_MODULES 1024
 
 struct native_unwinder;
@@ -49,6 +52,18 @@ int native_unwinder__refresh(struct native_unwinder *u);
 int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct native_regs *regs,
 			    const uint8_t *stack, size_t len, uint64_t *pcs, int max,
 			    bool *complete);
+
+/*
+ * The same, but on through the interpreter's frames to the end of the stack
+ * (at most NATIVE_MAX_FRAMES_ALL frames), with each frame's stack pointer in
+ * sps (0 where unknown): for placing native frames between Python frames.
+ */
+int native_unwinder__unwind_all(struct native_unwinder *u, pid_t tid,
+				const struct native_regs *regs, const uint8_t *stack, size_t len,
+				uint64_t *pcs, uint64_t *sps, int max);
+
+/* Whether pc is in the interpreter's own code. */
+bool native_unwinder__in_interp(const struct native_unwinder *u, uint64_t pc);
 
 /*
  * How many files the process maps executable were kept from libdw at the last

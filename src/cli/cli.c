@@ -288,8 +288,9 @@ static const struct cli_option cli_options[] = {
 	    "below the Python stack of each sample taken in the kernel", 7 },
 	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_KERNEL, NULL, NULL },
 	{ { "native", OPT_NATIVE, NULL, 0, "Add the native frames (C extensions, libraries) "
-	    "below the Python stack of each sample taken outside the interpreter, unwound "
-	    "from a copy of the stack with the libraries' call frame information", 7 },
+	    "below the Python stack and between Python frames where native code called "
+	    "back into Python, unwound from a copy of the stack with the libraries' call "
+	    "frame information; the interpreter's own frames are folded away", 7 },
 	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_USER, NULL, NULL },
 };
 // clang-format on

@@ -96,8 +96,10 @@ static void write_header(FILE *f, const struct profile *p)
 			(unsigned long long)p->kstacks, (unsigned long long)p->kstack_missing);
 	if (p->native_mode)
 		fprintf(f,
-			",\n  \"native\": {\"stacks\": %llu, \"partial\": %llu, \"missing\": %llu}",
+			",\n  \"native\": {\"stacks\": %llu, \"partial\": %llu, \"unplaced\": %llu, "
+			"\"missing\": %llu}",
 			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
+			(unsigned long long)p->ustack_unplaced,
 			(unsigned long long)p->ustack_missing);
 	if (p->mem)
 		fprintf(f,

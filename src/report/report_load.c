@@ -63,6 +63,11 @@ static int load_kernel(struct ld *l, json_t *m)
 		  ld_u64(l, ld_get(l, n, "model.native", "missing"), "model.native.missing",
 			 UINT64_MAX, &p->ustack_missing)))
 		return -EINVAL;
+	/* "unplaced" came with native frames between Python frames: older files have none */
+	if (n && json_object_get(n, "unplaced") &&
+	    ld_u64(l, json_object_get(n, "unplaced"), "model.native.unplaced", UINT64_MAX,
+		   &p->ustack_unplaced))
+		return -EINVAL;
 	return 0;
 }
 

@@ -387,13 +387,15 @@ static void cpu_sample(struct collector *c, struct collector_target *ts, const s
 {
 	const uint32_t *ids = c->scratch;
 	uint32_t n = s->nframes;
+	bool aligned = true;
 
 	if (c->async) {
 		n = async_frames(c, ts, s, &ids, &unresolved);
+		aligned = ids == c->scratch && n == s->nframes;
 		if (ids != c->scratch)
 			memmove(c->scratch, ids, n * sizeof(*c->scratch));
 	}
-	collector__cpu_sample(c, ts, s, n, unresolved);
+	collector__cpu_sample(c, ts, aligned, s, n, unresolved);
 }
 
 /* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */

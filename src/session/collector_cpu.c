@@ -4,9 +4,12 @@
  * (Python / native / system) and its thread. With --kernel, a CPU sample taken in kernel mode waits for the
  * kernel stack that the same BPF run sends right after it (struct py_kstack,
  * same pid, tid and ktime_ns), and is counted with the kernel frames below
- * its Python frames. Records of other CPUs may come in between, and the
- * companion may come only with the next poll, so a few samples wait at once;
- * one whose companion was lost (ring buffer full) is counted without it.
+ * its Python frames; with --native, a sample flagged PY_SAMPLE_USTACK waits
+ * for its user stack, whose native frames go below and between its Python
+ * frames (session/native_merge.h). Records of other CPUs may come in
+ * between, and the companion may come only with the next poll, so a few
+ * samples wait at once; one whose companion was lost (ring buffer full) is
+ * counted without it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include "session/collector.h"
 #include "session/ksyms.h"
 #include "session/native.h"
+#include "session/native_merge.h"
 #include "util/vec.h"
 #include "pybpfprof.skel.h"
 
@@ -94,22 +98,17 @@ static struct collector_target *find_target(struct collector *c, int pid)
 	return NULL;
 }
 
-/* pending[i]'s frames: kernel, then native (innermost first), then Python. */
+/* pending[i]'s frames: kernel, then native and Python (innermost first). */
 static uint32_t pending_frames(struct collector *c, const struct collector_pending *pe)
 {
-	uint32_t nk = pe->nkernel, nn = pe->nnative, at = 0;
+	uint32_t nk = pe->nkernel;
 
-	/* the Python frames keep their room in PYPROF_MAX_DEPTH */
-	if (pe->nframes + nn > PYPROF_MAX_DEPTH)
-		nn = PYPROF_MAX_DEPTH - pe->nframes;
-	if (pe->nframes + nn + nk > PYPROF_MAX_DEPTH)
-		nk = PYPROF_MAX_DEPTH - pe->nframes - nn;
+	/* the other frames keep their room in PYPROF_MAX_DEPTH (merged within it) */
+	if (pe->nframes + nk > PYPROF_MAX_DEPTH)
+		nk = PYPROF_MAX_DEPTH - pe->nframes;
 	memcpy(c->scratch, pe->kernel, nk * sizeof(*c->scratch));
-	at += nk;
-	memcpy(c->scratch + at, pe->native, nn * sizeof(*c->scratch));
-	at += nn;
-	memcpy(c->scratch + at, pe->frames, pe->nframes * sizeof(*c->scratch));
-	return at + pe->nframes;
+	memcpy(c->scratch + nk, pe->frames, pe->nframes * sizeof(*c->scratch));
+	return nk + pe->nframes;
 }
 
 /* Counts pending[i] with what came of its companions, and drops it. */
@@ -138,13 +137,12 @@ static uint8_t wanted(const struct collector *c, const struct py_sample *s)
 
 	if ((c->native_modes & NATIVE_KERNEL) && where == PY_WHERE_SYSTEM)
 		want |= WANT_KSTACK;
-	if ((c->native_modes & NATIVE_USER) &&
-	    (where == PY_WHERE_NATIVE || where == PY_WHERE_SYSTEM))
+	if ((c->native_modes & NATIVE_USER) && (s->flags & PY_SAMPLE_USTACK))
 		want |= WANT_USTACK;
 	return want;
 }
 
-void collector__cpu_sample(struct collector *c, struct collector_target *ts,
+void collector__cpu_sample(struct collector *c, struct collector_target *ts, bool aligned,
 			   const struct py_sample *s, uint32_t n, bool unresolved)
 {
 	uint8_t want = wanted(c, s);
@@ -175,8 +173,9 @@ void collector__cpu_sample(struct collector *c, struct collector_target *ts,
 	pe->flags = s->flags;
 	pe->want = want;
 	pe->unresolved = unresolved;
+	pe->aligned = aligned;
 	pe->nframes = n;
-	pe->nkernel = pe->nnative = 0;
+	pe->nkernel = 0;
 	c->npending++;
 	return;
 now:
@@ -273,23 +272,117 @@ void collector__kstack(struct collector *c, const void *data, size_t size)
 	pending_got(c, (size_t)at, WANT_KSTACK);
 }
 
-/* The frame id of native pc in ts's process. */
-static uint32_t native_frame(struct collector *c, struct collector_target *ts, uint64_t pc)
+/* The eval loop's function (and its split-off parts, such as a .cold one). */
+static bool is_eval(const char *name)
+{
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+
+	return !strncmp(name, eval, sizeof(eval) - 1) &&
+	       (name[sizeof(eval) - 1] == '\0' || name[sizeof(eval) - 1] == '.');
+}
+
+/*
+ * The frame id of native pc in ts's process, and its enum native_pc_kind
+ * (the interpreter's own code gets no frame). UINT32_MAX without memory.
+ */
+static uint32_t native_frame(struct collector *c, struct collector_target *ts, uint64_t pc,
+			     uint8_t *kind)
 {
 	uint64_t *slot = hashmap__find(&ts->native_frames, pc);
 	char name[256], file[PATH_MAX];
-	uint32_t func, id;
+	uint32_t func, id = UINT32_MAX;
 
-	if (slot)
-		return *slot;
+	if (slot) {
+		*kind = *slot >> 32;
+		return (uint32_t)*slot;
+	}
 	native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
-	func = profile__func_kind(c->prof, name, file, 0, false, PROFILE_FUNC_NATIVE);
-	if (func == UINT32_MAX)
-		return UINT32_MAX;
-	id = profile__frame(c->prof, func, -1);
-	if (id != UINT32_MAX)
-		hashmap__set(&ts->native_frames, pc, id);
+	*kind = NATIVE_PC_OTHER;
+	if (native_unwinder__in_interp(ts->unwinder, pc))
+		*kind = is_eval(name) ? NATIVE_PC_EVAL : NATIVE_PC_INTERP;
+	if (*kind == NATIVE_PC_OTHER) {
+		func = profile__func_kind(c->prof, name, file, 0, false, PROFILE_FUNC_NATIVE);
+		if (func == UINT32_MAX)
+			return UINT32_MAX;
+		id = profile__frame(c->prof, func, -1);
+		if (id == UINT32_MAX)
+			return UINT32_MAX;
+	}
+	hashmap__set(&ts->native_frames, pc, id | (uint64_t)*kind << 32);
 	return id;
+}
+
+/*
+ * 3.12+ (u carries shim frames): the native frame whose part of the stack
+ * holds a shim is that eval call's, named or not; the names are not used,
+ * since the function named _PyEval_EvalFrameDefault may only wrap the loop.
+ * Frame i's part is [sps[i], sps[i + 1]): below its caller's stack pointer.
+ */
+static void eval_by_shims(const struct py_ustack *u, const uint64_t *sps, int n, uint8_t *kinds)
+{
+	uint32_t k, nshims = u->nshims < PY_SHIM_MAX ? u->nshims : PY_SHIM_MAX;
+	uint64_t hi;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kinds[i] == NATIVE_PC_EVAL)
+			kinds[i] = NATIVE_PC_INTERP;
+	for (k = 0; k < nshims; k++)
+		for (i = 0; i < n; i++) {
+			hi = i + 1 < n ? sps[i + 1] : u->sp + u->value;
+			if (sps[i] && u->shim_addr[k] >= sps[i] && u->shim_addr[k] < hi) {
+				kinds[i] = NATIVE_PC_EVAL;
+				break;
+			}
+		}
+}
+
+/*
+ * pe's frames become the merged stack of its Python frames and the native
+ * frames of pcs[0..n) (stack pointers sps): counted as merged, partial or
+ * unplaced.
+ */
+static void merge_native(struct collector *c, struct collector_target *ts,
+			 struct collector_pending *pe, const struct py_ustack *u,
+			 const uint64_t *pcs, const uint64_t *sps, int n)
+{
+	uint32_t ids[NATIVE_MAX_FRAMES_ALL], *out;
+	uint8_t kinds[NATIVE_MAX_FRAMES_ALL];
+	uint64_t entries[PY_ENTRY_WORDS];
+	struct native_merge_in in = {
+		.native = ids,
+		.kind = kinds,
+		.py = pe->frames,
+		.npy = pe->nframes,
+		.entries = pe->aligned ? entries : NULL,
+		.nentry_bits = PYPROF_MAX_DEPTH,
+		.py_cut = pe->flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR),
+	};
+	enum native_merge_result res;
+	int i;
+
+	memcpy(entries, u->entry_mask, sizeof(entries));
+	for (i = 0; i < n; i++)
+		ids[i] = native_frame(c, ts, pcs[i], &kinds[i]);
+	if (u->nshims)
+		eval_by_shims(u, sps, n, kinds);
+	/* a pc that could not be named is left out, as before */
+	for (i = 0; i < n; i++)
+		if (ids[i] != UINT32_MAX || kinds[i] != NATIVE_PC_OTHER) {
+			ids[in.nnative] = ids[i];
+			kinds[in.nnative++] = kinds[i];
+		}
+	out = malloc(PYPROF_MAX_DEPTH * sizeof(*out));
+	if (!out) {
+		c->ustack_missing++;
+		return;
+	}
+	pe->nframes = native_merge(&in, out, PYPROF_MAX_DEPTH, &res);
+	free(pe->frames);
+	pe->frames = out;
+	c->ustacks++;
+	c->ustack_partial += res == NATIVE_PARTIAL;
+	c->ustack_unplaced += res == NATIVE_UNPLACED;
 }
 
 void collector__ustack(struct collector *c, const void *data, size_t size)
@@ -299,10 +392,8 @@ void collector__ustack(struct collector *c, const void *data, size_t size)
 		u->ip, u->sp, u->bp, u->bx, u->r12, u->r13, u->r14, u->r15
 	};
 	struct collector_target *ts;
-	struct collector_pending *pe;
-	uint64_t pcs[NATIVE_MAX_FRAMES];
-	bool complete = false;
-	int n, i;
+	uint64_t pcs[NATIVE_MAX_FRAMES_ALL], sps[NATIVE_MAX_FRAMES_ALL];
+	int n;
 	long at;
 
 	if (size < offsetof(struct py_ustack, stack) || u->value > PY_USTACK_BYTES ||
@@ -318,19 +409,13 @@ void collector__ustack(struct collector *c, const void *data, size_t size)
 	}
 	if (!ts->unwinder)
 		ts->unwinder = native_unwinder__new(ts->t.pid, ts->t.text_start, ts->t.text_end);
-	pe = &c->pending[at];
-	n = ts->unwinder ? native_unwinder__unwind(ts->unwinder, u->tid, &regs, u->stack, u->value,
-						   pcs, NATIVE_MAX_FRAMES, &complete) :
+	n = ts->unwinder ? native_unwinder__unwind_all(ts->unwinder, u->tid, &regs, u->stack,
+						       u->value, pcs, sps, NATIVE_MAX_FRAMES_ALL) :
 			   0;
-	for (i = 0; i < n; i++) {
-		uint32_t id = native_frame(c, ts, pcs[i]);
-
-		if (id != UINT32_MAX)
-			pe->native[pe->nnative++] = id;
-	}
-	c->ustacks += n > 0;
-	c->ustack_partial += n > 0 && !complete;
-	c->ustack_missing += n == 0;
+	if (n > 0)
+		merge_native(c, ts, &c->pending[at], u, pcs, sps, n);
+	else
+		c->ustack_missing++;
 	pending_got(c, (size_t)at, WANT_USTACK);
 }
 
@@ -344,6 +429,7 @@ void collector__flush_pending(struct collector *c)
 	c->prof->native_mode = c->native_modes & NATIVE_USER;
 	c->prof->ustacks = c->ustacks;
 	c->prof->ustack_partial = c->ustack_partial;
+	c->prof->ustack_unplaced = c->ustack_unplaced;
 	c->prof->ustack_missing = c->ustack_missing;
 }
 

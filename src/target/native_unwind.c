@@ -43,9 +43,10 @@ struct native_unwinder {
 	const struct native_regs *regs;
 	const uint8_t *stack;
 	size_t len;
-	uint64_t *pcs;
+	uint64_t *pcs, *sps;
 	int n, max;
 	bool complete;
+	bool through; /* on through the interpreter's code (unwind_all) */
 	/* this Dwfl's refused files: the first NATIVE_MAX_REFUSED of them by place */
 	struct refused_file {
 		uint64_t lo, hi, base;
@@ -370,6 +371,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct native_unwinder *u = arg;
 	bool activation = false;
+	Dwarf_Word sp = 0;
 	Dwarf_Addr pc;
 
 	if (!dwfl_frame_pc(state, &pc, &activation))
@@ -377,17 +379,22 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	/* a return address is just past its call */
 	if (!activation && pc)
 		pc--;
-	if (pc >= u->interp_lo && pc < u->interp_hi) {
+	if (!u->through && pc >= u->interp_lo && pc < u->interp_hi) {
 		u->complete = true;
 		return DWARF_CB_ABORT;
 	}
+	/* the frame's stack pointer: 7 is rsp in x86-64's DWARF numbering */
+	if (u->sps && dwfl_frame_reg(state, 7, &sp))
+		sp = 0;
+	if (u->sps)
+		u->sps[u->n] = sp;
 	u->pcs[u->n++] = pc;
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct native_regs *regs,
-			    const uint8_t *stack, size_t len, uint64_t *pcs, int max,
-			    bool *complete)
+/* Both unwinds. */
+static int unwind(struct native_unwinder *u, pid_t tid, const struct native_regs *regs,
+		  const uint8_t *stack, size_t len, uint64_t *pcs, int max)
 {
 	if (!u->dwfl)
 		return 0;
@@ -404,17 +411,48 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 	u->len = len;
 	u->pcs = pcs;
 	u->n = 0;
-	u->max = max < NATIVE_MAX_FRAMES ? max : NATIVE_MAX_FRAMES;
+	u->max = max;
 	u->complete = false;
 	if (u->max <= 0)
 		return 0;
 	if (u->attached)
 		dwfl_getthread_frames(u->dwfl, tid, on_frame, u);
 	/* no state (no module yet): the sampled instruction is all there is */
-	if (!u->n && !u->complete)
+	if (!u->n && !u->complete) {
+		if (u->sps)
+			u->sps[0] = regs->sp;
 		pcs[u->n++] = regs->ip;
-	*complete = u->complete;
+	}
 	return u->n;
+}
+
+int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct native_regs *regs,
+			    const uint8_t *stack, size_t len, uint64_t *pcs, int max,
+			    bool *complete)
+{
+	int n;
+
+	u->through = false;
+	u->sps = NULL;
+	n = unwind(u, tid, regs, stack, len, pcs,
+		   max < NATIVE_MAX_FRAMES ? max : NATIVE_MAX_FRAMES);
+	*complete = u->complete;
+	return n;
+}
+
+int native_unwinder__unwind_all(struct native_unwinder *u, pid_t tid,
+				const struct native_regs *regs, const uint8_t *stack, size_t len,
+				uint64_t *pcs, uint64_t *sps, int max)
+{
+	u->through = true;
+	u->sps = sps;
+	return unwind(u, tid, regs, stack, len, pcs,
+		      max < NATIVE_MAX_FRAMES_ALL ? max : NATIVE_MAX_FRAMES_ALL);
+}
+
+bool native_unwinder__in_interp(const struct native_unwinder *u, uint64_t pc)
+{
+	return pc >= u->interp_lo && pc < u->interp_hi;
 }
 
 /* pc in a file libdw was not given: "library+0xoffset". */

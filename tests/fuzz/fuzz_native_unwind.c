@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct native_unwinder *u;
-	uint64_t pcs[NATIVE_MAX_FRAMES], words[8];
+	uint64_t all[NATIVE_MAX_FRAMES_ALL], sps[NATIVE_MAX_FRAMES_ALL], words[8];
 	char name[256], file[4096];
 	struct native_regs r;
 	bool complete = false;
@@ -51,14 +51,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(stack, data + sizeof(words), len);
 	max = (int)(words[2] % (NATIVE_MAX_FRAMES + 2));
-	n = native_unwinder__unwind(u, getpid(), &r, stack, len, pcs, max, &complete);
+	/* half the time the whole stack, as --native does to place frames between Python's */
+	if (words[4] & 1) {
+		max = (int)(words[2] % (NATIVE_MAX_FRAMES_ALL + 2));
+		n = native_unwinder__unwind_all(u, getpid(), &r, stack, len, all, sps, max);
+	} else {
+		n = native_unwinder__unwind(u, getpid(), &r, stack, len, all, max, &complete);
+	}
 	/* now and then a new Dwfl, as when a pc is in no module known */
 	if (words[3] % 64 == 1)
 		native_unwinder__refresh(u);
-	if (n < 0 || n > NATIVE_MAX_FRAMES || (max > 0 && n > max))
+	if (n < 0 || n > NATIVE_MAX_FRAMES_ALL || (max > 0 && n > max))
 		abort();
 	for (i = 0; i < n; i++) {
-		native_unwinder__name(u, pcs[i], name, sizeof(name), file, sizeof(file));
+		native_unwinder__name(u, all[i], name, sizeof(name), file, sizeof(file));
 		if (strlen(name) >= sizeof(name) || strlen(file) >= sizeof(file))
 			abort();
 	}
