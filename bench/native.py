@@ -14,7 +14,8 @@ run: the stack copy is what --native adds to it.
 
 Environment: BENCH_ROUNDS (7), BENCH_ITERATIONS (100), BENCH_HZ (99),
 BENCH_ATTACH_WAIT (2.0 s), BENCH_OUT (also write a Markdown section there),
-PYBPFPROF, BENCH_PYTHON.
+PYBPFPROF, BENCH_PYTHON, BENCH_WORKLOAD (half, or callback: see
+bench/native_workload.py).
 """
 import json
 import os
@@ -32,6 +33,7 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
 ITERATIONS = os.environ.get("BENCH_ITERATIONS", "100")
 HZ = os.environ.get("BENCH_HZ", "99")
 ATTACH_WAIT = float(os.environ.get("BENCH_ATTACH_WAIT", "2.0"))
+WORKLOAD = os.environ.get("BENCH_WORKLOAD", "half")
 
 MODES = [
     ("none", None),
@@ -63,7 +65,8 @@ def prog_stats(pid):
 
 
 def run(flags, stats=False):
-    wl = subprocess.Popen([PYTHON, os.path.join(HERE, "native_workload.py"), ITERATIONS],
+    wl = subprocess.Popen([PYTHON, os.path.join(HERE, "native_workload.py"), ITERATIONS,
+                           WORKLOAD],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert wl.stdout.readline().strip() == "ready"
     prof = None
@@ -158,7 +161,8 @@ def main():
     out = os.environ.get("BENCH_OUT")
     if out:
         with open(out, "w") as f:
-            f.write(f"{ROUNDS} rounds, {ITERATIONS} iterations, {HZ} Hz, {PYTHON}\n\n{text}\n")
+            f.write(f"{ROUNDS} rounds, {ITERATIONS} iterations of {WORKLOAD}, {HZ} Hz, "
+                    f"{PYTHON}\n\n{text}\n")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 # function and line, checked against the kernel's own account of the
 # process's kernel time (/proc/PID/stat) and against where its code is known
 # to run (bytecode, libz, a pipe's kernel copies, numpy's FFT); --kernel's
-# kernel frames under the line that reads a pipe.
+# kernel frames under the line that reads a pipe; --native's frames below
+# the Python stack and between Python frames (libc's qsort calling back into
+# Python through ctypes).
 
 import json
 import os
