@@ -42,11 +42,12 @@ static int load_signatures(struct ld *l, json_t *m)
 
 /*
  * --kernel: "kernel": {"stacks": N, "missing": N}; --native: "native":
- * {"stacks": N, "partial": N, "missing": N}; or neither.
+ * {"stacks": N, "partial": N, "unplaced": N, "missing": N} ("unplaced" only in
+ * files written since it existed); or neither.
  */
 static int load_kernel(struct ld *l, json_t *m)
 {
-	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native");
+	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native"), *unplaced;
 	struct profile *p = l->p;
 
 	p->kernel_mode = k != NULL;
@@ -64,9 +65,9 @@ static int load_kernel(struct ld *l, json_t *m)
 			 UINT64_MAX, &p->ustack_missing)))
 		return -EINVAL;
 	/* "unplaced" came with native frames between Python frames: older files have none */
-	if (n && json_object_get(n, "unplaced") &&
-	    ld_u64(l, json_object_get(n, "unplaced"), "model.native.unplaced", UINT64_MAX,
-		   &p->ustack_unplaced))
+	unplaced = n ? json_object_get(n, "unplaced") : NULL;
+	if (unplaced &&
+	    ld_u64(l, unplaced, "model.native.unplaced", UINT64_MAX, &p->ustack_unplaced))
 		return -EINVAL;
 	return 0;
 }
