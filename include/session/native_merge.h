@@ -51,6 +51,18 @@ enum native_merge_result {
 };
 
 /*
+ * 3.12+: which of n native frames (stack pointers sps, innermost first; 0
+ * where unknown; the stack copy ends at stack_end) are eval calls: those
+ * whose part of the stack, [sps[i], sps[i + 1]), holds one of the shim
+ * frames' addresses shims[0..nshims). A shim is a local of the eval call it
+ * marks, so this finds the loop named or not; the names are set aside, since
+ * the function named _PyEval_EvalFrameDefault may only wrap the loop. Every
+ * value may come from the target: each shim marks one frame at most.
+ */
+void native_merge_eval_by_shims(uint8_t *kinds, const uint64_t *sps, uint32_t n, uint64_t stack_end,
+				const uint64_t *shims, uint32_t nshims);
+
+/*
  * The merged stack into out (at most max frame ids; the Python frames keep
  * their room first), innermost first; its length. *res says how it went.
  */

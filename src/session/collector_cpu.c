@@ -313,31 +313,6 @@ static uint32_t native_frame(struct collector *c, struct collector_target *ts, u
 }
 
 /*
- * 3.12+ (u carries shim frames): the native frame whose part of the stack
- * holds a shim is that eval call's, named or not; the names are not used,
- * since the function named _PyEval_EvalFrameDefault may only wrap the loop.
- * Frame i's part is [sps[i], sps[i + 1]): below its caller's stack pointer.
- */
-static void eval_by_shims(const struct py_ustack *u, const uint64_t *sps, int n, uint8_t *kinds)
-{
-	uint32_t k, nshims = u->nshims < PY_SHIM_MAX ? u->nshims : PY_SHIM_MAX;
-	uint64_t hi;
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (kinds[i] == NATIVE_PC_EVAL)
-			kinds[i] = NATIVE_PC_INTERP;
-	for (k = 0; k < nshims; k++)
-		for (i = 0; i < n; i++) {
-			hi = i + 1 < n ? sps[i + 1] : u->sp + u->value;
-			if (sps[i] && u->shim_addr[k] >= sps[i] && u->shim_addr[k] < hi) {
-				kinds[i] = NATIVE_PC_EVAL;
-				break;
-			}
-		}
-}
-
-/*
  * pe's frames become the merged stack of its Python frames and the native
  * frames of pcs[0..n) (stack pointers sps): counted as merged, partial or
  * unplaced.
@@ -348,7 +323,7 @@ static void merge_native(struct collector *c, struct collector_target *ts,
 {
 	uint32_t ids[NATIVE_MAX_FRAMES_ALL], *out;
 	uint8_t kinds[NATIVE_MAX_FRAMES_ALL];
-	uint64_t entries[PY_ENTRY_WORDS];
+	uint64_t entries[PY_ENTRY_WORDS], shims[PY_SHIM_MAX];
 	struct native_merge_in in = {
 		.native = ids,
 		.kind = kinds,
@@ -359,25 +334,31 @@ static void merge_native(struct collector *c, struct collector_target *ts,
 		.py_cut = pe->flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR),
 	};
 	enum native_merge_result res;
+	uint32_t room;
 	int i;
 
 	memcpy(entries, u->entry_mask, sizeof(entries));
+	memcpy(shims, u->shim_addr, sizeof(shims));
 	for (i = 0; i < n; i++)
 		ids[i] = native_frame(c, ts, pcs[i], &kinds[i]);
 	if (u->nshims)
-		eval_by_shims(u, sps, n, kinds);
+		native_merge_eval_by_shims(kinds, sps, (uint32_t)n, u->sp + u->value, shims,
+					   u->nshims < PY_SHIM_MAX ? u->nshims : PY_SHIM_MAX);
 	/* a pc that could not be named is left out, as before */
 	for (i = 0; i < n; i++)
 		if (ids[i] != UINT32_MAX || kinds[i] != NATIVE_PC_OTHER) {
 			ids[in.nnative] = ids[i];
 			kinds[in.nnative++] = kinds[i];
 		}
-	out = malloc(PYPROF_MAX_DEPTH * sizeof(*out));
+	/* the merged stack holds at most every Python frame and every other native one */
+	room = pe->nframes + in.nnative < PYPROF_MAX_DEPTH ? pe->nframes + in.nnative :
+							     PYPROF_MAX_DEPTH;
+	out = malloc((room ? room : 1) * sizeof(*out));
 	if (!out) {
 		c->ustack_missing++;
 		return;
 	}
-	pe->nframes = native_merge(&in, out, PYPROF_MAX_DEPTH, &res);
+	pe->nframes = native_merge(&in, out, room, &res);
 	free(pe->frames);
 	pe->frames = out;
 	c->ustacks++;

@@ -53,6 +53,25 @@ static bool interleave(const struct native_merge_in *in, uint32_t *out, uint32_t
 	return true;
 }
 
+void native_merge_eval_by_shims(uint8_t *kinds, const uint64_t *sps, uint32_t n, uint64_t stack_end,
+				const uint64_t *shims, uint32_t nshims)
+{
+	uint32_t i, k;
+	uint64_t hi;
+
+	for (i = 0; i < n; i++)
+		if (kinds[i] == NATIVE_PC_EVAL)
+			kinds[i] = NATIVE_PC_INTERP;
+	for (k = 0; k < nshims; k++)
+		for (i = 0; i < n; i++) {
+			hi = i + 1 < n ? sps[i + 1] : stack_end;
+			if (sps[i] && shims[k] >= sps[i] && shims[k] < hi) {
+				kinds[i] = NATIVE_PC_EVAL;
+				break;
+			}
+		}
+}
+
 uint32_t native_merge(const struct native_merge_in *in, uint32_t *out, uint32_t max,
 		      enum native_merge_result *res)
 {
