@@ -3,7 +3,7 @@
  * The Python stack walk: from _PyRuntime to the current thread's
  * PyThreadState, then along its frames, recording (code object, bytecode
  * position, fingerprint) innermost first. Versions differ only by the numbers
- * in struct py_offsets, which userspace fills (src/target/py_layout.c).
+ * in struct py_offsets, which userspace fills (src/cpython/py_layout.c).
  *
  * This header compiles both as BPF and as host C, so that the same walk runs
  * in the unit tests over memory images captured from real interpreters
@@ -114,7 +114,7 @@ static __always_inline __u8 frame_u8(const __u8 *buf, __u32 off)
 /*
  * Fingerprint of the code object at code (see py_code_fingerprint): one read
  * for its pointers and first line, one for its qualname's text. Mirrors
- * code_identity() in src/target/code_cache.c. Returns -1 if the code object cannot be read.
+ * code_identity() in src/cpython/code_cache.c. Returns -1 if the code object cannot be read.
  */
 static __always_inline int code_fingerprint(const struct py_offsets *off, struct scratch *s,
 					    __u64 code, __u32 *fp)

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <zlib.h>
-#include "target/target.h"
+#include "cpython/target.h"
 #include "../bpf/stackwalk.h"
 #include "stackwalk_image.h"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # Lowest first: a folder may depend only on itself and the folders before it.
-LAYERS = ["util", "target", "profile", "report", "session", "cli"]
+LAYERS = ["util", "proc", "cpython", "profile", "report", "saved", "session", "dump", "agent", "cli"]
 SHARED = {"bpf_abi.h", "pybpfprof.skel.h",
           # the BPF stack walk, compiled as host C for dump's userspace walk
           "../../bpf/stackwalk.h",

@@ -9,10 +9,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "session/mem.h" /* enum pyprof_mem_mode */
+#include "session/mem.h"     /* enum pyprof_mem_mode */
+#include "session/session.h" /* SESSION_MAX_PIDS, SESSION_MAX_HZ */
 
-#define CONFIG_MAX_PIDS 1024
-#define CONFIG_MAX_HZ 20000
+#define CONFIG_MAX_PIDS SESSION_MAX_PIDS
+#define CONFIG_MAX_HZ SESSION_MAX_HZ
 #define CONFIG_MAX_OUTPUTS 16
 
 struct pyprof_config {
@@ -64,15 +65,6 @@ struct pyprof_config {
  * the faults' own cost (bench/mem.sh).
  */
 #define PYPROF_DEFAULT_MEM_PERIOD 64
-
-/*
- * --max-cache-mb: what is kept of the targets' code objects (names, decoded
- * line tables, frame memos), for all of them together. 64 MiB holds about
- * 400000 ordinary functions; a target that makes more (or huge line tables)
- * only gets its least recently used ones evicted and read again.
- */
-#define PYPROF_DEFAULT_MAX_CACHE_MB 64
-#define PYPROF_MAX_CACHE_MB 65536
 
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \

@@ -2,7 +2,7 @@
 /*
  * Source lines for the reports, read inside each process's root directory
  * with its own rights: every file of a process's frames at the first need,
- * in one helper (target/source.h), the most sampled first, within a time
+ * in one helper (proc/source.h), the most sampled first, within a time
  * budget per process and for the whole report.
  */
 #ifndef PYBPFPROF_REPORT_SOURCE_H

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include "profile/profile.h"
 
+/* The JSON schema version this pybpfprof writes and `report` reads (doc/json-schema.md). */
+#define REPORT_SCHEMA 1
+
 struct report_opts {
 	unsigned top_functions; /* rows in the functions table */
 	unsigned top_lines;	/* rows in the hottest-lines table */

@@ -3,7 +3,7 @@
  * Sampling --async: a sample taken inside an asyncio task is charged to the
  * chain of tasks that await it, as CPython 3.15's sampler does with
  * --async-aware. Done in userspace after the sample, from the task graph
- * (every task's coroutine and fut_waiter, target/py_async.c) read at most
+ * (every task's coroutine and fut_waiter, cpython/py_async.c) read at most
  * every ASYNC_GRAPH_MS per process: the sample's task is the one whose
  * coroutine is the outermost coroutine frame of the sample. Only when
  * several tasks run that coroutine is the thread's running task read (a
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "bpf_abi.h"
-#include "target/target.h"
+#include "cpython/target.h"
 
 #define ASYNC_GRAPH_MS 200 /* the task graph is read again after this long */
 #define ASYNC_CHAIN 64	   /* awaiting tasks followed per sample, at most */

@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include "bpf_abi.h"
 #include "session/async_stacks.h"
-#include "target/code_cache.h"
+#include "cpython/code_cache.h"
 #include "profile/profile.h"
-#include "target/native_unwind.h"
-#include "target/target.h"
-#include "target/py_signature.h"
+#include "proc/native_unwind.h"
+#include "cpython/target.h"
+#include "cpython/py_signature.h"
 
 struct collector_target {
 	struct target t;

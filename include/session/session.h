@@ -14,7 +14,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bpf_abi.h"
-#include "target/target.h"
+#include "cpython/target.h"
+
+/* The most pids one run takes (-p), and its highest sampling rate (-F). */
+#define SESSION_MAX_PIDS 1024
+#define SESSION_MAX_HZ 20000
+
+/*
+ * --max-cache-mb: what is kept of the targets' code objects (names, decoded
+ * line tables, frame memos), for all of them together. 64 MiB holds about
+ * 400000 ordinary functions; a target that makes more (or huge line tables)
+ * only gets its least recently used ones evicted and read again.
+ */
+#define PYPROF_DEFAULT_MAX_CACHE_MB 64
+#define PYPROF_MAX_CACHE_MB 65536
 
 struct session;
 

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include "session/collector.h"
 #include "session/session.h"
-#include "target/target.h"
+#include "cpython/target.h"
 
 enum usdt_mode {
 	USDT_CALLS = 1,	  /* function__entry / function__return */

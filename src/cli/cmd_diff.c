@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#include "report/report_diff.h"
-#include "report/report_load.h"
+#include "saved/report_diff.h"
+#include "saved/report_load.h"
 #include "util/log.h"
 #include "util/outfile.h"
 

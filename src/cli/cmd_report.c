@@ -16,7 +16,7 @@
 #include "util/log.h"
 #include "util/outfile.h"
 #include "report/report.h"
-#include "report/report_load.h"
+#include "saved/report_load.h"
 #include "commands.h"
 
 /* The -o files, then --mem-timeline, --mem-folded, --mem-retained-folded, --mem-pprof. */

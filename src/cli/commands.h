@@ -21,9 +21,5 @@ extern const struct command commands[];
 
 /* `pybpfprof diff BEFORE AFTER`: two saved profiles compared (cmd_diff.c). */
 int cmd_diff(int argc, char **argv);
-/* `pybpfprof dump`: every thread's state and Python stack, without stopping it. */
-int cmd_dump(int argc, char **argv);
-/* `pybpfprof agent`: continuous profiling to files and backends (cmd_agent.c). */
-int cmd_agent(int argc, char **argv);
 
 #endif

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "profile/profile.h"
 #include "util/vec.h"
-#include "target/source.h"
+#include "proc/source.h"
 
 static char *dup_or_empty(const char *s)
 {

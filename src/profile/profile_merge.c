@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profile/profile.h"
-#include "target/source.h"
+#include "proc/source.h"
 
 /* "N processes merged: pid pid ...", cut short with "..." past len. */
 static void merged_name(const struct profile *p, char *buf, size_t len)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
-#include "report_flame_tree.h"
+#include "report/report_flame_tree.h"
 #include "report_wall.h"
 
 static void json_open(void *ctx, uint32_t depth, uint32_t label, bool first)

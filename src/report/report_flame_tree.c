@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include "report_flame_tree.h"
+#include "report/report_flame_tree.h"
 
 /* One stack of one process; the tree's paths are these, root first. */
 struct entry {

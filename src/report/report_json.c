@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
-#include "report/report_load.h"
 #include "report_json_model.h"
 #include "report_mem.h"
 #include "report_signatures.h"

@@ -12,7 +12,7 @@
 #include "util/hashmap.h"
 #include "report/report_common.h"
 #include "report/report_source.h"
-#include "target/source.h"
+#include "proc/source.h"
 #include "report_json_model.h"
 
 /* The shortest of 15, 16 or 17 digits that reads back as the same double. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Source lines for the reports, read through the target's own root
- * (/proc/PID/root) with its own rights (target/source.c).
+ * (/proc/PID/root) with its own rights (proc/source.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "util/log.h"
 #include "util/mono.h"
 #include "report/report_source.h"
-#include "target/source.h"
+#include "proc/source.h"
 
 /*
  * Sources: every file of a process's frames is read at the first need, in

@@ -21,7 +21,7 @@
 #include "report/report_common.h"
 #include "util/text.h"
 #include "util/vec.h"
-#include "report_flame_tree.h"
+#include "report/report_flame_tree.h"
 #include "report_wall.h"
 
 #define SVG_MAX_FRAMES 10000

@@ -17,7 +17,7 @@
 #include "report_usdt.h"
 #include "report_where.h"
 #include "util/vec.h"
-#include "target/source.h"
+#include "proc/source.h"
 
 #define NAME_MIN 8
 #define NAME_MAX 48

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Sampling --async: rewrites a sample taken inside an asyncio task into the
- * chain of tasks awaiting it. The task graph (target/py_async.c) is read
+ * chain of tasks awaiting it. The task graph (cpython/py_async.c) is read
  * again at most every ASYNC_GRAPH_MS, or when the running task is not in
  * it (at most every ASYNC_GRAPH_RETRY_MS): a task that runs has no
  * fut_waiter of its own, and those awaiting it stay suspended while it
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session/async_stacks.h"
-#include "target/procfs.h"
-#include "target/py_async.h"
+#include "proc/procfs.h"
+#include "cpython/py_async.h"
 #include "util/mono.h"
 
 #define ASYNC_GRAPH_RETRY_MS 20

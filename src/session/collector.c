@@ -15,8 +15,8 @@
 #include "session/collector.h"
 #include "util/deadline.h"
 #include "util/mono.h"
-#include "target/procfs.h"
-#include "target/source.h"
+#include "proc/procfs.h"
+#include "proc/source.h"
 
 int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)
 {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include "util/log.h"
 #include "util/mono.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 #include "session/collector.h"
 #include "session/ksyms.h"
 #include "session/native.h"

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "target/elf_file.h"
-#include "target/procfs.h"
+#include "proc/elf_file.h"
+#include "proc/procfs.h"
 #include "util/log.h"
 #include "session/mem.h"
 #include "util/mono.h"

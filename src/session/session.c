@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "session/perf_sampler.h"
-#include "target/py_signature.h"
+#include "cpython/py_signature.h"
 #include "session/session.h"
 #include "util/mono.h"
 #include "util/log.h"

@@ -19,7 +19,7 @@
 #include "util/deadline.h"
 #include "util/log.h"
 #include "util/mono.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 #include "session/tracker.h"
 
 #define RETRY_FIRST_NS 1000000LL

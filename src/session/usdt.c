@@ -28,7 +28,7 @@
 #include <bpf/libbpf.h>
 #include "util/bus_guard.h"
 #include "util/deadline.h"
-#include "target/elf_file.h"
+#include "proc/elf_file.h"
 #include "util/log.h"
 #include "pybpfprof.skel.h"
 #include "session/usdt.h"

@@ -17,8 +17,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "session/wall.h"
-#include "target/procfs.h"
-#include "target/py_objects.h"
+#include "proc/procfs.h"
+#include "cpython/py_objects.h"
 #include "util/log.h"
 #include "util/mono.h"
 #include "../../bpf/offcpu_class.h"

@@ -24,10 +24,10 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include "target/code_cache.h"
-#include "target/target.h"
-#include "target/py_layout.h"
-#include "target/remote_mem.h"
+#include "cpython/code_cache.h"
+#include "cpython/target.h"
+#include "cpython/py_layout.h"
+#include "cpython/remote_mem.h"
 
 #define FAKE_MAX_SEGS 64
 

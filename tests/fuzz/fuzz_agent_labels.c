@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/agent.h"
+#include "agent/agent.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The asyncio task reader (target/py_async.c) and the walks it rests on
- * (sets, dicts, lists and type names in target/py_objects.c) over random
+ * The asyncio task reader (cpython/py_async.c) and the walks it rests on
+ * (sets, dicts, lists and type names in cpython/py_objects.c) over random
  * memory images: whatever the bytes say (task lists that loop, sets with
  * huge masks, coroutines awaiting themselves, names that are not strings),
  * reading ends, every count stays within its bound and nothing crashes.
@@ -12,7 +12,7 @@
  * the first segment too.
  */
 #include "fuzz.h"
-#include "target/py_async.h"
+#include "cpython/py_async.h"
 
 static struct py_layout layouts[5];
 static const uint32_t versions[5] = { 0x030B00F0, 0x030C00F0, 0x030D00F0, 0x030E0AF0, 0x030F02F0 };

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/report_diff.h"
-#include "report/report_load.h"
+#include "saved/report_diff.h"
+#include "saved/report_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "target/elf_file.h"
+#include "proc/elf_file.h"
 #include "session/usdt.h"
 
 static int memfd = -1;

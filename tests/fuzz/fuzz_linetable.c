@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "target/linetable.h"
+#include "cpython/linetable.h"
 
 /* linetable.h's contract: a line is >= 1, or -1 for unknown. Anything else is a finding. */
 static void check_line(int line)

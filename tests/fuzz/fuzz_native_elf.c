@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "bpf_abi.h"
-#include "target/native_unwind_file.h"
+#include "proc/native_unwind_file.h"
 
 /* Where the file goes when it cannot be mapped (an empty input). */
 #define FALLBACK_BASE 0x7f0000000000ULL

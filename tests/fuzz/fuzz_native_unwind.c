@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bpf_abi.h"
-#include "target/native_unwind.h"
+#include "proc/native_unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

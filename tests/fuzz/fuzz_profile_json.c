@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "report/report.h"
-#include "report/report_load.h"
+#include "saved/report_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The live-object renderer (target/py_objects.c) over random memory images:
+ * The live-object renderer (cpython/py_objects.c) over random memory images:
  * whatever the bytes say (types, lengths, pointers, cycles), rendering ends
  * within its read budget, stays inside its buffer and never crashes; and a
  * frame's locals and an instance attribute are read the same way.
@@ -11,7 +11,7 @@
  * frame at the first segment running a code object at the second.
  */
 #include "fuzz.h"
-#include "target/py_objects.h"
+#include "cpython/py_objects.h"
 
 static struct py_layout layouts[8];
 static const uint32_t versions[8] = { 0x030800F0, 0x030900F0, 0x030A00F0, 0x030B00F0,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * --signatures' namer (target/py_signature.c) over hostile records and
+ * --signatures' namer (cpython/py_signature.c) over hostile records and
  * memory images: whatever a signature record says (counts, flags, type
  * pointers, nd and dims) and whatever the type objects, dtype descriptors
  * and argument names read as, the key is computed, the text stays inside
@@ -12,7 +12,7 @@
  * segment's address, so that the argument names are read from the image.
  */
 #include "fuzz.h"
-#include "target/py_signature.h"
+#include "cpython/py_signature.h"
 
 static struct py_layout layouts[8];
 static const uint32_t versions[8] = { 0x030800F0, 0x030900F0, 0x030A00F0, 0x030B00F0,

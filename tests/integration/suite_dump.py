@@ -489,7 +489,7 @@ def dump_many_threads():
         check(len(waits) == len(withstack), f"{len(withstack) - len(waits)} not in wait")
 
 
-PY_DUMP_THREADS = 256  # include/target/py_objects.h
+PY_DUMP_THREADS = 256  # include/cpython/py_objects.h
 
 
 @per_build(builds=("debian", "forky314"))

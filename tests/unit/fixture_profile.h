@@ -8,7 +8,7 @@
 #define PYBPFPROF_TEST_FIXTURE_PROFILE_H
 
 #include "profile/profile.h"
-#include "target/source.h"
+#include "proc/source.h"
 
 static inline void build(struct profile *p)
 {

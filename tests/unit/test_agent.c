@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The agent's pure parts (src/cli/agent.h): interval boundaries, service
+ * The agent's pure parts (src/agent/agent.h): interval boundaries, service
  * names from command lines, /proc/PID/cgroup as hostile text, labels, file
  * names, the Pyroscope ingest URL, the disk budget, the queue and backoff;
  * and one output-dir sink on a real directory, with a tiny --max-disk.
@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "cli/agent.h"
-#include "cli/agent_metrics.h"
+#include "agent/agent.h"
+#include "agent/agent_metrics.h"
 #include "util/mono.h"
 
 static void test_boundaries(void **state)

@@ -15,8 +15,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "target/code_cache.h"
-#include "target/py_layout.h"
+#include "cpython/code_cache.h"
+#include "cpython/py_layout.h"
 
 #define OBJ_SIZE 512
 

@@ -14,7 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "target/linetable.h"
+#include "cpython/linetable.h"
 #include "linetable_vectors_38.h"
 #include "linetable_vectors_39.h"
 #include "linetable_vectors_310.h"

@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "target/native_guard.h"
-#include "target/native_unwind_file.h"
+#include "proc/native_guard.h"
+#include "proc/native_unwind_file.h"
 
 #define CORPUS "tests/fuzz/corpus/native_elf/"
 /* Where the files are placed: never mapped, only named. */

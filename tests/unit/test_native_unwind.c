@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "target/native_unwind.h"
-#include "target/procfs.h"
+#include "proc/native_unwind.h"
+#include "proc/procfs.h"
 
 #define COPY 8192
 

@@ -15,7 +15,7 @@
 
 #include "profile/profile.h"
 #include "report/report_writer.h"
-#include "report/report_load.h"
+#include "saved/report_load.h"
 #include "golden.h"
 
 static const struct report_opts opts = {

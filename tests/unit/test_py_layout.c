@@ -24,10 +24,10 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "target/code_cache.h"
+#include "cpython/code_cache.h"
 #include "fixture_file.h"
-#include "target/py_async.h"
-#include "target/py_layout.h"
+#include "cpython/py_async.h"
+#include "cpython/py_layout.h"
 
 static size_t load(const char *name, uint8_t *buf)
 {
@@ -378,7 +378,7 @@ static void use_layout(const struct py_layout *L)
 	memset(head, 0x5a, L->code_read_size);
 	memset(str, 0x60, PY_STR_READ);
 	memset(shead, 0x60, L->str_compact_data);
-	/* first_code() in src/target/target.c */
+	/* first_code() in src/cpython/target.c */
 	memcpy(&w, frame + o->frame_code, 8);
 	memcpy(&w, frame + o->frame_previous, 8);
 	memcpy(&w, frame + o->frame_instr, 8);
@@ -389,11 +389,11 @@ static void use_layout(const struct py_layout *L)
 		memcpy(&st, frame + o->frame_tlbc_index, 4);
 	if (o->code_tlbc != PYPROF_NO_OFFSET)
 		memcpy(&w, head + o->code_tlbc, 8);
-	/* read_code() in src/target/code_cache.c */
+	/* read_code() in src/cpython/code_cache.c */
 	assert_int_equal(code_head__parse(L, head, L->code_read_size, &h), 0);
 	(void)code_identity(o, h.code_id, str);
 	(void)code_identity(o, h.code_id, NULL);
-	/* remote_read_str() in src/target/remote_mem.c */
+	/* remote_read_str() in src/cpython/remote_mem.c */
 	memcpy(&w, shead + o->str_length, 8);
 	memcpy(&st, shead + o->str_state, 4);
 	free(frame);

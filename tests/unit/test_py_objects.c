@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tests for the live-object renderer (target/py_objects.c) on hand-built
+ * Tests for the live-object renderer (cpython/py_objects.c) on hand-built
  * memory images: the "target" is this process, whose fake objects (laid out
  * as CPython 3.11, 3.12 and 3.14 lay them out) are read back through
  * process_vm_readv like a real target's. Then damaged images: wild
@@ -18,7 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "target/py_objects.h"
+#include "cpython/py_objects.h"
 #include "fake_memory.h"
 
 #define NOBJ 64

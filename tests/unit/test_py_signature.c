@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tests for --signatures' namer (target/py_signature.c): the offsets BPF
+ * Tests for --signatures' namer (cpython/py_signature.c): the offsets BPF
  * gets per build, and the text and key of signature records over
  * hand-built objects in this process (read back through process_vm_readv
  * as a target's), laid out as CPython 3.11 lays them out; then records
@@ -17,7 +17,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "target/py_signature.h"
+#include "cpython/py_signature.h"
 #include "fake_memory.h"
 
 #define NOBJ 16

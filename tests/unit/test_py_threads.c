@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Tests for dump's thread reader (target/py_threads.c): a fake 3.11
+ * Tests for dump's thread reader (cpython/py_threads.c): a fake 3.11
  * interpreter in this process's memory (runtime -> interpreter -> thread
  * state -> frame -> code object), read back through process_vm_readv, which
  * this file wraps to move the frame's instruction pointer between reads: a
@@ -20,7 +20,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "target/py_objects.h"
+#include "cpython/py_objects.h"
 #include "fake_memory.h"
 
 static uint8_t runtime[1024], interp[64], tstate[256], cframe[16], frame[128],

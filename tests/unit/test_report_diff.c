@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "report/report_diff.h"
+#include "saved/report_diff.h"
 #include "util/outfile.h"
 
 static const struct report_diff_opts opts = { .tool_version = "0.1.0",

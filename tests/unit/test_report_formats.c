@@ -25,7 +25,7 @@
 
 #include "util/outfile.h"
 #include "report/report.h"
-#include "target/source.h"
+#include "proc/source.h"
 #include "fixture_profile.h"
 #include "golden.h"
 

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "report/report.h"
-#include "report/report_load.h"
+#include "saved/report_load.h"
 #include "fixture_profile.h"
 #include "golden.h"
 

@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "report/report_source.h"
-#include "target/source.h"
+#include "proc/source.h"
 
 #define STATUS_HEAD "Name:\tpython3\nUmask:\t0022\nState:\tR (running)\n"
 #define STATUS_IDS "Uid:\t1000\t1001\t1002\t1003\nGid:\t100\t101\t102\t103\n"

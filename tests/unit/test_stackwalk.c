@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "target/code_cache.h"
+#include "cpython/code_cache.h"
 #include "../../bpf/stackwalk.h"
 #include "stackwalk_image.h"
 

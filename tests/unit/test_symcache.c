@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "target/native_unwind.h"
-#include "target/symcache.h"
+#include "proc/native_unwind.h"
+#include "proc/symcache.h"
 
 #define LIBZ "/usr/lib/x86_64-linux-gnu/libz.so.1"
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"

@@ -23,12 +23,12 @@
 #include <cmocka.h>
 
 #include "util/bus_guard.h"
-#include "target/elf_file.h"
+#include "proc/elf_file.h"
 #include "session/session.h"
-#include "target/procfs.h"
-#include "target/target.h"
-#include "target/py_layout.h"
-#include "target/remote_mem.h"
+#include "proc/procfs.h"
+#include "cpython/target.h"
+#include "cpython/py_layout.h"
+#include "cpython/remote_mem.h"
 
 static void test_maps_line(void **state)
 {

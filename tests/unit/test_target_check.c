@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "session/tracker.h"
-#include "target/target.h"
+#include "cpython/target.h"
 #include "fake_memory.h"
 
 static uint8_t runtime[64], interp[64], tstate[256], cframe[16], frame1[128], frame2[128],

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The cheap verdict on a new executable (src/target/target.c py_exe_kind and
+ * The cheap verdict on a new executable (src/cpython/target.c py_exe_kind and
  * elf_file's DT_NEEDED lookup): a non-Python program is OTHER, Debian's
  * static python is STATIC, a shared build's small executable is SHARED.
  * Real files only; an interpreter that is not installed is skipped.
@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "target/elf_file.h"
-#include "target/target.h"
+#include "proc/elf_file.h"
+#include "cpython/target.h"
 
 /* Runs exe (as `exe -c 'import time; time.sleep(5)'`, or sleep) and returns its verdict. */
 static int kind_of_running(const char *exe, char *const argv[])

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "fixture_file.h"
-#include "target/procfs.h"
-#include "target/py_layout.h"
+#include "proc/procfs.h"
+#include "cpython/py_layout.h"
 
 static size_t load_crash(const char *name, uint8_t *buf, size_t cap)
 {

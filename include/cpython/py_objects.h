@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Live Python objects of a target, read from outside (pybpfprof dump): a
+ * bounded text for any object, the local variables of a frame, and every
+ * thread's Python stack. Everything comes from the target's memory, so
+ * everything is hostile: every length is bounded before use, every value
+ * costs a bounded number of reads (PY_RENDER_READS), and an object that does
+ * not read as what its type says prints as unreadable.
+ */
+#ifndef PYBPFPROF_PY_OBJECTS_H
+#define PYBPFPROF_PY_OBJECTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cpython/py_layout.h"
+#include "cpython/target.h"
+
+#define PY_RENDER_MAX 512  /* bytes of one value's text, with its NUL */
+#define PY_RENDER_STR 80   /* characters of a str or bytes shown */
+#define PY_RENDER_ITEMS 5  /* items of a container shown */
+#define PY_RENDER_DEPTH 2  /* containers shown inside containers */
+#define PY_RENDER_READS 96 /* memory reads for one value at most */
+#define PY_RENDER_SCAN 64  /* dict entries and set slots looked at, at most */
+#define PY_TYPES_KNOWN 32  /* type objects remembered per reader */
+
+/* Builtin types recognised by name (static types only: a class cannot pose as one). */
+enum py_kind {
+	PYK_OTHER,
+	PYK_NONE,
+	PYK_BOOL,
+	PYK_INT,
+	PYK_FLOAT,
+	PYK_STR,
+	PYK_BYTES,
+	PYK_TUPLE,
+	PYK_LIST,
+	PYK_DICT,
+	PYK_SET,
+	PYK_FROZENSET,
+	PYK_NDARRAY,
+	PYK_CELL,
+	PYK_DUMMY, /* the set's deleted-slot marker */
+};
+
+/* Reads one process's objects; the type memo makes repeated types cheap. */
+struct py_reader {
+	pid_t pid;
+	const struct py_layout *L;
+	struct py_obj_layout O;
+	struct {
+		uint64_t addr;
+		uint8_t kind;
+		char name[48];
+	} types[PY_TYPES_KNOWN];
+	unsigned ntypes;
+	uint64_t asyncio_tasks; /* asyncio.tasks' module dict once found (py_async.c), or 0 */
+};
+
+/* 0, or -ENOTSUP for a version without an object layout. */
+int py_reader__init(struct py_reader *r, pid_t pid, const struct py_layout *L, uint32_t version);
+
+/*
+ * The text of the object at addr (repr-like, bounded) into out (outlen >=
+ * 64), NUL-terminated; *type (if not NULL, 48 bytes) gets its type's name.
+ * 0, or -EFAULT when the object could not be read: out then says
+ * "<unreadable at 0x...>" (a container with an unreadable item says so in
+ * place of that item and returns 0).
+ */
+int py_render(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type);
+
+/*
+ * The str held by the instance attribute attr of the object at obj (its
+ * __dict__ or the values CPython keeps in its stead), into out. 0,
+ * -ENOENT (no such attribute), or -errno.
+ */
+int py_object_attr_str(struct py_reader *r, uint64_t obj, const char *attr, char *out,
+		       size_t outlen);
+
+/*
+ * Lookups for walking the interpreter's own structures (sys.modules, the
+ * asyncio task sets), with a larger read budget than a value's: the
+ * instance attribute attr of obj, the value of the str key in a dict, the
+ * keys of a set (at most max, of a table of at most PY_SET_SLOTS slots:
+ * its deleted-slot marker may be among them) and the items of a list (its
+ * first max; *total says how many it has). 0 (or the count written), or
+ * -errno (-ENOENT: no such key).
+ */
+#define PY_SET_SLOTS (1u << 16)
+int py_object_attr(struct py_reader *r, uint64_t obj, const char *attr, uint64_t *value);
+int py_dict_get(struct py_reader *r, uint64_t dict, const char *key, uint64_t *value);
+/* The first PY_DICT_ITEMS entries of a combined dict: (key, value) pairs. */
+#define PY_DICT_ITEMS 64
+int py_dict_items(struct py_reader *r, uint64_t dict, uint64_t *keys, uint64_t *values, size_t max);
+int py_set_keys(struct py_reader *r, uint64_t set, uint64_t *out, size_t max, size_t *total);
+int py_list_items(struct py_reader *r, uint64_t list, uint64_t *out, size_t max, size_t *total);
+
+/*
+ * Whether the type of obj, or one of its first PY_TYPE_BASES bases, has
+ * tp_name name: 1, 0, or -EFAULT. Names only: a class may pose as one, so
+ * what is read through the answer stays bounded and checked.
+ */
+#define PY_TYPE_BASES 8
+int py_type_is(struct py_reader *r, uint64_t obj, const char *name);
+
+/* One local variable of a frame. */
+struct py_local {
+	char name[64];
+	uint64_t value; /* object address; 0 with !tagged: unbound */
+	bool tagged;	/* a 3.14+ tagged int: ival holds it, no object */
+	int64_t ival;
+};
+
+#define PY_LOCALS_MAX 64 /* locals read per frame */
+
+/*
+ * The locals of the frame at frame running code: its first max (name,
+ * value) pairs into out. Returns how many were written, with *total the
+ * number the code object declares, or -errno.
+ */
+int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct py_local *out,
+		    size_t max, size_t *total);
+
+/* One Python frame of a thread, innermost first. */
+struct py_dump_frame {
+	uint64_t frame, code;
+	int32_t instr; /* as struct py_frame.instr */
+	uint32_t fingerprint;
+};
+
+#define PY_DUMP_THREADS 256 /* Python threads read per process */
+#define PY_DUMP_DEPTH 128   /* frames read per thread */
+#define PY_DUMP_TRIES 5	    /* reads of a thread's stack until two agree */
+
+struct py_dump_thread {
+	uint64_t tstate, thread_id; /* thread_id: pthread_self(), the thread pointer */
+	pid_t tid;		    /* in the process's pid namespace; 0: not found */
+	int gil;		    /* 1 holds it, 0 does not, -1 unknown */
+	int gc;			    /* 1 collecting (holds the GIL in GC), 0 not, -1 unknown */
+	bool moving;		    /* no two reads of its stack agreed */
+	bool truncated, read_error;
+	size_t nframes;
+	struct py_dump_frame frames[PY_DUMP_DEPTH];
+};
+
+/* What the main interpreter says of its GIL and collector. */
+struct py_dump_state {
+	uint64_t gil;	/* struct _gil_runtime_state in the target; 0: unknown */
+	int locked;	/* -1 unknown */
+	int collecting; /* -1 unknown */
+};
+
+/*
+ * Every Python thread of the target, at most max (PY_DUMP_THREADS), each
+ * read until two reads agree (PY_DUMP_TRIES), and the GIL's state. Never
+ * stops the process. Returns the number of threads, or -errno.
+ */
+int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_thread *out,
+		    size_t max, struct py_dump_state *st);
+
+/*
+ * One frame read alone (a suspended coroutine's, pybpfprof dump --async):
+ * its code, position and fingerprint as the stack walk reads them. 0, or
+ * -EFAULT (unreadable), -ENOENT (a shim frame, or no code).
+ */
+int py_read_frame(pid_t pid, const struct py_offsets *off, uint64_t frame,
+		  struct py_dump_frame *out);
+
+/*
+ * The kind and name (in r's memo) of the type object at type: one or two
+ * reads the first time, none after. 0, or -errno.
+ */
+int py_type_info(struct py_reader *r, uint64_t type, enum py_kind *kind, const char **name);
+
+/*
+ * The names of the first n local variables of the code object at code (its
+ * arguments come first), 64 bytes each, "?" for one that cannot be read.
+ * 0, -EBADMSG (it declares fewer), or -EFAULT.
+ */
+int py_code_argnames(struct py_reader *r, uint64_t code, char (*out)[64], size_t n);
+
+/* numpy's name of a dtype type number ("float64"), or NULL for one not known. */
+const char *py_numpy_dtype(int32_t type_num);
+
+/*
+ * Whether name is among the first 16 co_cellvars of the code object at
+ * code (3.8-3.10: an argument an inner function captures lives in a cell
+ * after the locals, and its own slot is empty). False on 3.11+.
+ */
+bool py_code_is_cellvar(struct py_reader *r, uint64_t code, const char *name);
+
+#endif

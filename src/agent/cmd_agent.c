@@ -1,0 +1,1227 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `pybpfprof agent`: the always-on run. The same session, collector and
+ * tracker as a one-shot run (main.c), CPU sampling only, with no end: every
+ * --interval, each process's stacks are taken out of its profile section and
+ * become one gzip pprof, labelled, handed to every sink (agent_sink.c).
+ *
+ * Where an interval is cut: at a tick of the loop, after the ring buffer has
+ * been drained, the sections' stacks are swapped for empty ones; the
+ * interval's from and until are the clock at the previous cut and at this
+ * one. So one process's intervals are contiguous by construction (each
+ * until is the next from, read once) and no sample is counted twice or
+ * lost: a sample belongs to the interval in which it was read. Cutting by
+ * the samples' kernel timestamps instead would need every sample held back
+ * until no earlier one can still come; the swap misplaces at most the
+ * samples in flight at the cut (one per CPU, taken a few microseconds
+ * earlier), far under the sampling error of an interval.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+#include "session/collector.h"
+#include "session/mem.h"
+#include "session/modes.h"
+#include "session/session.h"
+#include "session/tracker.h"
+#include "report/report_writer.h"
+#include "proc/procfs.h"
+#include "util/log.h"
+#include "util/mono.h"
+#include "util/vec.h"
+#include "agent.h"
+#include "agent_metrics.h"
+#include "pybpfprof.skel.h"
+#include "agent/cmd_agent.h"
+
+#define AGENT_POLL_MS 50
+#define AGENT_ALIVE_CHECK_NS 200000000LL
+#define AGENT_MAX_SINKS 3
+#define AGENT_FLUSH_NS 5000000000LL
+/* Forgotten processes' records are compacted away once there are this many. */
+#define AGENT_COMPACT_MIN 16
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+
+struct agent_opts {
+	pid_t pids[SESSION_MAX_PIDS];
+	size_t npids;
+	bool all, subprocesses, merge;
+	const char *match;
+	unsigned hz, max_depth, max_cache_mb, interval_s;
+	const char *service_name;
+	const char *output_dir;
+	double max_disk_mb;
+	unsigned queue;
+	const char *push, *otlp, *basic_auth_file, *bearer_file;
+	const char *metrics;
+	int verbose;
+	bool mem;	     /* --mem: page faults and memory calls, by line, every interval */
+	unsigned mem_period; /* page faults per memory sample */
+};
+
+/* What the agent knows of one profile section, by its index. */
+struct agent_proc {
+	bool skip; /* --match refused it: its stacks are thrown away */
+	bool done; /* its last interval is out */
+	char service[AGENT_SERVICE_MAX];
+	struct agent_label labels[AGENT_MAX_LABELS];
+	size_t nlabels;
+	/* --mem: its last interval's bytes touched, and held at that interval's end */
+	uint64_t mem_touched, mem_retained;
+};
+
+struct agent {
+	struct agent_opts o;
+	regex_t re;
+	char host[AGENT_LABEL_MAX];
+	struct profile prof;
+	struct collector c;
+	struct session *s;
+	struct tracker tr;
+	struct agent_proc *procs;
+	size_t nprocs, cap_procs;
+	struct agent_sink *sinks[AGENT_MAX_SINKS];
+	size_t nsinks;
+	struct agent_metrics *metrics;
+	struct mem mem;
+	uint64_t mem_intervals;
+	/* --mem, every interval's together: released bytes mapped before the agent
+	 * (or untracked), mappings the range table had no room for */
+	uint64_t mem_released_unknown, mem_untracked, mem_unmatched;
+	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
+	long long from_mono, from_real; /* the open interval's start */
+	uint64_t intervals, samples, seen, compactions;
+	char why[512];
+};
+
+static volatile sig_atomic_t agent_stop;
+
+static void agent_on_signal(int sig)
+{
+	static const char msg[] = "\npybpfprof agent: second stop signal: exiting at once\n";
+
+	if (agent_stop) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(128 + sig);
+		_exit(128 + sig);
+	}
+	agent_stop = sig;
+}
+
+static int agent_on_sample(void *ctx, void *data, size_t size)
+{
+	collector__sample(ctx, data, size);
+	return 0;
+}
+
+/* argp */
+
+enum {
+	OPT_SUBPROC = 0x100,
+	OPT_MATCH,
+	OPT_INTERVAL,
+	OPT_MERGE,
+	OPT_SERVICE,
+	OPT_OUTDIR,
+	OPT_MAXDISK,
+	OPT_PUSH,
+	OPT_BASIC,
+	OPT_BEARER,
+	OPT_MAXDEPTH,
+	OPT_MAXCACHE,
+	OPT_QUEUE,
+	OPT_OTLP,
+	OPT_METRICS,
+	OPT_MEM,
+	OPT_MEM_PERIOD,
+};
+
+static const struct argp_option agent_options[] = {
+	{ NULL, 0, NULL, 0, "Targets:", 1 },
+	{ "all", 'a', NULL, 0, "Every CPython process on the host, new ones too (the default)", 1 },
+	{ "pid", 'p', "PID", 0, "Profile this process (repeatable, or PID,PID,...)", 1 },
+	{ "subprocesses", OPT_SUBPROC, NULL, 0, "With -p: their descendants too", 1 },
+	{ "match", OPT_MATCH, "REGEX", 0,
+	  "Only processes whose command line matches REGEX (POSIX extended)", 1 },
+	{ NULL, 0, NULL, 0, "Sampling:", 2 },
+	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default: 99)", 2 },
+	{ "max-depth", OPT_MAXDEPTH, "FRAMES", 0,
+	  "Deepest Python stack kept (default: 127, at most 1024)", 2 },
+	{ "max-cache-mb", OPT_MAXCACHE, "MIB", 0,
+	  "Memory for the targets' code objects, all together (default: 64)", 2 },
+	{ "mem", OPT_MEM, "faults", OPTION_ARG_OPTIONAL,
+	  "Also a memory profile per process and interval: bytes touched (sampled page faults), "
+	  "mapped and released (mmap, munmap, mremap, brk: exact) and in use at the interval's "
+	  "end, by the line that mapped them (--mem=alloc is not offered here)",
+	  2 },
+	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0,
+	  "With --mem: page faults per memory sample, on average (default: 64)", 2 },
+	{ NULL, 0, NULL, 0, "Profiles:", 3 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0,
+	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
+	{ "merge", OPT_MERGE, NULL, 0, "One profile per service, not per process", 3 },
+	{ "service-name", OPT_SERVICE, "NAME", 0,
+	  "The service label of every profile (default: the script or module name)", 3 },
+	{ NULL, 0, NULL, 0, "Sinks (any combination, at least one):", 4 },
+	{ "output-dir", OPT_OUTDIR, "DIR", 0, "One gzip pprof file per process and interval in DIR",
+	  4 },
+	{ "max-disk", OPT_MAXDISK, "MB", 0,
+	  "With --output-dir: delete the oldest files beyond MB, fractions allowed "
+	  "(default: 0, no limit)",
+	  4 },
+	{ "push", OPT_PUSH, "URL", 0, "Push to a Pyroscope server: POST URL/ingest", 4 },
+	{ "otlp", OPT_OTLP, "URL", 0,
+	  "Push OTLP profiles (v1development) to an OpenTelemetry collector: POST "
+	  "URL/v1development/profiles",
+	  4 },
+	{ "basic-auth-file", OPT_BASIC, "FILE", 0,
+	  "With --push or --otlp: HTTP basic auth, USER:PASSWORD on FILE's first line", 4 },
+	{ "bearer-token-file", OPT_BEARER, "FILE", 0,
+	  "With --push or --otlp: a bearer token on FILE's first line", 4 },
+	{ "queue", OPT_QUEUE, "N", 0,
+	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
+	  "(default: 512, at most 65536)",
+	  4 },
+	{ NULL, 0, NULL, 0, "Other:", 5 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics", 5 },
+	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
+	{ 0 },
+};
+
+static const char agent_doc[] =
+	"pybpfprof agent: profile CPython processes without end, and every interval hand one "
+	"profile per process to the sinks: gzip pprof files in a directory, a Pyroscope "
+	"server, an OpenTelemetry collector (OTLP profiles), in any combination. Stops on SIGTERM or SIGINT, after the last partial interval is out."
+	"\v"
+	"Labels on every profile: hostname, service_name, pid, command, python_version, and "
+	"container_id (or cgroup) when the process is in one; each sample also carries its "
+	"thread's id and name.\n"
+	"\n"
+	"Examples:\n"
+	"  sudo pybpfprof agent --output-dir /var/lib/pybpfprof --max-disk 500\n"
+	"  sudo pybpfprof agent --push http://pyroscope:4040 --interval 15\n"
+	"  sudo pybpfprof agent --match 'gunicorn|celery' --merge --push https://p.example "
+	"--basic-auth-file /etc/pybpfprof/auth\n"
+	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof\n"
+	"  sudo pybpfprof agent --otlp http://otel-collector:4318";
+
+/* An unsigned from min to max, or a sentence via argp_error. */
+static unsigned parse_uint(struct argp_state *st, const char *opt, const char *arg, unsigned min,
+			   unsigned max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
+		argp_error(st, "%s takes a whole number from %u to %u, not '%s'", opt, min, max,
+			   arg);
+	return v;
+}
+
+/* --max-disk: megabytes, fractions allowed (a test's budget is a few files). */
+static double parse_mb(struct argp_state *st, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0.001 && v <= 16777216.0))
+		argp_error(st, "--max-disk takes megabytes from 0.001 to 16777216, not '%s'", arg);
+	return v;
+}
+
+static void parse_pids(struct argp_state *st, struct agent_opts *o, const char *arg)
+{
+	char buf[4096], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->npids == SESSION_MAX_PIDS)
+			argp_error(st, "at most %d pids", SESSION_MAX_PIDS);
+		o->pids[o->npids++] = parse_uint(st, "-p", tok, 1, INT32_MAX);
+	}
+}
+
+/* --mem[=faults]; --mem=alloc is refused (usage, exit 2) with what to do instead. */
+static void parse_mem(struct argp_state *st, struct agent_opts *o, const char *arg)
+{
+	if (arg && !strcmp(arg, "alloc"))
+		argp_error(st, "--mem=alloc is not offered by the agent: its allocator probes "
+			       "cost too much to leave on for weeks; use --mem (page faults and "
+			       "memory calls), or a one-off `pybpfprof -p PID --mem=alloc`");
+	if (arg && strcmp(arg, "faults"))
+		argp_error(st, "--mem takes faults (or nothing), not '%s'", arg);
+	o->mem = true;
+}
+
+static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct agent_opts *o = st->input;
+
+	switch (key) {
+	case 'a':
+		o->all = true;
+		break;
+	case 'p':
+		parse_pids(st, o, arg);
+		break;
+	case OPT_SUBPROC:
+		o->subprocesses = true;
+		break;
+	case OPT_MATCH:
+		o->match = arg;
+		break;
+	case 'F':
+		o->hz = parse_uint(st, "-F", arg, 1, SESSION_MAX_HZ);
+		break;
+	case OPT_MAXDEPTH:
+		o->max_depth = parse_uint(st, "--max-depth", arg, 1, PYPROF_MAX_DEPTH);
+		break;
+	case OPT_MAXCACHE:
+		o->max_cache_mb = parse_uint(st, "--max-cache-mb", arg, 1, PYPROF_MAX_CACHE_MB);
+		break;
+	case OPT_INTERVAL:
+		o->interval_s = parse_uint(st, "--interval", arg, 1, 86400);
+		break;
+	case OPT_MERGE:
+		o->merge = true;
+		break;
+	case OPT_SERVICE:
+		o->service_name = arg;
+		break;
+	case OPT_OUTDIR:
+		o->output_dir = arg;
+		break;
+	case OPT_MAXDISK:
+		o->max_disk_mb = parse_mb(st, arg);
+		break;
+	case OPT_QUEUE:
+		o->queue = parse_uint(st, "--queue", arg, 1, 65536);
+		break;
+	case OPT_PUSH:
+		o->push = arg;
+		break;
+	case OPT_OTLP:
+		o->otlp = arg;
+		break;
+	case OPT_METRICS:
+		o->metrics = arg;
+		break;
+	case OPT_BASIC:
+		o->basic_auth_file = arg;
+		break;
+	case OPT_BEARER:
+		o->bearer_file = arg;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case OPT_MEM:
+		parse_mem(st, o, arg);
+		break;
+	case OPT_MEM_PERIOD:
+		o->mem_period = parse_uint(st, "--mem-period", arg, 1, 1000000);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The rules between options; a sentence in why. */
+int agent_opts_check(struct agent_opts *o, char *why, size_t whylen);
+int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
+{
+	why[0] = '\0';
+	if (o->all && o->npids)
+		snprintf(why, whylen, "-a and -p exclude each other: give one");
+	else if (o->subprocesses && !o->npids)
+		snprintf(why, whylen, "--subprocesses follows the -p targets' children: give -p");
+	else if (!o->output_dir && !o->push && !o->otlp)
+		snprintf(why, whylen,
+			 "give at least one sink: --output-dir DIR, --push URL or --otlp URL");
+	else if (o->max_disk_mb && !o->output_dir)
+		snprintf(why, whylen, "--max-disk limits --output-dir: give --output-dir");
+	else if ((o->basic_auth_file || o->bearer_file) && !o->push && !o->otlp)
+		snprintf(why, whylen, "the auth files are for --push and --otlp: give one");
+	else if (o->basic_auth_file && o->bearer_file)
+		snprintf(why, whylen,
+			 "--basic-auth-file and --bearer-token-file exclude each other: give one");
+	else if (o->mem_period && !o->mem)
+		snprintf(why, whylen,
+			 "--mem-period is the page-fault sampling of --mem: give --mem");
+	if (why[0])
+		return -EINVAL;
+	o->all = !o->npids;
+	if (!o->mem_period)
+		o->mem_period = 64;
+	return 0;
+}
+
+/* Parses argv; 2 with argp's message for a refused command line. */
+static int agent__parse(struct agent *a, int argc, char **argv)
+{
+	static const struct argp argp = {
+		agent_options, agent_parse_opt, NULL, agent_doc, NULL, NULL, NULL
+	};
+	int err;
+
+	char *argv0 = argv[0];
+	int perr;
+
+	/* argp's messages and usage name the subcommand: "pybpfprof agent: ..." */
+	argv[0] = "pybpfprof agent";
+	argp_err_exit_status = 2;
+	perr = argp_parse(&argp, argc, argv, 0, NULL, &a->o);
+	argv[0] = argv0;
+	if (perr)
+		return 2;
+	if (agent_opts_check(&a->o, a->why, sizeof(a->why))) {
+		pr_err("%s\n", a->why);
+		return 2;
+	}
+	if (a->o.match) {
+		err = regcomp(&a->re, a->o.match, REG_EXTENDED | REG_NOSUB);
+		if (err) {
+			regerror(err, &a->re, a->why, sizeof(a->why));
+			pr_err("--match '%s' is not a regular expression: %s\n", a->o.match,
+			       a->why);
+			a->o.match = NULL;
+			return 2;
+		}
+	}
+	log_set_level(LOG_WARN + a->o.verbose);
+	log_hook_libbpf();
+	return 0;
+}
+
+/* The sinks, started before any BPF: a bad directory or URL fails first. */
+static int agent__open_sinks(struct agent *a)
+{
+	const struct agent_opts *o = &a->o;
+	struct agent_sink *s;
+
+	if (o->output_dir) {
+		s = agent_sink__dir(o->output_dir, (uint64_t)(o->max_disk_mb * 1048576), o->queue,
+				    a->why, sizeof(a->why));
+		if (!s)
+			return -EINVAL;
+		a->sinks[a->nsinks++] = s;
+	}
+	if (o->push) {
+		s = agent_sink__push(o->push, o->bearer_file ? o->bearer_file : o->basic_auth_file,
+				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+		if (!s)
+			return -EINVAL;
+		a->sinks[a->nsinks++] = s;
+	}
+	if (o->otlp) {
+		s = agent_sink__otlp(o->otlp, o->bearer_file ? o->bearer_file : o->basic_auth_file,
+				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+		if (!s)
+			return -EINVAL;
+		a->sinks[a->nsinks++] = s;
+	}
+	return 0;
+}
+
+/* The -p targets, checked and added to the collector. */
+static int agent__open_pids(struct agent *a)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < a->o.npids && !err; i++) {
+		struct target t;
+
+		if (collector__find(&a->c, a->o.pids[i]))
+			continue;
+		err = target__open(a->o.pids[i], &t, a->why, sizeof(a->why));
+		if (!err)
+			err = collector__add_target(&a->c, &t);
+	}
+	return err;
+}
+
+/* Everything before sampling: the profile, sinks, privileges, targets, session. */
+static int agent__prepare(struct agent *a)
+{
+	const struct agent_opts *o = &a->o;
+	int err;
+
+	profile__init(&a->prof, o->mem ? "cpu+mem" : "cpu", o->hz);
+	a->prof.start_ns = mono_ns();
+	a->prof.mem = o->mem;
+	a->prof.mem_period = o->mem_period;
+	a->prof.page_size = sysconf(_SC_PAGESIZE);
+	err = collector__init(&a->c, &a->prof, (size_t)o->max_cache_mb << 20);
+	if (gethostname(a->host, sizeof(a->host) - 1))
+		snprintf(a->host, sizeof(a->host), "unknown");
+	if (!err)
+		err = agent__open_sinks(a);
+	if (!err && o->metrics) {
+		a->metrics = agent_metrics__start(o->metrics, a->sinks, a->nsinks, a->why,
+						  sizeof(a->why));
+		err = a->metrics ? 0 : -EINVAL;
+	}
+	if (!err)
+		err = check_privileges(a->why, sizeof(a->why));
+	if (!err)
+		err = check_kernel(BTF_PATH, a->why, sizeof(a->why));
+	if (!err)
+		err = agent__open_pids(a);
+	if (!err) {
+		a->s = modes__open_session(o->max_depth,
+					   o->mem ? PYPROF_MEM_FAULTS : PYPROF_MEM_OFF, 0, 0, 0,
+					   agent_on_sample, &a->c, a->why, sizeof(a->why));
+		err = a->s ? 0 : -EINVAL;
+	}
+	return err;
+}
+
+/* Targets registered and followed, then sampling; -a finds the running ones. */
+static int agent__attach(struct agent *a)
+{
+	unsigned flags = PY_FOLLOW_SELF | (a->o.subprocesses ? PY_FOLLOW_CHILDREN : 0);
+	struct rlimit rl;
+	size_t i;
+	int err = 0;
+
+	/* each section holds its process's root open: many processes, many fds */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (i = 0; i < a->c.ntargets && !err; i++) {
+		err = session__add_target(a->s, &a->c.targets[i].t);
+		snprintf(a->why, sizeof(a->why), "cannot register pid %d: %s",
+			 a->c.targets[i].t.pid, strerror(-err));
+	}
+	a->why[0] = '\0';
+	tracker__init(&a->tr, &a->c, a->s, a->o.all);
+	if (!err)
+		err = session__track(a->s, a->o.all, tracker__on_event, &a->tr, a->why,
+				     sizeof(a->why));
+	for (i = 0; !err && a->o.subprocesses && i < a->c.ntargets; i++)
+		err = session__follow(a->s, a->c.targets[i].t.pid, flags);
+	if (!err && a->o.subprocesses)
+		tracker__adopt(&a->tr, a->o.pids, a->o.npids, flags);
+	if (err && !a->why[0])
+		snprintf(a->why, sizeof(a->why), "cannot follow the targets: %s", strerror(-err));
+	if (!err)
+		err = session__attach(a->s, a->o.hz, a->why, sizeof(a->why));
+	if (!err && a->o.mem)
+		err = mem__attach(&a->mem, a->s, &a->c, a->o.mem_period, 0, a->why, sizeof(a->why));
+	if (!err && a->o.all)
+		pr_info("%zu CPython processes found\n", tracker__scan(&a->tr));
+	if (!err)
+		pr_info("attached: sampling %zu processes at %u Hz, a profile every %u s\n",
+			a->c.ntargets, a->o.hz, a->o.interval_s);
+	return err;
+}
+
+static long long real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A new section: its service and labels, read while its process is (likely) alive. */
+static void agent__see(struct agent *a, size_t i)
+{
+	const struct profile_target *pp = &a->prof.targets[i];
+	struct agent_proc *ap = &a->procs[i];
+	char path[64], cgroup[4096];
+
+	memset(ap, 0, sizeof(*ap));
+	ap->skip = a->o.match && regexec(&a->re, pp->cmdline, 0, NULL, 0);
+	if (a->o.service_name)
+		agent_label_value(a->o.service_name, ap->service, sizeof(ap->service));
+	else
+		agent_service_name(pp->cmdline, pp->comm, ap->service, sizeof(ap->service));
+	/* the target writes its cgroup path (by naming its cgroup): bounded, then reduced */
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pp->pid);
+	proc_read_small_file(path, cgroup, sizeof(cgroup), false);
+	ap->nlabels = agent_labels(ap->labels, a->host, ap->service, pp->pid, pp->cmdline,
+				   pp->python, cgroup);
+}
+
+/* Sections opened since the last call get their agent_proc. */
+static int agent__see_new(struct agent *a)
+{
+	size_t n = a->prof.ntargets;
+
+	if (vec_grow((void **)&a->procs, &a->cap_procs, n, sizeof(*a->procs)))
+		return -ENOMEM;
+	while (a->nprocs < n) {
+		agent__see(a, a->nprocs++);
+		a->seen++;
+	}
+	return 0;
+}
+
+/* Moves a section's stacks into snap (which borrows its names and threads). */
+static void take_stacks(struct profile_target *pp, struct profile_target *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->pid = pp->pid;
+	snap->nspid = pp->nspid;
+	snap->root_fd = -1;
+	snap->exe = pp->exe;
+	snap->cmdline = pp->cmdline;
+	snap->comm = pp->comm;
+	snap->python = pp->python;
+	snap->threads = pp->threads;
+	snap->nthreads = pp->nthreads;
+	snap->stacks = pp->stacks;
+	snap->nstacks = pp->nstacks;
+	snap->stack_index = pp->stack_index;
+	snap->samples = pp->samples;
+	snap->truncated = pp->truncated;
+	snap->partial = pp->partial;
+	snap->unresolved = pp->unresolved;
+	pp->stacks = NULL;
+	pp->nstacks = pp->cap_stacks = 0;
+	hashmap__init(&pp->stack_index);
+	pp->samples = pp->truncated = pp->partial = pp->unresolved = 0;
+}
+
+static void free_stacks(struct profile_target *snap)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nstacks; i++)
+		free(snap->stacks[i].frames);
+	free(snap->stacks);
+	hashmap__free(&snap->stack_index);
+	profile_mem__free(&snap->mem);
+}
+
+/* Of the collector's records of one section, the first ones' recent memory calls pinned. */
+#define AGENT_MEM_PINS 64
+
+/*
+ * --mem: section i's memory figures of the interval into snap->mem (after
+ * take_stacks). The stacks its records' recent memory calls name stay in
+ * the section, renumbered: a range record may still come for them.
+ */
+static void take_mem(struct agent *a, size_t i, struct profile_target *snap, bool count)
+{
+	struct collector_target *ts;
+	uint64_t tot[PROFILE_MEM_NKINDS];
+	long pins[AGENT_MEM_PINS];
+	size_t k, j, n = 0;
+
+	if (!a->o.mem)
+		return;
+	for (k = 0; k < a->c.ntargets; k++)
+		for (ts = &a->c.targets[k], j = 0;
+		     ts->target_index == i && j < 16 && n < AGENT_MEM_PINS; j++)
+			pins[n++] = ts->mem_recent[j].stack;
+	if (profile_target__mem_cut(&a->prof.targets[i], &snap->mem, pins, n)) {
+		pr_warn("out of memory while closing pid %d's memory interval: its figures "
+			"stay for the next\n",
+			snap->pid);
+		return;
+	}
+	for (k = 0, n = 0; k < a->c.ntargets; k++)
+		for (ts = &a->c.targets[k], j = 0;
+		     ts->target_index == i && j < 16 && n < AGENT_MEM_PINS; j++)
+			ts->mem_recent[j].stack = pins[n++];
+	if (!count)
+		return;
+	profile_target__mem_totals(snap, tot);
+	a->procs[i].mem_touched = tot[PROFILE_MEM_TOUCHED];
+	a->procs[i].mem_retained = tot[PROFILE_MEM_RETAINED] + snap->mem.retained_no_stack;
+	a->mem_released_unknown += snap->mem.released_unknown;
+	a->mem_untracked += snap->mem.ranges.untracked;
+	a->mem_unmatched += snap->mem.ranges_unmatched;
+}
+
+/* --otlp: the same profile as OTLP (by w), the labels as resource attributes by their OTel names. */
+static int encode_otlp(struct agent_job *j, const struct profile *v, const struct report_opts *ro,
+		       const struct report_writer *w)
+{
+	const char *pairs[AGENT_MAX_LABELS + 1][2];
+	struct report_opts o = *ro;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < j->nlabels; i++) {
+		pairs[i][0] = agent_otel_key(j->labels[i].key);
+		pairs[i][1] = j->labels[i].value;
+	}
+	pairs[i][0] = "process.runtime.name";
+	pairs[i][1] = "CPython";
+	o.sample_labels = (const char *const(*)[2])pairs;
+	o.nsample_labels = i + 1;
+	f = open_memstream((char **)&j->otlp, &j->otlp_len);
+	return !f || w->write(f, v, &o) | fclose(f) ? -ENOMEM : 0;
+}
+
+/* A view's own function and frame tables: only what its stacks use. */
+struct view_tables {
+	struct profile_func *funcs;
+	struct profile_frame *frames;
+	size_t nfuncs, nframes, cap_funcs, cap_frames;
+	struct hashmap func_map, frame_map; /* the profile's ids -> the view's */
+};
+
+/* The view's id of frame id in all, added at first use; UINT32_MAX when out of memory. */
+static uint32_t view_frame(struct view_tables *vt, const struct profile *all, uint32_t id)
+{
+	uint64_t *slot = hashmap__find(&vt->frame_map, id);
+	const struct profile_frame *fr = &all->frames[id];
+	uint32_t fn;
+
+	if (slot)
+		return *slot;
+	slot = hashmap__find(&vt->func_map, fr->func);
+	if (!slot) {
+		if (vec_grow((void **)&vt->funcs, &vt->cap_funcs, vt->nfuncs + 1,
+			     sizeof(*vt->funcs)) ||
+		    hashmap__set(&vt->func_map, fr->func, vt->nfuncs))
+			return UINT32_MAX;
+		vt->funcs[vt->nfuncs] = all->funcs[fr->func]; /* its strings borrowed */
+		fn = vt->nfuncs++;
+	} else {
+		fn = *slot;
+	}
+	if (vec_grow((void **)&vt->frames, &vt->cap_frames, vt->nframes + 1, sizeof(*vt->frames)) ||
+	    hashmap__set(&vt->frame_map, id, vt->nframes))
+		return UINT32_MAX;
+	vt->frames[vt->nframes] = (struct profile_frame){ fn, fr->line };
+	return vt->nframes++;
+}
+
+/*
+ * The functions and frames of the snapshots' stacks only, their ids
+ * rewritten (the snapshots are the interval's own): a profile's size and cost
+ * follow what ran in it, not every function the agent has ever seen.
+ */
+static int view_tables__build(struct view_tables *vt, const struct profile *all,
+			      struct profile_target *snaps, size_t n)
+{
+	size_t i, j, k;
+
+	memset(vt, 0, sizeof(*vt));
+	hashmap__init(&vt->func_map);
+	hashmap__init(&vt->frame_map);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < snaps[i].nstacks; j++)
+			for (k = 0; k < snaps[i].stacks[j].nframes; k++) {
+				uint32_t *f = &snaps[i].stacks[j].frames[k];
+
+				if (*f >= all->nframes ||
+				    (*f = view_frame(vt, all, *f)) == UINT32_MAX)
+					return -ENOMEM;
+			}
+		/* --mem: the memory stacks' frames (their own copies) likewise */
+		for (j = 0; j < snaps[i].mem.nstacks; j++)
+			for (k = 0; k < snaps[i].mem.stacks[j].nframes; k++) {
+				uint32_t *f = &snaps[i].mem.stacks[j].frames[k];
+
+				if (*f >= all->nframes ||
+				    (*f = view_frame(vt, all, *f)) == UINT32_MAX)
+					return -ENOMEM;
+			}
+	}
+	return 0;
+}
+
+static void view_tables__free(struct view_tables *vt)
+{
+	free(vt->funcs);
+	free(vt->frames);
+	hashmap__free(&vt->func_map);
+	hashmap__free(&vt->frame_map);
+}
+
+/* A new job (refs 0) of snaps[0..n): service, pid, labels (pairs: the same), times. */
+static struct agent_job *job_new(struct agent *a, struct profile_target *snaps, size_t n,
+				 const struct agent_proc *ap, long long until_real,
+				 const char *pairs[][2])
+{
+	struct agent_job *j = calloc(1, sizeof(*j));
+	size_t i, k;
+
+	if (!j)
+		return NULL;
+	for (i = 0; i < n; i++)
+		j->samples += snaps[i].samples;
+	snprintf(j->service, sizeof(j->service), "%s", ap->service);
+	j->pid = n == 1 && !a->o.merge ? snaps[0].pid : 0;
+	for (i = 0, k = 0; i < ap->nlabels; i++)
+		/* a service's profile is no one process's */
+		if (j->pid ||
+		    (strcmp(ap->labels[i].key, "pid") && strcmp(ap->labels[i].key, "command")))
+			j->labels[k++] = ap->labels[i];
+	j->nlabels = k;
+	for (i = 0; i < k; i++) {
+		pairs[i][0] = j->labels[i].key;
+		pairs[i][1] = j->labels[i].value;
+	}
+	j->from_ns = a->from_real;
+	j->until_ns = until_real;
+	j->hz = a->o.hz;
+	return j;
+}
+
+/* The job's bodies by writer w (and ow for --otlp); NULL, the job freed, when out of memory. */
+static struct agent_job *job_encode(struct agent *a, struct agent_job *j, const struct profile *v,
+				    struct report_opts *ro, const struct report_writer *w,
+				    const struct report_writer *ow)
+{
+	FILE *f;
+
+	if (!j)
+		return NULL;
+	ro->nsample_labels = j->nlabels;
+	f = open_memstream((char **)&j->body, &j->len);
+	if (!f || w->write(f, v, ro) | fclose(f) || (a->o.otlp && encode_otlp(j, v, ro, ow))) {
+		free(j->body);
+		free(j->otlp);
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0);
+ * with --mem, its memory profile in *mem (NULL when out of memory).
+ */
+static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
+				    const struct agent_proc *ap, long long until_mono,
+				    long long until_real, struct agent_job **mem)
+{
+	const char *pairs[AGENT_MAX_LABELS][2], *mpairs[AGENT_MAX_LABELS][2];
+	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
+	struct profile v = a->prof;
+	struct agent_job *j = NULL;
+	struct view_tables vt;
+
+	*mem = NULL;
+	if (view_tables__build(&vt, &a->prof, snaps, n)) {
+		view_tables__free(&vt);
+		return NULL;
+	}
+	v.funcs = vt.funcs;
+	v.nfuncs = vt.nfuncs;
+	v.frames = vt.frames;
+	v.nframes = vt.nframes;
+	v.targets = snaps;
+	v.ntargets = v.cap_targets = n;
+	v.start_ns = a->from_mono;
+	v.duration_s = (until_mono - a->from_mono) / 1e9;
+	memset(&v.counts, 0, sizeof(v.counts));
+	j = job_new(a, snaps, n, ap, until_real, pairs);
+	v.counts.events = j ? j->samples : 0;
+	ro.sample_labels = (const char *const(*)[2])pairs;
+	j = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
+	if (a->o.mem) {
+		ro.sample_labels = (const char *const(*)[2])mpairs;
+		*mem = job_encode(a, job_new(a, snaps, n, ap, until_real, mpairs), &v, &ro,
+				  &report_mem_pprof, &report_otlp_mem);
+		if (*mem) {
+			(*mem)->mem = true;
+			(*mem)->samples = 0;
+		}
+	}
+	view_tables__free(&vt);
+	return j;
+}
+
+static void agent__submit_one(struct agent *a, struct agent_job *j)
+{
+	size_t i;
+
+	j->refs = 1;
+	for (i = 0; i < a->nsinks; i++)
+		agent_sink__submit(a->sinks[i], j);
+	if (j->mem) {
+		a->mem_intervals++;
+	} else {
+		a->intervals++;
+		a->samples += j->samples;
+	}
+	agent_job__put(j);
+}
+
+/* The CPU profile j, then (--mem) the memory profile mem; NULL ones are lost, and said. */
+static void agent__submit(struct agent *a, struct agent_job *j, struct agent_job *mem)
+{
+	if (!j || (a->o.mem && !mem))
+		pr_warn("out of memory while encoding an interval's profile: it is lost\n");
+	if (j)
+		agent__submit_one(a, j);
+	if (mem)
+		agent__submit_one(a, mem);
+}
+
+/* --merge: the snapshots of service i's processes, put together. */
+static void submit_merged(struct agent *a, struct profile_target *snaps, const size_t *idx,
+			  size_t n, long long until_mono, long long until_real)
+{
+	struct profile_target *group = calloc(n ? n : 1, sizeof(*group));
+	bool *taken = calloc(n ? n : 1, sizeof(*taken));
+	struct agent_job *j, *mem;
+	size_t i, k, g;
+
+	for (i = 0; group && taken && i < n; i++) {
+		if (taken[i])
+			continue;
+		for (k = i, g = 0; k < n; k++)
+			if (!taken[k] &&
+			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service)) {
+				group[g++] = snaps[k];
+				taken[k] = true;
+			}
+		j = encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real, &mem);
+		agent__submit(a, j, mem);
+	}
+	if (!group || !taken)
+		pr_warn("out of memory while merging an interval's profiles: they are lost\n");
+	free(group);
+	free(taken);
+}
+
+/* Warns of drops and errors new since the last interval (the metrics count them all). */
+static void agent__report(struct agent *a, uint64_t *last_drops)
+{
+	struct agent_sink_stats st;
+	size_t i;
+
+	for (i = 0; i < a->nsinks; i++) {
+		agent_sink__stats(a->sinks[i], &st);
+		if (st.dropped > last_drops[i])
+			pr_warn("%s: %llu profiles dropped so far (queue full or refused)\n",
+				agent_sink__name(a->sinks[i]), (unsigned long long)st.dropped);
+		last_drops[i] = st.dropped;
+		pr_info("%s: %llu sent, %llu dropped, %llu refused, %llu errors, %zu queued\n",
+			agent_sink__name(a->sinks[i]), (unsigned long long)st.sent,
+			(unsigned long long)st.dropped, (unsigned long long)st.rejected,
+			(unsigned long long)st.errors, st.depth);
+	}
+}
+
+/* A target whose last interval is out, released: nothing of it is needed any more. */
+static bool forgettable(const struct agent *a, size_t i)
+{
+	const struct collector_target *ts = &a->c.targets[i];
+
+	return ts->exited && ts->target_index < a->nprocs && a->procs[ts->target_index].done;
+}
+
+/*
+ * The records of forgotten processes (about 15 KB each: their target, section
+ * and labels) compacted away, so that weeks of process churn leave nothing
+ * behind; amortized: once AGENT_COMPACT_MIN have gathered.
+ */
+static void agent__compact(struct agent *a)
+{
+	size_t i, n = 0, kept = 0, nprof = a->prof.ntargets, *map, *pmap;
+	bool *drop;
+
+	for (i = 0; i < a->c.ntargets; i++)
+		n += forgettable(a, i);
+	if (n < AGENT_COMPACT_MIN)
+		return;
+	drop = calloc(a->c.ntargets, sizeof(*drop));
+	map = calloc(a->c.ntargets, sizeof(*map));
+	pmap = calloc(nprof + 1, sizeof(*pmap));
+	for (i = 0; drop && map && pmap && i < a->c.ntargets; i++)
+		drop[i] = forgettable(a, i);
+	if (drop && map && pmap && collector__compact(&a->c, drop, map, pmap)) {
+		tracker__remap(&a->tr, map);
+		/* pmap keeps the order: the agent's records move down in place */
+		for (i = 0; i < a->nprocs; i++)
+			if (pmap[i] != SIZE_MAX)
+				a->procs[kept++] = a->procs[i];
+		a->nprocs = kept;
+		a->compactions++;
+		pr_debug("%zu finished processes forgotten, %zu kept\n", n, a->c.ntargets);
+	}
+	free(drop);
+	free(map);
+	free(pmap);
+}
+
+/*
+ * Closes the open interval: the ring buffer drained, every section's stacks
+ * taken, one profile per process (or service) handed to the sinks. last:
+ * the agent stops, every process has had its last interval.
+ */
+static void agent__cut(struct agent *a, bool last)
+{
+	struct profile_target *snaps, tmp;
+	long long until_mono, until_real;
+	size_t i, n = 0, *idx;
+	int k;
+
+	for (k = 0; k < 64 && session__poll(a->s, 0) > 0; k++)
+		;
+	collector__check_alive(&a->c);
+	if (agent__see_new(a))
+		pr_warn("out of memory for the new processes' labels\n");
+	until_mono = mono_ns();
+	until_real = real_ns();
+	snaps = calloc(a->nprocs + 1, sizeof(*snaps));
+	idx = calloc(a->nprocs + 1, sizeof(*idx));
+	for (i = 0; i < a->nprocs; i++) {
+		struct profile_target *pp = &a->prof.targets[i];
+		struct agent_proc *ap = &a->procs[i];
+
+		if (ap->done || ap->skip || !snaps || !idx) {
+			/* late samples of a finished process, or one --match left out */
+			take_stacks(pp, &tmp);
+			take_mem(a, i, &tmp, false);
+			free_stacks(&tmp);
+			ap->done |= pp->exited;
+			continue;
+		}
+		take_stacks(pp, &snaps[n]);
+		take_mem(a, i, &snaps[n], true);
+		idx[n++] = i;
+		ap->done = pp->exited || last;
+	}
+	if (a->o.merge)
+		submit_merged(a, snaps, idx, n, until_mono, until_real);
+	for (i = 0; !a->o.merge && i < n; i++) {
+		struct agent_job *j, *mem;
+
+		j = encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono, until_real, &mem);
+		agent__submit(a, j, mem);
+	}
+	for (i = 0; i < n; i++)
+		free_stacks(&snaps[i]);
+	free(snaps);
+	free(idx);
+	/* the processes whose last interval is out: their caches and files let go */
+	for (i = 0; i < a->c.ntargets; i++)
+		if (a->c.targets[i].target_index < a->nprocs &&
+		    a->procs[a->c.targets[i].target_index].done)
+			collector__release(&a->c, i);
+	agent__compact(a);
+	a->from_mono = until_mono;
+	a->from_real = until_real;
+}
+
+/* Each BPF program's run time and count (with the kernel's statistics on). */
+static void prog_stats(struct agent *a, struct agent_metrics_snapshot *m)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, session__skel(a->s)->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || m->nprogs == AGENT_METRICS_PROGS ||
+		    bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		snprintf(m->progs[m->nprogs].name, sizeof(m->progs->name), "%s",
+			 bpf_program__name(prog));
+		m->progs[m->nprogs].run_ns = info.run_time_ns;
+		m->progs[m->nprogs++].runs = info.run_cnt;
+	}
+}
+
+static int cmp_mem_proc(const void *x, const void *y)
+{
+	const struct agent_metrics_mem_proc *a = x, *b = y;
+
+	return a->retained < b->retained ? 1 : a->retained > b->retained ? -1 : a->pid - b->pid;
+}
+
+/* --mem: the range tables' counts, and the processes holding most (as of the last cut). */
+static void mem_stats(struct agent *a, struct agent_metrics_snapshot *m)
+{
+	struct agent_metrics_mem_proc all[AGENT_METRICS_MEM_PROCS * 2];
+	size_t i, n = 0;
+
+	if (!(m->mem = a->o.mem))
+		return;
+	m->mem_intervals = a->mem_intervals;
+	m->mem_released_unknown = a->mem_released_unknown;
+	m->mem_untracked = a->mem_untracked;
+	m->mem_unmatched = a->mem_unmatched;
+	m->mem_records_lost = session__skel(a->s)->bss->ranges_lost;
+	for (i = 0; i < a->nprocs; i++) {
+		const struct agent_proc *ap = &a->procs[i];
+
+		m->mem_ranges += a->prof.targets[i].mem.ranges.n;
+		if (ap->done || ap->skip)
+			continue;
+		/* the top half kept as it goes: bounded, whatever the number of processes */
+		if (n == sizeof(all) / sizeof(all[0])) {
+			qsort(all, n, sizeof(*all), cmp_mem_proc);
+			n = AGENT_METRICS_MEM_PROCS;
+		}
+		all[n].pid = a->prof.targets[i].pid;
+		snprintf(all[n].service, sizeof(all[n].service), "%s", ap->service);
+		all[n].touched = ap->mem_touched;
+		all[n++].retained = ap->mem_retained;
+	}
+	qsort(all, n, sizeof(*all), cmp_mem_proc);
+	m->nmem_procs = n < AGENT_METRICS_MEM_PROCS ? n : AGENT_METRICS_MEM_PROCS;
+	memcpy(m->mem_procs, all, m->nmem_procs * sizeof(*all));
+}
+
+/* --metrics: the figures of now, for the server thread. */
+static void agent__publish(struct agent *a)
+{
+	struct agent_metrics_snapshot m = {};
+	uint64_t k[PYPROF_CNT_SLOTS] = {};
+	char statm[128];
+	struct rusage ru;
+	size_t i;
+
+	session__counters(a->s, k);
+	m.samples = a->samples;
+	m.events = k[PYPROF_CNT_EVENTS];
+	m.intervals = a->intervals;
+	m.processes_seen = a->seen;
+	m.records = a->c.ntargets;
+	m.dropped[0] = k[PYPROF_CNT_DROPPED];
+	m.dropped[1] = a->c.unknown_pid;
+	m.dropped[2] = a->c.malformed;
+	m.partial[0] = k[PYPROF_CNT_TRUNCATED];
+	m.partial[1] = k[PYPROF_CNT_UNREADABLE];
+	m.partial[2] = k[PYPROF_CNT_READ_ERROR];
+	m.partial[3] = k[PYPROF_CNT_NO_TSTATE] + k[PYPROF_CNT_NO_FRAME];
+	for (i = 0; i < a->c.ntargets; i++)
+		m.processes += !a->c.targets[i].exited;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		m.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	proc_read_small_file("/proc/self/statm", statm, sizeof(statm), false);
+	m.rss = strtod(strchr(statm, ' ') ? strchr(statm, ' ') : "0", NULL) * sysconf(_SC_PAGESIZE);
+	m.cache_bytes = a->c.budget.used;
+	prog_stats(a, &m);
+	mem_stats(a, &m);
+	agent_metrics__publish(a->metrics, &m);
+}
+
+/* Samples until a stop signal, closing an interval at every boundary. */
+static void agent__loop(struct agent *a)
+{
+	long long start = a->from_mono, iv = a->o.interval_s * 1000000000LL;
+	long long next = start + iv, last_check = start;
+	uint64_t last_drops[AGENT_MAX_SINKS] = { 0 };
+
+	while (!agent_stop) {
+		long long t = mono_ns();
+		int timeout = tracker__timeout_ms(&a->tr, AGENT_POLL_MS, t);
+
+		if (a->o.mem)
+			timeout = mem__timeout_ms(&a->mem, timeout, t);
+		session__poll(a->s, mono_ms_until(next, t, timeout));
+		t = mono_ns();
+		tracker__tick(&a->tr, t);
+		if (a->o.mem) {
+			/* the period redrawn; no resident-size timeline (no profile draws
+			 * one): its statm reads would cost 20 a second per process */
+			a->mem.last_rss_ns = t;
+			mem__tick(&a->mem, &a->c, t);
+		}
+		if (t - last_check >= AGENT_ALIVE_CHECK_NS) {
+			last_check = t;
+			collector__check_alive(&a->c);
+			agent__see_new(a);
+			if (a->metrics)
+				agent__publish(a);
+		}
+		if (t >= next) {
+			agent__cut(a, false);
+			agent__report(a, last_drops);
+			next = agent_next_boundary(start, iv, mono_ns());
+		}
+	}
+	pr_info("stop signal: closing the last interval\n");
+	mem__detach(&a->mem);
+	session__detach(a->s);
+	agent__cut(a, true);
+}
+
+static void agent__free(struct agent *a)
+{
+	long long deadline = mono_ns() + AGENT_FLUSH_NS;
+	size_t i;
+
+	agent_metrics__stop(a->metrics);
+	if (a->stats_fd >= 0)
+		close(a->stats_fd);
+	/* the sinks get a few seconds, all together, for what is queued */
+	for (i = 0; i < a->nsinks; i++)
+		agent_sink__stop(a->sinks[i], deadline);
+	pr_info("%llu profiles closed, %llu samples\n", (unsigned long long)a->intervals,
+		(unsigned long long)a->samples);
+	session__close(a->s);
+	tracker__free(&a->tr);
+	collector__free(&a->c);
+	profile__free(&a->prof);
+	free(a->procs);
+	if (a->o.match)
+		regfree(&a->re);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = agent_on_signal };
+	struct agent *a = calloc(1, sizeof(*a));
+	int err;
+
+	if (!a)
+		return 1;
+	a->stats_fd = -1;
+	a->o = (struct agent_opts){ .hz = 99,
+				    .max_depth = 127,
+				    .interval_s = 60,
+				    .queue = 512,
+				    .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	err = agent__parse(a, argc, argv);
+	if (err) {
+		free(a);
+		return err;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	err = agent__prepare(a);
+	a->from_mono = mono_ns();
+	a->from_real = real_ns();
+	if (!err)
+		err = agent__attach(a);
+	/* --metrics: the kernel times each BPF program while this fd is open */
+	a->stats_fd = !err && a->metrics ? bpf_enable_stats(BPF_STATS_RUN_TIME) : -1;
+	if (err)
+		pr_err("%s\n", a->why[0] ? a->why : strerror(-err));
+	else
+		agent__loop(a);
+	agent__free(a);
+	curl_global_cleanup();
+	free(a);
+	return err ? 1 : 0;
+}
