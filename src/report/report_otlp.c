@@ -25,7 +25,7 @@
 #include "report_pbuf.h"
 
 // clang-format off
-/* Field numbers of the .proto files under tests/proto/. */
+/* Field numbers of OTLP profiles v1development (tests/fixtures/otlp_profiles.proto). */
 enum {
 	REQ_RESOURCE_PROFILES = 1, REQ_DICTIONARY = 2,
 	RP_RESOURCE = 1, RP_SCOPE_PROFILES = 2,

@@ -26,10 +26,11 @@ import urllib.parse
 
 from harness import ROOT, check, protoc_decode
 
-OTLP_PROTO_DIR = ROOT / "tests/proto"
+# The project's own minimal schema, written from the specification's numbers.
+OTLP_PROTO_DIR = ROOT / "tests/fixtures"
 OTLP_PATH = "/v1development/profiles"
-OTLP_SERVICE = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
-OTLP_REQUEST = "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest"
+OTLP_SERVICE = "otlp_profiles.proto"
+OTLP_REQUEST = "pybpfprof.otlp.ExportProfilesServiceRequest"
 
 
 def parse_form(ctype, body):
@@ -150,8 +151,8 @@ def decode_pprof(body):
 
 
 def decode_otlp(body):
-    """An OTLP push, read with protoc against opentelemetry-proto's own
-    files, checked for what the format requires of it (the zero entry first in
+    """An OTLP push, read with protoc against the specification's field
+    numbers (tests/fixtures/otlp_profiles.proto), checked for what the format requires of it (the zero entry first in
     every dictionary table, indices within their tables): resource
     attributes, samples in all, self samples per function, thread
     attributes, time and duration."""

@@ -247,7 +247,7 @@ def agent_push_outage():
 @test
 def agent_otlp():
     """--otlp beside --push: OTLP profiles (v1development) read by protoc
-    with opentelemetry-proto's own files; resource attributes, thread
+    against the specification's field numbers (tests/fixtures/otlp_profiles.proto); resource attributes, thread
     attributes, contiguous times, and the same samples as the pprof pushes."""
     tok = token()
     with Workloads() as wl, Receiver() as rcv:
