@@ -30,6 +30,7 @@ VMLINUX_H ?= $(VMLINUX_DIR)/vmlinux.h
 VERSION := 0.1.0
 
 CFLAGS ?= -g -O2
+COMMA := ,
 PB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 	     -Wstrict-prototypes -Wmissing-prototypes -Iinclude -I$(OUTPUT) \
 	     -DPYBPFPROF_VERSION='"$(VERSION)"'
@@ -71,7 +72,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all check check-unit check-integration check-matrix check-layout example vmlinux lint clean bench \
+.PHONY: all check check-unit check-integration tests-build check-matrix check-layout example vmlinux lint clean bench \
 	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures \
 	bench-peers bench-peers-self-test fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
@@ -126,6 +127,9 @@ vmlinux:
 		> $(VMLINUX_DIR)/vmlinux_$(shell uname -r | cut -d. -f1-2).h
 	$(Q)ln -sf vmlinux_$(shell uname -r | cut -d. -f1-2).h $(VMLINUX_DIR)/vmlinux.h
 
+# What check runs on, built without running it (check-all builds both passes first).
+tests-build: $(BIN) $(UNIT_BINS)
+
 check-unit: $(UNIT_BINS)
 	$(Q)tests/run-unit.sh $(UNIT_BINS)
 
@@ -137,7 +141,7 @@ check-integration: $(BIN)
 # With SANITIZE=1 the same tests run against the sanitizer build, and any
 # sanitizer report fails them (tests/check.sh sets the options).
 check: $(BIN) $(UNIT_BINS)
-	$(Q)PYBPFPROF=$(abspath $(BIN)) PYBPFPROF_SANITIZE=$(SANITIZE) tests/check.sh $(UNIT_BINS)
+	$(Q)tests/check.sh $(if $(filter 1,$(SANITIZE)),asan=$(OUTPUT)$(COMMA)sanitize,plain=$(OUTPUT))
 
 # What CI runs: the man page, the formatting and the layout checks, check, the
 # same under ASan+UBSan, then a short smoke of every fuzz target; the last line

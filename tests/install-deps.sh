@@ -59,3 +59,6 @@ if tests/build-pythons.sh >/dev/null; then
 else
 	echo "install-deps: some test interpreters could not be built ($((SECONDS - t0)) s)"
 fi
+# How long this took, for make check-all's budget of the whole README command.
+roots=${PYBPFPROF_ROOTS:-/var/cache/pybpfprof/roots}
+mkdir -p "$roots" && echo "$SECONDS" >"$roots/.install-deps-seconds"

@@ -864,20 +864,32 @@ def expect_error(args, must_contain, out=None, rc=1, timeout=15, prefix=(), exe=
 # ---------------------------------------------------------------------- tests
 
 TESTS = []
+# Tests that must run with no other test beside them (run.py -j): they
+# measure the machine (a cost, a rate of the whole host) or follow every
+# process on it (-a) and count what they see.
+ALONE = set()
 
 
-def test(fn):
-    TESTS.append((fn.__name__, fn))
-    return fn
+def test(fn=None, *, alone=False):
+    """Registers a test; @test(alone=True) for one that must run alone."""
+    def register(fn):
+        TESTS.append((fn.__name__, fn))
+        if alone:
+            ALONE.add(fn.__name__)
+        return fn
+    return register(fn) if fn else register
 
 
-def per_build(fn=None, *, builds=None):
+def per_build(fn=None, *, builds=None, alone=False):
     """One test per interpreter the harness knows, named e.g. split_debian,
     split_sid315; @per_build(builds=(...)) for only those builds."""
     def register(fn):
         for build in builds or BUILDS:
             def bound(build=build):
                 return fn(build)
-            TESTS.append((f"{fn.__name__}_{build}", bound))
+            name = f"{fn.__name__}_{build}"
+            TESTS.append((name, bound))
+            if alone:
+                ALONE.add(name)
         return fn
     return register(fn) if fn else register

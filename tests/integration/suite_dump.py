@@ -297,7 +297,7 @@ def dump_locals_zoo(build):
                 check(got.get(name) == value, f"{name} = {got.get(name)!r}, expected {value!r}")
 
 
-@test
+@test(alone=True)
 def dump_all():
     """-a finds a CPython process among all of them."""
     py = interpreter("debian")

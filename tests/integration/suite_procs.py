@@ -133,7 +133,7 @@ def procs_pid_subprocesses_late():
     return check_workers(rep, workers, "pool_work", 10, cpu, freq)
 
 
-@test
+@test(alone=True)
 def procs_all_pool():
     freq, secs = 199, 2
     with Workloads() as wl:
@@ -225,12 +225,12 @@ def short_lived(build):
             f"short_work {hot}")
 
 
-@test
+@test(alone=True)
 def procs_short_lived():
     return short_lived("debian")
 
 
-@test
+@test(alone=True)
 def procs_short_lived_pyenv():
     """The same with a shared-libpython build: registered once libpython is mapped."""
     return short_lived("pyenv")

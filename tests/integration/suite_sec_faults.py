@@ -220,7 +220,7 @@ def sec_fault_fork_storm_subprocesses():
     return fault_fork_storm("subprocesses")
 
 
-@test
+@test(alone=True)
 def sec_fault_fork_storm_all():
     return fault_fork_storm("all")
 

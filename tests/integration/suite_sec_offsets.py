@@ -89,7 +89,7 @@ def sec_off_interp_head_narrowed():
                            0x10000 + 632)
 
 
-@test
+@test(alone=True)
 def sec_off_all_mode():
     # -a: one hostile process among good ones; the good ones are profiled
     build = sec_off_debug_builds()[0]

@@ -191,7 +191,7 @@ def reuse_pid(pid, argv, tries=50):
     return None
 
 
-@test
+@test(alone=True)
 def sec_proc_pid_reuse():
     # The only target exits and its pid is given at once to another Python
     # (same interpreter, so its memory reads alike, but spinning spin_beta).

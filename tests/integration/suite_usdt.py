@@ -146,7 +146,7 @@ def usdt_gc_trixie313():
     return usdt_gc("trixie313")
 
 
-@test
+@test(alone=True)
 def usdt_kill9_detach():
     """SIGKILL of pybpfprof: the kernel drops the links, the semaphore returns
     to 0 and the target's loop runs at least 10 times its probed rate."""
@@ -346,7 +346,7 @@ def usdt_subprocesses_calls_bullseye39():
     return f"tick() per process, exact: {got}"
 
 
-@test
+@test(alone=True)
 def usdt_all_calls_late_process_bullseye39():
     """-a --calls picks up a process started after the run began: its
     interpreter file's probes are attached when it appears (its semaphore
