@@ -13,6 +13,7 @@ use from here by name; this module imports no suite.
 Standard library only: this runs under Debian 12's /usr/bin/python3.
 """
 
+import hashlib
 import json
 import math
 import os
@@ -136,7 +137,27 @@ def protoc_decode(data, message, proto=PPROF_PROTO, proto_path=None, errors="str
     return parse_protoc_text(r.stdout.decode(), errors)
 
 
-ROOT_TARGETS = "/tmp/pybpfprof-targets"
+# One folder per checkout: two checkouts' tests may run at once, each with
+# its own version of a workload of the same name.
+ROOT_TARGETS = f"/tmp/pybpfprof-targets-{hashlib.sha1(str(ROOT).encode()).hexdigest()[:8]}"
+
+
+def copy_whole(src, dst):
+    """Copies src to dst unless dst already holds the same bytes, by a new
+    file renamed over dst: a process starting from dst at that moment (a
+    test running beside this one) reads the old file or the new, never a
+    half-written one."""
+    data = Path(src).read_bytes()
+    try:
+        if Path(dst).read_bytes() == data:
+            return
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(dir=Path(dst).parent, prefix=f".{Path(dst).name}.")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, dst)
 
 
 class Interp:
@@ -196,7 +217,7 @@ class Interp:
             inside = self.root / ROOT_TARGETS.lstrip("/")
             src = Path(script) if Path(script).is_absolute() else TARGETS / script
             inside.mkdir(parents=True, exist_ok=True)
-            shutil.copy(src, inside / src.name)
+            copy_whole(src, inside / src.name)
             return ["chroot", str(self.root), str(self.python), self.script_path(script),
                     *map(str, args)]
         return [str(self.python), self.script_path(script), *map(str, args)]
@@ -392,6 +413,19 @@ class Reaper(threading.Thread):
         self.p.returncode = os.waitstatus_to_exitcode(status)
 
 
+def until_enough(run, count, need, secs, tries=3):
+    """run(seconds) until count(its result) >= need, twice as long each time
+    (at most tries runs): (the last result, its seconds). A loaded host
+    gives a workload less CPU, so fewer samples in the same time; a test
+    needing some number of samples to judge by takes longer there, rather
+    than judging on too few or asking for less everywhere."""
+    for k in range(tries):
+        res = run(secs * 2 ** k)
+        if count(res) >= need:
+            break
+    return res, secs * 2 ** k
+
+
 def workload_split(p, timeout=READY_TIMEOUT):
     """A workload's own measure of its thread CPU time in fast() and slow(),
     in ns since it started (split.py, tick.py): asked with SIGUSR1, answered
@@ -411,6 +445,16 @@ def source_line(script, marker):
         if marker in text:
             return n, text.strip()
     raise Fail(f"marker {marker!r} not in {script}")
+
+
+def runq_wait(pid):
+    """Seconds the process's main thread has spent runnable but waiting for
+    a CPU (/proc/PID/schedstat's second field), or None where not kept."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def cpu_seconds(pid):
@@ -649,7 +693,7 @@ class Profiler:
                  capture=False):
         self.err_lines, self.out_chunks = [], []
         self.t_start = time.monotonic()
-        self.t_attached = self.t_end = None
+        self.t_attached = self.t_end = self.runq_end = None
         self.rc = self.maxrss_kb = None
         argv = [*prefix, str(exe or PROFILER), *(["-v"] if verbose else []), *map(str, args)]
         self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
@@ -699,14 +743,34 @@ class Profiler:
         if self.p.returncode is not None:  # reaped by Popen (kill, poll)
             self.rc = self.p.returncode
             return False
-        pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
-        if not pid:
+        # Exited but not reaped yet: its run-queue wait can still be read.
+        try:
+            gone = os.waitid(os.P_PID, self.p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            gone = True
+        if not gone:
             return True
         self.t_end = time.monotonic()
+        self.runq_end = runq_wait(self.p.pid)
+        pid, status, ru = os.wait4(self.p.pid, 0)
         self.rc = self.p.returncode = os.waitstatus_to_exitcode(status)
         self.maxrss_kb = ru.ru_maxrss
         self._join_readers()
         return False
+
+    def mark(self):
+        """(now, the seconds it has waited for a CPU so far), for late()."""
+        return time.monotonic(), runq_wait(self.p.pid)
+
+    def late(self, mark, due):
+        """How long after `due` (a time.monotonic()) it exited, less the time it
+        spent waiting for a CPU since `mark` (taken at or before due): what
+        the profiler itself took. A loaded machine makes a process wait for a
+        CPU, and that is no lateness of its own; its own work and sleeps are."""
+        t, waited = mark
+        check(self.t_end is not None, "pybpfprof has not exited")
+        extra = 0.0 if self.runq_end is None or waited is None else self.runq_end - waited
+        return (self.t_end - due) - max(0.0, extra)
 
     def wait_attached(self, timeout=READY_TIMEOUT):
         """Waits for -v's "attached" line: the time it came."""

@@ -74,8 +74,11 @@ def wall_half(build):
     cfns = functions(process(cpu, p.pid))
     ccomp = cfns.get("compute", {}).get("total", 0)
     cpause = cfns.get("pause", {}).get("total", 0)
-    check(ccomp > 0 and cpause <= 0.05 * (ccomp + cpause),
-          f"CPU mode: compute {ccomp}, pause {cpause} samples (expected at most 5%: the CPU a sleep call costs)")
+    # a sleep call's own CPU, at most 5% (+3 samples of chance: a loaded host
+    # gives compute fewer samples, and pause's few weigh more among them)
+    check(ccomp > 0 and cpause <= 0.05 * (ccomp + cpause) + 3,
+          f"CPU mode: compute {ccomp}, pause {cpause} samples (expected at most 5% + 3: "
+          f"the CPU a sleep call costs)")
     return (f"wall: compute share {share:.1%} (truth {truth:.1%}), {comp + pause} of {whole} "
             f"samples; cpu: compute {ccomp}, pause {cpause}")
 

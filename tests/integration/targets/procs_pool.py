@@ -1,5 +1,5 @@
 """A multiprocessing pool of 4 workers, each spinning in pool_work for the
-given seconds. Usage: procs_pool.py METHOD SECONDS [WAIT|LATE]
+given seconds of CPU. Usage: procs_pool.py METHOD SECONDS [WAIT|LATE]
 METHOD is fork, spawn or forkserver. Prints "workers: PID PID PID PID" once
 every worker has started, and "ready" then; at the end "done: PID:CPU ..."
 with the CPU seconds each worker spent in pool_work; with WAIT, waits for a line on
@@ -13,11 +13,13 @@ import time
 
 
 def pool_work(seconds):
+    # SECONDS of CPU, not of the clock: on a loaded machine a worker still
+    # does its whole work, so it still holds most of its process's samples.
     cpu0 = time.thread_time()
-    end = time.monotonic() + seconds
     n = 0
-    while time.monotonic() < end:
-        n += 1
+    while time.thread_time() - cpu0 < seconds:
+        for _ in range(1000):
+            n += 1
     # the CPU time this call really got: the ground truth for its samples
     return f"{os.getpid()}:{time.thread_time() - cpu0:.3f}"
 
