@@ -303,12 +303,12 @@ static bool cut_any(const struct dump_cuts *c)
 	       c->thread_list || c->task_lists;
 }
 
-/* "N what" after the separator *sep, if n; the next separator is then a comma. */
-static void cut_count(FILE *f, const char **sep, size_t n, const char *what)
+/* "N things" (or "1 thing") after the separator *sep, if n; the next separator is a comma. */
+static void cut_count(FILE *f, const char **sep, size_t n, const char *things)
 {
 	if (!n)
 		return;
-	fprintf(f, "%s%zu %s", *sep, n, what);
+	fprintf(f, "%s%zu %.*s", *sep, n, (int)strlen(things) - (n == 1), things);
 	*sep = ", ";
 }
 
@@ -337,7 +337,8 @@ static void text_cut(struct dump_out *o, const struct dump_report *rep,
 	cut_count(f, &sep, c->threads, "threads");
 	cut_count(f, &sep, c->frames, "frames");
 	if (c->locals)
-		fprintf(f, "%sthe locals of %zu frames", sep, c->locals);
+		fprintf(f, "%sthe locals of %zu frame%s", sep, c->locals,
+			c->locals == 1 ? "" : "s");
 	sep = c->locals ? ", " : sep;
 	cut_count(f, &sep, c->tasks, "asyncio tasks");
 	if (sep[0] == 'l') /* nothing counted */
