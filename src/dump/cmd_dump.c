@@ -63,6 +63,7 @@ struct dump_run {
 	size_t skipped; /* the first DUMP_SKIPS_LISTED of them in skips */
 	struct dump_skip skips[DUMP_SKIPS_LISTED];
 	bool failed;	     /* a process asked for could not be read, or a bound left one out */
+	bool began;	     /* the output's opening is written: its end must be too */
 	pid_t stopped_after; /* -a: the scan stopped here, on a stop signal (0: it did not) */
 };
 
@@ -254,12 +255,15 @@ static void process_budget(const struct dump_run *run, struct dump_process *dp)
 	dp->budget.stop = &stop_signal;
 }
 
-/* The document's opening, before the first process. */
+/* The document's opening, once, before the first process written. */
 static void begin_document(struct dump_run *run)
 {
 	FILE *f;
 
-	if (!run->rep.json || run->dumped)
+	if (run->began)
+		return;
+	run->began = true;
+	if (!run->rep.json)
 		return;
 	f = dump_out__begin(&run->out, DUMP_EL_CLOSE);
 	fputs("{\"processes\": [", f);
@@ -384,7 +388,8 @@ static void text_skips(struct dump_run *run)
 	}
 	f = dump_out__begin(o, DUMP_EL_CLOSE);
 	if (i < run->skipped)
-		fprintf(f, "  ... and %zu more\n", run->skipped - i);
+		fprintf(f, "  ... %zu %snot listed (%s)\n", run->skipped - i, i ? "more " : "",
+			o->full ? "no room left within --max-total-mb" : "only the first 64 are");
 	if (run->stopped_after)
 		fprintf(f,
 			"(a stop signal ended the dump: the processes after pid %d were not "
@@ -407,9 +412,9 @@ static int dump_fill(FILE *f, void *arg)
 		run->found++;
 		dump_pid(run, run->o->pids[i], true);
 	}
-	if (run->dumped && run->rep.json)
+	if (run->began && run->rep.json)
 		json_skips(run);
-	else if (run->dumped)
+	else if (run->began)
 		text_skips(run);
 	err = run->out.err;
 	dump_out__free(&run->out);
