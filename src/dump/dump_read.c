@@ -213,9 +213,7 @@ static void python_frames(struct py_reader *r, struct code_cache *cc, const stru
 	th->truncated = pt->truncated;
 	th->read_error = pt->read_error;
 	th->frames = calloc(pt->nframes ? pt->nframes : 1, sizeof(*th->frames));
-	if (!th->frames)
-		return;
-	for (i = 0; i < pt->nframes; i++) {
+	for (i = 0; th->frames && i < pt->nframes; i++) {
 		struct dump_frame *df = &th->frames[th->nframes];
 
 		if (!dump_frame_resolve(dp, cc, t, &pt->frames[i], df))
