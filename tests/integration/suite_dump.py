@@ -588,27 +588,63 @@ def asan_env():
     return env
 
 
-def measured_dump(args, timeout):
-    """pybpfprof dump ARGS to completion: (exit status, peak RSS in KiB,
-    seconds, stderr). A run still going after timeout is killed: a failure."""
-    with tempfile.TemporaryFile() as err:
-        t0 = time.monotonic()
-        p = subprocess.Popen([str(PROFILER), "dump", *map(str, args)], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=err, env=asan_env())
-        deadline = t0 + timeout
+def vm_hwm_kib(pid):
+    """The process's peak RSS so far (VmHWM), in KiB; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class DumpRun:
+    """pybpfprof dump ARGS in the background, its stdout and stderr in files,
+    watched until it exits: .rc, .rss (its peak RSS in KiB, VmHWM read every
+    5 ms: wait4's maxrss would count the runner's own RSS, which the child
+    shares until its exec), .took (seconds), .out, .err. Past limit bytes of
+    stdout or timeout seconds it is killed, a failure; step(run) is called
+    while it runs."""
+
+    def __init__(self, args, timeout, limit=None, step=None):
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.monotonic()
+            self.p = subprocess.Popen([str(PROFILER), "dump", *map(str, args)],
+                                      stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                      env=asan_env())
+            try:
+                self._watch(out, t0, timeout, limit, step)
+            finally:
+                if self.p.returncode is None:
+                    self.p.kill()
+                    self.p.wait()
+            self.took = time.monotonic() - t0
+            out.seek(0)
+            err.seek(0)
+            self.out = out.read().decode("utf-8", errors="replace")
+            self.err = err.read().decode(errors="replace")
+
+    def _watch(self, out, t0, timeout, limit, step):
+        self.rss = 0
         while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            self.rss = max(self.rss, vm_hwm_kib(self.p.pid))
+            pid, status, _ = os.wait4(self.p.pid, os.WNOHANG)
             if pid:
-                break
-            if time.monotonic() > deadline:
-                p.kill()
-                p.wait()
-                raise Fail(f"dump {' '.join(map(str, args))} still running after {timeout} s")
-            time.sleep(0.01)
-        took = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        return p.returncode, ru.ru_maxrss, took, err.read().decode(errors="replace")
+                self.p.returncode = self.rc = os.waitstatus_to_exitcode(status)
+                return
+            size, took = os.fstat(out.fileno()).st_size, time.monotonic() - t0
+            check(limit is None or size <= limit,
+                  f"dump wrote {size} bytes in {took:.1f} s, still going: killed")
+            check(took <= timeout, f"dump still running after {timeout} s: killed")
+            if step:
+                step(self)
+            time.sleep(0.005)
+
+    def ok(self):
+        check(self.rc == 0, f"dump exit {self.rc}: {self.err.strip()[-300:]}")
+        return self
 
 
 def rss_cap_kib(mib):
@@ -636,9 +672,8 @@ def dump_locals_flood():
         check(threads == 256 and depth > PY_DUMP_DEPTH and nlocals == 64,
               f"the workload says {threads} threads {depth} deep, {nlocals} locals")
         out = os.path.join(tmp, "flood.txt")
-        rc, rss, took, err = measured_dump(["-p", p.pid, "--locals", "-o", out], 120)
-        check(rc == 0, f"dump exit {rc}: {err.strip()[-300:]}")
-        size = os.path.getsize(out)
+        run = DumpRun(["-p", p.pid, "--locals", "-o", out], 120).ok()
+        rss, took, size = run.rss, run.took, os.path.getsize(out)
         check(size <= DUMP_PROC_MIB << 20, f"{size} bytes of text, over {DUMP_PROC_MIB} MiB")
         check(rss <= rss_cap_kib(DUMP_RSS_MIB), f"peak RSS {rss >> 10} MiB")
         # the process's own bound, then writing what was read and exiting
@@ -764,11 +799,9 @@ def dump_streams():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         ps = [start_flood(wl, threads=4)[0] for _ in range(4)]
         out = os.path.join(tmp, "dump.txt")
-        rc, one, _, err = measured_dump(["-p", ps[0].pid, "--locals", "-o", out], 120)
-        check(rc == 0, f"one: exit {rc}: {err.strip()[-300:]}")
+        one = DumpRun(["-p", ps[0].pid, "--locals", "-o", out], 120).ok().rss
         args = [a for p in ps for a in ("-p", p.pid)]
-        rc, four, took, err = measured_dump([*args, "--locals", "-o", out], 240)
-        check(rc == 0, f"four: exit {rc}: {err.strip()[-300:]}")
+        four = DumpRun([*args, "--locals", "-o", out], 240).ok().rss
         size = os.path.getsize(out)
         with open(out, errors="replace") as f:
             heads = re.findall(r"^Process (\d+): ", f.read(), re.M)
@@ -790,27 +823,21 @@ def fd_into(pid, directory):
     return False
 
 
-def signal_dump(args, directory, sig, timeout=60):
-    """pybpfprof dump ARGS in the background, sent sig once it writes into
-    directory (or ends): (exit status, seconds from the signal to the exit)."""
-    p = subprocess.Popen([str(PROFILER), "dump", *map(str, args)], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + timeout
-        while p.poll() is None and not fd_into(p.pid, directory):
-            check(time.monotonic() < deadline, f"dump never wrote into {directory}")
-            time.sleep(0.005)
-        time.sleep(0.2)
-        t0 = time.monotonic()
-        if p.poll() is None:
-            p.send_signal(sig)
-        p.wait(timeout=30)
-        return p.returncode, time.monotonic() - t0
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        p.stderr.close()
+def signal_dump(args, directory, sig):
+    """pybpfprof dump ARGS, sent sig 0.2 s after it starts writing into
+    directory (if it still runs): (exit status, seconds from the signal to
+    the exit)."""
+    sent = []
+
+    def step(run):
+        if not sent and fd_into(run.p.pid, directory):
+            sent.append(time.monotonic() + 0.2)
+        elif len(sent) == 1 and time.monotonic() >= sent[0]:
+            run.p.send_signal(sig)
+            sent.append(time.monotonic())
+
+    run = DumpRun(args, 60, step=step)
+    return run.rc, time.monotonic() - sent[-1] if len(sent) == 2 else 0.0
 
 
 @test
@@ -863,7 +890,9 @@ def dump_async_dag(build):
     with Workloads() as wl:
         p, buf = start_nobody(wl, py, "dump_dag.py")
         n, edges = int(words_after(buf, "tasks")[0]), int(words_after(buf, "edges")[0])
-        text, took = bounded_text(["-p", p.pid, "--async"], DUMP_PROC_MIB << 20, 60)
+        # the old dump drew this tree at 280 MB/s, for ever
+        run = DumpRun(["-p", p.pid, "--async"], 60, limit=DUMP_PROC_MIB << 20).ok()
+        text, took = run.out, run.took
         tree = dag_tree(text)
         check(tree[0] == f"{n + 1} pending", f"tasks line {tree[0]!r}")  # and asyncio.run's
         full = re.findall(r"── \(T\) (dag-\d+|Task-1)(?: \(task #\d+\))?$", text, re.M)
@@ -887,32 +916,6 @@ def dump_async_dag(build):
                   (waiters or (["Task-1"] if i == 0 else [])),
                   f"dag-{i}: awaits {got['awaits']}, awaited by {got['awaited_by']}")
         return f"{len(text.encode())} bytes in {took:.2f} s"
-
-
-def bounded_text(args, limit, timeout):
-    """pybpfprof dump ARGS with its stdout in a file, watched: (the text, the
-    seconds it took). Past limit bytes or timeout seconds it is killed, a
-    failure (the old dump drew the DAG at 280 MB/s for ever)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.monotonic()
-        p = subprocess.Popen([str(PROFILER), "dump", *map(str, args)], stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=err)
-        try:
-            while p.poll() is None:
-                size, took = os.fstat(out.fileno()).st_size, time.monotonic() - t0
-                check(size <= limit and took <= timeout,
-                      f"dump wrote {size} bytes in {took:.1f} s, still going: killed")
-                time.sleep(0.01)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        took = time.monotonic() - t0
-        err.seek(0)
-        check(p.returncode == 0, f"exit {p.returncode}: {err.read().decode(errors='replace')}")
-        check(os.fstat(out.fileno()).st_size <= limit, "over the limit")
-        out.seek(0)
-        return out.read().decode("utf-8", errors="replace"), took
 
 
 def tasks_json(pid):
