@@ -49,7 +49,7 @@ fi
 
 # The subcommands with options of their own (`pybpfprof NAME --help`): the
 # page documents theirs too.
-subcommands="agent"
+subcommands="agent dump"
 
 # --help: each option line ("  -p, --pid=PID  ..." or "      --merge  ...")
 # and the lines that continue its description.

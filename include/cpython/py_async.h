@@ -40,11 +40,12 @@ struct py_async_state {
 	size_t unreadable; /* tasks whose fields could not be read */
 	bool left_out;	   /* more tasks than PY_ASYNC_TASKS */
 	bool no_asyncio;   /* asyncio.tasks is not imported (3.11-3.13) */
+	bool out_of_time;  /* the reader's deadline came before the task lists' end */
 };
 
 /*
  * The pending tasks of t's main interpreter into out (max of them), in the
- * order found. Returns their number, or -ENOTSUP (a version or build with
+ * order found, until r's deadline (st->out_of_time then). Returns their number, or -ENOTSUP (a version or build with
  * no task layout), or -errno when the task lists cannot be read.
  */
 int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_task *out,

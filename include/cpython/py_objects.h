@@ -56,6 +56,11 @@ struct py_reader {
 	} types[PY_TYPES_KNOWN];
 	unsigned ntypes;
 	uint64_t asyncio_tasks; /* asyncio.tasks' module dict once found (py_async.c), or 0 */
+	/*
+	 * CLOCK_MONOTONIC ns (mono_ns) at which the walks of the thread and task
+	 * lists stop, however long the target makes them; 0: no end.
+	 */
+	long long deadline_ns;
 };
 
 /* 0, or -ENOTSUP for a version without an object layout. */
@@ -144,17 +149,20 @@ struct py_dump_thread {
 	struct py_dump_frame frames[PY_DUMP_DEPTH];
 };
 
-/* What the main interpreter says of its GIL and collector. */
+/* What the main interpreter says of its GIL and collector, and how its thread list read. */
 struct py_dump_state {
-	uint64_t gil;	/* struct _gil_runtime_state in the target; 0: unknown */
-	int locked;	/* -1 unknown */
-	int collecting; /* -1 unknown */
+	uint64_t gil;	  /* struct _gil_runtime_state in the target; 0: unknown */
+	int locked;	  /* -1 unknown */
+	int collecting;	  /* -1 unknown */
+	bool loops;	  /* a thread or interpreter list came back to one already read */
+	bool out_of_time; /* the reader's deadline came before the lists' end */
 };
 
 /*
  * Every Python thread of the target, at most max (PY_DUMP_THREADS), each
- * read until two reads agree (PY_DUMP_TRIES), and the GIL's state. Never
- * stops the process. Returns the number of threads, or -errno.
+ * read until two reads agree (PY_DUMP_TRIES), and the GIL's state. A thread
+ * state met twice (a list that loops) ends its list: each is read once.
+ * Never stops the process. Returns the number of threads, or -errno.
  */
 int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_thread *out,
 		    size_t max, struct py_dump_state *st);

@@ -9,8 +9,11 @@
  * if its path is swapped meanwhile) and checks the destination can be
  * created. outfile__write() runs at the end: the content goes to a new
  * temporary file beside the destination, is flushed to disk, and is renamed
- * over it; rename() replaces a link instead of following it. On any failure
- * the temporary file is removed and an existing destination is left as it was.
+ * over it; rename() replaces a link instead of following it. The temporary
+ * file has no name while it is written (O_TMPFILE, where the file system
+ * has them): a run killed meanwhile, even by SIGKILL, leaves nothing. On
+ * any failure the temporary file is removed and an existing destination is
+ * left as it was.
  */
 #ifndef PYBPFPROF_OUTFILE_H
 #define PYBPFPROF_OUTFILE_H
@@ -22,7 +25,7 @@ struct outfile {
 	const char *path;	 /* as given, for messages */
 	char name[NAME_MAX + 1]; /* its final component */
 	int dir_fd;		 /* its directory (O_PATH), or -1 */
-	char tmp[NAME_MAX + 1];	 /* the temporary file's name in it, while writing */
+	char tmp[NAME_MAX + 1];	 /* the temporary file's name in it, once it has one */
 	int tmp_fd;		 /* and its fd */
 	int write_err;		 /* the first write(2) error while writing (-errno) */
 };

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "remote_mem.h"
 #include "cpython/py_async.h"
+#include "util/mono.h"
 
 #define MODULE_DICT 16	  /* PyModuleObject.md_dict */
 #define WEAKREF_OBJECT 16 /* PyWeakReference.wr_object */
@@ -124,6 +125,14 @@ static void coro_stack(struct walk *w, struct py_async_task *task, uint64_t coro
 	task->frames_truncated = coro != 0;
 }
 
+/* Whether the reader's deadline has come: then nothing more is read (and that is said). */
+static bool out_of_time(struct walk *w)
+{
+	if (!w->st->out_of_time && w->r->deadline_ns && mono_ns() >= w->r->deadline_ns)
+		w->st->out_of_time = true;
+	return w->st->out_of_time;
+}
+
 /* Adds the object at obj if it is a pending C task not yet listed. */
 static void add_task(struct walk *w, uint64_t obj)
 {
@@ -132,7 +141,7 @@ static void add_task(struct walk *w, uint64_t obj)
 	int32_t state;
 	int is;
 
-	if (!obj || known(w, obj, NULL))
+	if (!obj || out_of_time(w) || known(w, obj, NULL))
 		return;
 	is = py_type_is(w->r, obj, "_asyncio.Task");
 	if (is != 1) {
@@ -168,12 +177,12 @@ static void add_list(struct walk *w, uint64_t head)
 
 	/* a task met twice: the list loops without coming back to its head */
 	for (k = 0; node && node != head && k < PY_ASYNC_CHAIN; k++) {
-		if (known(w, node - w->A.task_node, NULL))
+		if (out_of_time(w) || known(w, node - w->A.task_node, NULL))
 			break;
 		add_task(w, node - w->A.task_node);
 		node = word(w, node);
 	}
-	if (node && node != head)
+	if (node && node != head && !w->st->out_of_time)
 		w->st->left_out = true;
 }
 
@@ -306,7 +315,8 @@ int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_
 	} else {
 		/* each thread's tasks, then those of threads that have exited */
 		ts = word(&w, interp + off->interp_threads_head);
-		for (k = 0; ts && k < 4096; k++, ts = word(&w, ts + off->tstate_next))
+		for (k = 0; ts && k < 4096 && !out_of_time(&w);
+		     k++, ts = word(&w, ts + off->tstate_next))
 			add_list(&w, ts + w.A.tstate_tasks);
 		add_list(&w, interp + w.A.interp_tasks);
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "remote_mem.h"
 #include "cpython/py_objects.h"
+#include "util/mono.h"
 
 /*
  * stackwalk.h's host side wants a reader and a depth limit; the unit tests
@@ -211,45 +212,93 @@ static void gil_owners(struct py_dump_thread *out, size_t n, struct py_dump_stat
 	}
 }
 
+/* Whether addr is among the first n of seen: a list that loops comes back to one. */
+static bool seen_before(const uint64_t *seen, size_t n, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (seen[i] == addr)
+			return true;
+	return false;
+}
+
+static bool past(const struct py_reader *r)
+{
+	return r->deadline_ns && mono_ns() >= r->deadline_ns;
+}
+
+/*
+ * The thread states of one interpreter into out from *n on (up to max),
+ * each read once: a thread state met before (in this or an earlier
+ * interpreter) ends the list, and so does the reader's deadline. prev:
+ * room for read_stack's previous read.
+ */
+static void interp_threads(struct py_reader *r, const struct target *t, uint64_t interp,
+			   struct py_dump_thread *out, size_t *n, size_t max, struct scratch *s,
+			   struct py_dump_thread *prev, struct py_dump_state *st)
+{
+	const struct py_offsets *off = &t->layout.bpf;
+	uint64_t ts;
+	size_t k;
+
+	for (ts = read_word(interp + off->interp_threads_head), k = 0; ts && *n < max && k < 4096;
+	     k++, ts = read_word(ts + off->tstate_next)) {
+		struct py_dump_thread *th = &out[*n];
+		size_t i;
+
+		for (i = 0; i < *n && out[i].tstate != ts; i++)
+			;
+		if (i < *n) {
+			st->loops = true;
+			return;
+		}
+		if (past(r)) {
+			st->out_of_time = true;
+			return;
+		}
+		memset(th, 0, offsetof(struct py_dump_thread, frames));
+		th->tstate = ts;
+		th->thread_id = read_word(ts + off->tstate_thread_id);
+		th->tid = thread_tid(r, t, ts, th->thread_id);
+		read_stack(off, s, ts, th, prev);
+		(*n)++;
+	}
+}
+
 int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_thread *out,
 		    size_t max, struct py_dump_state *st)
 {
 	const struct py_offsets *off = &t->layout.bpf;
-	struct py_dump_thread *prev;
+	uint64_t interps[PYPROF_MAX_INTERPS], interp, holder = 0;
+	struct py_dump_thread *spare;
 	struct scratch *s;
-	uint64_t interp, ts, holder = 0;
-	size_t n = 0, steps = 0;
+	size_t n = 0, steps;
 
 	s = calloc(1, sizeof(*s));
-	prev = malloc(sizeof(*prev));
-	if (!s || !prev) {
+	spare = malloc(sizeof(*spare));
+	if (!s || !spare) {
 		free(s);
-		free(prev);
+		free(spare);
 		return -ENOMEM;
 	}
 	walk_pid = t->pid;
+	st->loops = st->out_of_time = false;
 	interp = read_word(t->runtime_addr + off->runtime_interp_head);
 	interp_state(r, t, interp, st, &holder);
-	/* every interpreter's threads, newest first; bounded against cycles */
-	for (; interp && steps < PYPROF_MAX_INTERPS; steps++) {
-		size_t k = 0;
-
-		for (ts = read_word(interp + off->interp_threads_head); ts && n < max && k < 4096;
-		     k++, ts = read_word(ts + off->tstate_next)) {
-			struct py_dump_thread *th = &out[n];
-
-			memset(th, 0, offsetof(struct py_dump_thread, frames));
-			th->tstate = ts;
-			th->thread_id = read_word(ts + off->tstate_thread_id);
-			th->tid = thread_tid(r, t, ts, th->thread_id);
-			read_stack(off, s, ts, th, prev);
-			n++;
+	/* every interpreter's threads, newest first; each interpreter once */
+	for (steps = 0; interp && steps < PYPROF_MAX_INTERPS; steps++) {
+		if (seen_before(interps, steps, interp)) {
+			st->loops = true;
+			break;
 		}
+		interps[steps] = interp;
+		interp_threads(r, t, interp, out, &n, max, s, spare, st);
 		interp = read_word(interp + off->interp_next);
 	}
 	gil_owners(out, n, st, holder);
 	free(s);
-	free(prev);
+	free(spare);
 	return (int)n;
 }
 

@@ -6,35 +6,82 @@
  * walk, cpython/py_threads.c), its source lines with the target's rights and,
  * with --locals, each frame's variables (cpython/py_objects.c). A stopped or
  * traced process is read as it is and left so.
+ *
+ * The processes are read and written one at a time (dump_read.c, then
+ * dump_write.c): memory holds one process, whatever -a finds. Each is
+ * bounded in bytes and time, and so is the whole dump; a process the dump's
+ * bounds or a stop signal leave unread is named in the output with why.
  */
 #define _GNU_SOURCE
 #include <argp.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "dump/cmd_dump.h"
 #include "dump.h"
-#include "cpython/code_cache.h"
-#include "proc/procfs.h"
-#include "proc/source.h"
 #include "cpython/target.h"
+#include "report/report_common.h"
+#include "util/mono.h"
 #include "util/outfile.h"
+#include "util/text.h"
 
 #define DUMP_MAX_PIDS 64
-#define DUMP_MAX_TASKS 4096 /* tasks of one process listed at most */
-#define DUMP_CACHE_BYTES (64u << 20)
-#define DUMP_SOURCE_MS 2000
+#define DUMP_SKIPS_LISTED 64 /* processes not dumped named in the output; more are counted */
+#define DUMP_SKIP_WHY 200
 #define OPT_ASYNC 0x100
+#define OPT_MAX_MB 0x101
+#define OPT_MAX_SECONDS 0x102
+#define OPT_MAX_TOTAL_MB 0x103
+#define OPT_MAX_TOTAL_SECONDS 0x104
+#define NS 1000000000LL
 
 struct dump_opts {
 	pid_t pids[DUMP_MAX_PIDS];
 	int npids;
 	bool all, locals, json, async;
 	const char *output;
+	struct dump_limits limits;
 };
+
+/* A process found but not dumped, and why. */
+struct dump_skip {
+	pid_t pid;
+	char why[DUMP_SKIP_WHY];
+};
+
+/* One run: the output, and what was and was not dumped. */
+struct dump_run {
+	const struct dump_opts *o;
+	struct dump_report rep;
+	struct dump_out out;
+	long long deadline; /* the whole dump's end */
+	size_t found;	    /* processes asked for (-p) or CPython processes found (-a) */
+	size_t dumped;
+	size_t skipped; /* the first DUMP_SKIPS_LISTED of them in skips */
+	struct dump_skip skips[DUMP_SKIPS_LISTED];
+	bool failed;	     /* a process asked for could not be read, or a bound left one out */
+	bool began;	     /* the output's opening is written: its end must be too */
+	pid_t stopped_after; /* -a: the scan stopped here, on a stop signal (0: it did not) */
+};
+
+/* The first stop signal ends the dump with what it has; a second one, at once. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	static const char msg[] = "\npybpfprof: second stop signal: exiting at once, without "
+				  "the rest of the dump\n";
+
+	if (stop_signal) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(128 + sig);
+		_exit(128 + sig);
+	}
+	stop_signal = sig;
+}
 
 static const char dump_doc[] =
 	"pybpfprof: what every thread of a running CPython process is doing now: its "
@@ -49,11 +96,20 @@ static const char dump_doc[] =
 	"  sudo pybpfprof dump -p 1234 --locals    # with each frame's local variables\n"
 	"  sudo pybpfprof dump -a -f json -o now.json   # every CPython, as JSON\n"
 	"  sudo pybpfprof dump -p 1234 --async     # with its asyncio task tree\n"
+	"  sudo pybpfprof dump -p 1234 --locals --max-mb 64 --max-seconds 30\n"
+	"                                          # a big process, in full\n"
 	"\n"
 	"Locals are shown bounded: None, bool, int (big ones abbreviated), float, str and bytes "
 	"(first 80 characters, escaped), list, tuple, dict and set by length and first items, "
 	"numpy arrays by dtype and shape, anything else as <TypeName at 0x...>. A running "
-	"thread's stack is read until two reads agree (5 tries), else it is marked moving.";
+	"thread's stack is read until two reads agree (5 tries), else it is marked moving. "
+	"A task awaited by several tasks is drawn once, and named by its id (task #N) where "
+	"it is reached again.\n"
+	"\n"
+	"Each process's output and reading time are bounded (--max-mb, --max-seconds), and so "
+	"are the whole dump's (--max-total-mb, --max-total-seconds): what a bound leaves out "
+	"is counted and said at the end of its process, and a process left unread is named "
+	"with why. SIGINT or SIGTERM ends the dump with what it has read.";
 
 static const struct argp_option dump_options[] = {
 	{ "pid", 'p', "PID", 0, "Dump process PID (repeatable)", 0 },
@@ -65,8 +121,55 @@ static const struct argp_option dump_options[] = {
 	  0 },
 	{ "format", 'f', "FORMAT", 0, "text (default) or json", 0 },
 	{ "output", 'o', "FILE", 0, "Write to FILE (never through a link; -: stdout)", 0 },
+	{ "max-mb", OPT_MAX_MB, "MIB", 0,
+	  "Output of one process at most, 1 to 4096 MiB; the rest is counted, not shown "
+	  "(default: 16)",
+	  0 },
+	{ "max-seconds", OPT_MAX_SECONDS, "S", 0,
+	  "Time spent reading one process at most, 1 to 3600 (default: 10)", 0 },
+	{ "max-total-mb", OPT_MAX_TOTAL_MB, "MIB", 0,
+	  "Output of the whole dump at most, 1 to 65536 MiB (default: 256)", 0 },
+	{ "max-total-seconds", OPT_MAX_TOTAL_SECONDS, "S", 0,
+	  "Time of the whole dump at most, 1 to 86400 (default: 120)", 0 },
 	{ 0 },
 };
+
+/* A number of option key within [min, max], or argp's error. */
+static long bounded(struct argp_state *state, const char *name, const char *arg, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || end == arg || v < min || v > max)
+		argp_error(state, "%s %s: give a whole number from %ld to %ld", name, arg, min,
+			   max);
+	return v;
+}
+
+static error_t dump_parse_bound(int key, char *arg, struct argp_state *state)
+{
+	struct dump_opts *o = state->input;
+
+	switch (key) {
+	case OPT_MAX_MB:
+		o->limits.proc_bytes = (uint64_t)bounded(state, "--max-mb", arg, 1, 4096) << 20;
+		return 0;
+	case OPT_MAX_SECONDS:
+		o->limits.proc_ns = bounded(state, "--max-seconds", arg, 1, 3600) * NS;
+		return 0;
+	case OPT_MAX_TOTAL_MB:
+		o->limits.dump_bytes = (uint64_t)bounded(state, "--max-total-mb", arg, 1, 65536)
+				       << 20;
+		return 0;
+	case OPT_MAX_TOTAL_SECONDS:
+		o->limits.dump_ns = bounded(state, "--max-total-seconds", arg, 1, 86400) * NS;
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
 
 static error_t dump_parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -111,372 +214,271 @@ static error_t dump_parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-a and -p exclude each other; give one of them");
 		return 0;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return dump_parse_bound(key, arg, state);
 	}
 }
 
-/* "S", the wait channel and the system call of one task, from /proc. */
-static void task_kernel_state(pid_t pid, struct dump_thread *th)
+/* A process not dumped: counted, and named with why while there is room in the list. */
+static void skip(struct dump_run *run, pid_t pid, const char *why)
 {
-	char path[96], buf[512], *p;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, th->tid);
-	proc_read_small_file(path, buf, sizeof(buf), false);
-	/* the state follows the last ')': comm may hold anything, parentheses too */
-	p = strrchr(buf, ')');
-	th->state = p && p[1] == ' ' && p[2] ? p[2] : '?';
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, th->tid);
-	proc_read_small_file(path, th->wchan, sizeof(th->wchan), false);
-	if (!strcmp(th->wchan, "0"))
-		th->wchan[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, th->tid);
-	proc_read_small_file(path, buf, sizeof(buf), false);
-	th->syscall = -3;
-	if (!strncmp(buf, "running", 7)) {
-		th->syscall = -2;
-	} else if (buf[0]) {
-		th->syscall = strtol(buf, &p, 10);
-		if (p == buf)
-			th->syscall = -3;
-		for (i = 0; i < 6 && th->syscall >= 0; i++)
-			th->args[i] = strtoul(p, &p, 16);
+	if (run->skipped < DUMP_SKIPS_LISTED) {
+		run->skips[run->skipped].pid = pid;
+		snprintf(run->skips[run->skipped].why, DUMP_SKIP_WHY, "%s", why);
 	}
-	proc_thread_name(pid, th->tid, th->name, sizeof(th->name));
+	run->skipped++;
 }
 
-static int cmp_tid(const void *a, const void *b)
+/* Whether the dump as a whole must stop taking processes; if so, why (in why). */
+static bool dump_over(struct dump_run *run, char *why, size_t whylen)
 {
-	return (int)((const struct dump_thread *)a)->tid -
-	       (int)((const struct dump_thread *)b)->tid;
+	enum dump_cut cut = stop_signal		       ? DUMP_CUT_SIGNAL :
+			    mono_ns() >= run->deadline ? DUMP_CUT_DUMP_TIME :
+							 DUMP_CUT_NONE;
+	char text[160];
+
+	if (!cut)
+		return false;
+	dump_cut_text(&run->o->limits, cut, text, sizeof(text));
+	snprintf(why, whylen, "not read: %s came first", text);
+	return true;
 }
 
-/* One more task entry, growing the array up to DUMP_MAX_TASKS; NULL when full. */
-static struct dump_thread *task_slot(struct dump_process *dp)
+/* The process's budget: what is left of the dump's, within the process's own bounds. */
+static void process_budget(const struct dump_run *run, struct dump_process *dp)
 {
-	struct dump_thread *t;
-	size_t cap = dp->cap ? dp->cap * 2 : 64;
+	long long end = mono_ns() + run->o->limits.proc_ns;
 
-	if (dp->nthreads == dp->cap) {
-		if (cap > DUMP_MAX_TASKS + PY_DUMP_THREADS)
-			cap = DUMP_MAX_TASKS + PY_DUMP_THREADS;
-		if (cap <= dp->cap)
-			return NULL;
-		t = realloc(dp->threads, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		dp->threads = t;
-		dp->cap = cap;
-	}
-	t = &dp->threads[dp->nthreads++];
-	memset(t, 0, sizeof(*t));
-	t->gil = t->gc = -1;
-	return t;
+	dp->budget.deadline = end < run->deadline ? end : run->deadline;
+	dp->budget.at_deadline = end < run->deadline ? DUMP_CUT_TIME : DUMP_CUT_DUMP_TIME;
+	dp->budget.bytes = dump_out__room(&run->out);
+	dp->budget.over_bytes = run->out.proc_by_dump ? DUMP_CUT_DUMP_BYTES : DUMP_CUT_BYTES;
+	dp->budget.stop = &stop_signal;
 }
 
-/* Every task of pid, in tid order, with its kernel state. -errno if none is listed. */
-static int list_tasks(pid_t pid, bool other_ns, struct dump_process *dp)
+/* The document's opening, once, before the first process written. */
+static void begin_document(struct dump_run *run)
 {
-	struct dump_thread *t, *more;
-	char path[64];
-	struct dirent *de;
-	DIR *d;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)) && dp->nthreads < DUMP_MAX_TASKS) {
-		pid_t tid = (pid_t)atoi(de->d_name), tgid;
-
-		if (tid <= 0 || !(t = task_slot(dp)))
-			continue;
-		t->tid = t->nstid = tid;
-		/* the id the process knows it by: the last of its NSpid list */
-		if (other_ns)
-			proc_status_ids(tid, &tgid, &t->nstid);
-		task_kernel_state(pid, t);
-	}
-	closedir(d);
-	qsort(dp->threads, dp->nthreads, sizeof(*dp->threads), cmp_tid);
-	/* room for the Python threads whose task is not listed: no move while they are added */
-	more = realloc(dp->threads, (dp->nthreads + PY_DUMP_THREADS) * sizeof(*more));
-	if (!more)
-		return -ENOMEM;
-	dp->threads = more;
-	dp->cap = dp->nthreads + PY_DUMP_THREADS;
-	return 0;
+	if (run->began)
+		return;
+	run->began = true;
+	if (!run->rep.json)
+		return;
+	f = dump_out__begin(&run->out, DUMP_EL_CLOSE);
+	fputs("{\"processes\": [", f);
+	dump_out__end(&run->out);
 }
 
-static struct dump_thread *find_task(struct dump_process *dp, pid_t nstid)
+/* Reads and writes one process; asked: named with -p (a failure is said on stderr). */
+static void dump_pid(struct dump_run *run, pid_t pid, bool asked)
 {
-	size_t i;
+	struct dump_process *dp;
+	char why[256];
 
-	for (i = 0; i < dp->nthreads; i++)
-		if (dp->threads[i].nstid == nstid)
-			return &dp->threads[i];
-	return NULL;
-}
-
-/* A frame's locals, rendered now (the snapshot is the moment they are read). */
-static void frame_locals(struct py_reader *r, const struct py_dump_frame *pf, struct dump_frame *df)
-{
-	struct py_local loc[PY_LOCALS_MAX];
-	char text[PY_RENDER_MAX];
-	int n, i;
-
-	n = py_frame_locals(r, pf->frame, pf->code, loc, PY_LOCALS_MAX, &df->total_locals);
-	if (n < 0) {
-		df->locals_err = n;
+	why[0] = 0;
+	if (dump_over(run, why, sizeof(why)) ||
+	    !dump_out__process(&run->out, run->o->limits.proc_bytes)) {
+		if (!why[0])
+			snprintf(why, sizeof(why),
+				 "not read: the dump's output bound of %" PRIu64
+				 " MiB (--max-total-mb) came first",
+				 run->o->limits.dump_bytes >> 20);
+		skip(run, pid, why);
+		run->failed = true;
 		return;
 	}
-	df->locals = calloc(n ? n : 1, sizeof(*df->locals));
-	if (!df->locals) {
-		df->locals_err = -ENOMEM;
-		return;
+	dp = calloc(1, sizeof(*dp));
+	if (dp)
+		process_budget(run, dp);
+	if (!dp || dump_read_process(pid, dp, &run->rep, why, sizeof(why))) {
+		skip(run, pid, why[0] ? why : "cannot read it");
+		/* -a meets processes that exit or are not CPython enough meanwhile: said, not failed */
+		if (asked)
+			fprintf(stderr, "pybpfprof: %s\n", why[0] ? why : "cannot read it");
+		run->failed |= asked;
+	} else {
+		begin_document(run);
+		if (dump_write_process(&run->out, &run->rep, dp, !run->dumped))
+			run->dumped++;
+		else
+			skip(run, pid,
+			     "not shown: the dump's output bound (--max-total-mb) came first");
 	}
-	for (i = 0; i < n; i++) {
-		struct dump_local *dl = &df->locals[df->nlocals++];
-
-		memcpy(dl->name, loc[i].name, sizeof(dl->name));
-		if (loc[i].tagged) {
-			snprintf(text, sizeof(text), "%lld", (long long)loc[i].ival);
-			snprintf(dl->type, sizeof(dl->type), "int");
-		} else if (!loc[i].value) {
-			dl->unbound = true;
-			snprintf(text, sizeof(text), "<unbound>");
-		} else {
-			dl->unreadable = py_render(r, loc[i].value, text, sizeof(text), dl->type) <
-					 0;
-		}
-		dl->value = strdup(text);
-	}
+	dump_out__process_end(&run->out);
+	if (dp)
+		dump_process_free(dp);
+	free(dp);
 }
 
-/* The Python side of one thread: names, lines and (with --locals) variables of its frames. */
-static void python_frames(struct py_reader *r, struct code_cache *cc, const struct target *t,
-			  const struct py_dump_thread *pt, struct dump_thread *th, bool locals)
-{
-	size_t i;
-
-	th->python = true;
-	th->gil = pt->gil;
-	th->gc = pt->gc;
-	th->moving = pt->moving;
-	th->truncated = pt->truncated;
-	th->read_error = pt->read_error;
-	th->frames = calloc(pt->nframes ? pt->nframes : 1, sizeof(*th->frames));
-	if (!th->frames)
-		return;
-	for (i = 0; i < pt->nframes; i++) {
-		const struct py_dump_frame *pf = &pt->frames[i];
-		const struct code_info *ci = code_cache__get(cc, t, pf->code, pf->fingerprint);
-		struct dump_frame *df = &th->frames[th->nframes++];
-
-		df->line = -1;
-		if (ci) {
-			df->func = strdup(ci->qualname);
-			df->file = strdup(ci->filename);
-			df->line = code_info__line(ci, &t->layout, pf->instr);
-		}
-		if (locals)
-			frame_locals(r, pf, df);
-	}
-}
-
-static bool ends_with(const char *s, const char *tail)
-{
-	size_t n = s ? strlen(s) : 0, k = strlen(tail);
-
-	return n >= k && !strcmp(s + n - k, tail);
-}
-
-/*
- * The threading name of a thread started by threading.Thread: the _name of
- * the self of its outermost Thread._bootstrap frame.
- */
-static void python_name(struct py_reader *r, const struct py_dump_thread *pt,
-			struct dump_thread *th)
-{
-	struct py_local self;
-	size_t i, total;
-
-	for (i = th->nframes; i-- > 0;) {
-		const struct dump_frame *df = &th->frames[i];
-
-		if (!ends_with(df->file, "/threading.py") || !ends_with(df->func, "_bootstrap"))
-			continue;
-		if (py_frame_locals(r, pt->frames[i].frame, pt->frames[i].code, &self, 1, &total) ==
-			    1 &&
-		    strcmp(self.name, "self") == 0 && self.value &&
-		    py_object_attr_str(r, self.value, "_name", th->pyname, sizeof(th->pyname)))
-			th->pyname[0] = 0;
-		return;
-	}
-}
-
-/*
- * A Python thread whose task is not found (exited meanwhile) still shows,
- * with tid 0; so does a second thread state of one task.
- */
-static struct dump_thread *extra_task(struct dump_process *dp)
-{
-	struct dump_thread *th;
-
-	/* list_tasks left room for them all: the array does not move */
-	if (dp->nthreads >= dp->cap)
-		return NULL;
-	th = task_slot(dp);
-	th->state = '?';
-	th->syscall = -3;
-	return th;
-}
-
-/* Reads the Python threads of t into dp (whose tasks are listed). 0 or -errno. */
-static int python_threads(const struct target *t, struct dump_process *dp, bool locals, bool async)
-{
-	struct cache_budget budget;
-	struct code_cache *cc;
-	struct py_dump_thread *pts;
-	struct py_dump_state st;
-	struct py_reader r;
-	int n, i;
-
-	if (py_reader__init(&r, t->pid, &t->layout, t->version))
-		return -ENOTSUP;
-	pts = malloc(PY_DUMP_THREADS * sizeof(*pts));
-	cache_budget__init(&budget, DUMP_CACHE_BYTES);
-	cc = code_cache__new(&budget);
-	if (!pts || !cc) {
-		free(pts);
-		code_cache__free(cc);
-		cache_budget__free(&budget);
-		return -ENOMEM;
-	}
-	n = py_dump_threads(&r, t, pts, PY_DUMP_THREADS, &st);
-	/* more Python threads than are read: said, not hidden */
-	dp->threads_left_out = n == PY_DUMP_THREADS;
-	for (i = 0; i < n; i++) {
-		struct dump_thread *th = pts[i].tid ? find_task(dp, pts[i].tid) : NULL;
-
-		if (!th) {
-			th = extra_task(dp);
-		} else if (th->python) {
-			/* a second thread state on one task (subinterpreters): an entry of its own */
-			struct dump_thread *again = extra_task(dp);
-
-			if (again) {
-				*again = *th;
-				again->frames = NULL;
-				again->nframes = 0;
-				again->pyname[0] = 0;
-			}
-			th = again;
-		}
-		if (!th)
-			continue;
-		python_frames(&r, cc, t, &pts[i], th, locals);
-		python_name(&r, &pts[i], th);
-		/* asleep on the futex of the GIL's condition or mutexes: waiting for it */
-		if (th->gil == 0 && th->syscall == 202 && st.gil && th->args[0] >= st.gil + 32 &&
-		    th->args[0] < st.gil + PY_GIL_SIZE)
-			th->gil = 2;
-	}
-	if (async && n >= 0)
-		dump_read_tasks(&r, cc, t, dp);
-	free(pts);
-	code_cache__free(cc);
-	cache_budget__free(&budget);
-	return n < 0 ? n : 0;
-}
-
-/* One process: 0, or -errno with the reason in why. */
-static int dump_one(pid_t pid, struct dump_process *dp, const struct dump_opts *o, char *why,
-		    size_t whylen)
-{
-	struct target *t = calloc(1, sizeof(*t));
-	int err;
-
-	if (!t)
-		return -ENOMEM;
-	err = target__open(pid, t, why, whylen);
-	if (!err) {
-		dp->pid = pid;
-		snprintf(dp->version, sizeof(dp->version), "%s", t->version_str);
-		memcpy(dp->exe, t->exe, sizeof(dp->exe));
-		snprintf(dp->cmdline, sizeof(dp->cmdline), "%s", t->cmdline);
-		err = list_tasks(pid, t->nspid != t->pid, dp);
-		if (err)
-			snprintf(why, whylen, "cannot list the threads of pid %d: %s", pid,
-				 strerror(-err));
-	}
-	if (!err) {
-		err = python_threads(t, dp, o->locals, o->async);
-		if (err)
-			snprintf(why, whylen, "cannot read the threads of pid %d: %s", pid,
-				 strerror(-err));
-	}
-	if (!err)
-		dump_read_sources(pid, dp);
-	free(t);
-	return err;
-}
-
-/* Every process whose executable is or loads CPython, but ourselves. */
-static int all_pids(struct dump_opts *o)
+/* -a: every process whose executable is or loads CPython, but ourselves, one at a time. */
+static int dump_all(struct dump_run *run)
 {
 	struct dirent *de;
 	DIR *d = opendir("/proc");
 
 	if (!d)
 		return -errno;
-	while ((de = readdir(d)) && o->npids < DUMP_MAX_PIDS) {
+	while ((de = readdir(d))) {
 		pid_t pid = (pid_t)atoi(de->d_name);
 
-		if (pid > 0 && pid != getpid() && py_exe_kind(pid) > 0)
-			o->pids[o->npids++] = pid;
+		if (pid <= 0 || pid == getpid() || py_exe_kind(pid) <= 0)
+			continue;
+		if (stop_signal) {
+			run->stopped_after = pid;
+			break;
+		}
+		run->found++;
+		dump_pid(run, pid, false);
 	}
 	closedir(d);
 	return 0;
 }
 
-/* Collects every process asked for; 1 if any could not be read (said on stderr). */
-static int dump_collect(struct dump_opts *o, struct dump_report *rep)
+static void json_skips(struct dump_run *run)
 {
-	char why[256];
-	int i, failed = 0;
+	size_t i, n = run->skipped < DUMP_SKIPS_LISTED ? run->skipped : DUMP_SKIPS_LISTED;
+	struct dump_out *o = &run->out;
+	FILE *f = dump_out__begin(o, DUMP_EL_CLOSE);
 
-	rep->procs = calloc(o->npids ? o->npids : 1, sizeof(*rep->procs));
-	if (!rep->procs)
-		return 1;
-	for (i = 0; i < o->npids; i++) {
-		struct dump_process *dp = &rep->procs[rep->nprocs];
-
-		why[0] = 0;
-		if (!dump_one(o->pids[i], dp, o, why, sizeof(why))) {
-			rep->nprocs++;
-			continue;
-		}
-		free(dp->threads);
-		dump_tasks_free(dp);
-		memset(dp, 0, sizeof(*dp));
-		/* -a meets processes that are not CPython or exit meanwhile: skipped */
-		if (!o->all) {
-			fprintf(stderr, "pybpfprof: %s\n", why[0] ? why : "cannot read it");
-			failed = 1;
-		}
+	fputs("], \"skipped\": [", f);
+	dump_out__end(o);
+	for (i = 0; i < n; i++) {
+		f = dump_out__begin(o, DUMP_EL_ITEM);
+		if (!f)
+			break;
+		fprintf(f, "%s{\"pid\": %d, \"reason\": ", i ? ", " : "", (int)run->skips[i].pid);
+		json_string(f, run->skips[i].why);
+		fputc('}', f);
+		if (!dump_out__end(o))
+			break;
 	}
-	return failed;
+	f = dump_out__begin(o, DUMP_EL_CLOSE);
+	fprintf(f,
+		"], \"skipped_total\": %zu, \"skipped_listed\": %zu, \"found\": %zu, "
+		"\"dumped\": %zu, \"interrupted\": %s, \"limits\": {\"process_bytes\": %" PRIu64
+		", \"process_seconds\": %lld, \"dump_bytes\": %" PRIu64
+		", \"dump_seconds\": %lld}}\n",
+		run->skipped, i, run->found, run->dumped, stop_signal ? "true" : "false",
+		run->o->limits.proc_bytes, run->o->limits.proc_ns / NS, run->o->limits.dump_bytes,
+		run->o->limits.dump_ns / NS);
+	dump_out__end(o);
+}
+
+static void text_skips(struct dump_run *run)
+{
+	size_t i, n = run->skipped < DUMP_SKIPS_LISTED ? run->skipped : DUMP_SKIPS_LISTED;
+	struct dump_out *o = &run->out;
+	FILE *f;
+
+	if (run->skipped) {
+		f = dump_out__begin(o, DUMP_EL_CLOSE);
+		fprintf(f, "\n%zu of %zu processes not dumped:\n", run->skipped, run->found);
+		dump_out__end(o);
+	}
+	for (i = 0; i < n; i++) {
+		f = dump_out__begin(o, DUMP_EL_ITEM);
+		if (!f)
+			break;
+		fprintf(f, "  pid %d: ", (int)run->skips[i].pid);
+		text_put_clean(f, run->skips[i].why);
+		fputc('\n', f);
+		if (!dump_out__end(o))
+			break;
+	}
+	f = dump_out__begin(o, DUMP_EL_CLOSE);
+	if (i < run->skipped)
+		fprintf(f, "  ... %zu %snot listed (%s)\n", run->skipped - i, i ? "more " : "",
+			o->full ? "no room left within --max-total-mb" : "only the first 64 are");
+	if (run->stopped_after)
+		fprintf(f,
+			"(a stop signal ended the dump: the processes after pid %d were not "
+			"looked at)\n",
+			(int)run->stopped_after);
+	dump_out__end(o);
+}
+
+/* The dump: every process, one at a time, then what was not dumped. 0 or -errno. */
+static int dump_fill(FILE *f, void *arg)
+{
+	struct dump_run *run = arg;
+	int i, err = 0;
+
+	if (dump_out__init(&run->out, f, run->o->limits.dump_bytes))
+		return -ENOMEM;
+	if (run->o->all && dump_all(run))
+		fprintf(stderr, "pybpfprof: cannot list /proc\n");
+	for (i = 0; !run->o->all && i < run->o->npids; i++) {
+		run->found++;
+		dump_pid(run, run->o->pids[i], true);
+	}
+	if (run->began && run->rep.json)
+		json_skips(run);
+	else if (run->began)
+		text_skips(run);
+	err = run->out.err;
+	dump_out__free(&run->out);
+	/* nothing dumped: no output (a file is not created) */
+	return err ? err : run->dumped ? 0 : -ENOENT;
+}
+
+/* What stderr says when nothing could be dumped under -a. */
+static void say_none(const struct dump_run *run)
+{
+	size_t i, n = run->skipped < DUMP_SKIPS_LISTED ? run->skipped : DUMP_SKIPS_LISTED;
+
+	if (!run->found) {
+		fprintf(stderr, "pybpfprof: no CPython process found\n");
+		return;
+	}
+	fprintf(stderr, "pybpfprof: %zu CPython processes found, none could be dumped:\n",
+		run->found);
+	for (i = 0; i < n; i++) {
+		fprintf(stderr, "  pid %d: ", (int)run->skips[i].pid);
+		text_put_clean(stderr, run->skips[i].why);
+		fputc('\n', stderr);
+	}
+}
+
+static int dump_output(struct dump_run *run, const char *output)
+{
+	struct outfile of = { .dir_fd = -1, .tmp_fd = -1 };
+	char why[256];
+	int err;
+
+	if (output && outfile__open(&of, output, why, sizeof(why))) {
+		fprintf(stderr, "pybpfprof: %s: %s\n", output, why);
+		return 1;
+	}
+	if (output)
+		err = outfile__write(&of, dump_fill, run, why, sizeof(why));
+	else if (!(err = dump_fill(stdout, run)) && fflush(stdout))
+		err = -errno;
+	if (err && err != -ENOENT)
+		fprintf(stderr, "pybpfprof: cannot write %s: %s\n", output ? output : "the output",
+			output ? why : strerror(-err));
+	if (output)
+		outfile__close(&of);
+	if (err == -ENOENT && run->o->all)
+		say_none(run);
+	if (stop_signal)
+		fprintf(stderr,
+			"pybpfprof: dump ended by a stop signal: %zu processes dumped, "
+			"%zu not\n",
+			run->dumped, run->skipped);
+	return err || run->failed || stop_signal ? 1 : 0;
 }
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_opts o = { 0 };
-	struct dump_report rep = { 0 };
+	struct dump_opts o = { .limits = { .proc_bytes = (uint64_t)DUMP_PROC_MB << 20,
+					   .dump_bytes = (uint64_t)DUMP_TOTAL_MB << 20,
+					   .proc_ns = DUMP_PROC_SECONDS * NS,
+					   .dump_ns = DUMP_TOTAL_SECONDS * NS } };
 	const struct argp argp = { dump_options, dump_parse_opt, NULL, dump_doc, NULL, NULL, NULL };
-	struct outfile of = { .dir_fd = -1, .tmp_fd = -1 };
-	char why[256];
-	int failed, err = 0;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct dump_run *run;
+	int rc;
 
 	static char name[] = "pybpfprof dump";
 
@@ -485,27 +487,19 @@ int cmd_dump(int argc, char **argv)
 		argv[0] = name; /* for argp's usage and error lines */
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
-	if (o.output && outfile__open(&of, o.output, why, sizeof(why))) {
-		fprintf(stderr, "pybpfprof: %s: %s\n", o.output, why);
+	run = calloc(1, sizeof(*run));
+	if (!run)
 		return 1;
-	}
-	if (o.all && all_pids(&o))
-		fprintf(stderr, "pybpfprof: cannot list /proc\n");
-	rep.locals = o.locals;
-	rep.async = o.async;
-	failed = dump_collect(&o, &rep);
-	if (o.output && rep.nprocs)
-		err = outfile__write(&of, o.json ? dump_write_json : dump_write_text, &rep, why,
-				     sizeof(why));
-	else if (rep.nprocs)
-		err = (o.json ? dump_write_json : dump_write_text)(stdout, &rep) || fflush(stdout);
-	if (err)
-		fprintf(stderr, "pybpfprof: cannot write %s: %s\n",
-			o.output ? o.output : "the output", o.output ? why : strerror(errno));
-	if (o.output)
-		outfile__close(&of);
-	if (!rep.nprocs && o.all)
-		fprintf(stderr, "pybpfprof: no CPython process found\n");
-	dump_report_free(&rep);
-	return err || failed || !rep.nprocs ? 1 : 0;
+	/* from here a stop signal ends the dump with what it has */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	run->o = &o;
+	run->rep = (struct dump_report){ .locals = o.locals,
+					 .async = o.async,
+					 .json = o.json,
+					 .limits = o.limits };
+	run->deadline = mono_ns() + o.limits.dump_ns;
+	rc = dump_output(run, o.output);
+	free(run);
+	return rc;
 }

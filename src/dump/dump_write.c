@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pybpfprof dump's output: the source lines of the frames (read with the
- * target's rights, proc/source.c), then text or JSON. Text goes through
- * text_sanitize (the target's names, paths, source and values may hold
- * anything); JSON escapes them.
+ * pybpfprof dump's output of one process, as text or JSON, through the
+ * bounded output (dump_out.c): each thread's header and each frame with its
+ * locals is one element, written whole or not at all; what does not fit is
+ * counted, and the process ends with what was left out and why. Text goes
+ * through text_sanitize (the target's names, paths, source and values may
+ * hold anything); JSON escapes them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,11 +16,7 @@
 #include <unistd.h>
 #include "dump.h"
 #include "report/report_common.h"
-#include "proc/source.h"
 #include "util/text.h"
-
-#define DUMP_SOURCE_MS 2000
-#define DUMP_FILES_MAX 256
 
 /* x86_64 system calls a thread is usually found waiting in. */
 static const struct {
@@ -137,6 +135,47 @@ static void syscall_text(const struct dump_thread *t, char *buf, size_t len)
 	}
 }
 
+const char *dump_cut_key(enum dump_cut why)
+{
+	static const char *const keys[] = { NULL,	  "bytes",     "time",
+					    "dump_bytes", "dump_time", "signal" };
+
+	return why < sizeof(keys) / sizeof(keys[0]) ? keys[why] : NULL;
+}
+
+void dump_cut_text(const struct dump_limits *l, enum dump_cut why, char *buf, size_t len)
+{
+	switch (why) {
+	case DUMP_CUT_BYTES:
+		snprintf(buf, len, "the process's output bound of %" PRIu64 " MiB (--max-mb)",
+			 l->proc_bytes >> 20);
+		break;
+	case DUMP_CUT_TIME:
+		snprintf(buf, len, "the process's time bound of %lld s (--max-seconds)",
+			 l->proc_ns / 1000000000LL);
+		break;
+	case DUMP_CUT_DUMP_BYTES:
+		snprintf(buf, len, "the dump's output bound of %" PRIu64 " MiB (--max-total-mb)",
+			 l->dump_bytes >> 20);
+		break;
+	case DUMP_CUT_DUMP_TIME:
+		snprintf(buf, len, "the dump's time bound of %lld s (--max-total-seconds)",
+			 l->dump_ns / 1000000000LL);
+		break;
+	case DUMP_CUT_SIGNAL:
+		snprintf(buf, len, "a stop signal");
+		break;
+	default:
+		snprintf(buf, len, "the limits above");
+	}
+}
+
+/* Whether the element begun as f was written (f NULL: the output was full already). */
+static bool written(struct dump_out *o, FILE *f)
+{
+	return f && dump_out__end(o);
+}
+
 static void text_locals(FILE *f, const struct dump_frame *df)
 {
 	size_t i;
@@ -152,14 +191,18 @@ static void text_locals(FILE *f, const struct dump_frame *df)
 		text_put_clean(f, df->locals[i].value);
 		fputc('\n', f);
 	}
-	if (df->total_locals > df->nlocals)
+	if (df->locals_cut && !df->nlocals)
+		fputs("        locals: not read (cut short: see the end of the process)\n", f);
+	else if (df->locals_cut)
+		fprintf(f, "        ... %zu more locals not read (cut short)\n",
+			df->total_locals - df->nlocals);
+	else if (df->total_locals > df->nlocals)
 		fprintf(f, "        ... %zu more locals\n", df->total_locals - df->nlocals);
 }
 
-static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
+static void text_thread(FILE *f, const struct dump_thread *t)
 {
 	char sc[160];
-	size_t i;
 
 	syscall_text(t, sc, sizeof(sc));
 	fprintf(f, "\nThread %d \"", (int)t->tid);
@@ -184,49 +227,147 @@ static void text_thread(FILE *f, const struct dump_thread *t, bool locals)
 		t->read_error ? " (a frame could not be read)" : "");
 	if (!t->python)
 		fputs("    (no Python thread state)\n", f);
-	for (i = 0; i < t->nframes; i++) {
-		const struct dump_frame *df = &t->frames[i];
-
-		fputs("    ", f);
-		text_put_clean(f, df->func ? df->func : "<unreadable code object>");
-		fputs(" (", f);
-		text_put_clean(f, df->file ? df->file : "?");
-		if (df->line > 0)
-			fprintf(f, ":%d)\n", df->line);
-		else
-			fputs(":?)\n", f);
-		if (df->source) {
-			fputs("        > ", f);
-			text_put_clean(f, df->source);
-			fputc('\n', f);
-		}
-		if (locals)
-			text_locals(f, df);
-	}
 }
 
-int dump_write_text(FILE *f, void *report)
+static void text_frame(FILE *f, const struct dump_frame *df, bool locals)
 {
-	const struct dump_report *rep = report;
-	size_t i, j;
-
-	for (i = 0; i < rep->nprocs; i++) {
-		const struct dump_process *dp = &rep->procs[i];
-
-		fprintf(f, "%sProcess %d: ", i ? "\n" : "", (int)dp->pid);
-		text_put_clean(f, dp->cmdline);
-		fprintf(f, "\nPython %s (", dp->version);
-		text_put_clean(f, dp->exe);
-		fprintf(f, "), %zu threads\n", dp->nthreads);
-		if (dp->threads_left_out)
-			fprintf(f, "(only the first %d Python threads were read)\n",
-				PY_DUMP_THREADS);
-		for (j = 0; j < dp->nthreads; j++)
-			text_thread(f, &dp->threads[j], rep->locals);
-		if (rep->async)
-			dump_tasks_text(f, dp);
+	fputs("    ", f);
+	text_put_clean(f, df->func ? df->func : "<unreadable code object>");
+	fputs(" (", f);
+	text_put_clean(f, df->file ? df->file : "?");
+	if (df->line > 0)
+		fprintf(f, ":%d)\n", df->line);
+	else
+		fputs(":?)\n", f);
+	if (df->source) {
+		fputs("        > ", f);
+		text_put_clean(f, df->source);
+		fputc('\n', f);
 	}
-	return ferror(f) ? -EIO : 0;
+	if (locals)
+		text_locals(f, df);
+}
+
+/* One thread and its frames, as far as they fit; what does not is counted. */
+static void text_thread_frames(struct dump_out *o, const struct dump_report *rep,
+			       struct dump_process *dp, const struct dump_thread *t)
+{
+	FILE *f = dump_out__begin(o, DUMP_EL_ITEM);
+	size_t k = 0;
+
+	if (f)
+		text_thread(f, t);
+	if (!written(o, f)) {
+		dp->cut.threads++;
+	} else {
+		for (k = 0; k < t->nframes; k++) {
+			f = dump_out__begin(o, DUMP_EL_ITEM);
+			if (f)
+				text_frame(f, &t->frames[k], rep->locals);
+			if (!written(o, f))
+				break;
+			dp->cut.locals += t->frames[k].locals_cut;
+		}
+		f = t->frames_cut && k == t->nframes ? dump_out__begin(o, DUMP_EL_ITEM) : NULL;
+		if (f)
+			fprintf(f, "    ... %zu more frames not read (cut short)\n", t->frames_cut);
+		if (f)
+			written(o, f);
+	}
+	dp->cut.frames += t->nframes - k + t->frames_cut;
+}
+
+/* The process's first lines: false if even they do not fit. */
+static bool text_head(struct dump_out *o, const struct dump_process *dp, bool first)
+{
+	FILE *f = dump_out__begin(o, DUMP_EL_ITEM);
+
+	if (!f)
+		return false;
+	fprintf(f, "%sProcess %d: ", first ? "" : "\n", (int)dp->pid);
+	text_put_clean(f, dp->cmdline);
+	fprintf(f, "\nPython %s (", dp->version);
+	text_put_clean(f, dp->exe);
+	fprintf(f, "), %zu threads\n", dp->nthreads + dp->cut.threads);
+	if (dp->threads_left_out)
+		fprintf(f, "(only the first %d Python threads were read)\n", PY_DUMP_THREADS);
+	if (dp->thread_list_loops)
+		fputs("(its Python thread list loops back on itself: each thread is shown once)\n",
+		      f);
+	return written(o, f);
+}
+
+static bool cut_any(const struct dump_cuts *c)
+{
+	return c->why || c->threads || c->frames || c->locals || c->tasks || c->sources ||
+	       c->thread_list || c->task_lists;
+}
+
+/* "N things" (or "1 thing") after the separator *sep, if n; the next separator is a comma. */
+static void cut_count(FILE *f, const char **sep, size_t n, const char *things)
+{
+	if (!n)
+		return;
+	fprintf(f, "%s%zu %.*s", *sep, n, (int)strlen(things) - (n == 1), things);
+	*sep = ", ";
+}
+
+/* A clause after what came before: "; " between clauses. */
+static void cut_clause(FILE *f, const char **sep, bool on, const char *text)
+{
+	if (!on)
+		return;
+	fprintf(f, "%s%s", **sep == '(' ? "" : "; ", text);
+	*sep = "; ";
+}
+
+/* What the bounds left out of the process, in one closing line (from the reserve). */
+static void text_cut(struct dump_out *o, const struct dump_report *rep,
+		     const struct dump_process *dp)
+{
+	const struct dump_cuts *c = &dp->cut;
+	const char *sep = "left out: ";
+	char why[160], text[200];
+	FILE *f;
+
+	if (!cut_any(c))
+		return;
+	f = dump_out__begin(o, DUMP_EL_CLOSE);
+	fputs("\n(", f);
+	cut_count(f, &sep, c->threads, "threads");
+	cut_count(f, &sep, c->frames, "frames");
+	if (c->locals)
+		fprintf(f, "%sthe locals of %zu frame%s", sep, c->locals,
+			c->locals == 1 ? "" : "s");
+	sep = c->locals ? ", " : sep;
+	cut_count(f, &sep, c->tasks, "asyncio tasks");
+	if (sep[0] == 'l') /* nothing counted */
+		sep = "(";
+	cut_clause(f, &sep, c->sources, "some source lines were not read");
+	snprintf(text, sizeof(text), "threads past the first %d are not listed", DUMP_MAX_TASKS);
+	cut_clause(f, &sep, c->threads_over, text);
+	cut_clause(f, &sep, c->thread_list, "the Python thread list was not read to its end");
+	cut_clause(f, &sep, c->task_lists, "the asyncio task lists were not read to their end");
+	dump_cut_text(&rep->limits, c->why, why, sizeof(why));
+	snprintf(text, sizeof(text), "cut short by %s", why);
+	cut_clause(f, &sep, c->why, text);
+	fputs(")\n", f);
+	written(o, f);
+}
+
+static bool text_process(struct dump_out *o, const struct dump_report *rep, struct dump_process *dp,
+			 bool first)
+{
+	size_t j;
+
+	if (!text_head(o, dp, first))
+		return false;
+	for (j = 0; j < dp->nthreads; j++)
+		text_thread_frames(o, rep, dp, &dp->threads[j]);
+	if (rep->async)
+		dump_tasks_text(o, dp);
+	text_cut(o, rep, dp);
+	return true;
 }
 
 static void json_opt_string(FILE *f, const char *s)
@@ -237,10 +378,30 @@ static void json_opt_string(FILE *f, const char *s)
 		fputs("null", f);
 }
 
-static void json_frame(FILE *f, const struct dump_frame *df, bool locals)
+static void json_locals(FILE *f, const struct dump_frame *df)
 {
 	size_t i;
 
+	fputs(", \"locals\": [", f);
+	for (i = 0; i < df->nlocals; i++) {
+		const struct dump_local *l = &df->locals[i];
+
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		json_string(f, l->name);
+		fputs(", \"type\": ", f);
+		json_opt_string(f, l->unbound ? NULL : l->type);
+		fputs(", \"value\": ", f);
+		json_opt_string(f, l->value);
+		fprintf(f, ", \"unbound\": %s, \"unreadable\": %s}", l->unbound ? "true" : "false",
+			l->unreadable ? "true" : "false");
+	}
+	fprintf(f, "], \"locals_total\": %zu, \"locals_error\": ", df->total_locals);
+	json_opt_string(f, df->locals_err ? strerror(-df->locals_err) : NULL);
+	fprintf(f, ", \"locals_cut\": %s", df->locals_cut ? "true" : "false");
+}
+
+static void json_frame(FILE *f, const struct dump_frame *df, bool locals)
+{
 	fputs("{\"function\": ", f);
 	json_opt_string(f, df->func);
 	fputs(", \"file\": ", f);
@@ -252,30 +413,15 @@ static void json_frame(FILE *f, const struct dump_frame *df, bool locals)
 		fputs("null", f);
 	fputs(", \"source\": ", f);
 	json_opt_string(f, df->source);
-	if (locals) {
-		fputs(", \"locals\": [", f);
-		for (i = 0; i < df->nlocals; i++) {
-			const struct dump_local *l = &df->locals[i];
-
-			fprintf(f, "%s{\"name\": ", i ? ", " : "");
-			json_string(f, l->name);
-			fputs(", \"type\": ", f);
-			json_opt_string(f, l->unbound ? NULL : l->type);
-			fputs(", \"value\": ", f);
-			json_opt_string(f, l->value);
-			fprintf(f, ", \"unbound\": %s, \"unreadable\": %s}",
-				l->unbound ? "true" : "false", l->unreadable ? "true" : "false");
-		}
-		fprintf(f, "], \"locals_total\": %zu, \"locals_error\": ", df->total_locals);
-		json_opt_string(f, df->locals_err ? strerror(-df->locals_err) : NULL);
-	}
+	if (locals)
+		json_locals(f, df);
 	fputc('}', f);
 }
 
-static void json_thread(FILE *f, const struct dump_thread *t, bool locals)
+/* A thread's fields, up to its frames' opening bracket. */
+static void json_thread(FILE *f, const struct dump_thread *t)
 {
 	char sc[160];
-	size_t i;
 
 	syscall_text(t, sc, sizeof(sc));
 	fprintf(f, "{\"tid\": %d, \"name\": ", (int)t->tid);
@@ -285,15 +431,15 @@ static void json_thread(FILE *f, const struct dump_thread *t, bool locals)
 	fprintf(f,
 		", \"state\": \"%s\", \"kernel_state\": \"%c\", \"syscall\": ", dump_state_name(t),
 		t->state > ' ' && t->state < 0x7f ? t->state : '?');
-	if (t->syscall >= 0)
+	if (t->syscall >= 0) {
 		fprintf(f, "{\"nr\": %ld, \"name\": ", t->syscall);
-	if (t->syscall >= 0)
 		json_opt_string(f, dump_syscall_name(t->syscall));
-	if (t->syscall >= 0)
 		fputs(", \"text\": ", f);
-	json_opt_string(f, t->syscall >= 0 ? sc : NULL);
-	if (t->syscall >= 0)
+		json_string(f, sc);
 		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
 	if (t->syscall == 202)
 		fprintf(f, ", \"futex\": \"%#lx\"", t->args[0]);
 	else
@@ -307,178 +453,103 @@ static void json_thread(FILE *f, const struct dump_thread *t, bool locals)
 			    "false",
 		t->moving ? "true" : "false");
 	fprintf(f, "\"truncated\": %s, \"frames\": [", t->truncated ? "true" : "false");
-	for (i = 0; i < t->nframes; i++) {
-		fputs(i ? ", " : "", f);
-		json_frame(f, &t->frames[i], locals);
+}
+
+/* One thread and its frames, as far as they fit; *shown: threads written before. */
+static void json_thread_frames(struct dump_out *o, const struct dump_report *rep,
+			       struct dump_process *dp, const struct dump_thread *t, size_t *shown)
+{
+	FILE *f = dump_out__begin(o, DUMP_EL_ITEM);
+	size_t k = 0;
+
+	if (f) {
+		fputs(*shown ? ", " : "", f);
+		json_thread(f, t);
 	}
-	fputs("]}", f);
-}
-
-int dump_write_json(FILE *f, void *report)
-{
-	const struct dump_report *rep = report;
-	size_t i, j;
-
-	fputs("{\"processes\": [", f);
-	for (i = 0; i < rep->nprocs; i++) {
-		const struct dump_process *dp = &rep->procs[i];
-
-		fprintf(f, "%s{\"pid\": %d, \"python\": \"%s\", \"exe\": ", i ? ", " : "",
-			(int)dp->pid, dp->version);
-		json_string(f, dp->exe);
-		fputs(", \"cmdline\": ", f);
-		json_string(f, dp->cmdline);
-		fprintf(f, ", \"python_threads_left_out\": %s, \"threads\": [",
-			dp->threads_left_out ? "true" : "false");
-		for (j = 0; j < dp->nthreads; j++) {
-			fputs(j ? ", " : "", f);
-			json_thread(f, &dp->threads[j], rep->locals);
-		}
-		fputc(']', f);
-		if (rep->async)
-			dump_tasks_json(f, dp);
-		fputc('}', f);
-	}
-	fputs("]}\n", f);
-	return ferror(f) ? -EIO : 0;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/* The files and lines to read: each file once, its lines ascending and unique. */
-static size_t source_requests(struct dump_process *dp, struct source_file *files, int **lines,
-			      bool relative)
-{
-	size_t nf = 0, i, j, k;
-
-	for (i = 0; i < dp->nthreads; i++)
-		for (j = 0; j < dp->threads[i].nframes; j++) {
-			const struct dump_frame *df = &dp->threads[i].frames[j];
-			int *l;
-
-			if (!df->file || !df->file[0] || (df->file[0] != '/') != relative ||
-			    df->line <= 0)
-				continue;
-			for (k = 0; k < nf && strcmp(files[k].name, df->file); k++)
-				;
-			if (k == nf && nf == DUMP_FILES_MAX)
-				continue;
-			if (k == nf) {
-				files[nf].name = df->file;
-				lines[nf++] = NULL;
+	if (!written(o, f)) {
+		dp->cut.threads++;
+	} else {
+		(*shown)++;
+		for (k = 0; k < t->nframes; k++) {
+			f = dump_out__begin(o, DUMP_EL_ITEM);
+			if (f) {
+				fputs(k ? ", " : "", f);
+				json_frame(f, &t->frames[k], rep->locals);
 			}
-			l = realloc(lines[k], (files[k].nlines + 1) * sizeof(int));
-			if (!l)
-				continue;
-			lines[k] = l;
-			l[files[k].nlines++] = df->line;
+			if (!written(o, f))
+				break;
+			dp->cut.locals += t->frames[k].locals_cut;
 		}
-	for (k = 0; k < nf; k++) {
-		qsort(lines[k], files[k].nlines, sizeof(int), cmp_int);
-		for (i = j = 0; i < files[k].nlines; i++)
-			if (!j || lines[k][j - 1] != lines[k][i])
-				lines[k][j++] = lines[k][i];
-		files[k].nlines = j;
-		files[k].lines = lines[k];
+		f = dump_out__begin(o, DUMP_EL_CLOSE);
+		fprintf(f, "], \"frames_not_shown\": %zu}", t->nframes - k + t->frames_cut);
+		written(o, f);
 	}
-	return nf;
+	dp->cut.frames += t->nframes - k + t->frames_cut;
 }
 
-/* Gives each frame the text of its line from what was read. */
-static void source_attach(struct dump_process *dp, struct source_file *files, size_t nf)
+static bool json_head(struct dump_out *o, const struct dump_process *dp, bool first)
 {
-	size_t i, j, k, m;
+	FILE *f = dump_out__begin(o, DUMP_EL_ITEM);
 
-	for (i = 0; i < dp->nthreads; i++)
-		for (j = 0; j < dp->threads[i].nframes; j++) {
-			struct dump_frame *df = &dp->threads[i].frames[j];
-			const char *s;
-
-			for (k = 0; k < nf && (!df->file || strcmp(files[k].name, df->file)); k++)
-				;
-			if (k == nf || files[k].err || !files[k].texts)
-				continue;
-			for (m = 0; m < files[k].nlines && files[k].lines[m] != df->line; m++)
-				;
-			if (m == files[k].nlines || !files[k].texts[m])
-				continue;
-			for (s = files[k].texts[m]; *s == ' ' || *s == '\t'; s++)
-				;
-			df->source = strdup(s);
-		}
+	if (!f)
+		return false;
+	fprintf(f, "%s{\"pid\": %d, \"python\": \"%s\", \"exe\": ", first ? "" : ", ", (int)dp->pid,
+		dp->version);
+	json_string(f, dp->exe);
+	fputs(", \"cmdline\": ", f);
+	json_string(f, dp->cmdline);
+	fprintf(f,
+		", \"python_threads_left_out\": %s, \"thread_list_loops\": %s, \"read_ms\": %.1f, "
+		"\"threads\": [",
+		dp->threads_left_out ? "true" : "false", dp->thread_list_loops ? "true" : "false",
+		dp->read_ns / 1e6);
+	return written(o, f);
 }
 
-/*
- * The files named from dir: absolute names inside the process's root,
- * relative ones (a 3.8 __main__ started as "python3 app.py") inside its
- * current directory, which is where it found them if it has not moved since.
- */
-static void read_from(pid_t pid, const char *dir, bool relative, int status_fd,
-		      struct dump_process *dp)
+static void json_cut(struct dump_out *o, const struct dump_process *dp)
 {
-	struct source_file files[DUMP_FILES_MAX] = { 0 };
-	int *lines[DUMP_FILES_MAX] = { 0 };
-	struct source_creds creds = { 0 };
-	char path[64];
-	int dir_fd;
-	size_t nf, k;
+	const struct dump_cuts *c = &dp->cut;
+	FILE *f = dump_out__begin(o, DUMP_EL_CLOSE);
+	const char *key = dump_cut_key(c->why);
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, dir);
-	dir_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	nf = source_requests(dp, files, lines, relative);
-	/* with the process's own rights, or not at all */
-	if (nf && status_fd >= 0 && dir_fd >= 0 && !source_creds__read(status_fd, &creds)) {
-		source_read(dir_fd, &creds, files, nf, DUMP_SOURCE_MS);
-		source_attach(dp, files, nf);
-		source_creds__free(&creds);
-	}
-	source_files_free(files, nf);
-	for (k = 0; k < nf; k++)
-		free(lines[k]);
-	if (dir_fd >= 0)
-		close(dir_fd);
+	fputs(", \"cut\": {\"reason\": ", f);
+	json_opt_string(f, key);
+	fprintf(f,
+		", \"threads\": %zu, \"threads_over_limit\": %zu, \"frames\": %zu, "
+		"\"locals\": %zu, \"tasks\": %zu, \"sources\": %s, \"thread_list_unfinished\": %s, "
+		"\"task_lists_unfinished\": %s}}",
+		c->threads, c->threads_over, c->frames, c->locals, c->tasks,
+		c->sources ? "true" : "false", c->thread_list ? "true" : "false",
+		c->task_lists ? "true" : "false");
+	written(o, f);
 }
 
-void dump_read_sources(pid_t pid, struct dump_process *dp)
+static bool json_process(struct dump_out *o, const struct dump_report *rep, struct dump_process *dp,
+			 bool first)
 {
-	char path[64];
-	int status_fd;
+	size_t j, shown = 0;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	status_fd = open(path, O_RDONLY | O_CLOEXEC);
-	read_from(pid, "root", false, status_fd, dp);
-	read_from(pid, "cwd", true, status_fd, dp);
-	if (status_fd >= 0)
-		close(status_fd);
+	if (!json_head(o, dp, first))
+		return false;
+	for (j = 0; j < dp->nthreads; j++)
+		json_thread_frames(o, rep, dp, &dp->threads[j], &shown);
+	f = dump_out__begin(o, DUMP_EL_CLOSE);
+	fputc(']', f);
+	written(o, f);
+	if (rep->async)
+		dump_tasks_json(o, dp);
+	json_cut(o, dp);
+	return true;
 }
 
-void dump_report_free(struct dump_report *rep)
+bool dump_write_process(struct dump_out *o, const struct dump_report *rep, struct dump_process *dp,
+			bool first)
 {
-	size_t i, j, k, m;
+	bool shown = rep->json ? json_process(o, rep, dp, first) : text_process(o, rep, dp, first);
 
-	for (i = 0; i < rep->nprocs; i++) {
-		struct dump_process *dp = &rep->procs[i];
-
-		for (j = 0; j < dp->nthreads; j++) {
-			struct dump_thread *t = &dp->threads[j];
-
-			for (k = 0; k < t->nframes; k++) {
-				struct dump_frame *df = &t->frames[k];
-
-				for (m = 0; m < df->nlocals; m++)
-					free(df->locals[m].value);
-				free(df->locals);
-				free(df->func);
-				free(df->file);
-				free(df->source);
-			}
-			free(t->frames);
-		}
-		free(dp->threads);
-		dump_tasks_free(dp);
-	}
-	free(rep->procs);
+	/* what filled the output: this process's bound, or what the dump had left */
+	if (o->full && !dp->cut.why)
+		dp->cut.why = o->proc_by_dump ? DUMP_CUT_DUMP_BYTES : DUMP_CUT_BYTES;
+	return shown;
 }

@@ -2,7 +2,8 @@
 /*
  * Output files created safely: checked by the directory descriptor held from
  * the start of the run, written to a new temporary file beside the
- * destination (O_EXCL, O_NOFOLLOW), and renamed into place.
+ * destination (unnamed, O_TMPFILE, where the file system has them; else
+ * named, O_EXCL and O_NOFOLLOW), and renamed into place.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -159,6 +160,46 @@ static void drop_tmp(struct outfile *of)
 	of->tmp[0] = '\0';
 }
 
+/*
+ * A new file in the destination's directory that has no name yet
+ * (O_TMPFILE): whatever ends the run while it is written (SIGKILL, a crash,
+ * a second stop signal) leaves nothing behind, and a long write (dump -a)
+ * shows no half-written file. The fd, or -errno (-EOPNOTSUPP and the like
+ * where the file system has no unnamed files).
+ */
+static int create_unnamed(struct outfile *of)
+{
+	int fd = openat(of->dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+
+	of->tmp[0] = '\0';
+	return fd >= 0 ? fd : -errno;
+}
+
+/*
+ * Gives the unnamed file at fd a temporary name beside the destination, for
+ * the rename: linkat never replaces what is there (a planted link or file
+ * makes it EEXIST), and through /proc/self/fd it needs no capability. 0, or
+ * -errno.
+ */
+static int name_unnamed(struct outfile *of, int fd)
+{
+	char suffix[7], proc[64];
+	int tries;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (tries = 0; tries < 100; tries++) {
+		random_suffix(suffix);
+		snprintf(of->tmp, sizeof(of->tmp), ".%.*s.%s", TMP_NAME_KEEP, of->name, suffix);
+		if (!linkat(AT_FDCWD, proc, of->dir_fd, of->tmp, AT_SYMLINK_FOLLOW) ||
+		    (errno == ENOENT && !linkat(fd, "", of->dir_fd, of->tmp, AT_EMPTY_PATH)))
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	of->tmp[0] = '\0';
+	return -errno;
+}
+
 int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
@@ -288,12 +329,37 @@ static int write_device(struct outfile *of, int (*fill)(FILE *f, void *arg), voi
 	return err;
 }
 
+/* The temporary file the content goes to: unnamed if the file system has them. */
+static int open_tmp(struct outfile *of, bool *named)
+{
+	int fd = create_unnamed(of);
+
+	*named = fd < 0;
+	return fd >= 0 ? fd : create_tmp(of);
+}
+
+/*
+ * The written temporary file takes the destination's place: checked again
+ * (a link or a foreign file may have appeared during the run), then renamed
+ * over it. 0, or -errno with the reason in why.
+ */
+static int put_in_place(struct outfile *of, const char *kept, char *why, size_t whylen)
+{
+	int err = check_dest(of, why, whylen);
+
+	if (!err && renameat(of->dir_fd, of->tmp, of->dir_fd, of->name)) {
+		err = -errno;
+		snprintf(why, whylen, "%s; %s", strerror(-err), kept);
+	}
+	return err;
+}
+
 int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *arg, char *why,
 		   size_t whylen)
 {
 	struct stat st, tmp;
 	const char *kept;
-	bool existed;
+	bool existed, named;
 	int err;
 
 	if (of->dir_fd < 0) {
@@ -305,7 +371,7 @@ int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *ar
 	kept = existed ? "the file already there was left unchanged" : "the file was not created";
 	if (existed && S_ISCHR(st.st_mode))
 		return write_device(of, fill, arg, why, whylen);
-	of->tmp_fd = create_tmp(of);
+	of->tmp_fd = open_tmp(of, &named);
 	if (of->tmp_fd < 0) {
 		err = of->tmp_fd;
 		snprintf(why, whylen, "cannot create a temporary file beside it: %s; %s",
@@ -326,18 +392,16 @@ int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *ar
 	/* Some file systems (NFS, quotas) report a full disk only here. */
 	if (!err && fsync(of->tmp_fd))
 		err = -errno;
+	/* the unnamed file gets its temporary name only now, complete */
+	if (!err && !named)
+		err = name_unnamed(of, of->tmp_fd);
 	if (close(of->tmp_fd) && !err)
 		err = -errno;
 	of->tmp_fd = -1;
 	if (err)
 		snprintf(why, whylen, "%s; %s", strerror(-err), kept);
-	/* Again at the end: a link or a foreign file may have appeared during the run. */
-	if (!err)
-		err = check_dest(of, why, whylen);
-	if (!err && renameat(of->dir_fd, of->tmp, of->dir_fd, of->name)) {
-		err = -errno;
-		snprintf(why, whylen, "%s; %s", strerror(-err), kept);
-	}
+	else
+		err = put_in_place(of, kept, why, whylen);
 	if (err)
 		drop_tmp(of);
 	of->tmp[0] = '\0';

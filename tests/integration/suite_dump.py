@@ -7,12 +7,14 @@ task; the process must be left as it was found (running, or stopped).
 
 import json
 import os
+import re
 import signal
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from harness import (TARGETS, Fail, Workloads, check, expect_error, interpreter,
+from harness import (PROFILER, TARGETS, Fail, Workloads, check, expect_error, interpreter,
                      python_version, read_stdout_until, run_profiler, source_line, stderr_tail,
                      test, per_build, unsupported_interpreters)
 
@@ -538,3 +540,388 @@ def dump_relative_source():
         f0 = th["frames"][0]
         check(f0["file"] == SCRIPT and f0["line"] == line and f0["source"] == text,
               f"frame {f0}")
+
+
+# ------------------------------------------------ hostile targets (issue 28.2, 28.7)
+#
+# Each run as nobody, each bounded against what it measures of itself. The
+# old dump's figures on these targets (BENCHMARKS.md, hostile targets): the
+# task DAG 2.8 GB of text in 10 s and never ending, the locals flood 137 s,
+# 1.29 GB RSS and 1.04 GB of text, the thread ring 256 entries for 4
+# threads, -a 64 processes at most, a killed dump its hidden temporary file.
+
+DUMP_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+DUMP_PROC_MIB = 16  # --max-mb's default
+DUMP_PROC_S = 10  # --max-seconds' default
+# A dump's memory beside the text it keeps (at most --max-mb): the binary
+# and its libraries (about 10 MiB), one element's buffer (at most --max-mb,
+# in practice one frame's locals), the code cache (a handful of code objects
+# here, 64 MiB at most) and the stacks read (256 x 3 KiB).
+DUMP_RSS_MIB = 96
+PY_DUMP_DEPTH = 128  # include/cpython/py_objects.h: frames read per thread
+
+
+def start_nobody(wl, py, script, *args):
+    """A workload run by nobody:nogroup and no other group: through setpriv
+    on the host, through chroot's own --userspec for a build in a release
+    root (chroot itself needs root). Returns it and its stdout up to "ready"."""
+    argv = py.argv(script, args)
+    if py.root:
+        argv = ["chroot", "--userspec=65534:65534", "--groups=65534", *argv[1:]]
+    else:
+        argv = [*DUMP_NOBODY, *argv]
+    p = wl.spawn(argv, wait_ready=False)
+    return p, read_stdout_until(p, lambda b: b"ready\n" in b, "ready", timeout=60).decode()
+
+
+def words_after(buf, word):
+    """The words after `word` on its line of the workload's output."""
+    return buf.split(word + " ", 1)[1].split("\n", 1)[0].split()
+
+
+def asan_env():
+    """Under ASan, freed memory waits in a quarantine (256 MB) and would count
+    in the RSS as if held: turned down for the runs whose RSS is measured."""
+    env = dict(os.environ)
+    if os.environ.get("PYBPFPROF_SANITIZE") == "1":
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=1"
+    return env
+
+
+def vm_hwm_kib(pid):
+    """The process's peak RSS so far (VmHWM), in KiB; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class DumpRun:
+    """pybpfprof dump ARGS in the background, its stdout and stderr in files,
+    watched until it exits: .rc, .rss (its peak RSS in KiB, VmHWM read every
+    5 ms: wait4's maxrss would count the runner's own RSS, which the child
+    shares until its exec), .took (seconds), .out, .err. Past limit bytes of
+    stdout or timeout seconds it is killed, a failure; step(run) is called
+    while it runs."""
+
+    def __init__(self, args, timeout, limit=None, step=None):
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.monotonic()
+            self.p = subprocess.Popen([str(PROFILER), "dump", *map(str, args)],
+                                      stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                      env=asan_env())
+            try:
+                self._watch(out, t0, timeout, limit, step)
+            finally:
+                if self.p.returncode is None:
+                    self.p.kill()
+                    self.p.wait()
+            self.took = time.monotonic() - t0
+            out.seek(0)
+            err.seek(0)
+            self.out = out.read().decode("utf-8", errors="replace")
+            self.err = err.read().decode(errors="replace")
+
+    def _watch(self, out, t0, timeout, limit, step):
+        self.rss = 0
+        while True:
+            self.rss = max(self.rss, vm_hwm_kib(self.p.pid))
+            pid, status, _ = os.wait4(self.p.pid, os.WNOHANG)
+            if pid:
+                self.p.returncode = self.rc = os.waitstatus_to_exitcode(status)
+                return
+            size, took = os.fstat(out.fileno()).st_size, time.monotonic() - t0
+            check(limit is None or size <= limit,
+                  f"dump wrote {size} bytes in {took:.1f} s, still going: killed")
+            check(took <= timeout, f"dump still running after {timeout} s: killed")
+            if step:
+                step(self)
+            time.sleep(0.005)
+
+    def ok(self):
+        check(self.rc == 0, f"dump exit {self.rc}: {self.err.strip()[-300:]}")
+        return self
+
+
+def rss_cap_kib(mib):
+    """A bound on RSS; under ASan every allocation carries redzones and shadow."""
+    return (2 * mib + 64 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else mib) << 10
+
+
+def start_flood(wl, threads=256):
+    """dump_locals_flood.py run by nobody: it, and its threads, depth and locals per frame."""
+    p, buf = start_nobody(wl, interpreter("debian"), "dump_locals_flood.py", threads)
+    w = words_after(buf, "threads")  # N depth D locals L
+    return p, int(w[0]), int(w[2]), int(w[4])
+
+
+@test
+def dump_locals_flood():
+    """Issue 28.7: 256 idle threads 130 frames deep, 64 locals in each frame
+    that fill the 512 bytes a value may take (the old dump: 137 s, 1.29 GB
+    RSS, 1.04 GB of text). With the defaults the text stays within 16 MiB,
+    the dump within 10 s and its RSS bounded, and the process ends with what
+    was left out and why; in JSON, exactly: the frames shown and left out
+    are every frame read, 128 per thread."""
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, threads, depth, nlocals = start_flood(wl)
+        check(threads == 256 and depth > PY_DUMP_DEPTH and nlocals == 64,
+              f"the workload says {threads} threads {depth} deep, {nlocals} locals")
+        out = os.path.join(tmp, "flood.txt")
+        run = DumpRun(["-p", p.pid, "--locals", "-o", out], 120).ok()
+        rss, took, size = run.rss, run.took, os.path.getsize(out)
+        check(size <= DUMP_PROC_MIB << 20, f"{size} bytes of text, over {DUMP_PROC_MIB} MiB")
+        check(rss <= rss_cap_kib(DUMP_RSS_MIB), f"peak RSS {rss >> 10} MiB")
+        # the process's own bound, then writing what was read and exiting
+        check(took <= DUMP_PROC_S + 20, f"the dump took {took:.1f} s")
+        with open(out, errors="replace") as f:
+            tail = f.read()[-600:]
+        check(re.search(r"\n\(left out: \d+ frames.*; cut short by the process's "
+                        r"(output bound of 16 MiB \(--max-mb\)|time bound of 10 s "
+                        r"\(--max-seconds\))\)\n$", tail), f"no cut line at the end: {tail!r}")
+        proc = dump_json(["-p", p.pid, "--locals"], timeout=120)["processes"][0]
+        cut = proc["cut"]
+        check(cut["reason"] in ("bytes", "time"), f"cut {cut}")
+        tasks = len(os.listdir(f"/proc/{p.pid}/task"))
+        check(len(proc["threads"]) + cut["threads"] == tasks == threads + 1,
+              f"{len(proc['threads'])} threads shown, {cut['threads']} left out, {tasks} tasks")
+        python = [t for t in proc["threads"] if t["python"]]
+        check(len(python) == threads and proc["python_threads_left_out"],
+              f"{len(python)} Python threads")
+        for t in python:
+            check(len(t["frames"]) + t["frames_not_shown"] == PY_DUMP_DEPTH and t["truncated"],
+                  f"thread {t['tid']}: {len(t['frames'])} + {t['frames_not_shown']} frames")
+        shown = sum(len(t["frames"]) for t in python)
+        check(shown + cut["frames"] == threads * PY_DUMP_DEPTH,
+              f"{shown} frames shown + {cut['frames']} left out")
+        full = [f for t in python for f in t["frames"] if f["function"] == "deep" and
+                not f["locals_cut"]]
+        check(full and all(len(f["locals"]) == nlocals and f["locals_total"] == nlocals + 3
+                           for f in full), "a deep() frame without its 64 locals")
+        return (f"text {size} bytes in {took:.1f} s, peak RSS {rss >> 10} MiB; "
+                f"JSON: {shown} frames shown, {cut['frames']} cut ({cut['reason']})")
+
+
+@test
+def dump_flood_bounds():
+    """The bounds are options: --max-mb 1 gives at most 1 MiB of valid JSON
+    that says what it left out; --max-seconds 1 with room for everything
+    stops reading after a second (the process's own read_ms says so), and
+    says it was the time."""
+    with Workloads() as wl:
+        p, threads, depth, nlocals = start_flood(wl, threads=64)
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "dump.json")
+            r = run_profiler(["dump", "-p", p.pid, "--locals", "--max-mb", 1, "-f", "json",
+                              "-o", out], timeout=60)
+            check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+            size = os.path.getsize(out)
+            check(size <= 1 << 20, f"--max-mb 1: {size} bytes")
+            with open(out) as f:
+                proc = json.load(f)["processes"][0]
+        check(proc["cut"]["reason"] == "bytes" and proc["cut"]["frames"] > 0,
+              f"--max-mb 1: cut {proc['cut']}")
+        proc = dump_json(["-p", p.pid, "--locals", "--max-seconds", 1, "--max-mb", 4096],
+                         timeout=60)["processes"][0]
+        check(proc["cut"]["reason"] == "time" and proc["cut"]["frames"] > 0,
+              f"--max-seconds 1: cut {proc['cut']}")
+        # the deadline is checked between two values (each at most 96 reads)
+        check(proc["read_ms"] <= 2000, f"--max-seconds 1: read for {proc['read_ms']} ms")
+        return f"1 MiB: {size} bytes; 1 s: read for {proc['read_ms']} ms"
+
+
+@per_build(builds=("debian", "bullseye39", "trixie313", "forky314", "sid315"))
+def dump_thread_ring(build):
+    """Issue 28.7: a process whose interpreter's thread list loops (it made
+    the last thread state's next point back to the first, with ctypes): each
+    thread shown once, with its own stack, and the loop said (the old dump
+    listed 256 thread states for 4 threads)."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p, buf = start_nobody(wl, py, "dump_thread_ring.py")
+        words = words_after(buf, "tids")
+        ring = int(words[words.index("ring") + 1])
+        tids = sorted(map(int, words[:words.index("ring")]))
+        check(ring == len(tids), f"the ring holds {ring} thread states, {len(tids)} threads")
+        proc = dump_json(["-p", p.pid])["processes"][0]
+        python = sorted(t["tid"] for t in proc["threads"] if t["python"])
+        check(python == tids, f"{len(python)} Python threads {python[:6]}..., the "
+              f"workload's {tids}")
+        check(proc["thread_list_loops"] is True, "the loop is not said")
+        tasks = sorted(int(t) for t in os.listdir(f"/proc/{p.pid}/task"))
+        check(sorted(t["tid"] for t in proc["threads"]) == tasks,
+              f"threads {[t['tid'] for t in proc['threads']]}, /proc has {tasks}")
+        for t in proc["threads"]:
+            # each its own stack: the main thread asleep, the others in Event.wait
+            # (plain "wait" before 3.11, which has no qualified names)
+            want = "<module>" if t["tid"] == p.pid else "wait"
+            names = [f["function"].rsplit(".", 1)[-1] for f in t["frames"]]
+            check(want in names[:3], f"thread {t['tid']}: {names[:3]}")
+        r = run_profiler(["dump", "-p", p.pid], timeout=30)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        check("(its Python thread list loops back on itself: each thread is shown once)\n"
+              in r.stdout, f"text: {r.stdout[:400]}")
+        heads = re.findall(r"^Thread (\d+) ", r.stdout, re.M)
+        check(sorted(map(int, heads)) == tasks, f"text threads {heads}")
+        check(task_state(p.pid) == "S", "the workload no longer sleeps")
+
+
+@test
+def dump_all_many():
+    """Issue 28.7: -a with more than 64 CPython processes (the old dump
+    stopped at 64 and said nothing): 70 started by nobody are each dumped
+    once, and every CPython process found is dumped or named with why."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        ps = [start_nobody(wl, py, "idle.py")[0] for _ in range(70)]
+        rep = dump_json(["-a"], timeout=120)
+        pids = [q["pid"] for q in rep["processes"]]
+        missing = [p.pid for p in ps if pids.count(p.pid) != 1]
+        check(not missing, f"{len(missing)} of 70 not dumped once: {missing[:5]}; "
+              f"{len(pids)} dumped; skipped: {rep.get('skipped', 'not said')}")
+        check(rep["dumped"] == len(pids) and
+              rep["found"] == rep["dumped"] + rep["skipped_total"] and
+              len(rep["skipped"]) == min(rep["skipped_total"], 64),
+              f"found {rep['found']} dumped {rep['dumped']} skipped {rep['skipped_total']}")
+        return f"{rep['found']} found, {rep['dumped']} dumped"
+
+
+@test
+def dump_streams():
+    """Processes are read and written one at a time: dumping four big ones
+    (4 threads of 128 frames of 64 big locals, about 18 MB of text each,
+    each cut at 16 MiB) takes no more memory than dumping one, give or take
+    16 MiB; the old dump held them all, about four times as much."""
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        ps = [start_flood(wl, threads=4)[0] for _ in range(4)]
+        out = os.path.join(tmp, "dump.txt")
+        one = DumpRun(["-p", ps[0].pid, "--locals", "-o", out], 120).ok().rss
+        args = [a for p in ps for a in ("-p", p.pid)]
+        four = DumpRun([*args, "--locals", "-o", out], 240).ok().rss
+        size = os.path.getsize(out)
+        with open(out, errors="replace") as f:
+            heads = re.findall(r"^Process (\d+): ", f.read(), re.M)
+        check(heads == [str(p.pid) for p in ps], f"processes {heads}")
+        check(size <= 4 * (DUMP_PROC_MIB << 20), f"{size} bytes")
+        check(four <= one + (16 << 10), f"peak RSS: four {four >> 10} MiB, one {one >> 10} MiB")
+        return f"peak RSS one {one >> 10} MiB, four {four >> 10} MiB; {size} bytes"
+
+
+def fd_into(pid, directory):
+    """Whether pid has a file open in directory (its output, while written)."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith(directory + "/"):
+                return True
+    except OSError:
+        pass
+    return False
+
+
+def signal_dump(args, directory, sig):
+    """pybpfprof dump ARGS, sent sig 0.2 s after it starts writing into
+    directory (if it still runs): (exit status, seconds from the signal to
+    the exit)."""
+    sent = []
+
+    def step(run):
+        if not sent and fd_into(run.p.pid, directory):
+            sent.append(time.monotonic() + 0.2)
+        elif len(sent) == 1 and time.monotonic() >= sent[0]:
+            run.p.send_signal(sig)
+            sent.append(time.monotonic())
+
+    run = DumpRun(args, 60, step=step)
+    return run.rc, time.monotonic() - sent[-1] if len(sent) == 2 else 0.0
+
+
+@test
+def dump_killed_leaves_nothing():
+    """Issue 28.2: a dump stopped while it writes leaves no temporary file.
+    The task DAG of the issue (the old dump wrote its tree for ever; SIGTERM
+    left the hidden temporary file behind); then a long --locals dump: on
+    SIGTERM it ends within seconds with what it read, a complete file that
+    says it was interrupted; on SIGKILL it leaves no file at all."""
+    with Workloads() as wl:
+        p, _ = start_nobody(wl, interpreter("debian"), "dump_dag.py")
+        with tempfile.TemporaryDirectory() as d:
+            rc, _ = signal_dump(["-p", p.pid, "--async", "-o", f"{d}/dag.txt"], d,
+                                signal.SIGTERM)
+            left = sorted(os.listdir(d))
+            check(left in ([], ["dag.txt"]), f"SIGTERM left {left}")
+        flood, *_ = start_flood(wl, threads=64)
+        long = ["-p", flood.pid, "--locals", "-f", "json", "--max-mb", 4096, "--max-seconds",
+                600]
+        with tempfile.TemporaryDirectory() as d:
+            rc, after = signal_dump([*long, "-o", f"{d}/out.json"], d, signal.SIGTERM)
+            left = sorted(os.listdir(d))
+            check(left == ["out.json"], f"SIGTERM left {left}")
+            check(rc == 1 and after <= 10, f"exit {rc}, {after:.1f} s after SIGTERM")
+            with open(f"{d}/out.json") as f:
+                rep = json.load(f)
+            check(rep["interrupted"] is True and
+                  rep["processes"][0]["cut"]["reason"] == "signal",
+                  f"interrupted {rep['interrupted']}, cut {rep['processes'][0]['cut']}")
+        with tempfile.TemporaryDirectory() as d:
+            rc, _ = signal_dump([*long, "-o", f"{d}/out.json"], d, signal.SIGKILL)
+            left = sorted(os.listdir(d))
+            check(rc == -signal.SIGKILL and left == [], f"SIGKILL: exit {rc}, left {left}")
+        return f"SIGTERM: exit {after:.2f} s after"
+
+
+def dag_tree(text):
+    """The task tree's lines, after "asyncio tasks: "."""
+    return text.split("\nasyncio tasks: ", 1)[1].splitlines()
+
+
+@per_build(builds=("debian", "trixie313", "forky314", "sid315"))
+def dump_async_dag(build):
+    """Issue 28.2: 62 tasks, run by nobody, each awaiting the next two through
+    gather() (the old tree drew fib(62) subtrees: 2.8 GB in 10 s, never
+    ending). Each task is drawn once, each other await is one line naming
+    its task by id, so the tree has exactly 1 + tasks + coroutine frames +
+    (awaits - 62) lines; JSON says who awaits whom."""
+    py = interpreter(build)
+    with Workloads() as wl:
+        p, buf = start_nobody(wl, py, "dump_dag.py")
+        n, edges = int(words_after(buf, "tasks")[0]), int(words_after(buf, "edges")[0])
+        # the old dump drew this tree at 280 MB/s, for ever
+        run = DumpRun(["-p", p.pid, "--async"], 60, limit=DUMP_PROC_MIB << 20).ok()
+        text, took = run.out, run.took
+        tree = dag_tree(text)
+        check(tree[0] == f"{n + 1} pending", f"tasks line {tree[0]!r}")  # and asyncio.run's
+        full = re.findall(r"── \(T\) (dag-\d+|Task-1)(?: \(task #\d+\))?$", text, re.M)
+        again = re.findall(r"── \(T\) dag-\d+ \(task #\d+, shown above\)$", text, re.M)
+        names = sorted([f"dag-{i}" for i in range(n)] + ["Task-1"])
+        check(sorted(full) == names, f"drawn in full: {len(full)} lines for {len(names)} tasks")
+        # the main task's await of dag-0, and the gathers' edges: each reaches a task once
+        check(len(again) == edges + 1 - n, f"{len(again)} lines naming a task again")
+        js = tasks_json(p.pid)
+        frames = sum(len(t["coroutine_stack"]) for t in js["tasks"])
+        check(len(tree) == 1 + (n + 1) + frames + len(again),
+              f"{len(tree)} lines, {n + 1} tasks, {frames} frames")
+        by = {t["name"]: t for t in js["tasks"]}
+        ids = {t["id"]: t["name"] for t in js["tasks"]}
+        for i in range(n):
+            want = sorted(f"dag-{i + k}" for k in (1, 2) if i + 2 < n)
+            waiters = sorted(f"dag-{i - k}" for k in (1, 2) if 0 <= i - k < n - 2)
+            got = by[f"dag-{i}"]
+            check(sorted(ids[k] for k in got["awaits"]) == want and
+                  sorted(ids[k] for k in got["awaited_by"]) ==
+                  (waiters or (["Task-1"] if i == 0 else [])),
+                  f"dag-{i}: awaits {got['awaits']}, awaited by {got['awaited_by']}")
+        return f"{len(text.encode())} bytes in {took:.2f} s"
+
+
+def tasks_json(pid):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "dump.json")
+        r = run_profiler(["dump", "-p", pid, "--async", "-f", "json", "-o", out], timeout=60)
+        check(r.returncode == 0, f"dump exit {r.returncode}: {r.stderr.strip()}")
+        with open(out) as f:
+            return json.load(f)["processes"][0]["asyncio"]

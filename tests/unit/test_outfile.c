@@ -375,6 +375,38 @@ static void test_directory_swap(void **state)
 	tmpdir_remove(&t);
 }
 
+/* Lists the directory (arg) from inside the write, into the file: what a run killed now leaves. */
+static int fill_listing(FILE *f, void *arg)
+{
+	char ls[256];
+
+	fprintf(f, "[%s]", listing(arg, ls, sizeof(ls)));
+	return 0;
+}
+
+/*
+ * While the content is written, the directory shows no file for it, not
+ * even a hidden one: a run killed then (SIGKILL, a second stop signal)
+ * leaves nothing behind. Then the file is in place, whole.
+ */
+static void test_nothing_named_while_writing(void **state)
+{
+	struct tmpdir t = tmpdir_make();
+	struct outfile of;
+	char why[400], buf[64], ls[256];
+
+	(void)state;
+	assert_int_equal(outfile__open(&of, t.path, why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_listing, t.dir, why, sizeof(why)), 0);
+	assert_string_equal(get(t.path, buf, sizeof(buf)), "[]");
+	/* over an existing file too: only that file is there meanwhile */
+	assert_int_equal(outfile__write(&of, fill_listing, t.dir, why, sizeof(why)), 0);
+	outfile__close(&of);
+	assert_string_equal(get(t.path, buf, sizeof(buf)), "[out.json]");
+	assert_string_equal(listing(t.dir, ls, sizeof(ls)), "out.json");
+	tmpdir_remove(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_replaced_atomically),
 		cmocka_unit_test(test_sticky_foreign_owner_refused),
 		cmocka_unit_test(test_directory_swap),
+		cmocka_unit_test(test_nothing_named_while_writing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

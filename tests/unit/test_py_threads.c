@@ -23,11 +23,11 @@
 #include "cpython/py_objects.h"
 #include "fake_memory.h"
 
-static uint8_t runtime[1024], interp[64], tstate[256], cframe[16], frame[128],
+static uint8_t runtime[1024], interp[64], tstate[256], tstate2[256], cframe[16], frame[128],
 	code[256] __attribute__((aligned(64)));
 static struct target target;
 static struct py_reader reader;
-static struct py_dump_thread threads[2];
+static struct py_dump_thread threads[8];
 /* Reads of the frame that move its instruction pointer on by one unit; -1: every one. */
 static int moves_left;
 static unsigned frame_reads;
@@ -53,6 +53,9 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(&target, 0, sizeof(target));
+	memset(interp, 0, sizeof(interp));
+	memset(tstate, 0, sizeof(tstate));
+	memset(tstate2, 0, sizeof(tstate2));
 	assert_int_equal(py_layout__for_version(0x030B02F0, &target.layout), 0);
 	target.version = 0x030B02F0;
 	target.pid = target.nspid = getpid();
@@ -135,6 +138,55 @@ static void test_gil_holder(void **state)
 	memset(runtime + 360, 0, 24);
 }
 
+/*
+ * A thread list that loops (a damaged or hostile process: the last thread
+ * state's next is the first) shows each thread once and says it loops, as
+ * does an interpreter list that loops; the old walk listed the ring's two
+ * thread states over and over, up to the array's end.
+ */
+static void test_thread_list_loops(void **state)
+{
+	const struct py_offsets *off = &target.layout.bpf;
+	struct py_dump_state st;
+
+	(void)state;
+	moves_left = 0;
+	put64(tstate, off->tstate_next, addr(tstate2));
+	put64(tstate2, off->tstate_next, addr(tstate));
+	assert_int_equal(py_dump_threads(&reader, &target, threads, 8, &st), 2);
+	assert_true(st.loops);
+	assert_int_equal(threads[0].tstate, addr(tstate));
+	assert_int_equal(threads[1].tstate, addr(tstate2));
+	assert_int_equal(threads[0].nframes, 1);
+	/* a thread state whose next is itself */
+	put64(tstate, off->tstate_next, addr(tstate));
+	assert_int_equal(py_dump_threads(&reader, &target, threads, 8, &st), 1);
+	assert_true(st.loops);
+	/* an interpreter list that comes back to its head: its threads once */
+	put64(tstate, off->tstate_next, 0);
+	put64(interp, off->interp_next, addr(interp));
+	assert_int_equal(py_dump_threads(&reader, &target, threads, 8, &st), 1);
+	assert_true(st.loops);
+	/* a list that ends: no loop said */
+	put64(interp, off->interp_next, 0);
+	assert_int_equal(py_dump_threads(&reader, &target, threads, 8, &st), 1);
+	assert_false(st.loops);
+	assert_false(st.out_of_time);
+}
+
+/* A deadline already past: no thread is read, and that is said. */
+static void test_deadline(void **state)
+{
+	struct py_dump_state st;
+
+	(void)state;
+	moves_left = 0;
+	reader.deadline_ns = 1;
+	assert_int_equal(py_dump_threads(&reader, &target, threads, 8, &st), 0);
+	assert_true(st.out_of_time);
+	reader.deadline_ns = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +194,8 @@ int main(void)
 		cmocka_unit_test_setup(test_moving_stack, setup),
 		cmocka_unit_test_setup(test_settling_stack, setup),
 		cmocka_unit_test_setup(test_gil_holder, setup),
+		cmocka_unit_test_setup(test_thread_list_loops, setup),
+		cmocka_unit_test_setup(test_deadline, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
