@@ -39,13 +39,12 @@
 #include "session/wall.h"
 
 #define POLL_MS 50
+/* A launched command's time to exit after a stop signal is passed on. */
+#define STOP_GRACE_NS 5000000000LL
 #define ALIVE_CHECK_NS 200000000LL
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
 static volatile sig_atomic_t stop_requested;
-
-/* Whether the stop signal was sent by a process (kill), not by the terminal. */
-static volatile sig_atomic_t stop_from_process;
 
 /* A launched command decides when the run ends after a stop signal (stop_launched). */
 static volatile sig_atomic_t launched;
@@ -53,23 +52,27 @@ static volatile sig_atomic_t launched;
 /*
  * The first stop signal ends the run and has the report written, within a
  * second (deadline.h). A second one means now: nothing else is waited for,
- * not even the report; the terminal is given back as top found it, and the
- * exit status says which signal it was (130, 143).
+ * not even the report; it is passed to a launched command, the terminal is
+ * given back as top or the command's relay found it, and the exit status
+ * says which signal it was (130, 143, 129).
  */
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	static const char msg[] = "\npybpfprof: second stop signal: exiting at once, without a "
 				  "report\n";
 
+	(void)info;
 	(void)uctx;
 	if (stop_requested) {
 		top__restore_terminal();
+		launch_tty__restore();
+		if (launched)
+			launch__signal_now(sig);
 		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 			_exit(128 + sig);
 		_exit(128 + sig);
 	}
 	stop_requested = sig;
-	stop_from_process = info && info->si_code != SI_KERNEL;
 	if (!launched)
 		deadline__stop();
 }
@@ -202,19 +205,22 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
 }
 
 /*
- * A stop signal in launch mode: the command decides when the run ends. A
- * terminal's Ctrl-C reached it already (same process group); a signal sent
- * to us by a process (kill, a supervisor) is passed on. It gets a few
- * seconds, then the report is written anyway.
+ * A stop signal in launch mode: the command decides when the run ends. It
+ * is in a session of its own, so no signal of our terminal reaches it (a
+ * Ctrl-C typed while its keys are relayed reaches it through its own
+ * terminal, and never us): the signal is passed on. It gets a few seconds,
+ * then the run ends anyway (launch__finish ends what is left of it).
  */
 static void stop_launched(struct session *s, struct launch *l)
 {
-	long long give_up = mono_ns() + 5000000000LL;
+	long long give_up = mono_ns() + STOP_GRACE_NS;
 
-	if (stop_requested == SIGTERM || stop_from_process)
-		launch__signal(l, stop_requested);
+	launch__signal(l, stop_requested);
 	while (!launch__reap(l, false) && mono_ns() < give_up)
 		session__poll(s, POLL_MS);
+	if (!launch__reap(l, false))
+		pr_warn("the command (pid %d) has not exited %lld s after the signal\n", l->pid,
+			STOP_GRACE_NS / 1000000000LL);
 }
 
 /* Samples lost so far, as the report will count them. */
@@ -346,7 +352,7 @@ static void run__loop(struct run *r, struct top_view *top)
 		}
 	}
 	if (status && last_status != start)
-		fputc('\n', stderr);
+		log_tty("\n");
 	run__stop(r, start);
 }
 
@@ -557,6 +563,9 @@ static int run__parse(struct run *r, int argc, char **argv)
 	if (cli_parse(argc, argv, &r->cfg, 0))
 		return -EINVAL;
 	launched = r->cfg.command != NULL;
+	/* our terminal hung up: the command's relayed terminal goes with it */
+	if (launched)
+		sigaction(SIGHUP, &sa, NULL);
 	log_set_level(LOG_WARN + r->cfg.verbose);
 	log_hook_libbpf();
 	return 0;
@@ -640,7 +649,8 @@ static int run__prepare(struct run *r)
 	if (!err)
 		err = preflight(cfg, &r->c, r->outs);
 	if (!err && cfg->command) {
-		err = launch__start(&r->launch, cfg->command, &r->user, r->why, sizeof(r->why));
+		err = launch__start(&r->launch, cfg->command, &r->user, !cfg->top, r->why,
+				    sizeof(r->why));
 		if (err)
 			pr_err("%s\n", r->why);
 	}
@@ -747,6 +757,17 @@ static int run__start(struct run *r)
 	return err;
 }
 
+/*
+ * The end of a launched command's run, when it has exited: what it left
+ * running ended and its terminal's output written out before any report
+ * is printed.
+ */
+static void command_done(struct run *r)
+{
+	if (r->launch.pid && launch__reap(&r->launch, false))
+		launch__finish(&r->launch);
+}
+
 /* `pybpfprof top`: the live view until the run ends, and no report. */
 static void run__top(struct run *r)
 {
@@ -755,6 +776,22 @@ static void run__top(struct run *r)
 	top__init(&view, r->cfg.top_functions, mono_ns());
 	run__loop(r, &view);
 	top__end(&view);
+	command_done(r);
+}
+
+/*
+ * A launched command still running when the sampling ended (after -d, or
+ * top's q) is waited for, until it exits or a stop signal comes; then what
+ * it left behind and its terminal (launch__finish). Held before its exec
+ * (a failure before the run): aborted.
+ */
+static void run__end_command(struct run *r)
+{
+	struct launch *l = &r->launch;
+
+	while (l->released && !stop_requested && !launch__reap(l, false))
+		launch__wait(l, POLL_MS);
+	launch__finish(l);
 }
 
 /* Every output is attempted, whatever happened to the ones before. */
@@ -803,10 +840,11 @@ static int run__record(struct run *r)
 	int err;
 
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c->ntargets,
+		log_tty("pybpfprof: sampling %zu process%s at %u Hz%s\n", c->ntargets,
 			c->ntargets == 1 ? "" : "es", cfg->frequency_hz,
 			cfg->duration_s > 0 ? "" : "; Ctrl-C to stop and report");
 	run__loop(r, NULL);
+	command_done(r);
 	wall__finish(&r->w, c);
 	record_counters(r->s, c);
 	if (cfg->mem)
@@ -832,7 +870,11 @@ static int run__record(struct run *r)
 		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
 		return err;
 	}
-	return run__write_reports(r);
+	/* a command running on after -d: its keys wait while the report is printed */
+	launch__keys(&r->launch, false);
+	err = run__write_reports(r);
+	launch__keys(&r->launch, true);
+	return err;
 }
 
 /* Whatever was opened or started, closed: outputs not written are left as they were. */
@@ -853,21 +895,17 @@ static void run__free(struct run *r)
 }
 
 /*
- * 2 for a refused command line (main), 1 for a failure, else 0 or a launched
- * command's own exit code. After -d, the command runs on: its exit code is
- * still ours. But after a stop signal it had its chance: one that outlives
- * it is left running.
+ * 2 for a refused command line (main), 1 for a failure, else 0 or a
+ * launched command's own exit status (128 + N when killed by signal N,
+ * also by launch__finish).
  */
 static int run__exit_code(struct run *r, int err)
 {
-	if (!err && r->launch.pid && stop_requested && !launch__reap(&r->launch, false)) {
-		pr_warn("the command (pid %d) did not exit after the signal; it is left running\n",
-			r->launch.pid);
-		return 1;
-	}
-	if (!err && r->launch.pid && launch__reap(&r->launch, true))
-		return launch__exit_code(&r->launch);
-	return err ? 1 : 0;
+	if (err || !r->launch.pid)
+		return err ? 1 : 0;
+	if (!launch__reap(&r->launch, false))
+		return 1; /* it could not be ended: warned in launch__finish */
+	return launch__exit_code(&r->launch);
 }
 
 /* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */
@@ -909,6 +947,7 @@ int main(int argc, char **argv)
 		run__top(&r);
 	else if (!err)
 		err = run__record(&r);
+	run__end_command(&r);
 	run__free(&r);
 	return run__exit_code(&r, err);
 }
