@@ -104,7 +104,9 @@ struct run {
 	struct mem mem;
 	struct wall w;
 	struct outfile outs[NOUTFILES];
-	char why[512]; /* why the last phase failed */
+	bool detached;	  /* the sampling is over (run__stop) */
+	bool stop_passed; /* a stop signal went to the launched command */
+	char why[512];	  /* why the last phase failed */
 };
 
 /* Checks an output file and holds its directory until the end; "-" is stdout. */
@@ -208,19 +210,27 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
  * A stop signal in launch mode: the command decides when the run ends. It
  * is in a session of its own, so no signal of our terminal reaches it (a
  * Ctrl-C typed while its keys are relayed reaches it through its own
- * terminal, and never us): the signal is passed on. It gets a few seconds,
- * then the run ends anyway (launch__finish ends what is left of it).
+ * terminal, and never us): the signal is passed on, once, whether it came
+ * during the run or after -d. It gets a few seconds, then the run ends
+ * anyway (launch__finish ends what is left of it).
  */
-static void stop_launched(struct session *s, struct launch *l)
+static void stop_launched(struct run *r)
 {
 	long long give_up = mono_ns() + STOP_GRACE_NS;
 
-	launch__signal(l, stop_requested);
-	while (!launch__reap(l, false) && mono_ns() < give_up)
-		session__poll(s, POLL_MS);
-	if (!launch__reap(l, false))
-		pr_warn("the command (pid %d) has not exited %lld s after the signal\n", l->pid,
-			STOP_GRACE_NS / 1000000000LL);
+	if (r->stop_passed || !r->launch.pid)
+		return;
+	r->stop_passed = true;
+	launch__signal(&r->launch, stop_requested);
+	while (!launch__reap(&r->launch, false) && mono_ns() < give_up) {
+		if (r->s && !r->detached)
+			session__poll(r->s, POLL_MS);
+		else
+			launch__wait(&r->launch, POLL_MS);
+	}
+	if (!launch__reap(&r->launch, false))
+		pr_warn("the command (pid %d) has not exited %lld s after the signal\n",
+			r->launch.pid, STOP_GRACE_NS / 1000000000LL);
 }
 
 /* Samples lost so far, as the report will count them. */
@@ -287,9 +297,10 @@ static void unhold_launched(struct run *r)
  */
 static void run__stop(struct run *r, long long start)
 {
-	if (stop_requested && r->launch.pid)
-		stop_launched(r->s, &r->launch);
+	if (stop_requested)
+		stop_launched(r);
 	session__detach(r->s);
+	r->detached = true;
 	wall__detach(&r->w);
 	usdt__detach(&r->u);
 	if (r->cfg.mem)
@@ -781,9 +792,9 @@ static void run__top(struct run *r)
 
 /*
  * A launched command still running when the sampling ended (after -d, or
- * top's q) is waited for, until it exits or a stop signal comes; then what
- * it left behind and its terminal (launch__finish). Held before its exec
- * (a failure before the run): aborted.
+ * top's q) is waited for, a stop signal passed on as during the run; then
+ * what it left behind and its terminal (launch__finish). Held before its
+ * exec (a failure before the run): aborted.
  */
 static void run__end_command(struct run *r)
 {
@@ -791,6 +802,8 @@ static void run__end_command(struct run *r)
 
 	while (l->released && !stop_requested && !launch__reap(l, false))
 		launch__wait(l, POLL_MS);
+	if (stop_requested)
+		stop_launched(r);
 	launch__finish(l);
 }
 

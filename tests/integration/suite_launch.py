@@ -1,5 +1,6 @@
-# Launch mode (`pybpfprof [options] -- COMMAND`), issue 28.1: the command's
-# own session and terminal, relayed; what it leaves running, named and ended.
+# Launch mode (`pybpfprof [options] -- COMMAND`), issues 28.1, 29.6: the
+# command's own session and terminal, relayed; what it leaves running, named
+# and ended; stop signals after -d.
 #
 # The terminal tests run pybpfprof as root from root's bash in a real
 # terminal: a pty this test opens, whose other end is an interactive bash
@@ -171,6 +172,18 @@ def started(pid_file):
             pid, start = f.read().split()
         return int(pid), start
     except (OSError, ValueError):
+        return None
+
+
+def started_from_stat(pid, script):
+    """(pid, start time) of pid if it runs script, else None."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if script.encode() not in f.read():
+                return None
+        with open(f"/proc/{pid}/stat") as f:
+            return pid, f.read().rsplit(")", 1)[1].split()[19]
+    except OSError:
         return None
 
 
@@ -377,3 +390,49 @@ def second_sigterm(term):
     rc = int(term.expect(rb"rc-42-(\d+)").group(1))
     gone = wait_until(lambda: not os.path.exists(f"/proc/{cmd}"), 10)
     return rc, term.mode(), gone
+
+
+def after_d(sig):
+    """pybpfprof -d 1 -- a command that runs on: once the report is written,
+    sig to pybpfprof reaches the command, and pybpfprof exits with its
+    status. (exit status, command's output, seconds from sig to exit)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        prof = Profiler(["-d", 1, "-F", 99, "-o", out, "--", PY, TARGETS / "launch_after_d.py"],
+                        capture=True, verbose=False)
+        try:
+            check(wait_until(lambda: out.exists() or not prof.running(), RUN_SLACK),
+                  f"no report {RUN_SLACK} s after -d 1: {prof.stderr()[-300:]}")
+            check(prof.running(), f"pybpfprof exited ({prof.rc}) before the command did")
+            t = time.monotonic()
+            prof.p.send_signal(sig)
+            rc = prof.wait(15)
+        finally:
+            prof.kill()
+            # a command that pybpfprof did not end (the old code's) ends here
+            m = re.search(r"^pid (\d+)$", prof.stdout(), re.M)
+            if m and alive(started_from_stat(int(m.group(1)), "launch_after_d.py")):
+                os.kill(int(m.group(1)), signal.SIGKILL)
+        rep = load_report(out)
+    sanity(rep, 99)
+    # the report of the first second, written while the command ran on
+    check(len(rep["processes"]) == 1 and not rep["processes"][0]["exited"],
+          f"the 1 s report: {[(p['pid'], p['exited']) for p in rep['processes']]}")
+    hot = functions(rep["processes"][0]).get("after_spin", {}).get("self", 0)
+    check(hot > 0, "no sample in after_spin in the 1 s report")
+    return rc, prof.stdout(), prof.t_end - t
+
+
+@test
+def launch_after_duration_signal():
+    """Issue 29.6: after -d the report is written and the command runs on;
+    SIGTERM and SIGINT to pybpfprof are then passed to it (as before -d),
+    and pybpfprof exits with its status: `timeout 60 pybpfprof -d 2 --
+    python3 server.py` ends."""
+    shown = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        rc, out, took = after_d(sig)
+        check(f"got {int(sig)}\n" in out, f"the command never got {sig.name}: {out!r}")
+        check(rc == 100 + sig, f"exit {rc}, the command's status is {100 + sig}")
+        shown.append(f"{sig.name} -> exit {rc} in {took:.2f} s")
+    return "; ".join(shown)
