@@ -106,6 +106,7 @@ struct run {
 	struct outfile outs[NOUTFILES];
 	bool detached;	  /* the sampling is over (run__stop) */
 	bool stop_passed; /* a stop signal went to the launched command */
+	bool no_python;	  /* a launched run saw no CPython process: no report */
 	char why[512];	  /* why the last phase failed */
 };
 
@@ -771,12 +772,30 @@ static int run__start(struct run *r)
 /*
  * The end of a launched command's run, when it has exited: what it left
  * running ended and its terminal's output written out before any report
- * is printed.
+ * is printed. True when no CPython process was seen: said in a sentence,
+ * and no report is written (run__exit_code makes it a failure).
  */
-static void command_done(struct run *r)
+static bool command_done(struct run *r)
 {
-	if (r->launch.pid && launch__reap(&r->launch, false))
+	const char *cmd = r->launch.cmd;
+
+	if (!r->launch.pid)
+		return false;
+	if (launch__reap(&r->launch, false))
 		launch__finish(&r->launch);
+	if (r->prof.ntargets)
+		return false;
+	r->no_python = true;
+	if (r->cfg.subprocesses)
+		pr_err("no CPython process was seen: neither the command (%s) nor any process it "
+		       "started ran a CPython that pybpfprof can profile; no report written\n",
+		       cmd);
+	else
+		pr_err("no CPython process was seen: the command (%s) did not run a CPython that "
+		       "pybpfprof can profile; no report written (for Python it starts in a child "
+		       "process, as a shell or a script does, add --subprocesses)\n",
+		       cmd);
+	return true;
 }
 
 /* `pybpfprof top`: the live view until the run ends, and no report. */
@@ -857,7 +876,8 @@ static int run__record(struct run *r)
 			c->ntargets == 1 ? "" : "es", cfg->frequency_hz,
 			cfg->duration_s > 0 ? "" : "; Ctrl-C to stop and report");
 	run__loop(r, NULL);
-	command_done(r);
+	if (command_done(r))
+		return 0;
 	wall__finish(&r->w, c);
 	record_counters(r->s, c);
 	if (cfg->mem)
@@ -910,15 +930,19 @@ static void run__free(struct run *r)
 /*
  * 2 for a refused command line (main), 1 for a failure, else 0 or a
  * launched command's own exit status (128 + N when killed by signal N,
- * also by launch__finish).
+ * also by launch__finish). A launched run that saw no CPython process
+ * failed: the command's status if that says failure, else 1.
  */
 static int run__exit_code(struct run *r, int err)
 {
+	int code;
+
 	if (err || !r->launch.pid)
 		return err ? 1 : 0;
 	if (!launch__reap(&r->launch, false))
 		return 1; /* it could not be ended: warned in launch__finish */
-	return launch__exit_code(&r->launch);
+	code = launch__exit_code(&r->launch);
+	return r->no_python && !code ? 1 : code;
 }
 
 /* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */

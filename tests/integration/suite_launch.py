@@ -1,6 +1,6 @@
-# Launch mode (`pybpfprof [options] -- COMMAND`), issues 28.1, 29.6: the
-# command's own session and terminal, relayed; what it leaves running, named
-# and ended; stop signals after -d.
+# Launch mode (`pybpfprof [options] -- COMMAND`), issues 28.1, 29.6, 29.7:
+# the command's own session and terminal, relayed; what it leaves running,
+# named and ended; stop signals after -d; a run that saw no CPython.
 #
 # The terminal tests run pybpfprof as root from root's bash in a real
 # terminal: a pty this test opens, whose other end is an interactive bash
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from harness import (PROFILER, READY_TIMEOUT, RUN_SLACK, TARGETS, Fail, Profiler,
-                     check, functions, load_report, sanity, test)
+                     check, expect_error, functions, load_report, sanity, test)
 
 PY = "/usr/bin/python3.11"
 REPORT_HEADER = "pybpfprof 0.1.0: cpu profile"
@@ -436,3 +436,20 @@ def launch_after_duration_signal():
         check(rc == 100 + sig, f"exit {rc}, the command's status is {100 + sig}")
         shown.append(f"{sig.name} -> exit {rc} in {took:.2f} s")
     return "; ".join(shown)
+
+
+@test
+def launch_no_python():
+    """Issue 29.7: a command that runs no CPython is an error: one sentence
+    saying so, no report, and the command's status if it failed, else 1."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "rep.json"
+        msg, _ = expect_error(["-o", out, "--", "bash", "-c", "sleep 0.2"],
+                              ["no CPython process was seen", "the command (bash)",
+                               "--subprocesses"], out=out)
+        msg3, _ = expect_error(["-o", out, "--", "bash", "-c", "exit 3"],
+                               ["no CPython process was seen"], out=out, rc=3)
+        msg_sub, _ = expect_error(["--subprocesses", "-o", out, "--", "sh", "-c", "true"],
+                                  ["no CPython process was seen",
+                                   "nor any process it started"], out=out)
+    return f"{msg!r}; exit 3 kept; with --subprocesses: {msg_sub[:60]!r}..."
