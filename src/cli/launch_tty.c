@@ -167,7 +167,9 @@ int launch_tty__open(struct launch_tty *t, bool keys, uid_t owner, char *why, si
 	err = open_pty(t, owner);
 	if (err) {
 		snprintf(why, whylen,
-			 "cannot give the command a terminal of its own (a pseudo-terminal): %s",
+			 "cannot give the command a terminal of its own (a pseudo-terminal): %s; "
+			 "with its standard streams redirected from and to files or pipes it "
+			 "needs none",
 			 strerror(-err));
 		launch_tty__close(t);
 	}
