@@ -93,8 +93,9 @@ class Terminal:
 
     def mode(self):
         """The terminal's mode as the shell sees it (stty -g)."""
-        self.type("stty -g; echo stty-$((6*7))-done\r")
-        return self.expect(rb"\n([0-9a-f:]+)\r?\nstty-42-done").group(1).decode()
+        # markers only the shell's output holds: the typed line may echo before the prompt
+        self.type("echo stty-$((6*7))-begin; stty -g; echo stty-$((6*7))-done\r")
+        return self.expect(rb"stty-42-begin\r?\n([0-9a-f:]+)\r?\nstty-42-done").group(1).decode()
 
     def shell_child(self, timeout=READY_TIMEOUT):
         """The pid of the shell's foreground job (pybpfprof), once it runs."""
