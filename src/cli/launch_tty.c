@@ -243,7 +243,6 @@ static void write_out(struct relay *r, const char *p, size_t n)
 		if (w > 0) {
 			p += w;
 			n -= w;
-			r->t->out += w;
 		} else if (w < 0 && errno == EAGAIN) {
 			poll(&pfd, 1, 100);
 		} else if (!(w < 0 && errno == EINTR)) {

@@ -42,7 +42,6 @@ struct launch_tty {
 	atomic_bool stop;	   /* the thread drains the pty's output and ends */
 	pid_t group;		   /* the command's own process group (its pid), once forked */
 	atomic_bool suspend;	   /* the suspend key (Ctrl-Z) was typed to it */
-	unsigned long long out;	   /* bytes relayed from the command's terminal to ours */
 };
 
 /*
