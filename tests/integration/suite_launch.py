@@ -389,7 +389,10 @@ def second_sigterm(term):
     term.expect(rb"got SIGTERM")
     os.kill(prof, signal.SIGTERM)
     rc = int(term.expect(rb"rc-42-(\d+)").group(1))
-    gone = wait_until(lambda: not os.path.exists(f"/proc/{cmd}"), 10)
+    ident = started_from_stat(cmd, "launch_tty_relay.py")
+    gone = wait_until(lambda: not alive(ident), 10)
+    if not gone:  # left behind (the old code's): ended here
+        os.kill(cmd, signal.SIGKILL)
     return rc, term.mode(), gone
 
 
