@@ -67,6 +67,7 @@ const char *proc_stat_read(pid_t pid, char *buf, size_t len);
 struct proc_stat {
 	char state;	     /* field 3: R, S, D, Z, X, ... */
 	int ppid;	     /* field 4; -1 if absent */
+	int session;	     /* field 6; -1 if absent */
 	long long starttime; /* field 22, clock ticks after boot; -1 if absent */
 };
 
@@ -76,6 +77,13 @@ struct proc_stat {
  * 0, or -EINVAL when there is no ')' followed by a state.
  */
 int proc_stat_parse(const char *buf, struct proc_stat *st);
+
+/*
+ * Pure: comm (field 2) of a /proc/PID/stat line, from after the first '('
+ * to the last ')', cut to fit len (at least 1) and NUL-terminated; "" if
+ * there is none. As the process named itself: anything but NUL.
+ */
+void proc_stat_comm(const char *buf, char *comm, size_t len);
 
 /* The process has a thread still running (a zombie main thread does not end it). */
 bool proc_alive(pid_t pid);

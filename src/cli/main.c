@@ -39,13 +39,12 @@
 #include "session/wall.h"
 
 #define POLL_MS 50
+/* A launched command's time to exit after a stop signal is passed on. */
+#define STOP_GRACE_NS 5000000000LL
 #define ALIVE_CHECK_NS 200000000LL
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
 static volatile sig_atomic_t stop_requested;
-
-/* Whether the stop signal was sent by a process (kill), not by the terminal. */
-static volatile sig_atomic_t stop_from_process;
 
 /* A launched command decides when the run ends after a stop signal (stop_launched). */
 static volatile sig_atomic_t launched;
@@ -53,23 +52,27 @@ static volatile sig_atomic_t launched;
 /*
  * The first stop signal ends the run and has the report written, within a
  * second (deadline.h). A second one means now: nothing else is waited for,
- * not even the report; the terminal is given back as top found it, and the
- * exit status says which signal it was (130, 143).
+ * not even the report; it is passed to a launched command, the terminal is
+ * given back as top or the command's relay found it, and the exit status
+ * says which signal it was (130, 143, 129).
  */
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	static const char msg[] = "\npybpfprof: second stop signal: exiting at once, without a "
 				  "report\n";
 
+	(void)info;
 	(void)uctx;
 	if (stop_requested) {
 		top__restore_terminal();
+		launch_tty__restore();
+		if (launched)
+			launch__signal_now(sig);
 		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 			_exit(128 + sig);
 		_exit(128 + sig);
 	}
 	stop_requested = sig;
-	stop_from_process = info && info->si_code != SI_KERNEL;
 	if (!launched)
 		deadline__stop();
 }
@@ -101,7 +104,10 @@ struct run {
 	struct mem mem;
 	struct wall w;
 	struct outfile outs[NOUTFILES];
-	char why[512]; /* why the last phase failed */
+	bool detached;	  /* the sampling is over (run__stop) */
+	bool stop_passed; /* a stop signal went to the launched command */
+	bool no_python;	  /* a launched run saw no CPython process: no report */
+	char why[512];	  /* why the last phase failed */
 };
 
 /* Checks an output file and holds its directory until the end; "-" is stdout. */
@@ -202,19 +208,30 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
 }
 
 /*
- * A stop signal in launch mode: the command decides when the run ends. A
- * terminal's Ctrl-C reached it already (same process group); a signal sent
- * to us by a process (kill, a supervisor) is passed on. It gets a few
- * seconds, then the report is written anyway.
+ * A stop signal in launch mode: the command decides when the run ends. It
+ * is in a session of its own, so no signal of our terminal reaches it (a
+ * Ctrl-C typed while its keys are relayed reaches it through its own
+ * terminal, and never us): the signal is passed on, once, whether it came
+ * during the run or after -d. It gets a few seconds, then the run ends
+ * anyway (launch__finish ends what is left of it).
  */
-static void stop_launched(struct session *s, struct launch *l)
+static void stop_launched(struct run *r)
 {
-	long long give_up = mono_ns() + 5000000000LL;
+	long long give_up = mono_ns() + STOP_GRACE_NS;
 
-	if (stop_requested == SIGTERM || stop_from_process)
-		launch__signal(l, stop_requested);
-	while (!launch__reap(l, false) && mono_ns() < give_up)
-		session__poll(s, POLL_MS);
+	if (r->stop_passed || !r->launch.pid)
+		return;
+	r->stop_passed = true;
+	launch__signal(&r->launch, stop_requested);
+	while (!launch__reap(&r->launch, false) && mono_ns() < give_up) {
+		if (r->s && !r->detached)
+			session__poll(r->s, POLL_MS);
+		else
+			launch__wait(&r->launch, POLL_MS);
+	}
+	if (!launch__reap(&r->launch, false))
+		pr_warn("the command (pid %d) has not exited %lld s after the signal\n",
+			r->launch.pid, STOP_GRACE_NS / 1000000000LL);
 }
 
 /* Samples lost so far, as the report will count them. */
@@ -281,9 +298,10 @@ static void unhold_launched(struct run *r)
  */
 static void run__stop(struct run *r, long long start)
 {
-	if (stop_requested && r->launch.pid)
-		stop_launched(r->s, &r->launch);
+	if (stop_requested)
+		stop_launched(r);
 	session__detach(r->s);
+	r->detached = true;
 	wall__detach(&r->w);
 	usdt__detach(&r->u);
 	if (r->cfg.mem)
@@ -346,7 +364,7 @@ static void run__loop(struct run *r, struct top_view *top)
 		}
 	}
 	if (status && last_status != start)
-		fputc('\n', stderr);
+		log_tty("\n");
 	run__stop(r, start);
 }
 
@@ -557,6 +575,9 @@ static int run__parse(struct run *r, int argc, char **argv)
 	if (cli_parse(argc, argv, &r->cfg, 0))
 		return -EINVAL;
 	launched = r->cfg.command != NULL;
+	/* our terminal hung up: the command's relayed terminal goes with it */
+	if (launched)
+		sigaction(SIGHUP, &sa, NULL);
 	log_set_level(LOG_WARN + r->cfg.verbose);
 	log_hook_libbpf();
 	return 0;
@@ -640,7 +661,8 @@ static int run__prepare(struct run *r)
 	if (!err)
 		err = preflight(cfg, &r->c, r->outs);
 	if (!err && cfg->command) {
-		err = launch__start(&r->launch, cfg->command, &r->user, r->why, sizeof(r->why));
+		err = launch__start(&r->launch, cfg->command, &r->user, !cfg->top, r->why,
+				    sizeof(r->why));
 		if (err)
 			pr_err("%s\n", r->why);
 	}
@@ -747,6 +769,35 @@ static int run__start(struct run *r)
 	return err;
 }
 
+/*
+ * The end of a launched command's run, when it has exited: what it left
+ * running ended and its terminal's output written out before any report
+ * is printed. True when no CPython process was seen: said in a sentence,
+ * and no report is written (run__exit_code makes it a failure).
+ */
+static bool command_done(struct run *r)
+{
+	const char *cmd = r->launch.cmd;
+
+	if (!r->launch.pid)
+		return false;
+	if (launch__reap(&r->launch, false))
+		launch__finish(&r->launch);
+	if (r->prof.ntargets)
+		return false;
+	r->no_python = true;
+	if (r->cfg.subprocesses)
+		pr_err("no CPython process was seen: neither the command (%s) nor any process it "
+		       "started ran a CPython that pybpfprof can profile; no report written\n",
+		       cmd);
+	else
+		pr_err("no CPython process was seen: the command (%s) did not run a CPython that "
+		       "pybpfprof can profile; no report written (for Python it starts in a child "
+		       "process, as a shell or a script does, add --subprocesses)\n",
+		       cmd);
+	return true;
+}
+
 /* `pybpfprof top`: the live view until the run ends, and no report. */
 static void run__top(struct run *r)
 {
@@ -755,6 +806,24 @@ static void run__top(struct run *r)
 	top__init(&view, r->cfg.top_functions, mono_ns());
 	run__loop(r, &view);
 	top__end(&view);
+	command_done(r);
+}
+
+/*
+ * A launched command still running when the sampling ended (after -d, or
+ * top's q) is waited for, a stop signal passed on as during the run; then
+ * what it left behind and its terminal (launch__finish). Held before its
+ * exec (a failure before the run): aborted.
+ */
+static void run__end_command(struct run *r)
+{
+	struct launch *l = &r->launch;
+
+	while (l->released && !stop_requested && !launch__reap(l, false))
+		launch__wait(l, POLL_MS);
+	if (stop_requested)
+		stop_launched(r);
+	launch__finish(l);
 }
 
 /* Every output is attempted, whatever happened to the ones before. */
@@ -803,10 +872,12 @@ static int run__record(struct run *r)
 	int err;
 
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "pybpfprof: sampling %zu process%s at %u Hz%s\n", c->ntargets,
+		log_tty("pybpfprof: sampling %zu process%s at %u Hz%s\n", c->ntargets,
 			c->ntargets == 1 ? "" : "es", cfg->frequency_hz,
 			cfg->duration_s > 0 ? "" : "; Ctrl-C to stop and report");
 	run__loop(r, NULL);
+	if (command_done(r))
+		return 0;
 	wall__finish(&r->w, c);
 	record_counters(r->s, c);
 	if (cfg->mem)
@@ -832,7 +903,11 @@ static int run__record(struct run *r)
 		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
 		return err;
 	}
-	return run__write_reports(r);
+	/* a command running on after -d: its keys wait while the report is printed */
+	launch__keys(&r->launch, false);
+	err = run__write_reports(r);
+	launch__keys(&r->launch, true);
+	return err;
 }
 
 /* Whatever was opened or started, closed: outputs not written are left as they were. */
@@ -853,21 +928,21 @@ static void run__free(struct run *r)
 }
 
 /*
- * 2 for a refused command line (main), 1 for a failure, else 0 or a launched
- * command's own exit code. After -d, the command runs on: its exit code is
- * still ours. But after a stop signal it had its chance: one that outlives
- * it is left running.
+ * 2 for a refused command line (main), 1 for a failure, else 0 or a
+ * launched command's own exit status (128 + N when killed by signal N,
+ * also by launch__finish). A launched run that saw no CPython process
+ * failed: the command's status if that says failure, else 1.
  */
 static int run__exit_code(struct run *r, int err)
 {
-	if (!err && r->launch.pid && stop_requested && !launch__reap(&r->launch, false)) {
-		pr_warn("the command (pid %d) did not exit after the signal; it is left running\n",
-			r->launch.pid);
-		return 1;
-	}
-	if (!err && r->launch.pid && launch__reap(&r->launch, true))
-		return launch__exit_code(&r->launch);
-	return err ? 1 : 0;
+	int code;
+
+	if (err || !r->launch.pid)
+		return err ? 1 : 0;
+	if (!launch__reap(&r->launch, false))
+		return 1; /* it could not be ended: warned in launch__finish */
+	code = launch__exit_code(&r->launch);
+	return r->no_python && !code ? 1 : code;
 }
 
 /* One line per subcommand: `pybpfprof NAME ...` runs it instead of a profile. */
@@ -909,6 +984,7 @@ int main(int argc, char **argv)
 		run__top(&r);
 	else if (!err)
 		err = run__record(&r);
+	run__end_command(&r);
 	run__free(&r);
 	return run__exit_code(&r, err);
 }

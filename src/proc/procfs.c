@@ -85,14 +85,18 @@ int proc_stat_parse(const char *buf, struct proc_stat *st)
 	int i;
 
 	st->state = 0;
-	st->ppid = -1;
+	st->ppid = st->session = -1;
 	st->starttime = -1;
-	/* "pid (comm) S ppid ...": p is at the end of field 2 */
+	/* "pid (comm) S ppid pgrp session ...": p is at the end of field 2 */
 	if (!p || p[1] != ' ' || !p[2])
 		return -EINVAL;
 	st->state = p[2];
-	if (sscanf(p + 3, "%d", &st->ppid) != 1)
+	if (sscanf(p + 3, "%d %*d %d", &st->ppid, &st->session) < 2)
+		st->session = -1;
+	if (st->ppid < 0)
 		st->ppid = -1;
+	if (st->session < 0)
+		st->session = -1;
 	for (i = 2; p && i < 22; i++)
 		p = strchr(p + 1, ' ');
 	if (p && p[1] >= '0' && p[1] <= '9') {
@@ -105,6 +109,17 @@ int proc_stat_parse(const char *buf, struct proc_stat *st)
 			st->starttime = -1;
 	}
 	return 0;
+}
+
+void proc_stat_comm(const char *buf, char *comm, size_t len)
+{
+	const char *from = strchr(buf, '('), *to = strrchr(buf, ')');
+	size_t n = from && to > from ? (size_t)(to - from - 1) : 0;
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(comm, n ? from + 1 : "", n);
+	comm[n] = '\0';
 }
 
 /* "Threads:" of /proc/PID/status: live threads, plus a main thread that has exited. */

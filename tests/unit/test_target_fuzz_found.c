@@ -86,10 +86,36 @@ static void test_stat_line(void **state)
 	assert_int_equal(st.state, 0);
 }
 
+/* Field 6 of stat (the session) and comm, which may hold anything the process chose. */
+static void test_stat_session_comm(void **state)
+{
+	const char *line = "10433 (a) b) (c) S 10411 10400 30763 0 -1 4194304 1748 0 0 0 2 0 0 "
+			   "0 20 0 1 0 76932 14475264 2183";
+	struct proc_stat st;
+	char comm[16], two[2];
+
+	(void)state;
+	assert_int_equal(proc_stat_parse(line, &st), 0);
+	assert_int_equal(st.ppid, 10411);
+	assert_int_equal(st.session, 30763);
+	proc_stat_comm(line, comm, sizeof(comm));
+	assert_string_equal(comm, "a) b) (c");
+	proc_stat_comm(line, two, sizeof(two));
+	assert_string_equal(two, "a");
+	proc_stat_comm("no comm", comm, sizeof(comm));
+	assert_string_equal(comm, "");
+	proc_stat_comm(")(", comm, sizeof(comm));
+	assert_string_equal(comm, "");
+	assert_int_equal(proc_stat_parse("7 (a) Z 1", &st), 0);
+	assert_int_equal(st.ppid, 1);
+	assert_int_equal(st.session, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stat_line),
+		cmocka_unit_test(test_stat_session_comm),
 		cmocka_unit_test(test_debug_offsets_name_wraps),
 	};
 
