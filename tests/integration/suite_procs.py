@@ -481,7 +481,9 @@ def procs_launch_sigterm():
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} sections")
     proc = rep["processes"][0]
     hot = functions(proc).get("spin_alpha", {}).get("self", 0)
-    check(proc["exited"] and hot > 0.9 * proc["samples"] and hot >= 10,
+    # (a few samples of its start-up outside spin_alpha weigh more when a
+    # loaded host leaves it few samples in all)
+    check(proc["exited"] and hot >= 0.9 * proc["samples"] - 3 and hot >= 10,
           f"spin_alpha {hot} of {proc['samples']} samples, exited {proc['exited']}")
     return f"exit {prof.rc}; spin_alpha {hot}/{proc['samples']}"
 
