@@ -525,3 +525,110 @@ def apps_gunicorn_all():
     cnt = check_counters(rep, pids)
     return (f"{len(mine)} app processes of {len(rep['processes'])}; price_quote {share:.1%} "
             f"(measured {real:.1%}, +-{bound * 100:.1f}pp); counters {cnt}")
+
+
+# ------------------------------------------------------ pandas --native
+
+PIPE = "apps_pandas_pipeline.py"
+STAGES = ("load", "summarize", "enrich", "score")
+# Where each stage's native code lives, and the marked line it runs under.
+STAGE_LIBS = (("load", "pandas/_libs/parsers.", "LOAD-PARSE"),
+              ("summarize", "pandas/_libs/groupby.", "SUMMARIZE-GROUPBY"),
+              ("enrich", "numpy/fft/_pocketfft_internal.", "ENRICH-FFT"))
+
+
+def check_pipeline(rep, pid, truth, path):
+    """The four stages' shares of their samples against the CPU time they
+    measured (3 sd + 2 pp each); each library's frames only under the line
+    of the stage that calls it (load's parser, summarize's groupby,
+    enrich's FFT), and in at least a quarter of the stage's samples where
+    the library does the stage's work (parser, FFT); native counters:
+    under 2% of the unwound stacks unplaced, under 1% of samples without
+    their native frames. Returns a summary."""
+    proc = [p for p in rep["processes"] if p["pid"] == pid]
+    check(len(proc) == 1, f"pid {pid}: {len(proc)} sections")
+    fns = functions(proc[0])
+    got = {s: fns.get(s, {}).get("total", 0) for s in STAGES}
+    for s in STAGES:
+        check(fns.get(s, {}).get("file") == path, f"{s} in file {fns.get(s, {}).get('file')!r}")
+    shown = []
+    for s in STAGES:
+        share, real, bound = check_share(f"stage {s}", got[s], sum(got.values()) - got[s],
+                                         truth[s], sum(truth.values()) - truth[s])
+        shown.append(f"{s} {share:.1%}/{real:.1%}")
+    stacks = model_stacks(rep, pid)
+    for stage, lib, marker in STAGE_LIBS:
+        line, _ = source_line(PIPE, marker)
+        with_lib = [(n, fr) for _, n, fr in stacks
+                    if any(f[3] == "native" and lib in f[1] for f in fr)]
+        check(with_lib, f"no native frame of {lib} in any stack")
+        astray = [fr for _, fr in with_lib
+                  if not any(f[0] == stage and f[1] == path and f[2] == line for f in fr)]
+        check(not astray, f"{len(astray)} stacks with {lib} frames not under {stage}:{line}: "
+              f"{[[f[0] for f in fr] for fr in astray[:2]]}")
+        n = sum(c for c, _ in with_lib)
+        if stage != "summarize":  # groupby's kernels are a small part of it
+            check(n >= 0.25 * got[stage], f"{lib} in {n} of {stage}'s {got[stage]} samples")
+        shown.append(f"{lib.split('/')[-1].rstrip('.')} {n}/{got[stage]} under {stage}:{line}")
+    nat = rep["model"]["native"]
+    total = rep["samples"]["total"]
+    check(nat["stacks"] > 0, f"no stack unwound: {nat}")
+    check(nat["unplaced"] <= 0.02 * nat["stacks"] + 1,
+          f"{nat['unplaced']} of {nat['stacks']} unwound stacks unplaced: {nat}")
+    check(nat["missing"] <= 0.01 * total + 1, f"{nat['missing']} of {total} samples without "
+          f"their native frames: {nat}")
+    return "; ".join(shown) + f"; native {nat}"
+
+
+@test
+def apps_pandas_native_attach():
+    """--native attached to the pandas/numpy pipeline (every library loaded
+    before the run): check_pipeline's shares, places and counters; the
+    process's counters within check_counters' bounds."""
+    py = interpreter("debian")
+    need(py, "pandas", "numpy")
+    freq = 499
+    with Workloads() as wl:
+        p = wl.start(py, PIPE, "attach")
+        t0 = pipeline_truth(p)
+        bg = Background(["-p", p.pid, "--native", "-d", 6], freq)
+        try:
+            rep = bg.finish(timeout=6 + RUN_SLACK, interrupt=False)
+        finally:
+            bg.kill()
+        t1 = pipeline_truth(p)
+    truth = {s: t1[s] - t0[s] for s in STAGES}
+    shown = check_pipeline(rep, p.pid, truth, py.script_path(PIPE))
+    cnt = check_counters(rep, {p.pid})
+    return f"{shown}; counters {cnt}"
+
+
+def pipeline_truth(p):
+    os.kill(p.pid, signal.SIGUSR1)
+    buf = read_stdout_until(p, lambda b: b"truth " in b and b.endswith(b"\n"), "truth")
+    return json.loads(buf.decode().split("truth ", 1)[1])
+
+
+@test
+def apps_pandas_native_launch():
+    """--native launching the pandas/numpy pipeline (pandas' and numpy's
+    libraries loaded after the run began): the same checks as attached over
+    the stages, whose truth the program prints at its end; the command's
+    output passes through and its exit status is pybpfprof's."""
+    py = interpreter("debian")
+    need(py, "pandas", "numpy")
+    freq = 499
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "run.json"
+        r = run_profiler(["--native", "-F", freq, "-o", out, "--",
+                          *py.argv(PIPE, ["launch", 120])], timeout=300)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        rep = load_report(out)
+    sanity(rep, freq)
+    check("truth " in r.stdout, f"the command's output did not pass through: {r.stdout[:200]!r}")
+    truth = json.loads(r.stdout.split("truth ", 1)[1])
+    check(len(rep["processes"]) == 1, f"{len(rep['processes'])} processes")
+    pid = rep["processes"][0]["pid"]
+    shown = check_pipeline(rep, pid, truth, py.script_path(PIPE))
+    cnt = check_counters(rep, {pid})
+    return f"{shown}; counters {cnt}"
