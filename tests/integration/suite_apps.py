@@ -632,3 +632,268 @@ def apps_pandas_native_launch():
     shown = check_pipeline(rep, pid, truth, py.script_path(PIPE))
     cnt = check_counters(rep, {pid})
     return f"{shown}; counters {cnt}"
+
+
+# -------------------------------------------------------- hung: dump
+
+HUNG = "apps_hung.py"
+
+
+def wait_syscall(pid, tid, nrs, what, timeout=30):
+    """Until thread tid of pid waits in one of the system calls nrs
+    (/proc/PID/task/TID/syscall's first field)."""
+    deadline = time.monotonic() + timeout
+    seen = ""
+    while time.monotonic() < deadline:
+        try:
+            seen = Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()[0]
+        except (OSError, IndexError):
+            seen = "?"
+        if seen.isdigit() and int(seen) in nrs:
+            return int(seen)
+        time.sleep(0.05)
+    raise Fail(f"thread {tid} of {pid} not {what} after {timeout} s (syscall {seen})")
+
+
+def check_sources(frames):
+    """Every frame's source text is its file's line, read here (the
+    workload's files are the host's): the lines are the real ones."""
+    import linecache
+    for f in frames:
+        want = linecache.getline(f["file"], f["line"]).strip()
+        check(want and f["source"] == want,
+              f"{f['function']} at {f['file']}:{f['line']}: source {f['source']!r}, the file "
+              f"says {want!r}")
+
+
+def local_values(frame):
+    return {lo["name"]: lo["value"] for lo in frame.get("locals", [])}
+
+
+def dumped_thread(pid, tid):
+    from suite_dump import dump_json, thread_of
+    rep = dump_json(["-p", pid, "--locals"])
+    check(len(rep["processes"]) == 1 and rep["processes"][0]["pid"] == pid,
+          f"processes {[p['pid'] for p in rep['processes']]}")
+    return rep["processes"][0], thread_of(rep["processes"][0], tid)
+
+
+@test
+def apps_dump_requests():
+    """A service hung in requests.get on a loopback server that accepts and
+    never answers, dumped with --locals: its thread sleeps in the system
+    call /proc shows (poll: the socket has a timeout) without the GIL; the innermost frame is socket.py's readinto, the stack
+    runs through http.client, urllib3 and requests (Session.send,
+    HTTPAdapter.send) down to fetch_report at the marked line, whose locals
+    are the url and attempt it was given; every frame's source line is its
+    file's; the process is left running."""
+    py = interpreter("debian")
+    need(py, "requests")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                pass
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    url = f"http://127.0.0.1:{srv.getsockname()[1]}/report?id=42&q=\u00e9t\u00e9"
+    try:
+        with Workloads() as wl:
+            p = wl.start(py, HUNG, "requests", url, wait_ready=False)
+            buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready", timeout=60).decode()
+            tid = int(re.search(r"^tid (\d+)$", buf, re.M).group(1))
+            # a socket with a timeout waits in poll(), then reads: x86_64's
+            # poll and recvfrom
+            nr = wait_syscall(p.pid, tid, (7, 45), "waiting on its socket")
+            proc, th = dumped_thread(p.pid, tid)
+            check(p.poll() is None, "the process did not survive the dump")
+    finally:
+        stop.set()
+        acceptor.join(5)
+        for c in held:
+            c.close()
+        srv.close()
+    check(th["state"] == "sleeping" and th["syscall"] and th["syscall"]["nr"] == nr and
+          th["syscall"]["name"] == {7: "poll", 45: "recvfrom"}[nr],
+          f"thread state {th['state']}, syscall {th['syscall']}, /proc said {nr}")
+    check(th["gil"] == "not held", f"GIL {th['gil']}")
+    check(not th["moving"] and not th["truncated"], f"moving {th['moving']}, truncated "
+          f"{th['truncated']}")
+    frames = th["frames"]
+    names = [f["function"] for f in frames]
+    check(names[0] == "SocketIO.readinto" and frames[0]["file"].endswith("/socket.py"),
+          f"innermost {names[0]} in {frames[0]['file']}")
+    for want in ("HTTPResponse.begin", "HTTPConnectionPool.urlopen", "HTTPAdapter.send",
+                 "Session.send", "Session.request", "Session.get"):
+        check(want in names, f"{want} not in the stack {names}")
+    check(names[-2:] == ["fetch_report", "<module>"], f"outermost frames {names[-2:]}")
+    line, _ = source_line(HUNG, "HUNG-GET")
+    fr = frames[-2]
+    check(fr["file"] == py.script_path(HUNG) and fr["line"] == line,
+          f"fetch_report at {fr['file']}:{fr['line']}, the marker is line {line}")
+    loc = local_values(fr)
+    check(loc.get("url") == repr(url) and loc.get("attempt") == "3",
+          f"fetch_report's locals {loc}, expected url={url!r}, attempt=3")
+    check(re.fullmatch(r"<Session at 0x[0-9a-f]+>", loc.get("session", "")),
+          f"session = {loc.get('session')!r}")
+    check_sources(frames)
+    return (f"{len(frames)} frames, {names[0]} .. fetch_report:{line}; syscall "
+            f"{th['syscall']['name']}; url local {loc['url']}")
+
+
+@test
+def apps_dump_deadlock():
+    """A self-deadlock and a full queue, dumped with --locals: the restocker
+    thread waits in futex without the GIL at Inventory.total's `with` (the
+    marked line) called from Inventory.restock, with sku and qty as given;
+    the main thread waits in the standard library's Condition.wait under
+    Queue.put under deadlock() at the marked line, whose locals hold the
+    third order; every frame's source line is its file's."""
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.start(py, HUNG, "deadlock", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tid = int(re.search(r"^tid (\d+)$", buf, re.M).group(1))
+        wait_syscall(p.pid, tid, (202,), "in futex")
+        wait_syscall(p.pid, p.pid, (202,), "in futex")
+        proc, th = dumped_thread(p.pid, tid)
+        from suite_dump import thread_of
+        main = thread_of(proc, p.pid)
+        check(p.poll() is None, "the process did not survive the dump")
+    for t in (th, main):
+        check(t["state"] == "sleeping" and t["syscall"]["name"] == "futex" and
+              t["gil"] == "not held" and not t["moving"],
+              f"thread {t['tid']}: {t['state']}, {t['syscall']}, GIL {t['gil']}")
+    check(th["python_name"] == "restocker", f"threading name {th['python_name']!r}")
+    names = [f["function"] for f in th["frames"]]
+    check(names[:3] == ["Inventory.total", "Inventory.restock", "restocker"] and
+          names[-1] == "Thread._bootstrap", f"restocker's stack {names}")
+    line, _ = source_line(HUNG, "SELF-DEADLOCK")
+    f0, f1 = th["frames"][0], th["frames"][1]
+    check(f0["line"] == line, f"Inventory.total at line {f0['line']}, the marker is {line}")
+    l0, l1 = local_values(f0), local_values(f1)
+    check(l0.get("sku") == "'widget-7'" and re.fullmatch(r"<Inventory at 0x[0-9a-f]+>",
+                                                          l0.get("self", "")),
+          f"Inventory.total's locals {l0}")
+    check(l1.get("sku") == "'widget-7'" and l1.get("qty") == "12", f"restock's locals {l1}")
+    mnames = [f["function"] for f in main["frames"]]
+    check(mnames == ["Condition.wait", "Queue.put", "deadlock", "<module>"],
+          f"main thread's stack {mnames}")
+    qline, _ = source_line(HUNG, "QUEUE-FULL")
+    dl = main["frames"][2]
+    check(dl["line"] == qline, f"deadlock() at line {dl['line']}, the marker is {qline}")
+    ld = local_values(dl)
+    check(ld.get("order") == "'order-3'" and
+          ld.get("orders", "").startswith("['order-1', 'order-2', 'order-3']") and
+          re.fullmatch(r"<Queue at 0x[0-9a-f]+>", ld.get("backlog", "")),
+          f"deadlock()'s locals {ld}")
+    check_sources(th["frames"] + main["frames"])
+    return (f"restocker: {' < '.join(names[:3])} at line {line}; main: "
+            f"{' < '.join(mnames[:3])} at line {qline}, order {ld['order']}")
+
+
+# ------------------------------------------------ idle pool: wall, --idle
+
+POOL = "apps_pool_idle.py"
+
+
+def pool_truth(p):
+    os.kill(p.pid, signal.SIGUSR1)
+    buf = read_stdout_until(p, lambda b: b"truth " in b and b.endswith(b"\n"), "truth")
+    jobs, wall = buf.decode().split("truth ", 1)[1].split()
+    return int(jobs), int(wall)
+
+
+@test
+def apps_idle_pool_wall():
+    """An idle ThreadPoolExecutor beside a busy one, --mode wall --idle: each
+    of the three idle workers (blocked since before the run) is charged the
+    whole run, off the CPU, at least 95% as lock waits, at the line of
+    concurrent.futures' _worker that reads the pool's queue; the busy worker,
+    the main thread and the two workers of a pool that runs a burst of jobs
+    early in the run and then waits where it waited before, too (on + off =
+    the run's duration x rate, within 2% + 2); resize_image's wall samples are the wall time its jobs measured x
+    rate (2.5 sd + 3% + 2, + 50 ms: the truth is read at the run's ends).
+    Without --idle the three idle workers are left
+    out and counted with the burst pool's, idle in the second run
+    (wall.idle_hidden 5), and the others shown."""
+    import linecache
+    py = interpreter("debian")
+    freq = 199
+    with Workloads() as wl:
+        p = wl.start(py, POOL, wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tids = {name: int(tid) for name, tid in re.findall(r"^tid (\S+) (\d+)$", buf, re.M)}
+        idle = [tid for name, tid in tids.items() if name.startswith("apps-idle")]
+        busy = [tid for name, tid in tids.items() if name.startswith("apps-busy")]
+        burst = [tid for name, tid in tids.items() if name.startswith("apps-burst")]
+        check(len(idle) == 3 and len(busy) == 1 and len(burst) == 2, f"workers {tids}")
+        bg = Background(["-p", p.pid, "--mode", "wall", "--idle"], freq)
+        try:
+            # sampling starts right after -v's "attached" line and ends at
+            # the SIGINT: the workload's truth is read at both ends
+            bg.wait_attached()
+            j0, w0 = pool_truth(p)
+            os.kill(p.pid, signal.SIGUSR2)
+            read_stdout_until(p, lambda b: b"burst done\n" in b, "done with its burst")
+            time.sleep(3)
+            j1, w1 = pool_truth(p)
+            rep = bg.finish()
+        finally:
+            bg.kill()
+        bg = Background(["-p", p.pid, "--mode", "wall", "-d", 2], freq)
+        try:
+            hidden = bg.finish(timeout=2 + RUN_SLACK, interrupt=False)
+        finally:
+            bg.kill()
+    proc = [q for q in rep["processes"] if q["pid"] == p.pid][0]
+    threads = {t["tid"]: t for t in proc["threads"]}
+    whole = rep["duration_s"] * freq
+    short = [f"{tid}: {threads.get(tid, {}).get('samples', 0)}"
+             for tid in [p.pid, *busy, *burst, *idle]
+             if abs(threads.get(tid, {}).get("samples", 0) - whole) > 0.02 * whole + 2]
+    check(not short, f"threads not charged the whole run ({whole:.0f} samples): "
+          f"{'; '.join(short)} (main {p.pid}, busy {busy}, burst {burst}, idle {idle})")
+    stacks = model_stacks(rep, p.pid)
+    for tid in idle:
+        mine = [(n, fr) for t, n, fr in stacks if t == tid]
+        n = sum(c for c, _ in mine)
+        lock = sum(c for c, fr in mine if fr[0][0] == "<off-CPU: lock>")
+        check(lock >= 0.95 * n, f"idle worker {tid}: {lock} of {n} samples waiting on a lock")
+        for c, fr in mine:
+            f1 = fr[1]
+            src = linecache.getline(f1[1], f1[2])
+            check(f1[0] == "_worker" and f1[1].endswith("concurrent/futures/thread.py") and
+                  "work_queue.get(" in src,
+                  f"idle worker {tid}: {c} samples at {f1[0]} {f1[1]}:{f1[2]} ({src.strip()!r})")
+    jobs, wall = j1 - j0, w1 - w0
+    fn = functions(proc).get("resize_image", {})
+    want = wall / 1e9 * freq
+    tol = 2.5 * math.sqrt(want) + 0.03 * want + 2
+    # the truth is read within the run, a job's length from each end
+    tol += 0.05 * freq
+    check(abs(fn.get("total", 0) - want) <= tol,
+          f"resize_image: {fn.get('total', 0)} wall samples, its {jobs} jobs measured "
+          f"{wall / 1e6:.0f} ms = {want:.0f} samples +- {tol:.0f}")
+    w = rep["model"]["wall"]
+    check(w["unmatched"] == 0 and w["dropped"] == 0, f"wall counters {w}")
+    hproc = [q for q in hidden["processes"] if q["pid"] == p.pid][0]
+    shown = {t["tid"] for t in hproc["threads"] if t["samples"]}
+    hw = hidden["model"]["wall"]
+    check(hw["idle_hidden"] == 5 and not shown & set(idle + burst) and {p.pid, *busy} <= shown,
+          f"without --idle: {hw['idle_hidden']} hidden, threads shown {sorted(shown)} (idle "
+          f"{idle}, burst {burst}, busy {busy}, main {p.pid})")
+    cnt = check_counters(rep, {p.pid})
+    return (f"idle workers {[threads[t]['samples'] for t in idle]}, burst "
+            f"{[threads[t]['samples'] for t in burst]}, busy "
+            f"{threads[busy[0]]['samples']}, main {threads[p.pid]['samples']} of {whole:.0f}; "
+            f"resize_image {fn.get('total', 0)} for {want:.0f} measured ({jobs} jobs); "
+            f"hidden without --idle {hw['idle_hidden']}; counters {cnt}")
