@@ -212,7 +212,11 @@ def peers_consistent_stacks(build):
     over recursion_loop() at its call line, at most 16 deep; shared_leaf()
     sits under route_a() or route_b() at their call lines, each under
     routes_loop() at the line that calls that route. Each kind of stack
-    is seen at least 5 times."""
+    is seen at least 5 times. A stack cut short may only be one counted as
+    partial: 3.12+ unlinks a generator from its caller a moment before the
+    thread's current frame leaves it, and a sample there ends at the
+    generator (seen in 1 to 3 of 600 samples on 3.12 before the walk
+    flagged it)."""
     py = interpreter(build)
     script = "peers_consistency.py"
     L = {m: source_line(script, m)[0] for m in (
@@ -267,11 +271,15 @@ def peers_consistent_stacks(build):
             continue
         if not ok:
             bad.append((count, [(f[0], f[2]) for f in py_fr]))
-    check(not bad, f"{sum(c for c, _ in bad)} samples in torn or impossible stacks: {bad[:3]}")
+    # a stack cut short is honest only when it is counted so (partial)
+    torn = sum(c for c, _ in bad)
+    partial = process(rep, p.pid)["partial"]
+    check(torn <= partial, f"{torn} samples in torn or impossible stacks, {partial} counted "
+          f"partial: {bad[:3]}")
     # a loaded machine gives the threads less CPU: a few of each suffice
     check(all(v >= 5 for v in seen.values()), f"too few samples of some stacks: {seen}")
     cnt = check_counters(rep, {p.pid})
-    return f"stacks seen {seen}, none torn; counters {cnt}"
+    return f"stacks seen {seen}, {torn} cut short and counted partial; counters {cnt}"
 
 
 # ---------------------------------------------------------------- exposure
