@@ -818,9 +818,9 @@ def apps_idle_pool_wall():
     of the three idle workers (blocked since before the run) is charged the
     whole run, off the CPU, at least 95% as lock waits, at the line of
     concurrent.futures' _worker that reads the pool's queue; the busy worker,
-    the main thread and the two workers of a pool that runs a burst of jobs
-    early in the run and then waits where it waited before, too (on + off =
-    the run's duration x rate, within 2% + 2); resize_image's wall samples are the wall time its jobs measured x
+    the main thread and the two workers of a pool that runs a burst of CPU
+    jobs early in the run and then waits where it always waited, too (on +
+    off = the run's duration x rate, within 2% + 2); resize_image's wall samples are the wall time its jobs measured x
     rate (2.5 sd + 3% + 2, + 50 ms: the truth is read at the run's ends).
     Without --idle the three idle workers are left
     out and counted with the burst pool's, idle in the second run

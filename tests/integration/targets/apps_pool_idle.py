@@ -4,9 +4,9 @@
 # the one "apps-busy" worker runs resize_image() jobs the main thread hands
 # it one at a time, each sleeping 10-30 ms and then computing, and each
 # measuring its own wall time. On SIGUSR2 the two "apps-burst" workers get
-# a burst of 16 short jobs, two at a time (compute, then a 10 ms sleep), and
-# wait on their queue between pairs; after the burst they wait there again,
-# where they waited before, until the end.
+# a burst of 16 short CPU-only jobs, two at a time, and wait on their queue
+# between pairs (every wait of theirs is there); after the burst they wait
+# there again, where they waited before, until the end.
 # Prints "tid NAME NATIVE_ID" for each worker, then "ready"; on SIGUSR1,
 # "truth JOBS WALL_NS" (resize jobs done and their wall time so far); after
 # a burst, "burst done".
@@ -39,7 +39,6 @@ def burst_job(n):
     total = 0
     for i in range(n):
         total += i * i % 11
-    time.sleep(0.01)
     return total
 
 
