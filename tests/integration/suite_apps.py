@@ -510,7 +510,7 @@ def apps_gunicorn_all():
     freq = 499
     with Workloads() as wl:
         shop, rep, truth, per = shop_profile(wl, py, ["-a"], freq, 3, 1,
-                                             shop_requests(7, n=50, stock=False))
+                                             shop_requests(7, n=80, stock=False))
     pids = set(shop.workers) | {shop.p.pid}
     mine = [proc for proc in rep["processes"] if proc["pid"] in pids]
     check(sorted(proc["pid"] for proc in mine) == sorted(pids),
