@@ -210,6 +210,8 @@ static __always_inline __u64 current_frame(const struct py_offsets *off, __u64 t
 #define PY_TLBC_MAX 65536
 /* A position past any bytecode (the largest py_frame.instr): no line is found for it. */
 #define PY_INSTR_UNKNOWN 0x7fffffff
+/* _PyInterpreterFrame.owner of a generator's or coroutine's frame, 3.11 to 3.15 */
+#define PY_FRAME_OWNED_BY_GENERATOR 1
 
 /*
  * Where the bytecode that the frame's instr_ptr points into starts: the code
@@ -329,8 +331,24 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 }
 
 /*
- * Walks the frames from w->f (w->off, w->s and w->read_size set) into
- * w->s->sample: frames[0..w->n), and the TRUNCATED and READ_ERROR flags;
+ * Whether a thread's walk ended at a generator's frame (the last one read,
+ * still in the frame buffer). A running generator always has a caller: a
+ * thread's chain that ends at one was caught while 3.12+ unlinks it at a
+ * yield (the thread's current frame and the generator's link to its caller
+ * are two plain stores, which the compiler may order either way), and its
+ * callers are lost. A suspended coroutine's frame (an asyncio task's, read
+ * alone) has no caller by rights: this is for thread walks only.
+ */
+static __always_inline bool stackwalk_cut_at_generator(const struct walk_ctx *w)
+{
+	return !w->f && w->n && w->off->frame_owner != PYPROF_NO_OFFSET &&
+	       frame_u8(w->s->frame, w->off->frame_owner) == PY_FRAME_OWNED_BY_GENERATOR;
+}
+
+/*
+ * Walks a thread's frames from w->f (w->off, w->s and w->read_size set) into
+ * w->s->sample: frames[0..w->n), and the TRUNCATED and READ_ERROR flags
+ * (READ_ERROR also for a chain cut at a generator);
  * and w->s's entry_mask, nentries, nshims and shim_addr.
  */
 static __always_inline void stackwalk_frames(struct walk_ctx *w)
@@ -342,6 +360,8 @@ static __always_inline void stackwalk_frames(struct walk_ctx *w)
 	stackwalk_loop(PYPROF_MAX_DEPTH + 64, walk_step, w);
 	if (w->f && !(w->s->sample.flags & (PY_SAMPLE_TRUNCATED | PY_SAMPLE_READ_ERROR)))
 		w->s->sample.flags |= PY_SAMPLE_TRUNCATED;
+	if (stackwalk_cut_at_generator(w))
+		w->s->sample.flags |= PY_SAMPLE_READ_ERROR;
 }
 
 #endif /* PYBPFPROF_STACKWALK_H */

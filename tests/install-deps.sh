@@ -32,6 +32,10 @@ apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromiu
 # numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape;
 # suite_native unwinds its FFT code.
 apt_get install -y -qq python3-numpy >/dev/null
+# The real applications of suite_apps: dask.distributed, Flask under gunicorn,
+# pandas and requests, all for /usr/bin/python3.11.
+apt_get install -y -qq python3-distributed python3-dask python3-pandas python3-flask gunicorn \
+	python3-requests >/dev/null
 # The agent's --metrics page read by Prometheus' own Python client's parser.
 apt_get install -y -qq python3-prometheus-client >/dev/null
 # go tool pprof, the reference reader of pprof files (the toolchain only, no extras).

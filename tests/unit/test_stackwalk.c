@@ -379,6 +379,55 @@ static void test_wild_code_gives_a_partial_stack(void **state)
 }
 
 /*
+ * 3.12+: f2 as a generator's frame. Linked to its caller, it is one frame
+ * of a whole stack; as the end of the chain (a yield caught half done: the
+ * generator already unlinked, the thread's current frame not yet moved),
+ * f3 and f2 are kept and the stack is partial, its callers lost. A chain
+ * ending at a frame the thread owns is not flagged, nor is a suspended
+ * coroutine's frame read alone (an asyncio task's, which has no caller).
+ */
+static void test_chain_ending_at_a_generator_is_partial(void **state)
+{
+	size_t i;
+	uint64_t link, f2;
+	struct walk_ctx w;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct image *im = image_load(fixtures[i]);
+		uint8_t *owner;
+
+		if (im->minor < 12) {
+			free(im);
+			continue;
+		}
+		f2 = frame_of(im, 1, &link);
+		owner = image_at(im, f2 + im->proc.off.frame_owner);
+		assert_non_null(owner);
+		*owner = PY_FRAME_OWNED_BY_GENERATOR;
+		assert_int_equal(walk(im, im->thread), im->nframes);
+		assert_int_equal(scratch.sample.flags, 0);
+		image_put_word(im, link, 0);
+		assert_int_equal(walk(im, im->thread), 2);
+		assert_int_equal(scratch.sample.flags, PY_SAMPLE_READ_ERROR);
+		assert_int_equal(scratch.sample.frames[1].code, im->frames[1].code);
+		*owner = 0; /* FRAME_OWNED_BY_THREAD */
+		assert_int_equal(walk(im, im->thread), 2);
+		assert_int_equal(scratch.sample.flags, 0);
+		/* a suspended coroutine's frame read alone (an asyncio task's) is whole */
+		*owner = PY_FRAME_OWNED_BY_GENERATOR;
+		memset(&scratch, 0, sizeof(scratch));
+		w = (struct walk_ctx){ .off = &im->proc.off,
+				       .s = &scratch,
+				       .f = f2,
+				       .read_size = im->proc.off.frame_read_size };
+		assert_int_equal(walk_step(0, &w), 0);
+		assert_int_equal(w.n, 1);
+		assert_int_equal(scratch.sample.flags, 0);
+		free(im);
+	}
+}
+
+/*
  * The thread list loops on its first entry and the thread is not in it: the
  * scan gives up after its bound (threads plus interpreters), finding nothing.
  */
@@ -518,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_is_truncated),
 		cmocka_unit_test(test_wild_caller_gives_a_partial_stack),
 		cmocka_unit_test(test_wild_code_gives_a_partial_stack),
+		cmocka_unit_test(test_chain_ending_at_a_generator_is_partial),
 		cmocka_unit_test(test_thread_list_cycle_is_bounded),
 		cmocka_unit_test(test_thread_local_bytecode),
 		cmocka_unit_test(test_str_state_shift),
