@@ -157,7 +157,7 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 				       __u64 now)
 {
 	bool preempted = PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE;
-	struct py_offcpu_open fresh = { .start_ns = now }, *open;
+	struct py_offcpu_open fresh = { .start_ns = now, .pid = pid }, *open;
 
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!open) {
@@ -173,6 +173,7 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 	}
 	fresh.where = offcpu_where(proc, pid, tid, preempted, &open->tstate);
 	open->start_ns = now;
+	open->pid = pid;
 	if (fresh.where && open->where == fresh.where) {
 		open->same = value | PY_OFFCPU_SAME;
 		return 0;

@@ -420,12 +420,17 @@ enum py_offcpu_class {
 /*
  * Value of the kernel's offcpu_start map: tid -> its interval, kept while the
  * thread lives (start_ns 0 while it runs) so that a block updates it in place.
+ * At the run's end userspace reads the map: an interval still open there is
+ * charged up to the end, a repeat block's (same) too, whose stack the kernel
+ * never sent for it.
  */
 struct py_offcpu_open {
 	__u64 start_ns; /* bpf_ktime_get_ns() when it left the CPU; 0: not off it */
 	__u64 same;	/* 0, or the class and system call | PY_OFFCPU_SAME */
 	__u64 where;	/* where its last full BLOCK record was taken (offcpu_where) */
 	__u64 tstate;	/* its PyThreadState then (checked again at each use) */
+	__u32 pid;	/* its process, for the end of the run */
+	__u32 pad;
 };
 
 /* Bytes from the GIL's address (struct _gil_runtime_state: cond and mutex inside). */

@@ -451,6 +451,16 @@ int profile_target__offcpu_again(struct profile_target *pp, uint32_t tid, unsign
  */
 int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uint32_t tid,
 			       uint64_t ns);
+/*
+ * At the run's end, the kernel's view first: every interval closed here,
+ * then each one the kernel still holds open (wall.c reads its map) opened
+ * again from its start. same: the kernel sent no stack for that interval
+ * (a repeat block), so the thread's last stack is charged. -ENOENT when the
+ * stack of that interval is not known here (its record was lost).
+ */
+void profile__offcpu_close_all(struct profile *p);
+int profile_target__offcpu_open_at_end(struct profile_target *pp, uint32_t tid, unsigned cls,
+				       uint64_t start_ns, bool same);
 /* At the run's end: every interval still open charged up to end_ns. */
 void profile__offcpu_flush(struct profile *p, uint64_t end_ns);
 /* The class of a stack (its innermost frame's pseudo-function), or -1: an on-CPU stack. */

@@ -807,7 +807,7 @@ static int run__record(struct run *r)
 			c->ntargets == 1 ? "" : "es", cfg->frequency_hz,
 			cfg->duration_s > 0 ? "" : "; Ctrl-C to stop and report");
 	run__loop(r, NULL);
-	wall__finish(&r->w, c);
+	wall__finish(&r->w, r->s, c);
 	record_counters(r->s, c);
 	if (cfg->mem)
 		mem__finish(&r->mem, r->s, c);

@@ -4,8 +4,8 @@
 # fighting for the GIL next to one that sleeps, and a thread blocked for the
 # whole run (--idle).
 
-from harness import (Fail, Workloads, check, functions, interpreter, load_report, per_build,
-                     process, profile_json, read_stdout_until, run_profiler, test)
+from harness import (Fail, Workloads, available, check, functions, interpreter, load_report,
+                     per_build, process, profile_json, read_stdout_until, run_profiler, test)
 
 WALL_BUILDS = ("debian", "pyenv38", "pyenv312", "pyenv313", "sid314", "sid315")
 
@@ -230,3 +230,86 @@ def wall_refusals():
     for extra, words in cases:
         expect_error(["-p", os.getpid(), "-d", 1, "-o", out, *extra], words, out=out, rc=2)
     return f"{len(cases)} refusals"
+
+
+def wall_run_until(pid, args, act):
+    """pybpfprof --mode wall on pid until act(profiler) returns, then
+    Ctrl-C: (report, monotonic ns when the SIGINT was sent, ns when the
+    profiler was started, ns when it had exited, act's result)."""
+    import json
+    import signal
+    import tempfile
+    import time
+    from harness import RUN_SLACK, Profiler
+    out = tempfile.mkdtemp(prefix="pybpfprof-wall-") + "/w.json"
+    t_start = time.monotonic_ns()
+    prof = Profiler(["-p", pid, "--mode", "wall", "-F", 99, "-o", out, *args])
+    try:
+        prof.wait_attached()
+        got = act(prof)
+        t_stop = time.monotonic_ns()
+        prof.p.send_signal(signal.SIGINT)
+        prof.wait(RUN_SLACK)
+    finally:
+        prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+    with open(out) as f:
+        rep = json.load(f)
+    return rep, t_stop, t_start, int(prof.t_end * 1e9), got
+
+
+def wall_truth(p, word):
+    """The workload's line "WORD JSON-or-number", read from its stdout."""
+    import json
+    buf = read_stdout_until(p, lambda b: f"{word} ".encode() in b and b.endswith(b"\n"), word)
+    line = [ln for ln in buf.decode().splitlines() if ln.startswith(f"{word} ")][0]
+    return json.loads(line.split(" ", 1)[1])
+
+
+@per_build(builds=("debian", "pyenv38", "pyenv312", "sid315"))
+def wall_open_repeat(build):
+    """A thread asleep at the end of the run where it slept before (the
+    kernel sent no stack for that block), and idle pool workers in their
+    queue's get(), are charged up to the end: the sleeper's sleep time is
+    its two finished sleeps plus the open one from its start (its own
+    clock) to the Ctrl-C, each worker's off-CPU time at least the time from
+    its last task to the Ctrl-C, and nothing is counted as lost."""
+    import os
+    import signal
+    import time
+    py = interpreter(build)
+
+    def act(prof):
+        os.kill(p.pid, signal.SIGUSR1)
+        truth = wall_truth(p, "truth")
+        time.sleep(1.5)
+        return truth
+
+    with Workloads() as wl:
+        p = wl.start(py, "wall_repeat.py")
+        rep, t_stop, t_start, t_exit, truth = wall_run_until(p.pid, (), act)
+    proc = process(rep, p.pid)
+    sl = thread(proc, truth["sleeper"])
+    done = truth["sleeps"]
+    long_start = truth["long_start"]
+    # a 0.1 s nanosleep is off the CPU at least 0.1 s but the few us before it
+    # leaves; the long one from (just after) its start to the end
+    low = len(done) * 99_000_000 + (t_stop - long_start) - 10_000_000
+    high = sum(e - s for s, e in done) + (t_exit - long_start)
+    got = sl["off_cpu_ns"]["sleep"]
+    check(low <= got <= high,
+          f"sleeper: {got / 1e9:.3f} s asleep, expected {low / 1e9:.3f}-{high / 1e9:.3f} s "
+          f"(finished sleeps {[round((e - s) / 1e9, 3) for s, e in done]}, then "
+          f"{(t_stop - long_start) / 1e9:.3f} s to the Ctrl-C)")
+    out = [f"sleeper {got / 1e9:.3f} s of {low / 1e9:.3f}-{high / 1e9:.3f}"]
+    for tid, end in truth["workers"].items():
+        w = thread(proc, int(tid))
+        off = sum(w["off_cpu_ns"].values())
+        # after its last task a worker runs a few lines of the pool's code
+        check(t_stop - end - 20_000_000 <= off <= t_exit - t_start,
+              f"worker {tid}: {off / 1e9:.3f} s off the CPU, idle "
+              f"{(t_stop - end) / 1e9:.3f} s before the Ctrl-C: {w['off_cpu_ns']}")
+        out.append(f"worker {off / 1e9:.2f}/{(t_stop - end) / 1e9:.2f} s")
+    wall = rep["model"]["wall"]
+    check(wall["unmatched"] == 0 and wall["dropped"] == 0, f"intervals lost: {wall}")
+    return ", ".join(out)
