@@ -111,6 +111,43 @@ static uint64_t gil_key(const struct collector *c, const struct collector_target
 	return (uint64_t)ts->t.pid | (uint64_t)(ts - c->targets) << 32;
 }
 
+/* Tasks kept for a process in its own pid namespace, to find a thread's host id. */
+#define WALL_NS_TASKS 4096
+
+/*
+ * The host's id of the thread a process in its own pid namespace calls
+ * nstid, from the table of its tasks; 0 when none has it (it exited).
+ */
+static pid_t host_tid(const struct proc_nstid *ids, size_t n, pid_t nstid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i].nstid == nstid)
+			return ids[i].tid;
+	return 0;
+}
+
+/* Opens the intervals of the target's threads that are blocked now (n of them read in pts). */
+static void prime_target(struct session *s, struct collector *c, struct collector_target *ts,
+			 const struct py_dump_thread *pts, int n, uint64_t gil, uint64_t now)
+{
+	bool other_ns = ts->t.nspid != ts->t.pid;
+	struct proc_nstid *ids = NULL;
+	size_t nids = 0;
+	int i;
+
+	/* tids as the process numbers them are the host's only in the host's pid namespace */
+	if (other_ns) {
+		ids = malloc(WALL_NS_TASKS * sizeof(*ids));
+		nids = ids ? proc_task_nsids(ts->t.pid, ids, WALL_NS_TASKS) : 0;
+	}
+	for (i = 0; i < n; i++)
+		prime_thread(s, c, ts, &pts[i],
+			     other_ns ? host_tid(ids, nids, pts[i].tid) : pts[i].tid, gil, now);
+	free(ids);
+}
+
 /* The target's GIL into gil_addrs; with prime, its blocked threads' intervals opened. */
 static void add_target(struct wall *w, struct session *s, struct collector *c,
 		       struct collector_target *ts, bool prime)
@@ -120,7 +157,7 @@ static void add_target(struct wall *w, struct session *s, struct collector *c,
 	struct py_reader r;
 	uint32_t pid = ts->t.pid;
 	uint64_t now = mono_ns();
-	int n, i;
+	int n;
 
 	if (ts->t.layout.free_threaded ||
 	    py_reader__init(&r, ts->t.pid, &ts->t.layout, ts->t.version)) {
@@ -139,10 +176,8 @@ static void add_target(struct wall *w, struct session *s, struct collector *c,
 	} else {
 		w->gil_unknown++;
 	}
-	/* tids as the process numbers them are the host's only in the host's pid namespace */
-	for (i = 0; prime && i < n && ts->t.nspid == ts->t.pid; i++)
-		if (pts[i].tid > 0)
-			prime_thread(s, c, ts, &pts[i], pts[i].tid, st.gil, now);
+	if (prime)
+		prime_target(s, c, ts, pts, n, st.gil, now);
 	free(pts);
 }
 

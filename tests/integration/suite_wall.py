@@ -313,3 +313,52 @@ def wall_open_repeat(build):
     wall = rep["model"]["wall"]
     check(wall["unmatched"] == 0 and wall["dropped"] == 0, f"intervals lost: {wall}")
     return ", ".join(out)
+
+
+@test
+def wall_pid_namespace():
+    """A thread blocked in os.read() at attach, in a process of its own pid
+    namespace (unshare --pid), is charged from the run's start: its time
+    off the CPU until it woke (its own clock) is there, not only what
+    follows."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+    from suite_cpu import child_pid
+    chrooted = [b for b in ("trixie313", "sid315", "bullseye39") if available(b)]
+    py = interpreter(chrooted[0]) if chrooted else interpreter("debian")
+    with Workloads() as wl:
+        outer = wl.start(py, "wall_nsblocked.py", wait_ready=False,
+                         prefix=("unshare", "--pid", "--fork"))
+        buf = read_stdout_until(outer, lambda b: b"ready\n" in b, "ready")
+        nstid = int(buf.decode().split("tid ", 1)[1].split()[0])
+        inner = child_pid(outer.pid)
+        try:
+            host = [int(t.name) for t in Path(f"/proc/{inner}/task").iterdir()
+                    if f"NSpid:\t{t.name}\t{nstid}\n" in (t / "status").read_text()]
+            check(len(host) == 1, f"no task of pid {inner} is {nstid} in its namespace")
+
+            def act(prof):
+                t_att = time.monotonic_ns()
+                time.sleep(1.5)
+                os.kill(inner, signal.SIGUSR1)
+                woke = wall_truth(outer, "woke")
+                time.sleep(0.3)
+                return t_att, woke
+
+            rep, t_stop, t_start, t_exit, (t_att, woke) = wall_run_until(inner, (), act)
+        finally:
+            # killing unshare leaves its child running: kill the namespace's init
+            os.kill(inner, signal.SIGKILL)
+    proc = process(rep, inner)
+    check(proc["nspid"] == 1, f"nspid {proc['nspid']}")
+    ns = thread(proc, host[0])["off_cpu_ns"]
+    before = sum(v for k, v in ns.items() if k != "sleep")
+    # blocked from the attach (before the -v line was read) to its wakeup;
+    # the few ms it ran since cannot be off the CPU
+    check(woke - t_att - 20_000_000 <= before and ns["I/O"] <= woke - t_start,
+          f"reader (tid {nstid} inside, {host[0]} on the host): {ns}; blocked "
+          f"{(woke - t_att) / 1e9:.3f}-{(woke - t_start) / 1e9:.3f} s before it woke")
+    return (f"{py}{' chrooted' if py.root else ''}: {ns['I/O'] / 1e9:.3f} s in os.read() of "
+            f"{(woke - t_att) / 1e9:.3f}-{(woke - t_start) / 1e9:.3f} s")
