@@ -331,6 +331,9 @@ struct profile {
 	 */
 	bool native_mode;
 	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing;
+	/* --merge: the processes summed into the one section (whose pid is 0), in order */
+	int *merged_pids;
+	size_t nmerged;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -355,9 +358,13 @@ int profile_target__usdt_trace(struct profile_target *pp, enum profile_usdt_trac
 			       const char *note);
 /*
  * --merge: replaces every process section by one holding all their stacks
- * and threads (pid 0, the pids listed in its command line). 0 or -ENOMEM.
+ * and threads (pid 0, the pids listed in its command line and in
+ * merged_pids; its Python and executable those of every process, once
+ * each). 0 or -ENOMEM.
  */
 int profile__merge(struct profile *p);
+/* Sets merged_pids to the n pids (a saved profile read back). 0 or -ENOMEM. */
+int profile__set_merged(struct profile *p, const int *pids, size_t n);
 struct profile_target *profile__find_target(struct profile *p, int pid);
 struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_t tid);
 

@@ -32,18 +32,86 @@ static void merged_name(const struct profile *p, char *buf, size_t len)
 	}
 }
 
+static const char *python_of(const struct profile_target *pp)
+{
+	return pp->python;
+}
+
+static const char *exe_of(const struct profile_target *pp)
+{
+	return pp->exe;
+}
+
+/*
+ * Each distinct value of a string field of the processes (their Python
+ * versions, executables), once, joined by ", " and cut short with "..." past
+ * len: a merged section names them all, not only the first's.
+ */
+static void joined(const struct profile *p, const char *(*field)(const struct profile_target *),
+		   char *buf, size_t len)
+{
+	size_t i, j, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->ntargets; i++) {
+		const char *v = field(&p->targets[i]);
+		int n;
+
+		for (j = 0; j < i && strcmp(v, field(&p->targets[j])); j++)
+			;
+		if (j < i)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", v);
+		if (n < 0 || used + n >= len - 5) {
+			snprintf(buf + used, len - used, "%s...", used ? ", " : "");
+			return;
+		}
+		used += n;
+	}
+}
+
+int profile__set_merged(struct profile *p, const int *pids, size_t n)
+{
+	int *copy = malloc((n ? n : 1) * sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, pids, n * sizeof(*copy));
+	free(p->merged_pids);
+	p->merged_pids = copy;
+	p->nmerged = n;
+	return 0;
+}
+
+/* The merged section, empty, named by the processes it will hold; NULL when out of memory. */
+static struct profile_target *merged_section(struct profile *p)
+{
+	char name[512], python[256], exe[1024];
+	size_t i, n = p->ntargets;
+	int *pids = malloc(n * sizeof(*pids)), err;
+
+	for (i = 0; pids && i < n; i++)
+		pids[i] = p->targets[i].pid;
+	err = pids ? profile__set_merged(p, pids, n) : -ENOMEM;
+	free(pids);
+	if (err)
+		return NULL;
+	merged_name(p, name, sizeof(name));
+	joined(p, python_of, python, sizeof(python));
+	joined(p, exe_of, exe, sizeof(exe));
+	return profile__add_target(p, 0, exe, name, "merged", python);
+}
+
 int profile__merge(struct profile *p)
 {
 	struct profile_target *m, *first;
 	size_t i, j, n = p->ntargets;
 	bool all_exited = true;
-	char name[512];
 
 	if (!n)
 		return 0;
-	merged_name(p, name, sizeof(name));
-	first = &p->targets[0];
-	m = profile__add_target(p, 0, first->exe, name, "merged", first->python);
+	m = merged_section(p);
 	if (!m)
 		return -ENOMEM;
 	first = &p->targets[0]; /* add_proc may have moved the array */

@@ -115,6 +115,8 @@ static void write_header(FILE *f, const struct profile *p)
 			p->idle ? "true" : "false", (unsigned long long)p->offcpu_unmatched,
 			(unsigned long long)p->offcpu_idle_hidden,
 			(unsigned long long)p->offcpu_dropped);
+	if (p->nmerged)
+		report_json_pids(f, ",\n  \"merged\": ", p);
 }
 
 static void write_tables(FILE *f, const struct profile *p)

@@ -362,3 +362,39 @@ def wall_pid_namespace():
           f"{(woke - t_att) / 1e9:.3f}-{(woke - t_start) / 1e9:.3f} s before it woke")
     return (f"{py}{' chrooted' if py.root else ''}: {ns['I/O'] / 1e9:.3f} s in os.read() of "
             f"{(woke - t_att) / 1e9:.3f}-{(woke - t_start) / 1e9:.3f} s")
+
+
+@test
+def wall_headers():
+    """A --mode wall section counts on-CPU and off-CPU samples together: the
+    text, call tree and call graph say so ("s of thread time: A s on the
+    CPU, B s off it", A and B the JSON's on_cpu and off_cpu samples of its
+    threads over the rate), never "s of CPU"."""
+    import json
+    import re
+    import tempfile
+    from pathlib import Path
+    freq = 99
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "wall_half.py")
+        tmp = Path(tmp)
+        names = ("p.txt", "p.tree", "p.dot", "p.json")
+        args = ["-p", p.pid, "-d", 2, "-F", freq, "--mode", "wall"]
+        for name in names:
+            args += ["-o", tmp / name]
+        r = run_profiler(args, timeout=2 + 20)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        files = {n: (tmp / n).read_text() for n in names}
+    proc = process(json.loads(files["p.json"]), p.pid)
+    on = sum(t["on_cpu"] for t in proc["threads"])
+    off = sum(t["off_cpu"] for t in proc["threads"])
+    check(on + off == proc["samples"], f"on {on} + off {off} != {proc['samples']} samples")
+    want = (f"{proc['samples']} samples ({proc['samples'] / freq:.2f} s of thread time: "
+            f"{on / freq:.2f} s on the CPU, {off / freq:.2f} s off it)")
+    for name in ("p.txt", "p.tree", "p.dot"):
+        body = files[name]
+        check(want in body, f"{name}: no {want!r} in "
+              f"{re.findall(r'[0-9]+ samples [(][^)]*[)]', body)}")
+        check("s of CPU" not in body, f"{name} says 's of CPU'")
+    return want
+
