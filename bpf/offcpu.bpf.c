@@ -192,7 +192,6 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __u32 tid)
 {
 	struct py_target *proc;
-	struct py_gil_info *gi;
 	struct pt_regs *regs;
 	__u64 arg0;
 	__u32 cls;
@@ -218,8 +217,7 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 		nr = (long)regs->orig_ax;
 		arg0 = regs->di;
 		/* the GIL's address matters to futex waits only */
-		gi = nr == PY_NR_futex ? bpf_map_lookup_elem(&gil_addrs, &pid) : NULL;
-		cls = py_offcpu_classify(nr, arg0, gi ? gi->gil : 0);
+		cls = py_offcpu_classify(nr, arg0, nr == PY_NR_futex ? gil_addr(proc, pid) : 0);
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
 		return proc;

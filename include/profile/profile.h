@@ -51,8 +51,11 @@ struct profile_stack {
 	uint32_t nframes;
 	uint32_t *frames; /* frame ids, innermost first */
 	uint64_t count;
-	/* --gil: of count, CPU samples taken holding the GIL, and running without it */
-	uint64_t gil_held, gil_released;
+	/*
+	 * --gil: of count, CPU samples taken holding the GIL, running without
+	 * it, and whose process's GIL was not known yet (or not found)
+	 */
+	uint64_t gil_held, gil_released, gil_unknown;
 	uint64_t where[PROFILE_WHERE_N]; /* of count, samples known to run there */
 };
 
@@ -77,8 +80,8 @@ struct profile_thread {
 	uint32_t tid;
 	char name[16];
 	uint64_t samples; /* its stacks' counts: --mode wall's off-CPU samples too */
-	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES]; /* --mode wall: exact, by class */
-	uint64_t gil_held, gil_released;	     /* --gil: CPU samples */
+	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES];  /* --mode wall: exact, by class */
+	uint64_t gil_held, gil_released, gil_unknown; /* --gil: CPU samples */
 };
 
 /* --mode wall: a thread off the CPU now, with the stack it left with. */
@@ -476,8 +479,14 @@ int profile__offcpu_class(const struct profile *p, const struct profile_stack *s
 const char *profile_offcpu_class_name(unsigned cls);
 /* The samples equivalent to ns at the profile's frequency, with *rem_ns carried over. */
 uint64_t profile_ns_to_samples(unsigned hz, uint64_t ns, uint64_t *rem_ns);
+/* --gil: what a CPU sample says of its thread and the GIL. */
+enum profile_gil {
+	PROFILE_GIL_HELD,
+	PROFILE_GIL_RELEASED,
+	PROFILE_GIL_UNKNOWN, /* its process's GIL was not known (not made yet, or not found) */
+};
 /* --gil: adds one CPU sample's GIL state to the stack last added and its thread. */
-void profile_target__add_gil(struct profile_target *pp, uint32_t tid, bool held);
+void profile_target__add_gil(struct profile_target *pp, uint32_t tid, enum profile_gil state);
 
 /* Summaries used by the writers. */
 /*

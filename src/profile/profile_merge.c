@@ -103,6 +103,39 @@ static struct profile_target *merged_section(struct profile *p)
 	return profile__add_target(p, 0, exe, name, "merged", python);
 }
 
+/* A stack into the merged section, with its --gil counts. 0 or -ENOMEM. */
+static int merge_stack(struct profile_target *m, const struct profile_stack *s)
+{
+	struct profile_stack *to;
+
+	if (profile_target__add_stack_where(m, s->tid, s->frames, s->nframes, s->count, s->where))
+		return -ENOMEM;
+	to = &m->stacks[m->last_stack];
+	to->gil_held += s->gil_held;
+	to->gil_released += s->gil_released;
+	to->gil_unknown += s->gil_unknown;
+	return 0;
+}
+
+/* A thread into the merged section, with its --mode wall and --gil figures. */
+static int merge_thread(struct profile_target *m, const struct profile_thread *from)
+{
+	struct profile_thread *th = profile_target__thread(m, from->tid);
+	int c;
+
+	if (!th)
+		return -ENOMEM;
+	if (!th->name[0])
+		memcpy(th->name, from->name, sizeof(th->name));
+	th->samples += from->samples;
+	for (c = 0; c < PROFILE_OFFCPU_NCLASSES; c++)
+		th->offcpu_ns[c] += from->offcpu_ns[c];
+	th->gil_held += from->gil_held;
+	th->gil_released += from->gil_released;
+	th->gil_unknown += from->gil_unknown;
+	return 0;
+}
+
 int profile__merge(struct profile *p)
 {
 	struct profile_target *m, *first;
@@ -134,21 +167,11 @@ int profile__merge(struct profile *p)
 		const struct profile_target *pp = &p->targets[i];
 
 		for (j = 0; j < pp->nstacks; j++)
-			if (profile_target__add_stack_where(m, pp->stacks[j].tid,
-							    pp->stacks[j].frames,
-							    pp->stacks[j].nframes,
-							    pp->stacks[j].count,
-							    pp->stacks[j].where))
+			if (merge_stack(m, &pp->stacks[j]))
 				return -ENOMEM;
-		for (j = 0; j < pp->nthreads; j++) {
-			struct profile_thread *th = profile_target__thread(m, pp->threads[j].tid);
-
-			if (!th)
+		for (j = 0; j < pp->nthreads; j++)
+			if (merge_thread(m, &pp->threads[j]))
 				return -ENOMEM;
-			if (!th->name[0])
-				memcpy(th->name, pp->threads[j].name, sizeof(th->name));
-			th->samples += pp->threads[j].samples;
-		}
 		/* --calls: the same function's edges add up across processes */
 		for (j = 0; j < pp->ncalls; j++)
 			if (profile_target__add_call(m, pp->calls[j].func, pp->calls[j].caller,

@@ -214,13 +214,21 @@ int profile__offcpu_class(const struct profile *p, const struct profile_stack *s
 	return PROFILE_OFFCPU_OTHER;
 }
 
-void profile_target__add_gil(struct profile_target *pp, uint32_t tid, bool held)
+static uint64_t *gil_count(uint64_t *held, uint64_t *released, uint64_t *unknown,
+			   enum profile_gil state)
+{
+	return state == PROFILE_GIL_HELD     ? held :
+	       state == PROFILE_GIL_RELEASED ? released :
+					       unknown;
+}
+
+void profile_target__add_gil(struct profile_target *pp, uint32_t tid, enum profile_gil state)
 {
 	struct profile_thread *th = profile_target__thread(pp, tid);
 	struct profile_stack *s = pp->last_stack < pp->nstacks ? &pp->stacks[pp->last_stack] : NULL;
 
 	if (s)
-		*(held ? &s->gil_held : &s->gil_released) += 1;
+		*gil_count(&s->gil_held, &s->gil_released, &s->gil_unknown, state) += 1;
 	if (th)
-		*(held ? &th->gil_held : &th->gil_released) += 1;
+		*gil_count(&th->gil_held, &th->gil_released, &th->gil_unknown, state) += 1;
 }

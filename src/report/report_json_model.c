@@ -292,7 +292,8 @@ static void write_mem(FILE *f, const struct profile_target *pp)
 
 /*
  * --mode wall, --gil: per thread [tid, off-CPU ns by class..., GIL held,
- * released], and [stack index, GIL held, released] for the stacks that have any.
+ * released, unknown], and [stack index, GIL held, released, unknown] for the
+ * stacks that have any.
  */
 static void write_wall(FILE *f, const struct profile_target *pp)
 {
@@ -304,15 +305,19 @@ static void write_wall(FILE *f, const struct profile_target *pp)
 
 		fprintf(f, "%s[%u, ", i ? ", " : "", th->tid);
 		u64s(f, th->offcpu_ns, PROFILE_OFFCPU_NCLASSES);
-		fprintf(f, ", %llu, %llu]", (unsigned long long)th->gil_held,
-			(unsigned long long)th->gil_released);
+		fprintf(f, ", %llu, %llu, %llu]", (unsigned long long)th->gil_held,
+			(unsigned long long)th->gil_released, (unsigned long long)th->gil_unknown);
 	}
 	fputs("], \"stack_gil\": [", f);
-	for (i = 0; i < pp->nstacks; i++)
-		if (pp->stacks[i].gil_held || pp->stacks[i].gil_released)
-			fprintf(f, "%s[%zu, %llu, %llu]", n++ ? ", " : "", i,
-				(unsigned long long)pp->stacks[i].gil_held,
-				(unsigned long long)pp->stacks[i].gil_released);
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+
+		if (s->gil_held || s->gil_released || s->gil_unknown)
+			fprintf(f, "%s[%zu, %llu, %llu, %llu]", n++ ? ", " : "", i,
+				(unsigned long long)s->gil_held,
+				(unsigned long long)s->gil_released,
+				(unsigned long long)s->gil_unknown);
+	}
 	fputs("]}", f);
 }
 

@@ -30,6 +30,7 @@ void wall__prepare(struct session *s, enum wall_mode mode)
 
 	bpf_program__set_autoload(skel->progs.on_sched_switch, mode != WALL_OFF);
 	skel->rodata->offcpu_gil_only = mode == WALL_GIL_ONLY;
+	skel->rodata->gil_follow = mode != WALL_OFF;
 }
 
 /* The task's state letter and, when blocked in a system call, its number and first argument. */

@@ -398,3 +398,35 @@ def wall_headers():
         check("s of CPU" not in body, f"{name} says 's of CPU'")
     return want
 
+
+@per_build(builds=("debian", "pyenv38", "pyenv312", "trixie313", "sid315"))
+def wall_gil_launch(build):
+    """--gil on a launched command: every CPU sample of every thread, from
+    the interpreter's first bytecode on, says whether its thread held the
+    GIL (held + released + unknown = its CPU samples, exactly), and none is
+    left unknown: the sampler finds the GIL itself as soon as the
+    interpreter has made it, before its first Python frame."""
+    import json
+    import tempfile
+    from harness import TARGETS
+    py = interpreter(build)
+    out = tempfile.mkdtemp(prefix="pybpfprof-wall-") + "/g.json"
+    r = run_profiler(["--gil", "-F", 199, "-o", out, "--", *py.argv(TARGETS / "wall_gil_burst.py")],
+                     timeout=60)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    with open(out) as f:
+        rep = json.load(f)
+    procs = [p for p in rep["processes"] if p["samples"]]
+    check(len(procs) == 1, f"{len(procs)} sections with samples: {[p['pid'] for p in procs]}")
+    proc = procs[0]
+    out = []
+    for t in proc["threads"]:
+        g = t["gil"]
+        check("unknown" in g and g["held"] + g["released"] + g["unknown"] == t["on_cpu"],
+              f"thread {t['tid']}: {t['on_cpu']} CPU samples, GIL {g}")
+        check(g["unknown"] == 0, f"thread {t['tid']}: {g['unknown']} of {t['on_cpu']} CPU "
+              f"samples with no GIL state (the GIL not found yet)")
+        out.append(f"{g['held']}+{g['released']}/{t['on_cpu']}")
+    check(sum(t["on_cpu"] for t in proc["threads"]) >= 50,
+          f"only {proc['samples']} samples of 1 s of CPU at 199 Hz")
+    return f"Python {proc['python']}: held+released/CPU samples per thread: {', '.join(out)}"

@@ -47,6 +47,10 @@ static void test_merge_two(void **state)
 	b->samples = 60;
 	b->truncated = 2;
 	profile_target__thread(b, 20)->samples = 60;
+	/* --gil and --mode wall figures of a thread and a stack come along */
+	profile_target__thread(b, 20)->gil_unknown = 3;
+	profile_target__thread(b, 20)->offcpu_ns[PROFILE_OFFCPU_IO] = 7;
+	b->stacks[0].gil_held = 50;
 
 	assert_int_equal(profile__merge(&p), 0);
 	assert_int_equal(p.ntargets, 1);
@@ -66,6 +70,9 @@ static void test_merge_two(void **state)
 	assert_int_equal(a->nthreads, 2);
 	assert_string_equal(a->threads[0].name, "python3");
 	assert_int_equal(a->threads[1].samples, 60);
+	assert_int_equal(a->threads[1].gil_unknown, 3);
+	assert_int_equal(a->threads[1].offcpu_ns[PROFILE_OFFCPU_IO], 7);
+	assert_int_equal(a->stacks[a->nstacks - 1].gil_held, 50);
 
 	assert_int_equal(profile_target__func_stats(&p, a, &st, &n), 0);
 	assert_int_equal(n, 2);
