@@ -292,8 +292,9 @@ static void write_mem(FILE *f, const struct profile_target *pp)
 
 /*
  * --mode wall, --gil: per thread [tid, off-CPU ns by class..., GIL held,
- * released, unknown], and [stack index, GIL held, released, unknown] for the
- * stacks that have any.
+ * released], and [stack index, GIL held, released] for the stacks that have
+ * any; the samples whose GIL was not known in keys of their own (older
+ * readers skip them), [tid, unknown] and [stack index, unknown].
  */
 static void write_wall(FILE *f, const struct profile_target *pp)
 {
@@ -305,20 +306,26 @@ static void write_wall(FILE *f, const struct profile_target *pp)
 
 		fprintf(f, "%s[%u, ", i ? ", " : "", th->tid);
 		u64s(f, th->offcpu_ns, PROFILE_OFFCPU_NCLASSES);
-		fprintf(f, ", %llu, %llu, %llu]", (unsigned long long)th->gil_held,
-			(unsigned long long)th->gil_released, (unsigned long long)th->gil_unknown);
+		fprintf(f, ", %llu, %llu]", (unsigned long long)th->gil_held,
+			(unsigned long long)th->gil_released);
 	}
 	fputs("], \"stack_gil\": [", f);
-	for (i = 0; i < pp->nstacks; i++) {
-		const struct profile_stack *s = &pp->stacks[i];
-
-		if (s->gil_held || s->gil_released || s->gil_unknown)
-			fprintf(f, "%s[%zu, %llu, %llu, %llu]", n++ ? ", " : "", i,
-				(unsigned long long)s->gil_held,
-				(unsigned long long)s->gil_released,
-				(unsigned long long)s->gil_unknown);
-	}
-	fputs("]}", f);
+	for (i = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].gil_held || pp->stacks[i].gil_released)
+			fprintf(f, "%s[%zu, %llu, %llu]", n++ ? ", " : "", i,
+				(unsigned long long)pp->stacks[i].gil_held,
+				(unsigned long long)pp->stacks[i].gil_released);
+	fputs("], \"gil_unknown\": {\"threads\": [", f);
+	for (i = 0, n = 0; i < pp->nthreads; i++)
+		if (pp->threads[i].gil_unknown)
+			fprintf(f, "%s[%u, %llu]", n++ ? ", " : "", pp->threads[i].tid,
+				(unsigned long long)pp->threads[i].gil_unknown);
+	fputs("], \"stacks\": [", f);
+	for (i = 0, n = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].gil_unknown)
+			fprintf(f, "%s[%zu, %llu]", n++ ? ", " : "", i,
+				(unsigned long long)pp->stacks[i].gil_unknown);
+	fputs("]}}", f);
 }
 
 static void write_target(FILE *f, const struct profile *p, const struct profile_target *pp,

@@ -29,20 +29,15 @@ int ld_wall_header(struct ld *l, json_t *m)
 	return 0;
 }
 
-/*
- * [tid, [ns by class], held, released, unknown]: a thread the process lists
- * (unknown came later: older files have 4 entries).
- */
+/* [tid, [ns by class], held, released]: a thread the process lists. */
 static int ld_wall_thread(struct ld *l, json_t *e, const char *w, struct profile_target *pp)
 {
 	struct profile_thread *th = NULL;
-	uint64_t tid, held, released, unknown = 0;
+	uint64_t tid, held, released;
 	size_t len, i;
 
-	if (ld_array(l, e, w, 0, 5, &len) || ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid))
+	if (ld_array(l, e, w, 4, 4, &len) || ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid))
 		return -EINVAL;
-	if (len < 4)
-		return ld_fail(l, w, "%zu entries instead of 4 or 5", len);
 	for (i = 0; i < pp->nthreads && !th; i++)
 		if (pp->threads[i].tid == tid)
 			th = &pp->threads[i];
@@ -51,12 +46,54 @@ static int ld_wall_thread(struct ld *l, json_t *e, const char *w, struct profile
 			       (unsigned long long)tid);
 	if (ld_u64s(l, json_array_get(e, 1), w, th->offcpu_ns, PROFILE_OFFCPU_NCLASSES) ||
 	    ld_u64(l, json_array_get(e, 2), w, UINT64_MAX, &held) ||
-	    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &released) ||
-	    (len == 5 && ld_u64(l, json_array_get(e, 4), w, UINT64_MAX, &unknown)))
+	    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &released))
 		return -EINVAL;
 	th->gil_held = held;
 	th->gil_released = released;
-	th->gil_unknown = unknown;
+	return 0;
+}
+
+/*
+ * "gil_unknown": {"threads": [[tid, n]...], "stacks": [[stack, n]...]}: the
+ * samples whose GIL was not known, apart so that older readers skip them
+ * (files written before it have none).
+ */
+static int ld_gil_unknown(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+{
+	json_t *u = json_object_get(v, "gil_unknown"), *ths, *sts, *e;
+	char w[LD_WHERE];
+	uint64_t x[2];
+	size_t n, i, t;
+
+	if (!u)
+		return 0;
+	ld_at(w, sizeof(w), "%s.wall.gil_unknown", where);
+	ths = ld_get(l, u, w, "threads");
+	sts = ld_get(l, u, w, "stacks");
+	if (ld_array(l, ths, w, 0, pp->nthreads, &n) || ld_array(l, sts, w, 0, pp->nstacks, &n))
+		return -EINVAL;
+	json_array_foreach(ths, i, e)
+	{
+		ld_at(w, sizeof(w), "%s.wall.gil_unknown.threads[%zu]", where, i);
+		if (ld_u64s(l, e, w, x, 2))
+			return -EINVAL;
+		for (t = 0; t < pp->nthreads && pp->threads[t].tid != x[0]; t++)
+			;
+		if (t == pp->nthreads)
+			return ld_fail(l, w, "thread %llu is not in the process's threads",
+				       (unsigned long long)x[0]);
+		pp->threads[t].gil_unknown = x[1];
+	}
+	json_array_foreach(sts, i, e)
+	{
+		ld_at(w, sizeof(w), "%s.wall.gil_unknown.stacks[%zu]", where, i);
+		if (ld_u64s(l, e, w, x, 2))
+			return -EINVAL;
+		if (x[0] >= pp->nstacks)
+			return ld_fail(l, w, "stack %llu: the process has %zu stacks",
+				       (unsigned long long)x[0], pp->nstacks);
+		pp->stacks[x[0]].gil_unknown = x[1];
+	}
 	return 0;
 }
 
@@ -65,7 +102,7 @@ int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *
 	json_t *v, *ths, *sg, *e;
 	char w[LD_WHERE];
 	size_t n, i;
-	uint64_t x[4];
+	uint64_t x[3];
 
 	ld_at(w, sizeof(w), "%s.wall", where);
 	v = ld_get(l, jt, where, "wall");
@@ -87,16 +124,13 @@ int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *
 	json_array_foreach(sg, i, e)
 	{
 		ld_at(w, sizeof(w), "%s.wall.stack_gil[%zu]", where, i);
-		/* [stack, held, released, unknown]; older files have no unknown */
-		x[3] = 0;
-		if (ld_u64s(l, e, w, x, json_array_size(e) == 3 ? 3 : 4))
+		if (ld_u64s(l, e, w, x, 3))
 			return -EINVAL;
 		if (x[0] >= pp->nstacks)
 			return ld_fail(l, w, "stack %llu: the process has %zu stacks",
 				       (unsigned long long)x[0], pp->nstacks);
 		pp->stacks[x[0]].gil_held = x[1];
 		pp->stacks[x[0]].gil_released = x[2];
-		pp->stacks[x[0]].gil_unknown = x[3];
 	}
-	return 0;
+	return ld_gil_unknown(l, v, where, pp);
 }
