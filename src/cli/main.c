@@ -281,6 +281,8 @@ static void unhold_launched(struct run *r)
  */
 static void run__stop(struct run *r, long long start)
 {
+	/* the moment retained memory is measured at (--mem): the end of the run asked for */
+	r->prof.end_ns = mono_ns();
 	if (stop_requested && r->launch.pid)
 		stop_launched(r->s, &r->launch);
 	session__detach(r->s);
@@ -627,6 +629,7 @@ static int run__prepare(struct run *r)
 	prof->mem = cfg->mem != PYPROF_MEM_OFF;
 	prof->mem_period = cfg->mem_period;
 	prof->mem_alloc = cfg->mem == PYPROF_MEM_ALLOC;
+	prof->mem_ages = prof->mem;
 	prof->alloc_period = cfg->alloc_period;
 	prof->page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&r->c, prof, (size_t)cfg->max_cache_mb << 20);
