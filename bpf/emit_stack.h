@@ -125,6 +125,10 @@ static __always_inline int send_sample(struct scratch *s, __u8 kind, __u32 nfram
 	if (!bpf_map_lookup_elem(&seen_code, &seen_key)) {
 		bpf_map_update_elem(&seen_code, &seen_key, &one, BPF_ANY);
 		wake = BPF_RB_FORCE_WAKEUP;
+	} else if (s->module_key && !bpf_map_lookup_elem(&seen_code, &s->module_key)) {
+		/* a module being imported: its body's code object dies with the import */
+		bpf_map_update_elem(&seen_code, &s->module_key, &one, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP;
 	} else {
 		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > RINGBUF_SIZE / 8 ?
 			       BPF_RB_FORCE_WAKEUP :
