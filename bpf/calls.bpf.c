@@ -115,6 +115,7 @@ static __always_inline int code_of_frame(const struct py_offsets *off, struct sc
 					 bool *fresh_code)
 {
 	__u32 size = off->frame_read_size, fp2;
+	bool module;
 	struct code_memo_key mk = {};
 	struct code_memo *m, fresh = {};
 	__u8 owner = 0xff;
@@ -148,8 +149,8 @@ static __always_inline int code_of_frame(const struct py_offsets *off, struct sc
 		 * fails once (a page briefly not present) would otherwise give this
 		 * code object a fingerprint userspace can never match.
 		 */
-		if (code_fingerprint(off, s, code, &fresh.fingerprint) ||
-		    code_fingerprint(off, s, code, &fp2) || fp2 != fresh.fingerprint)
+		if (code_fingerprint(off, s, code, &fresh.fingerprint, &module) ||
+		    code_fingerprint(off, s, code, &fp2, &module) || fp2 != fresh.fingerprint)
 			return -1;
 		if (off->frame_owner != PYPROF_NO_OFFSET &&
 		    bpf_probe_read_user(&fresh.flags, sizeof(fresh.flags),

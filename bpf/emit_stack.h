@@ -51,19 +51,57 @@ static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid
 	return fresh.tstate;
 }
 
-/*
- * --gil: whether the thread holds the GIL (locked, and last_holder is its
- * thread state) or runs without it; 0 where the process's GIL is unknown.
- * struct _gil_runtime_state starts with interval, last_holder, locked on
- * every GIL build 3.8-3.15.
- */
-static __always_inline __u8 gil_state(__u32 pid, __u64 tstate)
-{
-	struct py_gil_info *gi = bpf_map_lookup_elem(&gil_addrs, &pid);
-	__u64 head[3];
+extern const volatile __u8 gil_follow;
 
-	if (!gi || !gi->gil || stackwalk_read(head, sizeof(head), gi->gil))
+/* A GIL's head: interval (us, 1..1000 s), last_holder, locked (0 or 1). */
+static __always_inline bool gil_plausible(const __u64 *head)
+{
+	return head[0] >= 1 && head[0] <= 1000000000 && (__u32)head[2] <= 1;
+}
+
+/*
+ * The process's GIL (struct _gil_runtime_state), 0 while unknown: from
+ * gil_addrs (userspace puts it there when it reads the process), else found
+ * from the place its target entry names once it holds what a GIL holds (the
+ * interpreter made it), and kept in gil_addrs for the samples and blocks
+ * after. struct _gil_runtime_state starts with interval, last_holder,
+ * locked on every GIL build 3.8-3.15.
+ */
+static __always_inline __u64 gil_addr(const struct py_target *proc, __u32 pid)
+{
+	struct py_gil_info *gi = bpf_map_lookup_elem(&gil_addrs, &pid), fresh = {};
+	__u64 gil, interp, head[3];
+
+	if (gi && gi->gil)
+		return gi->gil;
+	if (proc->gil_off == PYPROF_NO_OFFSET)
 		return 0;
+	gil = proc->runtime_addr + proc->gil_off;
+	if (proc->gil_via_interp) {
+		interp = read_word(proc->runtime_addr + proc->off.runtime_interp_head);
+		gil = interp ? read_word(interp + proc->gil_off) : 0;
+	}
+	if (!gil || stackwalk_read(head, sizeof(head), gil) || !gil_plausible(head))
+		return 0;
+	fresh.gil = gil;
+	bpf_map_update_elem(&gil_addrs, &pid, &fresh, BPF_ANY);
+	return gil;
+}
+
+/*
+ * --mode wall, --gil: whether the thread holds the GIL (locked, and
+ * last_holder is its thread state) or runs without it; unknown (both bits)
+ * where the process's GIL is not known; 0 when neither mode is on.
+ */
+static __always_inline __u8 gil_state(const struct py_target *proc, __u32 pid, __u64 tstate)
+{
+	__u64 gil, head[3];
+
+	if (!gil_follow)
+		return 0;
+	gil = gil_addr(proc, pid);
+	if (!gil || stackwalk_read(head, sizeof(head), gil))
+		return PY_SAMPLE_GIL_UNKNOWN;
 	return (__u32)head[2] && head[1] == tstate ? PY_SAMPLE_GIL_HELD : PY_SAMPLE_GIL_RELEASED;
 }
 
@@ -86,6 +124,10 @@ static __always_inline int send_sample(struct scratch *s, __u8 kind, __u32 nfram
 	seen_key = s->sample.frames[0].code ^ ((__u64)s->sample.frames[0].fingerprint << 47);
 	if (!bpf_map_lookup_elem(&seen_code, &seen_key)) {
 		bpf_map_update_elem(&seen_code, &seen_key, &one, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP;
+	} else if (s->module_key && !bpf_map_lookup_elem(&seen_code, &s->module_key)) {
+		/* a module being imported: its body's code object dies with the import */
+		bpf_map_update_elem(&seen_code, &s->module_key, &one, BPF_ANY);
 		wake = BPF_RB_FORCE_WAKEUP;
 	} else {
 		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > RINGBUF_SIZE / 8 ?
@@ -132,7 +174,7 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 		return 1;
 	}
 	if (kind == PY_KIND_CPU)
-		flags |= gil_state(pid, tstate);
+		flags |= gil_state(proc, pid, tstate);
 	w.f = current_frame(&proc->off, tstate);
 	if (!w.f) {
 		count_kind(kind, PYPROF_CNT_NO_FRAME);

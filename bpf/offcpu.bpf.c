@@ -157,7 +157,7 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 				       __u64 now)
 {
 	bool preempted = PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE;
-	struct py_offcpu_open fresh = { .start_ns = now }, *open;
+	struct py_offcpu_open fresh = { .start_ns = now, .pid = pid }, *open;
 
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!open) {
@@ -173,6 +173,7 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 	}
 	fresh.where = offcpu_where(proc, pid, tid, preempted, &open->tstate);
 	open->start_ns = now;
+	open->pid = pid;
 	if (fresh.where && open->where == fresh.where) {
 		open->same = value | PY_OFFCPU_SAME;
 		return 0;
@@ -191,7 +192,6 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __u32 tid)
 {
 	struct py_target *proc;
-	struct py_gil_info *gi;
 	struct pt_regs *regs;
 	__u64 arg0;
 	__u32 cls;
@@ -217,8 +217,7 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 		nr = (long)regs->orig_ax;
 		arg0 = regs->di;
 		/* the GIL's address matters to futex waits only */
-		gi = nr == PY_NR_futex ? bpf_map_lookup_elem(&gil_addrs, &pid) : NULL;
-		cls = py_offcpu_classify(nr, arg0, gi ? gi->gil : 0);
+		cls = py_offcpu_classify(nr, arg0, nr == PY_NR_futex ? gil_addr(proc, pid) : 0);
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
 		return proc;

@@ -26,6 +26,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the loader before load; frozen afterwards, so the verifier sees constants. */
 const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
+/* --mode wall, --gil: CPU samples carry their thread's GIL state (emit_stack.h). */
+const volatile __u8 gil_follow = 0;
 
 /* The maps of shared.h, defined (their comments are there). */
 struct targets_def targets SEC(".maps");

@@ -81,6 +81,12 @@ struct scratch {
 	__u32 nentries;
 	__u32 nshims; /* 3.12+: the shim frames passed (the first PY_SHIM_MAX), and where */
 	__u64 shim_addr[PY_SHIM_MAX];
+	/*
+	 * seen_code's key of the innermost module body on the stack, or 0. A
+	 * module body runs while it is imported and its code object is freed
+	 * right after: its first sight wakes userspace, to read it while it exists.
+	 */
+	__u64 module_key;
 };
 
 /* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
@@ -116,8 +122,11 @@ static __always_inline __u8 frame_u8(const __u8 *buf, __u32 off)
  * for its pointers and first line, one for its qualname's text. Mirrors
  * code_identity() in src/cpython/code_cache.c. Returns -1 if the code object cannot be read.
  */
+/* "<module>", a module body's (qu)alname, as the 8 bytes of its text read at once */
+#define PY_MODULE_TEXT 0x3e656c75646f6d3cULL
+
 static __always_inline int code_fingerprint(const struct py_offsets *off, struct scratch *s,
-					    __u64 code, __u32 *fp)
+					    __u64 code, __u32 *fp, bool *module)
 {
 	__u64 ptrs[4], text[PY_NAME_TEXT / 8] = {}, len;
 	__u32 size = off->code_id_size, start = off->code_id_start, text_len = 0, state;
@@ -150,6 +159,7 @@ static __always_inline int code_fingerprint(const struct py_offsets *off, struct
 	}
 	*fp = py_code_fingerprint(ptrs, (__s32)load_u64(s->code, firstline_at, PY_CODE_ID_READ),
 				  text, text_len);
+	*module = text_len == 8 && text[0] == PY_MODULE_TEXT;
 	return 0;
 }
 
@@ -274,6 +284,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	struct py_frame *out;
 	__u32 size, fp;
 	__u64 code, base, at = w->f;
+	bool module;
 	__s64 pos;
 
 	if (!at)
@@ -313,10 +324,13 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 				      base);
 	else
 		pos = (__s32)load_u64(s->frame, off->frame_instr, PYPROF_FRAME_READ);
-	if (code_fingerprint(off, s, code, &fp)) {
+	if (code_fingerprint(off, s, code, &fp, &module)) {
 		s->sample.flags |= PY_SAMPLE_READ_ERROR;
 		return 1;
 	}
+	/* the innermost module body on the stack: a module being imported */
+	if (module && !s->module_key)
+		s->module_key = code ^ ((__u64)fp << 47);
 	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;
@@ -354,6 +368,7 @@ static __always_inline bool stackwalk_cut_at_generator(const struct walk_ctx *w)
 static __always_inline void stackwalk_frames(struct walk_ctx *w)
 {
 	__builtin_memset(w->s->entry_mask, 0, sizeof(w->s->entry_mask));
+	w->s->module_key = 0;
 	w->s->nentries = 0;
 	w->s->nshims = 0;
 	/* Room for shim frames on top of the depth limit; running out also means truncated. */

@@ -101,6 +101,18 @@ struct py_target {
 	 * "python", elsewhere "native" (the where flags). 0, 0: unknown.
 	 */
 	__u64 interp_text_start, interp_text_end;
+	/*
+	 * --mode wall, --gil: where the GIL (struct _gil_runtime_state) is, so
+	 * that the sampler finds it by itself as soon as the interpreter has
+	 * made it (a launched command's first bytecode comes before userspace
+	 * could look): at runtime_addr + gil_off (3.8-3.11, _PyRuntime.ceval.gil),
+	 * or, with gil_via_interp, at the pointer at the main interpreter +
+	 * gil_off (3.12+, PyInterpreterState.ceval.gil). PYPROF_NO_OFFSET: no GIL
+	 * known (a free-threaded build).
+	 */
+	__u16 gil_off;
+	__u8 gil_via_interp;
+	__u8 pad[5];
 };
 
 /* One Python frame of a sample, innermost first. */
@@ -420,12 +432,17 @@ enum py_offcpu_class {
 /*
  * Value of the kernel's offcpu_start map: tid -> its interval, kept while the
  * thread lives (start_ns 0 while it runs) so that a block updates it in place.
+ * At the run's end userspace reads the map: an interval still open there is
+ * charged up to the end, a repeat block's (same) too, whose stack the kernel
+ * never sent for it.
  */
 struct py_offcpu_open {
 	__u64 start_ns; /* bpf_ktime_get_ns() when it left the CPU; 0: not off it */
 	__u64 same;	/* 0, or the class and system call | PY_OFFCPU_SAME */
 	__u64 where;	/* where its last full BLOCK record was taken (offcpu_where) */
 	__u64 tstate;	/* its PyThreadState then (checked again at each use) */
+	__u32 pid;	/* its process, for the end of the run */
+	__u32 pad;
 };
 
 /* Bytes from the GIL's address (struct _gil_runtime_state: cond and mutex inside). */
@@ -437,13 +454,15 @@ struct py_gil_info {
 };
 
 /*
- * --gil: py_sample.flags of a PY_KIND_CPU sample: the thread holds the GIL
- * (locked and last_holder is its thread state), or runs without it. Neither
- * bit: unknown (no GIL address for its process).
+ * --mode wall, --gil: py_sample.flags of a PY_KIND_CPU sample: the thread
+ * holds the GIL (locked and last_holder is its thread state), or runs
+ * without it, or both bits: its process's GIL is not known (not made yet,
+ * or not found). Neither bit: the GIL is not followed (neither mode).
  */
 enum py_gil_flags {
 	PY_SAMPLE_GIL_HELD = 0x08,
 	PY_SAMPLE_GIL_RELEASED = 0x10,
+	PY_SAMPLE_GIL_UNKNOWN = 0x18,
 };
 
 /* --native: a struct py_ustack record follows this PY_KIND_CPU sample. */

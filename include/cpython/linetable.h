@@ -64,6 +64,20 @@ struct line_run {
 long linetable_decode(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
 		      struct line_run *runs, size_t max);
 
+/*
+ * linetable_decode(), but as a sampler charges it: an instruction the table
+ * gives no line (3.10's ranges of delta -128, 3.11+'s "no location" entries)
+ * gets the running line, the line of the nearest instruction before it that
+ * has one (co_firstlineno before the first). That is the line CPython charges
+ * a loop's closing jump from 3.12 on (its compiler gives the jump the
+ * location of the instruction before it, gh-107901), where 3.10 and 3.11
+ * leave it none (frame.f_lineno None, a traceback's line -1, measured on
+ * 3.10.13, 3.11.2, 3.11.7), and the line 3.8 and 3.9's co_lnotab give it
+ * (their tables cannot say "no line"). Offsets past the table stay -1.
+ */
+long linetable_decode_carried(enum linetable_kind kind, const uint8_t *tab, size_t len,
+			      int firstlineno, struct line_run *runs, size_t max);
+
 /* The line of byte_offset in n runs from linetable_decode(); -1 if none. */
 int linetable_runs_line(const struct line_run *runs, size_t n, int firstlineno, long byte_offset);
 

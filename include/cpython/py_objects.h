@@ -159,6 +159,16 @@ struct py_dump_state {
 };
 
 /*
+ * Where t's GIL (struct _gil_runtime_state) is, as the kernel's target entry
+ * says it (struct py_target): *off from _PyRuntime (3.8-3.11), or with
+ * *via_interp the offset in the main interpreter of its pointer (3.12+; on
+ * 3.13+ from the target's _Py_DebugOffsets, checked). 0, or -ENOTSUP (no
+ * GIL: a free-threaded build), -ENOENT (not known); *off is then
+ * PYPROF_NO_OFFSET.
+ */
+int py_gil_place(const struct target *t, uint16_t *off, bool *via_interp);
+
+/*
  * Every Python thread of the target, at most max (PY_DUMP_THREADS), each
  * read until two reads agree (PY_DUMP_TRIES), and the GIL's state. A thread
  * state met twice (a list that loops) ends its list: each is read once.

@@ -116,6 +116,13 @@ bool proc_pidfd_exited(int pidfd);
  */
 void proc_status_ids(pid_t pid, pid_t *tgid, pid_t *nspid);
 
+/* A task of a process: its host id and the id its own pid namespace gives it. */
+struct proc_nstid {
+	pid_t tid, nstid;
+};
+/* Up to max tasks of pid, each with both ids (/proc/PID/task, their NSpid): how many. */
+size_t proc_task_nsids(pid_t pid, struct proc_nstid *out, size_t max);
+
 /* When pid started, in seconds since the epoch (clock-tick precision); 0 if unknown. */
 double proc_start_time(pid_t pid);
 

@@ -51,8 +51,11 @@ struct profile_stack {
 	uint32_t nframes;
 	uint32_t *frames; /* frame ids, innermost first */
 	uint64_t count;
-	/* --gil: of count, CPU samples taken holding the GIL, and running without it */
-	uint64_t gil_held, gil_released;
+	/*
+	 * --gil: of count, CPU samples taken holding the GIL, running without
+	 * it, and whose process's GIL was not known yet (or not found)
+	 */
+	uint64_t gil_held, gil_released, gil_unknown;
 	uint64_t where[PROFILE_WHERE_N]; /* of count, samples known to run there */
 };
 
@@ -77,8 +80,8 @@ struct profile_thread {
 	uint32_t tid;
 	char name[16];
 	uint64_t samples; /* its stacks' counts: --mode wall's off-CPU samples too */
-	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES]; /* --mode wall: exact, by class */
-	uint64_t gil_held, gil_released;	     /* --gil: CPU samples */
+	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES];  /* --mode wall: exact, by class */
+	uint64_t gil_held, gil_released, gil_unknown; /* --gil: CPU samples */
 };
 
 /* --mode wall: a thread off the CPU now, with the stack it left with. */
@@ -121,8 +124,16 @@ enum profile_mem_kind {
 	PROFILE_MEM_LIVE,      /* --mem=alloc: of which not freed at the end */
 	PROFILE_MEM_RELEASED,  /* of the ranges this stack mapped, unmapped during the run: exact */
 	PROFILE_MEM_RETAINED,  /* of them, still mapped at the end or at the process's exit */
+	/*
+	 * Of the retained, mapped less than MEM_RANGE_RECENT_NS (1 s) before the
+	 * end: in flight (a temporary built when the run ended), not held. Kept
+	 * apart in saved profiles (their stacks carry the kinds before it).
+	 */
+	PROFILE_MEM_RETAINED_RECENT,
 	PROFILE_MEM_NKINDS,
 };
+/* The kinds a saved profile's memory stacks list, in order (RETAINED_RECENT apart). */
+#define PROFILE_MEM_SAVED_KINDS PROFILE_MEM_RETAINED_RECENT
 
 struct profile_mem_stack {
 	uint32_t nframes;
@@ -167,7 +178,10 @@ struct profile_mem {
 	uint64_t released_unknown;  /* released ranges mapped before the run (or untracked) */
 	uint64_t released_no_stack; /* released ranges mapped with no Python stack */
 	uint64_t retained_no_stack; /* and of those, still mapped at the end */
-	uint64_t ranges_unmatched;  /* range records whose stack record never came */
+	uint64_t retained_recent_no_stack; /* of which mapped in the last second */
+	uint64_t ranges_unmatched;	   /* range records whose stack record never came */
+	uint64_t retained_at_ns; /* when retained was measured (kernel monotonic); 0: unknown */
+	uint64_t last_call_ns;	 /* the latest memory call seen (an exited process's end) */
 };
 
 /* Log2 latency histogram of one function's calls: bucket i counts [2^i, 2^(i+1)) ns. */
@@ -293,11 +307,13 @@ struct profile {
 	double duration_s;
 	double first_sample_ms;	 /* from pybpfprof's start to the first sample received; -1: none */
 	long long start_ns;	 /* CLOCK_MONOTONIC at pybpfprof's start */
+	long long end_ns;	 /* CLOCK_MONOTONIC at the end of sampling; 0: not ended */
 	long long start_unix_ns; /* the same moment on CLOCK_REALTIME; 0: unknown */
 	struct profile_counts counts;	  /* CPU samples */
 	struct profile_counts mem_counts; /* memory records (--mem) */
 	/* --mem */
 	bool mem;	       /* memory events were collected */
+	bool mem_ages;	       /* retained memory is split by age (RETAINED_RECENT known) */
 	bool mem_alloc;	       /* of which allocator calls (--mem=alloc) */
 	uint64_t alloc_period; /* bytes per allocator sample */
 	unsigned mem_period;   /* page faults per fault sample */
@@ -331,6 +347,9 @@ struct profile {
 	 */
 	bool native_mode;
 	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing;
+	/* --merge: the processes summed into the one section (whose pid is 0), in order */
+	int *merged_pids;
+	size_t nmerged;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -355,9 +374,13 @@ int profile_target__usdt_trace(struct profile_target *pp, enum profile_usdt_trac
 			       const char *note);
 /*
  * --merge: replaces every process section by one holding all their stacks
- * and threads (pid 0, the pids listed in its command line). 0 or -ENOMEM.
+ * and threads (pid 0, the pids listed in its command line and in
+ * merged_pids; its Python and executable those of every process, once
+ * each). 0 or -ENOMEM.
  */
 int profile__merge(struct profile *p);
+/* Sets merged_pids to the n pids (a saved profile read back). 0 or -ENOMEM. */
+int profile__set_merged(struct profile *p, const int *pids, size_t n);
 struct profile_target *profile__find_target(struct profile *p, int pid);
 struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_t tid);
 
@@ -390,6 +413,7 @@ struct profile_mem_call {
 	enum profile_mem_op op;
 	uint64_t addr, len, new_addr, new_len;
 	bool keep_old; /* mremap with MREMAP_DONTUNMAP: the old range stays mapped */
+	uint64_t t_ns; /* when (kernel monotonic; calls come in time order) */
 };
 /*
  * Matches a memory system call to the ranges the process mapped: what it
@@ -398,20 +422,25 @@ struct profile_mem_call {
  */
 void profile_target__mem_call(struct profile_target *pp, const struct profile_mem_call *c,
 			      uint32_t owner);
-/* At the end (or the process's exit): what is still mapped is retained by its owner. */
-void profile_target__mem_retain(struct profile_target *pp);
+/*
+ * At the end (or the process's exit): what is still mapped is retained by
+ * its owner, and of it what was mapped less than MEM_RANGE_RECENT_NS before
+ * end_ns (kernel monotonic) is RETAINED_RECENT too.
+ */
+void profile_target__mem_retain(struct profile_target *pp, uint64_t end_ns);
 /*
  * The agent's --mem: moves the figures of the interval that ends now out of
  * pp into out (zeroed first; the stacks with any bytes, frames copied), with
- * RETAINED the bytes each stack's ranges hold now, mapped in this interval or
- * before it (never drained: mem_retain is not called). pp keeps its range
+ * RETAINED the bytes each stack's ranges hold now (now_ns, kernel
+ * monotonic), mapped in this interval or before it, and RETAINED_RECENT those
+ * mapped in the last second (never drained: mem_retain is not called). pp keeps its range
  * table and, of its stacks, only those a range owns or pinned names (indices
  * a record still to come may refer to), counters zeroed; the ranges' owners
  * and pinned are renumbered, so weeks of new stacks leave nothing behind.
  * The timeline and events are let go. 0, or -ENOMEM with pp unchanged.
  */
 int profile_target__mem_cut(struct profile_target *pp, struct profile_mem *out, long *pinned,
-			    size_t npinned);
+			    size_t npinned, uint64_t now_ns);
 /*
  * --merge: adds from's memory stacks to into's; the peak is the highest of
  * the processes' (their timelines are not merged). 0 or -ENOMEM.
@@ -451,6 +480,16 @@ int profile_target__offcpu_again(struct profile_target *pp, uint32_t tid, unsign
  */
 int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uint32_t tid,
 			       uint64_t ns);
+/*
+ * At the run's end, the kernel's view first: every interval closed here,
+ * then each one the kernel still holds open (wall.c reads its map) opened
+ * again from its start. same: the kernel sent no stack for that interval
+ * (a repeat block), so the thread's last stack is charged. -ENOENT when the
+ * stack of that interval is not known here (its record was lost).
+ */
+void profile__offcpu_close_all(struct profile *p);
+int profile_target__offcpu_open_at_end(struct profile_target *pp, uint32_t tid, unsigned cls,
+				       uint64_t start_ns, bool same);
 /* At the run's end: every interval still open charged up to end_ns. */
 void profile__offcpu_flush(struct profile *p, uint64_t end_ns);
 /* The class of a stack (its innermost frame's pseudo-function), or -1: an on-CPU stack. */
@@ -459,8 +498,14 @@ int profile__offcpu_class(const struct profile *p, const struct profile_stack *s
 const char *profile_offcpu_class_name(unsigned cls);
 /* The samples equivalent to ns at the profile's frequency, with *rem_ns carried over. */
 uint64_t profile_ns_to_samples(unsigned hz, uint64_t ns, uint64_t *rem_ns);
+/* --gil: what a CPU sample says of its thread and the GIL. */
+enum profile_gil {
+	PROFILE_GIL_HELD,
+	PROFILE_GIL_RELEASED,
+	PROFILE_GIL_UNKNOWN, /* its process's GIL was not known (not made yet, or not found) */
+};
 /* --gil: adds one CPU sample's GIL state to the stack last added and its thread. */
-void profile_target__add_gil(struct profile_target *pp, uint32_t tid, bool held);
+void profile_target__add_gil(struct profile_target *pp, uint32_t tid, enum profile_gil state);
 
 /* Summaries used by the writers. */
 /*

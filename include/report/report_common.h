@@ -42,6 +42,19 @@ struct report_totals {
 };
 
 struct report_totals report_totals(const struct profile *p);
+/* Whether pp is --merge's one section (pid 0), standing for p->merged_pids. */
+bool report_is_merged(const struct profile *p, const struct profile_target *pp);
+/* key, then --merge's processes as a JSON array of pids. */
+void report_json_pids(FILE *f, const char *key, const struct profile *p);
+/* The header's processes: "1 process", "3 processes", or with --merge "3 processes merged". */
+char *report_nprocs(const struct profile *p, char *buf, size_t len);
+/*
+ * What a section's samples stand for: "2.00 s of CPU"; with --mode wall or
+ * --gil, whose off-CPU intervals are samples too, "23.53 s of thread time:
+ * 0.53 s on the CPU, 23.00 s off it".
+ */
+char *report_samples_time(const struct profile *p, const struct profile_target *pp, char *buf,
+			  size_t len);
 /* The root label of a process's stacks when several are profiled: "pid N (comm)". */
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
 /*

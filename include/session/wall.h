@@ -45,8 +45,11 @@ int wall__attach(struct wall *w, struct session *s, struct collector *c, enum wa
  * exec), looked for again.
  */
 void wall__tick(struct wall *w, struct session *s, struct collector *c, long long now);
-/* After the last records: intervals still open charged up to now. */
-void wall__finish(struct wall *w, struct collector *c);
+/*
+ * After the last records: the intervals the kernel still holds open (its
+ * map read through) charged up to the end of sampling.
+ */
+void wall__finish(struct wall *w, struct session *s, struct collector *c);
 void wall__detach(struct wall *w);
 
 #endif

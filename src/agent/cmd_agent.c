@@ -469,6 +469,7 @@ static int agent__prepare(struct agent *a)
 	profile__init(&a->prof, o->mem ? "cpu+mem" : "cpu", o->hz);
 	a->prof.start_ns = mono_ns();
 	a->prof.mem = o->mem;
+	a->prof.mem_ages = o->mem;
 	a->prof.mem_period = o->mem_period;
 	a->prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&a->c, &a->prof, (size_t)o->max_cache_mb << 20);
@@ -637,7 +638,7 @@ static void take_mem(struct agent *a, size_t i, struct profile_target *snap, boo
 		for (ts = &a->c.targets[k], j = 0;
 		     ts->target_index == i && j < 16 && n < AGENT_MEM_PINS; j++)
 			pins[n++] = ts->mem_recent[j].stack;
-	if (profile_target__mem_cut(&a->prof.targets[i], &snap->mem, pins, n)) {
+	if (profile_target__mem_cut(&a->prof.targets[i], &snap->mem, pins, n, mono_ns())) {
 		pr_warn("out of memory while closing pid %d's memory interval: its figures "
 			"stay for the next\n",
 			snap->pid);

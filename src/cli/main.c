@@ -298,6 +298,8 @@ static void unhold_launched(struct run *r)
  */
 static void run__stop(struct run *r, long long start)
 {
+	/* the moment retained memory is measured at (--mem): the end of the run asked for */
+	r->prof.end_ns = mono_ns();
 	if (stop_requested)
 		stop_launched(r);
 	session__detach(r->s);
@@ -648,6 +650,7 @@ static int run__prepare(struct run *r)
 	prof->mem = cfg->mem != PYPROF_MEM_OFF;
 	prof->mem_period = cfg->mem_period;
 	prof->mem_alloc = cfg->mem == PYPROF_MEM_ALLOC;
+	prof->mem_ages = prof->mem;
 	prof->alloc_period = cfg->alloc_period;
 	prof->page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&r->c, prof, (size_t)cfg->max_cache_mb << 20);
@@ -878,7 +881,7 @@ static int run__record(struct run *r)
 	run__loop(r, NULL);
 	if (command_done(r))
 		return 0;
-	wall__finish(&r->w, c);
+	wall__finish(&r->w, r->s, c);
 	record_counters(r->s, c);
 	if (cfg->mem)
 		mem__finish(&r->mem, r->s, c);

@@ -247,7 +247,8 @@ static long decode_table(struct cache_budget *b, const struct code_cache *cc,
 			return m->nruns;
 		}
 	}
-	n = linetable_decode(kind, b->table, len, firstlineno, b->runs, LINETABLE_RUNS_MAX);
+	/* an instruction without a line is charged to the line before it (linetable.h) */
+	n = linetable_decode_carried(kind, b->table, len, firstlineno, b->runs, LINETABLE_RUNS_MAX);
 	copy = n > 0 ? malloc(n * sizeof(*copy)) : NULL;
 	if (n > 0 && !copy)
 		return n;

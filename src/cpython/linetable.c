@@ -221,12 +221,25 @@ int linetable_line(enum linetable_kind kind, const uint8_t *tab, size_t len, int
 	return -1;
 }
 
-/* Runs being written by linetable_decode(); full once one more did not fit. */
+/*
+ * Runs being written by linetable_decode(); full once one more did not fit.
+ * carry: an instruction the table gives no line gets the running line (the
+ * line before it), linetable_decode_carried().
+ */
 struct runs_out {
 	struct line_run *r;
 	size_t n, max;
-	bool full;
+	bool full, carry;
 };
+
+/*
+ * The line of a range or entry the table says has none: -1, or (carry) the
+ * line of the instruction before it, before_line.
+ */
+static int no_line(const struct runs_out *o, int64_t before_line)
+{
+	return o->carry ? line_result(before_line) : -1;
+}
 
 /*
  * Starts a run at start (never before the last one). A run starting where
@@ -266,7 +279,8 @@ static void decode_lnotab(struct runs_out *o, const uint8_t *tab, size_t len, in
 static void decode_310(struct runs_out *o, const uint8_t *tab, size_t len, int firstlineno)
 {
 	uint64_t end = 0;
-	int64_t line = firstlineno;
+	/* shown: the line of the last range with instructions and a line */
+	int64_t line = firstlineno, shown = firstlineno;
 	size_t i;
 
 	for (i = 0; i + 1 < len && !o->full; i += 2) {
@@ -276,8 +290,11 @@ static void decode_310(struct runs_out *o, const uint8_t *tab, size_t len, int f
 		end += tab[i];
 		if (delta != -128)
 			line += delta;
-		if (end > start)
-			emit(o, start, delta == -128 ? -1 : line_result(line));
+		if (end == start)
+			continue; /* a delta alone: no instruction has its line */
+		if (delta != -128)
+			shown = line;
+		emit(o, start, delta == -128 ? no_line(o, shown) : line_result(line));
 	}
 	emit(o, end, -1);
 }
@@ -304,15 +321,16 @@ static void decode_locations(struct runs_out *o, const uint8_t *tab, size_t len,
 		if (line < INT_MIN || line > INT_MAX)
 			break;
 		entry_end += 2 * LOC_UNITS(tab[start]);
-		emit(o, begin, LOC_CODE(tab[start]) == LOC_NONE ? -1 : line_result(line));
+		emit(o, begin,
+		     LOC_CODE(tab[start]) == LOC_NONE ? no_line(o, line) : line_result(line));
 	}
 	emit(o, entry_end, -1);
 }
 
-long linetable_decode(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
-		      struct line_run *runs, size_t max)
+static long decode(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
+		   struct line_run *runs, size_t max, bool carry)
 {
-	struct runs_out o = { .r = runs, .max = max };
+	struct runs_out o = { .r = runs, .max = max, .carry = carry };
 
 	if (!tab)
 		len = 0;
@@ -336,6 +354,18 @@ long linetable_decode(enum linetable_kind kind, const uint8_t *tab, size_t len, 
 		break;
 	}
 	return o.full ? -E2BIG : (long)o.n;
+}
+
+long linetable_decode(enum linetable_kind kind, const uint8_t *tab, size_t len, int firstlineno,
+		      struct line_run *runs, size_t max)
+{
+	return decode(kind, tab, len, firstlineno, runs, max, false);
+}
+
+long linetable_decode_carried(enum linetable_kind kind, const uint8_t *tab, size_t len,
+			      int firstlineno, struct line_run *runs, size_t max)
+{
+	return decode(kind, tab, len, firstlineno, runs, max, true);
 }
 
 int linetable_runs_line(const struct line_run *runs, size_t n, int firstlineno, long byte_offset)

@@ -157,6 +157,30 @@ static void debug_positions(const struct target *t, uint64_t *ceval_gil, uint64_
 		*gc += collecting;
 }
 
+int py_gil_place(const struct target *t, uint16_t *off, bool *via_interp)
+{
+	uint64_t ceval_gil, gc;
+	struct py_obj_layout O;
+
+	*off = PYPROF_NO_OFFSET;
+	*via_interp = false;
+	if (t->layout.free_threaded || py_layout__objects(t->version, &O))
+		return -ENOTSUP;
+	if (O.runtime_gil != PYPROF_NO_OFFSET) {
+		*off = O.runtime_gil;
+		return 0;
+	}
+	ceval_gil = O.interp_gil_ptr;
+	if (t->version >> 16 >= 0x030D)
+		debug_positions(t, &ceval_gil, &gc);
+	/* the kernel's field is 16 bits wide: a farther one stays userspace's to find */
+	if (ceval_gil >= PYPROF_NO_OFFSET)
+		return -ENOENT;
+	*off = (uint16_t)ceval_gil;
+	*via_interp = true;
+	return 0;
+}
+
 /*
  * Where the main interpreter's GIL is, whether it is locked, whether the
  * collector runs. A GIL whose fields are not what a GIL holds is unknown.

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
@@ -197,6 +198,31 @@ void proc_status_ids(pid_t pid, pid_t *tgid, pid_t *nspid)
 	}
 	free(line);
 	fclose(f);
+}
+
+size_t proc_task_nsids(pid_t pid, struct proc_nstid *out, size_t max)
+{
+	struct dirent *de;
+	char path[64];
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (n < max && (de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name), tgid, nstid;
+
+		if (tid <= 0)
+			continue;
+		/* a task gone meanwhile, or whose id went to another process, reads no pair */
+		proc_status_ids(tid, &tgid, &nstid);
+		if (tgid == pid && nstid > 0)
+			out[n++] = (struct proc_nstid){ .tid = tid, .nstid = nstid };
+	}
+	closedir(d);
+	return n;
 }
 
 int maps_find(pid_t pid, uint64_t inode, const char *name_prefix, struct map_entry *out)

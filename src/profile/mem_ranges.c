@@ -42,16 +42,18 @@ static int insert_at(struct mem_ranges *rs, size_t i, struct mem_range r)
 	return 0;
 }
 
-static void release(mem_range_fn fn, void *ctx, uint32_t owner, uint64_t bytes)
+static void release(mem_range_fn fn, void *ctx, const struct mem_range *r, uint64_t bytes)
 {
 	if (fn && bytes)
-		fn(ctx, owner, bytes);
+		fn(ctx, r->owner, bytes, r->t_ns);
 }
 
 /* A hole punched in the middle of one range: it becomes two. */
 static void split(struct mem_ranges *rs, size_t i, uint64_t start, uint64_t end)
 {
-	struct mem_range tail = { end, rs->r[i].end, rs->r[i].owner };
+	struct mem_range tail = rs->r[i];
+
+	tail.start = end;
 
 	rs->r[i].end = start;
 	/* Splits may pass max (the mapping was admitted), but not twice over. */
@@ -73,24 +75,24 @@ uint64_t mem_ranges__unmap(struct mem_ranges *rs, uint64_t start, uint64_t end, 
 	if (i < rs->n && rs->r[i].start < start) {
 		r = &rs->r[i];
 		if (r->end > end) {
-			release(fn, ctx, r->owner, end - start);
+			release(fn, ctx, r, end - start);
 			split(rs, i, start, end);
 			return 0;
 		}
 		found += r->end - start;
-		release(fn, ctx, r->owner, r->end - start);
+		release(fn, ctx, r, r->end - start);
 		r->end = start;
 		i++;
 	}
 	/* ranges wholly inside go in one move */
 	for (j = i; j < rs->n && rs->r[j].end <= end; j++) {
 		found += rs->r[j].end - rs->r[j].start;
-		release(fn, ctx, rs->r[j].owner, rs->r[j].end - rs->r[j].start);
+		release(fn, ctx, &rs->r[j], rs->r[j].end - rs->r[j].start);
 	}
 	if (j < rs->n && rs->r[j].start < end) {
 		r = &rs->r[j];
 		found += end - r->start;
-		release(fn, ctx, r->owner, end - r->start);
+		release(fn, ctx, r, end - r->start);
 		r->start = end;
 	}
 	if (j > i) { /* (never with an empty table, whose array may be NULL) */
@@ -100,33 +102,104 @@ uint64_t mem_ranges__unmap(struct mem_ranges *rs, uint64_t start, uint64_t end, 
 	return end - start - found;
 }
 
-uint64_t mem_ranges__map(struct mem_ranges *rs, uint64_t start, uint64_t end, uint32_t owner,
-			 mem_range_fn fn, void *ctx)
+static uint64_t newest(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t oldest(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Whether r may take in the mapping c next to it (and, if given, other too). */
+static bool joins(const struct mem_range *r, const struct mem_range *c,
+		  const struct mem_range *other)
+{
+	uint64_t first = oldest(r->t_first, c->t_first), last = newest(r->t_ns, c->t_ns);
+
+	if (other) {
+		first = oldest(first, other->t_first);
+		last = newest(last, other->t_ns);
+	}
+	return r->owner == c->owner && last - first <= MEM_RANGE_MERGE_NS;
+}
+
+/* r takes in what [t_first, t_ns] was mapped: its times widen. */
+static void widen(struct mem_range *r, uint64_t t_first, uint64_t t_ns)
+{
+	r->t_first = oldest(r->t_first, t_first);
+	r->t_ns = newest(r->t_ns, t_ns);
+}
+
+/*
+ * The table full: neighbours of one owner both mapped MEM_RANGE_RECENT_NS or
+ * more before now merge (no later end can count them recent). Returns how
+ * many entries it freed.
+ */
+static size_t settle(struct mem_ranges *rs, uint64_t now)
+{
+	size_t i, n = 0, before = rs->n;
+
+	for (i = 0; i < rs->n; i++) {
+		struct mem_range *last = n ? &rs->r[n - 1] : NULL, *r = &rs->r[i];
+
+		if (last && last->end == r->start && last->owner == r->owner &&
+		    last->t_ns + MEM_RANGE_RECENT_NS <= now &&
+		    r->t_ns + MEM_RANGE_RECENT_NS <= now) {
+			last->end = r->end;
+			widen(last, r->t_first, r->t_ns);
+			continue;
+		}
+		rs->r[n++] = *r;
+	}
+	rs->n = n;
+	return before - n;
+}
+
+/* c (its pages, owner and times) into the table, released what it covered first. */
+static uint64_t place(struct mem_ranges *rs, struct mem_range c, mem_range_fn fn, void *ctx)
 {
 	uint64_t unknown;
 	size_t i;
 	bool left, right;
 
-	if (end <= start)
+	if (c.end <= c.start)
 		return 0;
-	unknown = mem_ranges__unmap(rs, start, end, fn, ctx);
-	i = first_after(rs, start);
-	left = i > 0 && rs->r[i - 1].end == start && rs->r[i - 1].owner == owner;
-	right = i < rs->n && rs->r[i].start == end && rs->r[i].owner == owner;
+	unknown = mem_ranges__unmap(rs, c.start, c.end, fn, ctx);
+	i = first_after(rs, c.start);
+	left = i > 0 && rs->r[i - 1].end == c.start && joins(&rs->r[i - 1], &c, NULL);
+	right = i < rs->n && rs->r[i].start == c.end && joins(&rs->r[i], &c, NULL);
+	/* both only when all three were mapped close enough together */
+	if (left && right && !joins(&rs->r[i - 1], &c, &rs->r[i]))
+		right = false;
 	if (left && right) {
 		rs->r[i - 1].end = rs->r[i].end;
+		widen(&rs->r[i - 1], rs->r[i].t_first, rs->r[i].t_ns);
+		widen(&rs->r[i - 1], c.t_first, c.t_ns);
 		memmove(&rs->r[i], &rs->r[i + 1], (rs->n - i - 1) * sizeof(*rs->r));
 		rs->n--;
 	} else if (left) {
-		rs->r[i - 1].end = end;
+		rs->r[i - 1].end = c.end;
+		widen(&rs->r[i - 1], c.t_first, c.t_ns);
 	} else if (right) {
-		rs->r[i].start = start;
-	} else if (rs->n >= limit(rs) ||
-		   insert_at(rs, i, (struct mem_range){ start, end, owner })) {
-		rs->untracked++;
-		rs->untracked_bytes += end - start;
+		rs->r[i].start = c.start;
+		widen(&rs->r[i], c.t_first, c.t_ns);
+	} else {
+		if (rs->n >= limit(rs) && settle(rs, c.t_ns))
+			i = first_after(rs, c.start);
+		if (rs->n >= limit(rs) || insert_at(rs, i, c)) {
+			rs->untracked++;
+			rs->untracked_bytes += c.end - c.start;
+		}
 	}
 	return unknown;
+}
+
+uint64_t mem_ranges__map(struct mem_ranges *rs, uint64_t start, uint64_t end, uint32_t owner,
+			 uint64_t t_ns, mem_range_fn fn, void *ctx)
+{
+	return place(rs, (struct mem_range){ start, end, t_ns, t_ns, owner }, fn, ctx);
 }
 
 /* The tracked pieces of [start, end), clipped, into *out (the caller frees it); -1 if no memory. */
@@ -152,7 +225,8 @@ static long pieces(const struct mem_ranges *rs, uint64_t start, uint64_t end,
 }
 
 uint64_t mem_ranges__remap(struct mem_ranges *rs, uint64_t old, uint64_t old_len, uint64_t new,
-			   uint64_t new_len, uint32_t owner, mem_range_fn fn, void *ctx)
+			   uint64_t new_len, uint32_t owner, uint64_t t_ns, mem_range_fn fn,
+			   void *ctx)
 {
 	uint64_t keep = old_len < new_len ? old_len : new_len, unknown = 0;
 	struct mem_range *moved = NULL;
@@ -160,7 +234,7 @@ uint64_t mem_ranges__remap(struct mem_ranges *rs, uint64_t old, uint64_t old_len
 
 	/* old_len 0 duplicates a shared mapping: a new one, the old stays */
 	if (!old_len)
-		return mem_ranges__map(rs, new, new + new_len, owner, fn, ctx), 0;
+		return mem_ranges__map(rs, new, new + new_len, owner, t_ns, fn, ctx), 0;
 	if (new_len < old_len)
 		unknown = mem_ranges__unmap(rs, old + new_len, old + old_len, fn, ctx);
 	if (new != old) {
@@ -175,13 +249,15 @@ uint64_t mem_ranges__remap(struct mem_ranges *rs, uint64_t old, uint64_t old_len
 		}
 		/* whatever was at the destination (MREMAP_FIXED) is gone */
 		mem_ranges__unmap(rs, new, new + new_len, fn, ctx);
-		for (k = 0; k < n; k++)
-			mem_ranges__map(rs, moved[k].start - old + new, moved[k].end - old + new,
-					moved[k].owner, NULL, NULL);
+		for (k = 0; k < n; k++) {
+			moved[k].start += new - old;
+			moved[k].end += new - old;
+			place(rs, moved[k], NULL, NULL);
+		}
 		free(moved);
 	}
 	if (new_len > old_len)
-		mem_ranges__map(rs, new + old_len, new + new_len, owner, fn, ctx);
+		mem_ranges__map(rs, new + old_len, new + new_len, owner, t_ns, fn, ctx);
 	return unknown;
 }
 
@@ -190,7 +266,7 @@ void mem_ranges__drain(struct mem_ranges *rs, mem_range_fn fn, void *ctx)
 	size_t i;
 
 	for (i = 0; i < rs->n; i++)
-		release(fn, ctx, rs->r[i].owner, rs->r[i].end - rs->r[i].start);
+		release(fn, ctx, &rs->r[i], rs->r[i].end - rs->r[i].start);
 	rs->n = 0;
 }
 

@@ -5,6 +5,7 @@
  * and the events that label it. Writers read it through the summaries here.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "profile/profile.h"
@@ -249,30 +250,44 @@ int profile_target__merge_mem(struct profile_target *into, const struct profile_
 	m->released_unknown += f->released_unknown;
 	m->released_no_stack += f->released_no_stack;
 	m->retained_no_stack += f->retained_no_stack;
+	m->retained_recent_no_stack += f->retained_recent_no_stack;
 	m->ranges_unmatched += f->ranges_unmatched;
+	if (f->retained_at_ns > m->retained_at_ns)
+		m->retained_at_ns = f->retained_at_ns;
 	m->ranges.untracked += f->ranges.untracked;
 	m->ranges.untracked_bytes += f->ranges.untracked_bytes;
 	return 0;
 }
 
-static void on_released(void *ctx, uint32_t owner, uint64_t bytes)
+static void on_released(void *ctx, uint32_t owner, uint64_t bytes, uint64_t t_ns)
 {
 	struct profile_mem *m = ctx;
 
+	(void)t_ns;
 	if (owner < m->nstacks)
 		m->stacks[owner].bytes[PROFILE_MEM_RELEASED] += bytes;
 	else
 		m->released_no_stack += bytes;
 }
 
-static void on_retained(void *ctx, uint32_t owner, uint64_t bytes)
+/* Whether a range mapped at t_ns is recent at end_ns: mapped in its last second. */
+static bool recent(uint64_t t_ns, uint64_t end_ns)
+{
+	return t_ns + MEM_RANGE_RECENT_NS > end_ns;
+}
+
+static void on_retained(void *ctx, uint32_t owner, uint64_t bytes, uint64_t t_ns)
 {
 	struct profile_mem *m = ctx;
+	bool young = recent(t_ns, m->retained_at_ns);
 
-	if (owner < m->nstacks)
+	if (owner < m->nstacks) {
 		m->stacks[owner].bytes[PROFILE_MEM_RETAINED] += bytes;
-	else
+		m->stacks[owner].bytes[PROFILE_MEM_RETAINED_RECENT] += young ? bytes : 0;
+	} else {
 		m->retained_no_stack += bytes;
+		m->retained_recent_no_stack += young ? bytes : 0;
+	}
 }
 
 #define PAGE_UP(x) (((x) + 4095) & ~4095ULL)
@@ -282,11 +297,13 @@ void profile_target__mem_call(struct profile_target *pp, const struct profile_me
 {
 	struct profile_mem *m = &pp->mem;
 	struct mem_ranges *rs = &m->ranges;
-	uint64_t old_brk = PAGE_UP(c->addr), new_brk = PAGE_UP(c->new_addr);
+	uint64_t old_brk = PAGE_UP(c->addr), new_brk = PAGE_UP(c->new_addr), t = c->t_ns;
 
+	if (t > m->last_call_ns)
+		m->last_call_ns = t;
 	switch (c->op) {
 	case PROFILE_MEM_OP_MMAP:
-		mem_ranges__map(rs, c->addr, c->addr + c->len, owner, on_released, m);
+		mem_ranges__map(rs, c->addr, c->addr + c->len, owner, t, on_released, m);
 		break;
 	case PROFILE_MEM_OP_MUNMAP:
 		m->released_unknown += mem_ranges__unmap(rs, c->addr, c->addr + c->len, on_released,
@@ -294,15 +311,16 @@ void profile_target__mem_call(struct profile_target *pp, const struct profile_me
 		break;
 	case PROFILE_MEM_OP_MREMAP:
 		if (c->keep_old) /* a copy of the old range's place: new to the process */
-			mem_ranges__map(rs, c->new_addr, c->new_addr + c->new_len, owner,
+			mem_ranges__map(rs, c->new_addr, c->new_addr + c->new_len, owner, t,
 					on_released, m);
 		else
 			m->released_unknown += mem_ranges__remap(rs, c->addr, c->len, c->new_addr,
-								 c->new_len, owner, on_released, m);
+								 c->new_len, owner, t, on_released,
+								 m);
 		break;
 	case PROFILE_MEM_OP_BRK: /* the heap's top grows or shrinks */
 		if (new_brk > old_brk)
-			mem_ranges__map(rs, old_brk, new_brk, owner, on_released, m);
+			mem_ranges__map(rs, old_brk, new_brk, owner, t, on_released, m);
 		else
 			m->released_unknown += mem_ranges__unmap(rs, new_brk, old_brk, on_released,
 								 m);
@@ -310,32 +328,38 @@ void profile_target__mem_call(struct profile_target *pp, const struct profile_me
 	}
 }
 
-void profile_target__mem_retain(struct profile_target *pp)
+void profile_target__mem_retain(struct profile_target *pp, uint64_t end_ns)
 {
+	pp->mem.retained_at_ns = end_ns;
 	mem_ranges__drain(&pp->mem.ranges, on_retained, &pp->mem);
 }
 
-/* Bytes of ranges each stack owns now (held[i]); the ownerless ones' in *none. */
-static uint64_t *mem_held(const struct profile_mem *m, uint64_t *none)
+/* What a stack's ranges hold now, and of it what was mapped in the last second. */
+struct mem_hold {
+	uint64_t bytes, recent;
+};
+
+/* Bytes of ranges each stack owns at now_ns (held[i]); the ownerless ones' in *none. */
+static struct mem_hold *mem_held(const struct profile_mem *m, uint64_t now_ns,
+				 struct mem_hold *none)
 {
-	uint64_t *held = calloc(m->nstacks + 1, sizeof(*held));
+	struct mem_hold *held = calloc(m->nstacks + 1, sizeof(*held)), *h;
 	size_t i;
 
-	*none = 0;
+	*none = (struct mem_hold){ 0 };
 	for (i = 0; held && i < m->ranges.n; i++) {
 		const struct mem_range *r = &m->ranges.r[i];
 
-		if (r->owner < m->nstacks)
-			held[r->owner] += r->end - r->start;
-		else
-			*none += r->end - r->start;
+		h = r->owner < m->nstacks ? &held[r->owner] : none;
+		h->bytes += r->end - r->start;
+		h->recent += recent(r->t_ns, now_ns) ? r->end - r->start : 0;
 	}
 	return held;
 }
 
 /* The interval's figures of m into out: every stack with bytes, RETAINED from held. */
-static int mem_cut_copy(const struct profile_mem *m, const uint64_t *held, uint64_t none,
-			struct profile_mem *out)
+static int mem_cut_copy(const struct profile_mem *m, const struct mem_hold *held,
+			const struct mem_hold *none, struct profile_mem *out)
 {
 	size_t i, k;
 
@@ -343,7 +367,7 @@ static int mem_cut_copy(const struct profile_mem *m, const uint64_t *held, uint6
 		const struct profile_mem_stack *s = &m->stacks[i];
 		long at;
 
-		if (!held[i] && !any_bytes(s->bytes))
+		if (!held[i].bytes && !any_bytes(s->bytes))
 			continue;
 		at = mem_stack(out, s->frames, s->nframes);
 		if (at < 0)
@@ -352,14 +376,16 @@ static int mem_cut_copy(const struct profile_mem *m, const uint64_t *held, uint6
 			out->stacks[at].bytes[k] += s->bytes[k];
 			out->stacks[at].samples[k] += s->samples[k];
 		}
-		out->stacks[at].bytes[PROFILE_MEM_RETAINED] += held[i];
+		out->stacks[at].bytes[PROFILE_MEM_RETAINED] += held[i].bytes;
+		out->stacks[at].bytes[PROFILE_MEM_RETAINED_RECENT] += held[i].recent;
 	}
 	out->truncated = m->truncated;
 	out->partial = m->partial;
 	out->unresolved = m->unresolved;
 	out->released_unknown = m->released_unknown;
 	out->released_no_stack = m->released_no_stack;
-	out->retained_no_stack = none;
+	out->retained_no_stack = none->bytes;
+	out->retained_recent_no_stack = none->recent;
 	out->ranges_unmatched = m->ranges_unmatched;
 	out->ranges.untracked = m->ranges.untracked;
 	out->ranges.untracked_bytes = m->ranges.untracked_bytes;
@@ -367,7 +393,7 @@ static int mem_cut_copy(const struct profile_mem *m, const uint64_t *held, uint6
 }
 
 /* Keeps the stacks held or pinned (counters zeroed), renumbering owners and pins. */
-static void mem_cut_compact(struct profile_mem *m, const uint64_t *held, uint32_t *map,
+static void mem_cut_compact(struct profile_mem *m, const struct mem_hold *held, uint32_t *map,
 			    long *pinned, size_t npinned)
 {
 	size_t i, n = 0, old = m->nstacks;
@@ -381,7 +407,7 @@ static void mem_cut_compact(struct profile_mem *m, const uint64_t *held, uint32_
 		struct profile_mem_stack *s = &m->stacks[i];
 		uint64_t h;
 
-		if (!held[i] && !map[i]) {
+		if (!held[i].bytes && !map[i]) {
 			free(s->frames);
 			map[i] = UINT32_MAX;
 			continue;
@@ -410,10 +436,10 @@ static void mem_cut_compact(struct profile_mem *m, const uint64_t *held, uint32_
 }
 
 int profile_target__mem_cut(struct profile_target *pp, struct profile_mem *out, long *pinned,
-			    size_t npinned)
+			    size_t npinned, uint64_t now_ns)
 {
 	struct profile_mem *m = &pp->mem;
-	uint64_t none, *held = mem_held(m, &none);
+	struct mem_hold none, *held = mem_held(m, now_ns, &none);
 	uint32_t *map = calloc(m->nstacks + 1, sizeof(*map));
 	size_t i;
 
@@ -422,7 +448,7 @@ int profile_target__mem_cut(struct profile_target *pp, struct profile_mem *out, 
 	for (i = 0; i < npinned; i++) /* a pin past the table is no stack */
 		if (pinned[i] >= 0 && (size_t)pinned[i] >= m->nstacks)
 			pinned[i] = -1;
-	if (!held || !map || mem_cut_copy(m, held, none, out)) {
+	if (!held || !map || mem_cut_copy(m, held, &none, out)) {
 		free(held);
 		free(map);
 		profile_mem__free(out);
@@ -432,7 +458,9 @@ int profile_target__mem_cut(struct profile_target *pp, struct profile_mem *out, 
 	free(held);
 	free(map);
 	m->truncated = m->partial = m->unresolved = 0;
+	out->retained_at_ns = now_ns;
 	m->released_unknown = m->released_no_stack = m->retained_no_stack = 0;
+	m->retained_recent_no_stack = 0;
 	m->ranges_unmatched = m->ranges.untracked = m->ranges.untracked_bytes = 0;
 	m->peak_stack = 0;
 	m->peak_rss = 0;

@@ -141,6 +141,35 @@ int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uin
 	return charge(p, pp, q, ns);
 }
 
+void profile__offcpu_close_all(struct profile *p)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->ntargets; i++)
+		for (j = 0; j < p->targets[i].npending; j++)
+			p->targets[i].pending[j].open = false;
+}
+
+int profile_target__offcpu_open_at_end(struct profile_target *pp, uint32_t tid, unsigned cls,
+				       uint64_t start_ns, bool same)
+{
+	struct profile_offcpu_pending *q = pending_of(pp, tid, false);
+
+	if (!q || !q->frames || (same && q->primed))
+		return -ENOENT;
+	/*
+	 * Its own stack record is stamped at or after the interval's start: an
+	 * older one is the last interval's, and this one's record was lost.
+	 */
+	if (!same && q->start_ns < start_ns)
+		return -ENOENT;
+	if (same)
+		q->cls = cls < PROFILE_OFFCPU_NCLASSES ? cls : PROFILE_OFFCPU_OTHER;
+	q->start_ns = start_ns;
+	q->open = true;
+	return 0;
+}
+
 void profile__offcpu_flush(struct profile *p, uint64_t end_ns)
 {
 	size_t i, j;
@@ -185,13 +214,21 @@ int profile__offcpu_class(const struct profile *p, const struct profile_stack *s
 	return PROFILE_OFFCPU_OTHER;
 }
 
-void profile_target__add_gil(struct profile_target *pp, uint32_t tid, bool held)
+static uint64_t *gil_count(uint64_t *held, uint64_t *released, uint64_t *unknown,
+			   enum profile_gil state)
+{
+	return state == PROFILE_GIL_HELD     ? held :
+	       state == PROFILE_GIL_RELEASED ? released :
+					       unknown;
+}
+
+void profile_target__add_gil(struct profile_target *pp, uint32_t tid, enum profile_gil state)
 {
 	struct profile_thread *th = profile_target__thread(pp, tid);
 	struct profile_stack *s = pp->last_stack < pp->nstacks ? &pp->stacks[pp->last_stack] : NULL;
 
 	if (s)
-		*(held ? &s->gil_held : &s->gil_released) += 1;
+		*gil_count(&s->gil_held, &s->gil_released, &s->gil_unknown, state) += 1;
 	if (th)
-		*(held ? &th->gil_held : &th->gil_released) += 1;
+		*gil_count(&th->gil_held, &th->gil_released, &th->gil_unknown, state) += 1;
 }

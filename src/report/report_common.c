@@ -78,6 +78,50 @@ char *report_counts(const struct profile *p, char *buf, size_t len)
 	return buf;
 }
 
+bool report_is_merged(const struct profile *p, const struct profile_target *pp)
+{
+	return p->nmerged && !pp->pid;
+}
+
+void report_json_pids(FILE *f, const char *key, const struct profile *p)
+{
+	size_t i;
+
+	fputs(key, f);
+	fputc('[', f);
+	for (i = 0; i < p->nmerged; i++)
+		fprintf(f, "%s%d", i ? ", " : "", p->merged_pids[i]);
+	fputc(']', f);
+}
+
+char *report_nprocs(const struct profile *p, char *buf, size_t len)
+{
+	size_t n = p->nmerged ? p->nmerged : p->ntargets;
+
+	snprintf(buf, len, "%zu process%s%s", n, n == 1 ? "" : "es", p->nmerged ? " merged" : "");
+	return buf;
+}
+
+char *report_samples_time(const struct profile *p, const struct profile_target *pp, char *buf,
+			  size_t len)
+{
+	uint64_t off = 0;
+	size_t i;
+
+	if (!p->wall && !p->gil) {
+		snprintf(buf, len, "%.2f s of CPU", report_seconds(p, pp->samples));
+		return buf;
+	}
+	for (i = 0; i < pp->nstacks; i++)
+		if (profile__offcpu_class(p, &pp->stacks[i]) >= 0)
+			off += pp->stacks[i].count;
+	off = off < pp->samples ? off : pp->samples;
+	snprintf(buf, len, "%.2f s of thread time: %.2f s on the CPU, %.2f s off it",
+		 report_seconds(p, pp->samples), report_seconds(p, pp->samples - off),
+		 report_seconds(p, off));
+	return buf;
+}
+
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len)
 {
 	snprintf(buf, len, "pid %d (%s)", pp->pid, pp->comm);

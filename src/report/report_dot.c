@@ -224,15 +224,18 @@ static void write_cluster(FILE *f, const struct graph *g)
 {
 	const struct profile_target *pp = g->pp;
 	size_t i, present = 0, kept = 0;
+	char time[128];
 
 	for (i = 0; i < g->p->nfuncs; i++) {
 		present += graph__present(g, i);
 		kept += graph__kept(g, i);
 	}
-	fprintf(f, "\tsubgraph \"cluster_%zu\" {\n\t\tlabel=\"pid %d  ", g->proc, pp->pid);
+	fprintf(f, "\tsubgraph \"cluster_%zu\" {\n\t\tlabel=\"", g->proc);
+	if (!report_is_merged(g->p, pp))
+		fprintf(f, "pid %d  ", pp->pid);
 	report_dot_string(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
-	fprintf(f, "\\n%llu samples (%.2f s of CPU)", (unsigned long long)pp->samples,
-		report_seconds(g->p, pp->samples));
+	fprintf(f, "\\n%llu samples (%s)", (unsigned long long)pp->samples,
+		report_samples_time(g->p, pp, time, sizeof(time)));
 	if (present > kept)
 		fprintf(f, "; %zu function%s under %.2f%% not shown", present - kept,
 			present - kept == 1 ? "" : "s", g->prune_pct);

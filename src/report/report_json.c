@@ -110,6 +110,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	json_string(f, pp->cmdline);
 	fputs(", \"python\": ", f);
 	json_string(f, pp->python);
+	if (report_is_merged(p, pp))
+		report_json_pids(f, ", \"merged\": ", p);
 	fprintf(f,
 		", \"exited\": %s,\n     \"samples\": %llu, \"truncated\": %llu, "
 		"\"partial\": %llu, \"unresolved\": %llu",

@@ -115,6 +115,8 @@ static void write_header(FILE *f, const struct profile *p)
 			p->idle ? "true" : "false", (unsigned long long)p->offcpu_unmatched,
 			(unsigned long long)p->offcpu_idle_hidden,
 			(unsigned long long)p->offcpu_dropped);
+	if (p->nmerged)
+		report_json_pids(f, ",\n  \"merged\": ", p);
 }
 
 static void write_tables(FILE *f, const struct profile *p)
@@ -245,7 +247,29 @@ static void write_usdt(FILE *f, const struct profile_target *pp)
 	fputc(']', f);
 }
 
-static void write_mem(FILE *f, const struct profile_target *pp)
+/*
+ * --mem: a run that knows retained memory's ages: when retained was
+ * measured, and per stack (and without one) the bytes mapped in the last
+ * second before it, in a key of its own (older readers skip it).
+ */
+static void write_mem_recent(FILE *f, const struct profile_mem *m)
+{
+	size_t i, n = 0;
+
+	fprintf(f,
+		",\n     \"retained_recent\": {\"at_ns\": %llu, \"no_stack\": %llu, "
+		"\"stacks\": [",
+		(unsigned long long)m->retained_at_ns,
+		(unsigned long long)m->retained_recent_no_stack);
+	for (i = 0; i < m->nstacks; i++)
+		if (m->stacks[i].bytes[PROFILE_MEM_RETAINED_RECENT])
+			fprintf(f, "%s[%zu, %llu]", n++ ? ", " : "", i,
+				(unsigned long long)m->stacks[i]
+					.bytes[PROFILE_MEM_RETAINED_RECENT]);
+	fputs("]}", f);
+}
+
+static void write_mem(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
 	const struct profile_mem *m = &pp->mem;
 	const uint64_t ranges[] = { m->released_unknown,       m->released_no_stack,
@@ -262,14 +286,16 @@ static void write_mem(FILE *f, const struct profile_target *pp)
 	fprintf(f, ", \"events_dropped\": %llu, \"live_lost\": %llu, \"ranges\": ",
 		(unsigned long long)m->events_dropped, (unsigned long long)m->live_lost);
 	u64s(f, ranges, 6);
+	if (p->mem_ages)
+		write_mem_recent(f, m);
 	fputs(",\n     \"stacks\": [", f);
 	for (i = 0; i < m->nstacks; i++) {
 		fputs(i ? ",\n      [" : "[", f);
 		frames(f, m->stacks[i].frames, m->stacks[i].nframes);
 		fputs(", ", f);
-		u64s(f, m->stacks[i].bytes, PROFILE_MEM_NKINDS);
+		u64s(f, m->stacks[i].bytes, PROFILE_MEM_SAVED_KINDS);
 		fputs(", ", f);
-		u64s(f, m->stacks[i].samples, PROFILE_MEM_NKINDS);
+		u64s(f, m->stacks[i].samples, PROFILE_MEM_SAVED_KINDS);
 		fputc(']', f);
 	}
 	fputs("],\n     \"rss\": [", f);
@@ -290,7 +316,9 @@ static void write_mem(FILE *f, const struct profile_target *pp)
 
 /*
  * --mode wall, --gil: per thread [tid, off-CPU ns by class..., GIL held,
- * released], and [stack index, GIL held, released] for the stacks that have any.
+ * released], and [stack index, GIL held, released] for the stacks that have
+ * any; the samples whose GIL was not known in keys of their own (older
+ * readers skip them), [tid, unknown] and [stack index, unknown].
  */
 static void write_wall(FILE *f, const struct profile_target *pp)
 {
@@ -311,7 +339,17 @@ static void write_wall(FILE *f, const struct profile_target *pp)
 			fprintf(f, "%s[%zu, %llu, %llu]", n++ ? ", " : "", i,
 				(unsigned long long)pp->stacks[i].gil_held,
 				(unsigned long long)pp->stacks[i].gil_released);
-	fputs("]}", f);
+	fputs("], \"gil_unknown\": {\"threads\": [", f);
+	for (i = 0, n = 0; i < pp->nthreads; i++)
+		if (pp->threads[i].gil_unknown)
+			fprintf(f, "%s[%u, %llu]", n++ ? ", " : "", pp->threads[i].tid,
+				(unsigned long long)pp->threads[i].gil_unknown);
+	fputs("], \"stacks\": [", f);
+	for (i = 0, n = 0; i < pp->nstacks; i++)
+		if (pp->stacks[i].gil_unknown)
+			fprintf(f, "%s[%zu, %llu]", n++ ? ", " : "", i,
+				(unsigned long long)pp->stacks[i].gil_unknown);
+	fputs("]}}", f);
 }
 
 static void write_target(FILE *f, const struct profile *p, const struct profile_target *pp,
@@ -355,7 +393,7 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	if (p->calls_mode || p->gc_mode || p->imports_mode)
 		write_usdt(f, pp);
 	if (p->mem)
-		write_mem(f, pp);
+		write_mem(f, p, pp);
 	if (p->wall || p->gil)
 		write_wall(f, pp);
 	fputc('}', f);

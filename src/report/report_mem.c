@@ -110,41 +110,84 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 	free(live);
 }
 
+/* Retained bytes held for a second or more (what a leak is made of): retained - recent. */
+static uint64_t held_of(const uint64_t *b)
+{
+	return b[PROFILE_MEM_RETAINED] - b[PROFILE_MEM_RETAINED_RECENT];
+}
+
+/* Held bytes first, then retained (ties by frame). */
+static int cmp_held(const void *a, const void *b)
+{
+	const struct mem_line_stat *x = a, *y = b;
+	uint64_t hx = held_of(x->self), hy = held_of(y->self);
+
+	if (hx != hy)
+		return hx < hy ? 1 : -1;
+	return cmp_kind(a, b);
+}
+
+/* The retained section's last line: in all, by age when known, and without a stack. */
+static void retained_total(FILE *f, const struct profile *p, const struct profile_target *pp,
+			   uint64_t all, uint64_t recent)
+{
+	char a[32], b[32], c[32], d[32];
+
+	if (p->mem_ages)
+		fprintf(f,
+			"  %s retained in all: %s held 1 s or more, %s mapped in the last second "
+			"before the end (in flight, not held); %s of it mapped with no Python "
+			"stack\n",
+			human(a, sizeof(a), all, false), human(b, sizeof(b), all - recent, false),
+			human(c, sizeof(c), recent, false),
+			human(d, sizeof(d), pp->mem.retained_no_stack, false));
+	else
+		fprintf(f, "  %s retained in all, %s of it mapped with no Python stack\n",
+			human(a, sizeof(a), all, false),
+			human(b, sizeof(b), pp->mem.retained_no_stack, false));
+}
+
 /*
  * What the process still holds, by the line that mapped it: exact, as every
- * release was matched to the mapping it undid (mem_ranges.h).
+ * release was matched to the mapping it undid (mem_ranges.h). Split by age
+ * where known, held bytes first: a temporary that happened to be built when
+ * the run ended is in flight, not leaked.
  */
 static void print_retained(FILE *f, const struct profile *p, const struct profile_target *pp,
 			   const struct report_opts *o, const struct mem_line_stat *ls, size_t n)
 {
-	uint64_t tot[PROFILE_MEM_NKINDS], all;
+	uint64_t tot[PROFILE_MEM_NKINDS], all, recent;
 	struct mem_line_stat *r;
 	size_t k = lines_by(ls, n, PROFILE_MEM_RETAINED, &r), i;
 	size_t shown = k < o->top_lines ? k : o->top_lines;
-	char a[32], b[32], src[160];
+	char a[32], b[32], c[32], d[32], src[160];
 
+	if (p->mem_ages)
+		qsort(r, k, sizeof(*r), cmp_held);
 	profile_target__mem_totals(pp, tot);
 	all = tot[PROFILE_MEM_RETAINED] + pp->mem.retained_no_stack;
+	recent = tot[PROFILE_MEM_RETAINED_RECENT] + pp->mem.retained_recent_no_stack;
 	fprintf(f,
 		"\n  Retained at the end, by line: mapped during the run and still mapped at the "
-		"end or at the process's exit (exact; top %zu of %zu)\n",
-		shown, k);
-	fprintf(f, "    retained  share      mapped  %-28s  %-16s  %s\n", "location", "function",
-		"source");
+		"end or at the process's exit (exact; %stop %zu of %zu)\n",
+		p->mem_ages ? "held 1 s or more first; " : "", shown, k);
+	fprintf(f, "    retained %s share      mapped  %-28s  %-16s  %s\n",
+		p->mem_ages ? "  held >=1s   last 1 s " : "", "location", "function", "source");
 	for (i = 0; i < shown; i++) {
 		char loc[64];
 		const char *qualname = line_cells(p, pp, r[i].frame, loc, sizeof(loc), src,
 						  sizeof(src));
 
-		fprintf(f, "  %10s %5.1f%% %11s  %-28s  %-16s  %s\n",
-			human(a, sizeof(a), r[i].self[PROFILE_MEM_RETAINED], false),
+		fprintf(f, "  %10s ", human(a, sizeof(a), r[i].self[PROFILE_MEM_RETAINED], false));
+		if (p->mem_ages)
+			fprintf(f, "%11s %10s ", human(c, sizeof(c), held_of(r[i].self), false),
+				human(d, sizeof(d), r[i].self[PROFILE_MEM_RETAINED_RECENT], false));
+		fprintf(f, "%5.1f%% %11s  %-28s  %-16s  %s\n",
 			all ? 100.0 * r[i].self[PROFILE_MEM_RETAINED] / all : 0.0,
 			human(b, sizeof(b), r[i].self[PROFILE_MEM_MAPPED], false), loc, qualname,
 			src);
 	}
-	fprintf(f, "  %s retained in all, %s of it mapped with no Python stack\n",
-		human(a, sizeof(a), all, false),
-		human(b, sizeof(b), pp->mem.retained_no_stack, false));
+	retained_total(f, p, pp, all, recent);
 	free(r);
 }
 
@@ -340,7 +383,8 @@ static void json_frame(FILE *f, const struct profile *p, uint32_t frame)
 	json_string(f, fn->qualname);
 }
 
-static void json_bytes(FILE *f, const uint64_t *b)
+/* A row's bytes by kind; retained_recent where the ages are known (not in older files). */
+static void json_bytes(FILE *f, const struct profile *p, const uint64_t *b)
 {
 	fprintf(f,
 		"\"touched\": %" PRIu64 ", \"mapped\": %" PRIu64 ", \"unmapped\": %" PRIu64
@@ -349,6 +393,8 @@ static void json_bytes(FILE *f, const uint64_t *b)
 		b[PROFILE_MEM_TOUCHED], b[PROFILE_MEM_MAPPED], b[PROFILE_MEM_UNMAPPED], net_of(b),
 		b[PROFILE_MEM_ALLOCATED], b[PROFILE_MEM_LIVE], b[PROFILE_MEM_RELEASED],
 		b[PROFILE_MEM_RETAINED]);
+	if (p->mem_ages)
+		fprintf(f, ", \"retained_recent\": %" PRIu64, b[PROFILE_MEM_RETAINED_RECENT]);
 }
 
 /* What the range matching could not charge to a line, and why (mem_ranges.h). */
@@ -362,6 +408,12 @@ static void json_ranges(FILE *f, const struct profile *p, const struct profile_t
 		pp->mem.released_unknown, pp->mem.released_no_stack, pp->mem.retained_no_stack,
 		pp->mem.ranges.untracked, pp->mem.ranges.untracked_bytes, pp->mem.ranges_unmatched,
 		p->mem_ranges_lost);
+	if (p->mem_ages)
+		fprintf(f,
+			", \"retained_recent_no_stack\": %" PRIu64 ", \"recent_s\": %.9g"
+			", \"retained_at_ns\": %" PRIu64,
+			pp->mem.retained_recent_no_stack, MEM_RANGE_RECENT_NS / 1e9,
+			pp->mem.retained_at_ns);
 }
 
 void report_mem_json(FILE *f, const struct profile *p, const struct profile_target *pp)
@@ -382,7 +434,7 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_targ
 			pp->mem.live_lost);
 	else
 		fputs("null, \"live_lost\": 0, ", f);
-	json_bytes(f, tot);
+	json_bytes(f, p, tot);
 	fprintf(f,
 		", \"truncated\": %" PRIu64 ", \"partial\": %" PRIu64 ", \"unresolved\": %" PRIu64
 		",\n      ",
@@ -408,7 +460,7 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_targ
 		fputs(i ? ",\n        " : "\n        ", f);
 		json_frame(f, p, ls[i].frame);
 		fprintf(f, ", \"bytes\": %" PRIu64 ", ", ls[i].self[PROFILE_MEM_TOUCHED]);
-		json_bytes(f, ls[i].self);
+		json_bytes(f, p, ls[i].self);
 		fputc('}', f);
 	}
 	fputs("],\n      \"functions\": [", f);
@@ -422,7 +474,7 @@ void report_mem_json(FILE *f, const struct profile *p, const struct profile_targ
 			fputs(", \"file\": ", f);
 			json_string(f, fn->file);
 			fprintf(f, ", \"line\": %d, ", fn->firstline);
-			json_bytes(f, fs[i].self);
+			json_bytes(f, p, fs[i].self);
 			fprintf(f, ", \"total_touched\": %" PRIu64 ", \"total_net\": %" PRId64 "}",
 				fs[i].total[PROFILE_MEM_TOUCHED], net_of(fs[i].total));
 		}

@@ -7,7 +7,8 @@
  * "what made it grow there" without the report beside it. Apart from those
  * transient rises, the baseline (the low points, a rolling minimum) is drawn
  * and its growth over the run labelled with the lines that retain the most
- * at the end (PROFILE_MEM_RETAINED): what stays, not what passes.
+ * at the end (PROFILE_MEM_RETAINED), held a second or more where the ages
+ * are known: what stays, not what passes.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -155,6 +156,9 @@ static void write_baseline(FILE *f, const struct profile *p, const struct profil
 	fputs("\"/>\n", f);
 	if (last <= first || profile_target__mem_line_stats(p, pp, &ls, &n))
 		return;
+	/* held, not in flight: what was mapped in the run's last second is no baseline */
+	for (i = 0; p->mem_ages && i < n; i++)
+		ls[i].self[PROFILE_MEM_RETAINED] -= ls[i].self[PROFILE_MEM_RETAINED_RECENT];
 	for (i = 0; i < n; i++)
 		all += ls[i].self[PROFILE_MEM_RETAINED];
 	fprintf(f,

@@ -103,7 +103,9 @@ static void encode_samples(struct pbuf *b, const struct profile *p, struct pb_st
 			pb_varint(&packed, s->count * period_ns);
 			pb_bytes(&sample, SAMPLE_VALUE, packed.d, packed.n);
 			packed.n = 0;
-			label_num(&sample, t, "pid", pp->pid, &sub);
+			/* --merge's section has no one pid: none rather than 0 */
+			if (!report_is_merged(p, pp))
+				label_num(&sample, t, "pid", pp->pid, &sub);
 			label_num(&sample, t, "tid", s->tid, &sub);
 			extra_labels(&sample, t, pp, s->tid, o, &sub);
 			pb_msg(b, PROFILE_SAMPLE, &sample);
@@ -152,7 +154,9 @@ static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct p
 				pb_varint(&packed, s->bytes[mem_types[k].kind]);
 			pb_bytes(&sample, SAMPLE_VALUE, packed.d, packed.n);
 			packed.n = 0;
-			label_num(&sample, t, "pid", pp->pid, &sub);
+			/* --merge's section has no one pid: none rather than 0 */
+			if (!report_is_merged(p, pp))
+				label_num(&sample, t, "pid", pp->pid, &sub);
 			pb_msg(b, PROFILE_SAMPLE, &sample);
 			free(sample.d);
 		}

@@ -264,18 +264,22 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 static void print_process(FILE *f, const struct profile *p, const struct profile_target *pp,
 			  const struct report_opts *o)
 {
+	char time[128];
 	size_t i;
 
-	if (pp->nspid != pp->pid)
+	if (report_is_merged(p, pp))
+		fprintf(f, "\n%s\n", pp->cmdline);
+	else if (pp->nspid != pp->pid)
 		fprintf(f, "\npid %d (pid %d in its namespace)  %s\n", pp->pid, pp->nspid,
 			pp->cmdline[0] ? pp->cmdline : pp->comm);
 	else
 		fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
 	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe,
-		pp->exited ? " (exited during the run)" : "");
-	fprintf(f,
-		"  %llu samples (%.2f s of CPU); %llu truncated, %llu partial, %llu unresolved\n",
-		(unsigned long long)pp->samples, report_seconds(p, pp->samples),
+		pp->exited ? report_is_merged(p, pp) ? " (all exited during the run)" :
+						       " (exited during the run)" :
+			     "");
+	fprintf(f, "  %llu samples (%s); %llu truncated, %llu partial, %llu unresolved\n",
+		(unsigned long long)pp->samples, report_samples_time(p, pp, time, sizeof(time)),
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
 		(unsigned long long)pp->unresolved);
 	if (pp->nthreads) {
@@ -307,11 +311,17 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	struct report_totals t = report_totals(p);
+	char procs[64];
 	size_t i;
 
-	fprintf(f, "pybpfprof %s: %s profile, %zu process%s, %.2f s at %u Hz\n", o->tool_version,
-		p->mode, p->ntargets, p->ntargets == 1 ? "" : "es", p->duration_s, p->frequency_hz);
-	for (i = 0; i < p->ntargets; i++)
+	fprintf(f, "pybpfprof %s: %s profile, %s, %.2f s at %u Hz\n", o->tool_version, p->mode,
+		report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
+	for (i = 0; i < p->nmerged; i++)
+		fprintf(f, "%s %d", i ? "," : "pids:", p->merged_pids[i]);
+	if (p->nmerged && p->ntargets)
+		fprintf(f, ", merged into one section (Python %s, %s)\n", p->targets[0].python,
+			p->targets[0].exe);
+	for (i = 0; !p->nmerged && i < p->ntargets; i++)
 		fprintf(f, "%s %d (Python %s, %s)%s", i ? "," : "pids:", p->targets[i].pid,
 			p->targets[i].python, p->targets[i].exe, i + 1 == p->ntargets ? "\n" : "");
 	fprintf(f,

@@ -354,17 +354,20 @@ static int print_process(FILE *f, const struct profile *p, const struct profile_
 			 const struct report_opts *o)
 {
 	struct tree t = { .p = p, .o = o };
+	char time[128];
 	int err;
 
-	fprintf(f, "\npid %d  ", pp->pid);
+	fputc('\n', f);
+	if (!report_is_merged(p, pp))
+		fprintf(f, "pid %d  ", pp->pid);
 	put_target(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
 	fputs("\n  Python ", f);
 	put_target(f, pp->python);
 	fputs(", ", f);
 	put_target(f, pp->exe);
 	fprintf(f, "%s\n", pp->exited ? " (exited during the run)" : "");
-	fprintf(f, "  %llu samples (%.2f s of CPU)", (unsigned long long)pp->samples,
-		report_seconds(p, pp->samples));
+	fprintf(f, "  %llu samples (%s)", (unsigned long long)pp->samples,
+		report_samples_time(p, pp, time, sizeof(time)));
 	if (!pp->nstacks) {
 		fputs("; no samples with Python code\n", f);
 		return 0;
@@ -384,13 +387,12 @@ static int print_process(FILE *f, const struct profile *p, const struct profile_
 
 static int write_tree(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	char counts[200];
+	char counts[200], procs[64];
 	size_t i;
 	int err = 0;
 
-	fprintf(f, "pybpfprof %s: %s profile, call tree, %zu process%s, %.2f s at %u Hz\n",
-		o->tool_version, p->mode, p->ntargets, p->ntargets == 1 ? "" : "es", p->duration_s,
-		p->frequency_hz);
+	fprintf(f, "pybpfprof %s: %s profile, call tree, %s, %.2f s at %u Hz\n", o->tool_version,
+		p->mode, report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
 	fprintf(f, "%s\n", report_counts(p, counts, sizeof(counts)));
 	for (i = 0; i < p->ntargets && !err; i++)
 		err = print_process(f, p, &p->targets[i], o);

@@ -23,6 +23,7 @@ static void stat_add(struct wall_stat *w, const struct profile_stack *s, int cls
 		w->on += s->count;
 		w->held += s->gil_held;
 		w->released += s->gil_released;
+		w->unknown += s->gil_unknown;
 		return;
 	}
 	w->off += s->count;
@@ -94,6 +95,7 @@ static uint64_t sum_ns(const struct profile_thread *th)
 
 static void text_threads(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
+	uint64_t unknown = 0;
 	size_t t;
 	int c;
 
@@ -101,7 +103,7 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 	fprintf(f, "      tid  name             on-CPU s  off-CPU s");
 	for (c = 0; c < PROFILE_OFFCPU_NCLASSES; c++)
 		fprintf(f, "  %s", profile_offcpu_class_name(c));
-	fprintf(f, "%s\n", p->gil ? "  | GIL held  waiting  released (samples)" : "");
+	fprintf(f, "%s\n", p->gil ? "  | GIL held  waiting  released  unknown (samples)" : "");
 	for (t = 0; t < pp->nthreads; t++) {
 		const struct profile_thread *th = &pp->threads[t];
 		struct wall_stat w = thread_stat(p, pp, th->tid);
@@ -112,11 +114,18 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 			fprintf(f, "  %*.3f", (int)strlen(profile_offcpu_class_name(c)),
 				th->offcpu_ns[c] / 1e9);
 		if (p->gil)
-			fprintf(f, "  | %8llu  %7llu  %8llu", (unsigned long long)th->gil_held,
-				(unsigned long long)w.waiting,
-				(unsigned long long)th->gil_released);
+			fprintf(f, "  | %8llu  %7llu  %8llu  %7llu",
+				(unsigned long long)th->gil_held, (unsigned long long)w.waiting,
+				(unsigned long long)th->gil_released,
+				(unsigned long long)th->gil_unknown);
 		fputc('\n', f);
+		unknown += th->gil_unknown;
 	}
+	if (p->gil && unknown)
+		fprintf(f,
+			"  %llu CPU samples were taken before the process's GIL was found (or it was "
+			"not): their GIL state is unknown\n",
+			(unsigned long long)unknown);
 	if (p->offcpu_idle_hidden)
 		fprintf(f,
 			"  %llu threads blocked for the whole run are left out (--idle shows them)\n",
@@ -234,15 +243,15 @@ static void text_gil(FILE *f, const struct profile *p, const struct wall_stat *s
 	if (!r)
 		return;
 	fprintf(f, "\n  Functions that waited most for the GIL (samples)\n");
-	fprintf(f, "   waiting     held  released  function\n");
+	fprintf(f, "   waiting     held  released  unknown  function\n");
 	for (i = 0; i < n && shown < top; i++) {
 		const struct wall_stat *w = &st[r[i].id];
 
 		if (pseudo(p, r[i].id))
 			continue;
-		fprintf(f, "  %8llu  %7llu  %8llu  %s\n", (unsigned long long)w->waiting,
+		fprintf(f, "  %8llu  %7llu  %8llu  %7llu  %s\n", (unsigned long long)w->waiting,
 			(unsigned long long)w->held, (unsigned long long)w->released,
-			p->funcs[r[i].id].qualname);
+			(unsigned long long)w->unknown, p->funcs[r[i].id].qualname);
 		shown++;
 	}
 	if (!n)
@@ -301,9 +310,11 @@ void report_wall_json_thread(FILE *f, const struct profile *p, const struct prof
 		(unsigned long long)w.off);
 	json_classes(f, th->offcpu_ns, 1);
 	if (p->gil)
-		fprintf(f, ", \"gil\": {\"held\": %llu, \"waiting\": %llu, \"released\": %llu}",
+		fprintf(f,
+			", \"gil\": {\"held\": %llu, \"waiting\": %llu, \"released\": %llu, "
+			"\"unknown\": %llu}",
 			(unsigned long long)th->gil_held, (unsigned long long)w.waiting,
-			(unsigned long long)th->gil_released);
+			(unsigned long long)th->gil_released, (unsigned long long)th->gil_unknown);
 }
 
 void report_wall_json_stat(FILE *f, const struct profile *p, const struct wall_stat *w)
@@ -314,9 +325,11 @@ void report_wall_json_stat(FILE *f, const struct profile *p, const struct wall_s
 		(unsigned long long)w->on, (unsigned long long)w->off);
 	json_classes(f, w->cls, 1);
 	if (p->gil)
-		fprintf(f, ", \"gil\": {\"held\": %llu, \"waiting\": %llu, \"released\": %llu}",
+		fprintf(f,
+			", \"gil\": {\"held\": %llu, \"waiting\": %llu, \"released\": %llu, "
+			"\"unknown\": %llu}",
 			(unsigned long long)w->held, (unsigned long long)w->waiting,
-			(unsigned long long)w->released);
+			(unsigned long long)w->released, (unsigned long long)w->unknown);
 }
 
 float *report_wall_frame_offshare(const struct profile *p)

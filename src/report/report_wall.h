@@ -14,7 +14,7 @@
 /* One function's or line's wall-time split, in samples. */
 struct wall_stat {
 	uint64_t on, off, cls[PROFILE_OFFCPU_NCLASSES];
-	uint64_t held, released, waiting; /* --gil */
+	uint64_t held, released, unknown, waiting; /* --gil */
 };
 
 /*

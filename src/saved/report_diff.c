@@ -602,12 +602,13 @@ void report_diff__free(struct report_diff *d)
 char *report_diff_side_str(const struct report_diff_side *sd, char *buf, size_t len)
 {
 	struct report_totals t = report_totals(sd->p);
+	char procs[64];
 
 	snprintf(buf, len,
-		 "%llu samples at %u Hz in %.2f s, %zu process%s (%llu dropped, %llu truncated, "
+		 "%llu samples at %u Hz in %.2f s, %s (%llu dropped, %llu truncated, "
 		 "%llu unresolved, %llu partial)",
 		 (unsigned long long)sd->samples, sd->p->frequency_hz, sd->p->duration_s,
-		 sd->p->ntargets, sd->p->ntargets == 1 ? "" : "es",
+		 report_nprocs(sd->p, procs, sizeof(procs)),
 		 (unsigned long long)sd->p->counts.dropped, (unsigned long long)t.truncated,
 		 (unsigned long long)t.unresolved, (unsigned long long)t.partial);
 	return buf;

@@ -72,6 +72,34 @@ static int load_kernel(struct ld *l, json_t *m)
 	return 0;
 }
 
+/* --merge's processes, when the file is of a merged run ("merged": [pid...]). */
+static int load_merged(struct ld *l, json_t *m)
+{
+	json_t *v = json_object_get(m, "merged");
+	long long pid;
+	size_t i, n;
+	int *pids;
+	int err = 0;
+
+	if (!v)
+		return 0;
+	if (ld_array(l, v, "model.merged", 0, 1u << 20, &n))
+		return -EINVAL;
+	pids = malloc((n ? n : 1) * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		if (ld_int(l, json_array_get(v, i), "model.merged[]", 1, INT_MAX, &pid))
+			err = -EINVAL;
+		else
+			pids[i] = (int)pid;
+	}
+	if (!err)
+		err = profile__set_merged(l->p, pids, n);
+	free(pids);
+	return err;
+}
+
 /* The modes, counters and sizes of the whole run. */
 static int load_header(struct ld *l, json_t *m)
 {
@@ -495,6 +523,8 @@ static int load_model(struct ld *l, json_t *root)
 	err = load_header(l, m);
 	if (!err)
 		err = load_kernel(l, m);
+	if (!err)
+		err = load_merged(l, m);
 	if (!err)
 		err = load_tables(l, m);
 	procs = err ? NULL : ld_get(l, m, "model", "processes");

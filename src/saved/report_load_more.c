@@ -249,8 +249,8 @@ static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct pr
 			return -ENOMEM;
 		s->nframes = nfr;
 		m->nstacks++;
-		if (ld_u64s(l, json_array_get(e, 1), w, s->bytes, PROFILE_MEM_NKINDS) ||
-		    ld_u64s(l, json_array_get(e, 2), w, s->samples, PROFILE_MEM_NKINDS))
+		if (ld_u64s(l, json_array_get(e, 1), w, s->bytes, PROFILE_MEM_SAVED_KINDS) ||
+		    ld_u64s(l, json_array_get(e, 2), w, s->samples, PROFILE_MEM_SAVED_KINDS))
 			return -EINVAL;
 	}
 	return 0;
@@ -291,7 +291,7 @@ static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct pro
 		    ld_double(l, json_array_get(e, 0), w, -1e10, 1e10, &m->events[i].t_s) ||
 		    ld_u64(l, json_array_get(e, 1), w, l->p->nframes ? l->p->nframes - 1 : 0,
 			   &x[0]) ||
-		    ld_u64(l, json_array_get(e, 2), w, PROFILE_MEM_NKINDS - 1, &x[1]) ||
+		    ld_u64(l, json_array_get(e, 2), w, PROFILE_MEM_SAVED_KINDS - 1, &x[1]) ||
 		    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &x[2]))
 			return -EINVAL;
 		if (x[0] >= l->p->nframes)
@@ -301,6 +301,46 @@ static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct pro
 		m->events[i].kind = (uint32_t)x[1];
 		m->events[i].bytes = x[2];
 	}
+	return 0;
+}
+
+/*
+ * "retained_recent": {"at_ns": N, "no_stack": N, "stacks": [[stack, bytes]...]}:
+ * retained memory's ages (files written before it have none: the profile
+ * then says nothing of ages). A stack's recent bytes are some of its retained.
+ */
+static int load_mem_recent(struct ld *l, json_t *jm, const char *where, struct profile_mem *m)
+{
+	json_t *v = json_object_get(jm, "retained_recent"), *sts, *e;
+	char w[LD_WHERE];
+	uint64_t x[2];
+	size_t n, i;
+
+	if (!v)
+		return 0;
+	ld_at(w, sizeof(w), "%s.retained_recent", where);
+	sts = ld_get(l, v, w, "stacks");
+	if (ld_u64(l, ld_get(l, v, w, "at_ns"), w, UINT64_MAX, &m->retained_at_ns) ||
+	    ld_u64(l, ld_get(l, v, w, "no_stack"), w, m->retained_no_stack,
+		   &m->retained_recent_no_stack) ||
+	    ld_array(l, sts, w, 0, m->nstacks, &n))
+		return -EINVAL;
+	json_array_foreach(sts, i, e)
+	{
+		ld_at(w, sizeof(w), "%s.retained_recent.stacks[%zu]", where, i);
+		if (ld_u64s(l, e, w, x, 2))
+			return -EINVAL;
+		if (x[0] >= m->nstacks)
+			return ld_fail(l, w, "stack %llu: the process has %zu memory stacks",
+				       (unsigned long long)x[0], m->nstacks);
+		if (x[1] > m->stacks[x[0]].bytes[PROFILE_MEM_RETAINED])
+			return ld_fail(l, w, "%llu recent bytes of %llu retained",
+				       (unsigned long long)x[1],
+				       (unsigned long long)m->stacks[x[0]]
+					       .bytes[PROFILE_MEM_RETAINED]);
+		m->stacks[x[0]].bytes[PROFILE_MEM_RETAINED_RECENT] = x[1];
+	}
+	l->p->mem_ages = true;
 	return 0;
 }
 
@@ -343,5 +383,7 @@ int ld_mem(struct ld *l, json_t *jt, const char *where, struct profile_target *p
 	m->ranges_unmatched = r[5];
 	m->peak_stack = (uint32_t)peak;
 	ld_at(w, sizeof(w), "%s.peak_t_s", wm);
-	return ld_double(l, ld_get(l, jm, wm, "peak_t_s"), w, -1e10, 1e10, &m->peak_t_s);
+	if (ld_double(l, ld_get(l, jm, wm, "peak_t_s"), w, -1e10, 1e10, &m->peak_t_s))
+		return -EINVAL;
+	return load_mem_recent(l, jm, wm, m);
 }

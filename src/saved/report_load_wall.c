@@ -53,6 +53,50 @@ static int ld_wall_thread(struct ld *l, json_t *e, const char *w, struct profile
 	return 0;
 }
 
+/*
+ * "gil_unknown": {"threads": [[tid, n]...], "stacks": [[stack, n]...]}: the
+ * samples whose GIL was not known, apart so that older readers skip them
+ * (files written before it have none).
+ */
+static int ld_gil_unknown(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+{
+	json_t *u = json_object_get(v, "gil_unknown"), *ths, *sts, *e;
+	char w[LD_WHERE];
+	uint64_t x[2];
+	size_t n, i, t;
+
+	if (!u)
+		return 0;
+	ld_at(w, sizeof(w), "%s.wall.gil_unknown", where);
+	ths = ld_get(l, u, w, "threads");
+	sts = ld_get(l, u, w, "stacks");
+	if (ld_array(l, ths, w, 0, pp->nthreads, &n) || ld_array(l, sts, w, 0, pp->nstacks, &n))
+		return -EINVAL;
+	json_array_foreach(ths, i, e)
+	{
+		ld_at(w, sizeof(w), "%s.wall.gil_unknown.threads[%zu]", where, i);
+		if (ld_u64s(l, e, w, x, 2))
+			return -EINVAL;
+		for (t = 0; t < pp->nthreads && pp->threads[t].tid != x[0]; t++)
+			;
+		if (t == pp->nthreads)
+			return ld_fail(l, w, "thread %llu is not in the process's threads",
+				       (unsigned long long)x[0]);
+		pp->threads[t].gil_unknown = x[1];
+	}
+	json_array_foreach(sts, i, e)
+	{
+		ld_at(w, sizeof(w), "%s.wall.gil_unknown.stacks[%zu]", where, i);
+		if (ld_u64s(l, e, w, x, 2))
+			return -EINVAL;
+		if (x[0] >= pp->nstacks)
+			return ld_fail(l, w, "stack %llu: the process has %zu stacks",
+				       (unsigned long long)x[0], pp->nstacks);
+		pp->stacks[x[0]].gil_unknown = x[1];
+	}
+	return 0;
+}
+
 int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *pp)
 {
 	json_t *v, *ths, *sg, *e;
@@ -88,5 +132,5 @@ int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *
 		pp->stacks[x[0]].gil_held = x[1];
 		pp->stacks[x[0]].gil_released = x[2];
 	}
-	return 0;
+	return ld_gil_unknown(l, v, where, pp);
 }

@@ -450,6 +450,7 @@ static void add_mem_range(struct collector *c, struct collector_target *ts, cons
 		.new_addr = r->new_addr,
 		.new_len = r->new_len,
 		.keep_old = r->remap_flags & 4, /* MREMAP_DONTUNMAP */
+		.t_ns = r->ktime_ns,
 	};
 	uint32_t owner = MEM_RANGE_NO_STACK;
 	size_t i;

@@ -72,8 +72,17 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
 		th->samples++;
 	}
-	if (s->flags & (PY_SAMPLE_GIL_HELD | PY_SAMPLE_GIL_RELEASED))
-		profile_target__add_gil(pp, s->tid, s->flags & PY_SAMPLE_GIL_HELD);
+	switch (s->flags & PY_SAMPLE_GIL_UNKNOWN) {
+	case PY_SAMPLE_GIL_HELD:
+		profile_target__add_gil(pp, s->tid, PROFILE_GIL_HELD);
+		break;
+	case PY_SAMPLE_GIL_RELEASED:
+		profile_target__add_gil(pp, s->tid, PROFILE_GIL_RELEASED);
+		break;
+	case PY_SAMPLE_GIL_UNKNOWN:
+		profile_target__add_gil(pp, s->tid, PROFILE_GIL_UNKNOWN);
+		break;
+	}
 	if (c->prof->wall)
 		offcpu_running(pp, s->tid);
 }

@@ -351,8 +351,15 @@ void mem__finish(struct mem *m, struct session *s, struct collector *c)
 		if (!bpf_map_lookup_elem(fd, &pid, &pages) &&
 		    pages * m->page_size > pp->mem.peak_rss)
 			pp->mem.peak_rss = pages * m->page_size;
-		/* still mapped now, or when the process exited (nothing came after) */
-		profile_target__mem_retain(pp);
+		/*
+		 * still mapped at the end of sampling, or when the process exited
+		 * (nothing came after: its last memory call stands for its end)
+		 */
+		profile_target__mem_retain(pp,
+					   pp->exited && pp->mem.last_call_ns ?
+						   pp->mem.last_call_ns :
+						   (uint64_t)(c->prof->end_ns ? c->prof->end_ns :
+										mono_ns()));
 	}
 	c->prof->mem_ranges_lost = session__skel(s)->bss->ranges_lost;
 	if (c->prof->mem_ranges_lost)

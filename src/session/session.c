@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "session/perf_sampler.h"
+#include "cpython/py_objects.h"
 #include "cpython/py_signature.h"
 #include "session/session.h"
 #include "util/mono.h"
@@ -25,7 +26,7 @@
 #include "pybpfprof.skel.h"
 
 _Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
-_Static_assert(sizeof(struct py_target) == 80, "py_target layout changed");
+_Static_assert(sizeof(struct py_target) == 88, "py_target layout changed");
 _Static_assert(sizeof(struct py_frame) == 16, "py_frame layout changed");
 _Static_assert(sizeof(struct py_live_key) == 16, "py_live_key layout changed");
 _Static_assert(__builtin_offsetof(struct py_sample, frames) == PY_SAMPLE_HEADER_SIZE,
@@ -86,7 +87,12 @@ int session__add_target(struct session *s, const struct target *t)
 			       .interp_text_end = t->text_end };
 	struct py_sig_offsets so;
 	__u32 pid = t->pid;
+	bool via_interp;
 
+	/* --mode wall, --gil only: on 3.13+ it reads the target's debug offsets */
+	v.gil_off = PYPROF_NO_OFFSET;
+	if (s->skel->rodata->gil_follow && !py_gil_place(t, &v.gil_off, &via_interp))
+		v.gil_via_interp = via_interp;
 	if (bpf_map__update_elem(s->skel->maps.targets, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
 		return -errno;
 	/* a build it cannot read (free-threaded) is sampled without signatures */

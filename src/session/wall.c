@@ -30,6 +30,7 @@ void wall__prepare(struct session *s, enum wall_mode mode)
 
 	bpf_program__set_autoload(skel->progs.on_sched_switch, mode != WALL_OFF);
 	skel->rodata->offcpu_gil_only = mode == WALL_GIL_ONLY;
+	skel->rodata->gil_follow = mode != WALL_OFF;
 }
 
 /* The task's state letter and, when blocked in a system call, its number and first argument. */
@@ -59,24 +60,27 @@ static bool task_blocked(int pid, int tid, long *nr, uint64_t *arg0)
 	return blocked;
 }
 
-/* One blocked thread's interval opened from the run's start, as a BLOCK record would. */
+/*
+ * One blocked thread's interval opened from the run's start, as a BLOCK
+ * record would. tid: its task as the host numbers it (the kernel's key).
+ */
 static void prime_thread(struct session *s, struct collector *c, struct collector_target *ts,
-			 const struct py_dump_thread *th, uint64_t gil, uint64_t now)
+			 const struct py_dump_thread *th, pid_t tid, uint64_t gil, uint64_t now)
 {
 	int map = bpf_map__fd(session__skel(s)->maps.offcpu_start);
 	size_t size = PY_SAMPLE_HEADER_SIZE + th->nframes * sizeof(struct py_frame);
 	struct py_sample *rec;
-	uint32_t tid = th->tid;
 	uint64_t arg0;
 	size_t i;
 	long nr;
 
-	if (!task_blocked(ts->t.pid, th->tid, &nr, &arg0) || !th->nframes)
+	if (tid <= 0 || !task_blocked(ts->t.pid, tid, &nr, &arg0) || !th->nframes)
 		return;
-	struct py_offcpu_open open = { .start_ns = now };
+	struct py_offcpu_open open = { .start_ns = now, .pid = ts->t.pid };
+	uint32_t key = (uint32_t)tid;
 
 	/* seen by the tracepoint already: switched in since, its blocks are its own */
-	if (bpf_map_update_elem(map, &tid, &open, BPF_NOEXIST))
+	if (bpf_map_update_elem(map, &key, &open, BPF_NOEXIST))
 		return;
 	rec = calloc(1, size);
 	if (!rec)
@@ -108,6 +112,43 @@ static uint64_t gil_key(const struct collector *c, const struct collector_target
 	return (uint64_t)ts->t.pid | (uint64_t)(ts - c->targets) << 32;
 }
 
+/* Tasks kept for a process in its own pid namespace, to find a thread's host id. */
+#define WALL_NS_TASKS 4096
+
+/*
+ * The host's id of the thread a process in its own pid namespace calls
+ * nstid, from the table of its tasks; 0 when none has it (it exited).
+ */
+static pid_t host_tid(const struct proc_nstid *ids, size_t n, pid_t nstid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i].nstid == nstid)
+			return ids[i].tid;
+	return 0;
+}
+
+/* Opens the intervals of the target's threads that are blocked now (n of them read in pts). */
+static void prime_target(struct session *s, struct collector *c, struct collector_target *ts,
+			 const struct py_dump_thread *pts, int n, uint64_t gil, uint64_t now)
+{
+	bool other_ns = ts->t.nspid != ts->t.pid;
+	struct proc_nstid *ids = NULL;
+	size_t nids = 0;
+	int i;
+
+	/* tids as the process numbers them are the host's only in the host's pid namespace */
+	if (other_ns) {
+		ids = malloc(WALL_NS_TASKS * sizeof(*ids));
+		nids = ids ? proc_task_nsids(ts->t.pid, ids, WALL_NS_TASKS) : 0;
+	}
+	for (i = 0; i < n; i++)
+		prime_thread(s, c, ts, &pts[i],
+			     other_ns ? host_tid(ids, nids, pts[i].tid) : pts[i].tid, gil, now);
+	free(ids);
+}
+
 /* The target's GIL into gil_addrs; with prime, its blocked threads' intervals opened. */
 static void add_target(struct wall *w, struct session *s, struct collector *c,
 		       struct collector_target *ts, bool prime)
@@ -117,7 +158,7 @@ static void add_target(struct wall *w, struct session *s, struct collector *c,
 	struct py_reader r;
 	uint32_t pid = ts->t.pid;
 	uint64_t now = mono_ns();
-	int n, i;
+	int n;
 
 	if (ts->t.layout.free_threaded ||
 	    py_reader__init(&r, ts->t.pid, &ts->t.layout, ts->t.version)) {
@@ -136,10 +177,8 @@ static void add_target(struct wall *w, struct session *s, struct collector *c,
 	} else {
 		w->gil_unknown++;
 	}
-	/* tids as the process numbers them are the host's only in the host's pid namespace */
-	for (i = 0; prime && i < n && ts->t.nspid == ts->t.pid; i++)
-		if (pts[i].tid > 0)
-			prime_thread(s, c, ts, &pts[i], st.gil, now);
+	if (prime)
+		prime_target(s, c, ts, pts, n, st.gil, now);
 	free(pts);
 }
 
@@ -193,10 +232,57 @@ void wall__tick(struct wall *w, struct session *s, struct collector *c, long lon
 	}
 }
 
-void wall__finish(struct wall *w, struct collector *c)
+/*
+ * The intervals the kernel still holds open, each opened again in the
+ * profile: a repeat block sent no stack (its thread's last one is charged),
+ * and only the kernel knows it is open. 0, or -errno when the map could not
+ * be read through.
+ */
+static int reopen_kernel_intervals(struct session *s, struct collector *c)
 {
-	if (w->mode != WALL_OFF)
-		profile__offcpu_flush(c->prof, (uint64_t)(w->end_ns ? w->end_ns : mono_ns()));
+	int map = bpf_map__fd(session__skel(s)->maps.offcpu_start);
+	uint32_t key, next, n, max = bpf_map__max_entries(session__skel(s)->maps.offcpu_start);
+	struct py_offcpu_open open;
+	struct collector_target *ts;
+	void *prev = NULL;
+	int err;
+
+	/* bounded: a key deleted under the walk restarts it, at most max times over */
+	for (n = 0; n < 2 * max; n++, prev = &key) {
+		err = bpf_map_get_next_key(map, prev, &next);
+		if (err)
+			return err == -ENOENT ? 0 : err;
+		key = next;
+		if (bpf_map_lookup_elem(map, &key, &open) || !open.start_ns)
+			continue;
+		ts = collector__find(c, (int)open.pid);
+		if (!ts || profile_target__offcpu_open_at_end(&c->prof->targets[ts->target_index],
+							      key, PY_OFFCPU_CLASS(open.same),
+							      open.start_ns, open.same != 0))
+			c->prof->offcpu_unmatched++;
+	}
+	return -E2BIG;
+}
+
+void wall__finish(struct wall *w, struct session *s, struct collector *c)
+{
+	int err;
+
+	if (w->mode == WALL_OFF)
+		return;
+	/*
+	 * The tracepoint is detached and the ring buffer drained: the map holds
+	 * exactly the intervals open at the end. An interval this side thinks
+	 * open but the kernel closed lost its closing record (counted as
+	 * dropped): it is not charged up to the end.
+	 */
+	profile__offcpu_close_all(c->prof);
+	err = reopen_kernel_intervals(s, c);
+	if (err)
+		pr_warn("cannot read the open off-CPU intervals: %s; those of repeat blocks are "
+			"not charged\n",
+			strerror(-err));
+	profile__offcpu_flush(c->prof, (uint64_t)(w->end_ns ? w->end_ns : mono_ns()));
 }
 
 /* The run's end for the intervals still open: when the tracepoint stopped. */

@@ -9,7 +9,9 @@
  * the table. Besides the sanitizers' findings, a line outside linetable.h's
  * contract (-1, or >= 1) aborts, and so does a difference between the direct
  * decoders and the runs the code cache keeps (linetable_decode, then
- * linetable_runs_line): linetable.h says they agree at every offset.
+ * linetable_runs_line): linetable.h says they agree at every offset. The
+ * runs a sampler charges (linetable_decode_carried) must give the same line
+ * wherever the table gives one, and need at most one run more.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -26,7 +28,7 @@ static void check_line(int line)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct line_run runs[LINETABLE_RUNS_MAX];
+static struct line_run runs[LINETABLE_RUNS_MAX], carried[LINETABLE_RUNS_MAX];
 
 /* The line at offset o both ways; they must agree (nruns < 0: the table was refused). */
 static void check_both(enum linetable_kind kind, const uint8_t *tab, size_t len, int first,
@@ -39,13 +41,27 @@ static void check_both(enum linetable_kind kind, const uint8_t *tab, size_t len,
 		abort();
 }
 
+/* The carried runs at offset o: the table's line where it has one (ncarried >= 0). */
+static void check_carried(enum linetable_kind kind, const uint8_t *tab, size_t len, int first,
+			  long ncarried, long o)
+{
+	int line = linetable_line(kind, tab, len, first, o), got;
+
+	if (ncarried < 0)
+		return;
+	got = linetable_runs_line(carried, ncarried, first, o);
+	check_line(got);
+	if (line >= 1 && got != line)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum linetable_kind kind;
 	int32_t first, off;
 	const uint8_t *tab;
 	size_t len;
-	long o, end, step, nruns;
+	long o, end, step, nruns, ncarried;
 
 	if (size < 9)
 		return 0;
@@ -60,12 +76,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nruns = linetable_decode(kind, tab, len, first, runs, LINETABLE_RUNS_MAX);
 	if (nruns == 0 || (nruns < 0 && nruns != -E2BIG))
 		abort();
+	ncarried = linetable_decode_carried(kind, tab, len, first, carried, LINETABLE_RUNS_MAX);
+	/*
+	 * a line carried over instructions with none merges runs, but for the
+	 * offsets past the table, which a trailing run without a line reached
+	 */
+	if (ncarried == 0 || (nruns >= 0 && (ncarried < 0 || ncarried > nruns + 1)))
+		abort();
 	check_both(kind, tab, len, first, nruns, off);
 	check_both(kind, tab, len, first, nruns, -(long)off);
 	/* about 64 offsets, every code unit for short tables: each lookup walks the table */
 	end = 4 * (long)len + 8;
 	step = end / 64 > 2 ? (end / 64) & ~1L : 2;
-	for (o = -2; o < end; o += step)
+	for (o = -2; o < end; o += step) {
 		check_both(kind, tab, len, first, nruns, o);
+		check_carried(kind, tab, len, first, ncarried, o);
+	}
 	return 0;
 }

@@ -393,3 +393,52 @@ def code_reuse():
           f"gen_* self {sum(gen.values())} of {proc['samples']} samples")
     return (f"{gens} generations over {addresses} code address(es), "
             f"{min(gen.values())}-{max(gen.values())} samples each, names match files")
+
+
+@per_build(builds=("debian", "pyenv", "pyenv310"))
+def lines_unlined_jump(build):
+    """A hot loop whose closing jump has no line in the line table (3.10,
+    3.11, as the workload's own co_lines says): the samples taken there are
+    charged to the line before it, as CPython 3.12+ charges that jump, in
+    every format: no line -1 in JSON, no frame without a line in folded
+    stacks or speedscope, no "?" in the text's line-by-line table, and the
+    function's lines add up to its self samples."""
+    import json
+    from harness import line_table, read_stdout_until
+    py = interpreter(build)
+    freq, secs = 999, 2
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        p = wl.start(py, "wall_lines_backedge.py", wait_ready=False)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        unl = json.loads(buf.split("unlined ", 1)[1].splitlines()[0])
+        names = ("p.json", "p.folded", "p.txt", "p.speedscope.json")
+        args = ["-p", p.pid, "-d", secs, "-F", freq, "--line-report", 1]
+        for n in names:
+            args += ["-o", tmp / n]
+        r = run_profiler(args, timeout=secs + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        files = {n: (tmp / n).read_text() for n in names}
+    jumps = [u for u in unl if "JUMP" in u[1]]
+    check(jumps, f"spin() has no jump without a line on this build: {unl}")
+    proc = process(json.loads(files["p.json"]), p.pid)
+    spin = functions(proc)["spin"]
+    lines = [ln for ln in proc["lines"] if ln["qualname"] == "spin"]
+    check(all(ln["line"] >= 1 for ln in lines),
+          f"spin's lines: {[(ln['line'], ln['self']) for ln in lines]}")
+    check(sum(ln["self"] for ln in lines) == spin["self"],
+          f"spin's lines hold {sum(ln['self'] for ln in lines)} of its {spin['self']} samples")
+    for ln in files["p.folded"].splitlines():
+        check(not re.search(r"spin \([^;:]*\)", ln), f"folded frame without a line: {ln}")
+    frames = json.loads(files["p.speedscope.json"])["shared"]["frames"]
+    check(all(f.get("line", -1) >= 1 for f in frames if f["name"] == "spin"),
+          f"speedscope frames of spin: {[f for f in frames if f['name'] == 'spin']}")
+    rows, _ = line_table(files["p.txt"], "spin")
+    check(rows and all(row[0] != "?" for row in rows), f"spin's line-by-line rows: {rows}")
+    # the jump's samples went to the line before it (its own co_lines)
+    before = {u[2] for u in jumps}
+    got = {ln["line"]: ln["self"] for ln in lines}
+    check(all(got.get(b, 0) > 0 for b in before),
+          f"no samples on line(s) {sorted(before)} before the jump: {got}")
+    return (f"{spin['self']} samples of spin() on lines {got}; jump(s) without a line at "
+            f"{[u[0] for u in jumps]} charged to line(s) {sorted(before)}")

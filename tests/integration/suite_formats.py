@@ -1058,3 +1058,56 @@ def formats_dot_calls_bullseye39():
         got[(a, b)] = int(e[1].split()[0]) if e and len(e) > 1 else None
     check(got == want, f"calls on the edges {got}, expected {want}")
     return f"edges {', '.join(f'{a}->{b} {c}' for (a, b), c in got.items())}; drawn by dot"
+
+
+@test
+def formats_merge_labels():
+    """--merge's one section is named as the processes it holds, in every
+    format that names a section: the text and tree headers count them
+    ("2 processes merged") and list their pids, no section is "pid 0", the
+    call graph's cluster and speedscope's profiles say merged, pprof gives
+    no pid label, JSON lists them ("merged"), and `report` reads the saved
+    profile back into the same text."""
+    from suite_report import report
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        a = wl.start(interpreter("debian"), "spin.py", "alpha")
+        b = wl.start(interpreter("debian"), "spin.py", "beta")
+        tmp = Path(tmp)
+        names = ("p.txt", "p.tree", "p.dot", "p.json", "p.speedscope.json", "p.pb.gz")
+        args = ["-p", a.pid, "-p", b.pid, "-d", 1, "-F", 199, "--merge"]
+        for name in names:
+            args += ["-o", tmp / name]
+        r = run_profiler(args, timeout=1 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        files = {n: (tmp / n).read_bytes() for n in names}
+        r = report([tmp / "p.json", "-o", tmp / "again.txt"])
+        check(r.returncode == 0, f"report: {r.stderr.strip()}")
+        again = (tmp / "again.txt").read_bytes()
+        pb = protoc_decode(gzip.decompress(files["p.pb.gz"]), "perftools.profiles.Profile")
+    pids = f"{a.pid}, {b.pid}"
+    text = files["p.txt"].decode()
+    head = text.splitlines()[:2]
+    check(", 2 processes merged, " in head[0] and head[1].startswith(f"pids: {pids}, merged"),
+          f"text header: {head}")
+    section = f"2 processes merged: {a.pid} {b.pid}"
+    tree = files["p.tree"].decode()
+    check(", call tree, 2 processes merged, " in tree.splitlines()[0],
+          f"tree header: {tree.splitlines()[0]}")
+    dot = files["p.dot"].decode()
+    check(f'label="{section}\\n' in dot, "the call graph's cluster is not labelled merged")
+    for name, body in (("text", text), ("tree", tree), ("dot", dot)):
+        check(f"\n{section}\n" in body or name == "dot", f"{name}: no section {section!r}")
+        check("pid 0" not in body, f"{name} names a section pid 0")
+    doc = json.loads(files["p.speedscope.json"])
+    check(all(p["name"].startswith("2 processes merged, thread ") for p in doc["profiles"]),
+          f"speedscope profiles: {[p['name'] for p in doc['profiles']]}")
+    strings = pb["string_table"]
+    keys = {strings[lab["key"][0]] for s in pb["sample"] for lab in s.get("label", [])}
+    check("pid" not in keys and "tid" in keys, f"pprof labels: {keys}")
+    rep = json.loads(files["p.json"])
+    check(rep["model"]["merged"] == [a.pid, b.pid] and
+          rep["processes"][0]["merged"] == [a.pid, b.pid],
+          f"JSON: model.merged {rep['model'].get('merged')}, "
+          f"processes[0].merged {rep['processes'][0].get('merged')}")
+    check(again == files["p.txt"], "report's text of the saved profile differs from the run's")
+    return f"{head[0]}; {section}"

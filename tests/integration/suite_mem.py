@@ -587,3 +587,88 @@ def mem_lockstep():
           f"{truth / MIB:.1f} MiB ({rounds} rounds of 128 pages)")
     return (f"few line {share:.1%} (truth 12.5%); touched {(few + many) / MIB:.0f} MiB of "
             f"{truth / MIB:.0f} MiB faulted in {rounds} rounds")
+
+
+def inflight_expect(rounds, end_ns, size, exists, span):
+    """The (least, most) bytes a line retains at end_ns, and of them recent
+    (mapped less than 1 s before it), from each round's own windows:
+    exists(i) is (surely, maybe) round i's object was there at end_ns,
+    span(i) the (earliest, latest) moment it was mapped. A moment within a
+    window of the end or of the 1 s boundary may go either way."""
+    lo = hi = rlo = rhi = 0
+    for i in range(len(rounds)):
+        surely, maybe = exists(i)
+        first, last = span(i)
+        young_surely, young_maybe = first + 10**9 > end_ns, last + 10**9 > end_ns
+        lo += size if surely else 0
+        hi += size if maybe else 0
+        rlo += size if surely and young_surely else 0
+        rhi += size if maybe and young_maybe else 0
+    return lo, hi, rlo, rhi
+
+
+@per_build(builds=MEM_BUILDS)
+def mem_retained_ages(build):
+    """A run that ends while a 200 MiB temporary is in flight: "retained at
+    the end" tells it apart from what is held. The temporary's line retains
+    it, all of it mapped in the last second (retained_recent); the line
+    that keeps 5 MiB a round retains every round's, only the last round's
+    recent; the text report puts the held line first. Bounds from the
+    workload's own clock and the run's end (retained_at_ns)."""
+    import json
+    py = interpreter(build)
+    keep_n, _ = source_line("wall_mem_inflight.py", "# keep line")
+    temp_n, _ = source_line("wall_mem_inflight.py", "# temp line")
+    lines = []
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(py, "wall_mem_inflight.py")
+        reader = LineReader(p)
+        out, txt = Path(tmp) / "m.json", Path(tmp) / "m.txt"
+        prof = Profiler(["-p", p.pid, "--mem", "-F", 99, "-o", out, "-o", txt])
+        try:
+            prof.wait_attached()
+            os.kill(p.pid, signal.SIGUSR1)
+            deadline = time.monotonic() + 60
+            while sum(t.startswith("holding") for _, t in reader.lines) < 3:
+                check(time.monotonic() < deadline, f"workload: {reader.lines}")
+                time.sleep(0.01)
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+        time.sleep(0.2)
+        lines = [t.split() for _, t in reader.lines]
+        rep = load_report(out)
+        text = txt.read_text()
+    mem = mem_section(rep, p.pid)
+    end = mem["retained_at_ns"]
+    rounds, drops = [], {}
+    for ln in lines:
+        if ln[0] == "holding":
+            rounds.append([int(x) for x in ln[1:]])
+        elif ln[0] == "dropped":
+            drops[len(rounds) - 1] = [int(x) for x in ln[1:]]
+    never = (1 << 63, 1 << 63)
+    keep = inflight_expect(rounds, end, KEEP_MAP,
+                           lambda i: (rounds[i][1] <= end, rounds[i][0] <= end),
+                           lambda i: (rounds[i][0], rounds[i][1]))
+    temp = inflight_expect(rounds, end, BIG_MAP,
+                           lambda i: (rounds[i][2] <= end < drops.get(i, never)[0],
+                                      rounds[i][1] <= end < drops.get(i, never)[1]),
+                           lambda i: (rounds[i][1], rounds[i][2]))
+    path = py.script_path("wall_mem_inflight.py")
+    out = []
+    for name, n, (lo, hi, rlo, rhi) in (("keep", keep_n, keep), ("temp", temp_n, temp)):
+        rows = [ln for ln in mem["lines"] if ln["file"] == path and ln["line"] == n]
+        got = sum(r["retained"] for r in rows)
+        recent = sum(r.get("retained_recent", -1) for r in rows)
+        check(lo <= got <= hi and rlo <= recent <= rhi,
+              f"{name} line: retained {got} (expected {lo}-{hi}), of it recent {recent} "
+              f"(expected {rlo}-{rhi}); the run ended at {end}, rounds {rounds}")
+        out.append(f"{name} {got >> 20} MiB, {recent >> 20} MiB recent")
+    # held first: the line that keeps 5 MiB a round, not the 200 MiB in flight
+    table = text.split("Retained at the end, by line", 1)[1].splitlines()[2]
+    if temp[2] == BIG_MAP:
+        check(f"wall_mem_inflight.py:{keep_n} " in table, f"first retained row: {table}")
+    return "; ".join(out) + f"; {len(rounds)} rounds"

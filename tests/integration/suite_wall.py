@@ -4,8 +4,8 @@
 # fighting for the GIL next to one that sleeps, and a thread blocked for the
 # whole run (--idle).
 
-from harness import (Fail, Workloads, check, functions, interpreter, load_report, per_build,
-                     process, profile_json, read_stdout_until, run_profiler, test)
+from harness import (Fail, Workloads, available, check, functions, interpreter, load_report,
+                     per_build, process, profile_json, read_stdout_until, run_profiler, test)
 
 WALL_BUILDS = ("debian", "pyenv38", "pyenv312", "pyenv313", "sid314", "sid315")
 
@@ -233,3 +233,203 @@ def wall_refusals():
     for extra, words in cases:
         expect_error(["-p", os.getpid(), "-d", 1, "-o", out, *extra], words, out=out, rc=2)
     return f"{len(cases)} refusals"
+
+
+def wall_run_until(pid, args, act):
+    """pybpfprof --mode wall on pid until act(profiler) returns, then
+    Ctrl-C: (report, monotonic ns when the SIGINT was sent, ns when the
+    profiler was started, ns when it had exited, act's result)."""
+    import json
+    import signal
+    import tempfile
+    import time
+    from harness import RUN_SLACK, Profiler
+    out = tempfile.mkdtemp(prefix="pybpfprof-wall-") + "/w.json"
+    t_start = time.monotonic_ns()
+    prof = Profiler(["-p", pid, "--mode", "wall", "-F", 99, "-o", out, *args])
+    try:
+        prof.wait_attached()
+        got = act(prof)
+        t_stop = time.monotonic_ns()
+        prof.p.send_signal(signal.SIGINT)
+        prof.wait(RUN_SLACK)
+    finally:
+        prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+    with open(out) as f:
+        rep = json.load(f)
+    return rep, t_stop, t_start, int(prof.t_end * 1e9), got
+
+
+def wall_truth(p, word):
+    """The workload's line "WORD JSON-or-number", read from its stdout."""
+    import json
+    buf = read_stdout_until(p, lambda b: f"{word} ".encode() in b and b.endswith(b"\n"), word)
+    line = [ln for ln in buf.decode().splitlines() if ln.startswith(f"{word} ")][0]
+    return json.loads(line.split(" ", 1)[1])
+
+
+@per_build(builds=("debian", "pyenv38", "pyenv312", "sid315"))
+def wall_open_repeat(build):
+    """A thread asleep at the end of the run where it slept before (the
+    kernel sent no stack for that block), and idle pool workers in their
+    queue's get(), are charged up to the end: the sleeper's sleep time is
+    its two finished sleeps plus the open one from its start (its own
+    clock) to the Ctrl-C, each worker's off-CPU time at least the time from
+    its last task to the Ctrl-C, and nothing is counted as lost."""
+    import os
+    import signal
+    import time
+    py = interpreter(build)
+
+    def act(prof):
+        os.kill(p.pid, signal.SIGUSR1)
+        truth = wall_truth(p, "truth")
+        time.sleep(1.5)
+        return truth
+
+    with Workloads() as wl:
+        p = wl.start(py, "wall_repeat.py")
+        rep, t_stop, t_start, t_exit, truth = wall_run_until(p.pid, (), act)
+    proc = process(rep, p.pid)
+    sl = thread(proc, truth["sleeper"])
+    done = truth["sleeps"]
+    long_start = truth["long_start"]
+    # a 0.1 s nanosleep is off the CPU at least 0.1 s but the few us before it
+    # leaves; the long one from (just after) its start to the end
+    low = len(done) * 99_000_000 + (t_stop - long_start) - 10_000_000
+    high = sum(e - s for s, e in done) + (t_exit - long_start)
+    got = sl["off_cpu_ns"]["sleep"]
+    check(low <= got <= high,
+          f"sleeper: {got / 1e9:.3f} s asleep, expected {low / 1e9:.3f}-{high / 1e9:.3f} s "
+          f"(finished sleeps {[round((e - s) / 1e9, 3) for s, e in done]}, then "
+          f"{(t_stop - long_start) / 1e9:.3f} s to the Ctrl-C)")
+    out = [f"sleeper {got / 1e9:.3f} s of {low / 1e9:.3f}-{high / 1e9:.3f}"]
+    for tid, end in truth["workers"].items():
+        w = thread(proc, int(tid))
+        off = sum(w["off_cpu_ns"].values())
+        # after its last task a worker runs a few lines of the pool's code
+        check(t_stop - end - 20_000_000 <= off <= t_exit - t_start,
+              f"worker {tid}: {off / 1e9:.3f} s off the CPU, idle "
+              f"{(t_stop - end) / 1e9:.3f} s before the Ctrl-C: {w['off_cpu_ns']}")
+        out.append(f"worker {off / 1e9:.2f}/{(t_stop - end) / 1e9:.2f} s")
+    wall = rep["model"]["wall"]
+    check(wall["unmatched"] == 0 and wall["dropped"] == 0, f"intervals lost: {wall}")
+    return ", ".join(out)
+
+
+@test
+def wall_pid_namespace():
+    """A thread blocked in os.read() at attach, in a process of its own pid
+    namespace (unshare --pid), is charged from the run's start: its time
+    off the CPU until it woke (its own clock) is there, not only what
+    follows."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+    from suite_cpu import child_pid
+    chrooted = [b for b in ("trixie313", "sid315", "bullseye39") if available(b)]
+    py = interpreter(chrooted[0]) if chrooted else interpreter("debian")
+    with Workloads() as wl:
+        outer = wl.start(py, "wall_nsblocked.py", wait_ready=False,
+                         prefix=("unshare", "--pid", "--fork"))
+        buf = read_stdout_until(outer, lambda b: b"ready\n" in b, "ready")
+        nstid = int(buf.decode().split("tid ", 1)[1].split()[0])
+        inner = child_pid(outer.pid)
+        try:
+            host = [int(t.name) for t in Path(f"/proc/{inner}/task").iterdir()
+                    if f"NSpid:\t{t.name}\t{nstid}\n" in (t / "status").read_text()]
+            check(len(host) == 1, f"no task of pid {inner} is {nstid} in its namespace")
+
+            def act(prof):
+                t_att = time.monotonic_ns()
+                time.sleep(1.5)
+                os.kill(inner, signal.SIGUSR1)
+                woke = wall_truth(outer, "woke")
+                time.sleep(0.3)
+                return t_att, woke
+
+            rep, t_stop, t_start, t_exit, (t_att, woke) = wall_run_until(inner, (), act)
+        finally:
+            # killing unshare leaves its child running: kill the namespace's init
+            os.kill(inner, signal.SIGKILL)
+    proc = process(rep, inner)
+    check(proc["nspid"] == 1, f"nspid {proc['nspid']}")
+    ns = thread(proc, host[0])["off_cpu_ns"]
+    before = sum(v for k, v in ns.items() if k != "sleep")
+    # blocked from the attach (before the -v line was read) to its wakeup;
+    # the few ms it ran since cannot be off the CPU
+    check(woke - t_att - 20_000_000 <= before and ns["I/O"] <= woke - t_start,
+          f"reader (tid {nstid} inside, {host[0]} on the host): {ns}; blocked "
+          f"{(woke - t_att) / 1e9:.3f}-{(woke - t_start) / 1e9:.3f} s before it woke")
+    return (f"{py}{' chrooted' if py.root else ''}: {ns['I/O'] / 1e9:.3f} s in os.read() of "
+            f"{(woke - t_att) / 1e9:.3f}-{(woke - t_start) / 1e9:.3f} s")
+
+
+@test
+def wall_headers():
+    """A --mode wall section counts on-CPU and off-CPU samples together: the
+    text, call tree and call graph say so ("s of thread time: A s on the
+    CPU, B s off it", A and B the JSON's on_cpu and off_cpu samples of its
+    threads over the rate), never "s of CPU"."""
+    import json
+    import re
+    import tempfile
+    from pathlib import Path
+    freq = 99
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(interpreter("debian"), "wall_half.py")
+        tmp = Path(tmp)
+        names = ("p.txt", "p.tree", "p.dot", "p.json")
+        args = ["-p", p.pid, "-d", 2, "-F", freq, "--mode", "wall"]
+        for name in names:
+            args += ["-o", tmp / name]
+        r = run_profiler(args, timeout=2 + 20)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        files = {n: (tmp / n).read_text() for n in names}
+    proc = process(json.loads(files["p.json"]), p.pid)
+    on = sum(t["on_cpu"] for t in proc["threads"])
+    off = sum(t["off_cpu"] for t in proc["threads"])
+    check(on + off == proc["samples"], f"on {on} + off {off} != {proc['samples']} samples")
+    want = (f"{proc['samples']} samples ({proc['samples'] / freq:.2f} s of thread time: "
+            f"{on / freq:.2f} s on the CPU, {off / freq:.2f} s off it)")
+    for name in ("p.txt", "p.tree", "p.dot"):
+        body = files[name]
+        check(want in body, f"{name}: no {want!r} in "
+              f"{re.findall(r'[0-9]+ samples [(][^)]*[)]', body)}")
+        check("s of CPU" not in body, f"{name} says 's of CPU'")
+    return want
+
+
+@per_build(builds=("debian", "pyenv38", "pyenv312", "trixie313", "sid315"))
+def wall_gil_launch(build):
+    """--gil on a launched command: every CPU sample of every thread, from
+    the interpreter's first bytecode on, says whether its thread held the
+    GIL (held + released + unknown = its CPU samples, exactly), and none is
+    left unknown: the sampler finds the GIL itself as soon as the
+    interpreter has made it, before its first Python frame."""
+    import json
+    import tempfile
+    from harness import TARGETS
+    py = interpreter(build)
+    out = tempfile.mkdtemp(prefix="pybpfprof-wall-") + "/g.json"
+    r = run_profiler(["--gil", "-F", 199, "-o", out, "--", *py.argv(TARGETS / "wall_gil_burst.py")],
+                     timeout=60)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    with open(out) as f:
+        rep = json.load(f)
+    procs = [p for p in rep["processes"] if p["samples"]]
+    check(len(procs) == 1, f"{len(procs)} sections with samples: {[p['pid'] for p in procs]}")
+    proc = procs[0]
+    out = []
+    for t in proc["threads"]:
+        g = t["gil"]
+        check("unknown" in g and g["held"] + g["released"] + g["unknown"] == t["on_cpu"],
+              f"thread {t['tid']}: {t['on_cpu']} CPU samples, GIL {g}")
+        check(g["unknown"] == 0, f"thread {t['tid']}: {g['unknown']} of {t['on_cpu']} CPU "
+              f"samples with no GIL state (the GIL not found yet)")
+        out.append(f"{g['held']}+{g['released']}/{t['on_cpu']}")
+    check(sum(t["on_cpu"] for t in proc["threads"]) >= 50,
+          f"only {proc['samples']} samples of 1 s of CPU at 199 Hz")
+    return f"Python {proc['python']}: held+released/CPU samples per thread: {', '.join(out)}"

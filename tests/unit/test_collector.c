@@ -209,7 +209,7 @@ static void test_mem_range_owner(void **state)
 	assert_int_equal(c.malformed, 2);
 	assert_int_equal(pp->mem.ranges_unmatched, 1);
 	assert_int_equal(pp->mem.released_unknown, 8192);
-	profile_target__mem_retain(pp);
+	profile_target__mem_retain(pp, 0);
 	assert_int_equal(pp->mem.stacks[0].bytes[PROFILE_MEM_RELEASED], 1 << 19);
 	assert_int_equal(pp->mem.stacks[0].bytes[PROFILE_MEM_RETAINED], 1 << 19);
 	assert_int_equal(pp->mem.stacks[1].bytes[PROFILE_MEM_RELEASED], 0);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -67,6 +68,94 @@ static void check_vectors(const struct lt_vector *vecs, size_t n, enum linetable
 	}
 	assert_true(checked > 0);
 	assert_int_equal(bad, 0);
+}
+
+/*
+ * The runs a sampler charges, on the same vectors: the line CPython gives,
+ * and for an instruction it gives none (-1 in a vector, before the last
+ * pair, which is the offset past the bytecode in 3.10+), the line of the
+ * instruction before it (the vectors hold every line change: that is the
+ * pair before). Returns how many instructions without a line were checked.
+ */
+static size_t check_carried(const struct lt_vector *vecs, size_t n, enum linetable_kind kind)
+{
+	static struct line_run runs[LINETABLE_RUNS_MAX];
+	size_t i, j, unlined = 0, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct lt_vector *v = &vecs[i];
+		long nruns = linetable_decode_carried(kind, v->tab, v->len, v->firstlineno, runs,
+						      LINETABLE_RUNS_MAX);
+		int last = v->firstlineno, want, got;
+
+		assert_true(nruns > 0);
+		for (j = 0; j < v->npairs; j++) {
+			const struct lt_pair *p = &v->pairs[j];
+			bool past_end = kind != LINETABLE_LNOTAB && j + 1 == v->npairs;
+
+			if (p->line == -1 && !past_end && p->byte_offset >= 0) {
+				want = last < 1 ? -1 : last;
+				unlined++;
+			} else {
+				want = p->line < 1 ? -1 : p->line;
+				if (p->byte_offset >= 0)
+					last = p->line;
+			}
+			got = linetable_runs_line(runs, nruns, v->firstlineno, p->byte_offset);
+			if (got != want && bad++ < 20)
+				print_error(
+					"%s (firstlineno %d): offset %ld: carried %d, want %d\n",
+					v->name, v->firstlineno, p->byte_offset, got, want);
+		}
+	}
+	assert_int_equal(bad, 0);
+	return unlined;
+}
+
+static void test_vectors_carried(void **state)
+{
+	(void)state;
+	assert_int_equal(check_carried(lt38_vectors, ARRAY_SIZE(lt38_vectors), LINETABLE_LNOTAB),
+			 0);
+	assert_int_equal(check_carried(lt39_vectors, ARRAY_SIZE(lt39_vectors), LINETABLE_LNOTAB),
+			 0);
+	/* 3.10's JUMP_ABSOLUTE and 3.11's JUMP_BACKWARD closing a loop, exception cleanup */
+	assert_true(check_carried(lt310_vectors, ARRAY_SIZE(lt310_vectors), LINETABLE_310) > 0);
+	assert_true(check_carried(lt311_vectors, ARRAY_SIZE(lt311_vectors), LINETABLE_LOCATIONS) >
+		    0);
+	check_carried(lt312_vectors, ARRAY_SIZE(lt312_vectors), LINETABLE_LOCATIONS);
+	check_carried(lt313_vectors, ARRAY_SIZE(lt313_vectors), LINETABLE_LOCATIONS);
+	check_carried(lt314_vectors, ARRAY_SIZE(lt314_vectors), LINETABLE_LOCATIONS);
+	check_carried(lt315_vectors, ARRAY_SIZE(lt315_vectors), LINETABLE_LOCATIONS);
+}
+
+/* A hand-made 3.11 table: a loop's closing jump (no location) between two lines. */
+static void test_carried_jump(void **state)
+{
+#define LOC1(code, units) ((uint8_t)(0x80 | ((code) << 3) | ((units)-1)))
+	static const uint8_t tab[] = {
+		LOC1(15, 1),		/* unit 0: MAKE_CELL, no location: co_firstlineno */
+		LOC1(11, 2), 4,	     8, /* units 1-2: line 11 */
+		LOC1(11, 3), 4,	     8, /* units 3-5: line 12 */
+		LOC1(15, 1),		/* unit 6: JUMP_BACKWARD, no location: line 12 */
+		LOC1(13, 1), 2 << 1,	/* unit 7: line 14 */
+	};
+	static struct line_run runs[8];
+	long n;
+
+	(void)state;
+	n = linetable_decode_carried(LINETABLE_LOCATIONS, tab, sizeof(tab), 10, runs, 8);
+	assert_true(n > 0);
+	assert_int_equal(linetable_runs_line(runs, n, 10, 0), 10);
+	assert_int_equal(linetable_runs_line(runs, n, 10, 2), 11);
+	assert_int_equal(linetable_runs_line(runs, n, 10, 12), 12);
+	assert_int_equal(linetable_runs_line(runs, n, 10, 14), 14);
+	/* past the bytecode: still nothing */
+	assert_int_equal(linetable_runs_line(runs, n, 10, 16), -1);
+	/* the table's own answer is unchanged */
+	assert_int_equal(linetable_locations_line(tab, sizeof(tab), 10, 12), -1);
+	assert_int_equal(linetable_locations_line(tab, sizeof(tab), 10, 0), -1);
+#undef LOC1
 }
 
 static void test_vectors_38(void **state)
@@ -546,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_loc_huge_varints),
 		cmocka_unit_test(test_line_out_of_range),
 		cmocka_unit_test(test_runs_match_decoders),
+		cmocka_unit_test(test_vectors_carried),
+		cmocka_unit_test(test_carried_jump),
 		cmocka_unit_test(test_runs_cap),
 		cmocka_unit_test(test_hostile_firstlineno),
 		cmocka_unit_test(test_hostile_deltas),

@@ -140,12 +140,65 @@ static void test_intervals(void **state)
 	profile__free(&p);
 }
 
+/*
+ * The end of a run as the kernel saw it: what it still holds open is
+ * charged (a repeat block's too, whose stack it never sent), what only this
+ * side thought open (its closing record lost) is not.
+ */
+static void test_end_of_run(void **state)
+{
+	struct profile p;
+	struct profile_target *pp;
+	uint32_t fr[1];
+
+	(void)state;
+	profile__init(&p, "wall", 100);
+	p.wall = true;
+	pp = profile__add_target(&p, 10, "/py", "py x", "py", "3.11");
+	fr[0] = profile__frame(&p, profile__func(&p, "work", "/x.py", 4, false), 5);
+	/* 21: slept 100 ms, then slept again at the same place from 1 s: no record */
+	profile_target__offcpu_block(pp, 21, fr, 1, PROFILE_OFFCPU_SLEEP, 0, false);
+	profile_target__offcpu_end(&p, pp, 21, 100000000);
+	/* 22: its closing record was lost: this side still thinks it off the CPU */
+	profile_target__offcpu_block(pp, 22, fr, 1, PROFILE_OFFCPU_IO, 0, false);
+	/* 23: blocked at 2 s, but its record never came: the stack known is older */
+	profile_target__offcpu_block(pp, 23, fr, 1, PROFILE_OFFCPU_LOCK, 1000, false);
+	profile_target__offcpu_end(&p, pp, 23, 1000);
+	/* 24: blocked at 1.5 s, its record came (stamped a little after) */
+	profile_target__offcpu_block(pp, 24, fr, 1, PROFILE_OFFCPU_IO, 1500000100, false);
+	assert_int_equal(pp->samples, 10);
+	profile__offcpu_close_all(&p);
+	assert_int_equal(profile_target__offcpu_open_at_end(pp, 21, PROFILE_OFFCPU_SLEEP,
+							    1000000000, true),
+			 0);
+	assert_int_equal(profile_target__offcpu_open_at_end(pp, 23, PROFILE_OFFCPU_LOCK, 2000000000,
+							    false),
+			 -2);
+	assert_int_equal(profile_target__offcpu_open_at_end(pp, 24, PROFILE_OFFCPU_IO, 1500000000,
+							    false),
+			 0);
+	/* nothing known of 25 */
+	assert_int_equal(profile_target__offcpu_open_at_end(pp, 25, PROFILE_OFFCPU_IO, 1, true),
+			 -2);
+	profile__offcpu_flush(&p, 3000000000ULL);
+	/* 21: 2 s more; 24: 1.5 s; 22 and 23 nothing */
+	assert_int_equal(profile_target__thread(pp, 21)->offcpu_ns[PROFILE_OFFCPU_SLEEP],
+			 2100000000ULL);
+	assert_int_equal(profile_target__thread(pp, 24)->offcpu_ns[PROFILE_OFFCPU_IO],
+			 1500000000ULL);
+	assert_int_equal(profile_target__thread(pp, 22)->offcpu_ns[PROFILE_OFFCPU_IO], 0);
+	assert_int_equal(profile_target__thread(pp, 23)->offcpu_ns[PROFILE_OFFCPU_LOCK], 1000);
+	assert_int_equal(pp->samples, 10 + 200 + 150);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_ns_to_samples),
 		cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_end_of_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -338,7 +338,7 @@ static void test_mem_cut(void **state)
 	mem_call(a, PROFILE_MEM_OP_MMAP, 200 * pg, 100 * pg, 1);
 	mem_call(a, PROFILE_MEM_OP_MUNMAP, 200 * pg, 100 * pg, 2);
 	mem_call(a, PROFILE_MEM_OP_MMAP, 400 * pg, pg, MEM_RANGE_NO_STACK);
-	assert_int_equal(profile_target__mem_cut(a, &out, pins, 3), 0);
+	assert_int_equal(profile_target__mem_cut(a, &out, pins, 3, 0), 0);
 	assert_int_equal(out.nstacks, 4);
 	assert_int_equal(out.stacks[0].bytes[PROFILE_MEM_RETAINED], 10 * pg);
 	assert_int_equal(out.stacks[1].bytes[PROFILE_MEM_RELEASED], 100 * pg);
@@ -356,7 +356,7 @@ static void test_mem_cut(void **state)
 	/* the next interval: the same stack found again, its range grown */
 	assert_int_equal(profile_target__add_mem(a, PROFILE_MEM_MAPPED, &f[0], 1, 5 * pg, 0, 0), 0);
 	mem_call(a, PROFILE_MEM_OP_MMAP, 110 * pg, 5 * pg, 0);
-	assert_int_equal(profile_target__mem_cut(a, &out, NULL, 0), 0);
+	assert_int_equal(profile_target__mem_cut(a, &out, NULL, 0, 0), 0);
 	/* in use grew by what was mapped less what was released: 15 - 10 = 5 - 0 */
 	assert_int_equal(out.nstacks, 1);
 	assert_int_equal(out.stacks[0].bytes[PROFILE_MEM_RETAINED], 15 * pg);

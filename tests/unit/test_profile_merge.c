@@ -40,18 +40,29 @@ static void test_merge_two(void **state)
 	strcpy(profile_target__thread(a, 10)->name, "python3");
 	profile_target__thread(a, 10)->samples = 35;
 
-	b = profile__add_target(&p, 20, "/usr/bin/python3.11", "python3 w.py", "python3", "3.11.2");
+	b = profile__add_target(&p, 20, "/opt/py/bin/python3.13", "python3 w.py", "python3",
+				"3.13.5");
 	assert_non_null(b);
 	assert_int_equal(profile_target__add_stack(b, 20, stack, 2, 60), 0);
 	b->samples = 60;
 	b->truncated = 2;
 	profile_target__thread(b, 20)->samples = 60;
+	/* --gil and --mode wall figures of a thread and a stack come along */
+	profile_target__thread(b, 20)->gil_unknown = 3;
+	profile_target__thread(b, 20)->offcpu_ns[PROFILE_OFFCPU_IO] = 7;
+	b->stacks[0].gil_held = 50;
 
 	assert_int_equal(profile__merge(&p), 0);
 	assert_int_equal(p.ntargets, 1);
 	a = &p.targets[0];
 	assert_int_equal(a->pid, 0);
 	assert_string_equal(a->cmdline, "2 processes merged: 10 20");
+	/* named by every process it holds, not the first's alone */
+	assert_int_equal(p.nmerged, 2);
+	assert_int_equal(p.merged_pids[0], 10);
+	assert_int_equal(p.merged_pids[1], 20);
+	assert_string_equal(a->python, "3.11.2, 3.13.5");
+	assert_string_equal(a->exe, "/usr/bin/python3.11, /opt/py/bin/python3.13");
 	assert_int_equal(a->samples, 95);
 	assert_int_equal(a->unresolved, 1);
 	assert_int_equal(a->truncated, 2);
@@ -59,6 +70,9 @@ static void test_merge_two(void **state)
 	assert_int_equal(a->nthreads, 2);
 	assert_string_equal(a->threads[0].name, "python3");
 	assert_int_equal(a->threads[1].samples, 60);
+	assert_int_equal(a->threads[1].gil_unknown, 3);
+	assert_int_equal(a->threads[1].offcpu_ns[PROFILE_OFFCPU_IO], 7);
+	assert_int_equal(a->stacks[a->nstacks - 1].gil_held, 50);
 
 	assert_int_equal(profile_target__func_stats(&p, a, &st, &n), 0);
 	assert_int_equal(n, 2);

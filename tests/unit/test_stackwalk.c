@@ -268,6 +268,37 @@ static void test_entry_frames(void **state)
 	}
 }
 
+/*
+ * A module body on the stack (the script's <module>, outermost in a main
+ * thread's fixture: f3 <- f2 <- f1 <- <module>) is marked for the sampler's
+ * wakeup: its seen_code key, that of the innermost such frame; a thread's
+ * stack (Thread._bootstrap outermost) has none.
+ */
+static void test_module_frame_marked(void **state)
+{
+	const struct py_frame *m;
+	size_t i, modules = 0;
+	__u32 n;
+
+	(void)state;
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct image *im = image_load(fixtures[i]);
+
+		n = walk(im, im->thread);
+		assert_int_equal(n, im->nframes);
+		m = &scratch.sample.frames[n - 1];
+		if (strcmp(im->frames[n - 1].name, "<module>")) {
+			assert_int_equal(scratch.module_key, 0);
+		} else {
+			assert_int_equal(scratch.module_key,
+					 m->code ^ ((__u64)m->fingerprint << 47));
+			modules++;
+		}
+		free(im);
+	}
+	assert_true(modules > 0);
+}
+
 /* An unknown thread id: no thread state, after one bounded scan of the list. */
 static void test_unknown_thread_has_no_stack(void **state)
 {
@@ -562,6 +593,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walk_finds_the_interpreters_stack),
 		cmocka_unit_test(test_entry_frames),
+		cmocka_unit_test(test_module_frame_marked),
 		cmocka_unit_test(test_unknown_thread_has_no_stack),
 		cmocka_unit_test(test_frame_pointing_to_itself_is_truncated),
 		cmocka_unit_test(test_cycle_is_truncated),
