@@ -106,6 +106,44 @@ static __always_inline __u8 gil_state(const struct py_target *proc, __u32 pid, _
 }
 
 /*
+ * Sends the record naming the module body s->module_* (struct
+ * py_module_record) ahead of the stack that holds it: its file's text when
+ * co_filename is compact ASCII (a path almost always is), else none. A record
+ * the ring cannot take is not counted: the stack follows, and the frame is
+ * named only if userspace reads the code object in time.
+ */
+static __always_inline void send_module(struct scratch *s, const struct py_offsets *off)
+{
+	struct py_module_record *r = &s->module_rec;
+	__u64 len = 0, state;
+
+	r->pid = s->sample.pid;
+	r->tid = s->sample.tid;
+	r->ktime_ns = s->sample.ktime_ns;
+	r->nframes = 0;
+	r->flags = 0;
+	r->kind = PY_KIND_MODULE;
+	r->cpu = s->sample.cpu;
+	r->code = s->module_code;
+	r->fingerprint = s->module_fp;
+	r->firstlineno = s->module_first;
+	if (s->module_file && !stackwalk_read(s->str, PY_STR_READ, s->module_file + off->str_length)) {
+		len = load_u64(s->str, 0, PY_STR_READ);
+		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
+		state >>= off->str_state_shift & 31;
+		if ((state & 0x60) != 0x60) /* compact ASCII only: its text at a fixed place */
+			len = 0;
+	}
+	if (len > PY_MODULE_PATH - 1)
+		len = PY_MODULE_PATH - 1;
+	len &= PY_MODULE_PATH - 1;
+	if (len && stackwalk_read(r->text, len, s->module_file + off->str_ascii_data))
+		len = 0;
+	r->value = len;
+	bpf_ringbuf_output(&samples, r, sizeof(*r), 0);
+}
+
+/*
  * Sends s->sample (nframes frames) to the ring buffer. A wakeup per sample
  * cost the reader ~1% of a core at 999 Hz, so most samples wait for its
  * 50 ms poll. But a code object seen for the first time may be freed soon
@@ -113,23 +151,26 @@ static __always_inline __u8 gil_state(const struct py_target *proc, __u32 pid, _
  * the object while it still exists. New code shows up innermost first, so
  * checking the innermost frame is enough.
  */
-static __always_inline int send_sample(struct scratch *s, __u8 kind, __u32 nframes)
+static __always_inline int send_sample(struct scratch *s, const struct py_offsets *off, __u8 kind,
+				       __u32 nframes)
 {
-	__u64 size, wake, seen_key;
+	__u64 size, wake = BPF_RB_NO_WAKEUP, seen_key;
 	__u8 one = 1;
 
 	size = PY_SAMPLE_HEADER_SIZE + (__u64)nframes * sizeof(struct py_frame);
 	if (size > sizeof(struct py_sample))
 		size = sizeof(struct py_sample);
+	/* a module being imported: its body's code object dies with the import */
+	if (s->module_key && !bpf_map_lookup_elem(&seen_code, &s->module_key)) {
+		bpf_map_update_elem(&seen_code, &s->module_key, &one, BPF_ANY);
+		send_module(s, off);
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
 	seen_key = s->sample.frames[0].code ^ ((__u64)s->sample.frames[0].fingerprint << 47);
 	if (!bpf_map_lookup_elem(&seen_code, &seen_key)) {
 		bpf_map_update_elem(&seen_code, &seen_key, &one, BPF_ANY);
 		wake = BPF_RB_FORCE_WAKEUP;
-	} else if (s->module_key && !bpf_map_lookup_elem(&seen_code, &s->module_key)) {
-		/* a module being imported: its body's code object dies with the import */
-		bpf_map_update_elem(&seen_code, &s->module_key, &one, BPF_ANY);
-		wake = BPF_RB_FORCE_WAKEUP;
-	} else {
+	} else if (wake != BPF_RB_FORCE_WAKEUP) {
 		wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > RINGBUF_SIZE / 8 ?
 			       BPF_RB_FORCE_WAKEUP :
 			       BPF_RB_NO_WAKEUP;
@@ -208,7 +249,7 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 		s->sample.flags |= PY_SAMPLE_USTACK;
 	if (kind == PY_KIND_CPU)
 		emit_signatures(&w, s);
-	return send_sample(s, kind, w.n);
+	return send_sample(s, &proc->off, kind, w.n);
 }
 
 /* emit_stack with header flags set from the start (PY_SAMPLE_RSS_PEAK). */

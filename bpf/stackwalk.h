@@ -87,6 +87,12 @@ struct scratch {
 	 * right after: its first sight wakes userspace, to read it while it exists.
 	 */
 	__u64 module_key;
+	/* and that body's code object, fingerprint, co_filename and co_firstlineno */
+	__u64 module_code, module_file;
+	__u32 module_fp;
+	__s32 module_first;
+	/* the record naming it (send_sample), built here: too big for the BPF stack */
+	struct py_module_record module_rec;
 };
 
 /* Reads a pointer-sized word of the target; 0 on failure (never a valid object). */
@@ -329,8 +335,16 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 		return 1;
 	}
 	/* the innermost module body on the stack: a module being imported */
-	if (module && !s->module_key)
+	if (module && !s->module_key) {
 		s->module_key = code ^ ((__u64)fp << 47);
+		s->module_code = code;
+		s->module_fp = fp;
+		/* code_fingerprint left the code object's identity fields in s->code */
+		s->module_file = load_u64(s->code, off->code_filename - off->code_id_start,
+					  PY_CODE_ID_READ);
+		s->module_first = (__s32)load_u64(s->code, off->code_firstlineno - off->code_id_start,
+						  PY_CODE_ID_READ);
+	}
 	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;

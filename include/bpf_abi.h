@@ -535,6 +535,35 @@ struct py_sig_record {
 	struct py_sig_frame frames[PY_SIG_FRAMES];
 };
 
+/* ------------------------------------------------------------- module bodies */
+
+/*
+ * A module body's file, read by BPF the first time a stack holds its frame
+ * (per seen_code entry) and sent just before that stack: the body's code
+ * object is freed as soon as its import ends, often before userspace has
+ * read it, and its frames, the very ones that say which import makes a
+ * process start slowly, would stay unresolved. The header is py_sample's
+ * with no frames; value is the length of text (0: co_filename is not
+ * compact ASCII text, and the frame stays unresolved if its object is gone).
+ */
+#define PY_KIND_MODULE 81
+#define PY_MODULE_PATH 256
+
+struct py_module_record {
+	__u32 pid;
+	__u32 tid;
+	__u64 ktime_ns;
+	__u16 nframes; /* 0 */
+	__u8 flags;
+	__u8 kind; /* PY_KIND_MODULE */
+	__u32 cpu;
+	__u64 value;	   /* bytes of text, at most PY_MODULE_PATH - 1 */
+	__u64 code;	   /* the module body's code object, as its frame's py_frame.code */
+	__u32 fingerprint; /* and py_frame.fingerprint */
+	__s32 firstlineno; /* co_firstlineno */
+	char text[PY_MODULE_PATH]; /* co_filename's text, not NUL-terminated */
+};
+
 /* -------------------------------------------- --native, --kernel: where a CPU sample ran */
 
 /*

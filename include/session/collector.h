@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include "bpf_abi.h"
 #include "session/async_stacks.h"
+#include "session/module_names.h"
 #include "cpython/code_cache.h"
 #include "profile/profile.h"
 #include "proc/native_unwind.h"
@@ -52,6 +53,8 @@ struct collector_target {
 	/* --native (collector_cpu.c): its unwinder, made at its first user stack */
 	struct native_unwinder *unwinder;
 	struct hashmap native_frames; /* pc -> frame id | enum native_pc_kind << 32 */
+	/* module bodies' files as BPF read them: names a body whose object is gone */
+	struct module_names modules;
 };
 
 /* Signature records waiting for their sample: more than CPUs' records in flight at once. */

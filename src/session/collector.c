@@ -40,6 +40,7 @@ void collector__free(struct collector *c)
 			close(c->targets[i].pidfd);
 		free(c->targets[i].sig_reader);
 		hashmap__free(&c->targets[i].sig_funcs);
+		module_names__free(&c->targets[i].modules);
 	}
 	cache_budget__free(&c->budget);
 	free(c->targets);
@@ -64,6 +65,7 @@ int collector__add_target(struct collector *c, const struct target *t)
 	ts = &c->targets[c->ntargets];
 	memset(ts, 0, sizeof(*ts));
 	ts->t = *t;
+	module_names__init(&ts->modules);
 	/* -ESRCH: gone already, and its pid may be another process's by now */
 	ts->pidfd = target__pidfd(t);
 	ts->codes = code_cache__new(&c->budget);
@@ -142,6 +144,47 @@ static const struct code_info *target_code(struct collector_target *ts, const st
 	return ci;
 }
 
+/*
+ * A frame whose code object could not be read: a module body that BPF named
+ * at its first sample (its import over, its object freed) is "<module>" in
+ * its file, with no line (its line table went with it); else unresolved.
+ */
+static uint32_t module_frame_id(struct collector *c, struct collector_target *ts,
+				const struct py_frame *rf, bool *unresolved)
+{
+	const struct module_name *mn = module_names__find(&ts->modules, rf->code, rf->fingerprint);
+	uint32_t func;
+
+	if (!mn && ts->forked_from)
+		mn = module_names__find(&c->targets[ts->forked_from - 1].modules, rf->code,
+					rf->fingerprint);
+	if (mn) {
+		func = profile__func(c->prof, "<module>", mn->file, mn->firstlineno, false);
+		return func == UINT32_MAX ? UINT32_MAX : profile__frame(c->prof, func, -1);
+	}
+	*unresolved = true;
+	func = profile__func(c->prof, "[unresolved]", "", 0, true);
+	return func == UINT32_MAX ? UINT32_MAX : profile__frame(c->prof, func, -1);
+}
+
+/* BPF's name of a module body (struct py_module_record), kept for its frames. */
+static void add_module(struct collector *c, const void *data, size_t size)
+{
+	const struct py_sample *s = data;
+	struct collector_target *ts = collector__find(c, s->pid);
+	size_t before;
+
+	if (!ts && c->on_unknown)
+		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
+	if (!ts)
+		return; /* not a sample: nothing to count as lost */
+	before = module_names__bytes(&ts->modules);
+	if (module_names__add(&ts->modules, data, size) == -EINVAL)
+		c->malformed++;
+	cache_budget__charge(&c->budget,
+			     (long long)module_names__bytes(&ts->modules) - (long long)before);
+}
+
 /* Profile frame id for one raw frame; *unresolved set when it could not be named. */
 static uint32_t frame_id(struct collector *c, struct collector_target *ts,
 			 const struct py_frame *rf, bool *unresolved)
@@ -158,11 +201,8 @@ static uint32_t frame_id(struct collector *c, struct collector_target *ts,
 	/* the same object in the parent: the fingerprint says whether it still is */
 	if (!ci && ts->forked_from)
 		ci = target_code(&c->targets[ts->forked_from - 1], rf);
-	if (!ci) {
-		*unresolved = true;
-		func = profile__func(c->prof, "[unresolved]", "", 0, true);
-		return func == UINT32_MAX ? UINT32_MAX : profile__frame(c->prof, func, -1);
-	}
+	if (!ci)
+		return module_frame_id(c, ts, rf, unresolved);
 	func = profile__func(c->prof, ci->qualname, ci->filename, ci->firstlineno, false);
 	if (func == UINT32_MAX)
 		return UINT32_MAX;
@@ -605,6 +645,10 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		collector__ustack(c, data, size);
 		return;
 	}
+	if (s->kind == PY_KIND_MODULE) {
+		add_module(c, data, size);
+		return;
+	}
 	ts = collector__find(c, s->pid);
 	if (!ts && c->on_unknown)
 		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
@@ -683,6 +727,7 @@ void collector__release(struct collector *c, size_t i)
 		cache_budget__charge(&c->budget, -(long long)bytes);
 	}
 	collector_target__free_native(ts);
+	/* kept: a late sample, or a forked child's, may still name a module body by it */
 	if (pp->root_fd >= 0)
 		close(pp->root_fd);
 	pp->root_fd = -1;
@@ -732,6 +777,8 @@ size_t collector__compact(struct collector *c, const bool *drop, size_t *map, si
 			async_stacks__free(ts->async);
 			code_cache__free(ts->codes);
 			hashmap__free(&ts->raw_frames);
+			cache_budget__charge(&c->budget, -(long long)module_names__bytes(&ts->modules));
+			module_names__free(&ts->modules);
 			c->budget.memo_bytes -= memo;
 			cache_budget__charge(&c->budget, -(long long)memo);
 			if (ts->pidfd >= 0)
