@@ -330,7 +330,7 @@ struct profile {
 	 * native frames placed below the innermost only), and those without one
 	 */
 	bool native_mode;
-	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing;
+	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing, ustack_refused;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
