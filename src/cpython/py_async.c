@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "remote_mem.h"
+#include "util/mono.h"
 #include "cpython/py_async.h"
 
 #define MODULE_DICT 16	  /* PyModuleObject.md_dict */
@@ -26,7 +27,16 @@ struct walk {
 	struct py_async_task *out;
 	size_t max, n;
 	struct py_async_state *st;
+	long long until_ns; /* 0: no end */
 };
+
+/* Whether the read's time is over (then counted as cut, and nothing more is read). */
+static bool out_of_time(struct walk *w)
+{
+	if (w->st && !w->st->cut && w->until_ns && mono_ns() >= w->until_ns)
+		w->st->cut = true;
+	return w->st && w->st->cut;
+}
 
 static uint64_t word(const struct walk *w, uint64_t addr)
 {
@@ -132,7 +142,7 @@ static void add_task(struct walk *w, uint64_t obj)
 	int32_t state;
 	int is;
 
-	if (!obj || known(w, obj, NULL))
+	if (!obj || out_of_time(w) || known(w, obj, NULL))
 		return;
 	is = py_type_is(w->r, obj, "_asyncio.Task");
 	if (is != 1) {
@@ -168,12 +178,12 @@ static void add_list(struct walk *w, uint64_t head)
 
 	/* a task met twice: the list loops without coming back to its head */
 	for (k = 0; node && node != head && k < PY_ASYNC_CHAIN; k++) {
-		if (known(w, node - w->A.task_node, NULL))
+		if (out_of_time(w) || known(w, node - w->A.task_node, NULL))
 			break;
 		add_task(w, node - w->A.task_node);
 		node = word(w, node);
 	}
-	if (node && node != head)
+	if (node && node != head && !w->st->cut)
 		w->st->left_out = true;
 }
 
@@ -191,7 +201,7 @@ static void add_set(struct walk *w, uint64_t set, bool weak)
 	n = py_set_keys(w->r, weak ? data : set, keys, PY_ASYNC_TASKS, &total);
 	if (n == PY_ASYNC_TASKS && total > (size_t)n)
 		w->st->left_out = true;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && !out_of_time(w); i++)
 		add_task(w, weak ? word(w, keys[i] + WEAKREF_OBJECT) : keys[i]);
 	free(keys);
 }
@@ -262,7 +272,7 @@ static void link_awaits(struct walk *w)
 		sorted[i] = (struct by_addr){ w->out[i].addr, i };
 	qsort(sorted, w->n, sizeof(*sorted), cmp_addr);
 
-	for (i = 0; i < w->n; i++) {
+	for (i = 0; i < w->n && !out_of_time(w); i++) {
 		struct py_async_task *task = &w->out[i];
 		uint64_t waiter = word(w, task->addr + w->A.task_fut_waiter);
 
@@ -289,7 +299,13 @@ static void link_awaits(struct walk *w)
 int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_task *out,
 		   size_t max, struct py_async_state *st)
 {
-	struct walk w = { .r = r, .t = t, .out = out, .max = max, .st = st };
+	return py_async_tasks_until(r, t, out, max, st, 0);
+}
+
+int py_async_tasks_until(struct py_reader *r, const struct target *t, struct py_async_task *out,
+			 size_t max, struct py_async_state *st, long long until_ns)
+{
+	struct walk w = { .r = r, .t = t, .out = out, .max = max, .st = st, .until_ns = until_ns };
 	const struct py_offsets *off = &t->layout.bpf;
 	uint64_t interp, ts;
 	size_t k;

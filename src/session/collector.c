@@ -204,6 +204,7 @@ static void async_count(struct async_counts *sum, const struct async_stacks *a, 
 	sum->in_task += sign * (int64_t)n->in_task;
 	sum->not_in_task += sign * (int64_t)n->not_in_task;
 	sum->graph_reads += sign * (int64_t)n->graph_reads;
+	sum->graph_cut += sign * (int64_t)n->graph_cut;
 	sum->guessed += sign * (int64_t)n->guessed;
 }
 
