@@ -9,13 +9,15 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import time
 
 from pathlib import Path
 
-from harness import (Workloads, check, interpreter, load_report, per_build, process,
-                     profile_json, run_profiler, source_line, test)
+from harness import (RUN_SLACK, Profiler, Workloads, check, interpreter, load_report, per_build,
+                     process, profile_json, run_profiler, source_line, test)
 
 
 def cpu_ticks(pid):
@@ -367,3 +369,246 @@ def native_between(build):
           f"native stacks {nat}")
     return (f"{good} of {cmp_n} compare samples under qsort and libffi; {direct} of {key_n} "
             f"slow_key samples right under sorted; {nat}")
+
+
+# --------------------------------------------------- hostile unwind tables (issue 28.3)
+
+NATIVE_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+# Call frame instructions libdw 0.188 runs without a bound, each put at the
+# start of a spinning function's FDE (so every unwind through it runs them):
+# a rule for register 134217726 (libdw grows and clears its state to 2 GiB),
+# 200000 remembered states (each a copy of the state), and a 2 MB program.
+NATIVE_ESCAPES = {
+    "register": ".cfi_escape 0x05, 0xfe, 0xff, 0xff, 0x3f, 0x01",
+    "remember": ".rept 200000\n\t.cfi_escape 0x0a\n\t.endr",
+    "program": ".rept 1000000\n\t.cfi_escape 0x0e, 0x08\n\t.endr",
+}
+
+NATIVE_SPIN_S = """
+\t.text
+\t.globl native_hostile_spin
+\t.type native_hostile_spin, @function
+native_hostile_spin:
+\t.cfi_startproc
+\t{escape}
+\tmov %rdi, %rax
+1:\tdec %rdi
+\tjnz 1b
+\tret
+\t.cfi_endproc
+\t.size native_hostile_spin, .-native_hostile_spin
+\t.section .note.GNU-stack,"",@progbits
+"""
+
+
+def native_sh(*argv):
+    return subprocess.run([*map(str, argv)], check=True, capture_output=True, text=True)
+
+
+def native_readable_dir():
+    """A temporary directory nobody can read (its targets load libraries from it)."""
+    d = tempfile.TemporaryDirectory()
+    os.chmod(d.name, 0o755)
+    return d
+
+
+def native_hostile_lib(d, kind):
+    src, lib = Path(d) / f"{kind}.s", Path(d) / f"libnative_{kind}.so"
+    src.write_text(NATIVE_SPIN_S.format(escape=NATIVE_ESCAPES[kind]))
+    native_sh("gcc", "-shared", "-o", lib, src)
+    os.chmod(lib, 0o755)
+    return lib
+
+
+def native_cpu_s(pid):
+    u, k = cpu_ticks(pid)
+    return (u + k) / os.sysconf("SC_CLK_TCK")
+
+
+def native_kept(proc, cpu_s, freq):
+    """Samples kept of a process, against what its own CPU time over the run
+    says it had: the sampler ticks at freq per second of CPU it uses."""
+    expected = cpu_s * freq
+    check(expected >= 10, f"pid {proc['pid']} ran only {cpu_s:.2f} s of CPU")
+    # a few samples of slack: counts this small are noisy
+    return (proc["samples"] + 3) / expected
+
+
+def native_hostile_run(lib, how, freq=99, secs=2):
+    """A nobody target spinning in lib and a bystander, profiled together
+    with --native until -d or a SIGINT: (report, Profiler, seconds from the
+    end to the exit, hostile and bystander CPU seconds during the run)."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        h = wl.start(py, "native_cspin.py", lib, "native_hostile_spin", prefix=NATIVE_NOBODY)
+        b = wl.start(py, "spin.py", "alpha")
+        js = Path(out) / "h.json"
+        args = ["-p", h.pid, "-p", b.pid, "-F", freq, "--native", "-o", js]
+        run = Profiler(args + (["-d", secs] if how == "-d" else []))
+        try:
+            run.wait_attached()
+            cpu0 = native_cpu_s(h.pid), native_cpu_s(b.pid)
+            if how == "SIGINT":
+                check(run.watch(secs), f"pybpfprof exited early ({run.rc})")
+                t0 = time.monotonic()
+                run.p.send_signal(signal.SIGINT)
+            else:
+                t0 = run.t_attached + secs
+            run.wait(secs + RUN_SLACK)
+            cpu1 = native_cpu_s(h.pid), native_cpu_s(b.pid)
+        finally:
+            run.kill()
+        check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-400:]}")
+        rep = load_report(js)
+    return (rep, run, run.t_end - t0, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1], h.pid, b.pid)
+
+
+@test
+def native_hostile_cfi():
+    """Libraries whose unwind tables libdw would run unbounded (a rule for
+    register 134217726, 200000 remembered states, a 2 MB program; crafted
+    with .cfi_escape and gcc), each spun in by a target run as nobody beside
+    a bystander, under --native -d 2: the file is refused before libdw sees
+    it and every stack through it counted refused; pybpfprof's peak RSS
+    stays under 150 MiB (main: 1.05 GB for the register), the run ends
+    within a second of -d (main: 4 s late) and of a SIGINT, and both
+    processes keep at least 70% of the samples their CPU time calls for
+    (main: 1 and 1 of about 60)."""
+    figures = []
+    cap_mib = 150 if os.environ.get("PYBPFPROF_SANITIZE") != "1" else 3 * 150 + 128
+    with native_readable_dir() as d:
+        for kind, how in (("register", "-d"), ("remember", "-d"), ("program", "-d"),
+                          ("register", "SIGINT")):
+            lib = native_hostile_lib(d, kind)
+            rep, run, late, h_cpu, b_cpu, hpid, bpid = native_hostile_run(lib, how)
+            nat = rep["model"]["native"]
+            hproc, bproc = process(rep, hpid), process(rep, bpid)
+            hk, bk = native_kept(hproc, h_cpu, 99), native_kept(bproc, b_cpu, 99)
+            what = f"{kind} ({how})"
+            check(late <= 1.0, f"{what}: exit {late:.2f} s after the end (at most 1)")
+            check(run.maxrss_kb <= cap_mib * 1024,
+                  f"{what}: peak RSS {run.maxrss_kb / 1024:.0f} MiB (at most {cap_mib})")
+            check(hk >= 0.7 and bk >= 0.7,
+                  f"{what}: kept {hk:.0%} of the target's samples and {bk:.0%} of the "
+                  f"bystander's (at least 70%): {rep['samples']}, native {nat}")
+            check(nat.get("refused", 0) >= 0.9 * hproc["samples"] - 2,
+                  f"{what}: {nat.get('refused')} stacks refused of the target's "
+                  f"{hproc['samples']} samples: {nat}")
+            check(any("not given to libdw" in ln and f"pid {hpid}" in ln
+                      for ln in run.err_lines), f"{what}: no warning: {run.bad_lines()}")
+            figures.append(f"{what}: {late:.2f} s late, RSS {run.maxrss_kb / 1024:.0f} MiB, "
+                           f"kept {hk:.0%}/{bk:.0%}, {nat['refused']} refused")
+    return "; ".join(figures)
+
+
+# ------------------------------------------------------- PLT stubs (issue 29.12)
+
+NATIVE_PLT_LEAF_C = "long native_plt_leaf(long x) { return x & 1; }\n"
+NATIVE_PLT_LOOP_C = """
+long native_plt_leaf(long x);
+
+long native_plt_loop(long n)
+{
+	long s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += native_plt_leaf(i);
+	return s;
+}
+"""
+
+
+def native_plt_lib(d):
+    """libnative_plt_loop.so calling native_plt_leaf in another library, so
+    each call goes through a lazy PLT stub (no IBT: its CFA is an expression
+    of the instruction pointer)."""
+    d = Path(d)
+    (d / "leaf.c").write_text(NATIVE_PLT_LEAF_C)
+    (d / "loop.c").write_text(NATIVE_PLT_LOOP_C)
+    flags = ["-O1", "-shared", "-fPIC", "-fcf-protection=none"]
+    native_sh("gcc", *flags, "-o", d / "libnative_plt_leaf.so", d / "leaf.c")
+    lib = d / "libnative_plt_loop.so"
+    native_sh("gcc", *flags, "-o", lib, d / "loop.c", f"-L{d}", "-lnative_plt_leaf",
+              f"-Wl,-rpath,{d}")
+    sections = native_sh("readelf", "-SW", lib).stdout
+    check(" .plt " in sections and ".plt.sec" not in sections, "the loop library has no lazy PLT")
+    return lib
+
+
+@test
+def native_plt_stub():
+    """--native on a C loop calling through a PLT stub (a ctypes call from
+    Python, libraries crafted with gcc): the samples taken in the stub unwind
+    on (its CFA rule reads register 16, the instruction pointer), so at least
+    98% of the samples under the Python line have the loop's frame below it
+    and at most 2% of the stacks are partial (main: 9-13% of them stop at
+    the stub, with no caller). With -v, the run says where partial stacks
+    stopped, which this test prints when it fails."""
+    py = interpreter("debian")
+    with native_readable_dir() as d, Workloads() as wl:
+        lib = native_plt_lib(d)
+        p = wl.start(py, "native_cspin.py", lib, "native_plt_loop")
+        folded, js = Path(d) / "n.folded", Path(d) / "n.json"
+        r = run_profiler(["-v", "-p", p.pid, "-d", 3, "-F", 199, "--native", "-o", folded,
+                          "-o", js], timeout=40)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        stacks = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
+                  for ln in folded.read_text().splitlines()]
+        nat = load_report(js)["model"]["native"]
+    why = [ln for ln in r.stderr.splitlines() if "native stacks cut" in ln]
+    line, _ = source_line("native_cspin.py", "marker: cspin")
+    at = f"<module> ({py.script_path('native_cspin.py')}:{line})"
+    under = [(fr[fr.index(at) + 1:], n) for fr, n in stacks if at in fr]
+    n = sum(c for _, c in under)
+    loop = sum(c for fr, c in under if any(f.startswith("native_plt_loop (") for f in fr))
+    check(n >= 50, f"only {n} samples under the line")
+    check(loop >= 0.98 * n, f"{loop} of {n} samples under the line have native_plt_loop "
+          f"below it; {nat}; {why}")
+    check(nat["partial"] <= 0.02 * nat["stacks"], f"native stacks {nat}; {why}")
+    return f"{loop} of {n} samples under the line through native_plt_loop; {nat}"
+
+
+# ------------------------------------------- libraries loaded after the first unwind (29.3)
+
+NATIVE_LATE_C = """
+long native_late_spin(long n)
+{
+	volatile long s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += i;
+	return s;
+}
+"""
+
+
+@test
+def native_late_library_names():
+    """Launch mode (--native -- python3 script): a library loaded by ctypes
+    after the process's first unwind (crafted with gcc) is not in the first
+    report of its files; the samples in it are named all the same: at least
+    95% of those under the line that calls it end in native_late_spin
+    (measured: all; main: none, as a pc's first name, by address before the
+    library was reported, was kept for the run; numpy's sort in launch mode:
+    88% by address on main, none now)."""
+    py = interpreter("debian")
+    with native_readable_dir() as d:
+        (Path(d) / "late.c").write_text(NATIVE_LATE_C)
+        lib = Path(d) / "libnative_late.so"
+        native_sh("gcc", "-O1", "-shared", "-fPIC", "-o", lib, Path(d) / "late.c")
+        folded = Path(d) / "n.folded"
+        r = run_profiler(["--native", "-F", 99, "-o", folded, "--", py.host_path(),
+                          py.script_path("native_late.py"), lib, 4], timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        stacks = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
+                  for ln in folded.read_text().splitlines()]
+    line, _ = source_line("native_late.py", "marker: late")
+    at = f"<module> ({py.script_path('native_late.py')}:{line})"
+    under = [(fr[fr.index(at) + 1:], n) for fr, n in stacks if at in fr]
+    n = sum(c for _, c in under)
+    named = sum(c for fr, c in under if fr and fr[-1] == f"native_late_spin ({lib})")
+    check(n >= 15, f"only {n} samples under the line")
+    check(named >= 0.95 * n, f"{named} of {n} samples under the line end in native_late_spin: "
+          f"{sorted(under, key=lambda x: -x[1])[:2]}")
+    return f"{named} of {n} samples under the line end in native_late_spin"
