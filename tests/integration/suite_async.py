@@ -268,3 +268,52 @@ def async_hostile(build):
         check(p.poll() is None, "the target died")
         state = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0]
         check(state in "SR", f"the target is in state {state}")
+
+
+def async_cpu_s(pid):
+    """The process's CPU seconds so far (/proc/PID/stat's utime and stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@test
+def async_huge_graph():
+    """--async on a target run as nobody whose graph is 5000 suspended tasks
+    31 coroutines deep (targets/native_async_huge.py), with a bystander, -d
+    4: a graph read stops at its 20 ms and reads are spaced by ten times
+    their time, so the run ends within a second of -d (main: 17 s late) and
+    both processes keep at least 70% of the samples their CPU time calls
+    for (main: 1 and 0 of about 300); the cut reads are counted in a
+    warning."""
+    from harness import Profiler, RUN_SLACK, load_report, process
+    py = interpreter("debian")
+    nobody = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        h = wl.start(py, "native_async_huge.py", prefix=nobody)
+        b = wl.start(py, "spin.py", "beta")
+        out = Path(d) / "a.json"
+        run = Profiler(["-p", h.pid, "-p", b.pid, "-d", 4, "--async", "-o", out])
+        try:
+            t0 = run.wait_attached() + 4
+            cpu0 = async_cpu_s(h.pid), async_cpu_s(b.pid)
+            # their CPU time over the sampling: until -d's end
+            run.watch(t0 - time.monotonic())
+            cpu1 = async_cpu_s(h.pid), async_cpu_s(b.pid)
+            run.wait(4 + RUN_SLACK)
+        finally:
+            run.kill()
+        check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-400:]}")
+        rep = load_report(out)
+    late = run.t_end - t0
+    kept = []
+    for pid, cpu in ((h.pid, cpu1[0] - cpu0[0]), (b.pid, cpu1[1] - cpu0[1])):
+        check(cpu * 99 >= 10, f"pid {pid} ran only {cpu:.2f} s of CPU")
+        kept.append((process(rep, pid)["samples"] + 3) / (cpu * 99))
+    check(late <= 1.0, f"exit {late:.2f} s after -d's end (at most 1)")
+    check(min(kept) >= 0.7, f"kept {kept[0]:.0%} of the target's samples and {kept[1]:.0%} "
+          f"of the bystander's (at least 70%): {rep['samples']}")
+    cut = [ln for ln in run.err_lines if "task graph reads were cut" in ln]
+    check(cut, f"no warning of cut graph reads: {run.bad_lines()}")
+    return (f"{late:.2f} s after -d, kept {kept[0]:.0%} and {kept[1]:.0%}; "
+            f"{cut[0].strip()}")

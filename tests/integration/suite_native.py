@@ -452,11 +452,14 @@ def native_hostile_run(lib, how, freq=99, secs=2):
             if how == "SIGINT":
                 check(run.watch(secs), f"pybpfprof exited early ({run.rc})")
                 t0 = time.monotonic()
+                cpu1 = native_cpu_s(h.pid), native_cpu_s(b.pid)
                 run.p.send_signal(signal.SIGINT)
             else:
                 t0 = run.t_attached + secs
+                # their CPU time over the sampling: until -d's end
+                run.watch(t0 - time.monotonic())
+                cpu1 = native_cpu_s(h.pid), native_cpu_s(b.pid)
             run.wait(secs + RUN_SLACK)
-            cpu1 = native_cpu_s(h.pid), native_cpu_s(b.pid)
         finally:
             run.kill()
         check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-400:]}")

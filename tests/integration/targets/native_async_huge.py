@@ -1,9 +1,8 @@
-# A huge asyncio task graph (suite_native's hostile --async test): argv[1]
+# A huge asyncio task graph (suite_async's hostile --async test): argv[1]
 # tasks (5000 by default), each suspended 31 coroutines deep on an event
 # that is never set, and one task burning CPU, so that every sample is in a
 # task and --async reads the whole graph to charge it. Prints "ready" once
-# every task is suspended; then prints its own CPU seconds in the burner
-# when asked (a line on stdin), for the test's ground truth.
+# every task is suspended.
 import asyncio
 import sys
 
