@@ -391,6 +391,9 @@ static const char *check_fde(struct walk *w, uint64_t off, const uint8_t *body, 
 	} else {
 		cie_off = id;
 	}
+	/* its instructions, its addresses and augmentation data (a few bytes in real ones) */
+	if (end - body > NATIVE_CFI_MAX_PROGRAM + 64)
+		return "an FDE longer than 64 KiB";
 	why = check_cie(w, cie_off, &c, &bad);
 	if (why || bad)
 		return why;
@@ -529,7 +532,7 @@ static const char *check_table(struct walk *w)
 		    hdr_value(in, &p, end, table_enc, &fde))
 			return "an .eh_frame_hdr this reader does not take";
 		key = (uint32_t)(fde - in->vaddr);
-		if (fde - in->vaddr >= in->len ||
+		if (fde - in->vaddr >= in->len || !w->nfdes ||
 		    !bsearch(&key, w->fdes, w->nfdes, sizeof(*w->fdes), cmp_u32))
 			return "an .eh_frame_hdr entry naming no FDE of the section";
 	}

@@ -180,15 +180,16 @@ static int check_debug_frames(Elf *elf, size_t shstrndx, char *why, size_t whyle
  * PT_GNU_EH_FRAME, reading the .eh_frame from where the header says to the
  * file's end (the file is read whole already: *whole).
  */
-static int check_phdr_eh_frame(Elf *elf, char *why, size_t whylen)
+static int check_phdr_eh_frame(Elf *elf, uint64_t size, char *why, size_t whylen)
 {
 	struct native_cfi_in in = { .eh_frame = true };
-	size_t phnum, i, size = 0;
+	size_t phnum, i;
 	GElf_Phdr ph;
 	Elf_Data *hdr, *data;
 	uint64_t off;
 
-	if (elf_getphdrnum(elf, &phnum) || !elf_rawfile(elf, &size))
+	/* not elf_rawfile: libelf would then lose track of the sections read before */
+	if (elf_getphdrnum(elf, &phnum))
 		return 0;
 	for (i = 0; i < phnum; i++)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
@@ -209,7 +210,7 @@ static int check_phdr_eh_frame(Elf *elf, char *why, size_t whylen)
 }
 
 /* The call frame information libdw would run (native_cfi.h). */
-static int check_cfi(Elf *elf, bool whole, char *why, size_t whylen)
+static int check_cfi(Elf *elf, bool whole, uint64_t size, char *why, size_t whylen)
 {
 	struct native_cfi_in in = { .eh_frame = true };
 	GElf_Shdr sh, hsh;
@@ -227,7 +228,7 @@ static int check_cfi(Elf *elf, bool whole, char *why, size_t whylen)
 		shstrndx = 0;
 	ret = shstrndx ? check_debug_frames(elf, shstrndx, why, whylen) : 0;
 	if (ret || whole)
-		return ret ? ret : check_phdr_eh_frame(elf, why, whylen);
+		return ret ? ret : check_phdr_eh_frame(elf, size, why, whylen);
 	scn = section_named(elf, shstrndx, ".eh_frame", &sh);
 	if (!scn || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
 		return 0;
@@ -258,13 +259,16 @@ int native_guard__check(int fd, bool *whole, char *why, size_t whylen)
 		return -ENOEXEC;
 	}
 	ret = check_elf(elf, whole, why, whylen);
-	if (!ret && *whole && (fstat(fd, &st) || (uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE)) {
+	if (!ret && fstat(fd, &st)) {
+		snprintf(why, whylen, "cannot stat it: %s", strerror(errno));
+		ret = -EFBIG;
+	} else if (!ret && *whole && (uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE) {
 		snprintf(why, whylen, "no .eh_frame section, and more than %llu MB to read whole",
 			 NATIVE_GUARD_MAX_WHOLE >> 20);
 		ret = -EFBIG;
 	}
 	if (!ret)
-		ret = check_cfi(elf, *whole, why, whylen);
+		ret = check_cfi(elf, *whole, (uint64_t)st.st_size, why, whylen);
 	elf_end(elf);
 	return ret;
 }
