@@ -34,6 +34,36 @@ def kernel_share(before, after):
     return k / (u + k)
 
 
+def native_cpu_s(pid):
+    """The process's CPU seconds so far (/proc/PID/stat's utime and stime)."""
+    u, k = cpu_ticks(pid)
+    return (u + k) / os.sysconf("SC_CLK_TCK")
+
+
+def native_profile_cpu(pid, cpu_s, args, timeout=180):
+    """Runs pybpfprof ARGS (with -v) until pid has used cpu_s more seconds of
+    CPU, then stops it with SIGINT (the full report is written): the samples
+    its figures rest on are then about cpu_s x HZ whatever the machine's
+    load, where a fixed -d gives a loaded machine's target few. The
+    Profiler, exited."""
+    run = Profiler(args)
+    try:
+        run.wait_attached()
+        start = native_cpu_s(pid)
+        deadline = time.monotonic() + timeout
+        while native_cpu_s(pid) - start < cpu_s:
+            check(run.watch(0.05), f"pybpfprof exited early ({run.rc}): "
+                  f"{run.stderr().strip()[-300:]}")
+            check(time.monotonic() < deadline,
+                  f"pid {pid} used only {native_cpu_s(pid) - start:.2f} s of CPU in {timeout} s")
+        run.p.send_signal(signal.SIGINT)
+        run.wait(RUN_SLACK)
+    finally:
+        run.kill()
+    check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-400:]}")
+    return run
+
+
 def shares(w):
     n = w["python"] + w["native"] + w["system"]
     check(n > 0, f"no sample with a place: {w}")
@@ -142,14 +172,13 @@ def kernel_pipe_read():
 
 
 def folded_run(py, args, extra, secs=4, freq=199):
-    """Runs pybpfprof --native (and extra) on where.py ARGS: the folded stacks
-    as (frames, count) and the JSON report."""
+    """Runs pybpfprof --native (and extra) on where.py ARGS until it has used
+    secs of CPU: the folded stacks as (frames, count) and the JSON report."""
     with Workloads() as wl, tempfile.TemporaryDirectory() as d:
         p = wl.start(py, "where.py", *args)
         folded, js = Path(d) / "n.folded", Path(d) / "n.json"
-        r = run_profiler(["-p", p.pid, "-d", secs, "-F", freq, "--native", *extra,
-                          "-o", folded, "-o", js], timeout=secs + 30)
-        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        native_profile_cpu(p.pid, secs, ["-p", p.pid, "-F", freq, "--native", *extra,
+                                         "-o", folded, "-o", js])
         stacks = []
         for ln in folded.read_text().splitlines():
             frames, n = ln.rsplit(" ", 1)
@@ -249,16 +278,16 @@ def native_gnu_debugdata():
     with Workloads() as wl, tempfile.TemporaryDirectory() as d:
         lib = minidebug_lib(Path(d))
         p = wl.start(py, "minidebug.py", lib)
-        r = run_profiler(["-p", p.pid, "-d", 3, "-F", 199, "--native", "-f", "folded"],
-                         timeout=40)
-    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        out = Path(d) / "n.folded"
+        native_profile_cpu(p.pid, 2.5, ["-p", p.pid, "-F", 199, "--native", "-o", out])
+        folded = out.read_text()
     line, _ = source_line("minidebug.py", "marker: minidebug")
     at = f"<module> ({py.script_path('minidebug.py')}:{line})"
     rows = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
-            for ln in r.stdout.splitlines() if at in ln]
+            for ln in folded.splitlines() if at in ln]
     n = sum(c for _, c in rows)
     named = sum(c for fr, c in rows if f"hidden_spin_minidebug ({lib})" in fr)
-    check(n >= 100, f"only {n} samples on the line: {r.stdout[:300]!r}")
+    check(n >= 100, f"only {n} samples on the line: {folded[:300]!r}")
     check(named >= 0.9 * n, f"{named} of {n} samples name hidden_spin_minidebug: "
           f"{sorted(rows, key=lambda x: -x[1])[:3]}")
     return f"{named} of {n} samples under the line name hidden_spin_minidebug"
@@ -332,15 +361,14 @@ def native_between(build):
     with Workloads() as wl, tempfile.TemporaryDirectory() as d:
         p = wl.start(py, "native_between.py")
         folded, js = Path(d) / "n.folded", Path(d) / "n.json"
-        r = run_profiler(["-v", "-p", p.pid, "-d", 3, "-F", 199, "--native", "-o", folded,
-                          "-o", js], timeout=40)
-        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
+        run = native_profile_cpu(p.pid, 3, ["-p", p.pid, "-F", 199, "--native", "-o", folded,
+                                            "-o", js])
         stacks = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
                   for ln in folded.read_text().splitlines()]
         rep = load_report(js)
     # -v: where the stacks cut short stopped (the end of the stack copy, a pc
     # without call frame information and which, the time budget), said on failure
-    why = [ln.split(": ", 1)[-1] for ln in r.stderr.splitlines() if "native stacks cut" in ln]
+    why = [ln.split(": ", 1)[-1] for ln in run.err_lines if "native stacks cut" in ln]
     script = py.script_path("native_between.py")
     at = {m: f"{f} ({script}:{source_line('native_between.py', 'marker: ' + m)[0]})"
           for f, m in (("sort_with_qsort", "qsort"), ("sort_with_sorted", "sorted"))}
@@ -427,24 +455,20 @@ def native_hostile_lib(d, kind):
     return lib
 
 
-def native_cpu_s(pid):
-    u, k = cpu_ticks(pid)
-    return (u + k) / os.sysconf("SC_CLK_TCK")
-
-
 def native_kept(proc, cpu_s, freq):
     """Samples kept of a process, against what its own CPU time over the run
     says it had: the sampler ticks at freq per second of CPU it uses."""
     expected = cpu_s * freq
-    check(expected >= 10, f"pid {proc['pid']} ran only {cpu_s:.2f} s of CPU")
-    # a few samples of slack: counts this small are noisy
-    return (proc["samples"] + 3) / expected
+    # a few samples of slack: on a loaded machine the counts are small and noisy
+    return (proc["samples"] + 3) / max(expected, 1e-9)
 
 
-def native_hostile_run(lib, how, freq=99, secs=2):
+def native_hostile_run(lib, how, freq=99, secs=2, cpu_s=1.0):
     """A nobody target spinning in lib and a bystander, profiled together
-    with --native until -d or a SIGINT: (report, Profiler, seconds from the
-    end to the exit, hostile and bystander CPU seconds during the run)."""
+    with --native until -d SECS, or until each has used cpu_s of CPU and a
+    SIGINT (so the figures rest on as many samples whatever the load):
+    (report, Profiler, seconds from the end to the exit, hostile and
+    bystander CPU seconds during the sampling, their pids)."""
     py = interpreter("debian")
     with Workloads() as wl, tempfile.TemporaryDirectory() as out:
         h = wl.start(py, "native_cspin.py", lib, "native_hostile_spin", prefix=NATIVE_NOBODY)
@@ -455,8 +479,12 @@ def native_hostile_run(lib, how, freq=99, secs=2):
         try:
             run.wait_attached()
             cpu0 = native_cpu_s(h.pid), native_cpu_s(b.pid)
+            used = lambda: min(native_cpu_s(h.pid) - cpu0[0], native_cpu_s(b.pid) - cpu0[1])
             if how == "SIGINT":
-                check(run.watch(secs), f"pybpfprof exited early ({run.rc})")
+                deadline = time.monotonic() + 180
+                while used() < cpu_s:
+                    check(run.watch(0.05), f"pybpfprof exited early ({run.rc})")
+                    check(time.monotonic() < deadline, f"only {used():.2f} s of CPU in 180 s")
                 t0 = time.monotonic()
                 cpu1 = native_cpu_s(h.pid), native_cpu_s(b.pid)
                 run.p.send_signal(signal.SIGINT)
@@ -478,36 +506,39 @@ def native_hostile_cfi():
     """Libraries whose unwind tables libdw would run unbounded (a rule for
     register 134217726, 200000 remembered states, a 2 MB program; crafted
     with .cfi_escape and gcc), each spun in by a target run as nobody beside
-    a bystander, under --native -d 2: the file is refused before libdw sees
-    it and every stack through it counted refused; pybpfprof's peak RSS
-    stays under 150 MiB (main: 1.05 GB for the register), the run ends
-    within a second of -d (main: 4 s late) and of a SIGINT, and both
-    processes keep at least 70% of the samples their CPU time calls for
-    (main: 1 and 1 of about 60)."""
+    a bystander, profiled with --native until each has used a second of CPU,
+    then a SIGINT: the file is refused before libdw sees it and every stack
+    through it counted refused; pybpfprof's peak RSS stays under 150 MiB
+    (main: 1.05 GB for the register), it exits within a second of the SIGINT,
+    and both processes keep at least 70% of the samples their CPU time calls
+    for (main: 1 and 1 of about 60). The register once more with -d 2: it
+    ends within a second of -d (main: 4.8 s late)."""
     figures = []
     cap_mib = 150 if os.environ.get("PYBPFPROF_SANITIZE") != "1" else 3 * 150 + 128
     with native_readable_dir() as d:
-        for kind, how in (("register", "-d"), ("remember", "-d"), ("program", "-d"),
-                          ("register", "SIGINT")):
+        for kind, how in (("register", "SIGINT"), ("remember", "SIGINT"),
+                          ("program", "SIGINT"), ("register", "-d")):
             lib = native_hostile_lib(d, kind)
             rep, run, late, h_cpu, b_cpu, hpid, bpid = native_hostile_run(lib, how)
             nat = rep["model"]["native"]
             hproc, bproc = process(rep, hpid), process(rep, bpid)
-            hk, bk = native_kept(hproc, h_cpu, 99), native_kept(bproc, b_cpu, 99)
             what = f"{kind} ({how})"
             check(late <= 1.0, f"{what}: exit {late:.2f} s after the end (at most 1)")
             check(run.maxrss_kb <= cap_mib * 1024,
                   f"{what}: peak RSS {run.maxrss_kb / 1024:.0f} MiB (at most {cap_mib})")
-            check(hk >= 0.7 and bk >= 0.7,
-                  f"{what}: kept {hk:.0%} of the target's samples and {bk:.0%} of the "
-                  f"bystander's (at least 70%): {rep['samples']}, native {nat}")
-            check(nat.get("refused", 0) >= 0.9 * hproc["samples"] - 2,
-                  f"{what}: {nat.get('refused')} stacks refused of the target's "
-                  f"{hproc['samples']} samples: {nat}")
             check(any("not given to libdw" in ln and f"pid {hpid}" in ln
                       for ln in run.err_lines), f"{what}: no warning: {run.bad_lines()}")
-            figures.append(f"{what}: {late:.2f} s late, RSS {run.maxrss_kb / 1024:.0f} MiB, "
-                           f"kept {hk:.0%}/{bk:.0%}, {nat['refused']} refused")
+            figure = f"{what}: {late:.2f} s late, RSS {run.maxrss_kb / 1024:.0f} MiB"
+            if how == "SIGINT":
+                hk, bk = native_kept(hproc, h_cpu, 99), native_kept(bproc, b_cpu, 99)
+                check(hk >= 0.7 and bk >= 0.7,
+                      f"{what}: kept {hk:.0%} of the target's samples and {bk:.0%} of the "
+                      f"bystander's (at least 70%): {rep['samples']}, native {nat}")
+                check(nat.get("refused", 0) >= 0.9 * hproc["samples"] - 2,
+                      f"{what}: {nat.get('refused')} stacks refused of the target's "
+                      f"{hproc['samples']} samples: {nat}")
+                figure += f", kept {hk:.0%}/{bk:.0%}, {nat['refused']} refused"
+            figures.append(figure)
     return "; ".join(figures)
 
 
@@ -559,19 +590,18 @@ def native_plt_stub():
         lib = native_plt_lib(d)
         p = wl.start(py, "native_cspin.py", lib, "native_plt_loop")
         folded, js = Path(d) / "n.folded", Path(d) / "n.json"
-        r = run_profiler(["-v", "-p", p.pid, "-d", 3, "-F", 199, "--native", "-o", folded,
-                          "-o", js], timeout=40)
-        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        run = native_profile_cpu(p.pid, 2, ["-p", p.pid, "-F", 199, "--native", "-o", folded,
+                                            "-o", js])
         stacks = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
                   for ln in folded.read_text().splitlines()]
         nat = load_report(js)["model"]["native"]
-    why = [ln for ln in r.stderr.splitlines() if "native stacks cut" in ln]
+    why = [ln for ln in run.err_lines if "native stacks cut" in ln]
     line, _ = source_line("native_cspin.py", "marker: cspin")
     at = f"<module> ({py.script_path('native_cspin.py')}:{line})"
     under = [(fr[fr.index(at) + 1:], n) for fr, n in stacks if at in fr]
     n = sum(c for _, c in under)
     loop = sum(c for fr, c in under if any(f.startswith("native_plt_loop (") for f in fr))
-    check(n >= 50, f"only {n} samples under the line")
+    check(n >= 100, f"only {n} samples under the line")
     check(loop >= 0.98 * n, f"{loop} of {n} samples under the line have native_plt_loop "
           f"below it; {nat}; {why}")
     check(nat["partial"] <= 0.02 * nat["stacks"], f"native stacks {nat}; {why}")
@@ -608,7 +638,7 @@ def native_late_library_names():
         native_sh("gcc", "-O1", "-shared", "-fPIC", "-o", lib, Path(d) / "late.c")
         folded = Path(d) / "n.folded"
         r = run_profiler(["--native", "-F", 99, "-o", folded, "--", py.host_path(),
-                          py.script_path("native_late.py"), lib, 4], timeout=60)
+                          py.script_path("native_late.py"), lib, 3], timeout=300)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
         stacks = [(ln.rsplit(" ", 1)[0].split(";"), int(ln.rsplit(" ", 1)[1]))
                   for ln in folded.read_text().splitlines()]
@@ -617,7 +647,7 @@ def native_late_library_names():
     under = [(fr[fr.index(at) + 1:], n) for fr, n in stacks if at in fr]
     n = sum(c for _, c in under)
     named = sum(c for fr, c in under if fr and fr[-1] == f"native_late_spin ({lib})")
-    check(n >= 15, f"only {n} samples under the line")
+    check(n >= 100, f"only {n} samples under the line")
     check(named >= 0.95 * n, f"{named} of {n} samples under the line end in native_late_spin: "
           f"{sorted(under, key=lambda x: -x[1])[:2]}")
     return f"{named} of {n} samples under the line end in native_late_spin"
