@@ -190,14 +190,39 @@ def async_no_asyncio():
         check("\nasyncio tasks: none (asyncio.tasks is not imported)\n" in out, out)
 
 
-def folded(pid, *more):
-    r = run_profiler(["-p", pid, "-d", "3", "-F", "199", "-f", "folded", "-v", *more], timeout=60)
-    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+def async_cpu_s(pid):
+    """The process's CPU seconds so far (/proc/PID/stat's utime and stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def folded(pid, *more, cpu_s=1.5):
+    """pybpfprof -v (and more) on pid until it has used cpu_s of CPU, then a
+    SIGINT (a fixed -d gives a loaded machine's target few samples): its
+    folded stacks summed by stack, and its stderr."""
+    from harness import Profiler, RUN_SLACK
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "s.folded"
+        run = Profiler(["-p", pid, "-F", "199", "-o", out, *more])
+        try:
+            run.wait_attached()
+            start = async_cpu_s(pid)
+            deadline = time.monotonic() + 180
+            while async_cpu_s(pid) - start < cpu_s:
+                check(run.watch(0.05), f"pybpfprof exited early ({run.rc})")
+                check(time.monotonic() < deadline, f"pid {pid}: too little CPU in 180 s")
+            run.p.send_signal(signal.SIGINT)
+            run.wait(RUN_SLACK)
+        finally:
+            run.kill()
+        check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-300:]}")
+        text = out.read_text()
     stacks = {}
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         stack, count = line.rsplit(" ", 1)
         stacks[stack] = stacks.get(stack, 0) + int(count)
-    return stacks, r.stderr
+    return stacks, run.stderr()
 
 
 @per_build(builds=("debian", "pyenv312", "pyenv313", "forky314", "sid315"))
@@ -269,13 +294,6 @@ def async_hostile(build):
         check(p.poll() is None, "the target died")
         state = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0]
         check(state in "SR", f"the target is in state {state}")
-
-
-def async_cpu_s(pid):
-    """The process's CPU seconds so far (/proc/PID/stat's utime and stime)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def async_huge_run(how, cpu_s=1.0, secs=2):
