@@ -477,21 +477,27 @@ static int on_frame(Dwfl_Frame *state, void *arg)
  * A pc in no file known: if the process's executable mappings changed since
  * the last report (a module imported since), a new one. Looked at most every
  * NATIVE_MAPS_NS (reading the maps costs a fraction of a report); a refused
- * file's pc is known. Whether the files were reported again.
+ * file's pc is known. The look and the report are charged to the process's
+ * budget: a target mapping files again and again cannot have them reported
+ * more than its budget pays for. Whether the files were reported again.
  */
 static bool report_if_changed(struct native_unwinder *u, uint64_t pc)
 {
-	long long now;
+	long long now, cpu;
 	uint64_t h;
+	bool again;
 
-	if (dwfl_addrmodule(u->dwfl, pc) || refused_at(u, pc))
+	if (u->bucket <= 0 || dwfl_addrmodule(u->dwfl, pc) || refused_at(u, pc))
 		return false;
 	now = mono_ns();
 	if (now - u->maps_ns < NATIVE_MAPS_NS)
 		return false;
 	u->maps_ns = now;
+	cpu = cpu_ns();
 	h = maps_hash(u->pid);
-	return h && h != u->maps_hash && !open_dwfl(u);
+	again = h && h != u->maps_hash && !open_dwfl(u);
+	u->bucket -= cpu_ns() - cpu;
+	return again;
 }
 
 /* The process's budget refilled by the time since, up to twice a second's; whether any is left. */
@@ -549,13 +555,13 @@ static int unwind(struct native_unwinder *u, pid_t tid, const struct native_regs
 	u->stop_pc = 0;
 	if (!u->dwfl || max <= 0)
 		return 0;
-	if (report_if_changed(u, regs->ip) && !u->dwfl)
-		return 0;
 	if (!budget_left(u)) {
 		u->stop = NATIVE_STOP_PROCESS;
 		u->stop_pc = regs->ip;
 		return 0;
 	}
+	if (report_if_changed(u, regs->ip) && !u->dwfl)
+		return 0;
 	u->tid = tid;
 	u->regs = regs;
 	u->stack = stack;
