@@ -52,10 +52,10 @@ int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_
 		   size_t max, struct py_async_state *st);
 
 /*
- * The same, read until until_ns (CLOCK_MONOTONIC, as mono_ns(); 0: no end):
- * a task graph of thousands of deep coroutines takes seconds to read, and
- * sampling must go on meanwhile. Past it, st->cut is set and what was read
- * so far is returned.
+ * The same, read until this thread's CPU time (thread_cpu_ns()) reaches
+ * until_ns (0: no end): a task graph of thousands of deep coroutines takes
+ * seconds to read, and sampling must go on meanwhile. Past it, st->cut is
+ * set and what was read so far is returned.
  */
 int py_async_tasks_until(struct py_reader *r, const struct target *t, struct py_async_task *out,
 			 size_t max, struct py_async_state *st, long long until_ns);

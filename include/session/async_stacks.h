@@ -21,10 +21,12 @@
 
 #define ASYNC_GRAPH_MS 200 /* the task graph is read again after this long */
 /*
- * What one read of a process's task graph may take (5000 tasks 31 coroutines
- * deep took 2-3.5 s to read whole), and how far apart reads are at least, in
- * multiples of the last one's time: a process's graph reads then take at most
- * a tenth of the time, and never hold the run's end.
+ * What one read of a process's task graph may take of pybpfprof's CPU (5000
+ * tasks 31 coroutines deep took 2-3.5 s to read whole; CPU time, so that a
+ * loaded machine does not cut reads it would finish), and how far apart
+ * reads are at least, in multiples of the last one's CPU time: a process's
+ * graph reads then take at most a tenth of the time, and never hold the
+ * run's end.
  */
 #define ASYNC_READ_NS 20000000LL
 #define ASYNC_READ_SPACING 10

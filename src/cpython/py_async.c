@@ -33,7 +33,7 @@ struct walk {
 /* Whether the read's time is over (then counted as cut, and nothing more is read). */
 static bool out_of_time(struct walk *w)
 {
-	if (w->st && !w->st->cut && w->until_ns && mono_ns() >= w->until_ns)
+	if (w->st && !w->st->cut && w->until_ns && thread_cpu_ns() >= w->until_ns)
 		w->st->cut = true;
 	return w->st && w->st->cut;
 }

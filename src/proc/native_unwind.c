@@ -129,19 +129,11 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return tid == u->tid;
 }
 
-static long long cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Whether this stack's unwind has had its time (looked at every BUDGET_EVERY callbacks). */
 static bool over_budget(struct native_unwinder *u)
 {
 	if (!u->over && ++u->calls % BUDGET_EVERY == 0)
-		u->over = cpu_ns() - u->cpu0 > NATIVE_STACK_NS;
+		u->over = thread_cpu_ns() - u->cpu0 > NATIVE_STACK_NS;
 	return u->over;
 }
 
@@ -493,10 +485,10 @@ static bool report_if_changed(struct native_unwinder *u, uint64_t pc)
 	if (now - u->maps_ns < NATIVE_MAPS_NS)
 		return false;
 	u->maps_ns = now;
-	cpu = cpu_ns();
+	cpu = thread_cpu_ns();
 	h = maps_hash(u->pid);
 	again = h && h != u->maps_hash && !open_dwfl(u);
-	u->bucket -= cpu_ns() - cpu;
+	u->bucket -= thread_cpu_ns() - cpu;
 	return again;
 }
 
@@ -568,12 +560,12 @@ static int unwind(struct native_unwinder *u, pid_t tid, const struct native_regs
 	u->len = len;
 	u->pcs = pcs;
 	u->max = max;
-	u->cpu0 = cpu_ns();
+	u->cpu0 = thread_cpu_ns();
 	walk(u);
 	/* a return address into a library mapped since the last report: once more */
 	if (u->stop == NATIVE_STOP_NO_FILE && report_if_changed(u, u->stop_pc) && u->dwfl)
 		walk(u);
-	u->bucket -= cpu_ns() - u->cpu0;
+	u->bucket -= thread_cpu_ns() - u->cpu0;
 	/* no state (no module yet): the sampled instruction is all there is */
 	if (!u->n && !u->complete) {
 		if (u->sps)

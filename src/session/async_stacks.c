@@ -82,7 +82,7 @@ const struct async_counts *async_stacks__counts(const struct async_stacks *a)
 static bool reread(struct async_stacks *a, long long now)
 {
 	struct py_async_state st;
-	long long took;
+	long long cpu = thread_cpu_ns();
 	size_t i, k;
 	int n;
 
@@ -90,7 +90,7 @@ static bool reread(struct async_stacks *a, long long now)
 		return false;
 	a->graph_ns = now;
 	a->counts.graph_reads++;
-	n = py_async_tasks_until(&a->r, a->t, a->tasks, PY_ASYNC_TASKS, &st, now + ASYNC_READ_NS);
+	n = py_async_tasks_until(&a->r, a->t, a->tasks, PY_ASYNC_TASKS, &st, cpu + ASYNC_READ_NS);
 	a->counts.graph_cut += st.cut;
 	a->ntasks = n > 0 ? (size_t)n : 0;
 	/* who awaits each task, once per graph rather than per sample */
@@ -101,8 +101,7 @@ static bool reread(struct async_stacks *a, long long now)
 			a->awaiter[a->tasks[i].awaits[k]] = (int32_t)i;
 	n = py_async_thread_states(&a->r, a->t, a->nstids, a->tstates, ASYNC_THREADS);
 	a->nthreads = n > 0 ? (size_t)n : 0;
-	took = mono_ns() - now;
-	a->next_ns = now + ASYNC_READ_SPACING * took;
+	a->next_ns = now + ASYNC_READ_SPACING * (thread_cpu_ns() - cpu);
 	return true;
 }
 

@@ -341,7 +341,7 @@ def async_huge_graph():
     """--async on a target run as nobody whose graph is 5000 suspended tasks
     31 coroutines deep (targets/native_async_huge.py), with a bystander,
     until each has used a second of CPU, then a SIGINT: a graph read stops
-    at its 20 ms and reads are spaced by ten times their time, so both keep
+    at its 20 ms of CPU and reads are spaced by ten times that, so both keep
     at least 70% of the samples their CPU time calls for (main: 1 and 0 of
     about 300), pybpfprof exits within a second of the SIGINT and the cut
     reads are counted in a warning; with -d 2 it ends within a second of -d
