@@ -346,13 +346,15 @@ def async_huge_graph():
     about 300), pybpfprof exits within a second of the SIGINT and the cut
     reads are counted in a warning; with -d 2 it ends within a second of -d
     (main: 17 s late)."""
+    # under ASan the report and the exit (its leak check) take longer on a loaded machine
+    most = 2.0 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else 1.0
     rep, run, late, kept = async_huge_run("SIGINT")
-    check(late <= 1.0, f"exit {late:.2f} s after the SIGINT (at most 1)")
+    check(late <= most, f"exit {late:.2f} s after the SIGINT (at most {most:g})")
     check(min(kept) >= 0.7, f"kept {kept[0]:.0%} of the target's samples and {kept[1]:.0%} "
           f"of the bystander's (at least 70%): {rep['samples']}")
     cut = [ln for ln in run.err_lines if "task graph reads were cut" in ln]
     check(cut, f"no warning of cut graph reads: {run.bad_lines()}")
     _, _, late_d, _ = async_huge_run("-d")
-    check(late_d <= 1.0, f"exit {late_d:.2f} s after -d's end (at most 1)")
+    check(late_d <= most, f"exit {late_d:.2f} s after -d's end (at most {most:g})")
     return (f"{late:.2f} s after SIGINT, {late_d:.2f} s after -d, kept {kept[0]:.0%} and "
             f"{kept[1]:.0%}; {cut[0].strip()}")

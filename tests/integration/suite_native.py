@@ -515,7 +515,10 @@ def native_hostile_cfi():
     register once more with -d 2: it ends within a second of -d (main: 4.8 s
     late)."""
     figures = []
-    cap_mib = 150 if os.environ.get("PYBPFPROF_SANITIZE") != "1" else 3 * 150 + 128
+    asan = os.environ.get("PYBPFPROF_SANITIZE") == "1"
+    cap_mib = 3 * 150 + 128 if asan else 150
+    # under ASan the report and the exit (its leak check) take longer on a loaded machine
+    most = 2.0 if asan else 1.0
     with native_readable_dir() as d:
         for kind, how in (("register", "SIGINT"), ("remember", "SIGINT"),
                           ("program", "SIGINT"), ("register", "-d")):
@@ -524,7 +527,7 @@ def native_hostile_cfi():
             nat = rep["model"]["native"]
             hproc, bproc = process(rep, hpid), process(rep, bpid)
             what = f"{kind} ({how})"
-            check(late <= 1.0, f"{what}: exit {late:.2f} s after the end (at most 1)")
+            check(late <= most, f"{what}: exit {late:.2f} s after the end (at most {most:g})")
             check(run.maxrss_kb <= cap_mib * 1024,
                   f"{what}: peak RSS {run.maxrss_kb / 1024:.0f} MiB (at most {cap_mib})")
             check(any("not given to libdw" in ln and f"pid {hpid}" in ln
