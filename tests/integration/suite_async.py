@@ -347,7 +347,7 @@ def async_huge_graph():
     reads are counted in a warning; with -d 2 it ends within a second of -d
     (main: 17 s late)."""
     # under ASan the report and the exit (its leak check) take longer on a loaded machine
-    most = 2.0 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else 1.0
+    most = 3.0 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else 1.0
     rep, run, late, kept = async_huge_run("SIGINT")
     check(late <= most, f"exit {late:.2f} s after the SIGINT (at most {most:g})")
     check(min(kept) >= 0.7, f"kept {kept[0]:.0%} of the target's samples and {kept[1]:.0%} "

@@ -518,7 +518,7 @@ def native_hostile_cfi():
     asan = os.environ.get("PYBPFPROF_SANITIZE") == "1"
     cap_mib = 3 * 150 + 128 if asan else 150
     # under ASan the report and the exit (its leak check) take longer on a loaded machine
-    most = 2.0 if asan else 1.0
+    most = 3.0 if asan else 1.0
     with native_readable_dir() as d:
         for kind, how in (("register", "SIGINT"), ("remember", "SIGINT"),
                           ("program", "SIGINT"), ("register", "-d")):
