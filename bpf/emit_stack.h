@@ -127,7 +127,8 @@ static __always_inline void send_module(struct scratch *s, const struct py_offse
 	r->code = s->module_code;
 	r->fingerprint = s->module_fp;
 	r->firstlineno = s->module_first;
-	if (s->module_file && !stackwalk_read(s->str, PY_STR_READ, s->module_file + off->str_length)) {
+	if (s->module_file &&
+	    !stackwalk_read(s->str, PY_STR_READ, s->module_file + off->str_length)) {
 		len = load_u64(s->str, 0, PY_STR_READ);
 		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
 		state >>= off->str_state_shift & 31;

@@ -342,7 +342,8 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 		/* code_fingerprint left the code object's identity fields in s->code */
 		s->module_file = load_u64(s->code, off->code_filename - off->code_id_start,
 					  PY_CODE_ID_READ);
-		s->module_first = (__s32)load_u64(s->code, off->code_firstlineno - off->code_id_start,
+		s->module_first = (__s32)load_u64(s->code,
+						  off->code_firstlineno - off->code_id_start,
 						  PY_CODE_ID_READ);
 	}
 	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];

@@ -557,10 +557,10 @@ struct py_module_record {
 	__u8 flags;
 	__u8 kind; /* PY_KIND_MODULE */
 	__u32 cpu;
-	__u64 value;	   /* bytes of text, at most PY_MODULE_PATH - 1 */
-	__u64 code;	   /* the module body's code object, as its frame's py_frame.code */
-	__u32 fingerprint; /* and py_frame.fingerprint */
-	__s32 firstlineno; /* co_firstlineno */
+	__u64 value;		   /* bytes of text, at most PY_MODULE_PATH - 1 */
+	__u64 code;		   /* the module body's code object, as its frame's py_frame.code */
+	__u32 fingerprint;	   /* and py_frame.fingerprint */
+	__s32 firstlineno;	   /* co_firstlineno */
 	char text[PY_MODULE_PATH]; /* co_filename's text, not NUL-terminated */
 };
 

@@ -39,6 +39,7 @@ struct py_async_state {
 	size_t skipped;	   /* objects in the task sets that are not C tasks (pure-Python ones) */
 	size_t unreadable; /* tasks whose fields could not be read */
 	bool left_out;	   /* more tasks than PY_ASYNC_TASKS */
+	bool cut;	   /* the read's time ran out: the tasks not read by then are left out */
 	bool no_asyncio;   /* asyncio.tasks is not imported (3.11-3.13) */
 	bool out_of_time;  /* the reader's deadline came before the task lists' end */
 };
@@ -50,6 +51,15 @@ struct py_async_state {
  */
 int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_task *out,
 		   size_t max, struct py_async_state *st);
+
+/*
+ * The same, read until this thread's CPU time (thread_cpu_ns()) reaches
+ * until_ns (0: no end): a task graph of thousands of deep coroutines takes
+ * seconds to read, and sampling must go on meanwhile. Past it, st->cut is
+ * set and what was read so far is returned.
+ */
+int py_async_tasks_until(struct py_reader *r, const struct target *t, struct py_async_task *out,
+			 size_t max, struct py_async_state *st, long long until_ns);
 
 /*
  * Every thread state of the main interpreter with its thread's id (its

@@ -25,8 +25,31 @@
 /* Frames of a whole stack (unwind_all): up to the 16 KiB copy's worth of small frames. */
 #define NATIVE_MAX_FRAMES_ALL 512
 #define NATIVE_MAX_MODULES 1024
+/*
+ * What one stack's unwind may take of pybpfprof's CPU (checked between
+ * libdw's callbacks; native_guard.h keeps any one step of libdw's small), and
+ * what one process's unwinds may take in all: a budget refilled at
+ * NATIVE_PROCESS_NS each second, up to twice that. A stack over either is
+ * refused (enum native_stop), so a target cannot hold the run or the other
+ * targets' samples. Measured: a stack of 60 frames takes 0.1-0.3 ms.
+ */
+#define NATIVE_STACK_NS 10000000LL
+#define NATIVE_MAPS_NS 50000000LL
+#define NATIVE_PROCESS_NS 250000000LL
 
 struct native_unwinder;
+
+/* Why the last unwind ended where it did. */
+enum native_stop {
+	NATIVE_STOP_END,     /* the interpreter's code, the thread's first frame, or max frames */
+	NATIVE_STOP_COPY,    /* a frame beyond the stack copy */
+	NATIVE_STOP_NO_CFI,  /* a pc without call frame information libdw could use */
+	NATIVE_STOP_NO_FILE, /* a pc in no file mapped executable (anonymous code) */
+	NATIVE_STOP_REFUSED, /* a pc in a file libdw was not given (native_guard.h) */
+	NATIVE_STOP_BUDGET,  /* the stack's time ran out (NATIVE_STACK_NS) */
+	NATIVE_STOP_PROCESS, /* the process's budget was spent: not unwound at all */
+	NATIVE_STOP_N,
+};
 
 /* The registers the unwind starts from (the callee-saved ones, the stack and the instruction pointers). */
 struct native_regs {
@@ -38,7 +61,8 @@ struct native_unwinder *native_unwinder__new(pid_t pid, uint64_t interp_lo, uint
 void native_unwinder__free(struct native_unwinder *u);
 /*
  * Reads the process's mappings again, in a new Dwfl (unwind does it by
- * itself, at most once a second, for a pc in no known file). 0 or -ENOMEM.
+ * itself when a pc is in no known file and the process's executable
+ * mappings changed: looked at most every NATIVE_MAPS_NS). 0 or -ENOMEM.
  */
 int native_unwinder__refresh(struct native_unwinder *u);
 
@@ -61,6 +85,16 @@ int native_unwinder__unwind(struct native_unwinder *u, pid_t tid, const struct n
 int native_unwinder__unwind_all(struct native_unwinder *u, pid_t tid,
 				const struct native_regs *regs, const uint8_t *stack, size_t len,
 				uint64_t *pcs, uint64_t *sps, int max);
+
+/* Why the last unwind stopped, and the last pc it reached (0 if none). */
+enum native_stop native_unwinder__stop(const struct native_unwinder *u, uint64_t *pc);
+
+/*
+ * How many times the process's files were reported afresh: names given
+ * before a change may be wrong after it (a pc once in no file, a library
+ * unloaded and another mapped there).
+ */
+unsigned long native_unwinder__generation(const struct native_unwinder *u);
 
 /* Whether pc is in the interpreter's own code. */
 bool native_unwinder__in_interp(const struct native_unwinder *u, uint64_t pc);

@@ -346,7 +346,7 @@ struct profile {
 	 * native frames placed below the innermost only), and those without one
 	 */
 	bool native_mode;
-	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing;
+	uint64_t ustacks, ustack_partial, ustack_unplaced, ustack_missing, ustack_refused;
 	/* --merge: the processes summed into the one section (whose pid is 0), in order */
 	int *merged_pids;
 	size_t nmerged;

@@ -20,7 +20,17 @@
 #include "cpython/target.h"
 
 #define ASYNC_GRAPH_MS 200 /* the task graph is read again after this long */
-#define ASYNC_CHAIN 64	   /* awaiting tasks followed per sample, at most */
+/*
+ * What one read of a process's task graph may take of pybpfprof's CPU (5000
+ * tasks 31 coroutines deep took 2-3.5 s to read whole; CPU time, so that a
+ * loaded machine does not cut reads it would finish), and how far apart
+ * reads are at least, in multiples of the last one's CPU time: a process's
+ * graph reads then take at most a tenth of the time, and never hold the
+ * run's end.
+ */
+#define ASYNC_READ_NS 20000000LL
+#define ASYNC_READ_SPACING 10
+#define ASYNC_CHAIN 64 /* awaiting tasks followed per sample, at most */
 
 struct async_stacks;
 
@@ -37,6 +47,7 @@ struct async_counts {
 	uint64_t guessed;     /* of in_task: its coroutine ran in several tasks; the one
 			       * running when the sample was read was taken */
 	uint64_t graph_reads; /* task graphs read */
+	uint64_t graph_cut;   /* of which cut at ASYNC_READ_NS (their other tasks unread) */
 };
 
 /* For the target t; NULL when its version has no task layout. */

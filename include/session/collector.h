@@ -52,7 +52,11 @@ struct collector_target {
 	struct hashmap sig_funcs;
 	/* --native (collector_cpu.c): its unwinder, made at its first user stack */
 	struct native_unwinder *unwinder;
-	struct hashmap native_frames; /* pc -> frame id | enum native_pc_kind << 32 */
+	struct hashmap native_frames;	 /* pc -> frame id | enum native_pc_kind << 32 */
+	unsigned long native_generation; /* the unwinder's, when native_frames was filled */
+	/* its stacks the unwind left partial or refused, by enum native_stop, and the last pc */
+	uint64_t native_stops[NATIVE_STOP_N];
+	uint64_t native_stop_pc[NATIVE_STOP_N];
 	/* module bodies' files as BPF read them: names a body whose object is gone */
 	struct module_names modules;
 };
@@ -115,6 +119,7 @@ struct collector {
 	uint64_t ustacks;	 /* --native: user stacks unwound and joined */
 	uint64_t ustack_partial; /* of which the unwind stopped before the outermost Python frame */
 	uint64_t ustack_unplaced; /* of which the native and Python stacks disagreed */
+	uint64_t ustack_refused;  /* samples whose unwind a bound cut or refused */
 	uint64_t ustack_missing;  /* samples flagged for a user stack counted without */
 	uint64_t ustack_orphans;  /* user stacks whose sample was not waiting */
 };

@@ -60,6 +60,7 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 --mode wall     # also where threads wait, and why\n"
 	"  sudo pybpfprof -p 1234 --gil           # who holds the GIL, who waits for it\n"
 	"  sudo pybpfprof -p 1234 --native --kernel   # C and kernel frames too\n"
+	"  sudo pybpfprof -v --native -- python3 app.py   # and where unwinds were cut\n"
 	"  sudo pybpfprof -p 1234 --signatures    # functions split by argument types\n"
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
@@ -304,7 +305,9 @@ static const struct cli_option cli_options[] = {
 	{ { "native", OPT_NATIVE, NULL, 0, "Add the native frames (C extensions, libraries) "
 	    "below the Python stack and between Python frames where native code called "
 	    "back into Python, unwound from a copy of the stack with the libraries' call "
-	    "frame information; the interpreter's own frames are folded away", 7 },
+	    "frame information; the interpreter's own frames are folded away. Unwind "
+	    "tables libdw would run unbounded are refused, and an unwind has 10 ms (a "
+	    "process 250 ms a second): such stacks count as refused", 7 },
 	  CLI_BIT, FIELD(native_modes, unsigned), 0, NATIVE_USER, NULL, NULL },
 };
 // clang-format on

@@ -900,6 +900,11 @@ static int run__record(struct run *r)
 			(unsigned long long)c->async_counts.guessed,
 			(unsigned long long)c->async_counts.not_in_task,
 			(unsigned long long)c->async_counts.graph_reads);
+	if (cfg->async_aware && c->async_counts.graph_cut)
+		pr_warn("--async: %llu of %llu task graph reads were cut at %lld ms of CPU (tasks not read "
+			"by then were not charged: their samples count as not in a task)\n",
+			(unsigned long long)c->async_counts.graph_cut,
+			(unsigned long long)c->async_counts.graph_reads, ASYNC_READ_NS / 1000000);
 
 	err = cfg->merge ? profile__merge(&r->prof) : 0;
 	if (err) {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "remote_mem.h"
-#include "cpython/py_async.h"
 #include "util/mono.h"
+#include "cpython/py_async.h"
 
 #define MODULE_DICT 16	  /* PyModuleObject.md_dict */
 #define WEAKREF_OBJECT 16 /* PyWeakReference.wr_object */
@@ -27,7 +27,24 @@ struct walk {
 	struct py_async_task *out;
 	size_t max, n;
 	struct py_async_state *st;
+	long long until_ns; /* 0: no end */
 };
+
+/*
+ * Whether the read must stop, nothing more being read: its CPU time is over
+ * (sampling's --async: counted as cut) or its reader's deadline has come
+ * (dump: said as out of time).
+ */
+static bool out_of_time(struct walk *w)
+{
+	if (!w->st)
+		return false;
+	if (!w->st->cut && w->until_ns && thread_cpu_ns() >= w->until_ns)
+		w->st->cut = true;
+	if (!w->st->out_of_time && w->r->deadline_ns && mono_ns() >= w->r->deadline_ns)
+		w->st->out_of_time = true;
+	return w->st->cut || w->st->out_of_time;
+}
 
 static uint64_t word(const struct walk *w, uint64_t addr)
 {
@@ -125,14 +142,6 @@ static void coro_stack(struct walk *w, struct py_async_task *task, uint64_t coro
 	task->frames_truncated = coro != 0;
 }
 
-/* Whether the reader's deadline has come: then nothing more is read (and that is said). */
-static bool out_of_time(struct walk *w)
-{
-	if (!w->st->out_of_time && w->r->deadline_ns && mono_ns() >= w->r->deadline_ns)
-		w->st->out_of_time = true;
-	return w->st->out_of_time;
-}
-
 /* Adds the object at obj if it is a pending C task not yet listed. */
 static void add_task(struct walk *w, uint64_t obj)
 {
@@ -182,7 +191,7 @@ static void add_list(struct walk *w, uint64_t head)
 		add_task(w, node - w->A.task_node);
 		node = word(w, node);
 	}
-	if (node && node != head && !w->st->out_of_time)
+	if (node && node != head && !w->st->out_of_time && !w->st->cut)
 		w->st->left_out = true;
 }
 
@@ -200,7 +209,7 @@ static void add_set(struct walk *w, uint64_t set, bool weak)
 	n = py_set_keys(w->r, weak ? data : set, keys, PY_ASYNC_TASKS, &total);
 	if (n == PY_ASYNC_TASKS && total > (size_t)n)
 		w->st->left_out = true;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && !out_of_time(w); i++)
 		add_task(w, weak ? word(w, keys[i] + WEAKREF_OBJECT) : keys[i]);
 	free(keys);
 }
@@ -271,7 +280,7 @@ static void link_awaits(struct walk *w)
 		sorted[i] = (struct by_addr){ w->out[i].addr, i };
 	qsort(sorted, w->n, sizeof(*sorted), cmp_addr);
 
-	for (i = 0; i < w->n; i++) {
+	for (i = 0; i < w->n && !out_of_time(w); i++) {
 		struct py_async_task *task = &w->out[i];
 		uint64_t waiter = word(w, task->addr + w->A.task_fut_waiter);
 
@@ -298,7 +307,13 @@ static void link_awaits(struct walk *w)
 int py_async_tasks(struct py_reader *r, const struct target *t, struct py_async_task *out,
 		   size_t max, struct py_async_state *st)
 {
-	struct walk w = { .r = r, .t = t, .out = out, .max = max, .st = st };
+	return py_async_tasks_until(r, t, out, max, st, 0);
+}
+
+int py_async_tasks_until(struct py_reader *r, const struct target *t, struct py_async_task *out,
+			 size_t max, struct py_async_state *st, long long until_ns)
+{
+	struct walk w = { .r = r, .t = t, .out = out, .max = max, .st = st, .until_ns = until_ns };
 	const struct py_offsets *off = &t->layout.bpf;
 	uint64_t interp, ts;
 	size_t k;

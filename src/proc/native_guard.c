@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "native_cfi.h"
 #include "native_guard.h"
 
 /* The decoder's memory (its dictionary): xz -9 needs 65 MB. */
@@ -126,6 +127,123 @@ static int check_elf(Elf *elf, bool *whole, char *why, size_t whylen)
 	return 0;
 }
 
+/* The first section named name that has bytes in the file, or NULL. */
+static Elf_Scn *section_named(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	const char *n;
+	size_t i = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && i++ < NATIVE_GUARD_MAX_SECTIONS) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Every .debug_frame: libdw's other CFI. One it would decompress is not checked: refused. */
+static int check_debug_frames(Elf *elf, size_t shstrndx, char *why, size_t whylen)
+{
+	struct native_cfi_in in = { 0 };
+	Elf_Scn *scn = NULL;
+	const char *n;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t i = 0;
+	int ret;
+
+	while ((scn = elf_nextscn(elf, scn)) && i++ < NATIVE_GUARD_MAX_SECTIONS) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(n, ".zdebug_frame") ||
+		    (!strcmp(n, ".debug_frame") && (sh.sh_flags & SHF_COMPRESSED))) {
+			snprintf(why, whylen, "a compressed .debug_frame (not checked)");
+			return -EFBIG;
+		}
+		if (strcmp(n, ".debug_frame") || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
+			continue;
+		in.data = d->d_buf;
+		in.len = d->d_size;
+		ret = native_cfi__check(&in, why, whylen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * A file without an .eh_frame section: libdw finds its CFI through
+ * PT_GNU_EH_FRAME, reading the .eh_frame from where the header says to the
+ * file's end (the file is read whole already: *whole).
+ */
+static int check_phdr_eh_frame(Elf *elf, uint64_t size, char *why, size_t whylen)
+{
+	struct native_cfi_in in = { .eh_frame = true };
+	size_t phnum, i;
+	GElf_Phdr ph;
+	Elf_Data *hdr, *data;
+	uint64_t off;
+
+	/* not elf_rawfile: libelf would then lose track of the sections read before */
+	if (elf_getphdrnum(elf, &phnum))
+		return 0;
+	for (i = 0; i < phnum; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			break;
+	if (i == phnum ||
+	    !(hdr = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz, ELF_T_BYTE)) ||
+	    native_cfi__hdr_frame(hdr->d_buf, hdr->d_size, ph.p_vaddr, &in.vaddr))
+		return 0;
+	off = in.vaddr - ph.p_vaddr + ph.p_offset;
+	if (off >= size || !(data = elf_getdata_rawchunk(elf, off, size - off, ELF_T_BYTE)))
+		return 0;
+	in.data = data->d_buf;
+	in.len = data->d_size;
+	in.hdr = hdr->d_buf;
+	in.hdr_len = hdr->d_size;
+	in.hdr_vaddr = ph.p_vaddr;
+	return native_cfi__check(&in, why, whylen);
+}
+
+/* The call frame information libdw would run (native_cfi.h). */
+static int check_cfi(Elf *elf, bool whole, uint64_t size, char *why, size_t whylen)
+{
+	struct native_cfi_in in = { .eh_frame = true };
+	GElf_Shdr sh, hsh;
+	Elf_Data *d, *h;
+	Elf_Scn *scn;
+	size_t shstrndx;
+	unsigned char *ident = (unsigned char *)elf_getident(elf, NULL);
+	int ret;
+
+	if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB) {
+		snprintf(why, whylen, "not a 64-bit little-endian ELF file");
+		return -EFBIG;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		shstrndx = 0;
+	ret = shstrndx ? check_debug_frames(elf, shstrndx, why, whylen) : 0;
+	if (ret || whole)
+		return ret ? ret : check_phdr_eh_frame(elf, size, why, whylen);
+	scn = section_named(elf, shstrndx, ".eh_frame", &sh);
+	if (!scn || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
+		return 0;
+	in.data = d->d_buf;
+	in.len = d->d_size;
+	in.vaddr = sh.sh_addr;
+	scn = section_named(elf, shstrndx, ".eh_frame_hdr", &hsh);
+	if (scn && (h = elf_rawdata(scn, NULL)) && h->d_buf) {
+		in.hdr = h->d_buf;
+		in.hdr_len = h->d_size;
+		in.hdr_vaddr = hsh.sh_addr;
+	}
+	return native_cfi__check(&in, why, whylen);
+}
+
 int native_guard__check(int fd, bool *whole, char *why, size_t whylen)
 {
 	struct stat st;
@@ -141,11 +259,16 @@ int native_guard__check(int fd, bool *whole, char *why, size_t whylen)
 		return -ENOEXEC;
 	}
 	ret = check_elf(elf, whole, why, whylen);
-	elf_end(elf);
-	if (!ret && *whole && (fstat(fd, &st) || (uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE)) {
+	if (!ret && fstat(fd, &st)) {
+		snprintf(why, whylen, "cannot stat it: %s", strerror(errno));
+		ret = -EFBIG;
+	} else if (!ret && *whole && (uint64_t)st.st_size > NATIVE_GUARD_MAX_WHOLE) {
 		snprintf(why, whylen, "no .eh_frame section, and more than %llu MB to read whole",
 			 NATIVE_GUARD_MAX_WHOLE >> 20);
-		return -EFBIG;
+		ret = -EFBIG;
 	}
+	if (!ret)
+		ret = check_cfi(elf, *whole, (uint64_t)st.st_size, why, whylen);
+	elf_end(elf);
 	return ret;
 }

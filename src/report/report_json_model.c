@@ -97,9 +97,10 @@ static void write_header(FILE *f, const struct profile *p)
 	if (p->native_mode)
 		fprintf(f,
 			",\n  \"native\": {\"stacks\": %llu, \"partial\": %llu, \"unplaced\": %llu, "
-			"\"missing\": %llu}",
+			"\"refused\": %llu, \"missing\": %llu}",
 			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
 			(unsigned long long)p->ustack_unplaced,
+			(unsigned long long)p->ustack_refused,
 			(unsigned long long)p->ustack_missing);
 	if (p->mem)
 		fprintf(f,

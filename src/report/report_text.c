@@ -357,9 +357,11 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			"native stacks: %llu samples unwound (%llu stopped before their "
 			"outermost Python frame, %llu whose native and Python frames did not "
 			"agree: native frames shown below the innermost Python frame only), "
-			"%llu without (lost or not unwindable)\n",
+			"%llu refused (unwind tables refused, or over the unwind's time "
+			"budget), %llu without (lost or not unwindable)\n",
 			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
 			(unsigned long long)p->ustack_unplaced,
+			(unsigned long long)p->ustack_refused,
 			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
 	for (i = 0; i < p->ntargets; i++)

@@ -42,12 +42,14 @@ static int load_signatures(struct ld *l, json_t *m)
 
 /*
  * --kernel: "kernel": {"stacks": N, "missing": N}; --native: "native":
- * {"stacks": N, "partial": N, "unplaced": N, "missing": N} ("unplaced" only in
- * files written since it existed); or neither.
+ * {"stacks": N, "partial": N, "unplaced": N, "refused": N, "missing": N}
+ * ("unplaced" and "refused" only in files written since they existed); or
+ * neither.
  */
 static int load_kernel(struct ld *l, json_t *m)
 {
-	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native"), *unplaced;
+	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native"), *unplaced,
+	       *refused;
 	struct profile *p = l->p;
 
 	p->kernel_mode = k != NULL;
@@ -68,6 +70,9 @@ static int load_kernel(struct ld *l, json_t *m)
 	unplaced = n ? json_object_get(n, "unplaced") : NULL;
 	if (unplaced &&
 	    ld_u64(l, unplaced, "model.native.unplaced", UINT64_MAX, &p->ustack_unplaced))
+		return -EINVAL;
+	refused = n ? json_object_get(n, "refused") : NULL;
+	if (refused && ld_u64(l, refused, "model.native.refused", UINT64_MAX, &p->ustack_refused))
 		return -EINVAL;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "session/async_stacks.h"
 #include "proc/procfs.h"
 #include "cpython/py_async.h"
+#include "util/deadline.h"
 #include "util/mono.h"
 
 #define ASYNC_GRAPH_RETRY_MS 20
@@ -26,6 +27,7 @@ struct async_stacks {
 	int32_t *awaiter; /* per task, the first task awaiting it, or -1 */
 	size_t ntasks;
 	long long graph_ns;
+	long long next_ns;	     /* no read before this (ASYNC_READ_SPACING) */
 	uint64_t current_tasks;	     /* asyncio.tasks._current_tasks (3.11-3.13), once found */
 	pid_t nstids[ASYNC_THREADS]; /* each thread state's thread, in the process's namespace */
 	uint64_t tstates[ASYNC_THREADS];
@@ -71,16 +73,25 @@ const struct async_counts *async_stacks__counts(const struct async_stacks *a)
 	return &a->counts;
 }
 
-/* The task graph and the threads' states, read again. */
-static void reread(struct async_stacks *a, long long now)
+/*
+ * The task graph and the threads' states, read again: within ASYNC_READ_NS,
+ * not sooner than ASYNC_READ_SPACING times the last read's time after it,
+ * and not once the run is over (the drain keeps the graph it has). Whether
+ * it was read.
+ */
+static bool reread(struct async_stacks *a, long long now)
 {
 	struct py_async_state st;
+	long long cpu = thread_cpu_ns();
 	size_t i, k;
 	int n;
 
+	if (now < a->next_ns || deadline__yield() || deadline__past(0))
+		return false;
 	a->graph_ns = now;
 	a->counts.graph_reads++;
-	n = py_async_tasks(&a->r, a->t, a->tasks, PY_ASYNC_TASKS, &st);
+	n = py_async_tasks_until(&a->r, a->t, a->tasks, PY_ASYNC_TASKS, &st, cpu + ASYNC_READ_NS);
+	a->counts.graph_cut += st.cut;
 	a->ntasks = n > 0 ? (size_t)n : 0;
 	/* who awaits each task, once per graph rather than per sample */
 	for (i = 0; i < a->ntasks; i++)
@@ -90,6 +101,8 @@ static void reread(struct async_stacks *a, long long now)
 			a->awaiter[a->tasks[i].awaits[k]] = (int32_t)i;
 	n = py_async_thread_states(&a->r, a->t, a->nstids, a->tstates, ASYNC_THREADS);
 	a->nthreads = n > 0 ? (size_t)n : 0;
+	a->next_ns = now + ASYNC_READ_SPACING * (thread_cpu_ns() - cpu);
+	return true;
 }
 
 /* The thread state of the host's thread tid (in the process's pid namespace: its own id). */
@@ -181,10 +194,8 @@ size_t async_stacks__chain(struct async_stacks *a, const struct target *t, pid_t
 		reread(a, now);
 	i = sample_task(a, tid, frames, n, &cut);
 	/* a task newer than the graph: read again, not too often */
-	if (i < 0 && now - a->graph_ns > ASYNC_GRAPH_RETRY_MS * 1000000LL) {
-		reread(a, now);
+	if (i < 0 && now - a->graph_ns > ASYNC_GRAPH_RETRY_MS * 1000000LL && reread(a, now))
 		i = sample_task(a, tid, frames, n, &cut);
-	}
 	if (i < 0) {
 		a->counts.not_in_task++;
 		return 0;

@@ -244,6 +244,7 @@ static void async_count(struct async_counts *sum, const struct async_stacks *a, 
 	sum->in_task += sign * (int64_t)n->in_task;
 	sum->not_in_task += sign * (int64_t)n->not_in_task;
 	sum->graph_reads += sign * (int64_t)n->graph_reads;
+	sum->graph_cut += sign * (int64_t)n->graph_cut;
 	sum->guessed += sign * (int64_t)n->guessed;
 }
 
@@ -777,7 +778,8 @@ size_t collector__compact(struct collector *c, const bool *drop, size_t *map, si
 			async_stacks__free(ts->async);
 			code_cache__free(ts->codes);
 			hashmap__free(&ts->raw_frames);
-			cache_budget__charge(&c->budget, -(long long)module_names__bytes(&ts->modules));
+			cache_budget__charge(&c->budget,
+					     -(long long)module_names__bytes(&ts->modules));
 			module_names__free(&ts->modules);
 			c->budget.memo_bytes -= memo;
 			cache_budget__charge(&c->budget, -(long long)memo);

@@ -12,6 +12,7 @@
  * counted without it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/log.h"
@@ -21,6 +22,7 @@
 #include "session/ksyms.h"
 #include "session/native.h"
 #include "session/native_merge.h"
+#include "util/text.h"
 #include "util/vec.h"
 #include "pybpfprof.skel.h"
 
@@ -293,19 +295,30 @@ static bool is_eval(const char *name)
 /*
  * The frame id of native pc in ts's process, and its enum native_pc_kind
  * (the interpreter's own code gets no frame). UINT32_MAX without memory.
+ * Names are kept per pc until the process's files are reported again (a
+ * library mapped or unmapped since); a pc in no file known is named by
+ * address and looked up again next time, as its library may be reported by
+ * then (launch mode, -a: libraries imported after the first unwind).
  */
 static uint32_t native_frame(struct collector *c, struct collector_target *ts, uint64_t pc,
 			     uint8_t *kind)
 {
-	uint64_t *slot = hashmap__find(&ts->native_frames, pc);
+	unsigned long gen = native_unwinder__generation(ts->unwinder);
+	uint64_t *slot;
 	char name[256], file[PATH_MAX];
 	uint32_t func, id = UINT32_MAX;
+	int known;
 
+	if (ts->native_generation != gen) {
+		hashmap__free(&ts->native_frames);
+		ts->native_generation = gen;
+	}
+	slot = hashmap__find(&ts->native_frames, pc);
 	if (slot) {
 		*kind = *slot >> 32;
 		return (uint32_t)*slot;
 	}
-	native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
+	known = native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
 	*kind = NATIVE_PC_OTHER;
 	if (native_unwinder__in_interp(ts->unwinder, pc))
 		*kind = is_eval(name) ? NATIVE_PC_EVAL : NATIVE_PC_INTERP;
@@ -317,7 +330,8 @@ static uint32_t native_frame(struct collector *c, struct collector_target *ts, u
 		if (id == UINT32_MAX)
 			return UINT32_MAX;
 	}
-	hashmap__set(&ts->native_frames, pc, id | (uint64_t)*kind << 32);
+	if (known == 0)
+		hashmap__set(&ts->native_frames, pc, id | (uint64_t)*kind << 32);
 	return id;
 }
 
@@ -326,9 +340,10 @@ static uint32_t native_frame(struct collector *c, struct collector_target *ts, u
  * frames of pcs[0..n) (stack pointers sps): counted as merged, partial or
  * unplaced.
  */
-static void merge_native(struct collector *c, struct collector_target *ts,
-			 struct collector_pending *pe, const struct py_ustack *u,
-			 const uint64_t *pcs, const uint64_t *sps, int n)
+static enum native_merge_result merge_native(struct collector *c, struct collector_target *ts,
+					     struct collector_pending *pe,
+					     const struct py_ustack *u, const uint64_t *pcs,
+					     const uint64_t *sps, int n)
 {
 	uint32_t ids[NATIVE_MAX_FRAMES_ALL], *out;
 	uint8_t kinds[NATIVE_MAX_FRAMES_ALL];
@@ -365,7 +380,7 @@ static void merge_native(struct collector *c, struct collector_target *ts,
 	out = malloc((room ? room : 1) * sizeof(*out));
 	if (!out) {
 		c->ustack_missing++;
-		return;
+		return NATIVE_BELOW;
 	}
 	pe->nframes = native_merge(&in, out, room, &res);
 	free(pe->frames);
@@ -373,6 +388,25 @@ static void merge_native(struct collector *c, struct collector_target *ts,
 	c->ustacks++;
 	c->ustack_partial += res == NATIVE_PARTIAL;
 	c->ustack_unplaced += res == NATIVE_UNPLACED;
+	return res;
+}
+
+/*
+ * Why a stack was cut, counted per process (for -v) when it matters: the
+ * unwind refused by a bound, or stopped before the outermost Python frame.
+ */
+static void count_stop(struct collector *c, struct collector_target *ts, bool partial)
+{
+	uint64_t pc;
+	enum native_stop why = native_unwinder__stop(ts->unwinder, &pc);
+	bool refused = why == NATIVE_STOP_REFUSED || why == NATIVE_STOP_BUDGET ||
+		       why == NATIVE_STOP_PROCESS;
+
+	c->ustack_refused += refused;
+	if (refused || partial) {
+		ts->native_stops[why]++;
+		ts->native_stop_pc[why] = pc;
+	}
 }
 
 void collector__ustack(struct collector *c, const void *data, size_t size)
@@ -383,6 +417,7 @@ void collector__ustack(struct collector *c, const void *data, size_t size)
 	};
 	struct collector_target *ts;
 	uint64_t pcs[NATIVE_MAX_FRAMES_ALL], sps[NATIVE_MAX_FRAMES_ALL];
+	uint64_t refused_before = c->ustack_refused;
 	int n;
 	long at;
 
@@ -403,9 +438,12 @@ void collector__ustack(struct collector *c, const void *data, size_t size)
 						       u->value, pcs, sps, NATIVE_MAX_FRAMES_ALL) :
 			   0;
 	if (n > 0)
-		merge_native(c, ts, &c->pending[at], u, pcs, sps, n);
-	else
-		c->ustack_missing++;
+		count_stop(c, ts,
+			   merge_native(c, ts, &c->pending[at], u, pcs, sps, n) == NATIVE_PARTIAL);
+	else if (ts->unwinder)
+		count_stop(c, ts, false);
+	if (n <= 0)
+		c->ustack_missing += !ts->unwinder || c->ustack_refused == refused_before;
 	pending_got(c, (size_t)at, WANT_USTACK);
 }
 
@@ -421,15 +459,52 @@ void collector__flush_pending(struct collector *c)
 	c->prof->ustack_partial = c->ustack_partial;
 	c->prof->ustack_unplaced = c->ustack_unplaced;
 	c->prof->ustack_missing = c->ustack_missing;
+	c->prof->ustack_refused = c->ustack_refused;
+}
+
+/* The place of pc, cleaned for a log line: "name (file)". */
+static void stop_place(struct collector_target *ts, uint64_t pc, char *out, size_t len)
+{
+	char name[256], file[PATH_MAX];
+
+	native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
+	snprintf(out, len, "%s (%s)", name, file);
+	text_sanitize(out);
+}
+
+/* -v: why its stacks were cut short, so that a test failing on partial stacks says which it was. */
+static void log_stops(struct collector_target *ts)
+{
+	static const char *const what[NATIVE_STOP_N] = {
+		[NATIVE_STOP_END] = "at the end of the native stack",
+		[NATIVE_STOP_COPY] = "at the end of the stack copy",
+		[NATIVE_STOP_NO_CFI] = "at a pc without call frame information",
+		[NATIVE_STOP_NO_FILE] = "at a pc in no mapped file",
+		[NATIVE_STOP_REFUSED] = "in a file not given to libdw",
+		[NATIVE_STOP_BUDGET] = "over the stack's unwind time",
+		[NATIVE_STOP_PROCESS] = "over the process's unwind time (not unwound)",
+	};
+	char place[PATH_MAX + 300];
+	int i;
+
+	for (i = 0; i < NATIVE_STOP_N; i++) {
+		if (!ts->native_stops[i])
+			continue;
+		stop_place(ts, ts->native_stop_pc[i], place, sizeof(place));
+		log_msg(LOG_INFO, "pid %d: %llu native stacks cut %s (the last at %s)\n", ts->t.pid,
+			(unsigned long long)ts->native_stops[i], what[i], place);
+	}
 }
 
 void collector_target__free_native(struct collector_target *ts)
 {
 	unsigned long refused = ts->unwinder ? native_unwinder__refused(ts->unwinder) : 0;
 
+	if (ts->unwinder)
+		log_stops(ts);
 	if (refused)
 		log_msg(LOG_WARN,
-			"pid %d: %lu of its executable files were not given to libdw (compressed sections expanding too far, or too large to read whole): their frames are named library+0xoffset",
+			"pid %d: %lu of its executable files were not given to libdw (compressed sections expanding too far, unwind tables it would run unbounded, or too large to read whole): their frames are named library+0xoffset\n",
 			ts->t.pid, refused);
 	native_unwinder__free(ts->unwinder);
 	ts->unwinder = NULL;

@@ -9,6 +9,7 @@ own await in the interpreter's tasks.py; on 3.14 and 3.15, the tree
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -189,15 +190,39 @@ def async_no_asyncio():
         check("\nasyncio tasks: none (asyncio.tasks is not imported)\n" in out, out)
 
 
-def folded(pid, *more, secs=3):
-    r = run_profiler(["-p", pid, "-d", secs, "-F", "199", "-f", "folded", "-v", *more],
-                     timeout=secs + 60)
-    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+def async_cpu_s(pid):
+    """The process's CPU seconds so far (/proc/PID/stat's utime and stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def folded(pid, *more, cpu_s=1.5):
+    """pybpfprof -v (and more) on pid until it has used cpu_s of CPU, then a
+    SIGINT (a fixed -d gives a loaded machine's target few samples): its
+    folded stacks summed by stack, and its stderr."""
+    from harness import Profiler, RUN_SLACK
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "s.folded"
+        run = Profiler(["-p", pid, "-F", "199", "-o", out, *more])
+        try:
+            run.wait_attached()
+            start = async_cpu_s(pid)
+            deadline = time.monotonic() + 180
+            while async_cpu_s(pid) - start < cpu_s:
+                check(run.watch(0.05), f"pybpfprof exited early ({run.rc})")
+                check(time.monotonic() < deadline, f"pid {pid}: too little CPU in 180 s")
+            run.p.send_signal(signal.SIGINT)
+            run.wait(RUN_SLACK)
+        finally:
+            run.kill()
+        check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-300:]}")
+        text = out.read_text()
     stacks = {}
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         stack, count = line.rsplit(" ", 1)
         stacks[stack] = stacks.get(stack, 0) + int(count)
-    return stacks, r.stderr
+    return stacks, run.stderr()
 
 
 @per_build(builds=("debian", "pyenv312", "pyenv313", "forky314", "sid315"))
@@ -212,13 +237,8 @@ def async_sampling(build):
              f"spinner (<asyncio task>);spinner ({path}:{at('# CALL-BURN')});burn ({path}:")
     with Workloads() as wl:
         p = wl.start(py, SCRIPT, "spin", "nocycle")
-        # 80 samples to judge by; a loaded host gives the workload less CPU,
-        # so the run is made longer rather than judged on fewer
-        for secs in (3, 6, 12):
-            stacks, err = folded(p.pid, "--async", secs=secs)
-            total = sum(stacks.values())
-            if total >= 80:
-                break
+        stacks, err = folded(p.pid, "--async")
+        total = sum(stacks.values())
         burn = sum(n for s, n in stacks.items() if ";burn (" in s)
         under = sum(n for s, n in stacks.items() if s.startswith(chain))
         check(total >= 80, f"only {total} samples")
@@ -274,3 +294,67 @@ def async_hostile(build):
         check(p.poll() is None, "the target died")
         state = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0]
         check(state in "SR", f"the target is in state {state}")
+
+
+def async_huge_run(how, cpu_s=1.0, secs=2):
+    """The huge graph's target (run as nobody) and a bystander under --async,
+    until -d SECS or until each has used cpu_s of CPU and a SIGINT: (report,
+    Profiler, seconds from the end to the exit, kept share of each)."""
+    from harness import Profiler, RUN_SLACK, load_report, process
+    py = interpreter("debian")
+    nobody = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        h = wl.start(py, "native_async_huge.py", prefix=nobody)
+        b = wl.start(py, "spin.py", "beta")
+        out = Path(d) / "a.json"
+        run = Profiler(["-p", h.pid, "-p", b.pid, "--async", "-o", out] +
+                       (["-d", secs] if how == "-d" else []))
+        try:
+            run.wait_attached()
+            cpu0 = async_cpu_s(h.pid), async_cpu_s(b.pid)
+            used = lambda: min(async_cpu_s(h.pid) - cpu0[0], async_cpu_s(b.pid) - cpu0[1])
+            if how == "SIGINT":
+                deadline = time.monotonic() + 180
+                while used() < cpu_s:
+                    check(run.watch(0.05), f"pybpfprof exited early ({run.rc})")
+                    check(time.monotonic() < deadline, f"only {used():.2f} s of CPU in 180 s")
+                t0 = time.monotonic()
+                cpu1 = async_cpu_s(h.pid), async_cpu_s(b.pid)
+                run.p.send_signal(signal.SIGINT)
+            else:
+                t0 = run.t_attached + secs
+                run.watch(t0 - time.monotonic())
+                cpu1 = async_cpu_s(h.pid), async_cpu_s(b.pid)
+            run.wait(secs + RUN_SLACK)
+        finally:
+            run.kill()
+        check(run.rc == 0, f"exit {run.rc}: {run.stderr().strip()[-400:]}")
+        rep = load_report(out)
+    # a few samples of slack: on a loaded machine the counts are small and noisy
+    kept = [(process(rep, pid)["samples"] + 3) / max((c1 - c0) * 99, 1e-9)
+            for pid, c0, c1 in ((h.pid, cpu0[0], cpu1[0]), (b.pid, cpu0[1], cpu1[1]))]
+    return rep, run, run.t_end - t0, kept
+
+
+@test
+def async_huge_graph():
+    """--async on a target run as nobody whose graph is 5000 suspended tasks
+    31 coroutines deep (targets/native_async_huge.py), with a bystander,
+    until each has used a second of CPU, then a SIGINT: a graph read stops
+    at its 20 ms of CPU and reads are spaced by ten times that, so both keep
+    at least 70% of the samples their CPU time calls for (main: 1 and 0 of
+    about 300), pybpfprof exits within a second of the SIGINT and the cut
+    reads are counted in a warning; with -d 2 it ends within a second of -d
+    (main: 17 s late)."""
+    # under ASan the report and the exit (its leak check) take longer on a loaded machine
+    most = 3.0 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else 1.0
+    rep, run, late, kept = async_huge_run("SIGINT")
+    check(late <= most, f"exit {late:.2f} s after the SIGINT (at most {most:g})")
+    check(min(kept) >= 0.7, f"kept {kept[0]:.0%} of the target's samples and {kept[1]:.0%} "
+          f"of the bystander's (at least 70%): {rep['samples']}")
+    cut = [ln for ln in run.err_lines if "task graph reads were cut" in ln]
+    check(cut, f"no warning of cut graph reads: {run.bad_lines()}")
+    _, _, late_d, _ = async_huge_run("-d")
+    check(late_d <= most, f"exit {late_d:.2f} s after -d's end (at most {most:g})")
+    return (f"{late:.2f} s after SIGINT, {late_d:.2f} s after -d, kept {kept[0]:.0%} and "
+            f"{kept[1]:.0%}; {cut[0].strip()}")
