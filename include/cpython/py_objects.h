@@ -195,6 +195,15 @@ struct py_dump_thread {
 	bool truncated, read_error;
 	size_t nframes;
 	struct py_dump_frame frames[PY_DUMP_DEPTH];
+	/*
+	 * For placing native frames (dump --native), as a sample's (bpf/stackwalk.h):
+	 * bit i, frames[i] is the first a C-level call of the eval loop ran; and
+	 * (3.12+) the addresses of the shim frames passed, which lie in their
+	 * eval call's part of the C stack.
+	 */
+	uint64_t entry_mask[PY_DUMP_DEPTH / 64];
+	uint32_t nshims;
+	uint64_t shims[PY_SHIM_MAX];
 };
 
 /* What the main interpreter says of its GIL and collector, and how its thread list read. */
