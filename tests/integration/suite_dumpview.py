@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (BUILDS, PROFILER, TARGETS, Profiler, Workloads, check, check_cpu_samples,
+from harness import (BUILDS, TARGETS, Profiler, Workloads, check, check_cpu_samples,
                      expect_error, interpreter, load_report, per_build, read_stdout_until,
                      run_profiler, sanity, test, until_enough)
 from suite_dump import DumpRun, dump_json, start_flood, start_nobody, thread_of
@@ -316,13 +316,42 @@ def through(kind, d, py, worker_args, early, late):
     return [compile_master(d), str(early), str(late), *argv]
 
 
-def start_through(wl, kind, d, py, worker_args, early, late):
-    """The root started, and the pids of its early workers once each is ready."""
-    root = wl.spawn(through(kind, d, py, worker_args, early, late), wait_ready=False,
-                    stdin=subprocess.PIPE)
-    buf = read_stdout_until(root, lambda b: len(worker_pids(b)) >= early and
-                            re.search(rb"(?m)^ready\n", b), "ready", 30)
-    return root, worker_pids(buf), buf
+def descendants(pid):
+    """Every process below pid now, from each process's parent in /proc."""
+    kids = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            kids.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for kid in kids.get(todo.pop(), []):
+            out.append(kid)
+            todo.append(kid)
+    return out
+
+
+class Tree:
+    """The root's workers (and the shells between) are not Workloads' own:
+    killed here, before Workloads kills and reaps the root, however the test
+    ends."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for pid in descendants(self.root.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return False
 
 
 def worker_pids(buf):
@@ -341,17 +370,25 @@ def dumpview_dump_through():
     with tempfile.TemporaryDirectory() as d:
         for kind in ("bash", "unshare", "master"):
             with Workloads() as wl:
-                root, workers, _ = start_through(wl, kind, d, py, ["--idle"], 2, 0)
-                check(len(workers) == 2, f"{kind}: workers {workers}")
-                rep = dump_json(["-p", root.pid, "--subprocesses"])
-                pids = sorted(q["pid"] for q in rep["processes"])
-                check(pids == workers and rep["found"] == 2, f"{kind}: dumped {pids}, "
-                      f"found {rep['found']}, the workers are {workers}")
-                for q in rep["processes"]:
-                    names = [f["function"] for f in q["threads"][0]["frames"]]
-                    check(names[:1] == ["idle"], f"{kind}: worker {q['pid']}: {names}")
-                shown.append(f"{kind}: {len(pids)}")
+                root = wl.spawn(through(kind, d, py, ["--idle"], 2, 0), wait_ready=False,
+                                stdin=subprocess.PIPE)
+                with Tree(root):
+                    shown.append(dump_through(kind, root))
     return ", ".join(shown)
+
+
+def dump_through(kind, root):
+    """dump --subprocesses of a root of kind, once its two idle workers are ready."""
+    workers = ready_workers(root, 2)
+    check(len(workers) == 2, f"{kind}: workers {workers}")
+    rep = dump_json(["-p", root.pid, "--subprocesses"])
+    pids = sorted(q["pid"] for q in rep["processes"])
+    check(pids == workers and rep["found"] == 2, f"{kind}: dumped {pids}, "
+          f"found {rep['found']}, the workers are {workers}")
+    for q in rep["processes"]:
+        names = [f["function"] for f in q["threads"][0]["frames"]]
+        check(names[:1] == ["idle"], f"{kind}: worker {q['pid']}: {names}")
+    return f"{kind}: {len(pids)}"
 
 
 @test
@@ -370,6 +407,34 @@ def dumpview_dump_through_none():
 
 # --------------------------------------------------------- --subprocesses: sampling
 
+def ready_workers(root, n):
+    """The pids of the root's first n workers once they (and the root) are ready."""
+    return worker_pids(read_stdout_until(root, lambda b: len(worker_pids(b)) >= n and
+                                         re.search(rb"(?m)^ready\n", b), "ready", 30))
+
+
+def profile_tree(root, d, freq, secs):
+    """-p ROOT --subprocesses while its late workers start and every worker
+    works: (the report, each worker's CPU in work(), the early and the late)."""
+    early, go, out = ready_workers(root, 1), os.path.join(d, "go"), os.path.join(d, "rep.json")
+    prof = Profiler(["-p", root.pid, "--subprocesses", "-F", freq, "-f", "json", "-o", out])
+    try:
+        prof.wait_attached()
+        root.stdin.write(b"go\n")
+        root.stdin.flush()
+        # the late workers running Python before the work starts
+        late = worker_pids(read_stdout_until(root, lambda b: len(worker_pids(b)) >= 2,
+                                             "the late workers' ready lines", 30))
+        Path(go).touch()
+        text, _ = root.communicate(timeout=secs * 4 + 60)
+        prof.wait(60)
+    finally:
+        prof.kill()
+    check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-400:]}")
+    cpu = {int(a): float(b) for a, b in re.findall(r"(?m)^cpu (\d+) ([\d.]+)$", text.decode())}
+    return load_report(out), cpu, early, late
+
+
 def sample_through(kind):
     """pybpfprof -p ROOT --subprocesses, ROOT not Python: one worker runs
     already, two are started once it is attached (exec'd later); each
@@ -379,29 +444,10 @@ def sample_through(kind):
 
     def run(secs):
         with Workloads() as wl, tempfile.TemporaryDirectory() as d:
-            go = os.path.join(d, "go")
-            root, early, _ = start_through(wl, kind, d, py, [go, secs], 1, 2)
-            out = os.path.join(d, "rep.json")
-            prof = Profiler(["-p", root.pid, "--subprocesses", "-F", freq, "-f", "json", "-o",
-                             out])
-            try:
-                prof.wait_attached()
-                root.stdin.write(b"go\n")
-                root.stdin.flush()
-                # the late workers running Python before the work starts
-                late = set(worker_pids(read_stdout_until(
-                    root, lambda b: len(worker_pids(b)) >= 2, "the late workers' ready lines",
-                    30)))
-                Path(go).touch()
-                text, _ = root.communicate(timeout=secs * 4 + 60)
-                prof.wait(60)
-            finally:
-                prof.kill()
-            check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-400:]}")
-            rep = load_report(out)
-        cpu = {int(a): float(b) for a, b in re.findall(r"(?m)^cpu (\d+) ([\d.]+)$",
-                                                       text.decode())}
-        return rep, cpu, early, sorted(late)
+            root = wl.spawn(through(kind, d, py, [os.path.join(d, "go"), secs], 1, 2),
+                            wait_ready=False, stdin=subprocess.PIPE)
+            with Tree(root):
+                return profile_tree(root, d, freq, secs)
 
     (rep, cpu, early, late), _ = until_enough(
         run, lambda res: min((res[1] or {0: 0}).values()) * freq, 40, 0.5)
