@@ -322,10 +322,11 @@ def descendants(pid):
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
+                # bytes: any process's name may be anything (other tests' hostile ones)
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
             except OSError:
                 continue
-            kids.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            kids.setdefault(int(stat.rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
     out, todo = [], [pid]
     while todo:
         for kid in kids.get(todo.pop(), []):
