@@ -96,6 +96,9 @@ struct py_obj_layout {
 	uint16_t code_nlocals;	   /* co_nlocals (<=3.10, int), or PYPROF_NO_OFFSET */
 	uint16_t code_cellvars;	   /* co_cellvars (<=3.10; their cells follow the locals) */
 	uint16_t code_freevars;	   /* co_freevars (<=3.10; after the cells) */
+	uint16_t
+		code_argcount; /* co_argcount (int); co_posonlyargcount, co_kwonlyargcount follow */
+	uint16_t code_flags;   /* co_flags (int): CO_VARARGS 4, CO_VARKEYWORDS 8 */
 	uint16_t tstate_native_id; /* native_thread_id (3.11+), or PYPROF_NO_OFFSET */
 	/*
 	 * The GIL (struct _gil_runtime_state): in _PyRuntime.ceval.gil (<=3.11),

@@ -41,7 +41,17 @@ enum py_kind {
 	PYK_FROZENSET,
 	PYK_NDARRAY,
 	PYK_CELL,
-	PYK_DUMMY, /* the set's deleted-slot marker */
+	PYK_DUMMY,    /* the set's deleted-slot marker */
+	PYK_LOCK,     /* _thread.lock (threading.Lock) */
+	PYK_RLOCK,    /* _thread.RLock (threading.RLock) */
+	PYK_NPSCALAR, /* a numpy scalar: numpy.int8, numpy.float64, numpy.bool_, ... */
+};
+
+/* A thread of the target by its pthread_self() (a lock's owner is named by it). */
+struct py_thread_id {
+	uint64_t ident; /* PyThreadState.thread_id, threading.get_ident() */
+	pid_t tid;	/* its task in the target's pid namespace; 0 unknown */
+	char name[64];	/* its threading name; "" unknown */
 };
 
 /* Reads one process's objects; the type memo makes repeated types cheap. */
@@ -52,6 +62,7 @@ struct py_reader {
 	struct {
 		uint64_t addr;
 		uint8_t kind;
+		uint32_t basicsize; /* tp_basicsize, capped at 65535: which layout a lock has */
 		char name[48];
 	} types[PY_TYPES_KNOWN];
 	unsigned ntypes;
@@ -61,6 +72,9 @@ struct py_reader {
 	 * lists stop, however long the target makes them; 0: no end.
 	 */
 	long long deadline_ns;
+	/* The threads a lock's owner is looked up in (the caller's, may be NULL). */
+	const struct py_thread_id *threads;
+	size_t nthreads;
 };
 
 /* 0, or -ENOTSUP for a version without an object layout. */
@@ -74,6 +88,25 @@ int py_reader__init(struct py_reader *r, pid_t pid, const struct py_layout *L, u
  * place of that item and returns 0).
  */
 int py_render(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type);
+
+/* What py_render_info says of a lock beside its text. */
+struct py_value_info {
+	uint8_t lock;	 /* 0 not a lock, 1 _thread.lock, 2 _thread.RLock */
+	int8_t locked;	 /* 1, 0, or -1 unknown */
+	uint64_t owner;	 /* an RLock's owner's ident (0 none or unknown) */
+	uint64_t count;	 /* an RLock's acquisitions by its owner */
+	bool empty_cell; /* a closure's variable not bound yet (an empty cell) */
+};
+
+/* py_render, and *info (zeroed first) for a lock at the top level. */
+int py_render_info(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type,
+		   struct py_value_info *info);
+
+/*
+ * The thread of r->threads whose ident is ident, or NULL. Idents are the
+ * target's: a forged one names no thread or the wrong one, never anything else.
+ */
+const struct py_thread_id *py_thread_by_ident(const struct py_reader *r, uint64_t ident);
 
 /*
  * The str held by the instance attribute attr of the object at obj (its
@@ -109,20 +142,35 @@ int py_list_items(struct py_reader *r, uint64_t list, uint64_t *out, size_t max,
 #define PY_TYPE_BASES 8
 int py_type_is(struct py_reader *r, uint64_t obj, const char *name);
 
+/* Which argument of its function a local is, as inspect.Parameter's kinds. */
+enum py_param {
+	PY_PARAM_NONE,	  /* not an argument: a local variable */
+	PY_PARAM_POSONLY, /* positional-only (before /) */
+	PY_PARAM_POS,	  /* positional or keyword */
+	PY_PARAM_KWONLY,  /* keyword-only (after * or *args) */
+	PY_PARAM_VARARGS, /* *args */
+	PY_PARAM_VARKW,	  /* **kwargs */
+};
+
 /* One local variable of a frame. */
 struct py_local {
 	char name[64];
 	uint64_t value; /* object address; 0 with !tagged: unbound */
 	bool tagged;	/* a 3.14+ tagged int: ival holds it, no object */
 	int64_t ival;
+	uint8_t param; /* enum py_param */
 };
 
 #define PY_LOCALS_MAX 64 /* locals read per frame */
 
 /*
  * The locals of the frame at frame running code: its first max (name,
- * value) pairs into out. Returns how many were written, with *total the
- * number the code object declares, or -errno.
+ * value) pairs into out, the arguments first, each marked with its kind
+ * (from co_argcount, co_posonlyargcount, co_kwonlyargcount and co_flags;
+ * counts the code's names cannot hold leave every local unmarked). Up to
+ * 3.10 an argument that an inner function captures lives in a cell after
+ * the locals, its own slot empty: the cell takes the argument's place. Returns how many were written, with *total the
+ * number the code object declares (less such cells), or -errno.
  */
 int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct py_local *out,
 		    size_t max, size_t *total);
@@ -147,6 +195,15 @@ struct py_dump_thread {
 	bool truncated, read_error;
 	size_t nframes;
 	struct py_dump_frame frames[PY_DUMP_DEPTH];
+	/*
+	 * For placing native frames (dump --native), as a sample's (bpf/stackwalk.h):
+	 * bit i, frames[i] is the first a C-level call of the eval loop ran; and
+	 * (3.12+) the addresses of the shim frames passed, which lie in their
+	 * eval call's part of the C stack.
+	 */
+	uint64_t entry_mask[PY_DUMP_DEPTH / 64];
+	uint32_t nshims;
+	uint64_t shims[PY_SHIM_MAX];
 };
 
 /* What the main interpreter says of its GIL and collector, and how its thread list read. */

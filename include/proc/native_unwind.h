@@ -54,6 +54,19 @@ enum native_stop {
 /* The registers the unwind starts from (the callee-saved ones, the stack and the instruction pointers). */
 struct native_regs {
 	uint64_t ip, sp, bp, bx, r12, r13, r14, r15;
+	/*
+	 * Which are known: all (0), or (a thread read from outside, in a system
+	 * call: /proc/PID/task/TID/syscall) only ip and sp (NATIVE_REGS_IP_SP),
+	 * or those and bp (NATIVE_REGS_IP_SP_BP). The others are left undefined,
+	 * so a frame that needs one ends the unwind instead of reading a guess.
+	 */
+	uint8_t known;
+};
+
+enum native_regs_known {
+	NATIVE_REGS_ALL = 0,
+	NATIVE_REGS_IP_SP = 1,
+	NATIVE_REGS_IP_SP_BP = 2,
 };
 
 /* For pid, whose interpreter code is [interp_lo, interp_hi). NULL on allocation failure. */
@@ -95,6 +108,18 @@ enum native_stop native_unwinder__stop(const struct native_unwinder *u, uint64_t
  * unloaded and another mapped there).
  */
 unsigned long native_unwinder__generation(const struct native_unwinder *u);
+
+/*
+ * Up to max bytes of the live process pid's memory from sp on, as far as it
+ * is mapped (a thread's stack up to its end): page by page, with
+ * process_vm_readv, which stops at the first page it cannot read. Nothing
+ * is written to the process, and it is not stopped. The bytes read, or
+ * -errno when not even the first could be.
+ */
+ssize_t native_read_stack(pid_t pid, uint64_t sp, uint8_t *buf, size_t max);
+
+/* Whether pc is in the code of a file the process maps (as last reported). */
+bool native_unwinder__in_code(struct native_unwinder *u, uint64_t pc);
 
 /* Whether pc is in the interpreter's own code. */
 bool native_unwinder__in_interp(const struct native_unwinder *u, uint64_t pc);

@@ -129,4 +129,24 @@ double proc_start_time(pid_t pid);
 /* Reads /proc/PID/task/TID/comm into buf ("" if gone). */
 void proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
 
+/* A process and its parent, from /proc/PID/stat. */
+struct proc_parent {
+	pid_t pid, ppid;
+};
+
+/*
+ * Pure: the descendants of root among the n (pid, parent) pairs of links
+ * (sorted by parent and used up here), parents before their children, each once even if
+ * the pairs make a cycle: the first max into out. Returns how many it
+ * found: more than max when some were left out (whose own descendants are
+ * then not looked for).
+ */
+size_t proc_descendants_of(struct proc_parent *links, size_t n, pid_t root, pid_t *out, size_t max);
+
+/*
+ * The descendants of root running now (one scan of /proc): as
+ * proc_descendants_of. -errno when /proc cannot be listed.
+ */
+ssize_t proc_descendants(pid_t root, pid_t *out, size_t max);
+
 #endif

@@ -50,6 +50,9 @@ enum native_merge_result {
 	NATIVE_BELOW,	 /* no entries given (--async rewrote the stack): below the innermost */
 };
 
+/* Whether a function named name is the eval loop (or a split-off part of it, such as .cold). */
+bool native_merge_is_eval(const char *name);
+
 /*
  * 3.12+: which of n native frames (stack pointers sps, innermost first; 0
  * where unknown; the stack copy ends at stack_end) are eval calls: those

@@ -57,6 +57,13 @@ int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx,
 /* Watches pid's execs (and with PY_FOLLOW_CHILDREN its descendants'). 0 or -errno. */
 int session__follow(struct session *s, pid_t pid, unsigned flags);
 /*
+ * Whether a followed process still runs (a shell or server that is not
+ * Python, whose Python descendants may come yet). The kernel forgets a
+ * followed process when it exits; one followed too late to be forgotten so
+ * (gone before it was followed) is forgotten here.
+ */
+bool session__followed_alive(struct session *s);
+/*
  * --signatures: CPU samples carry their innermost frames' argument types
  * (bpf/signatures.h) for the targets added from now on whose build can be
  * read that way (not free-threaded ones).

@@ -164,6 +164,16 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
 		if (collector__find(c, cfg->pids[i]))
 			continue; /* the same pid given twice */
 		err = target__open(cfg->pids[i], &t, why, sizeof(why));
+		if (err == -ENOEXEC && cfg->subprocesses) {
+			/* a shell, unshare, a server in C: only the way to its Python descendants */
+			pr_info("pid %d is not CPython: its descendants are followed\n",
+				cfg->pids[i]);
+			err = 0;
+			continue;
+		}
+		if (err == -ENOEXEC)
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 " (--subprocesses profiles its Python descendants)");
 		if (!err && cfg->usdt_modes) {
 			struct usdt_probes pr;
 
@@ -194,7 +204,7 @@ static int preflight(const struct pyprof_config *cfg, struct collector *c, struc
  * every target and every child still on its way to a section is gone.
  */
 static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, struct tracker *tr,
-			 struct launch *l)
+			 struct launch *l, struct session *s)
 {
 	size_t alive = collector__check_alive(c);
 
@@ -204,7 +214,9 @@ static bool targets_gone(const struct pyprof_config *cfg, struct collector *c, s
 	 */
 	if (l->pid || cfg->all)
 		return false;
-	return !alive && !tracker__starting(tr);
+	/* --subprocesses: a followed process (a shell, a server) may still start Python */
+	return !alive && !tracker__starting(tr) &&
+	       !(cfg->subprocesses && session__followed_alive(s));
 }
 
 /*
@@ -359,7 +371,7 @@ static void run__loop(struct run *r, struct top_view *top)
 		}
 		if (t - last_check >= ALIVE_CHECK_NS) {
 			last_check = t;
-			if (targets_gone(cfg, c, &r->tr, &r->launch)) {
+			if (targets_gone(cfg, c, &r->tr, &r->launch, r->s)) {
 				pr_info("every target has exited\n");
 				break;
 			}
@@ -469,8 +481,9 @@ static int start_tracking(const struct pyprof_config *cfg, struct session *s, st
 	/* the command's own execs are held until its probes are on (PY_FOLLOW_HOLD) */
 	if (!err && l->pid)
 		err = session__follow(s, l->pid, flags | (cfg->usdt_modes ? PY_FOLLOW_HOLD : 0));
-	for (i = 0; !err && cfg->subprocesses && i < c->ntargets; i++)
-		err = session__follow(s, c->targets[i].t.pid, flags);
+	/* every -p process, CPython or not: the way to its descendants */
+	for (i = 0; !err && cfg->subprocesses && i < cfg->npids; i++)
+		err = session__follow(s, cfg->pids[i], flags);
 	/* followed first, then the scan: a child forked in between is caught either way */
 	if (!err && cfg->subprocesses && cfg->npids)
 		tracker__adopt(tr, cfg->pids, cfg->npids, flags);

@@ -706,6 +706,9 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		.code_nlocals = PYPROF_NO_OFFSET,  /* the names tuple's size says it */
 		.code_cellvars = PYPROF_NO_OFFSET, /* 3.11+: in co_localsplusnames */
 		.code_freevars = PYPROF_NO_OFFSET,
+		/* co_argcount, co_flags: 3.12+ (live 3.12.1-3.15.2; 3.11: below) */
+		.code_argcount = 52,
+		.code_flags = 48,
 		.tstate_native_id = 160, /* PyThreadState.native_thread_id */
 		.runtime_gil = PYPROF_NO_OFFSET,
 		.interp_gil_ptr = PYPROF_NO_OFFSET,
@@ -733,6 +736,8 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		o.code_nlocals = 28;			      /* PyCodeObject.co_nlocals */
 		o.code_cellvars = 88;			      /* PyCodeObject.co_cellvars */
 		o.code_freevars = 80;			      /* PyCodeObject.co_freevars */
+		o.code_argcount = 16;			      /* PyCodeObject.co_argcount */
+		o.code_flags = 36;			      /* PyCodeObject.co_flags */
 		o.tstate_native_id = PYPROF_NO_OFFSET;
 		/* _PyRuntime.ceval.gil, just before gilstate; gc.collecting (DWARF) */
 		o.runtime_gil = minor == 8 ? 1152 : 352;
@@ -741,6 +746,7 @@ int py_layout__objects(uint32_t hexversion, struct py_obj_layout *out)
 		else
 			o.interp_gc_collecting = 816;
 	} else if (minor == 11) {
+		o.code_argcount = 56; /* after co_flags and two shorts (co_warmup) */
 		o.runtime_gil = 360;
 		o.interp_gc_collecting = 848;
 	} else if (minor == 12) {

@@ -14,34 +14,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include "remote_mem.h"
+#include "py_scalars.h"
 #include "cpython/py_objects.h"
 
-#define TP_NAME 24		/* PyTypeObject.tp_name */
-#define TP_FLAGS 168		/* PyTypeObject.tp_flags */
-#define TP_BASE 256		/* PyTypeObject.tp_base */
-#define TPFLAGS_HEAPTYPE 512	/* Py_TPFLAGS_HEAPTYPE: a class, never a builtin */
+#define TP_NAME 24	     /* PyTypeObject.tp_name */
+#define TP_BASICSIZE 32	     /* PyTypeObject.tp_basicsize */
+#define TP_FLAGS 168	     /* PyTypeObject.tp_flags */
+#define TP_BASE 256	     /* PyTypeObject.tp_base */
+#define TPFLAGS_HEAPTYPE 512 /* Py_TPFLAGS_HEAPTYPE: a class, never a builtin */
+/*
+ * Py_TPFLAGS_IMMUTABLETYPE (3.10+): a type made by C code from a spec, as
+ * _thread's are from 3.10 on. A class statement never sets it.
+ */
+#define TPFLAGS_IMMUTABLE 256
 #define TPFLAGS_MANAGED_DICT 16 /* Py_TPFLAGS_MANAGED_DICT (3.11+): no tp_dictoffset */
 #define DIGIT_BITS 30		/* PyLong digits (x86_64 builds) */
 #define LEN_MAX (1LL << 40)	/* no real container or string is longer */
 
+/*
+ * spec: may be a heap type, if immutable (Py_TPFLAGS_IMMUTABLETYPE), as a
+ * C module's types made from a spec are; a class is never immutable.
+ */
 static const struct {
 	const char *name;
 	enum py_kind kind;
+	bool spec;
 } known_types[] = {
-	{ "NoneType", PYK_NONE },
-	{ "bool", PYK_BOOL },
-	{ "int", PYK_INT },
-	{ "float", PYK_FLOAT },
-	{ "str", PYK_STR },
-	{ "bytes", PYK_BYTES },
-	{ "tuple", PYK_TUPLE },
-	{ "list", PYK_LIST },
-	{ "dict", PYK_DICT },
-	{ "set", PYK_SET },
-	{ "frozenset", PYK_FROZENSET },
-	{ "numpy.ndarray", PYK_NDARRAY },
-	{ "cell", PYK_CELL },
-	{ "<dummy key> type", PYK_DUMMY },
+	{ "NoneType", PYK_NONE, false },
+	{ "bool", PYK_BOOL, false },
+	{ "int", PYK_INT, false },
+	{ "float", PYK_FLOAT, false },
+	{ "str", PYK_STR, false },
+	{ "bytes", PYK_BYTES, false },
+	{ "tuple", PYK_TUPLE, false },
+	{ "list", PYK_LIST, false },
+	{ "dict", PYK_DICT, false },
+	{ "set", PYK_SET, false },
+	{ "frozenset", PYK_FROZENSET, false },
+	{ "numpy.ndarray", PYK_NDARRAY, false },
+	{ "cell", PYK_CELL, false },
+	{ "<dummy key> type", PYK_DUMMY, false },
+	{ "_thread.lock", PYK_LOCK, true },
+	{ "_thread.RLock", PYK_RLOCK, true },
 };
 
 /* numpy's type numbers (stable since numpy 1.0) on x86_64 Linux. */
@@ -117,11 +131,28 @@ int py_reader__init(struct py_reader *r, pid_t pid, const struct py_layout *L, u
 	return py_layout__objects(version, &r->O);
 }
 
+/*
+ * The kind of a type named name with tp_flags flags: a builtin only if it is
+ * static, or (for a C module's type made from a spec) immutable.
+ */
+static enum py_kind known_kind(const char *name, uint64_t flags)
+{
+	bool heap = flags & TPFLAGS_HEAPTYPE;
+	size_t i;
+
+	for (i = 0; i < sizeof(known_types) / sizeof(known_types[0]); i++)
+		if (!strcmp(name, known_types[i].name) &&
+		    (!heap || (known_types[i].spec && (flags & TPFLAGS_IMMUTABLE))))
+			return known_types[i].kind;
+	return !heap && py_npscalar_size(name) ? PYK_NPSCALAR : PYK_OTHER;
+}
+
 /* The kind and name of the type object at type; -errno if it cannot be read. */
 static int type_kind(struct render *c, uint64_t type, enum py_kind *kind, const char **name)
 {
 	struct py_reader *r = c->r;
 	uint8_t head[TP_FLAGS + 8];
+	int64_t basicsize;
 	char text[48];
 	unsigned i, slot;
 	int err;
@@ -145,12 +176,10 @@ static int type_kind(struct render *c, uint64_t type, enum py_kind *kind, const 
 		return -EBADMSG;
 	slot = r->ntypes++ % PY_TYPES_KNOWN;
 	r->types[slot].addr = type;
-	r->types[slot].kind = PYK_OTHER;
+	r->types[slot].kind = known_kind(text, u64_at(head + TP_FLAGS));
+	basicsize = (int64_t)u64_at(head + TP_BASICSIZE);
+	r->types[slot].basicsize = basicsize < 0 ? 0 : basicsize > 65535 ? 65535 : basicsize;
 	memcpy(r->types[slot].name, text, sizeof(text));
-	if (!(u64_at(head + TP_FLAGS) & TPFLAGS_HEAPTYPE))
-		for (i = 0; i < sizeof(known_types) / sizeof(known_types[0]); i++)
-			if (!strcmp(text, known_types[i].name))
-				r->types[slot].kind = known_types[i].kind;
 	*kind = r->types[slot].kind;
 	*name = r->types[slot].name;
 	return 0;
@@ -346,14 +375,15 @@ static int render_bytes(struct render *c, uint64_t addr, const uint8_t *head)
 	return 0;
 }
 
-static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *type);
+static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *type,
+		      struct py_value_info *info);
 
 /* An item inside a container: its own failure shows in its place. */
 static void render_item(struct render *c, uint64_t addr, unsigned depth)
 {
 	size_t mark = c->sb.len;
 
-	if (render_obj(c, addr, depth, NULL)) {
+	if (render_obj(c, addr, depth, NULL, NULL)) {
 		c->sb.len = mark;
 		if (c->sb.cap)
 			c->sb.p[mark] = 0;
@@ -552,7 +582,175 @@ static int render_ndarray(struct render *c, const uint8_t *head)
 	return 0;
 }
 
-static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *type)
+/* The basicsize memoised for the type object at type (type_kind put it there), or 0. */
+static uint32_t type_basicsize(const struct py_reader *r, uint64_t type)
+{
+	unsigned i;
+
+	for (i = 0; i < r->ntypes && i < PY_TYPES_KNOWN; i++)
+		if (r->types[i].addr == type)
+			return r->types[i].basicsize;
+	return 0;
+}
+
+/* An object's header: what its fields follow (32 bytes in a free-threaded build). */
+static unsigned obj_header(const struct render *c)
+{
+	return c->r->L->ob_type + 8;
+}
+
+const struct py_thread_id *py_thread_by_ident(const struct py_reader *r, uint64_t ident)
+{
+	size_t i;
+
+	for (i = 0; ident && r->threads && i < r->nthreads; i++)
+		if (r->threads[i].ident == ident)
+			return &r->threads[i];
+	return NULL;
+}
+
+/*
+ * _thread.lock, by its layout (tp_basicsize): the lock, the weak-reference
+ * list and a char "locked" (3.8 to early 3.13), or a PyMutex whose lowest
+ * bit is "locked" (3.13.x, 3.14, 3.15; read live on each). Another size is
+ * a layout not known: the lock is shown as any object.
+ */
+static int render_lock(struct render *c, uint64_t addr, uint32_t size, struct py_value_info *info)
+{
+	unsigned hdr = obj_header(c);
+	bool mutex = size == hdr + 8;
+	uint8_t b;
+	int err;
+
+	if (size != hdr + 24 && !mutex) {
+		sb_printf(&c->sb, "<_thread.lock at 0x%" PRIx64 ">", addr);
+		return 0;
+	}
+	err = rd(c, addr + (mutex ? hdr : hdr + 16), &b, 1);
+	if (err)
+		return err;
+	if (info) {
+		info->lock = 1;
+		info->locked = mutex ? b & 1 : b != 0;
+	}
+	sb_printf(&c->sb, "<%s _thread.lock object at 0x%" PRIx64 ">",
+		  (mutex ? b & 1 : b) ? "locked" : "unlocked", addr);
+	return 0;
+}
+
+/* An RLock's owner: its thread's id and threading name when it is a thread read. */
+static void put_owner(struct render *c, uint64_t ident)
+{
+	const struct py_thread_id *t = py_thread_by_ident(c->r, ident);
+
+	if (t && t->tid > 0)
+		sb_printf(&c->sb, "thread %d", (int)t->tid);
+	else
+		sb_printf(&c->sb, "ident 0x%" PRIx64, ident);
+	if (t && t->name[0]) {
+		sb_put(&c->sb, " (", 2);
+		sb_put(&c->sb, t->name, strnlen(t->name, sizeof(t->name)));
+		sb_put(&c->sb, ")", 1);
+	}
+}
+
+/*
+ * _thread.RLock: its owner (an ident, as threading.get_ident() gives) and
+ * how many times it holds it. Up to 3.13 the lock, owner and count follow
+ * the header (then the weak-reference list), held while count > 0; from
+ * 3.14 a _PyRecursiveMutex: a PyMutex, the owner, and the acquisitions
+ * beyond the first.
+ */
+static int render_rlock(struct render *c, uint64_t addr, uint32_t size, struct py_value_info *info)
+{
+	unsigned hdr = obj_header(c);
+	bool mutex = size == hdr + 24;
+	uint64_t w[3], owner, count;
+	bool locked;
+	int err;
+
+	if (size != hdr + 32 && !mutex) {
+		sb_printf(&c->sb, "<_thread.RLock at 0x%" PRIx64 ">", addr);
+		return 0;
+	}
+	err = rd(c, addr + hdr, w, sizeof(w));
+	if (err)
+		return err;
+	locked = mutex ? w[0] & 1 : w[2] != 0;
+	owner = locked ? w[1] : 0;
+	count = !locked ? 0 : mutex ? w[2] + 1 : w[2];
+	if (info)
+		*info = (struct py_value_info){ .lock = 2,
+						.locked = locked,
+						.owner = owner,
+						.count = count };
+	if (!locked) {
+		sb_printf(&c->sb, "<unlocked _thread.RLock object at 0x%" PRIx64 ">", addr);
+		return 0;
+	}
+	sb_put(&c->sb, "<locked _thread.RLock object owner=", 35);
+	put_owner(c, owner);
+	sb_printf(&c->sb, " count=%" PRIu64 " at 0x%" PRIx64 ">", count, addr);
+	return 0;
+}
+
+/*
+ * A numpy scalar by value (py_scalars.c): its value follows the header, and
+ * the type's tp_basicsize must hold it.
+ */
+static int render_npscalar(struct render *c, uint64_t addr, const char *name, uint32_t size)
+{
+	unsigned n = py_npscalar_size(name), hdr = obj_header(c);
+	char text[PY_NPSCALAR_TEXT];
+	uint8_t v[16];
+	int err;
+
+	if (!n || size < hdr + n)
+		return -EBADMSG;
+	err = rd(c, addr + hdr, v, n);
+	if (err)
+		return err;
+	py_npscalar_text(name, v, text, sizeof(text));
+	sb_put(&c->sb, text, strlen(text));
+	return 0;
+}
+
+/* What render_obj shows of kinds with no container inside. */
+static int render_leaf(struct render *c, uint64_t addr, const uint8_t *head, enum py_kind kind,
+		       const char *name, struct py_value_info *info)
+{
+	uint32_t size = type_basicsize(c->r, u64_at(head + c->r->L->ob_type));
+
+	switch (kind) {
+	case PYK_NONE:
+		sb_put(&c->sb, "None", 4);
+		return 0;
+	case PYK_BOOL:
+	case PYK_INT:
+		return render_int(c, addr, head, kind == PYK_BOOL);
+	case PYK_FLOAT:
+		render_float(c, head);
+		return 0;
+	case PYK_STR:
+		return render_str(c, addr);
+	case PYK_BYTES:
+		return render_bytes(c, addr, head);
+	case PYK_NDARRAY:
+		return render_ndarray(c, head);
+	case PYK_LOCK:
+		return render_lock(c, addr, size, info);
+	case PYK_RLOCK:
+		return render_rlock(c, addr, size, info);
+	case PYK_NPSCALAR:
+		return render_npscalar(c, addr, name, size);
+	default:
+		sb_printf(&c->sb, "<%s at 0x%" PRIx64 ">", name, addr);
+		return 0;
+	}
+}
+
+static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *type,
+		      struct py_value_info *info)
 {
 	uint8_t head[64];
 	enum py_kind kind;
@@ -568,19 +766,6 @@ static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *typ
 	if (type)
 		snprintf(type, 48, "%s", name);
 	switch (kind) {
-	case PYK_NONE:
-		sb_put(&c->sb, "None", 4);
-		return 0;
-	case PYK_BOOL:
-	case PYK_INT:
-		return render_int(c, addr, head, kind == PYK_BOOL);
-	case PYK_FLOAT:
-		render_float(c, head);
-		return 0;
-	case PYK_STR:
-		return render_str(c, addr);
-	case PYK_BYTES:
-		return render_bytes(c, addr, head);
 	case PYK_TUPLE:
 	case PYK_LIST:
 		return render_seq(c, addr, head, kind == PYK_LIST, depth);
@@ -589,39 +774,48 @@ static int render_obj(struct render *c, uint64_t addr, unsigned depth, char *typ
 	case PYK_SET:
 	case PYK_FROZENSET:
 		return render_set(c, head, kind == PYK_FROZENSET, depth);
-	case PYK_NDARRAY:
-		return render_ndarray(c, head);
 	case PYK_CELL:
 		/* a closure's variable (3.11+ keep the cell in the slot): what it holds */
 		if (!u64_at(head + 16)) {
 			sb_put(&c->sb, "<empty cell>", 12);
+			if (info && !depth)
+				info->empty_cell = true;
 			return 0;
 		}
-		return render_obj(c, u64_at(head + 16), depth + 1, NULL);
+		return render_obj(c, u64_at(head + 16), depth + 1, NULL, info);
 	default:
-		sb_printf(&c->sb, "<%s at 0x%" PRIx64 ">", name, addr);
-		return 0;
+		return render_leaf(c, addr, head, kind, name, info);
 	}
 }
 
-int py_render(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type)
+int py_render_info(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type,
+		   struct py_value_info *info)
 {
 	struct render c = { .r = r, .sb = { out, outlen, 0 } };
 	int err;
 
 	if (type)
 		snprintf(type, 48, "?");
+	if (info)
+		memset(info, 0, sizeof(*info));
 	if (!outlen)
 		return -EINVAL;
 	out[0] = 0;
-	err = render_obj(&c, addr, 0, type);
+	err = render_obj(&c, addr, 0, type, info);
 	if (err) {
 		c.sb.len = 0;
 		out[0] = 0;
 		put_unreadable(&c, addr);
+		if (info)
+			memset(info, 0, sizeof(*info));
 		return -EFAULT;
 	}
 	return 0;
+}
+
+int py_render(struct py_reader *r, uint64_t addr, char *out, size_t outlen, char *type)
+{
+	return py_render_info(r, addr, out, outlen, type, NULL);
 }
 
 /* The name tuple's i-th str into out; "?" if unreadable. */
@@ -671,6 +865,60 @@ static int names_tuple(struct py_reader *r, uint64_t code, uint16_t off, uint64_
 	return *n < 0 || *n > 65536 ? -EBADMSG : 0;
 }
 
+/*
+ * Marks the arguments among the first n locals out (of len the code
+ * declares): co_argcount positional ones (the first co_posonlyargcount of
+ * them positional-only), then co_kwonlyargcount keyword-only ones, then
+ * *args and **kwargs, as CPython orders co_varnames. Counts len cannot hold
+ * (a forged code object) mark nothing.
+ */
+static void mark_params(struct py_reader *r, uint64_t code, struct py_local *out, size_t n,
+			int64_t len)
+{
+	int32_t counts[3], flags;
+	int64_t pos, i;
+
+	if (remote_read(r->pid, code + r->O.code_argcount, counts, sizeof(counts)) ||
+	    remote_read(r->pid, code + r->O.code_flags, &flags, sizeof(flags)))
+		return;
+	/* co_argcount, co_posonlyargcount, co_kwonlyargcount */
+	if (counts[0] < 0 || counts[1] < 0 || counts[2] < 0 || counts[1] > counts[0] ||
+	    (int64_t)counts[0] + counts[2] + !!(flags & 4) + !!(flags & 8) > len)
+		return;
+	pos = counts[0];
+	for (i = 0; i < (int64_t)n; i++)
+		out[i].param = i < counts[1]			   ? PY_PARAM_POSONLY :
+			       i < pos				   ? PY_PARAM_POS :
+			       i < pos + counts[2]		   ? PY_PARAM_KWONLY :
+			       i == pos + counts[2] && (flags & 4) ? PY_PARAM_VARARGS :
+			       i == pos + counts[2] + !!(flags & 4) && (flags & 8) ?
+								     PY_PARAM_VARKW :
+								     PY_PARAM_NONE;
+}
+
+/*
+ * <= 3.10: an argument captured by an inner function has an empty slot and
+ * a cell of the same name among the cells (out[nfast..done)): the cell goes
+ * in its place. Returns how many locals are left.
+ */
+static size_t cells_into_args(struct py_local *out, size_t nfast, size_t done)
+{
+	size_t i, j;
+
+	for (i = 0; i < nfast; i++) {
+		if (!out[i].param || out[i].value || out[i].tagged)
+			continue;
+		for (j = nfast; j < done && strcmp(out[j].name, out[i].name); j++)
+			;
+		if (j == done)
+			continue;
+		out[i].value = out[j].value;
+		memmove(&out[j], &out[j + 1], (done - j - 1) * sizeof(*out));
+		done--;
+	}
+	return done;
+}
+
 int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct py_local *out,
 		    size_t max, size_t *total)
 {
@@ -678,7 +926,7 @@ int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct p
 	int64_t len, more[2] = { 0, 0 };
 	uint16_t extra[2] = { r->O.code_cellvars, r->O.code_freevars };
 	int32_t nlocals;
-	size_t n, k, done;
+	size_t n, k, done, nfast;
 	int err = names_tuple(r, code, r->O.code_names, &names, &len);
 
 	if (err)
@@ -697,8 +945,9 @@ int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct p
 	err = read_locals(r, names, slots, n, out);
 	if (err)
 		return err;
+	mark_params(r, code, out, n, len);
 	*total = (size_t)len;
-	done = n;
+	done = nfast = n;
 	slots += 8 * (uint64_t)len;
 	/* the cells and free variables (<= 3.10): an unreadable part just ends the list */
 	for (k = 0; k < 2 && extra[k] != PYPROF_NO_OFFSET; k++) {
@@ -711,7 +960,9 @@ int py_frame_locals(struct py_reader *r, uint64_t frame, uint64_t code, struct p
 		done += n;
 		slots += 8 * (uint64_t)more[k];
 	}
-	return (int)done;
+	n = cells_into_args(out, nfast, done);
+	*total -= done - n;
+	return (int)n;
 }
 
 /* Index and value (of a combined table) of the entry whose key is the str key. */

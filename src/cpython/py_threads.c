@@ -44,6 +44,8 @@ static void walk_once(const struct py_offsets *off, struct scratch *s, uint64_t 
 	unsigned i;
 
 	memset(&s->sample, 0, PY_SAMPLE_HEADER_SIZE);
+	memset(s->entry_mask, 0, sizeof(s->entry_mask));
+	s->nentries = s->nshims = 0;
 	th->nframes = 0;
 	w.f = current_frame(off, tstate);
 	/* walk_step's own steps, so that each emitted frame's address is known */
@@ -64,6 +66,9 @@ static void walk_once(const struct py_offsets *off, struct scratch *s, uint64_t 
 			};
 		}
 	}
+	memcpy(th->entry_mask, s->entry_mask, sizeof(th->entry_mask));
+	th->nshims = s->nshims < PY_SHIM_MAX ? s->nshims : PY_SHIM_MAX;
+	memcpy(th->shims, s->shim_addr, sizeof(th->shims));
 	th->truncated = (s->sample.flags & PY_SAMPLE_TRUNCATED) || (w.f && i >= PY_DUMP_DEPTH + 64);
 	th->read_error = s->sample.flags & PY_SAMPLE_READ_ERROR;
 }

@@ -23,6 +23,7 @@
 #include "dump/cmd_dump.h"
 #include "dump.h"
 #include "cpython/target.h"
+#include "proc/procfs.h"
 #include "report/report_common.h"
 #include "util/mono.h"
 #include "util/outfile.h"
@@ -31,17 +32,21 @@
 #define DUMP_MAX_PIDS 64
 #define DUMP_SKIPS_LISTED 64 /* processes not dumped named in the output; more are counted */
 #define DUMP_SKIP_WHY 200
+#define DUMP_MAX_DESCENDANTS 4096 /* descendants of one -p process looked at (--subprocesses) */
 #define OPT_ASYNC 0x100
 #define OPT_MAX_MB 0x101
 #define OPT_MAX_SECONDS 0x102
 #define OPT_MAX_TOTAL_MB 0x103
 #define OPT_MAX_TOTAL_SECONDS 0x104
+#define OPT_UNBOUND 0x105
+#define OPT_NATIVE 0x106
+#define OPT_SUBPROCESSES 0x107
 #define NS 1000000000LL
 
 struct dump_opts {
 	pid_t pids[DUMP_MAX_PIDS];
 	int npids;
-	bool all, locals, json, async;
+	bool all, locals, json, async, unbound, native, subprocesses;
 	const char *output;
 	struct dump_limits limits;
 };
@@ -93,7 +98,9 @@ static const char dump_doc[] =
 	"\v"
 	"Examples:\n"
 	"  sudo pybpfprof dump -p 1234             # every thread of pid 1234\n"
-	"  sudo pybpfprof dump -p 1234 --locals    # with each frame's local variables\n"
+	"  sudo pybpfprof dump -p 1234 --locals    # each frame's arguments, locals\n"
+	"  sudo pybpfprof dump -p 1234 --native    # the C frames threads wait in\n"
+	"  sudo pybpfprof dump -p 1234 --subprocesses   # and every CPython below it\n"
 	"  sudo pybpfprof dump -a -f json -o now.json   # every CPython, as JSON\n"
 	"  sudo pybpfprof dump -p 1234 --async     # with its asyncio task tree\n"
 	"  sudo pybpfprof dump -p 1234 --locals --max-mb 64 --max-seconds 30\n"
@@ -101,8 +108,12 @@ static const char dump_doc[] =
 	"\n"
 	"Locals are shown bounded: None, bool, int (big ones abbreviated), float, str and bytes "
 	"(first 80 characters, escaped), list, tuple, dict and set by length and first items, "
-	"numpy arrays by dtype and shape, anything else as <TypeName at 0x...>. A running "
+	"numpy arrays by dtype and shape, numpy scalars by value, locks with their state, "
+	"anything else as <TypeName at 0x...>; the arguments apart, and the locals not bound "
+	"yet counted (--unbound shows them). A running "
 	"thread's stack is read until two reads agree (5 tries), else it is marked moving. "
+	"--native unwinds the threads waiting in the kernel only: a running one is not stopped "
+	"to be read. "
 	"A task awaited by several tasks is drawn once, and named by its id (task #N) where "
 	"it is reached again.\n"
 	"\n"
@@ -114,7 +125,23 @@ static const char dump_doc[] =
 static const struct argp_option dump_options[] = {
 	{ "pid", 'p', "PID", 0, "Dump process PID (repeatable)", 0 },
 	{ "all", 'a', NULL, 0, "Dump every CPython process of the machine", 0 },
-	{ "locals", 'l', NULL, 0, "Show each frame's local variables", 0 },
+	{ "locals", 'l', NULL, 0,
+	  "Show each frame's local variables, its arguments apart (*args, **kwargs marked), a "
+	  "lock with its state and an RLock's owner",
+	  0 },
+	{ "unbound", OPT_UNBOUND, NULL, 0,
+	  "With --locals, also show the variables not bound yet (<unbound>); without it they are "
+	  "only counted",
+	  0 },
+	{ "native", OPT_NATIVE, NULL, 0,
+	  "Show each thread's native frames (C functions, libraries) among its Python frames: "
+	  "a thread waiting in a system call is unwound from its stack pointer, a running one is "
+	  "not (it is not stopped)",
+	  0 },
+	{ "subprocesses", OPT_SUBPROCESSES, NULL, 0,
+	  "With -p, also dump every CPython descendant, through parents that are not Python (a "
+	  "shell, unshare, a C server)",
+	  0 },
 	{ "async", OPT_ASYNC, NULL, 0,
 	  "Show the asyncio tasks: each pending task's coroutine stack, as a tree of who awaits "
 	  "whom (CPython 3.11+)",
@@ -196,6 +223,15 @@ static error_t dump_parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_ASYNC:
 		o->async = true;
 		return 0;
+	case OPT_UNBOUND:
+		o->unbound = true;
+		return 0;
+	case OPT_NATIVE:
+		o->native = true;
+		return 0;
+	case OPT_SUBPROCESSES:
+		o->subprocesses = true;
+		return 0;
 	case 'f':
 		if (strcmp(arg, "text") && strcmp(arg, "json"))
 			argp_error(state, "-f %s: unknown format; use text or json", arg);
@@ -212,6 +248,11 @@ static error_t dump_parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "no process given; use -p PID or -a");
 		else if (o->npids && o->all)
 			argp_error(state, "-a and -p exclude each other; give one of them");
+		else if (o->subprocesses && o->all)
+			argp_error(state,
+				   "--subprocesses goes with -p; -a dumps every process already");
+		else if (o->unbound && !o->locals)
+			argp_error(state, "--unbound goes with --locals");
 		return 0;
 	default:
 		return dump_parse_bound(key, arg, state);
@@ -398,6 +439,39 @@ static void text_skips(struct dump_run *run)
 	dump_out__end(o);
 }
 
+/*
+ * -p PID --subprocesses: PID if it is CPython (one that is not, a shell or a
+ * server written in C, is only the way to its descendants), then each of its
+ * descendants that is CPython, parents first.
+ */
+static void dump_tree(struct dump_run *run, pid_t root)
+{
+	pid_t *kids = malloc(DUMP_MAX_DESCENDANTS * sizeof(*kids));
+	ssize_t n = kids ? proc_descendants(root, kids, DUMP_MAX_DESCENDANTS) : -ENOMEM;
+	char why[DUMP_SKIP_WHY];
+	ssize_t i;
+	int kind = py_exe_kind(root);
+
+	if (kind != PY_EXE_OTHER || n < 0) {
+		run->found++;
+		dump_pid(run, root, true);
+	}
+	for (i = 0; i < n && i < DUMP_MAX_DESCENDANTS; i++) {
+		if (kids[i] == getpid() || py_exe_kind(kids[i]) <= 0)
+			continue;
+		run->found++;
+		dump_pid(run, kids[i], false);
+	}
+	if (n > DUMP_MAX_DESCENDANTS) {
+		snprintf(why, sizeof(why),
+			 "its descendants past the first %d (of %zd or more) were not looked at",
+			 DUMP_MAX_DESCENDANTS, n);
+		skip(run, root, why);
+		run->failed = true;
+	}
+	free(kids);
+}
+
 /* The dump: every process, one at a time, then what was not dumped. 0 or -errno. */
 static int dump_fill(FILE *f, void *arg)
 {
@@ -409,6 +483,10 @@ static int dump_fill(FILE *f, void *arg)
 	if (run->o->all && dump_all(run))
 		fprintf(stderr, "pybpfprof: cannot list /proc\n");
 	for (i = 0; !run->o->all && i < run->o->npids; i++) {
+		if (run->o->subprocesses) {
+			dump_tree(run, run->o->pids[i]);
+			continue;
+		}
 		run->found++;
 		dump_pid(run, run->o->pids[i], true);
 	}
@@ -428,7 +506,9 @@ static void say_none(const struct dump_run *run)
 	size_t i, n = run->skipped < DUMP_SKIPS_LISTED ? run->skipped : DUMP_SKIPS_LISTED;
 
 	if (!run->found) {
-		fprintf(stderr, "pybpfprof: no CPython process found\n");
+		fprintf(stderr, "pybpfprof: no CPython process found%s\n",
+			run->o->subprocesses ? " among the processes given and their descendants" :
+					       "");
 		return;
 	}
 	fprintf(stderr, "pybpfprof: %zu CPython processes found, none could be dumped:\n",
@@ -459,7 +539,7 @@ static int dump_output(struct dump_run *run, const char *output)
 			output ? why : strerror(-err));
 	if (output)
 		outfile__close(&of);
-	if (err == -ENOENT && run->o->all)
+	if (err == -ENOENT && (run->o->all || run->o->subprocesses))
 		say_none(run);
 	if (stop_signal)
 		fprintf(stderr,
@@ -495,6 +575,8 @@ int cmd_dump(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	run->o = &o;
 	run->rep = (struct dump_report){ .locals = o.locals,
+					 .unbound = o.unbound,
+					 .native = o.native,
 					 .async = o.async,
 					 .json = o.json,
 					 .limits = o.limits };

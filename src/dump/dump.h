@@ -72,6 +72,8 @@ struct dump_local {
 	char type[48];
 	char *value; /* the bounded text (py_render) */
 	bool unbound, unreadable;
+	uint8_t param;		   /* enum py_param: which argument it is, if one */
+	struct py_value_info info; /* a lock's state and owner */
 };
 
 struct dump_frame {
@@ -80,8 +82,29 @@ struct dump_frame {
 	char *source;	   /* the source line, stripped; NULL: not read */
 	struct dump_local *locals;
 	size_t nlocals, total_locals;
-	int locals_err;	 /* 0, or -errno: they could not be read */
-	bool locals_cut; /* a bound came before they were read */
+	size_t unbound_hidden; /* unbound locals read and not kept (without --unbound) */
+	int locals_err;	       /* 0, or -errno: they could not be read */
+	bool locals_cut;       /* a bound came before they were read */
+};
+
+/* One native frame of a thread (--native). */
+struct dump_nframe {
+	char *name, *file; /* the function (or library+0xoffset), its file ("" none) */
+	uint64_t pc;
+	uint32_t at; /* shown before the thread's Python frame at (innermost first) */
+};
+
+/* How a thread's native frames were read (--native). */
+enum dump_native_status {
+	DUMP_NATIVE_NONE,    /* not asked for */
+	DUMP_NATIVE_PLACED,  /* among every Python frame */
+	DUMP_NATIVE_PARTIAL, /* the unwind ended before the outermost Python frames */
+	DUMP_NATIVE_BELOW,   /* the two stacks disagreed: below the innermost Python frame only */
+	DUMP_NATIVE_WHOLE,   /* a thread without Python frames: its whole native stack */
+	DUMP_NATIVE_RUNNING, /* on a CPU or runnable: its registers are not readable from outside */
+	DUMP_NATIVE_UNREAD,  /* its stack pointer or stack could not be read */
+	DUMP_NATIVE_MOVING,  /* it left its wait each time its stack was read */
+	DUMP_NATIVE_CUT,     /* a bound of the dump came first */
 };
 
 struct dump_thread {
@@ -93,13 +116,18 @@ struct dump_thread {
 	char wchan[64];	 /* the kernel function it waits in, "" if none */
 	long syscall;	 /* its system call number; -1 none, -2 running, -3 unknown */
 	unsigned long args[6];
-	bool python; /* it has a Python thread state */
-	int gil;     /* 1 holds it, 2 waits for it, 0 neither, -1 unknown */
-	int gc;	     /* 1 in a collection, 0 not, -1 unknown */
+	bool python;	/* it has a Python thread state */
+	uint64_t ident; /* its thread state's thread_id: pthread_self(), threading.get_ident() */
+	int gil;	/* 1 holds it, 2 waits for it, 0 neither, -1 unknown */
+	int gc;		/* 1 in a collection, 0 not, -1 unknown */
 	bool moving, truncated, read_error;
 	struct dump_frame *frames;
 	size_t nframes;
-	size_t frames_cut; /* frames its stack walk read, left out by a bound */
+	size_t frames_cut;	    /* frames its stack walk read, left out by a bound */
+	struct dump_nframe *native; /* --native: innermost first */
+	size_t nnative;
+	uint8_t native_status; /* enum dump_native_status */
+	int native_err;	       /* DUMP_NATIVE_UNREAD: -errno */
 };
 
 /* One pending asyncio task (--async): its coroutine stack, outermost first. */
@@ -134,7 +162,9 @@ struct dump_process {
 /* What every process's dump shows, and its bounds. */
 struct dump_report {
 	bool locals;
-	bool async; /* the asyncio tasks were read */
+	bool unbound; /* --unbound: locals not bound yet are shown too */
+	bool native;  /* --native: each thread's native frames */
+	bool async;   /* the asyncio tasks were read */
 	bool json;
 	struct dump_limits limits;
 };
@@ -196,6 +226,31 @@ bool dump_budget_take(struct dump_process *dp, size_t n);
 bool dump_frame_resolve(struct dump_process *dp, struct code_cache *cc, const struct target *t,
 			const struct py_dump_frame *pf, struct dump_frame *df);
 void dump_frame_free(struct dump_frame *df);
+
+/*
+ * --native (dump_native.c): every thread's native frames, each thread
+ * waiting in the kernel unwound from the stack pointer and instruction
+ * pointer it entered with (/proc/PID/task/TID/syscall) over a copy of its
+ * stack; pts[i] (n of them) is the Python thread ths[i] shows, if any.
+ */
+void dump_read_native(const struct target *t, const struct py_dump_thread *pts, int n,
+		      struct dump_thread *const *ths, struct dump_process *dp);
+void dump_native_free(struct dump_thread *th);
+const char *dump_native_key(uint8_t status);
+
+/*
+ * Where each of n native frames (their enum native_pc_kind, innermost
+ * first) goes among npy Python frames: at[i], the Python frame it is shown
+ * before, or -1 (left out: an eval call, which stands for its Python
+ * frames, or a frame outside the outermost Python frame). entries (nbits
+ * bits): the Python frames each eval call began with; py_cut: the Python
+ * stack was cut short. Returns PLACED, PARTIAL or BELOW (WHOLE, every frame
+ * at 0, when there is no Python frame), and in *placed the
+ * Python frames the eval calls account for (0 when the stacks disagree).
+ */
+enum dump_native_status dump_native_place(const uint8_t *kinds, uint32_t n, uint32_t npy,
+					  const uint64_t *entries, uint32_t nbits, bool py_cut,
+					  int32_t *at, uint32_t *placed);
 
 /* Reads the source line of every frame of dp, with pid's rights, inside its root. */
 void dump_read_sources(pid_t pid, struct dump_process *dp);

@@ -10,8 +10,12 @@
 #include "dump.h"
 #include "util/mono.h"
 
-/* Bytes charged for a frame beside its name and file: what its line or JSON object adds. */
-#define COST_FRAME 48
+/*
+ * Bytes charged for a frame beside its name and file: what its lines
+ * (headings of arguments and locals) or JSON object (its keys, the locals'
+ * counts) add.
+ */
+#define COST_FRAME 160
 
 bool dump_budget_spent(struct dump_process *dp)
 {

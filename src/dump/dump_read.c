@@ -28,7 +28,9 @@
 #define DUMP_CACHE_BYTES (64u << 20)
 /* Bytes charged beside each text kept: what its line or its JSON object adds. */
 #define COST_THREAD 400
-#define COST_LOCAL 32
+/* a local's JSON object: its keys and literals ({"name": ..., "argument": null}) */
+#define COST_LOCAL 96
+#define COST_LOCK 128 /* and a lock's "lock" object */
 
 /* "S", the wait channel and the system call of one task, from /proc. */
 static void task_kernel_state(pid_t pid, struct dump_thread *th)
@@ -144,15 +146,21 @@ static struct dump_thread *find_task(struct dump_process *dp, pid_t nstid)
 	return NULL;
 }
 
-/* One local's text into dl, charged to the budget; false once it is spent. */
+/*
+ * One local's text into dl, charged to the budget; false once it is spent.
+ * *kept: whether it is kept (an unbound one is not, without --unbound).
+ */
 static bool one_local(struct py_reader *r, struct dump_process *dp, const struct py_local *loc,
-		      struct dump_local *dl)
+		      struct dump_local *dl, bool unbound, bool *kept)
 {
 	char text[PY_RENDER_MAX];
 
+	*kept = false;
 	if (dump_budget_spent(dp))
 		return false;
+	memset(dl, 0, sizeof(*dl));
 	memcpy(dl->name, loc->name, sizeof(dl->name));
+	dl->param = loc->param;
 	if (loc->tagged) {
 		snprintf(text, sizeof(text), "%lld", (long long)loc->ival);
 		snprintf(dl->type, sizeof(dl->type), "int");
@@ -160,19 +168,52 @@ static bool one_local(struct py_reader *r, struct dump_process *dp, const struct
 		dl->unbound = true;
 		snprintf(text, sizeof(text), "<unbound>");
 	} else {
-		dl->unreadable = py_render(r, loc->value, text, sizeof(text), dl->type) < 0;
+		dl->unreadable = py_render_info(r, loc->value, text, sizeof(text), dl->type,
+						&dl->info) < 0;
+		/* a captured variable not assigned yet is as unbound as an empty slot */
+		dl->unbound = dl->info.empty_cell;
 	}
-	if (!dump_budget_take(dp, COST_LOCAL + strlen(dl->name) + strlen(dl->type) + strlen(text)))
+	if (dl->unbound && !unbound)
+		return true;
+	if (!dump_budget_take(dp, COST_LOCAL + (dl->info.lock ? COST_LOCK : 0) + strlen(dl->name) +
+					  strlen(dl->type) + strlen(text)))
 		return false;
 	dl->value = strdup(text);
+	*kept = true;
 	return true;
+}
+
+/* Where a local goes: the arguments in their signature's order (*args before keyword-only ones), then the others. */
+static int local_rank(const struct py_local *l)
+{
+	static const int rank[] = {
+		[PY_PARAM_POSONLY] = 0, [PY_PARAM_POS] = 1,   [PY_PARAM_VARARGS] = 2,
+		[PY_PARAM_KWONLY] = 3,	[PY_PARAM_VARKW] = 4, [PY_PARAM_NONE] = 5
+	};
+
+	return l->param < sizeof(rank) / sizeof(rank[0]) ? rank[l->param] : 5;
+}
+
+/* The n locals of loc in signature order, stably (at most PY_LOCALS_MAX: insertion). */
+static void signature_order(struct py_local *loc, int n)
+{
+	struct py_local key;
+	int i, j;
+
+	for (i = 1; i < n; i++) {
+		key = loc[i];
+		for (j = i; j > 0 && local_rank(&loc[j - 1]) > local_rank(&key); j--)
+			loc[j] = loc[j - 1];
+		loc[j] = key;
+	}
 }
 
 /* A frame's locals, rendered now (the snapshot is the moment they are read). */
 static void frame_locals(struct py_reader *r, struct dump_process *dp,
-			 const struct py_dump_frame *pf, struct dump_frame *df)
+			 const struct py_dump_frame *pf, struct dump_frame *df, bool unbound)
 {
 	struct py_local loc[PY_LOCALS_MAX];
+	bool kept;
 	int n, i;
 
 	if (dump_budget_spent(dp)) {
@@ -184,25 +225,27 @@ static void frame_locals(struct py_reader *r, struct dump_process *dp,
 		df->locals_err = n;
 		return;
 	}
+	signature_order(loc, n);
 	df->locals = calloc(n ? n : 1, sizeof(*df->locals));
 	if (!df->locals) {
 		df->locals_err = -ENOMEM;
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		if (!one_local(r, dp, &loc[i], &df->locals[df->nlocals])) {
+		if (!one_local(r, dp, &loc[i], &df->locals[df->nlocals], unbound, &kept)) {
 			/* a frame shows all its locals read, or is counted as cut */
 			df->locals_cut = true;
 			return;
 		}
-		df->nlocals++;
+		df->nlocals += kept;
+		df->unbound_hidden += !kept;
 	}
 }
 
-/* The Python side of one thread: names, lines and (with --locals) variables of its frames. */
-static void python_frames(struct py_reader *r, struct code_cache *cc, const struct target *t,
+/* The Python side of one thread: names and lines of its frames. */
+static void python_frames(struct code_cache *cc, const struct target *t,
 			  const struct py_dump_thread *pt, struct dump_process *dp,
-			  struct dump_thread *th, bool locals)
+			  struct dump_thread *th)
 {
 	size_t i;
 
@@ -214,13 +257,9 @@ static void python_frames(struct py_reader *r, struct code_cache *cc, const stru
 	th->read_error = pt->read_error;
 	th->frames = calloc(pt->nframes ? pt->nframes : 1, sizeof(*th->frames));
 	for (i = 0; th->frames && i < pt->nframes; i++) {
-		struct dump_frame *df = &th->frames[th->nframes];
-
-		if (!dump_frame_resolve(dp, cc, t, &pt->frames[i], df))
+		if (!dump_frame_resolve(dp, cc, t, &pt->frames[i], &th->frames[th->nframes]))
 			break;
 		th->nframes++;
-		if (locals)
-			frame_locals(r, dp, &pt->frames[i], df);
 	}
 	th->frames_cut = pt->nframes - th->nframes;
 }
@@ -293,28 +332,48 @@ static struct dump_thread *python_entry(struct dump_process *dp, const struct py
 	return again;
 }
 
-/* The Python threads of pts (n of them, read with state st) into dp's entries. */
+/*
+ * The Python threads of pts (n of them, read with state st) into dp's
+ * entries (ths[i]: pts[i]'s, or NULL), and who each is (ids), for the
+ * locks whose owner the locals name.
+ */
 static void python_threads_fill(struct py_reader *r, struct code_cache *cc, const struct target *t,
 				struct py_dump_thread *pts, int n, const struct py_dump_state *st,
-				struct dump_process *dp, bool locals)
+				struct dump_process *dp, struct dump_thread **ths,
+				struct py_thread_id *ids)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
-		struct dump_thread *th = python_entry(dp, &pts[i]);
+		struct dump_thread *th = ths[i] = python_entry(dp, &pts[i]);
 
 		if (!th) {
 			dp->cut.threads++;
 			dp->cut.frames += pts[i].nframes;
 			continue;
 		}
-		python_frames(r, cc, t, &pts[i], dp, th, locals);
+		python_frames(cc, t, &pts[i], dp, th);
 		python_name(r, &pts[i], th);
 		/* asleep on the futex of the GIL's condition or mutexes: waiting for it */
 		if (th->gil == 0 && th->syscall == 202 && st->gil && th->args[0] >= st->gil + 32 &&
 		    th->args[0] < st->gil + PY_GIL_SIZE)
 			th->gil = 2;
+		th->ident = pts[i].thread_id;
+		ids[i] = (struct py_thread_id){ .ident = th->ident, .tid = th->tid };
+		memcpy(ids[i].name, th->pyname, sizeof(ids[i].name));
 	}
+}
+
+/* --locals, once every thread is known: each frame's variables, in thread order. */
+static void python_locals(struct py_reader *r, struct py_dump_thread *pts, int n,
+			  struct dump_process *dp, struct dump_thread **ths, bool unbound)
+{
+	size_t k;
+	int i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; ths[i] && k < ths[i]->nframes; k++)
+			frame_locals(r, dp, &pts[i].frames[k], &ths[i]->frames[k], unbound);
 }
 
 /* Reads the Python threads of t into dp (whose tasks are listed). 0 or -errno. */
@@ -324,6 +383,8 @@ static int python_threads(const struct target *t, struct dump_process *dp,
 	struct cache_budget budget;
 	struct code_cache *cc;
 	struct py_dump_thread *pts;
+	struct dump_thread **ths;
+	struct py_thread_id *ids;
 	struct py_dump_state st;
 	struct py_reader r;
 	int n;
@@ -332,10 +393,14 @@ static int python_threads(const struct target *t, struct dump_process *dp,
 		return -ENOTSUP;
 	r.deadline_ns = dp->budget.deadline;
 	pts = malloc(PY_DUMP_THREADS * sizeof(*pts));
+	ths = calloc(PY_DUMP_THREADS, sizeof(*ths));
+	ids = calloc(PY_DUMP_THREADS, sizeof(*ids));
 	cache_budget__init(&budget, DUMP_CACHE_BYTES);
 	cc = code_cache__new(&budget);
-	if (!pts || !cc) {
+	if (!pts || !ths || !ids || !cc) {
 		free(pts);
+		free(ths);
+		free(ids);
 		code_cache__free(cc);
 		cache_budget__free(&budget);
 		return -ENOMEM;
@@ -348,10 +413,18 @@ static int python_threads(const struct target *t, struct dump_process *dp,
 		dump_budget_spent(dp);
 		dp->cut.thread_list = true;
 	}
-	python_threads_fill(&r, cc, t, pts, n, &st, dp, rep->locals);
+	python_threads_fill(&r, cc, t, pts, n, &st, dp, ths, ids);
+	if (rep->native)
+		dump_read_native(t, pts, n, ths, dp);
+	r.threads = ids;
+	r.nthreads = n > 0 ? (size_t)n : 0;
+	if (rep->locals)
+		python_locals(&r, pts, n, dp, ths, rep->unbound);
 	if (rep->async && n >= 0)
 		dump_read_tasks(&r, cc, t, dp);
 	free(pts);
+	free(ths);
+	free(ids);
 	code_cache__free(cc);
 	cache_budget__free(&budget);
 	return n < 0 ? n : 0;
@@ -398,6 +471,7 @@ void dump_process_free(struct dump_process *dp)
 		for (k = 0; k < dp->threads[j].nframes; k++)
 			dump_frame_free(&dp->threads[j].frames[k]);
 		free(dp->threads[j].frames);
+		dump_native_free(&dp->threads[j]);
 	}
 	free(dp->threads);
 	dump_tasks_free(dp);

@@ -176,28 +176,57 @@ static bool written(struct dump_out *o, FILE *f)
 	return f && dump_out__end(o);
 }
 
+/* An argument's name as its function's signature writes it: *args, **kwargs. */
+static void text_param_name(FILE *f, const struct dump_local *l)
+{
+	if (l->param == PY_PARAM_VARARGS)
+		fputc('*', f);
+	else if (l->param == PY_PARAM_VARKW)
+		fputs("**", f);
+	text_put_clean(f, l->name);
+}
+
+/* The arguments (args) or the other locals, under their heading. */
+static void text_local_group(FILE *f, const struct dump_frame *df, bool args)
+{
+	bool head = false;
+	size_t i;
+
+	for (i = 0; i < df->nlocals; i++) {
+		const struct dump_local *l = &df->locals[i];
+
+		if ((l->param != PY_PARAM_NONE) != args)
+			continue;
+		if (!head)
+			fputs(args ? "        arguments:\n" : "        locals:\n", f);
+		head = true;
+		fputs("          ", f);
+		text_param_name(f, l);
+		fputs(" = ", f);
+		text_put_clean(f, l->value);
+		fputc('\n', f);
+	}
+}
+
 static void text_locals(FILE *f, const struct dump_frame *df)
 {
-	size_t i;
+	size_t more = df->total_locals - df->nlocals - df->unbound_hidden;
 
 	if (df->locals_err) {
 		fprintf(f, "        locals: unreadable (%s)\n", strerror(-df->locals_err));
 		return;
 	}
-	for (i = 0; i < df->nlocals; i++) {
-		fputs("        ", f);
-		text_put_clean(f, df->locals[i].name);
-		fputs(" = ", f);
-		text_put_clean(f, df->locals[i].value);
-		fputc('\n', f);
-	}
-	if (df->locals_cut && !df->nlocals)
+	text_local_group(f, df, true);
+	text_local_group(f, df, false);
+	if (df->unbound_hidden)
+		fprintf(f, "        (%zu not bound yet, not shown: --unbound shows them)\n",
+			df->unbound_hidden);
+	if (df->locals_cut && !df->nlocals && !df->unbound_hidden)
 		fputs("        locals: not read (cut short: see the end of the process)\n", f);
 	else if (df->locals_cut)
-		fprintf(f, "        ... %zu more locals not read (cut short)\n",
-			df->total_locals - df->nlocals);
-	else if (df->total_locals > df->nlocals)
-		fprintf(f, "        ... %zu more locals\n", df->total_locals - df->nlocals);
+		fprintf(f, "        ... %zu more locals not read (cut short)\n", more);
+	else if (more)
+		fprintf(f, "        ... %zu more locals\n", more);
 }
 
 static void text_thread(FILE *f, const struct dump_thread *t)
@@ -248,33 +277,97 @@ static void text_frame(FILE *f, const struct dump_frame *df, bool locals)
 		text_locals(f, df);
 }
 
+/* The native frames of t shown before its Python frame k, from *kn on (advanced). */
+static void text_natives(FILE *f, const struct dump_thread *t, size_t k, size_t *kn)
+{
+	for (; *kn < t->nnative && t->native[*kn].at <= k; (*kn)++) {
+		if (t->native[*kn].at < k)
+			continue;
+		fputs("    [native] ", f);
+		text_put_clean(f, t->native[*kn].name);
+		if (t->native[*kn].file[0]) {
+			fputs(" (", f);
+			text_put_clean(f, t->native[*kn].file);
+			fputc(')', f);
+		}
+		fputc('\n', f);
+	}
+}
+
+/* Why a thread's native frames are not all there (--native), or NULL. */
+static const char *native_note(const struct dump_thread *t)
+{
+	switch (t->native_status) {
+	case DUMP_NATIVE_PARTIAL:
+		return "the unwind ended before the outermost Python frames: their native frames are "
+		       "not shown";
+	case DUMP_NATIVE_BELOW:
+		return "the native and Python stacks disagree: only the native frames below the "
+		       "innermost Python frame are shown";
+	case DUMP_NATIVE_RUNNING:
+		return "not read: the thread is running, and its registers cannot be read without "
+		       "stopping it";
+	case DUMP_NATIVE_MOVING:
+		return "not read: the thread left its wait each time its stack was read";
+	case DUMP_NATIVE_CUT:
+		return "cut short by a bound (see the end of the process)";
+	default:
+		return NULL;
+	}
+}
+
+static void text_native_note(FILE *f, const struct dump_thread *t)
+{
+	const char *note = native_note(t);
+
+	if (note)
+		fprintf(f, "    (native frames: %s)\n", note);
+	else if (t->native_status == DUMP_NATIVE_UNREAD)
+		fprintf(f, "    (native frames: not read: %s)\n", strerror(-t->native_err));
+}
+
+/* Native frames not shown (their Python frame was not): from kn on. */
+static size_t natives_left(const struct dump_thread *t, size_t kn)
+{
+	return t->nnative - kn;
+}
+
 /* One thread and its frames, as far as they fit; what does not is counted. */
 static void text_thread_frames(struct dump_out *o, const struct dump_report *rep,
 			       struct dump_process *dp, const struct dump_thread *t)
 {
 	FILE *f = dump_out__begin(o, DUMP_EL_ITEM);
-	size_t k = 0;
+	size_t k = 0, kn = 0;
 
-	if (f)
+	if (f) {
 		text_thread(f, t);
+		text_native_note(f, t);
+	}
 	if (!written(o, f)) {
 		dp->cut.threads++;
 	} else {
-		for (k = 0; k < t->nframes; k++) {
+		for (k = 0; k <= t->nframes; k++) {
+			size_t from = kn;
+
 			f = dump_out__begin(o, DUMP_EL_ITEM);
 			if (f)
+				text_natives(f, t, k, &kn);
+			if (f && k < t->nframes)
 				text_frame(f, &t->frames[k], rep->locals);
-			if (!written(o, f))
+			if (!written(o, f)) {
+				kn = from;
 				break;
-			dp->cut.locals += t->frames[k].locals_cut;
+			}
+			dp->cut.locals += k < t->nframes && t->frames[k].locals_cut;
 		}
-		f = t->frames_cut && k == t->nframes ? dump_out__begin(o, DUMP_EL_ITEM) : NULL;
+		f = t->frames_cut && k > t->nframes ? dump_out__begin(o, DUMP_EL_ITEM) : NULL;
 		if (f)
 			fprintf(f, "    ... %zu more frames not read (cut short)\n", t->frames_cut);
 		if (f)
 			written(o, f);
 	}
-	dp->cut.frames += t->nframes - k + t->frames_cut;
+	k = k > t->nframes ? t->nframes : k;
+	dp->cut.frames += t->nframes - k + t->frames_cut + natives_left(t, kn);
 }
 
 /* The process's first lines: false if even they do not fit. */
@@ -378,7 +471,45 @@ static void json_opt_string(FILE *f, const char *s)
 		fputs("null", f);
 }
 
-static void json_locals(FILE *f, const struct dump_frame *df)
+/* inspect.Parameter's kind of an argument, lower case; NULL for another local. */
+static const char *param_key(uint8_t param)
+{
+	static const char *const keys[] = {
+		NULL,		"positional_only", "positional_or_keyword",
+		"keyword_only", "var_positional",  "var_keyword"
+	};
+
+	return param < sizeof(keys) / sizeof(keys[0]) ? keys[param] : NULL;
+}
+
+/* A lock's state: {"locked", "owner_tid", "owner_name", "count"} (an RLock's owner). */
+static void json_lock(FILE *f, const struct dump_local *l, const struct dump_thread *threads,
+		      size_t nthreads)
+{
+	const struct dump_thread *owner = NULL;
+	size_t i;
+
+	fprintf(f, ", \"lock\": {\"kind\": \"%s\", \"locked\": %s",
+		l->info.lock == 2 ? "RLock" : "lock", l->info.locked ? "true" : "false");
+	if (l->info.lock != 2) {
+		fputc('}', f);
+		return;
+	}
+	for (i = 0; l->info.owner && i < nthreads; i++)
+		if (threads[i].python && threads[i].ident == l->info.owner)
+			owner = &threads[i];
+	fprintf(f, ", \"owner_ident\": %" PRIu64 ", \"owner_tid\": ", l->info.owner);
+	if (owner && owner->tid > 0)
+		fprintf(f, "%d", (int)owner->tid);
+	else
+		fputs("null", f);
+	fputs(", \"owner_name\": ", f);
+	json_opt_string(f, owner && owner->pyname[0] ? owner->pyname : NULL);
+	fprintf(f, ", \"count\": %" PRIu64 "}", l->info.count);
+}
+
+static void json_locals(FILE *f, const struct dump_frame *df, const struct dump_thread *threads,
+			size_t nthreads)
 {
 	size_t i;
 
@@ -392,17 +523,23 @@ static void json_locals(FILE *f, const struct dump_frame *df)
 		json_opt_string(f, l->unbound ? NULL : l->type);
 		fputs(", \"value\": ", f);
 		json_opt_string(f, l->value);
-		fprintf(f, ", \"unbound\": %s, \"unreadable\": %s}", l->unbound ? "true" : "false",
-			l->unreadable ? "true" : "false");
+		fprintf(f, ", \"unbound\": %s, \"unreadable\": %s, \"argument\": ",
+			l->unbound ? "true" : "false", l->unreadable ? "true" : "false");
+		json_opt_string(f, param_key(l->param));
+		if (l->info.lock)
+			json_lock(f, l, threads, nthreads);
+		fputc('}', f);
 	}
-	fprintf(f, "], \"locals_total\": %zu, \"locals_error\": ", df->total_locals);
+	fprintf(f, "], \"locals_total\": %zu, \"locals_unbound_hidden\": %zu, \"locals_error\": ",
+		df->total_locals, df->unbound_hidden);
 	json_opt_string(f, df->locals_err ? strerror(-df->locals_err) : NULL);
 	fprintf(f, ", \"locals_cut\": %s", df->locals_cut ? "true" : "false");
 }
 
-static void json_frame(FILE *f, const struct dump_frame *df, bool locals)
+static void json_frame(FILE *f, const struct dump_frame *df, bool locals,
+		       const struct dump_process *dp, bool kinds)
 {
-	fputs("{\"function\": ", f);
+	fputs(kinds ? "{\"kind\": \"python\", \"function\": " : "{\"function\": ", f);
 	json_opt_string(f, df->func);
 	fputs(", \"file\": ", f);
 	json_opt_string(f, df->file);
@@ -414,7 +551,7 @@ static void json_frame(FILE *f, const struct dump_frame *df, bool locals)
 	fputs(", \"source\": ", f);
 	json_opt_string(f, df->source);
 	if (locals)
-		json_locals(f, df);
+		json_locals(f, df, dp->threads, dp->nthreads);
 	fputc('}', f);
 }
 
@@ -455,12 +592,44 @@ static void json_thread(FILE *f, const struct dump_thread *t)
 	fprintf(f, "\"truncated\": %s, \"frames\": [", t->truncated ? "true" : "false");
 }
 
+/* The native frames of t before its Python frame k, from *kn on; *sep: a comma first. */
+static void json_natives(FILE *f, const struct dump_thread *t, size_t k, size_t *kn, bool *sep)
+{
+	for (; *kn < t->nnative && t->native[*kn].at <= k; (*kn)++) {
+		if (t->native[*kn].at < k)
+			continue;
+		fputs(*sep ? ", {\"kind\": \"native\", \"function\": " :
+			     "{\"kind\": \"native\", \"function\": ",
+		      f);
+		json_string(f, t->native[*kn].name);
+		fputs(", \"file\": ", f);
+		json_opt_string(f, t->native[*kn].file[0] ? t->native[*kn].file : NULL);
+		fprintf(f, ", \"address\": \"0x%" PRIx64 "\"}", t->native[*kn].pc);
+		*sep = true;
+	}
+}
+
+/* With --native, how the thread's native frames were read. */
+static void json_native(FILE *f, const struct dump_thread *t)
+{
+	const char *note = native_note(t);
+
+	fputs(", \"native\": {\"status\": ", f);
+	json_opt_string(f, dump_native_key(t->native_status));
+	fputs(", \"note\": ", f);
+	json_opt_string(f, note					  ? note :
+			   t->native_status == DUMP_NATIVE_UNREAD ? strerror(-t->native_err) :
+								    NULL);
+	fprintf(f, ", \"frames\": %zu}", t->nnative);
+}
+
 /* One thread and its frames, as far as they fit; *shown: threads written before. */
 static void json_thread_frames(struct dump_out *o, const struct dump_report *rep,
 			       struct dump_process *dp, const struct dump_thread *t, size_t *shown)
 {
 	FILE *f = dump_out__begin(o, DUMP_EL_ITEM);
-	size_t k = 0;
+	size_t k = 0, kn = 0;
+	bool sep = false;
 
 	if (f) {
 		fputs(*shown ? ", " : "", f);
@@ -470,21 +639,36 @@ static void json_thread_frames(struct dump_out *o, const struct dump_report *rep
 		dp->cut.threads++;
 	} else {
 		(*shown)++;
-		for (k = 0; k < t->nframes; k++) {
+		for (k = 0; k <= t->nframes; k++) {
+			size_t from = kn;
+			bool was = sep;
+
 			f = dump_out__begin(o, DUMP_EL_ITEM);
-			if (f) {
-				fputs(k ? ", " : "", f);
-				json_frame(f, &t->frames[k], rep->locals);
+			if (f)
+				json_natives(f, t, k, &kn, &sep);
+			if (f && k < t->nframes) {
+				fputs(sep ? ", " : "", f);
+				json_frame(f, &t->frames[k], rep->locals, dp, rep->native);
+				sep = true;
 			}
-			if (!written(o, f))
+			if (!written(o, f)) {
+				kn = from;
+				sep = was;
 				break;
-			dp->cut.locals += t->frames[k].locals_cut;
+			}
+			dp->cut.locals += k < t->nframes && t->frames[k].locals_cut;
 		}
+		k = k > t->nframes ? t->nframes : k;
 		f = dump_out__begin(o, DUMP_EL_CLOSE);
-		fprintf(f, "], \"frames_not_shown\": %zu}", t->nframes - k + t->frames_cut);
+		fprintf(f, "], \"frames_not_shown\": %zu",
+			t->nframes - k + t->frames_cut + natives_left(t, kn));
+		if (rep->native)
+			json_native(f, t);
+		fputc('}', f);
 		written(o, f);
 	}
-	dp->cut.frames += t->nframes - k + t->frames_cut;
+	k = k > t->nframes ? t->nframes : k;
+	dp->cut.frames += t->nframes - k + t->frames_cut + natives_left(t, kn);
 }
 
 static bool json_head(struct dump_out *o, const struct dump_process *dp, bool first)

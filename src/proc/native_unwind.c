@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "proc/elf_file.h"
 #include "proc/native_unwind.h"
@@ -170,10 +171,20 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	Dwarf_Word bx = r->bx, bp_sp[2] = { r->bp, r->sp },
 		   r12_15_ip[5] = { r->r12, r->r13, r->r14, r->r15, r->ip };
 
-	if (!dwfl_thread_state_registers(thread, 3, 1, &bx) ||
-	    !dwfl_thread_state_registers(thread, 6, 2, bp_sp) ||
-	    !dwfl_thread_state_registers(thread, 12, 5, r12_15_ip))
+	/* dump's unwind from a thread in a system call knows only ip, sp and maybe bp */
+	if (r->known == NATIVE_REGS_IP_SP_BP) {
+		if (!dwfl_thread_state_registers(thread, 6, 2, bp_sp) ||
+		    !dwfl_thread_state_registers(thread, 16, 1, &r12_15_ip[4]))
+			return false;
+	} else if (r->known == NATIVE_REGS_IP_SP) {
+		if (!dwfl_thread_state_registers(thread, 7, 1, &bp_sp[1]) ||
+		    !dwfl_thread_state_registers(thread, 16, 1, &r12_15_ip[4]))
+			return false;
+	} else if (!dwfl_thread_state_registers(thread, 3, 1, &bx) ||
+		   !dwfl_thread_state_registers(thread, 6, 2, bp_sp) ||
+		   !dwfl_thread_state_registers(thread, 12, 5, r12_15_ip)) {
 		return false;
+	}
 	dwfl_thread_state_register_pc(thread, r->ip);
 	return true;
 }
@@ -608,6 +619,46 @@ enum native_stop native_unwinder__stop(const struct native_unwinder *u, uint64_t
 unsigned long native_unwinder__generation(const struct native_unwinder *u)
 {
 	return u->generation;
+}
+
+#define STACK_PAGE 4096
+#define STACK_IOV 64 /* pages per process_vm_readv */
+
+ssize_t native_read_stack(pid_t pid, uint64_t sp, uint8_t *buf, size_t max)
+{
+	struct iovec local, remote[STACK_IOV];
+	size_t done = 0, want, chunk;
+	ssize_t got;
+	int k;
+
+	if (sp < STACK_PAGE || sp + max < sp)
+		return -EFAULT;
+	while (done < max) {
+		/* one iovec per page: a partial read ends at the first page not mapped */
+		want = 0;
+		for (k = 0; k < STACK_IOV && done + want < max; k++) {
+			uint64_t at = sp + done + want;
+
+			chunk = STACK_PAGE - (at & (STACK_PAGE - 1));
+			if (chunk > max - done - want)
+				chunk = max - done - want;
+			remote[k] = (struct iovec){ (void *)(uintptr_t)at, chunk };
+			want += chunk;
+		}
+		local = (struct iovec){ buf + done, want };
+		got = process_vm_readv(pid, &local, 1, remote, k, 0);
+		if (got <= 0)
+			return done ? (ssize_t)done : got < 0 ? -errno : -EFAULT;
+		done += (size_t)got;
+		if ((size_t)got < want)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+bool native_unwinder__in_code(struct native_unwinder *u, uint64_t pc)
+{
+	return u->dwfl && dwfl_addrmodule(u->dwfl, pc);
 }
 
 bool native_unwinder__in_interp(const struct native_unwinder *u, uint64_t pc)

@@ -6,6 +6,7 @@
  * lines are read whole.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
@@ -337,4 +338,100 @@ double proc_start_time(pid_t pid)
 			break;
 	fclose(f);
 	return btime ? (double)btime + (double)st.starttime / hz : 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct proc_parent *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_parent(const void *a, const void *b)
+{
+	const struct proc_parent *x = a, *y = b;
+
+	return x->ppid < y->ppid ? -1 : x->ppid > y->ppid;
+}
+
+/* The first of links (sorted by parent) whose parent is ppid: its index, or n. */
+static size_t first_child(const struct proc_parent *links, size_t n, pid_t ppid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (links[mid].ppid < ppid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t proc_descendants_of(struct proc_parent *links, size_t n, pid_t root, pid_t *out, size_t max)
+{
+	size_t head = 0, found = 0, i;
+	pid_t p;
+
+	/* a pid listed twice (with two parents: a listing that raced) is one process, once */
+	qsort(links, n, sizeof(*links), cmp_pid);
+	p = n ? links[0].pid : 0;
+	for (i = 1; i < n; i++)
+		if (links[i].pid == p)
+			links[i].pid = 0;
+		else
+			p = links[i].pid;
+	p = root;
+	qsort(links, n, sizeof(*links), cmp_parent);
+	/* breadth first; out is the queue while it holds them all, the count beyond it */
+	for (;;) {
+		for (i = first_child(links, n, p); i < n && links[i].ppid == p; i++) {
+			/* taken: a pid that is its own ancestor in a forged or racing listing */
+			if (links[i].pid == root || links[i].pid <= 0)
+				continue;
+			if (found < max)
+				out[found] = links[i].pid;
+			links[i].pid = 0;
+			found++;
+		}
+		if (head >= found || head >= max)
+			return found;
+		p = out[head++];
+	}
+}
+
+ssize_t proc_descendants(pid_t root, pid_t *out, size_t max)
+{
+	struct proc_parent *links = NULL, *more;
+	size_t n = 0, cap = 0, found;
+	struct proc_stat st;
+	struct dirent *de;
+	char buf[512];
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (pid <= 0)
+			continue;
+		proc_stat_read(pid, buf, sizeof(buf));
+		if (proc_stat_parse(buf, &st) || st.ppid <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			more = realloc(links, cap * sizeof(*links));
+			if (!more)
+				break;
+			links = more;
+		}
+		links[n++] = (struct proc_parent){ pid, st.ppid };
+	}
+	closedir(d);
+	found = proc_descendants_of(links, n, root, out, max);
+	free(links);
+	return (ssize_t)found;
 }

@@ -283,15 +283,6 @@ void collector__kstack(struct collector *c, const void *data, size_t size)
 	pending_got(c, (size_t)at, WANT_KSTACK);
 }
 
-/* The eval loop's function (and its split-off parts, such as a .cold one). */
-static bool is_eval(const char *name)
-{
-	static const char eval[] = "_PyEval_EvalFrameDefault";
-
-	return !strncmp(name, eval, sizeof(eval) - 1) &&
-	       (name[sizeof(eval) - 1] == '\0' || name[sizeof(eval) - 1] == '.');
-}
-
 /*
  * The frame id of native pc in ts's process, and its enum native_pc_kind
  * (the interpreter's own code gets no frame). UINT32_MAX without memory.
@@ -321,7 +312,7 @@ static uint32_t native_frame(struct collector *c, struct collector_target *ts, u
 	known = native_unwinder__name(ts->unwinder, pc, name, sizeof(name), file, sizeof(file));
 	*kind = NATIVE_PC_OTHER;
 	if (native_unwinder__in_interp(ts->unwinder, pc))
-		*kind = is_eval(name) ? NATIVE_PC_EVAL : NATIVE_PC_INTERP;
+		*kind = native_merge_is_eval(name) ? NATIVE_PC_EVAL : NATIVE_PC_INTERP;
 	if (*kind == NATIVE_PC_OTHER) {
 		func = profile__func_kind(c->prof, name, file, 0, false, PROFILE_FUNC_NATIVE);
 		if (func == UINT32_MAX)
@@ -412,9 +403,8 @@ static void count_stop(struct collector *c, struct collector_target *ts, bool pa
 void collector__ustack(struct collector *c, const void *data, size_t size)
 {
 	const struct py_ustack *u = data;
-	const struct native_regs regs = {
-		u->ip, u->sp, u->bp, u->bx, u->r12, u->r13, u->r14, u->r15
-	};
+	const struct native_regs regs = { u->ip,  u->sp,  u->bp,  u->bx,	  u->r12,
+					  u->r13, u->r14, u->r15, NATIVE_REGS_ALL };
 	struct collector_target *ts;
 	uint64_t pcs[NATIVE_MAX_FRAMES_ALL], sps[NATIVE_MAX_FRAMES_ALL];
 	uint64_t refused_before = c->ustack_refused;

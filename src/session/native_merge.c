@@ -3,6 +3,14 @@
 #include <string.h>
 #include "session/native_merge.h"
 
+bool native_merge_is_eval(const char *name)
+{
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+
+	return !strncmp(name, eval, sizeof(eval) - 1) &&
+	       (name[sizeof(eval) - 1] == '\0' || name[sizeof(eval) - 1] == '.');
+}
+
 static bool is_entry(const struct native_merge_in *in, uint32_t i)
 {
 	return in->entries && i < in->nentry_bits && (in->entries[i / 64] >> (i % 64) & 1);

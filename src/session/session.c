@@ -20,6 +20,7 @@
 #include "session/perf_sampler.h"
 #include "cpython/py_objects.h"
 #include "cpython/py_signature.h"
+#include "proc/procfs.h"
 #include "session/session.h"
 #include "util/mono.h"
 #include "util/log.h"
@@ -151,6 +152,27 @@ int session__follow(struct session *s, pid_t pid, unsigned flags)
 				 BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+bool session__followed_alive(struct session *s)
+{
+	const struct bpf_map *map = s->skel->maps.followed;
+	__u32 key, next, gone[64];
+	size_t ngone = 0, i;
+	bool alive = false;
+	void *prev = NULL;
+
+	/* the first one alive answers; the dead ones met on the way are forgotten */
+	while (!alive && !bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+		alive = proc_alive((pid_t)next);
+		if (!alive && ngone < sizeof(gone) / sizeof(gone[0]))
+			gone[ngone++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < ngone; i++)
+		bpf_map__delete_elem(map, &gone[i], sizeof(gone[i]), 0);
+	return alive;
 }
 
 void session__remove_target(struct session *s, pid_t pid)

@@ -39,8 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!u && !(u = native_unwinder__new(getpid(), 0, 0)))
 		abort();
 	memcpy(words, data, sizeof(words));
-	r = (struct native_regs){ words[0], words[1], words[2], words[3],
-				  words[4], words[5], words[6], words[7] };
+	/* bp's top bits: which are known (all, or ip and sp, or those and bp as dump --native) */
+	r = (struct native_regs){ words[0], words[1], words[2],
+				  words[3], words[4], words[5],
+				  words[6], words[7], (uint8_t)(words[2] >> 62) % 3 };
 	if (!(r.ip >> 63))
 		r.ip = (uint64_t)(uintptr_t)LLVMFuzzerTestOneInput + r.ip % 65536;
 	len = size - sizeof(words);

@@ -51,7 +51,8 @@ SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_for
           "suite_sec_offsets", "suite_sec_outputs", "suite_sec_procfs", "suite_sec_sources",
           "suite_usdt", "suite_report", "suite_diff", "suite_freethreaded", "suite_agent",
           "suite_async", "suite_wall",
-          "suite_signatures", "suite_native", "suite_launch", "suite_apps", "suite_peers")
+          "suite_signatures", "suite_native", "suite_launch", "suite_apps", "suite_peers",
+          "suite_dumpview")
 
 for _suite in SUITES:
     importlib.import_module(_suite)

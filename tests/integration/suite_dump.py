@@ -129,9 +129,9 @@ def check_blocked(py, pid, th, tid, func, marker, count, label, locals_too=True)
           f"thread {tid} stack {names}")
     if locals_too:
         want = [{"name": "count", "type": "int", "value": str(count), "unbound": False,
-                 "unreadable": False},
+                 "unreadable": False, "argument": "positional_or_keyword"},
                 {"name": "label", "type": "str", "value": label, "unbound": False,
-                 "unreadable": False}]
+                 "unreadable": False, "argument": "positional_or_keyword"}]
         check(f0["locals"] == want, f"thread {tid} locals {f0['locals']}, expected {want}")
         check(f0["locals_total"] == 2, f"locals_total {f0['locals_total']}")
 
@@ -191,8 +191,8 @@ def dump_text(build):
             check(head in out, f"{head!r} not in:\n{out}")
             block = out.split(head, 1)[1].split("\nThread ", 1)[0]
             for want in (f"    {func} ({py.script_path(SCRIPT)}:{line})\n",
-                         f"        > {text}\n", f"        count = {count}\n",
-                         f"        label = {label}\n"):
+                         f"        > {text}\n", "        arguments:\n",
+                         f"          count = {count}\n", f"          label = {label}\n"):
                 check(want in block, f"{want!r} not in thread {tid}'s block:\n{block}")
         check_alive(p, hb)
 
@@ -680,7 +680,9 @@ def dump_locals_flood():
         check(took <= DUMP_PROC_S + 20, f"the dump took {took:.1f} s")
         with open(out, errors="replace") as f:
             tail = f.read()[-600:]
-        check(re.search(r"\n\(left out: \d+ frames.*; cut short by the process's "
+        # stacks are read before locals: what the bound leaves out is frames or their locals
+        check(re.search(r"\n\(left out: (\d+ frames|the locals of \d+ frames).*; cut short by "
+                        r"the process's "
                         r"(output bound of 16 MiB \(--max-mb\)|time bound of 10 s "
                         r"\(--max-seconds\))\)\n$", tail), f"no cut line at the end: {tail!r}")
         proc = dump_json(["-p", p.pid, "--locals"], timeout=120)["processes"][0]
@@ -727,7 +729,8 @@ def dump_flood_bounds():
               f"--max-mb 1: cut {proc['cut']}")
         proc = dump_json(["-p", p.pid, "--locals", "--max-seconds", 1, "--max-mb", 4096],
                          timeout=60)["processes"][0]
-        check(proc["cut"]["reason"] == "time" and proc["cut"]["frames"] > 0,
+        # every stack is read before any locals: the time cuts frames or locals
+        check(proc["cut"]["reason"] == "time" and proc["cut"]["frames"] + proc["cut"]["locals"] > 0,
               f"--max-seconds 1: cut {proc['cut']}")
         # the deadline is checked between two values (each at most 96 reads)
         check(proc["read_ms"] <= 2000, f"--max-seconds 1: read for {proc['read_ms']} ms")

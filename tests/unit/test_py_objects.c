@@ -73,7 +73,9 @@ static void setup_version(uint32_t hex)
 	nobj = 0;
 	if (py_layout__for_version(hex, &layout)) {
 		/* 3.13+: the checked-in _Py_DebugOffsets capture */
-		f = fopen("tests/fixtures/debug_offsets/3.14.10-sid.bin", "rb");
+		f = fopen(hex >> 16 == 0x030F ? "tests/fixtures/debug_offsets/3.15.2-sid.bin" :
+						"tests/fixtures/debug_offsets/3.14.10-sid.bin",
+			  "rb");
 		assert_non_null(f);
 		assert_int_equal(fread(dbg, 1, sizeof(dbg), f), sizeof(dbg));
 		fclose(f);
@@ -443,6 +445,258 @@ static void test_instance_attribute(void **state)
 	assert_string_equal(out, "heartbeat");
 }
 
+/* A type named name with tp_flags flags and tp_basicsize size. */
+static uint8_t *new_type_of(const char *name, uint64_t flags, uint64_t size)
+{
+	uint8_t *t = new_type(name, false);
+
+	put64(t, 168, flags);
+	put64(t, 32, size);
+	return t;
+}
+
+/* An object of type t rendered with its lock information. */
+static const char *show_info(uint64_t a, struct py_value_info *info)
+{
+	static char out[PY_RENDER_MAX];
+
+	assert_int_equal(py_render_info(&reader, a, out, sizeof(out), NULL, info), 0);
+	return out;
+}
+
+/*
+ * _thread.lock and _thread.RLock in each layout read live: 3.8-3.13.0 (a
+ * char after two pointers; lock, owner, count), 3.13.x-3.15 (a PyMutex; a
+ * _PyRecursiveMutex), and made from a spec (3.10+: heap, immutable).
+ */
+static void test_locks(void **state)
+{
+	static const struct py_thread_id threads[] = { { 0x7f0000001000, 4242, "holder" },
+						       { 0x7f0000002000, 4243, "" } };
+	struct py_value_info info;
+	uint8_t *tl, *tr, *o;
+	char want[160];
+
+	(void)state;
+	setup_version(0x030B02F0);
+	reader.threads = threads;
+	reader.nthreads = 2;
+	/* 3.11: heap and immutable, 40 bytes: the char at 32 */
+	tl = new_type_of("_thread.lock", 512 | 256, 40);
+	o = new_of(tl);
+	snprintf(want, sizeof(want), "<unlocked _thread.lock object at 0x%llx>",
+		 (unsigned long long)addr(o));
+	assert_string_equal(show_info(addr(o), &info), want);
+	assert_true(info.lock == 1 && info.locked == 0);
+	o[32] = 1;
+	snprintf(want, sizeof(want), "<locked _thread.lock object at 0x%llx>",
+		 (unsigned long long)addr(o));
+	assert_string_equal(show_info(addr(o), &info), want);
+	assert_true(info.lock == 1 && info.locked == 1);
+	/* 3.11 RLock, 48 bytes: owner at 24, count at 32 */
+	tr = new_type_of("_thread.RLock", 512 | 256, 48);
+	o = new_of(tr);
+	put64(o, 24, 0x7f0000001000);
+	put64(o, 32, 2);
+	snprintf(want, sizeof(want),
+		 "<locked _thread.RLock object owner=thread 4242 (holder) count=2 at 0x%llx>",
+		 (unsigned long long)addr(o));
+	assert_string_equal(show_info(addr(o), &info), want);
+	assert_true(info.lock == 2 && info.locked == 1 && info.owner == 0x7f0000001000 &&
+		    info.count == 2);
+	put64(o, 24, 0x7f0000002000); /* a thread without a threading name */
+	put64(o, 32, 1);
+	assert_non_null(strstr(show_info(addr(o), &info), "owner=thread 4243 count=1 "));
+	put64(o, 24, 0x7f0000009000); /* no thread read has this ident */
+	assert_non_null(strstr(show_info(addr(o), &info), "owner=ident 0x7f0000009000 count=1"));
+	put64(o, 32, 0);
+	assert_non_null(strstr(show_info(addr(o), &info), "<unlocked _thread.RLock object"));
+	assert_true(info.lock == 2 && info.locked == 0 && info.owner == 0 && info.count == 0);
+	/* 3.14+: a PyMutex (24 bytes); a _PyRecursiveMutex (40): held twice, level 1 */
+	setup_version(0x030E0AF0);
+	reader.threads = threads;
+	reader.nthreads = 2;
+	tl = new_type_of("_thread.lock", 512 | 256, 24);
+	o = new_of(tl);
+	o[16] = 3; /* locked, with a thread parked */
+	assert_non_null(strstr(show_info(addr(o), &info), "<locked _thread.lock"));
+	o[16] = 2;
+	assert_non_null(strstr(show_info(addr(o), &info), "<unlocked _thread.lock"));
+	tr = new_type_of("_thread.RLock", 512 | 256, 40);
+	o = new_of(tr);
+	o[16] = 1;
+	put64(o, 24, 0x7f0000001000);
+	put64(o, 32, 1);
+	assert_non_null(strstr(show_info(addr(o), &info), "owner=thread 4242 (holder) count=2 "));
+	assert_true(info.locked == 1 && info.count == 2);
+	/* a layout not known (another size): an object like any other, no state guessed */
+	tl = new_type_of("_thread.lock", 512 | 256, 64);
+	o = new_of(tl);
+	snprintf(want, sizeof(want), "<_thread.lock at 0x%llx>", (unsigned long long)addr(o));
+	assert_string_equal(show_info(addr(o), &info), want);
+	assert_int_equal(info.lock, 0);
+	/* a class named _thread.lock (heap, not immutable) is not read as a lock */
+	tl = new_type_of("_thread.lock", 512 | 1024, 24);
+	o = new_of(tl);
+	o[16] = 1;
+	assert_non_null(strstr(show_info(addr(o), &info), "<_thread.lock at 0x"));
+	assert_int_equal(info.lock, 0);
+	reader.threads = NULL;
+	reader.nthreads = 0;
+}
+
+/* numpy scalars by value, as numpy 2 shows them; their value right after the header. */
+static void test_numpy_scalars(void **state)
+{
+	static const struct {
+		const char *type;
+		uint8_t bytes[16];
+		unsigned size;
+		const char *want;
+	} cases[] = {
+		{ "numpy.int8", { 0xfb }, 1, "np.int8(-5)" },
+		{ "numpy.uint8", { 0xfb }, 1, "np.uint8(251)" },
+		{ "numpy.int16", { 0x00, 0x80 }, 2, "np.int16(-32768)" },
+		{ "numpy.uint16", { 0xff, 0xff }, 2, "np.uint16(65535)" },
+		{ "numpy.int64",
+		  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		  8,
+		  "np.int64(-1)" },
+		{ "numpy.uint64",
+		  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		  8,
+		  "np.uint64(18446744073709551615)" },
+		{ "numpy.bool_", { 1 }, 1, "np.True_" },
+		{ "numpy.bool", { 0 }, 1, "np.False_" },
+		{ "numpy.float64", { 0, 0, 0, 0, 0, 0, 0x04, 0x40 }, 8, "np.float64(2.5)" },
+		{ "numpy.float64", { 0, 0, 0, 0, 0, 0, 0x14, 0x40 }, 8, "np.float64(5.0)" },
+		{ "numpy.float32", { 0xcd, 0xcc, 0xcc, 0x3d }, 4, "np.float32(0.1)" },
+		{ "numpy.float16", { 0x66, 0x2e }, 2, "np.float16(0.1)" },
+		{ "numpy.float16", { 0x00, 0x7c }, 2, "np.float16(inf)" },
+		{ "numpy.complex128",
+		  { 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0 },
+		  16,
+		  "np.complex128(1-2j)" },
+	};
+	uint8_t *t, *o;
+	size_t i;
+
+	(void)state;
+	setup_version(0x030B02F0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t = new_type_of(cases[i].type, 0, 16 + (cases[i].size < 8 ? 8 : cases[i].size));
+		o = new_of(t);
+		memcpy(o + 16, cases[i].bytes, cases[i].size);
+		assert_string_equal(show(addr(o), 0), cases[i].want);
+	}
+	/* a type too small to hold its value is not read past its end */
+	t = new_type_of("numpy.float64", 0, 20);
+	show(addr(new_of(t)), -EFAULT);
+	/* a class named numpy.int8 is an object like any other */
+	t = new_type_of("numpy.int8", 512, 24);
+	o = new_of(t);
+	assert_non_null(strstr(show(addr(o), 0), "<numpy.int8 at 0x"));
+}
+
+/* A code object's names and argument counts, as version hex lays them out. */
+static uint8_t *new_code(uint8_t *tstr, const char *const *names, unsigned n, int32_t argc,
+			 int32_t posonly, int32_t kwonly, int32_t flags)
+{
+	uint8_t *code = new_obj(), *tuple = new_obj();
+	unsigned i;
+
+	put64(code, reader.O.code_names, addr(tuple));
+	put64(tuple, 16, n);
+	for (i = 0; i < n; i++)
+		put64(tuple, reader.O.tuple_items + 8 * i,
+		      addr(new_ascii(tstr, names[i], strlen(names[i]))));
+	put32(code, reader.O.code_argcount, argc);
+	put32(code, reader.O.code_argcount + 4, posonly);
+	put32(code, reader.O.code_argcount + 8, kwonly);
+	put32(code, reader.O.code_flags, flags);
+	if (reader.O.code_nlocals != PYPROF_NO_OFFSET)
+		put32(code, reader.O.code_nlocals, n);
+	return code;
+}
+
+/*
+ * def f(a, b, /, c, *rest, d, **kw): x — the arguments marked in
+ * co_varnames' order (keyword-only before *rest), on each code layout.
+ */
+static void test_arguments(void **state)
+{
+	static const char *const names[] = { "a", "b", "c", "d", "rest", "kw", "x" };
+	static const uint8_t want[] = { PY_PARAM_POSONLY, PY_PARAM_POSONLY, PY_PARAM_POS,
+					PY_PARAM_KWONLY,  PY_PARAM_VARARGS, PY_PARAM_VARKW,
+					PY_PARAM_NONE };
+	static const uint32_t versions[] = { 0x030812F0, 0x030A0DF0, 0x030B02F0, 0x030C01F0,
+					     0x030F02F0 };
+	struct py_local loc[8];
+	uint8_t *tstr, *code, *frame;
+	size_t total, k, i;
+
+	(void)state;
+	for (k = 0; k < sizeof(versions) / sizeof(versions[0]); k++) {
+		setup_version(versions[k]);
+		tstr = new_type("str", false);
+		code = new_code(tstr, names, 7, 3, 2, 1, 4 | 8);
+		frame = new_obj();
+		assert_int_equal(py_frame_locals(&reader, addr(frame), addr(code), loc, 8, &total),
+				 7);
+		for (i = 0; i < 7; i++)
+			assert_int_equal(loc[i].param, want[i]);
+		/* counts the names cannot hold: nothing marked */
+		put32(code, reader.O.code_argcount, 9);
+		assert_int_equal(py_frame_locals(&reader, addr(frame), addr(code), loc, 8, &total),
+				 7);
+		for (i = 0; i < 7; i++)
+			assert_int_equal(loc[i].param, PY_PARAM_NONE);
+		put32(code, reader.O.code_argcount, 3);
+		put32(code, reader.O.code_argcount + 4,
+		      4); /* more positional-only than positional */
+		assert_int_equal(py_frame_locals(&reader, addr(frame), addr(code), loc, 8, &total),
+				 7);
+		assert_int_equal(loc[0].param, PY_PARAM_NONE);
+	}
+}
+
+/*
+ * 3.10: def f(arg, other) whose arg an inner function captures: its slot is
+ * empty and its cell, after the locals, holds it: the cell takes its place.
+ */
+static void test_captured_argument_310(void **state)
+{
+	static const char *const names[] = { "arg", "other", "inner" };
+	uint8_t *tstr, *tcell, *code, *frame, *cells, *cell, *value;
+	struct py_local loc[8];
+	size_t total;
+
+	(void)state;
+	setup_version(0x030A0DF0);
+	tstr = new_type("str", false);
+	tcell = new_type("cell", false);
+	code = new_code(tstr, names, 3, 2, 0, 0, 0);
+	cells = new_obj();
+	put64(code, reader.O.code_cellvars, addr(cells));
+	put64(cells, 16, 1);
+	put64(cells, 24, addr(new_ascii(tstr, "arg", 3)));
+	put64(code, reader.O.code_freevars, addr(new_obj())); /* no free variables */
+	value = new_ascii(tstr, "cell-arg", 8);
+	cell = new_of(tcell);
+	put64(cell, 16, addr(value));
+	frame = new_obj();
+	put64(frame, reader.O.frame_localsplus + 8, addr(value)); /* other */
+	put64(frame, reader.O.frame_localsplus + 24, addr(cell)); /* the cell, after 3 locals */
+	assert_int_equal(py_frame_locals(&reader, addr(frame), addr(code), loc, 8, &total), 3);
+	assert_int_equal(total, 3);
+	assert_string_equal(loc[0].name, "arg");
+	assert_int_equal(loc[0].param, PY_PARAM_POS);
+	assert_int_equal(loc[0].value, addr(cell));
+	assert_string_equal(show(loc[0].value, 0), "'cell-arg'");
+	assert_string_equal(loc[2].name, "inner");
+	assert_int_equal(loc[2].value, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +708,10 @@ int main(void)
 		cmocka_unit_test(test_ndarray),
 		cmocka_unit_test(test_frame_locals_314),
 		cmocka_unit_test(test_instance_attribute),
+		cmocka_unit_test(test_locks),
+		cmocka_unit_test(test_numpy_scalars),
+		cmocka_unit_test(test_arguments),
+		cmocka_unit_test(test_captured_argument_310),
 	};
 	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
