@@ -122,7 +122,22 @@ struct collector {
 	uint64_t ustack_refused;  /* samples whose unwind a bound cut or refused */
 	uint64_t ustack_missing;  /* samples flagged for a user stack counted without */
 	uint64_t ustack_orphans;  /* user stacks whose sample was not waiting */
+	/*
+	 * Threads seen with no name yet (section index, tid): named by
+	 * collector__name_threads after each poll, never in the middle of a
+	 * sample; beyond COLLECTOR_UNNAMED_MAX, a scan of every section's
+	 * threads does it (unnamed_overflow).
+	 */
+	struct collector_unnamed {
+		size_t section;
+		uint32_t tid;
+	} * unnamed;
+	size_t nunnamed, cap_unnamed;
+	bool unnamed_overflow;
 };
+
+/* Threads waiting for their name at once, at most. */
+#define COLLECTOR_UNNAMED_MAX 4096
 
 /* Companions a waiting sample still expects. */
 enum collector_want {
@@ -225,6 +240,12 @@ void collector__release(struct collector *c, size_t i);
  * longer falls back on its code objects. Returns how many were forgotten.
  */
 size_t collector__compact(struct collector *c, const bool *drop, size_t *map, size_t *pmap);
+
+/*
+ * Names the threads first seen since the last call, from /proc (their comm),
+ * while they still run: after each poll of the ring buffers, and at the end.
+ */
+void collector__name_threads(struct collector *c);
 
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);

@@ -981,6 +981,7 @@ static void agent__cut(struct agent *a, bool last)
 
 	for (k = 0; k < 64 && session__poll(a->s, 0) > 0; k++)
 		;
+	collector__name_threads(&a->c);
 	collector__check_alive(&a->c);
 	if (agent__see_new(a))
 		pr_warn("out of memory for the new processes' labels\n");
@@ -1138,6 +1139,7 @@ static void agent__loop(struct agent *a)
 		if (a->o.mem)
 			timeout = mem__timeout_ms(&a->mem, timeout, t);
 		session__poll(a->s, mono_ms_until(next, t, timeout));
+		collector__name_threads(&a->c);
 		t = mono_ns();
 		tracker__tick(&a->tr, t);
 		if (a->o.mem) {

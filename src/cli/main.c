@@ -328,6 +328,7 @@ static void run__stop(struct run *r, long long start)
 	while (session__poll(r->s, 0) > 0)
 		;
 	collector__flush_pending(&r->c);
+	collector__name_threads(&r->c);
 	unhold_launched(r);
 	collector__check_alive(&r->c);
 	r->prof.duration_s = (mono_ns() - start) / 1e9;
@@ -351,6 +352,7 @@ static void run__loop(struct run *r, struct top_view *top)
 		if (mem)
 			timeout = mem__timeout_ms(mem, timeout, t);
 		session__poll(r->s, timeout);
+		collector__name_threads(c);
 		t = mono_ns();
 		tracker__tick(&r->tr, t);
 		wall__tick(&r->w, r->s, c, t);

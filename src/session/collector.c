@@ -1,8 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Sample conversion. A raw frame (code address, fingerprint, position) maps
- * to an interned profile frame through a per-target hash, so the code cache
- * and the line-table decoder run once per distinct raw frame, not per sample.
+ * The collector: each record the BPF programs send, from the ring buffer to
+ * the profile model. A record takes these steps, each in one place, going
+ * down the layers once (session -> cpython -> profile), never back up:
+ *
+ *  1. Check (collector__sample): its size against the frames it claims, the
+ *     run's drain deadline; a malformed or late record is counted, no more.
+ *  2. Route by kind, before any frame is named: a companion record (kernel
+ *     stack, user stack: collector_cpu.c) joins the CPU sample it follows;
+ *     a module body's name (resolve.c) and a signature (collector_sig.c) are
+ *     kept for the stacks that come after them.
+ *  3. Find its section: its pid's target, or one the tracker opens for a
+ *     child forked a moment ago (on_unknown); else it is parked for the fork
+ *     notice, counted as unknown until claimed.
+ *  4. Resolve (resolve.c): raw frames to the profile's frame ids, through
+ *     the frame memo, the code cache (reads the process once per code
+ *     object), the parent's cache, BPF's module names; the ids go to
+ *     c->scratch, "[unresolved]" where nothing names a frame.
+ *  5. Rewrite where a mode asks: --signatures renames the innermost frames
+ *     (collector_sig.c), --async swaps the event loop's frames for the chain
+ *     of tasks (async_stacks.c), --native and --kernel add native and kernel
+ *     frames (collector_cpu.c, native_merge.c).
+ *  6. Count into the model, by kind: CPU samples (collector_cpu.c), memory
+ *     (collector_mem.c), off-CPU intervals, GC; a thread first seen is only
+ *     noted, and named from /proc after the poll (collector__name_threads),
+ *     so that no file is read in the middle of a sample.
+ *
+ * Around the records: the targets' lifecycle (add, alive checks, release,
+ * compaction for the agent) and the parked records of unknown pids.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +42,7 @@
 #include "util/mono.h"
 #include "proc/procfs.h"
 #include "proc/source.h"
+#include "collector_parts.h"
 
 int collector__init(struct collector *c, struct profile *prof, size_t budget_bytes)
 {
@@ -47,6 +73,7 @@ void collector__free(struct collector *c)
 	free(c->scratch);
 	free(c->async_out);
 	free(c->async_ids);
+	free(c->unnamed);
 	while (c->nparked)
 		free(c->parked[--c->nparked].data);
 	free(c->parked);
@@ -105,135 +132,6 @@ struct collector_target *collector__find(struct collector *c, int pid)
 	return NULL;
 }
 
-/*
- * Remembers raw frame key -> frame id. The memos of all targets may take a
- * quarter of the budget: one that would grow beyond is emptied first (it is
- * only a shortcut past the code cache), and its bytes count in the budget.
- */
-static void memo_set(struct collector *c, struct collector_target *ts, uint64_t key, uint32_t id)
-{
-	struct cache_budget *b = &c->budget;
-	struct hashmap *m = &ts->raw_frames;
-	size_t before = hashmap__bytes(m);
-
-	if ((m->len + 1) * 2 > m->cap && b->memo_bytes + before > b->limit / 4 && m->len) {
-		hashmap__free(m);
-		b->memo_bytes -= before;
-		cache_budget__charge(b, -(long long)before);
-		b->memo_resets++;
-		before = 0;
-	}
-	if (hashmap__set(m, key, id))
-		return;
-	b->memo_bytes += hashmap__bytes(m) - before;
-	cache_budget__charge(b, (long long)(hashmap__bytes(m) - before));
-}
-
-/*
- * The code object of rf in ts's process, or NULL. One read just now from a
- * pid whose process has exited is dropped: the memory may have been another
- * process's, given the pid since.
- */
-static const struct code_info *target_code(struct collector_target *ts, const struct py_frame *rf)
-{
-	uint64_t reads = ts->codes->reads;
-	const struct code_info *ci = code_cache__get(ts->codes, &ts->t, rf->code, rf->fingerprint);
-
-	if (ci && ts->codes->reads != reads && ts->pidfd >= 0 && proc_pidfd_exited(ts->pidfd))
-		return NULL;
-	return ci;
-}
-
-/*
- * A frame whose code object could not be read: a module body that BPF named
- * at its first sample (its import over, its object freed) is "<module>" in
- * its file, with no line (its line table went with it); else unresolved.
- */
-static uint32_t module_frame_id(struct collector *c, struct collector_target *ts,
-				const struct py_frame *rf, bool *unresolved)
-{
-	const struct module_name *mn = module_names__find(&ts->modules, rf->code, rf->fingerprint);
-	uint32_t func;
-
-	if (!mn && ts->forked_from)
-		mn = module_names__find(&c->targets[ts->forked_from - 1].modules, rf->code,
-					rf->fingerprint);
-	if (mn) {
-		func = profile__func(c->prof, "<module>", mn->file, mn->firstlineno, false);
-		return func == UINT32_MAX ? UINT32_MAX : profile__frame(c->prof, func, -1);
-	}
-	*unresolved = true;
-	func = profile__func(c->prof, "[unresolved]", "", 0, true);
-	return func == UINT32_MAX ? UINT32_MAX : profile__frame(c->prof, func, -1);
-}
-
-/* BPF's name of a module body (struct py_module_record), kept for its frames. */
-static void add_module(struct collector *c, const void *data, size_t size)
-{
-	const struct py_sample *s = data;
-	struct collector_target *ts = collector__find(c, s->pid);
-	size_t before;
-
-	if (!ts && c->on_unknown)
-		ts = c->on_unknown(c->on_unknown_ctx, s->pid);
-	if (!ts)
-		return; /* not a sample: nothing to count as lost */
-	before = module_names__bytes(&ts->modules);
-	if (module_names__add(&ts->modules, data, size) == -EINVAL)
-		c->malformed++;
-	cache_budget__charge(&c->budget,
-			     (long long)module_names__bytes(&ts->modules) - (long long)before);
-}
-
-/* Profile frame id for one raw frame; *unresolved set when it could not be named. */
-static uint32_t frame_id(struct collector *c, struct collector_target *ts,
-			 const struct py_frame *rf, bool *unresolved)
-{
-	uint64_t key = hash_u64(rf->code ^
-				hash_u64(((uint64_t)rf->fingerprint << 32) | (uint32_t)rf->instr));
-	const struct code_info *ci;
-	uint64_t *slot = hashmap__find(&ts->raw_frames, key);
-	uint32_t func, id;
-
-	if (slot)
-		return *slot;
-	ci = target_code(ts, rf);
-	/* the same object in the parent: the fingerprint says whether it still is */
-	if (!ci && ts->forked_from)
-		ci = target_code(&c->targets[ts->forked_from - 1], rf);
-	if (!ci)
-		return module_frame_id(c, ts, rf, unresolved);
-	func = profile__func(c->prof, ci->qualname, ci->filename, ci->firstlineno, false);
-	if (func == UINT32_MAX)
-		return UINT32_MAX;
-	id = profile__frame(c->prof, func, code_info__line(ci, &ts->t.layout, rf->instr));
-	if (id != UINT32_MAX)
-		memo_set(c, ts, key, id);
-	return id;
-}
-
-/*
- * Names every frame of s into c->scratch (frame ids). Returns -ENOMEM when
- * the sample cannot be kept, -ETIME when the run ended too long ago to go on
- * (each new code object can cost a read and a line table's decoding, and a
- * sample holds up to PYPROF_MAX_DEPTH of them); *unresolved is set when a
- * frame could not be named.
- */
-static int resolve_frames(struct collector *c, struct collector_target *ts,
-			  const struct py_sample *s, bool *unresolved)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->nframes; i++) {
-		if (deadline__past(DEADLINE_DRAIN_NS))
-			return -ETIME;
-		c->scratch[i] = frame_id(c, ts, &s->frames[i], unresolved);
-		if (c->scratch[i] == UINT32_MAX)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Adds a's counts to the collector's (at the end of a target's sampling). */
 static void async_count(struct async_counts *sum, const struct async_stacks *a, int sign)
 {
@@ -278,7 +176,7 @@ static uint32_t async_frames(struct collector *c, struct collector_target *ts,
 		const struct async_entry *e = &c->async_out[k];
 
 		if (!e->task) {
-			c->async_ids[k] = frame_id(c, ts, &e->frame, unresolved);
+			c->async_ids[k] = resolve__frame(c, ts, &e->frame, unresolved);
 		} else {
 			func = profile__func(c->prof, e->task, "<asyncio task>", 0, false);
 			c->async_ids[k] = func == UINT32_MAX ? UINT32_MAX :
@@ -313,110 +211,11 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	}
 	th = profile_target__thread(pp, s->tid);
 	if (th && !th->name[0])
-		proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
+		collector__unnamed(c, ts->target_index, s->tid);
 	if (profile_target__offcpu_block(pp, s->tid, c->scratch, s->nframes,
 					 PY_OFFCPU_CLASS(s->value), s->ktime_ns,
 					 s->value & PY_OFFCPU_PRIMED))
 		c->malformed++;
-}
-
-/* Distinct signatures kept per process: beyond, a frame keeps its plain name. */
-#define COLLECTOR_SIG_MAX 4096
-
-/* The reader that names ts's argument types, made at its first signature. */
-static struct py_reader *sig_reader(struct collector_target *ts)
-{
-	if (!ts->sig_reader) {
-		ts->sig_reader = malloc(sizeof(*ts->sig_reader));
-		if (ts->sig_reader &&
-		    py_reader__init(ts->sig_reader, ts->t.pid, &ts->t.layout, ts->t.version)) {
-			free(ts->sig_reader);
-			ts->sig_reader = NULL;
-		}
-	}
-	return ts->sig_reader;
-}
-
-/*
- * The frame id standing for frame id `frame` called with the arguments of f:
- * its function renamed "qualname(x: int, ...)", interned once per key.
- * UINT32_MAX when it cannot be named (then the plain frame is kept).
- */
-static uint32_t sig_frame_id(struct collector *c, struct collector_target *ts,
-			     const struct py_sig_frame *f, uint32_t frame)
-{
-	struct profile *p = c->prof;
-	struct py_reader *r = sig_reader(ts);
-	char text[PY_SIG_TEXT], *name;
-	uint32_t base = p->frames[frame].func, func;
-	int line = p->frames[frame].line;
-	uint64_t key, *slot;
-
-	/* nothing to split a function without arguments by (a module's code) */
-	if (!r || p->funcs[base].unresolved || !f->nargs)
-		return UINT32_MAX;
-	key = hash_u64(py_signature_key(r, f) ^ base);
-	slot = hashmap__find(&ts->sig_funcs, key);
-	if (slot)
-		return profile__frame(p, (uint32_t)*slot, line);
-	if (ts->sig_funcs.len >= COLLECTOR_SIG_MAX) {
-		p->sig_capped++;
-		return UINT32_MAX;
-	}
-	py_signature_text(r, f, text, sizeof(text));
-	if (asprintf(&name, "%s%s", p->funcs[base].qualname, text) < 0)
-		return UINT32_MAX;
-	/* funcs may move as one is added: file and line are read before */
-	func = profile__func(p, name, p->funcs[base].file, p->funcs[base].firstline, false);
-	free(name);
-	if (func == UINT32_MAX || hashmap__set(&ts->sig_funcs, key, func))
-		return UINT32_MAX;
-	return profile__frame(p, func, line);
-}
-
-/* A signature record: kept until its sample comes (or COLLECTOR_SIG_PENDING more). */
-static void sig_keep(struct collector *c, const void *data, size_t size)
-{
-	struct py_sig_record *slot = &c->sig_pending[c->sig_next++ % COLLECTOR_SIG_PENDING];
-
-	if (size < sizeof(*slot)) {
-		c->malformed++;
-		return;
-	}
-	if (slot->kind == PY_KIND_SIGNATURE)
-		c->prof->sig_missing++; /* its sample never came: dropped */
-	memcpy(slot, data, sizeof(*slot));
-}
-
-/* Renames s's innermost frames (in c->scratch) by the signature record sent before it. */
-static void sig_apply(struct collector *c, struct collector_target *ts, const struct py_sample *s)
-{
-	struct py_sig_record *r = NULL;
-	uint32_t i, id;
-
-	for (i = 0; i < COLLECTOR_SIG_PENDING; i++) {
-		struct py_sig_record *q = &c->sig_pending[i];
-
-		if (q->kind == PY_KIND_SIGNATURE && q->pid == s->pid && q->tid == s->tid &&
-		    q->ktime_ns == s->ktime_ns) {
-			r = q;
-			break;
-		}
-	}
-	if (!r) {
-		c->prof->sig_missing++;
-		return;
-	}
-	r->kind = 0; /* used */
-	c->prof->sig_samples++;
-	for (i = 0; i < r->value && i < PY_SIG_FRAMES && i < s->nframes; i++) {
-		if (r->frames[i].code != s->frames[i].code ||
-		    r->frames[i].fingerprint != s->frames[i].fingerprint)
-			continue;
-		id = sig_frame_id(c, ts, &r->frames[i], c->scratch[i]);
-		if (id != UINT32_MAX)
-			c->scratch[i] = id;
-	}
 }
 
 /*
@@ -437,79 +236,6 @@ static void cpu_sample(struct collector *c, struct collector_target *ts, const s
 			memmove(c->scratch, ids, n * sizeof(*c->scratch));
 	}
 	collector__cpu_sample(c, ts, aligned, s, n, unresolved);
-}
-
-/* A --mem record: bytes of one kind on its stack, and a point in time for the timeline. */
-static void add_mem_sample(struct collector *c, struct collector_target *ts,
-			   const struct py_sample *s, enum profile_mem_kind kind, bool unresolved)
-{
-	struct profile_target *pp = &c->prof->targets[ts->target_index];
-	double t_s = ((long long)s->ktime_ns - c->prof->start_ns) / 1e9;
-
-	long stack = profile_target__add_mem(pp, kind, c->scratch, s->nframes, s->value, t_s,
-					     s->flags & PY_SAMPLE_RSS_PEAK);
-
-	if (stack < 0) {
-		c->malformed++;
-		return;
-	}
-	/* An allocation may still be live at the end: remember which stack its record named. */
-	if (kind == PROFILE_MEM_ALLOCATED &&
-	    hashmap__set(&c->alloc_records, collector__alloc_key(s->pid, s->tid, s->ktime_ns),
-			 stack))
-		c->malformed++;
-	if (kind == PROFILE_MEM_MAPPED || kind == PROFILE_MEM_UNMAPPED) {
-		unsigned at = ts->mem_recent_next++ % 16;
-
-		ts->mem_recent[at].tid = s->tid;
-		ts->mem_recent[at].ktime_ns = s->ktime_ns;
-		ts->mem_recent[at].stack = stack;
-	}
-	pp->mem.truncated += !!(s->flags & PY_SAMPLE_TRUNCATED);
-	pp->mem.partial += !!(s->flags & PY_SAMPLE_READ_ERROR);
-	pp->mem.unresolved += unresolved;
-}
-
-_Static_assert((int)PY_MEM_MMAP == (int)PROFILE_MEM_OP_MMAP &&
-		       (int)PY_MEM_MUNMAP == (int)PROFILE_MEM_OP_MUNMAP &&
-		       (int)PY_MEM_MREMAP == (int)PROFILE_MEM_OP_MREMAP &&
-		       (int)PY_MEM_BRK == (int)PROFILE_MEM_OP_BRK,
-	       "py_mem_op and profile_mem_op differ");
-
-/*
- * A memory call's addresses: matched to the ranges the process mapped, the
- * mapping owned by the stack record sent just before it for the same call.
- */
-static void add_mem_range(struct collector *c, struct collector_target *ts, const void *data,
-			  size_t size)
-{
-	struct profile_target *pp = &c->prof->targets[ts->target_index];
-	const struct py_mem_range *r = data;
-	struct profile_mem_call call = {
-		.addr = r->addr,
-		.len = r->len,
-		.new_addr = r->new_addr,
-		.new_len = r->new_len,
-		.keep_old = r->remap_flags & 4, /* MREMAP_DONTUNMAP */
-		.t_ns = r->ktime_ns,
-	};
-	uint32_t owner = MEM_RANGE_NO_STACK;
-	size_t i;
-
-	if (size < sizeof(*r) || r->op < PY_MEM_MMAP || r->op > PY_MEM_BRK) {
-		c->malformed++;
-		return;
-	}
-	call.op = r->op; /* the same numbering */
-	for (i = 0; r->value && i < 16; i++)
-		if (ts->mem_recent[i].tid == r->tid && ts->mem_recent[i].ktime_ns == r->value) {
-			owner = ts->mem_recent[i].stack;
-			break;
-		}
-	/* a stack record sent but never seen here: dropped, or too many threads in between */
-	if (r->value && owner == MEM_RANGE_NO_STACK)
-		pp->mem.ranges_unmatched++;
-	profile_target__mem_call(pp, &call, owner);
 }
 
 /*
@@ -580,26 +306,26 @@ static void count_sample(struct collector *c, struct collector_target *ts,
 	switch (s->kind) {
 	case PY_KIND_CPU:
 		if (c->signatures)
-			sig_apply(c, ts, s);
+			collector__sig_apply(c, ts, s);
 		cpu_sample(c, ts, s, unresolved);
 		break;
 	case PY_KIND_SIGNATURE:
-		sig_keep(c, data, size);
+		collector__sig_keep(c, data, size);
 		break;
 	case PY_KIND_PAGE_FAULT:
-		add_mem_sample(c, ts, s, PROFILE_MEM_TOUCHED, unresolved);
+		collector__mem_sample(c, ts, s, PROFILE_MEM_TOUCHED, unresolved);
 		break;
 	case PY_KIND_MAP:
-		add_mem_sample(c, ts, s, PROFILE_MEM_MAPPED, unresolved);
+		collector__mem_sample(c, ts, s, PROFILE_MEM_MAPPED, unresolved);
 		break;
 	case PY_KIND_UNMAP:
-		add_mem_sample(c, ts, s, PROFILE_MEM_UNMAPPED, unresolved);
+		collector__mem_sample(c, ts, s, PROFILE_MEM_UNMAPPED, unresolved);
 		break;
 	case PY_KIND_ALLOC:
-		add_mem_sample(c, ts, s, PROFILE_MEM_ALLOCATED, unresolved);
+		collector__mem_sample(c, ts, s, PROFILE_MEM_ALLOCATED, unresolved);
 		break;
 	case PY_KIND_MEM_RANGE:
-		add_mem_range(c, ts, data, size);
+		collector__mem_range(c, ts, data, size);
 		break;
 	case PY_KIND_CALL_NEW:
 		/* --calls: naming the frames above was the point (the code objects are cached) */
@@ -647,7 +373,11 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 		return;
 	}
 	if (s->kind == PY_KIND_MODULE) {
-		add_module(c, data, size);
+		ts = collector__find(c, s->pid);
+		if (!ts && c->on_unknown)
+			ts = c->on_unknown(c->on_unknown_ctx, s->pid);
+		if (ts) /* else not a sample: nothing to count as lost */
+			resolve__module(c, ts, data, size);
 		return;
 	}
 	ts = collector__find(c, s->pid);
@@ -659,7 +389,7 @@ void collector__sample(struct collector *c, const void *data, size_t size)
 			park(c, s->pid, data, size);
 		return;
 	}
-	err = resolve_frames(c, ts, s, &unresolved);
+	err = resolve__stack(c, ts, s, &unresolved);
 	if (err == -ETIME) {
 		c->late++;
 		return;
@@ -768,6 +498,7 @@ size_t collector__compact(struct collector *c, const bool *drop, size_t *map, si
 {
 	size_t i, n = 0, was = c->ntargets;
 
+	collector__name_threads(c); /* the threads waiting for names hold section indices */
 	if (compact_sections(c, drop, pmap))
 		return 0;
 	for (i = 0; i < c->ntargets; i++) {

@@ -25,6 +25,7 @@
 #include "util/text.h"
 #include "util/vec.h"
 #include "pybpfprof.skel.h"
+#include "collector_parts.h"
 
 /*
  * A thread read as blocked when the run started but seen running since
@@ -70,8 +71,8 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 	pp->unresolved += unresolved;
 	th = profile_target__thread(pp, s->tid);
 	if (th) {
-		if (!th->samples)
-			proc_thread_name(s->pid, s->tid, th->name, sizeof(th->name));
+		if (!th->samples && !th->name[0])
+			collector__unnamed(c, ts->target_index, s->tid);
 		th->samples++;
 	}
 	switch (s->flags & PY_SAMPLE_GIL_UNKNOWN) {
