@@ -7,10 +7,10 @@
 # tests under OUTPUT_DIR/tests), ",sanitize" when it carries ASan and UBSan.
 # Default: one pass, "plain=.output" (or "asan=.output-asan,sanitize" with
 # PYBPFPROF_SANITIZE=1, as `make SANITIZE=1 check` sets). With several passes
-# (`make check-all` gives plain and asan), each runs its unit tests, then all
-# their integration tests share one pool ($PYBPFPROF_JOBS at once, default 3),
-# and a line "NAME: N passed, N failed, N skipped" sums each pass before the
-# overall line.
+# (`make check-all` gives plain and asan), all their integration tests share
+# one pool ($PYBPFPROF_JOBS at once, default 3) while each pass's unit tests
+# run beside it; a line "NAME: N passed, N failed, N skipped" sums each pass
+# before the overall line.
 #
 # Under a sanitizer any report, leaks included, aborts the process (failing
 # its test) and is also written to a log, so a test that tolerates the
@@ -30,40 +30,46 @@ jobs=${PYBPFPROF_JOBS:-3}
 san_common="halt_on_error=1:abort_on_error=1:print_stacktrace=1:disable_coredump=1"
 declare -A up uf
 runpasses=()
+unit_dir=$(mktemp -d)
+unit_pids=()
 
+# unit_pass NAME OUT FLAGS: one pass's unit tests, their output in $unit_dir/NAME
+unit_pass() {
+	local name=$1 out=$2 flags=$3 san_dir= units=() src log f
+	for src in tests/unit/test_*.c; do
+		units+=("$out/tests/$(basename "$src" .c)")
+	done
+	if [ "$flags" = sanitize ]; then
+		san_dir=$(mktemp -d /tmp/pybpfprof-san.XXXXXX)
+		ASAN_OPTIONS="$san_common:detect_leaks=1:log_path=$san_dir/asan" \
+			UBSAN_OPTIONS="$san_common:log_path=$san_dir/ubsan" \
+			LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
+			tests/run-unit.sh "${units[@]}" >"$unit_dir/$name" 2>&1
+	else
+		tests/run-unit.sh "${units[@]}" >"$unit_dir/$name" 2>&1
+	fi
+	f=0
+	if [ -n "$san_dir" ]; then
+		for log in "$san_dir"/*; do
+			[ -e "$log" ] || continue
+			{ echo "sanitizer report ($log):"; cat "$log"; } >>"$unit_dir/$name"
+			f=$((f + 1))
+		done
+		rm -rf "$san_dir"
+	fi
+	echo "$f" >"$unit_dir/$name.san"
+}
+
+# The unit tests need neither root nor the machine to themselves: they run
+# beside the integration tests, their output shown after them.
 for spec in "$@"; do
 	name=${spec%%=*} rest=${spec#*=}
 	out=${rest%%,*} flags=
 	[ "$rest" != "$out" ] && flags=${rest#*,}
 	bin=$out/pybpfprof
 	[ -x "$bin" ] || bin=pybpfprof	# the plain build's binary is at the top
-	units=()
-	for src in tests/unit/test_*.c; do
-		units+=("$out/tests/$(basename "$src" .c)")
-	done
-	san_dir=
-	if [ "$flags" = sanitize ]; then
-		san_dir=$(mktemp -d /tmp/pybpfprof-san.XXXXXX)
-		unit_out=$(ASAN_OPTIONS="$san_common:detect_leaks=1:log_path=$san_dir/asan" \
-			UBSAN_OPTIONS="$san_common:log_path=$san_dir/ubsan" \
-			LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-			tests/run-unit.sh "${units[@]}")
-	else
-		unit_out=$(tests/run-unit.sh "${units[@]}")
-	fi
-	printf '%s\n' "$unit_out" | sed "s/^unit:/unit [$name]:/"
-	read -r p f < <(printf '%s\n' "$unit_out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
-	p=${p:-0} f=${f:-1}
-	if [ -n "$san_dir" ]; then
-		for log in "$san_dir"/*; do
-			[ -e "$log" ] || continue
-			echo "sanitizer report ($log):"
-			cat "$log"
-			f=$((f + 1))
-		done
-		rm -rf "$san_dir"
-	fi
-	up[$name]=$p uf[$name]=$f
+	unit_pass "$name" "$out" "$flags" &
+	unit_pids+=($!)
 	runpasses+=(--pass "$name=$PWD/$bin${flags:+,$flags}")
 done
 
@@ -78,6 +84,16 @@ integ=(tests/integration/run.sh -j "$jobs" "${runpasses[@]}")
 [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && integ=(as_root "${integ[@]}")
 "${integ[@]}" 2>&1 | tee "$integ_log"
 integ_rc=${PIPESTATUS[0]}
+
+wait "${unit_pids[@]}"
+for spec in "$@"; do
+	name=${spec%%=*}
+	unit_out=$(cat "$unit_dir/$name")
+	printf '%s\n' "$unit_out" | sed "s/^unit:/unit [$name]:/"
+	read -r p f < <(printf '%s\n' "$unit_out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+	up[$name]=${p:-0} uf[$name]=$((${f:-1} + $(cat "$unit_dir/$name.san" 2>/dev/null || echo 1)))
+done
+rm -rf "$unit_dir"
 
 declare -A ip if_ is
 nskip_all=
