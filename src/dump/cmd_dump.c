@@ -21,6 +21,7 @@
 #include "proc/procfs.h"
 #include "proc/source.h"
 #include "cpython/target.h"
+#include "util/log.h"
 #include "util/outfile.h"
 
 #define DUMP_MAX_PIDS 64
@@ -462,7 +463,7 @@ static int dump_collect(struct dump_opts *o, struct dump_report *rep)
 		memset(dp, 0, sizeof(*dp));
 		/* -a meets processes that are not CPython or exit meanwhile: skipped */
 		if (!o->all) {
-			fprintf(stderr, "pybpfprof: %s\n", why[0] ? why : "cannot read it");
+			pr_err("%s\n", why[0] ? why : "cannot read it");
 			failed = 1;
 		}
 	}
@@ -486,11 +487,11 @@ int cmd_dump(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return 2;
 	if (o.output && outfile__open(&of, o.output, why, sizeof(why))) {
-		fprintf(stderr, "pybpfprof: %s: %s\n", o.output, why);
+		pr_err("%s: %s\n", o.output, why);
 		return 1;
 	}
 	if (o.all && all_pids(&o))
-		fprintf(stderr, "pybpfprof: cannot list /proc\n");
+		pr_err("cannot list /proc\n");
 	rep.locals = o.locals;
 	rep.async = o.async;
 	failed = dump_collect(&o, &rep);
@@ -500,12 +501,12 @@ int cmd_dump(int argc, char **argv)
 	else if (rep.nprocs)
 		err = (o.json ? dump_write_json : dump_write_text)(stdout, &rep) || fflush(stdout);
 	if (err)
-		fprintf(stderr, "pybpfprof: cannot write %s: %s\n",
-			o.output ? o.output : "the output", o.output ? why : strerror(errno));
+		pr_err("cannot write %s: %s\n", o.output ? o.output : "the output",
+		       o.output ? why : strerror(errno));
 	if (o.output)
 		outfile__close(&of);
 	if (!rep.nprocs && o.all)
-		fprintf(stderr, "pybpfprof: no CPython process found\n");
+		pr_err("no CPython process found\n");
 	dump_report_free(&rep);
 	return err || failed || !rep.nprocs ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include "report_signatures.h"
 #include "report_usdt.h"
 #include "report_where.h"
+#include "util/text.h"
 #include "util/vec.h"
 #include "proc/source.h"
 
@@ -40,13 +41,15 @@ static void print_location(FILE *f, const char *file, int line, int width, bool 
 	int n;
 
 	if (machine)
-		n = snprintf(loc, sizeof(loc), "%s", file);
+		snprintf(loc, sizeof(loc), "%s", file);
 	else if (line > 0)
-		n = snprintf(loc, sizeof(loc), "%s:%d", file, line);
+		snprintf(loc, sizeof(loc), "%s:%d", file, line);
 	else if (file[0])
-		n = snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
+		snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
 	else
-		n = snprintf(loc, sizeof(loc), "?");
+		snprintf(loc, sizeof(loc), "?");
+	text_sanitize(loc);
+	n = strlen(loc);
 	if (n > width && width > 3)
 		fprintf(f, "...%-*s", width - 3, loc + n - (width - 3));
 	else
@@ -57,6 +60,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 			    const struct report_opts *o)
 {
 	struct func_stat *st;
+	char q[REPORT_FIELD];
 	size_t n, i, shown;
 	int w;
 
@@ -75,7 +79,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ",
 			report_pct(st[i].self, pp->samples), report_pct(st[i].total, pp->samples),
 			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
-			fn->qualname);
+			text_clean(q, sizeof(q), fn->qualname));
 		print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
 		fputc('\n', f);
 	}
@@ -86,7 +90,7 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 			const struct report_opts *o)
 {
 	struct line_stat *st;
-	char src[160];
+	char src[160], q[REPORT_FIELD];
 	size_t n, i, shown;
 	int w;
 
@@ -109,10 +113,11 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
 			report_pct(st[i].self, pp->samples));
 		print_location(f, fn->file, fr->line, 36, fn->kind != PROFILE_FUNC_PYTHON);
+		text_clean(q, sizeof(q), fn->qualname);
 		if (src[0])
-			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, fn->qualname, src);
+			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, q, src);
 		else
-			fprintf(f, "  %.*s\n", NAME_MAX, fn->qualname);
+			fprintf(f, "  %.*s\n", NAME_MAX, q);
 	}
 	free(st);
 }
@@ -187,7 +192,9 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	size_t n, i;
 	int changed, readable;
 
-	fprintf(f, "\n  Line by line: %s  ", fn->qualname);
+	fputs("\n  Line by line: ", f);
+	text_put_clean(f, fn->qualname);
+	fputs("  ", f);
 	print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
 	fprintf(f, "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
 		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
@@ -209,14 +216,17 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 		nums[i] = rows[i].line;
 	if (readable)
 		report_source_lines(p, pp, fn->file, nums, n, texts, SRC_WIDTH, found);
-	if (changed < 0)
-		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
-			source_strerror(changed));
-	else if (changed)
-		fprintf(f,
-			"    source: %s was modified after the process started: the text "
-			"shown may not be what runs\n",
-			fn->file);
+	if (changed < 0) {
+		fputs("    source: cannot read ", f);
+		text_put_clean(f, fn->file[0] ? fn->file : "(no file)");
+		fprintf(f, ": %s\n", source_strerror(changed));
+	} else if (changed) {
+		fputs("    source: ", f);
+		text_put_clean(f, fn->file);
+		fputs(" was modified after the process started: the text shown may not be what "
+		      "runs\n",
+		      f);
+	}
 	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
 	for (i = 0; i < n; i++) {
 		const struct line_row *r = &rows[i];
@@ -267,12 +277,15 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	size_t i;
 
 	if (pp->nspid != pp->pid)
-		fprintf(f, "\npid %d (pid %d in its namespace)  %s\n", pp->pid, pp->nspid,
-			pp->cmdline[0] ? pp->cmdline : pp->comm);
+		fprintf(f, "\npid %d (pid %d in its namespace)  ", pp->pid, pp->nspid);
 	else
-		fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
-	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe,
-		pp->exited ? " (exited during the run)" : "");
+		fprintf(f, "\npid %d  ", pp->pid);
+	text_put_clean(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	fputs("\n  Python ", f);
+	text_put_clean(f, pp->python);
+	fputs(", ", f);
+	text_put_clean(f, pp->exe);
+	fprintf(f, "%s\n", pp->exited ? " (exited during the run)" : "");
 	fprintf(f,
 		"  %llu samples (%.2f s of CPU); %llu truncated, %llu partial, %llu unresolved\n",
 		(unsigned long long)pp->samples, report_seconds(p, pp->samples),
@@ -280,10 +293,11 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		(unsigned long long)pp->unresolved);
 	if (pp->nthreads) {
 		fprintf(f, "  threads:");
-		for (i = 0; i < pp->nthreads; i++)
-			fprintf(f, "%s %u %s (%llu)", i ? "," : "", pp->threads[i].tid,
-				pp->threads[i].name[0] ? pp->threads[i].name : "?",
-				(unsigned long long)pp->threads[i].samples);
+		for (i = 0; i < pp->nthreads; i++) {
+			fprintf(f, "%s %u ", i ? "," : "", pp->threads[i].tid);
+			text_put_clean(f, pp->threads[i].name[0] ? pp->threads[i].name : "?");
+			fprintf(f, " (%llu)", (unsigned long long)pp->threads[i].samples);
+		}
 		fputc('\n', f);
 	}
 	if (!pp->samples) {
@@ -311,9 +325,13 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 
 	fprintf(f, "pybpfprof %s: %s profile, %zu process%s, %.2f s at %u Hz\n", o->tool_version,
 		p->mode, p->ntargets, p->ntargets == 1 ? "" : "es", p->duration_s, p->frequency_hz);
-	for (i = 0; i < p->ntargets; i++)
-		fprintf(f, "%s %d (Python %s, %s)%s", i ? "," : "pids:", p->targets[i].pid,
-			p->targets[i].python, p->targets[i].exe, i + 1 == p->ntargets ? "\n" : "");
+	for (i = 0; i < p->ntargets; i++) {
+		fprintf(f, "%s %d (Python ", i ? "," : "pids:", p->targets[i].pid);
+		text_put_clean(f, p->targets[i].python);
+		fputs(", ", f);
+		text_put_clean(f, p->targets[i].exe);
+		fprintf(f, ")%s", i + 1 == p->ntargets ? "\n" : "");
+	}
 	fprintf(f,
 		"samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
 		" (%llu partial; %llu ticks in threads without Python frames)\n",
