@@ -36,7 +36,7 @@ PB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 ALL_CFLAGS = $(PB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 # Tests and fuzz targets also reach each folder's private headers (src/FOLDER/x.h).
 TEST_CFLAGS = $(ALL_CFLAGS) -Isrc
-LDLIBS += -lbpf -ldw -lelf -llzma -lz -lm -ljansson -lcurl -lmicrohttpd -lpthread
+LDLIBS += -lbpf -ldw -lelf -llzma -lz -lm -lcurl -lmicrohttpd -lpthread
 
 # clang -target bpf does not know the host's system include paths; borrow them
 # (libbpf-tools does the same) so <bpf/bpf_helpers.h> and friends resolve.

@@ -18,7 +18,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
 apt_get update -qq
-apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjansson-dev \
+apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libcurl4-openssl-dev libmicrohttpd-dev python3 util-linux libdw-dev liblzma-dev >/dev/null
 [ "${1:-}" = build ] && exit 0
 
