@@ -16,6 +16,7 @@
 #include "report_signatures.h"
 #include "report_usdt.h"
 #include "report_where.h"
+#include "util/hashmap.h"
 #include "util/text.h"
 #include "util/vec.h"
 #include "proc/source.h"
@@ -123,6 +124,7 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 }
 
 #define SRC_WIDTH 160 /* source text shown per line */
+#define SRC_CHUNK 256 /* rows whose source is looked up at once */
 
 struct line_row {
 	int line;
@@ -137,6 +139,21 @@ static int cmp_line_row(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* func's row for line in rows (found through index: line -> 1 + row), added if new. */
+static struct line_row *line_row(struct line_row **rows, size_t *nrows, size_t *cap,
+				 struct hashmap *index, int line)
+{
+	uint64_t *slot = hashmap__find(index, (uint32_t)line);
+
+	if (slot)
+		return &(*rows)[*slot - 1];
+	if (vec_grow((void **)rows, cap, *nrows + 1, sizeof(**rows)) ||
+	    hashmap__set(index, (uint32_t)line, *nrows + 1))
+		return NULL;
+	(*rows)[*nrows] = (struct line_row){ .line = line };
+	return &(*rows)[(*nrows)++];
+}
+
 /*
  * Per line of func: samples with the function at that line (including what it
  * called from there: a line's cost, as line_profiler measures it), and of
@@ -146,8 +163,10 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 		      struct line_row **out, size_t *n)
 {
 	struct line_row *rows = NULL, *r;
-	size_t i, j, k, nrows = 0, cap = 0;
+	size_t i, j, nrows = 0, cap = 0;
+	struct hashmap index; /* a saved profile's function may have a million lines */
 
+	hashmap__init(&index);
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
 
@@ -156,16 +175,12 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 
 			if (fr->func != func)
 				continue;
-			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
-				;
-			if (k == nrows) {
-				if (vec_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
-					free(rows);
-					return -ENOMEM;
-				}
-				rows[nrows++] = (struct line_row){ .line = fr->line };
+			r = line_row(&rows, &nrows, &cap, &index, fr->line);
+			if (!r) {
+				free(rows);
+				hashmap__free(&index);
+				return -ENOMEM;
 			}
-			r = &rows[k];
 			if (!j)
 				r->self += s->count;
 			if (r->last != i + 1) { /* recursion: once per stack */
@@ -174,6 +189,7 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 			}
 		}
 	}
+	hashmap__free(&index);
 	if (nrows) /* qsort wants a non-NULL array even for none */
 		qsort(rows, nrows, sizeof(*rows), cmp_line_row);
 	*out = rows;
@@ -181,16 +197,58 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 	return 0;
 }
 
+static void print_row(FILE *f, const struct profile_target *pp, const struct func_stat *fs,
+		      const struct line_row *r, const char *src)
+{
+	if (r->line > 0)
+		fprintf(f, "    %5d", r->line);
+	else
+		fprintf(f, "        ?");
+	fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
+		report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
+		(unsigned long long)r->self);
+	fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
+}
+
+/* The table's rows, their source looked up SRC_CHUNK rows at a time. */
+static void print_rows(FILE *f, const struct profile *p, const struct profile_target *pp,
+		       const struct func_stat *fs, const struct line_row *rows, size_t n,
+		       bool readable)
+{
+	const char *file = p->funcs[fs->func].file;
+	char *texts = malloc(SRC_CHUNK * SRC_WIDTH);
+	bool found[SRC_CHUNK] = { false };
+	int nums[SRC_CHUNK];
+	size_t i, k, m;
+
+	if (!texts) {
+		fprintf(f, "    (out of memory)\n");
+		return;
+	}
+	for (i = 0; i < n; i += m) {
+		m = n - i < SRC_CHUNK ? n - i : SRC_CHUNK;
+		for (k = 0; k < m; k++) {
+			nums[k] = rows[i + k].line;
+			texts[k * SRC_WIDTH] = '\0';
+		}
+		if (readable)
+			report_source_lines(p, pp, file, nums, m, texts, SRC_WIDTH, found);
+		for (k = 0; k < m; k++)
+			print_row(f, pp, fs, &rows[i + k],
+				  readable && !found[k] && rows[i + k].line > 0 ?
+					  "(no such line)" :
+					  texts + k * SRC_WIDTH);
+	}
+	free(texts);
+}
+
 static void print_func_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
 			     const struct func_stat *fs)
 {
 	const struct profile_func *fn = &p->funcs[fs->func];
-	char *texts = NULL;
-	bool *found = NULL;
-	int *nums = NULL;
 	struct line_row *rows;
-	size_t n, i;
-	int changed, readable;
+	size_t n;
+	int changed;
 
 	fputs("\n  Line by line: ", f);
 	text_put_clean(f, fn->qualname);
@@ -204,18 +262,6 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 		return;
 	}
 	changed = report_source_changed(p, pp, fn->file);
-	readable = changed >= 0;
-	texts = calloc(n + 1, SRC_WIDTH);
-	found = calloc(n + 1, sizeof(*found));
-	nums = calloc(n + 1, sizeof(*nums));
-	if (!texts || !found || !nums) {
-		fprintf(f, "    (out of memory)\n");
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		nums[i] = rows[i].line;
-	if (readable)
-		report_source_lines(p, pp, fn->file, nums, n, texts, SRC_WIDTH, found);
 	if (changed < 0) {
 		fputs("    source: cannot read ", f);
 		text_put_clean(f, fn->file[0] ? fn->file : "(no file)");
@@ -228,26 +274,7 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 		      f);
 	}
 	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
-	for (i = 0; i < n; i++) {
-		const struct line_row *r = &rows[i];
-
-		const char *src = texts + i * SRC_WIDTH;
-
-		if (readable && !found[i] && r->line > 0)
-			src = "(no such line)";
-		if (r->line > 0)
-			fprintf(f, "    %5d", r->line);
-		else
-			fprintf(f, "        ?");
-		fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
-			report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
-			(unsigned long long)r->self);
-		fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
-	}
-out:
-	free(texts);
-	free(found);
-	free(nums);
+	print_rows(f, p, pp, fs, rows, n, changed >= 0);
 	free(rows);
 }
 
