@@ -394,3 +394,37 @@ def sec_str_json_bound():
             junk.unlink()
         check(not (d / "x.txt").exists(), "x.txt written for a file that is no profile")
     return "; ".join(figures)
+
+
+@test
+def sec_str_top():
+    """`top` on a terminal (tmux) showing the hostile target: every screen
+    line one of top's, nothing forged, no bidi character left on screen."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-strings-{os.getpid()}"
+
+    def tmux(*args):
+        r = subprocess.run(["tmux", *args], capture_output=True, timeout=10,
+                           stdin=subprocess.DEVNULL)
+        check(r.returncode == 0 or args[0] == "kill-session",
+              f"tmux {args[0]}: {r.stderr.decode(errors='replace').strip()}")
+        return r.stdout
+
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = start_hostile(wl, tmp)
+        tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "50",
+             f"{PROFILER} top -p {p.pid}; sleep 60")
+        try:
+            deadline = time.monotonic() + 10
+            screen = b""
+            while time.monotonic() < deadline and b"spin_q" not in screen:
+                time.sleep(0.2)
+                screen = tmux("capture-pane", "-p", "-t", session)
+            check(b"spin_q" in screen, f"the target's functions not shown: {screen[-500:]!r}")
+            text = check_text("top", screen)
+            check(re.search(rf"^  busiest: {p.pid} py\?FORGED\?\? ", text, re.M),
+                  f"no busiest line naming pid {p.pid} as py?FORGED??: {text[:500]!r}")
+        finally:
+            tmux("kill-session", "-t", session)
+    return [ln for ln in text.splitlines() if "busiest" in ln][0].strip()
