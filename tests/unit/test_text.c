@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <bpf/libbpf.h>
 
 #include "report/report_common.h"
 #include "util/log.h"
@@ -218,6 +219,48 @@ static void test_log_one_line(void **state)
 			    "pybpfprof: warning: pid 7 (py?pybpfprof: error: forged?): gone\n");
 }
 
+/* libbpf's own messages through the hook (-v): lines kept, each after the first marked. */
+static int libbpf_says(libbpf_print_fn_t fn, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = fn(LIBBPF_WARN, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static void test_log_libbpf_lines(void **state)
+{
+	char buf[256];
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO), level = log_get_level();
+	libbpf_print_fn_t fn;
+	size_t n;
+
+	(void)state;
+	log_hook_libbpf();
+	fn = libbpf_set_print(NULL);
+	libbpf_set_print(fn);
+	log_set_level(LOG_INFO);
+	assert_non_null(tmp);
+	fflush(stderr);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	libbpf_says(fn, "libbpf: prog 'x': %s\n",
+		    "LOG --\n0: R1=ctx()\npybpfprof: error: forged\x1b");
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	log_set_level(level);
+	rewind(tmp);
+	n = fread(buf, 1, sizeof(buf) - 1, tmp);
+	buf[n] = '\0';
+	fclose(tmp);
+	assert_string_equal(buf, "libbpf: prog 'x': LOG --\nlibbpf| 0: R1=ctx()\n"
+				 "libbpf| pybpfprof: error: forged?\n");
+}
+
 static void test_script_string(void **state)
 {
 	char *buf = NULL;
@@ -244,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_put_clean),
 		cmocka_unit_test(test_utf8_dup),
 		cmocka_unit_test(test_log_one_line),
+		cmocka_unit_test(test_log_libbpf_lines),
 		cmocka_unit_test(test_script_string),
 	};
 
