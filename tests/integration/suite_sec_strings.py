@@ -232,9 +232,11 @@ def sec_str_outputs():
         check(rc == 0, f"exit {rc}: {stderr[-300:]!r}")
         text = check_text("stdout", stdout)
         check_text("stderr", stderr, min_marks=0)
-        check("source: cannot read" not in text.split("Line by line: spin_src")[1].split(
-              "Line by line")[0], "the source of a file in a directory named caf\\xe9 not read")
-        check("?[2J?FORGED?" in text, "the hot line's source text not shown, or not cleaned")
+        table = re.search(r"Line by line: spin_src .*?(?:\n\n|\Z)", text, re.S)
+        check(table, "no line-by-line table of spin_src")
+        check("source: cannot read" not in table.group(0) and "?[2J?FORGED?" in table.group(0),
+              f"the hot line's source (a file in a directory named caf\\xe9) not shown, or not "
+              f"cleaned: {table.group(0)[:600]!r}")
         go = check_run_files(out, p.pid)
         # a second run, saved under a name of the same kind, for diff
         other = os.path.join(os.fsencode(out), b"t2\nFORGED\xe2\x80\xae.json")
