@@ -37,7 +37,9 @@ PB_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 ALL_CFLAGS = $(PB_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 # Tests and fuzz targets also reach each folder's private headers (src/FOLDER/x.h).
 TEST_CFLAGS = $(ALL_CFLAGS) -Isrc
-LDLIBS += -lbpf -ldw -lelf -llzma -lz -lm -ljansson -lcurl -lmicrohttpd -lpthread
+LDLIBS += -lbpf -ldw -lelf -llzma -lz -lm -lcurl -lmicrohttpd -lpthread
+# The tests read what pybpfprof writes with a JSON parser that is not its own.
+TEST_LDLIBS := -ljansson
 
 # clang -target bpf does not know the host's system include paths; borrow them
 # (libbpf-tools does the same) so <bpf/bpf_helpers.h> and friends resolve.
@@ -112,7 +114,7 @@ $(OUTPUT)/src/%.o: src/%.c | $(OUTPUT)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(TEST_CFLAGS) -Itests/unit -MMD -MP $< $(LIB_OBJS) $(LDLIBS) $(TEST_LDLIBS) -lcmocka -o $@
 
 # Captures the stack walk's fixtures from live interpreters
 # (tests/capture_stackwalk.sh; not part of check).
@@ -176,7 +178,7 @@ $(FUZZ_OUT)/src/%.o: src/%.c | $(FUZZ_OUT)
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJS) | $(FUZZ_OUT)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(CLANG) $(TEST_CFLAGS) -Itests/fuzz -fsanitize=fuzzer $(FUZZ_SAN) -MMD -MP $< \
-		$(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
+		$(FUZZ_LIB_OBJS) $(LDLIBS) $(TEST_LDLIBS) -o $@
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -18,16 +18,17 @@ export DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 t0=$SECONDS
 apt_get update -qq
-apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjansson-dev \
+apt_get install -y -qq make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libcurl4-openssl-dev libmicrohttpd-dev python3 util-linux libdw-dev liblzma-dev >/dev/null
 [ "${1:-}" = build ] && exit 0
 
-# Tests: cmocka, setpriv and unshare (util-linux), readelf (binutils), the
+# Tests: cmocka, jansson (the unit tests read our JSON with a parser not our
+# own), setpriv and unshare (util-linux), readelf (binutils), the
 # formats' real consumers (protoc, Chromium and its WebDriver, Graphviz's
 # dot), tmux for the live view, debootstrap for the Debian release roots; for
 # the checks of check-all, clang-format (make format-check) and groff and man
 # (tests/check-man.sh).
-apt_get install -y -qq libcmocka-dev binutils protobuf-compiler chromium chromium-driver \
+apt_get install -y -qq libcmocka-dev libjansson-dev binutils protobuf-compiler chromium chromium-driver \
 	graphviz tmux debootstrap clang-format groff-base man-db xz-utils >/dev/null
 # numpy for /usr/bin/python3.11: dump --locals shows arrays by dtype and shape;
 # suite_native unwinds its FFT code.

@@ -363,6 +363,13 @@ uint32_t profile__func_kind(struct profile *p, const char *qualname, const char 
 			    int firstline, bool unresolved, enum profile_func_kind kind);
 uint32_t profile__frame(struct profile *p, uint32_t func, int line);
 
+/*
+ * Room for nfuncs functions and nframes frames in all, taken at once (a
+ * saved profile's counts): no growth's slack. 0 or -ENOMEM.
+ */
+int profile__reserve(struct profile *p, size_t nfuncs, size_t nframes);
+/* The same for a process's threads and stacks. 0 or -ENOMEM. */
+int profile_target__reserve(struct profile_target *pp, size_t nthreads, size_t nstacks);
 /* Adds a process section (strings are copied). NULL on allocation failure. */
 struct profile_target *profile__add_target(struct profile *p, int pid, const char *exe,
 					   const char *cmdline, const char *comm,
@@ -383,6 +390,11 @@ int profile__merge(struct profile *p);
 int profile__set_merged(struct profile *p, const int *pids, size_t n);
 struct profile_target *profile__find_target(struct profile *p, int pid);
 struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_t tid);
+/*
+ * A thread the caller knows pp does not have yet, added without looking for
+ * it (a saved profile's million threads are not a million searches).
+ */
+struct profile_thread *profile_target__new_thread(struct profile_target *pp, uint32_t tid);
 
 /* Adds count samples of one stack (frames innermost first). 0 or -ENOMEM. */
 int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,

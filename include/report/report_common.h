@@ -13,6 +13,13 @@
 #include <stdio.h>
 #include "profile/profile.h"
 
+/*
+ * The buffer a target's string is cleaned into (text_clean) for one field of
+ * a line of a text report; longer strings (only a crafted saved profile has
+ * them) are cut.
+ */
+#define REPORT_FIELD 4096
+
 /* Estimated seconds of samples at the profile's frequency (0 without one). */
 double report_seconds(const struct profile *p, uint64_t samples);
 /* part in percent of whole (0 when whole is 0). */
@@ -24,6 +31,12 @@ double report_pct(uint64_t part, uint64_t whole);
 const char *report_line_str(int line, char *buf, size_t len);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
+/*
+ * The same for a page's names (the HTML flame graphs), shown as the text
+ * report shows them ('?' for a control or bidi character but the tab, or a
+ * byte that is not UTF-8), and safe inside <script>: no "</" can end it early.
+ */
+void report_script_string(FILE *f, const char *s);
 /*
  * A frame's label as folded stacks and flame graphs show it, "qualname
  * (file:line)", with ';' and control characters replaced so the label is

@@ -16,8 +16,9 @@
 /*
  * Source text, read inside pp's root directory with pp's rights: every file
  * of its frames at the first need, in one helper (source.h); the lines of
- * its frames only. Reads line `line` of file into buf (trimmed). 0 or -errno
- * (or -SOURCE_E*: source_strerror says why).
+ * its frames only. Reads line `line` of file into buf (trimmed, made safe as
+ * one field of a line of text by text_clean). 0 or -errno (or -SOURCE_E*:
+ * source_strerror says why).
  */
 int report_source_line(const struct profile *p, const struct profile_target *pp, const char *file,
 		       int line, char *buf, size_t len);

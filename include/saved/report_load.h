@@ -14,6 +14,22 @@
 
 /* Largest file read: far beyond a long run's profile, small enough to parse in memory. */
 #define REPORT_LOAD_MAX_BYTES (256u << 20)
+/*
+ * The most a file's parsed values may take (util/json_doc.h: 16 bytes a
+ * value, at most 8 times the file's size): a file that would need more is
+ * refused before any of it is taken. A real profile's take about 4 times its
+ * size, so every file of a real run under the size limit above passes.
+ */
+#define REPORT_LOAD_MAX_DOC ((size_t)1 << 30)
+/*
+ * The most report_load_json_buf holds at once for a file of len bytes, its
+ * own copy of the file aside: the parsed values (at most 8 bytes per byte,
+ * plus the strings and each container's count), then the profile they make
+ * beside them (a function, frame, thread or stack with its index entry, at
+ * most about 18 bytes per byte of its text), with 64 KiB for the fixed
+ * tables and buffers. tests/fuzz/fuzz_load_bound.c holds the loader to it.
+ */
+#define REPORT_LOAD_PEAK(len) (32 * (size_t)(len) + ((size_t)64 << 10))
 
 /*
  * Reads the profile saved in path into p (not initialised by the caller).

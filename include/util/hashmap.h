@@ -25,6 +25,8 @@ void hashmap__free(struct hashmap *m);
 uint64_t *hashmap__find(const struct hashmap *m, uint64_t key);
 /* Inserts or overwrites. Returns 0, or -ENOMEM. */
 int hashmap__set(struct hashmap *m, uint64_t key, uint64_t val);
+/* Room for n entries in all without growing again (a count known in advance). 0 or -ENOMEM. */
+int hashmap__reserve(struct hashmap *m, size_t n);
 /* Removes key if present (the code cache evicts). */
 void hashmap__del(struct hashmap *m, uint64_t key);
 /* Bytes the table takes, for memory budgets. */

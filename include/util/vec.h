@@ -13,5 +13,11 @@
  * doubling from 16, new slots zeroed. 0, or -ENOMEM with *arr unchanged.
  */
 int vec_grow(void **arr, size_t *cap, size_t need, size_t elem);
+/*
+ * Makes room for exactly need elements (when *cap is less), new slots
+ * zeroed: for a count known in advance, without vec_grow's slack. 0, or
+ * -ENOMEM with *arr unchanged.
+ */
+int vec_reserve(void **arr, size_t *cap, size_t need, size_t elem);
 
 #endif

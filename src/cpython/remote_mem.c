@@ -113,9 +113,20 @@ int ucs_to_utf8(const void *data, size_t n, int kind, char *out, size_t outlen)
 			memcpy(&cp, (const uint8_t *)data + 4 * i, 4);
 		else
 			return -1;
-		if (cp >= 0x110000 || (cp >= 0xd800 && cp < 0xe000 && kind == 4))
+		if (cp >= 0xdc80 && cp <= 0xdcff) {
+			/*
+			 * A byte that was not UTF-8 where the str came from (a file
+			 * name: os.fsdecode's surrogateescape): the byte itself, so
+			 * that the file can be opened by its name.
+			 */
+			k = w + 1 < outlen;
+			if (k)
+				out[w] = (char)(cp - 0xdc00);
+		} else if (cp >= 0x110000 || (cp >= 0xd800 && cp < 0xe000 && kind == 4)) {
 			return -1;
-		k = put_utf8(cp, out + w, outlen - 1 - w);
+		} else {
+			k = put_utf8(cp, out + w, outlen - 1 - w);
+		}
 		if (!k)
 			break; /* out of room: truncate at a character boundary */
 		w += k;

@@ -30,7 +30,10 @@ int remote_read_bytes(pid_t pid, const struct py_layout *L, uint64_t addr, size_
 /*
  * Pure: transcodes n code points of the given kind (1 latin-1, 2 UCS-2, 4
  * UCS-4) to UTF-8 into out, NUL-terminated, never splitting a character.
- * Returns the bytes written (without the NUL), or -1 on an invalid code point.
+ * U+DC80-U+DCFF, the bytes a str could not decode (a file name in a
+ * directory named caf\xe9: os.fsdecode's surrogateescape), become those
+ * bytes again, as os.fsencode makes them. Returns the bytes written
+ * (without the NUL), or -1 on an invalid code point.
  */
 int ucs_to_utf8(const void *data, size_t n, int kind, char *out, size_t outlen);
 

@@ -26,6 +26,7 @@
 #include "proc/procfs.h"
 #include "report/report_common.h"
 #include "util/mono.h"
+#include "util/log.h"
 #include "util/outfile.h"
 #include "util/text.h"
 
@@ -336,7 +337,7 @@ static void dump_pid(struct dump_run *run, pid_t pid, bool asked)
 		skip(run, pid, why[0] ? why : "cannot read it");
 		/* -a meets processes that exit or are not CPython enough meanwhile: said, not failed */
 		if (asked)
-			fprintf(stderr, "pybpfprof: %s\n", why[0] ? why : "cannot read it");
+			pr_err("%s\n", why[0] ? why : "cannot read it");
 		run->failed |= asked;
 	} else {
 		begin_document(run);
@@ -481,7 +482,7 @@ static int dump_fill(FILE *f, void *arg)
 	if (dump_out__init(&run->out, f, run->o->limits.dump_bytes))
 		return -ENOMEM;
 	if (run->o->all && dump_all(run))
-		fprintf(stderr, "pybpfprof: cannot list /proc\n");
+		pr_err("cannot list /proc\n");
 	for (i = 0; !run->o->all && i < run->o->npids; i++) {
 		if (run->o->subprocesses) {
 			dump_tree(run, run->o->pids[i]);
@@ -527,7 +528,7 @@ static int dump_output(struct dump_run *run, const char *output)
 	int err;
 
 	if (output && outfile__open(&of, output, why, sizeof(why))) {
-		fprintf(stderr, "pybpfprof: %s: %s\n", output, why);
+		pr_err("%s: %s\n", output, why);
 		return 1;
 	}
 	if (output)
@@ -535,8 +536,8 @@ static int dump_output(struct dump_run *run, const char *output)
 	else if (!(err = dump_fill(stdout, run)) && fflush(stdout))
 		err = -errno;
 	if (err && err != -ENOENT)
-		fprintf(stderr, "pybpfprof: cannot write %s: %s\n", output ? output : "the output",
-			output ? why : strerror(-err));
+		pr_err("cannot write %s: %s\n", output ? output : "the output",
+		       output ? why : strerror(-err));
 	if (output)
 		outfile__close(&of);
 	if (err == -ENOENT && (run->o->all || run->o->subprocesses))

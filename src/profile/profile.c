@@ -146,6 +146,24 @@ uint32_t profile__frame(struct profile *p, uint32_t func, int line)
 	return p->nframes++;
 }
 
+int profile__reserve(struct profile *p, size_t nfuncs, size_t nframes)
+{
+	if (vec_reserve((void **)&p->funcs, &p->cap_funcs, nfuncs, sizeof(*p->funcs)) ||
+	    vec_reserve((void **)&p->frames, &p->cap_frames, nframes, sizeof(*p->frames)) ||
+	    hashmap__reserve(&p->func_index, nfuncs) || hashmap__reserve(&p->frame_index, nframes))
+		return -ENOMEM;
+	return 0;
+}
+
+int profile_target__reserve(struct profile_target *pp, size_t nthreads, size_t nstacks)
+{
+	if (vec_reserve((void **)&pp->threads, &pp->cap_threads, nthreads, sizeof(*pp->threads)) ||
+	    vec_reserve((void **)&pp->stacks, &pp->cap_stacks, nstacks, sizeof(*pp->stacks)) ||
+	    hashmap__reserve(&pp->stack_index, nstacks))
+		return -ENOMEM;
+	return 0;
+}
+
 struct profile_target *profile__add_target(struct profile *p, int pid, const char *exe,
 					   const char *cmdline, const char *comm,
 					   const char *python)
@@ -188,6 +206,11 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
 			return &pp->threads[i];
+	return profile_target__new_thread(pp, tid);
+}
+
+struct profile_thread *profile_target__new_thread(struct profile_target *pp, uint32_t tid)
+{
 	if (vec_grow((void **)&pp->threads, &pp->cap_threads, pp->nthreads + 1,
 		     sizeof(*pp->threads)))
 		return NULL;

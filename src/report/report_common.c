@@ -26,14 +26,18 @@ const char *report_line_str(int line, char *buf, size_t len)
 	return buf;
 }
 
-/* A frame of a folded line holds no ';' (the separator) and no line break. */
+/*
+ * A frame of a folded line holds no ';' (the separator), and no line break
+ * or other character text_sanitize replaces.
+ */
 static char *folded_frame(char *buf)
 {
 	char *c;
 
+	text_sanitize(buf);
 	for (c = buf; *c; c++)
-		if (*c == ';' || (unsigned char)*c < 0x20)
-			*c = *c == ';' ? ':' : ' ';
+		if (*c == ';')
+			*c = ':';
 	return buf;
 }
 
@@ -158,9 +162,10 @@ void json_string(FILE *f, const char *s)
 	int n;
 
 	/*
-	 * Control characters (C0, DEL, C1) are escaped, so that printing the
-	 * file on a terminal is safe; bytes that are not UTF-8 become U+FFFD,
-	 * so the file stays valid JSON whatever the target's strings hold.
+	 * Control characters (C0, DEL, C1, bidi controls, line separators) are
+	 * escaped, so that printing the file on a terminal is safe; bytes that
+	 * are not UTF-8 become U+FFFD, so the file stays valid JSON whatever the
+	 * target's strings hold.
 	 */
 	fputc('"', f);
 	for (; *p; p += n) {
@@ -177,13 +182,33 @@ void json_string(FILE *f, const char *s)
 		case TEXT_PRINTABLE:
 			fwrite(p, 1, n, f);
 			break;
-		case TEXT_CONTROL: /* C0 and DEL are one byte, C1 is 0xC2 then its code */
-			fprintf(f, "\\u%04x", p[n - 1]);
+		case TEXT_CONTROL: /* all below U+10000: one escape each */
+			fprintf(f, "\\u%04x", (unsigned)text_codepoint(p, n));
 			break;
 		case TEXT_INVALID:
 			fputs("\\ufffd", f);
 			break;
 		}
+	}
+	fputc('"', f);
+}
+
+void report_script_string(FILE *f, const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	int n;
+
+	fputc('"', f);
+	for (; *c; c += n) {
+		n = 1;
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c == '<' || *c == '\t')
+			fprintf(f, "\\u%04x", *c);
+		else if (text_next(c, &n) == TEXT_PRINTABLE)
+			fwrite(c, 1, n, f);
+		else
+			fputc('?', f);
 	}
 	fputc('"', f);
 }

@@ -45,23 +45,6 @@ static int write_tree(FILE *f, const struct profile *p)
 	return err;
 }
 
-/* A JSON string that is also safe inside <script>: no "</" can end it early. */
-static void script_string(FILE *f, const char *s)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	fputc('"', f);
-	for (; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20 || *c == '<')
-			fprintf(f, "\\u%04x", *c);
-		else
-			fputc(*c, f);
-	}
-	fputc('"', f);
-}
-
 static void write_names(FILE *f, const struct profile *p)
 {
 	float *off = report_wall_frame_offshare(p);
@@ -74,20 +57,20 @@ static void write_names(FILE *f, const struct profile *p)
 		const struct profile_func *fn = &p->funcs[fr->func];
 
 		fputs(i ? ",\n[" : "\n[", f);
-		script_string(f, fn->qualname);
+		report_script_string(f, fn->qualname);
 		fputc(',', f);
 		if (fn->file[0] && fr->line > 0)
 			snprintf(label, sizeof(label), "%s:%d", fn->file, fr->line);
 		else
 			snprintf(label, sizeof(label), "%s", fn->file);
-		script_string(f, label);
+		report_script_string(f, label);
 		/* --mode wall: mostly off the CPU (drawn blue) */
 		fputs(off && off[i] >= OFFCPU_MOSTLY ? ",1]" : "]", f);
 	}
 	free(off);
 	for (i = 0; i < p->ntargets; i++) {
 		fputs(i || p->nframes ? ",\n[" : "\n[", f);
-		script_string(f, report_proc_label(&p->targets[i], label, sizeof(label)));
+		report_script_string(f, report_proc_label(&p->targets[i], label, sizeof(label)));
 		fputs(", \"\"]", f);
 	}
 	fputs("],\n", f);
@@ -212,7 +195,7 @@ static int write_flame(FILE *f, const struct profile *p, const struct report_opt
 		strncat(title, "; blue: frames mostly off the CPU (blocked), warm: on the CPU",
 			sizeof(title) - strlen(title) - 1);
 	fputs("\"title\": ", f);
-	script_string(f, title);
+	report_script_string(f, title);
 	fputs(",\n", f);
 	write_names(f, p);
 	fputs("\"root\": ", f);

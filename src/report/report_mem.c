@@ -13,6 +13,7 @@
 #include "report/report_common.h"
 #include "report/report_source.h"
 #include "report_mem.h"
+#include "util/text.h"
 
 static int64_t net_of(const uint64_t *b)
 {
@@ -67,20 +68,26 @@ static size_t lines_by(const struct mem_line_stat *ls, size_t n, enum profile_me
 	return k;
 }
 
-/* A line table's cells for one frame: "file.py:N" (base name), its source; returns its function. */
-static const char *line_cells(const struct profile *p, const struct profile_target *pp,
-			      uint32_t frame, char *loc, size_t loclen, char *src, size_t srclen)
+/* A line table's cells for one frame, each made safe to print. */
+struct cells {
+	char loc[64];		 /* "file.py:N" (base name) */
+	char func[REPORT_FIELD]; /* its function */
+	char src[160];		 /* its source */
+};
+
+static void line_cells(const struct profile *p, const struct profile_target *pp, uint32_t frame,
+		       struct cells *c)
 {
 	const struct profile_frame *fr = &p->frames[frame];
 	const struct profile_func *fn = &p->funcs[fr->func];
 	const char *base = strrchr(fn->file, '/');
-
 	char num[16];
 
-	report_frame_source(p, pp, frame, src, srclen);
-	snprintf(loc, loclen, "%s:%s", base ? base + 1 : fn->file,
+	report_frame_source(p, pp, frame, c->src, sizeof(c->src));
+	snprintf(c->loc, sizeof(c->loc), "%s:%s", base ? base + 1 : fn->file,
 		 report_line_str(fr->line, num, sizeof(num)));
-	return fn->qualname;
+	text_sanitize(c->loc);
+	text_clean(c->func, sizeof(c->func), fn->qualname);
 }
 
 /* --mem=alloc: sampled allocations never freed, by line: the leak candidates. */
@@ -90,7 +97,8 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 	struct mem_line_stat *live;
 	size_t k = lines_by(ls, n, PROFILE_MEM_LIVE, &live), i,
 	       shown = k < o->top_lines ? k : o->top_lines;
-	char a[32], b[32], src[160];
+	char a[32], b[32];
+	struct cells cell;
 
 	fprintf(f,
 		"\n  Live at the end, by line: allocated during the run and not freed (top %zu "
@@ -98,14 +106,12 @@ static void print_live(FILE *f, const struct profile *p, const struct profile_ta
 		shown, k);
 	fprintf(f, "        live  allocated  %-28s  %-16s  %s\n", "location", "function", "source");
 	for (i = 0; i < shown; i++) {
-		char loc[64];
-		const char *qualname = line_cells(p, pp, live[i].frame, loc, sizeof(loc), src,
-						  sizeof(src));
+		line_cells(p, pp, live[i].frame, &cell);
 
 		fprintf(f, "  %10s %10s  %-28s  %-16s  %s\n",
 			human(a, sizeof(a), live[i].self[PROFILE_MEM_LIVE], false),
-			human(b, sizeof(b), live[i].self[PROFILE_MEM_ALLOCATED], false), loc,
-			qualname, src);
+			human(b, sizeof(b), live[i].self[PROFILE_MEM_ALLOCATED], false), cell.loc,
+			cell.func, cell.src);
 	}
 	free(live);
 }
@@ -160,7 +166,8 @@ static void print_retained(FILE *f, const struct profile *p, const struct profil
 	struct mem_line_stat *r;
 	size_t k = lines_by(ls, n, PROFILE_MEM_RETAINED, &r), i;
 	size_t shown = k < o->top_lines ? k : o->top_lines;
-	char a[32], b[32], c[32], d[32], src[160];
+	char a[32], b[32], c[32], d[32];
+	struct cells cell;
 
 	if (p->mem_ages)
 		qsort(r, k, sizeof(*r), cmp_held);
@@ -174,9 +181,7 @@ static void print_retained(FILE *f, const struct profile *p, const struct profil
 	fprintf(f, "    retained %s share      mapped  %-28s  %-16s  %s\n",
 		p->mem_ages ? "  held >=1s   last 1 s " : "", "location", "function", "source");
 	for (i = 0; i < shown; i++) {
-		char loc[64];
-		const char *qualname = line_cells(p, pp, r[i].frame, loc, sizeof(loc), src,
-						  sizeof(src));
+		line_cells(p, pp, r[i].frame, &cell);
 
 		fprintf(f, "  %10s ", human(a, sizeof(a), r[i].self[PROFILE_MEM_RETAINED], false));
 		if (p->mem_ages)
@@ -184,8 +189,8 @@ static void print_retained(FILE *f, const struct profile *p, const struct profil
 				human(d, sizeof(d), r[i].self[PROFILE_MEM_RETAINED_RECENT], false));
 		fprintf(f, "%5.1f%% %11s  %-28s  %-16s  %s\n",
 			all ? 100.0 * r[i].self[PROFILE_MEM_RETAINED] / all : 0.0,
-			human(b, sizeof(b), r[i].self[PROFILE_MEM_MAPPED], false), loc, qualname,
-			src);
+			human(b, sizeof(b), r[i].self[PROFILE_MEM_MAPPED], false), cell.loc,
+			cell.func, cell.src);
 	}
 	retained_total(f, p, pp, all, recent);
 	free(r);
@@ -199,7 +204,8 @@ static void print_churn(FILE *f, const struct profile *p, const struct profile_t
 	struct mem_line_stat *r;
 	size_t k = lines_by(ls, n, PROFILE_MEM_RELEASED, &r), i;
 	size_t shown = k < o->top_lines ? k : o->top_lines;
-	char a[32], b[32], c[32], src[160];
+	char a[32], b[32], c[32];
+	struct cells cell;
 
 	fprintf(f,
 		"\n  Churn, by line: mapped during the run and released again, each release "
@@ -208,15 +214,13 @@ static void print_churn(FILE *f, const struct profile *p, const struct profile_t
 	fprintf(f, "      mapped   released   released/s  %-28s  %-16s  %s\n", "location",
 		"function", "source");
 	for (i = 0; i < shown; i++) {
-		char loc[64];
-		const char *qualname = line_cells(p, pp, r[i].frame, loc, sizeof(loc), src,
-						  sizeof(src));
+		line_cells(p, pp, r[i].frame, &cell);
 
 		fprintf(f, "  %10s %10s %10s/s  %-28s  %-16s  %s\n",
 			human(a, sizeof(a), r[i].self[PROFILE_MEM_MAPPED], false),
 			human(b, sizeof(b), r[i].self[PROFILE_MEM_RELEASED], false),
-			human(c, sizeof(c), r[i].self[PROFILE_MEM_RELEASED] / secs, false), loc,
-			qualname, src);
+			human(c, sizeof(c), r[i].self[PROFILE_MEM_RELEASED] / secs, false),
+			cell.loc, cell.func, cell.src);
 	}
 	fprintf(f,
 		"  not charged to a line: %s released of ranges mapped before the run (or not "
@@ -283,8 +287,12 @@ static void print_peak(FILE *f, const struct profile *p, const struct profile_ta
 
 		if (report_source_line(p, pp, fn->file, fr->line, src, sizeof(src)))
 			src[0] = 0;
-		fprintf(f, "    %s  %s:%s%s%s\n", fn->qualname, fn->file,
-			report_line_str(fr->line, num, sizeof(num)), src[0] ? "  " : "", src);
+		fputs("    ", f);
+		text_put_clean(f, fn->qualname);
+		fputs("  ", f);
+		text_put_clean(f, fn->file);
+		fprintf(f, ":%s%s%s\n", report_line_str(fr->line, num, sizeof(num)),
+			src[0] ? "  " : "", src);
 	}
 	if (peak->nframes > 16)
 		fprintf(f, "    ... %u more frames\n", peak->nframes - 16);
@@ -295,7 +303,8 @@ static int print_lines(FILE *f, const struct profile *p, const struct profile_ta
 		       const struct report_opts *o)
 {
 	struct mem_line_stat *ls = NULL;
-	char a[32], b[32], c[32], d[32], src[160];
+	char a[32], b[32], c[32], d[32];
+	struct cells cell;
 	size_t n = 0, i, shown;
 
 	if (profile_target__mem_line_stats(p, pp, &ls, &n)) {
@@ -307,15 +316,14 @@ static int print_lines(FILE *f, const struct profile *p, const struct profile_ta
 	fprintf(f, "     touched     mapped   unmapped         net  %-28s  %-16s  %s\n", "location",
 		"function", "source");
 	for (i = 0; i < shown; i++) {
-		char loc[64];
-		const char *qualname = line_cells(p, pp, ls[i].frame, loc, sizeof(loc), src,
-						  sizeof(src));
+		line_cells(p, pp, ls[i].frame, &cell);
 
 		fprintf(f, "  %10s %10s %10s %11s  %-28s  %-16s  %s\n",
 			human(a, sizeof(a), ls[i].self[PROFILE_MEM_TOUCHED], false),
 			human(b, sizeof(b), ls[i].self[PROFILE_MEM_MAPPED], false),
 			human(c, sizeof(c), ls[i].self[PROFILE_MEM_UNMAPPED], false),
-			human(d, sizeof(d), net_of(ls[i].self), true), loc, qualname, src);
+			human(d, sizeof(d), net_of(ls[i].self), true), cell.loc, cell.func,
+			cell.src);
 	}
 	if (p->mem_alloc)
 		print_live(f, p, pp, o, ls, n);
@@ -342,12 +350,15 @@ static void print_funcs(FILE *f, const struct profile *p, const struct profile_t
 	for (i = 0; i < shown; i++) {
 		const struct profile_func *fn = &p->funcs[fs[i].func];
 
-		fprintf(f, "  %10s  %13s %11s %11s  %s (%s:%d)\n",
+		fprintf(f, "  %10s  %13s %11s %11s  ",
 			human(a, sizeof(a), fs[i].self[PROFILE_MEM_TOUCHED], false),
 			human(b, sizeof(b), fs[i].total[PROFILE_MEM_TOUCHED], false),
 			human(c, sizeof(c), net_of(fs[i].self), true),
-			human(d, sizeof(d), net_of(fs[i].total), true), fn->qualname, fn->file,
-			fn->firstline);
+			human(d, sizeof(d), net_of(fs[i].total), true));
+		text_put_clean(f, fn->qualname);
+		fputs(" (", f);
+		text_put_clean(f, fn->file);
+		fprintf(f, ":%d)\n", fn->firstline);
 	}
 	free(fs);
 }

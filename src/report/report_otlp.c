@@ -48,16 +48,6 @@ enum {
 };
 // clang-format on
 
-/* A string OTLP can carry (valid UTF-8): printable ASCII kept, other bytes '_'. */
-static void ascii_copy(char *out, size_t len, const char *in)
-{
-	size_t i;
-
-	for (i = 0; in[i] && i + 1 < len; i++)
-		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '_';
-	out[i] = '\0';
-}
-
 /* The resource: the agent's labels as attributes. */
 static void encode_resource(struct pbuf *rp, const struct report_opts *o)
 {
@@ -67,11 +57,11 @@ static void encode_resource(struct pbuf *rp, const struct report_opts *o)
 	for (i = 0; i < o->nsample_labels; i++) {
 		const char *key = o->sample_labels[i][0], *val = o->sample_labels[i][1];
 
-		pb_bytes(&kv, KV_KEY, key, strlen(key));
+		pb_string(&kv, KV_KEY, key);
 		if (!strcmp(key, "process.pid"))
 			pb_uint(&any, ANY_INT, strtoull(val, NULL, 10));
 		else
-			pb_bytes(&any, ANY_STRING, val, strlen(val));
+			pb_string(&any, ANY_STRING, val);
 		pb_msg(&kv, KV_VALUE, &any);
 		pb_msg(&res, RES_ATTRIBUTES, &kv);
 	}
@@ -87,18 +77,18 @@ static void thread_attrs(struct pbuf *dict, struct pb_strtab *t, const struct pr
 			 uint32_t tid)
 {
 	struct pbuf kvu = {}, any = {};
-	char name[sizeof(pp->threads->name)] = "";
+	const char *name = "";
 	size_t i;
 
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
-			ascii_copy(name, sizeof(name), pp->threads[i].name);
+			name = pp->threads[i].name;
 	pb_uint(&kvu, KVU_KEY, pb_strtab__id(t, "thread.id"));
 	pb_uint(&any, ANY_INT, tid);
 	pb_msg(&kvu, KVU_VALUE, &any);
 	pb_msg(dict, DICT_ATTRIBUTE, &kvu);
 	pb_uint(&kvu, KVU_KEY, pb_strtab__id(t, "thread.name"));
-	pb_bytes(&any, ANY_STRING, name, strlen(name));
+	pb_string(&any, ANY_STRING, name);
 	pb_msg(&kvu, KVU_VALUE, &any);
 	pb_msg(dict, DICT_ATTRIBUTE, &kvu);
 	dict->oom |= kvu.oom | any.oom;
@@ -291,8 +281,8 @@ static int write_either(FILE *f, const struct profile *p, const struct report_op
 	pb_strtab__init(&t, DICT_STRING);
 	pb_strtab__id(&t, "");
 	encode_resource(&rp, o);
-	pb_bytes(&scope, SCOPE_NAME, "pybpfprof", 9);
-	pb_bytes(&scope, SCOPE_VERSION, o->tool_version, strlen(o->tool_version));
+	pb_string(&scope, SCOPE_NAME, "pybpfprof");
+	pb_string(&scope, SCOPE_VERSION, o->tool_version);
 	pb_msg(&sp, SP_SCOPE, &scope);
 	/* the tables first: each starts with its zero entry, before the samples' stacks */
 	encode_tables(&dict, &t, p);

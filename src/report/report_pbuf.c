@@ -2,6 +2,7 @@
 /* The protobuf wire format's few pieces the pprof and OTLP writers share. */
 #include <stdlib.h>
 #include <string.h>
+#include "util/text.h"
 #include "util/vec.h"
 #include "report_pbuf.h"
 
@@ -65,6 +66,18 @@ void pb_bytes(struct pbuf *b, unsigned field, const void *data, size_t len)
 	pb_put(b, data, len);
 }
 
+void pb_string(struct pbuf *b, unsigned field, const char *s)
+{
+	char *u = text_utf8_dup(s);
+
+	if (!u) {
+		b->oom = true;
+		return;
+	}
+	pb_bytes(b, field, u, strlen(u));
+	free(u);
+}
+
 void pb_msg(struct pbuf *b, unsigned field, struct pbuf *sub)
 {
 	b->oom |= sub->oom;
@@ -79,28 +92,34 @@ void pb_strtab__init(struct pb_strtab *t, unsigned field)
 	hashmap__init(&t->index);
 }
 
-uint64_t pb_strtab__id(struct pb_strtab *t, const char *s)
+uint64_t pb_strtab__id(struct pb_strtab *t, const char *raw)
 {
-	uint64_t h = hash_bytes(s, strlen(s), 0x5bd1e995), *slot;
+	char *s = text_utf8_dup(raw);
+	uint64_t h, *slot, id;
 
+	if (!s) {
+		t->out.oom = true;
+		return 0;
+	}
+	h = hash_bytes(s, strlen(s), 0x5bd1e995);
 	/* Linear probing over hashes: a colliding string takes the next free one. */
 	for (;; h++) {
 		slot = hashmap__find(&t->index, h);
 		if (!slot)
 			break;
-		if (!strcmp(t->strs[*slot], s))
-			return *slot;
+		if (!strcmp(t->strs[*slot], s)) {
+			id = *slot;
+			free(s);
+			return id;
+		}
 	}
-	if (vec_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs))) {
+	if (vec_grow((void **)&t->strs, &t->cap, t->n + 1, sizeof(*t->strs)) ||
+	    hashmap__set(&t->index, h, t->n)) {
+		free(s);
 		t->out.oom = true;
 		return 0;
 	}
-	t->strs[t->n] = strdup(s);
-	if (!t->strs[t->n] || hashmap__set(&t->index, h, t->n)) {
-		free(t->strs[t->n]);
-		t->out.oom = true;
-		return 0;
-	}
+	t->strs[t->n] = s;
 	pb_bytes(&t->out, t->field, s, strlen(s));
 	return t->n++;
 }

@@ -27,6 +27,11 @@ void pb_varint(struct pbuf *b, uint64_t v);
 void pb_uint(struct pbuf *b, unsigned field, uint64_t v);
 void pb_fixed64(struct pbuf *b, unsigned field, uint64_t v);
 void pb_bytes(struct pbuf *b, unsigned field, const void *data, size_t len);
+/*
+ * A string field: protobuf parsers refuse a message whose string is not
+ * UTF-8, so s goes in as text_utf8_dup makes it (U+FFFD for what is not).
+ */
+void pb_string(struct pbuf *b, unsigned field, const char *s);
 /* Appends sub as an embedded message and empties it for reuse. */
 void pb_msg(struct pbuf *b, unsigned field, struct pbuf *sub);
 
@@ -39,7 +44,11 @@ struct pb_strtab {
 };
 
 void pb_strtab__init(struct pb_strtab *t, unsigned field);
-/* s's index, appending it on first sight; 0 (and out.oom) on allocation failure. */
+/*
+ * The index of s as pb_string writes it (so two strings that differ only in
+ * what is replaced share one), appending it on first sight; 0 (and out.oom)
+ * on allocation failure.
+ */
 uint64_t pb_strtab__id(struct pb_strtab *t, const char *s);
 void pb_strtab__free(struct pb_strtab *t);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/report_writer.h"
+#include "util/text.h"
 #include "util/vec.h"
 
 struct fstat {
@@ -165,34 +166,23 @@ static void m_float(FILE *f, double v)
 		fputc((bits >> (8 * i)) & 0xff, f);
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 (marshal.load rejects invalid UTF-8). */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	n = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-	if (s[0] >= 0xf5)
-		n = 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
+/*
+ * A str as marshal writes it: marshal.load refuses bytes that are not UTF-8,
+ * and pstats prints the names to a terminal, so they are made safe as the
+ * text report's are ('?' for what is not printable, the tab kept).
+ */
 static void m_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 0, k;
+	const unsigned char *p;
+	size_t n = 0;
+	int k;
 
-	for (p = (const unsigned char *)s; *p; p += k ? k : 1)
-		n += (k = utf8_len(p)) ? k : 1;
+	for (p = (const unsigned char *)s; *p; p += k)
+		n += text_next(p, &k) == TEXT_PRINTABLE || *p == '\t' ? k : 1;
 	fputc('u', f);
 	m_u32(f, n);
-	for (p = (const unsigned char *)s; *p; p += k ? k : 1) {
-		k = utf8_len(p);
-		if (k)
+	for (p = (const unsigned char *)s; *p; p += k) {
+		if (text_next(p, &k) == TEXT_PRINTABLE || *p == '\t')
 			fwrite(p, 1, k, f);
 		else
 			fputc('?', f);

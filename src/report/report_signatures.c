@@ -10,6 +10,7 @@
 #include <string.h>
 #include "report/report_common.h"
 #include "report_signatures.h"
+#include "util/text.h"
 
 /* One signature of a function; group_self sums its function's signatures. */
 struct sig_row {
@@ -108,7 +109,7 @@ void report_signatures_text(FILE *f, const struct profile *p, const struct profi
 {
 	struct sig_row *rows;
 	size_t n, i, groups = 0;
-	char lbuf[24];
+	char lbuf[24], q[REPORT_FIELD], file[REPORT_FIELD];
 
 	if (!p->signatures)
 		return;
@@ -128,16 +129,18 @@ void report_signatures_text(FILE *f, const struct profile *p, const struct profi
 		if (!i || cmp_group(&rows[i - 1], &rows[i])) {
 			if (groups++ >= o->top_functions)
 				break;
-			fprintf(f, "   %5.1f%%          %7llu  %.*s  %s:%s\n",
+			snprintf(q, sizeof(q), "%.*s", (int)rows[i].base_len, fn->qualname);
+			fprintf(f, "   %5.1f%%          %7llu  ",
 				report_pct(rows[i].group_self, pp->samples),
-				(unsigned long long)rows[i].group_self, (int)rows[i].base_len,
-				fn->qualname, fn->file,
+				(unsigned long long)rows[i].group_self);
+			text_put_clean(f, q);
+			fprintf(f, "  %s:%s\n", text_clean(file, sizeof(file), fn->file),
 				report_line_str(fn->firstline, lbuf, sizeof(lbuf)));
 		}
 		fprintf(f, "   %5.1f%%  %5.1f%%  %7llu    %s\n",
 			report_pct(rows[i].self, pp->samples),
 			report_pct(rows[i].total, pp->samples), (unsigned long long)rows[i].self,
-			fn->qualname + rows[i].base_len);
+			text_clean(q, sizeof(q), fn->qualname + rows[i].base_len));
 	}
 	if (!n)
 		fprintf(f, "    (no sampled function had arguments)\n");

@@ -10,6 +10,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/mono.h"
+#include "util/text.h"
 #include "report/report_source.h"
 #include "proc/source.h"
 
@@ -301,7 +302,7 @@ int report_source_lines(const struct profile *p, const struct profile_target *pp
 
 		if (!t)
 			continue;
-		snprintf(texts + k * width, width, "%s", t);
+		text_clean(texts + k * width, width, t); /* a saved profile's may hold anything */
 		if (found)
 			found[k] = true;
 		nfound++;

@@ -16,6 +16,8 @@
 #include "report_signatures.h"
 #include "report_usdt.h"
 #include "report_where.h"
+#include "util/hashmap.h"
+#include "util/text.h"
 #include "util/vec.h"
 #include "proc/source.h"
 
@@ -40,13 +42,15 @@ static void print_location(FILE *f, const char *file, int line, int width, bool 
 	int n;
 
 	if (machine)
-		n = snprintf(loc, sizeof(loc), "%s", file);
+		snprintf(loc, sizeof(loc), "%s", file);
 	else if (line > 0)
-		n = snprintf(loc, sizeof(loc), "%s:%d", file, line);
+		snprintf(loc, sizeof(loc), "%s:%d", file, line);
 	else if (file[0])
-		n = snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
+		snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
 	else
-		n = snprintf(loc, sizeof(loc), "?");
+		snprintf(loc, sizeof(loc), "?");
+	text_sanitize(loc);
+	n = strlen(loc);
 	if (n > width && width > 3)
 		fprintf(f, "...%-*s", width - 3, loc + n - (width - 3));
 	else
@@ -57,6 +61,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 			    const struct report_opts *o)
 {
 	struct func_stat *st;
+	char q[REPORT_FIELD];
 	size_t n, i, shown;
 	int w;
 
@@ -75,7 +80,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ",
 			report_pct(st[i].self, pp->samples), report_pct(st[i].total, pp->samples),
 			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
-			fn->qualname);
+			text_clean(q, sizeof(q), fn->qualname));
 		print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
 		fputc('\n', f);
 	}
@@ -86,7 +91,7 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 			const struct report_opts *o)
 {
 	struct line_stat *st;
-	char src[160];
+	char src[160], q[REPORT_FIELD];
 	size_t n, i, shown;
 	int w;
 
@@ -109,15 +114,17 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
 			report_pct(st[i].self, pp->samples));
 		print_location(f, fn->file, fr->line, 36, fn->kind != PROFILE_FUNC_PYTHON);
+		text_clean(q, sizeof(q), fn->qualname);
 		if (src[0])
-			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, fn->qualname, src);
+			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, q, src);
 		else
-			fprintf(f, "  %.*s\n", NAME_MAX, fn->qualname);
+			fprintf(f, "  %.*s\n", NAME_MAX, q);
 	}
 	free(st);
 }
 
 #define SRC_WIDTH 160 /* source text shown per line */
+#define SRC_CHUNK 256 /* rows whose source is looked up at once */
 
 struct line_row {
 	int line;
@@ -132,6 +139,21 @@ static int cmp_line_row(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* func's row for line in rows (found through index: line -> 1 + row), added if new. */
+static struct line_row *line_row(struct line_row **rows, size_t *nrows, size_t *cap,
+				 struct hashmap *index, int line)
+{
+	uint64_t *slot = hashmap__find(index, (uint32_t)line);
+
+	if (slot)
+		return &(*rows)[*slot - 1];
+	if (vec_grow((void **)rows, cap, *nrows + 1, sizeof(**rows)) ||
+	    hashmap__set(index, (uint32_t)line, *nrows + 1))
+		return NULL;
+	(*rows)[*nrows] = (struct line_row){ .line = line };
+	return &(*rows)[(*nrows)++];
+}
+
 /*
  * Per line of func: samples with the function at that line (including what it
  * called from there: a line's cost, as line_profiler measures it), and of
@@ -141,8 +163,10 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 		      struct line_row **out, size_t *n)
 {
 	struct line_row *rows = NULL, *r;
-	size_t i, j, k, nrows = 0, cap = 0;
+	size_t i, j, nrows = 0, cap = 0;
+	struct hashmap index; /* a saved profile's function may have a million lines */
 
+	hashmap__init(&index);
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
 
@@ -151,16 +175,12 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 
 			if (fr->func != func)
 				continue;
-			for (k = 0; k < nrows && rows[k].line != fr->line; k++)
-				;
-			if (k == nrows) {
-				if (vec_grow((void **)&rows, &cap, nrows + 1, sizeof(*rows))) {
-					free(rows);
-					return -ENOMEM;
-				}
-				rows[nrows++] = (struct line_row){ .line = fr->line };
+			r = line_row(&rows, &nrows, &cap, &index, fr->line);
+			if (!r) {
+				free(rows);
+				hashmap__free(&index);
+				return -ENOMEM;
 			}
-			r = &rows[k];
 			if (!j)
 				r->self += s->count;
 			if (r->last != i + 1) { /* recursion: once per stack */
@@ -169,6 +189,7 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 			}
 		}
 	}
+	hashmap__free(&index);
 	if (nrows) /* qsort wants a non-NULL array even for none */
 		qsort(rows, nrows, sizeof(*rows), cmp_line_row);
 	*out = rows;
@@ -176,18 +197,62 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 	return 0;
 }
 
+static void print_row(FILE *f, const struct profile_target *pp, const struct func_stat *fs,
+		      const struct line_row *r, const char *src)
+{
+	if (r->line > 0)
+		fprintf(f, "    %5d", r->line);
+	else
+		fprintf(f, "        ?");
+	fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
+		report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
+		(unsigned long long)r->self);
+	fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
+}
+
+/* The table's rows, their source looked up SRC_CHUNK rows at a time. */
+static void print_rows(FILE *f, const struct profile *p, const struct profile_target *pp,
+		       const struct func_stat *fs, const struct line_row *rows, size_t n,
+		       bool readable)
+{
+	const char *file = p->funcs[fs->func].file;
+	char *texts = malloc(SRC_CHUNK * SRC_WIDTH);
+	bool found[SRC_CHUNK] = { false };
+	int nums[SRC_CHUNK];
+	size_t i, k, m;
+
+	if (!texts) {
+		fprintf(f, "    (out of memory)\n");
+		return;
+	}
+	for (i = 0; i < n; i += m) {
+		m = n - i < SRC_CHUNK ? n - i : SRC_CHUNK;
+		for (k = 0; k < m; k++) {
+			nums[k] = rows[i + k].line;
+			texts[k * SRC_WIDTH] = '\0';
+		}
+		if (readable)
+			report_source_lines(p, pp, file, nums, m, texts, SRC_WIDTH, found);
+		for (k = 0; k < m; k++)
+			print_row(f, pp, fs, &rows[i + k],
+				  readable && !found[k] && rows[i + k].line > 0 ?
+					  "(no such line)" :
+					  texts + k * SRC_WIDTH);
+	}
+	free(texts);
+}
+
 static void print_func_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
 			     const struct func_stat *fs)
 {
 	const struct profile_func *fn = &p->funcs[fs->func];
-	char *texts = NULL;
-	bool *found = NULL;
-	int *nums = NULL;
 	struct line_row *rows;
-	size_t n, i;
-	int changed, readable;
+	size_t n;
+	int changed;
 
-	fprintf(f, "\n  Line by line: %s  ", fn->qualname);
+	fputs("\n  Line by line: ", f);
+	text_put_clean(f, fn->qualname);
+	fputs("  ", f);
 	print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
 	fprintf(f, "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
 		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
@@ -197,47 +262,19 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 		return;
 	}
 	changed = report_source_changed(p, pp, fn->file);
-	readable = changed >= 0;
-	texts = calloc(n + 1, SRC_WIDTH);
-	found = calloc(n + 1, sizeof(*found));
-	nums = calloc(n + 1, sizeof(*nums));
-	if (!texts || !found || !nums) {
-		fprintf(f, "    (out of memory)\n");
-		goto out;
+	if (changed < 0) {
+		fputs("    source: cannot read ", f);
+		text_put_clean(f, fn->file[0] ? fn->file : "(no file)");
+		fprintf(f, ": %s\n", source_strerror(changed));
+	} else if (changed) {
+		fputs("    source: ", f);
+		text_put_clean(f, fn->file);
+		fputs(" was modified after the process started: the text shown may not be what "
+		      "runs\n",
+		      f);
 	}
-	for (i = 0; i < n; i++)
-		nums[i] = rows[i].line;
-	if (readable)
-		report_source_lines(p, pp, fn->file, nums, n, texts, SRC_WIDTH, found);
-	if (changed < 0)
-		fprintf(f, "    source: cannot read %s: %s\n", fn->file[0] ? fn->file : "(no file)",
-			source_strerror(changed));
-	else if (changed)
-		fprintf(f,
-			"    source: %s was modified after the process started: the text "
-			"shown may not be what runs\n",
-			fn->file);
 	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
-	for (i = 0; i < n; i++) {
-		const struct line_row *r = &rows[i];
-
-		const char *src = texts + i * SRC_WIDTH;
-
-		if (readable && !found[i] && r->line > 0)
-			src = "(no such line)";
-		if (r->line > 0)
-			fprintf(f, "    %5d", r->line);
-		else
-			fprintf(f, "        ?");
-		fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
-			report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
-			(unsigned long long)r->self);
-		fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
-	}
-out:
-	free(texts);
-	free(found);
-	free(nums);
+	print_rows(f, p, pp, fs, rows, n, changed >= 0);
 	free(rows);
 }
 
@@ -267,14 +304,21 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 	char time[128];
 	size_t i;
 
-	if (report_is_merged(p, pp))
-		fprintf(f, "\n%s\n", pp->cmdline);
-	else if (pp->nspid != pp->pid)
-		fprintf(f, "\npid %d (pid %d in its namespace)  %s\n", pp->pid, pp->nspid,
-			pp->cmdline[0] ? pp->cmdline : pp->comm);
-	else
-		fprintf(f, "\npid %d  %s\n", pp->pid, pp->cmdline[0] ? pp->cmdline : pp->comm);
-	fprintf(f, "  Python %s, %s%s\n", pp->python, pp->exe,
+	if (report_is_merged(p, pp)) {
+		fputc('\n', f);
+		text_put_clean(f, pp->cmdline);
+	} else {
+		if (pp->nspid != pp->pid)
+			fprintf(f, "\npid %d (pid %d in its namespace)  ", pp->pid, pp->nspid);
+		else
+			fprintf(f, "\npid %d  ", pp->pid);
+		text_put_clean(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	}
+	fputs("\n  Python ", f);
+	text_put_clean(f, pp->python);
+	fputs(", ", f);
+	text_put_clean(f, pp->exe);
+	fprintf(f, "%s\n",
 		pp->exited ? report_is_merged(p, pp) ? " (all exited during the run)" :
 						       " (exited during the run)" :
 			     "");
@@ -284,10 +328,11 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		(unsigned long long)pp->unresolved);
 	if (pp->nthreads) {
 		fprintf(f, "  threads:");
-		for (i = 0; i < pp->nthreads; i++)
-			fprintf(f, "%s %u %s (%llu)", i ? "," : "", pp->threads[i].tid,
-				pp->threads[i].name[0] ? pp->threads[i].name : "?",
-				(unsigned long long)pp->threads[i].samples);
+		for (i = 0; i < pp->nthreads; i++) {
+			fprintf(f, "%s %u ", i ? "," : "", pp->threads[i].tid);
+			text_put_clean(f, pp->threads[i].name[0] ? pp->threads[i].name : "?");
+			fprintf(f, " (%llu)", (unsigned long long)pp->threads[i].samples);
+		}
 		fputc('\n', f);
 	}
 	if (!pp->samples) {
@@ -318,12 +363,20 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 		report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
 	for (i = 0; i < p->nmerged; i++)
 		fprintf(f, "%s %d", i ? "," : "pids:", p->merged_pids[i]);
-	if (p->nmerged && p->ntargets)
-		fprintf(f, ", merged into one section (Python %s, %s)\n", p->targets[0].python,
-			p->targets[0].exe);
-	for (i = 0; !p->nmerged && i < p->ntargets; i++)
-		fprintf(f, "%s %d (Python %s, %s)%s", i ? "," : "pids:", p->targets[i].pid,
-			p->targets[i].python, p->targets[i].exe, i + 1 == p->ntargets ? "\n" : "");
+	if (p->nmerged && p->ntargets) {
+		fputs(", merged into one section (Python ", f);
+		text_put_clean(f, p->targets[0].python);
+		fputs(", ", f);
+		text_put_clean(f, p->targets[0].exe);
+		fputs(")\n", f);
+	}
+	for (i = 0; !p->nmerged && i < p->ntargets; i++) {
+		fprintf(f, "%s %d (Python ", i ? "," : "pids:", p->targets[i].pid);
+		text_put_clean(f, p->targets[i].python);
+		fputs(", ", f);
+		text_put_clean(f, p->targets[i].exe);
+		fprintf(f, ")%s", i + 1 == p->ntargets ? "\n" : "");
+	}
 	fprintf(f,
 		"samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
 		" (%llu partial; %llu ticks in threads without Python frames)\n",

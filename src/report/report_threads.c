@@ -10,6 +10,7 @@
 #include "report/report_writer.h"
 #include "report/report_common.h"
 #include "report_threads.h"
+#include "util/text.h"
 
 /* The functions of one thread, ranked; *samples its sample count. */
 static int thread_stats(const struct profile *p, const struct profile_target *pp, uint32_t tid,
@@ -43,6 +44,7 @@ void report_text_threads(FILE *f, const struct profile *p, const struct profile_
 	struct func_stat *st;
 	uint64_t samples;
 	size_t t, i, n;
+	char name[sizeof(pp->threads->name)], q[REPORT_FIELD];
 
 	for (t = 0; t < pp->nthreads; t++) {
 		const struct profile_thread *th = &pp->threads[t];
@@ -52,11 +54,12 @@ void report_text_threads(FILE *f, const struct profile *p, const struct profile_
 			return;
 		}
 		fprintf(f, "\n  Thread %u %s: %llu samples (%.1f%% of the process)\n", th->tid,
-			th->name[0] ? th->name : "?", (unsigned long long)samples,
-			report_pct(samples, pp->samples));
+			text_clean(name, sizeof(name), th->name[0] ? th->name : "?"),
+			(unsigned long long)samples, report_pct(samples, pp->samples));
 		for (i = 0; i < n && i < o->top_functions; i++)
 			fprintf(f, "   %5.1f%%  %5.1f%%  %s\n", report_pct(st[i].self, samples),
-				report_pct(st[i].total, samples), p->funcs[st[i].func].qualname);
+				report_pct(st[i].total, samples),
+				text_clean(q, sizeof(q), p->funcs[st[i].func].qualname));
 		free(st);
 	}
 }

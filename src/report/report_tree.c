@@ -179,16 +179,6 @@ static uint32_t *group__children(const struct group *g, const struct tree *t, si
 	return out;
 }
 
-/* A target's string, sanitized for a terminal (the writer is not plain_text). */
-static void put_target(FILE *f, const char *s)
-{
-	char buf[4096];
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	text_sanitize(buf);
-	fputs(buf, f);
-}
-
 static void color(FILE *f, const struct tree *t, const char *sgr)
 {
 	if (t->o->color)
@@ -225,7 +215,7 @@ static void print_hidden_libs(FILE *f, const struct tree *t, const struct group 
 	fprintf(f, "  [%zu library frame%s hidden: ", g->n - 1, g->n == 2 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		fputs(i ? ", " : "", f);
-		put_target(f, names[i]);
+		text_put_clean(f, names[i]);
 	}
 	fputs(more ? ", ...]" : "]", f);
 	color(f, t, "0");
@@ -253,11 +243,11 @@ static void print_func(FILE *f, const struct tree *t, const struct group *g)
 {
 	const struct profile_func *fn = &t->p->funcs[t->n[g->members[0]].func];
 
-	put_target(f, fn->qualname);
+	text_put_clean(f, fn->qualname);
 	if (fn->file[0]) {
 		color(f, t, "2");
 		fputs("  ", f);
-		put_target(f, fn->file);
+		text_put_clean(f, fn->file);
 		if (fn->firstline > 0)
 			fprintf(f, ":%d", fn->firstline);
 		color(f, t, "0");
@@ -360,11 +350,11 @@ static int print_process(FILE *f, const struct profile *p, const struct profile_
 	fputc('\n', f);
 	if (!report_is_merged(p, pp))
 		fprintf(f, "pid %d  ", pp->pid);
-	put_target(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
+	text_put_clean(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
 	fputs("\n  Python ", f);
-	put_target(f, pp->python);
+	text_put_clean(f, pp->python);
 	fputs(", ", f);
-	put_target(f, pp->exe);
+	text_put_clean(f, pp->exe);
 	fprintf(f, "%s\n", pp->exited ? " (exited during the run)" : "");
 	fprintf(f, "  %llu samples (%s)", (unsigned long long)pp->samples,
 		report_samples_time(p, pp, time, sizeof(time)));

@@ -10,6 +10,7 @@
 #include "report/report_writer.h"
 #include "report/report_common.h"
 #include "report_usdt.h"
+#include "util/text.h"
 
 /* Histograms shown per process: the functions with the most inclusive time. */
 #define TOP_HISTOGRAMS 5
@@ -316,13 +317,20 @@ void report_usdt_json_counts(FILE *f, const struct profile *p)
 
 /* ------------------------------------------------------------------------ text */
 
-static void text_func(FILE *f, const struct profile *p, uint32_t func)
+/* "qualname  file:line" of a function or, with line > 0, of one of its lines. */
+static void text_func_line(FILE *f, const struct profile_func *fn, int line)
 {
-	const struct profile_func *fn = &p->funcs[func];
 	char num[16];
 
-	fprintf(f, "%s  %s:%s", fn->qualname, fn->file[0] ? fn->file : "?",
-		report_line_str(fn->firstline, num, sizeof(num)));
+	text_put_clean(f, fn->qualname);
+	fputs("  ", f);
+	text_put_clean(f, fn->file[0] ? fn->file : "?");
+	fprintf(f, ":%s", report_line_str(line, num, sizeof(num)));
+}
+
+static void text_func(FILE *f, const struct profile *p, uint32_t func)
+{
+	text_func_line(f, &p->funcs[func], p->funcs[func].firstline);
 }
 
 static void text_calls(FILE *f, const struct profile *p, const struct profile_target *pp,
@@ -401,11 +409,10 @@ static void text_gc(FILE *f, const struct profile *p, const struct profile_targe
 			fprintf(f, "      (no Python frame: interpreter start or shutdown)\n");
 		for (k = 0; k < st[i]->nframes && k < 8; k++) {
 			const struct profile_frame *fr = &p->frames[st[i]->frames[k]];
-			const struct profile_func *fn = &p->funcs[fr->func];
-			char num[16];
 
-			fprintf(f, "      %s  %s:%s\n", fn->qualname, fn->file[0] ? fn->file : "?",
-				report_line_str(fr->line, num, sizeof(num)));
+			fputs("      ", f);
+			text_func_line(f, &p->funcs[fr->func], fr->line);
+			fputc('\n', f);
 		}
 		if (st[i]->nframes > 8)
 			fprintf(f, "      ... %u more frames\n", st[i]->nframes - 8);
@@ -426,11 +433,11 @@ static void text_import_tree(FILE *f, const struct profile_target *pp, int32_t p
 			continue;
 		(*budget)--;
 		if (im->done)
-			fprintf(f, "    %10.3f ms  %*s%s%s\n", im->ns / 1e6, indent, "", im->module,
-				im->found ? "" : " (not found)");
+			fprintf(f, "    %10.3f ms  %*s", im->ns / 1e6, indent, "");
 		else
-			fprintf(f, "    %10s     %*s%s (not finished)\n", "?", indent, "",
-				im->module);
+			fprintf(f, "    %10s     %*s", "?", indent, "");
+		text_put_clean(f, im->module);
+		fputs(!im->done ? " (not finished)\n" : im->found ? "\n" : " (not found)\n", f);
 		text_import_tree(f, pp, (int32_t)i, depth + 1, budget);
 	}
 }
@@ -442,8 +449,11 @@ static void text_imports(FILE *f, const struct profile_target *pp)
 
 	fprintf(f, "\n  Imports: %zu; slowest (inclusive of nested imports)\n", pp->nimports);
 	for (i = 0; v && i < pp->nimports && i < TOP_IMPORTS; i++)
-		if (v[i]->done)
-			fprintf(f, "    %10.3f ms  %s\n", v[i]->ns / 1e6, v[i]->module);
+		if (v[i]->done) {
+			fprintf(f, "    %10.3f ms  ", v[i]->ns / 1e6);
+			text_put_clean(f, v[i]->module);
+			fputc('\n', f);
+		}
 	free((void *)v);
 	if (pp->nimports) {
 		fprintf(f, "  Import tree (first %zu imports)\n",
@@ -455,11 +465,13 @@ static void text_imports(FILE *f, const struct profile_target *pp)
 void report_usdt_text_proc(FILE *f, const struct profile *p, const struct profile_target *pp,
 			   const struct report_opts *o)
 {
-	if (pp->usdt_note && (p->calls_mode || p->gc_mode || p->imports_mode))
-		fprintf(f, "usdt: %s %s\n",
+	if (pp->usdt_note && (p->calls_mode || p->gc_mode || p->imports_mode)) {
+		fprintf(f, "usdt: %s ",
 			pp->usdt_trace == PROFILE_USDT_NOT_TRACED ? "not traced (sampled only):" :
-								    "counted late:",
-			pp->usdt_note);
+								    "counted late:");
+		text_put_clean(f, pp->usdt_note);
+		fputc('\n', f);
+	}
 	if (p->calls_mode)
 		text_calls(f, p, pp, o);
 	if (p->gc_mode)

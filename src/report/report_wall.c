@@ -11,6 +11,7 @@
 #include <string.h>
 #include "report/report_common.h"
 #include "report_wall.h"
+#include "util/text.h"
 
 bool report_wall_on(const struct profile *p)
 {
@@ -95,6 +96,7 @@ static uint64_t sum_ns(const struct profile_thread *th)
 
 static void text_threads(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
+	char name[sizeof(pp->threads->name)];
 	uint64_t unknown = 0;
 	size_t t;
 	int c;
@@ -108,7 +110,8 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 		const struct profile_thread *th = &pp->threads[t];
 		struct wall_stat w = thread_stat(p, pp, th->tid);
 
-		fprintf(f, "  %7u  %-15s  %8.2f  %9.3f", th->tid, th->name[0] ? th->name : "?",
+		fprintf(f, "  %7u  %-15s  %8.2f  %9.3f", th->tid,
+			text_clean(name, sizeof(name), th->name[0] ? th->name : "?"),
 			report_seconds(p, w.on), sum_ns(th) / 1e9);
 		for (c = 0; c < PROFILE_OFFCPU_NCLASSES; c++)
 			fprintf(f, "  %*.3f", (int)strlen(profile_offcpu_class_name(c)),
@@ -194,6 +197,7 @@ static void text_funcs(FILE *f, const struct profile *p, const struct profile_ta
 {
 	size_t n, i, shown = 0;
 	struct ranked *r = rank(st, p->nfuncs, 0, &n);
+	char q[REPORT_FIELD];
 
 	if (!r)
 		return;
@@ -207,7 +211,7 @@ static void text_funcs(FILE *f, const struct profile *p, const struct profile_ta
 		fprintf(f, "  %5.1f%%  %7.2f  %8.2f  %9.2f  %-17s  %s\n",
 			report_pct(w->on + w->off, pp->samples), report_seconds(p, w->on + w->off),
 			report_seconds(p, w->on), report_seconds(p, w->off), main_class(w),
-			p->funcs[r[i].id].qualname);
+			text_clean(q, sizeof(q), p->funcs[r[i].id].qualname));
 		shown++;
 	}
 	free(r);
@@ -218,7 +222,7 @@ static void text_lines(FILE *f, const struct profile *p, const struct profile_ta
 {
 	size_t n, i;
 	struct ranked *r = rank(st, p->nframes, 1, &n);
-	char loc[64];
+	char loc[64], q[REPORT_FIELD], file[REPORT_FIELD];
 
 	if (!r)
 		return;
@@ -229,8 +233,10 @@ static void text_lines(FILE *f, const struct profile *p, const struct profile_ta
 		const struct profile_frame *fr = &p->frames[r[i].id];
 
 		fprintf(f, "   %9.2f  %8.2f  %-17s  %s:%s  %s\n", report_seconds(p, w->off),
-			report_seconds(p, w->on), main_class(w), p->funcs[fr->func].file,
-			report_line_str(fr->line, loc, sizeof(loc)), p->funcs[fr->func].qualname);
+			report_seconds(p, w->on), main_class(w),
+			text_clean(file, sizeof(file), p->funcs[fr->func].file),
+			report_line_str(fr->line, loc, sizeof(loc)),
+			text_clean(q, sizeof(q), p->funcs[fr->func].qualname));
 	}
 	free(r);
 }
@@ -239,6 +245,7 @@ static void text_gil(FILE *f, const struct profile *p, const struct wall_stat *s
 {
 	size_t n, i, shown = 0;
 	struct ranked *r = rank(st, p->nfuncs, 2, &n);
+	char q[REPORT_FIELD];
 
 	if (!r)
 		return;
@@ -251,7 +258,8 @@ static void text_gil(FILE *f, const struct profile *p, const struct wall_stat *s
 			continue;
 		fprintf(f, "  %8llu  %7llu  %8llu  %7llu  %s\n", (unsigned long long)w->waiting,
 			(unsigned long long)w->held, (unsigned long long)w->released,
-			(unsigned long long)w->unknown, p->funcs[r[i].id].qualname);
+			(unsigned long long)w->unknown,
+			text_clean(q, sizeof(q), p->funcs[r[i].id].qualname));
 		shown++;
 	}
 	if (!n)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include "report/report_common.h"
 #include "report_where.h"
+#include "util/text.h"
 
 #define WHERE_NAME 40
 
@@ -60,7 +61,7 @@ static uint32_t *by_samples(const profile_where_split *split, size_t n, size_t *
 static void print_funcs(FILE *f, const struct profile *p, const profile_where_split *by_func,
 			size_t top)
 {
-	char num[16];
+	char num[16], q[REPORT_FIELD], file[REPORT_FIELD];
 	size_t n, i;
 	uint32_t *ids = by_samples(by_func, p->nfuncs, &n);
 
@@ -73,7 +74,8 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[ids[i]];
 
 		print_shares(f, by_func[ids[i]]);
-		fprintf(f, "%.*s  %s:%s\n", WHERE_NAME, fn->qualname, fn->file,
+		fprintf(f, "%.*s  %s:%s\n", WHERE_NAME, text_clean(q, sizeof(q), fn->qualname),
+			text_clean(file, sizeof(file), fn->file),
 			report_line_str(fn->firstline, num, sizeof(num)));
 	}
 	free(ids);
@@ -82,7 +84,7 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 static void print_lines(FILE *f, const struct profile *p, const profile_where_split *by_frame,
 			size_t top)
 {
-	char num[16];
+	char num[16], q[REPORT_FIELD], file[REPORT_FIELD];
 	size_t n, i;
 	uint32_t *ids = by_samples(by_frame, p->nframes, &n);
 
@@ -96,8 +98,9 @@ static void print_lines(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[fr->func];
 
 		print_shares(f, by_frame[ids[i]]);
-		fprintf(f, "%s:%s  %.*s\n", fn->file, report_line_str(fr->line, num, sizeof(num)),
-			WHERE_NAME, fn->qualname);
+		fprintf(f, "%s:%s  %.*s\n", text_clean(file, sizeof(file), fn->file),
+			report_line_str(fr->line, num, sizeof(num)), WHERE_NAME,
+			text_clean(q, sizeof(q), fn->qualname));
 	}
 	free(ids);
 }

@@ -109,23 +109,6 @@ static int write_tree(FILE *f, const struct report_diff *d)
 	return err ? err : w.err;
 }
 
-/* A JSON string that is also safe inside <script>: no "</" can end it early. */
-static void script_string(FILE *f, const char *s)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	fputc('"', f);
-	for (; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20 || *c == '<')
-			fprintf(f, "\\u%04x", *c);
-		else
-			fputc(*c, f);
-	}
-	fputc('"', f);
-}
-
 static void write_names(FILE *f, const struct profile *view)
 {
 	size_t i;
@@ -133,9 +116,9 @@ static void write_names(FILE *f, const struct profile *view)
 	fputs("\"names\": [", f);
 	for (i = 0; i < view->nfuncs; i++) {
 		fputs(i ? ",\n[" : "\n[", f);
-		script_string(f, view->funcs[i].qualname);
+		report_script_string(f, view->funcs[i].qualname);
 		fputc(',', f);
-		script_string(f, view->funcs[i].file);
+		report_script_string(f, view->funcs[i].file);
 		fputc(']', f);
 	}
 	fputs("],\n", f);
@@ -276,7 +259,7 @@ int report_diff_html(FILE *f, const struct report_diff *d, const struct report_d
 	snprintf(title, sizeof(title), "pybpfprof %s diff: %s -> %s", o->tool_version, b, a);
 	fputs(page_head, f);
 	fputs("\"title\": ", f);
-	script_string(f, title);
+	report_script_string(f, title);
 	fputs(",\n", f);
 	write_names(f, &d->side[DIFF_AFTER].view);
 	fputs("\"root\": ", f);

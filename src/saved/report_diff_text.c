@@ -32,17 +32,22 @@ static void side_line(FILE *f, const char *what, const struct report_diff_side *
 {
 	char buf[256];
 
-	fprintf(f, "%s %s: %s\n", what, sd->path, report_diff_side_str(sd, buf, sizeof(buf)));
+	fprintf(f, "%s ", what);
+	text_put_clean(f, sd->path);
+	fprintf(f, ": %s\n", report_diff_side_str(sd, buf, sizeof(buf)));
 }
 
 static void row_line(FILE *f, const struct report_diff_row *r)
 {
 	char num[16];
 
-	fprintf(f, "  %6.1f%% %6.1f%% %+7.1fpp   %6.1f%% %6.1f%% %+7.1fpp  %s  %s:%s\n",
+	fprintf(f, "  %6.1f%% %6.1f%% %+7.1fpp   %6.1f%% %6.1f%% %+7.1fpp  ",
 		r->self_pct[DIFF_BEFORE], r->self_pct[DIFF_AFTER], delta(r->self_pct),
-		r->total_pct[DIFF_BEFORE], r->total_pct[DIFF_AFTER], delta(r->total_pct),
-		r->qualname, r->file, report_line_str(r->line, num, sizeof(num)));
+		r->total_pct[DIFF_BEFORE], r->total_pct[DIFF_AFTER], delta(r->total_pct));
+	text_put_clean(f, r->qualname);
+	fputs("  ", f);
+	text_put_clean(f, r->file);
+	fprintf(f, ":%s\n", report_line_str(r->line, num, sizeof(num)));
 }
 
 /*

@@ -24,12 +24,12 @@
 #include "report_load.h"
 
 /* --signatures: its counts, when the run had it. */
-static int load_signatures(struct ld *l, json_t *m)
+static int load_signatures(struct ld *l, const struct jval *m)
 {
-	json_t *sig = json_object_get(m, "signatures");
+	const struct jval *sig = jv_get(m, "signatures");
 	uint64_t x[3];
 
-	if (!sig || json_is_null(sig))
+	if (!sig || jv_is_null(sig))
 		return 0;
 	if (ld_u64s(l, sig, "model.signatures", x, 3))
 		return -EINVAL;
@@ -46,10 +46,9 @@ static int load_signatures(struct ld *l, json_t *m)
  * ("unplaced" and "refused" only in files written since they existed); or
  * neither.
  */
-static int load_kernel(struct ld *l, json_t *m)
+static int load_kernel(struct ld *l, const struct jval *m)
 {
-	json_t *k = json_object_get(m, "kernel"), *n = json_object_get(m, "native"), *unplaced,
-	       *refused;
+	const struct jval *k = jv_get(m, "kernel"), *n = jv_get(m, "native"), *unplaced, *refused;
 	struct profile *p = l->p;
 
 	p->kernel_mode = k != NULL;
@@ -67,20 +66,20 @@ static int load_kernel(struct ld *l, json_t *m)
 			 UINT64_MAX, &p->ustack_missing)))
 		return -EINVAL;
 	/* "unplaced" came with native frames between Python frames: older files have none */
-	unplaced = n ? json_object_get(n, "unplaced") : NULL;
+	unplaced = n ? jv_get(n, "unplaced") : NULL;
 	if (unplaced &&
 	    ld_u64(l, unplaced, "model.native.unplaced", UINT64_MAX, &p->ustack_unplaced))
 		return -EINVAL;
-	refused = n ? json_object_get(n, "refused") : NULL;
+	refused = n ? jv_get(n, "refused") : NULL;
 	if (refused && ld_u64(l, refused, "model.native.refused", UINT64_MAX, &p->ustack_refused))
 		return -EINVAL;
 	return 0;
 }
 
 /* --merge's processes, when the file is of a merged run ("merged": [pid...]). */
-static int load_merged(struct ld *l, json_t *m)
+static int load_merged(struct ld *l, const struct jval *m)
 {
-	json_t *v = json_object_get(m, "merged");
+	const struct jval *v = jv_get(m, "merged");
 	long long pid;
 	size_t i, n;
 	int *pids;
@@ -94,7 +93,7 @@ static int load_merged(struct ld *l, json_t *m)
 	if (!pids)
 		return -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		if (ld_int(l, json_array_get(v, i), "model.merged[]", 1, INT_MAX, &pid))
+		if (ld_int(l, jv_at(v, i), "model.merged[]", 1, INT_MAX, &pid))
 			err = -EINVAL;
 		else
 			pids[i] = (int)pid;
@@ -106,12 +105,12 @@ static int load_merged(struct ld *l, json_t *m)
 }
 
 /* The modes, counters and sizes of the whole run. */
-static int load_header(struct ld *l, json_t *m)
+static int load_header(struct ld *l, const struct jval *m)
 {
 	struct profile *p = l->p;
 	struct profile_counts *c[] = { &p->counts, &p->mem_counts };
 	const char *keys[] = { "counts", "mem_counts" };
-	json_t *mem;
+	const struct jval *mem;
 	uint64_t x[13];
 	size_t i;
 
@@ -147,8 +146,8 @@ static int load_header(struct ld *l, json_t *m)
 		return -EINVAL;
 	if (load_signatures(l, m))
 		return -EINVAL;
-	mem = json_object_get(m, "mem");
-	if (!mem || json_is_null(mem))
+	mem = jv_get(m, "mem");
+	if (!mem || jv_is_null(mem))
 		return 0;
 	p->mem = true;
 	if (ld_bool(l, ld_get(l, mem, "model.mem", "alloc"), "model.mem.alloc", &p->mem_alloc) ||
@@ -167,7 +166,8 @@ static int load_header(struct ld *l, json_t *m)
 }
 
 /* A function's fifth entry: "native" or "kernel" (machine code). */
-static int ld_func_kind(struct ld *l, json_t *v, const char *where, enum profile_func_kind *kind)
+static int ld_func_kind(struct ld *l, const struct jval *v, const char *where,
+			enum profile_func_kind *kind)
 {
 	const char *s;
 
@@ -183,12 +183,12 @@ static int ld_func_kind(struct ld *l, json_t *v, const char *where, enum profile
 }
 
 /* Functions and frames, interned in the file's order: each must be new. */
-static int load_tables(struct ld *l, json_t *m)
+static int load_tables(struct ld *l, const struct jval *m)
 {
-	json_t *fs = ld_get(l, m, "model", "functions"), *frs, *e;
+	const struct jval *fs = ld_get(l, m, "model", "functions"), *frs, *e;
 	struct profile *p = l->p;
 	const char *q, *file;
-	size_t i, n = 0, k;
+	size_t i, n = 0, k, nfr = 0;
 	long long line, func;
 	enum profile_func_kind kind = PROFILE_FUNC_PYTHON;
 	bool unres = false;
@@ -196,16 +196,22 @@ static int load_tables(struct ld *l, json_t *m)
 
 	if (ld_array(l, fs, "model.functions", 0, UINT32_MAX - 1, &n))
 		return -EINVAL;
+	frs = ld_get(l, m, "model", "frames");
+	if (ld_array(l, frs, "model.frames", 0, UINT32_MAX - 1, &nfr))
+		return -EINVAL;
+	/* the tables' sizes are known: taken at once, without growth's slack */
+	if (profile__reserve(p, n, nfr))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		ld_at(w, sizeof(w), "model.functions[%zu]", i);
-		e = json_array_get(fs, i);
+		e = jv_at(fs, i);
 		if (ld_array(l, e, w, 0, 5, &k) ||
 		    (k < 4 && ld_fail(l, w, "%zu entries instead of 4 or 5", k)) ||
-		    ld_str(l, json_array_get(e, 0), w, REPORT_LOAD_MAX_STR, &q) ||
-		    ld_str(l, json_array_get(e, 1), w, REPORT_LOAD_MAX_STR, &file) ||
-		    ld_int(l, json_array_get(e, 2), w, -1, INT_MAX, &line) ||
-		    ld_bool(l, json_array_get(e, 3), w, &unres) ||
-		    (k == 5 && ld_func_kind(l, json_array_get(e, 4), w, &kind)))
+		    ld_str(l, jv_at(e, 0), w, REPORT_LOAD_MAX_STR, &q) ||
+		    ld_str(l, jv_at(e, 1), w, REPORT_LOAD_MAX_STR, &file) ||
+		    ld_int(l, jv_at(e, 2), w, -1, INT_MAX, &line) ||
+		    ld_bool(l, jv_at(e, 3), w, &unres) ||
+		    (k == 5 && ld_func_kind(l, jv_at(e, 4), w, &kind)))
 			return -EINVAL;
 		func = profile__func_kind(p, q, file, (int)line, unres, k == 5 ? kind : 0);
 		if (func == UINT32_MAX)
@@ -213,17 +219,14 @@ static int load_tables(struct ld *l, json_t *m)
 		if ((size_t)func != i)
 			return ld_fail(l, w, "the same function as model.functions[%lld]", func);
 	}
-	frs = ld_get(l, m, "model", "frames");
-	if (ld_array(l, frs, "model.frames", 0, UINT32_MAX - 1, &n))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < nfr; i++) {
 		uint32_t id;
 
 		ld_at(w, sizeof(w), "model.frames[%zu]", i);
-		e = json_array_get(frs, i);
+		e = jv_at(frs, i);
 		if (ld_array(l, e, w, 2, 2, &k) ||
-		    ld_int(l, json_array_get(e, 0), w, 0, (long long)p->nfuncs - 1, &func) ||
-		    ld_int(l, json_array_get(e, 1), w, -1, INT_MAX, &line))
+		    ld_int(l, jv_at(e, 0), w, 0, (long long)p->nfuncs - 1, &func) ||
+		    ld_int(l, jv_at(e, 1), w, -1, INT_MAX, &line))
 			return -EINVAL;
 		id = profile__frame(p, (uint32_t)func, (int)line);
 		if (id == UINT32_MAX)
@@ -235,8 +238,8 @@ static int load_tables(struct ld *l, json_t *m)
 }
 
 /* Threads, each tid once; tids maps a tid to 1 + its index. */
-static int load_threads(struct ld *l, json_t *v, const char *where, struct profile_target *pp,
-			struct hashmap *tids)
+static int load_threads(struct ld *l, const struct jval *v, const char *where,
+			struct profile_target *pp, struct hashmap *tids)
 {
 	size_t i, n = 0, k;
 	uint64_t tid, samples;
@@ -245,20 +248,21 @@ static int load_threads(struct ld *l, json_t *v, const char *where, struct profi
 
 	if (ld_array(l, v, where, 0, 1u << 24, &n))
 		return -EINVAL;
+	if (profile_target__reserve(pp, n, 0) || hashmap__reserve(tids, n))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
+		const struct jval *e = jv_at(v, i);
 		struct profile_thread *th;
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 3, 3, &k) ||
-		    ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid) ||
-		    ld_str(l, json_array_get(e, 1), w, sizeof(th->name) - 1, &name) ||
-		    ld_u64(l, json_array_get(e, 2), w, UINT64_MAX, &samples))
+		if (ld_array(l, e, w, 3, 3, &k) || ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
+		    ld_str(l, jv_at(e, 1), w, sizeof(th->name) - 1, &name) ||
+		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples))
 			return -EINVAL;
 		if (hashmap__find(tids, tid))
 			return ld_fail(l, w, "thread %llu is listed twice",
 				       (unsigned long long)tid);
-		if (hashmap__set(tids, tid, i + 1) || !(th = profile_target__thread(pp, tid)))
+		if (hashmap__set(tids, tid, i + 1) || !(th = profile_target__new_thread(pp, tid)))
 			return -ENOMEM;
 		snprintf(th->name, sizeof(th->name), "%s", name);
 		th->samples = samples;
@@ -267,7 +271,7 @@ static int load_threads(struct ld *l, json_t *v, const char *where, struct profi
 }
 
 /* A stack's split: [python, native, system] samples, at most count in all. */
-static int ld_where(struct ld *l, json_t *v, const char *where, uint64_t count,
+static int ld_where(struct ld *l, const struct jval *v, const char *where, uint64_t count,
 		    uint64_t split[PROFILE_WHERE_N])
 {
 	if (ld_u64s(l, v, where, split, PROFILE_WHERE_N))
@@ -282,8 +286,8 @@ static int ld_where(struct ld *l, json_t *v, const char *where, uint64_t count,
 }
 
 /* Stacks: [tid, count, [frame...](, [python, native, system])], each tid one of the threads. */
-static int load_stacks(struct ld *l, json_t *v, const char *where, struct profile_target *pp,
-		       const struct hashmap *tids)
+static int load_stacks(struct ld *l, const struct jval *v, const char *where,
+		       struct profile_target *pp, const struct hashmap *tids)
 {
 	uint32_t *fr = malloc(REPORT_LOAD_MAX_DEPTH * sizeof(*fr)), nfr;
 	size_t i, n = 0, k;
@@ -295,17 +299,21 @@ static int load_stacks(struct ld *l, json_t *v, const char *where, struct profil
 		return -ENOMEM;
 	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
 		goto out;
+	err = profile_target__reserve(pp, 0, n);
+	if (err)
+		goto out;
+	err = -EINVAL;
 	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
+		const struct jval *e = jv_at(v, i);
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
 		memset(split, 0, sizeof(split));
 		if (ld_array(l, e, w, 0, 4, &k) ||
 		    (k < 3 && ld_fail(l, w, "%zu entries instead of 3 or 4", k)) ||
-		    ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid) ||
-		    ld_u64(l, json_array_get(e, 1), w, UINT64_MAX, &count) ||
+		    ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
+		    ld_u64(l, jv_at(e, 1), w, UINT64_MAX, &count) ||
 		    ld_frames(l, e, 2, w, 1, fr, &nfr) ||
-		    (k == 4 && ld_where(l, json_array_get(e, 3), w, count, split)))
+		    (k == 4 && ld_where(l, jv_at(e, 3), w, count, split)))
 			goto out;
 		if (!hashmap__find(tids, tid)) {
 			ld_fail(l, w, "thread %llu is not in the process's threads",
@@ -331,8 +339,8 @@ static int cmp_name(const void *a, const void *b, void *files)
 }
 
 /* One file's lines: [[line, text or null]...], ascending, into f (lines at *used of s->lines). */
-static int load_source_lines(struct ld *l, json_t *v, const char *where, struct proc_sources *s,
-			     size_t *used, struct source_file *f)
+static int load_source_lines(struct ld *l, const struct jval *v, const char *where,
+			     struct proc_sources *s, size_t *used, struct source_file *f)
 {
 	size_t i, n = 0, k;
 	long long line;
@@ -346,17 +354,16 @@ static int load_source_lines(struct ld *l, json_t *v, const char *where, struct 
 	if (!f->texts)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i), *t;
+		const struct jval *e = jv_at(v, i), *t;
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 2, 2, &k) ||
-		    ld_int(l, json_array_get(e, 0), w, 1, INT_MAX, &line))
+		if (ld_array(l, e, w, 2, 2, &k) || ld_int(l, jv_at(e, 0), w, 1, INT_MAX, &line))
 			return -EINVAL;
 		if (i && line <= s->lines[*used - 1])
 			return ld_fail(l, w, "line %lld is not after line %d", line,
 				       s->lines[*used - 1]);
-		t = json_array_get(e, 1);
-		if (!json_is_null(t)) {
+		t = jv_at(e, 1);
+		if (!jv_is_null(t)) {
 			if (ld_str(l, t, w, SOURCE_TEXT_MAX, &text))
 				return -EINVAL;
 			if (!(f->texts[i] = strdup(text)))
@@ -369,29 +376,30 @@ static int load_source_lines(struct ld *l, json_t *v, const char *where, struct 
 }
 
 /* count lines in every file, so that s->lines is one array */
-static size_t count_lines(json_t *files)
+static size_t count_lines(const struct jval *files)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < json_array_size(files); i++) {
-		json_t *lines = json_array_get(json_array_get(files, i), 3);
+	for (i = 0; i < jv_size(files); i++) {
+		const struct jval *lines = jv_at(jv_at(files, i), 3);
 
-		n += json_is_array(lines) ? json_array_size(lines) : 0;
+		n += jv_is_array(lines) ? jv_size(lines) : 0;
 	}
 	return n;
 }
 
 /* The source lines read in the run: {"error": E, "files": [[func, err, mtime, lines]...]}. */
-static int load_sources(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+static int load_sources(struct ld *l, const struct jval *v, const char *where,
+			struct profile_target *pp)
 {
 	struct proc_sources *s = pp->sources;
-	json_t *files;
+	const struct jval *files;
 	size_t i, n = 0, k, used = 0;
 	long long x, func;
 	char w[LD_WHERE];
 	int err;
 
-	if (json_is_null(v)) { /* none in the run: nothing was to be read */
+	if (jv_is_null(v)) { /* none in the run: nothing was to be read */
 		proc_sources__free(pp->sources);
 		pp->sources = NULL;
 		return 0;
@@ -411,21 +419,21 @@ static int load_sources(struct ld *l, json_t *v, const char *where, struct profi
 	if (!s->files || !s->byname || !s->lines)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(files, i);
+		const struct jval *e = jv_at(files, i);
 		struct source_file *f = &s->files[i];
 
 		ld_at(w, sizeof(w), "%s.files[%zu]", where, i);
 		if (ld_array(l, e, w, 4, 4, &k) ||
-		    ld_int(l, json_array_get(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
-		    ld_int(l, json_array_get(e, 1), w, -SOURCE_EMIXED, 0, &x))
+		    ld_int(l, jv_at(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
+		    ld_int(l, jv_at(e, 1), w, -SOURCE_EMIXED, 0, &x))
 			return -EINVAL;
 		f->name = l->p->funcs[func].file;
 		f->err = (int)x;
 		s->nfiles++;
-		if (ld_int(l, json_array_get(e, 2), w, LLONG_MIN, LLONG_MAX, &x))
+		if (ld_int(l, jv_at(e, 2), w, LLONG_MIN, LLONG_MAX, &x))
 			return -EINVAL;
 		f->mtime = x;
-		err = load_source_lines(l, json_array_get(e, 3), w, s, &used, f);
+		err = load_source_lines(l, jv_at(e, 3), w, s, &used, f);
 		if (err)
 			return err;
 		s->byname[i] = i;
@@ -435,7 +443,7 @@ static int load_sources(struct ld *l, json_t *v, const char *where, struct profi
 	return 0;
 }
 
-static int load_target_head(struct ld *l, json_t *jt, const char *where,
+static int load_target_head(struct ld *l, const struct jval *jt, const char *where,
 			    struct profile_target **out)
 {
 	const char *keys[] = { "exe", "cmdline", "comm", "python" }, *str[4];
@@ -477,7 +485,7 @@ static int load_target_head(struct ld *l, json_t *jt, const char *where,
 	return 0;
 }
 
-static int load_target(struct ld *l, json_t *jt, const char *where)
+static int load_target(struct ld *l, const struct jval *jt, const char *where)
 {
 	struct profile_target *pp;
 	struct hashmap tids;
@@ -500,7 +508,7 @@ static int load_target(struct ld *l, json_t *jt, const char *where)
 	if (!err && l->p->mem)
 		err = ld_mem(l, jt, where, pp);
 	if (!err && (l->p->wall || l->p->gil))
-		err = ld_wall(l, jt, where, pp);
+		err = ld_wall(l, jt, where, pp, &tids);
 	hashmap__free(&tids);
 	return err;
 }
@@ -508,9 +516,9 @@ static int load_target(struct ld *l, json_t *jt, const char *where)
 /* The mode names the run writes; the profile keeps a pointer to one of them. */
 static const char *const modes[] = { "cpu", "cpu+mem", "wall", "wall+mem" };
 
-static int load_model(struct ld *l, json_t *root)
+static int load_model(struct ld *l, const struct jval *root)
 {
-	json_t *m = ld_get(l, root, "", "model"), *procs;
+	const struct jval *m = ld_get(l, root, "", "model"), *procs;
 	const char *mode;
 	char w[LD_WHERE];
 	size_t i, n = 0;
@@ -537,25 +545,25 @@ static int load_model(struct ld *l, json_t *root)
 		err = -EINVAL;
 	for (i = 0; !err && i < n; i++) {
 		ld_at(w, sizeof(w), "model.processes[%zu]", i);
-		err = load_target(l, json_array_get(procs, i), w);
+		err = load_target(l, jv_at(procs, i), w);
 	}
 	return err;
 }
 
 /* The schema first: a newer file gets "upgrade", not a list of what is odd in it. */
-static int check_schema(struct ld *l, json_t *root)
+static int check_schema(struct ld *l, const struct jval *root)
 {
-	json_t *v = json_object_get(root, "schema");
+	const struct jval *v = jv_get(root, "schema");
 
 	if (!v)
 		return ld_fail(l, NULL, "not a pybpfprof profile (no \"schema\")");
-	if (!json_is_integer(v) || json_integer_value(v) < 1)
+	if (!jv_is_integer(v) || jv_int(v) < 1)
 		return ld_fail(l, NULL, "not a pybpfprof profile (\"schema\" is not a version)");
-	if (json_integer_value(v) > REPORT_SCHEMA)
+	if (jv_int(v) > REPORT_SCHEMA)
 		return ld_fail(l, NULL,
 			       "schema %lld is newer than this pybpfprof reads (%d): upgrade "
 			       "pybpfprof",
-			       json_integer_value(v), REPORT_SCHEMA);
+			       jv_int(v), REPORT_SCHEMA);
 	return 0;
 }
 
@@ -563,8 +571,9 @@ int report_load_json_buf(const char *buf, size_t len, const char *name, struct p
 			 char *why, size_t whylen)
 {
 	struct ld l = { name, p, why, whylen };
-	json_error_t jerr;
-	json_t *root;
+	struct jdoc_error jerr;
+	const struct jval *root;
+	struct jdoc doc;
 	int err;
 
 	memset(p, 0, sizeof(*p));
@@ -572,17 +581,22 @@ int report_load_json_buf(const char *buf, size_t len, const char *name, struct p
 		return ld_fail(&l, NULL,
 			       "too large for a pybpfprof profile (%zu bytes, at most %u MiB)", len,
 			       REPORT_LOAD_MAX_BYTES >> 20);
-	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return ld_fail(&l, NULL, "not JSON: %s (line %d, column %d)", jerr.text, jerr.line,
-			       jerr.column);
-	if (!json_is_object(root))
+	err = jdoc_parse(&doc, buf, len, REPORT_LOAD_MAX_DOC, &jerr);
+	if (err == -EINVAL)
+		return ld_fail(&l, NULL, "not JSON: %s (line %zu, column %zu)", jerr.text,
+			       jerr.line, jerr.column);
+	if (err == -EFBIG)
+		return ld_fail(&l, NULL, "too large for a pybpfprof profile: %s", jerr.text);
+	if (err)
+		return ld_fail(&l, NULL, "out of memory while reading the profile");
+	root = jdoc_root(&doc);
+	if (!jv_is_object(root))
 		err = ld_fail(&l, NULL, "not a pybpfprof profile (not a JSON object)");
 	else
 		err = check_schema(&l, root);
 	if (!err)
 		err = load_model(&l, root);
-	json_decref(root);
+	jdoc_free(&doc);
 	if (err == -ENOMEM)
 		snprintf(why, whylen, "%s: out of memory while reading the profile", name);
 	if (err)

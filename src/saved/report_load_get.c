@@ -36,24 +36,25 @@ int ld_fail(struct ld *l, const char *where, const char *fmt, ...)
 	return -EINVAL;
 }
 
-json_t *ld_get(struct ld *l, json_t *obj, const char *where, const char *key)
+const struct jval *ld_get(struct ld *l, const struct jval *obj, const char *where, const char *key)
 {
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+	const struct jval *v = jv_is_object(obj) ? jv_get(obj, key) : NULL;
 
-	if (!json_is_object(obj))
+	if (!jv_is_object(obj))
 		ld_fail(l, where, "not an object");
 	else if (!v)
 		ld_fail(l, where, "no \"%s\"", key);
 	return v;
 }
 
-int ld_array(struct ld *l, json_t *v, const char *where, size_t n, size_t max, size_t *len)
+int ld_array(struct ld *l, const struct jval *v, const char *where, size_t n, size_t max,
+	     size_t *len)
 {
 	if (!v) /* missing: ld_get said so */
 		return -EINVAL;
-	if (!json_is_array(v))
+	if (!jv_is_array(v))
 		return ld_fail(l, where, "not an array");
-	*len = json_array_size(v);
+	*len = jv_size(v);
 	if (n && *len != n)
 		return ld_fail(l, where, "%zu entries instead of %zu", *len, n);
 	if (*len > max)
@@ -61,22 +62,23 @@ int ld_array(struct ld *l, json_t *v, const char *where, size_t n, size_t max, s
 	return 0;
 }
 
-int ld_int(struct ld *l, json_t *v, const char *where, long long lo, long long hi, long long *out)
+int ld_int(struct ld *l, const struct jval *v, const char *where, long long lo, long long hi,
+	   long long *out)
 {
 	long long x;
 
 	if (!v) /* missing: ld_get said so */
 		return -EINVAL;
-	if (!json_is_integer(v))
+	if (!jv_is_integer(v))
 		return ld_fail(l, where, "not an integer");
-	x = json_integer_value(v);
+	x = jv_int(v);
 	if (x < lo || x > hi)
 		return ld_fail(l, where, "%lld is out of range (%lld to %lld)", x, lo, hi);
 	*out = x;
 	return 0;
 }
 
-int ld_u64(struct ld *l, json_t *v, const char *where, uint64_t max, uint64_t *out)
+int ld_u64(struct ld *l, const struct jval *v, const char *where, uint64_t max, uint64_t *out)
 {
 	long long x = 0;
 	int err = ld_int(l, v, where, 0, max > LLONG_MAX ? LLONG_MAX : (long long)max, &x);
@@ -86,47 +88,47 @@ int ld_u64(struct ld *l, json_t *v, const char *where, uint64_t max, uint64_t *o
 	return err;
 }
 
-int ld_double(struct ld *l, json_t *v, const char *where, double lo, double hi, double *out)
+int ld_double(struct ld *l, const struct jval *v, const char *where, double lo, double hi,
+	      double *out)
 {
 	double d;
 
 	if (!v) /* missing: ld_get said so */
 		return -EINVAL;
-	if (!json_is_number(v))
+	if (!jv_is_number(v))
 		return ld_fail(l, where, "not a number");
-	d = json_number_value(v);
+	d = jv_number(v);
 	if (!isfinite(d) || d < lo || d > hi)
 		return ld_fail(l, where, "%g is out of range (%g to %g)", d, lo, hi);
 	*out = d;
 	return 0;
 }
 
-int ld_bool(struct ld *l, json_t *v, const char *where, bool *out)
+int ld_bool(struct ld *l, const struct jval *v, const char *where, bool *out)
 {
 	if (!v) /* missing: ld_get said so */
 		return -EINVAL;
-	if (!json_is_boolean(v))
+	if (!jv_is_boolean(v))
 		return ld_fail(l, where, "not true or false");
-	*out = json_is_true(v);
+	*out = jv_is_true(v);
 	return 0;
 }
 
-int ld_str(struct ld *l, json_t *v, const char *where, size_t max, const char **out)
+int ld_str(struct ld *l, const struct jval *v, const char *where, size_t max, const char **out)
 {
 	if (!v) /* missing: ld_get said so */
 		return -EINVAL;
-	if (!json_is_string(v))
+	if (!jv_is_string(v))
 		return ld_fail(l, where, "not a string");
-	*out = json_string_value(v);
-	if (json_string_length(v) > max)
-		return ld_fail(l, where, "a string of %zu bytes, more than %zu",
-			       json_string_length(v), max);
-	if (strlen(*out) != json_string_length(v))
+	*out = jv_str(v);
+	if (jv_strlen(v) > max)
+		return ld_fail(l, where, "a string of %zu bytes, more than %zu", jv_strlen(v), max);
+	if (strlen(*out) != jv_strlen(v))
 		return ld_fail(l, where, "a string with a NUL character");
 	return 0;
 }
 
-int ld_u64s(struct ld *l, json_t *v, const char *where, uint64_t *out, size_t n)
+int ld_u64s(struct ld *l, const struct jval *v, const char *where, uint64_t *out, size_t n)
 {
 	size_t i, len = 0;
 	char w[LD_WHERE];
@@ -135,16 +137,16 @@ int ld_u64s(struct ld *l, json_t *v, const char *where, uint64_t *out, size_t n)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_u64(l, json_array_get(v, i), w, UINT64_MAX, &out[i]))
+		if (ld_u64(l, jv_at(v, i), w, UINT64_MAX, &out[i]))
 			return -EINVAL;
 	}
 	return 0;
 }
 
-int ld_frames(struct ld *l, json_t *e, size_t at, const char *where, size_t min, uint32_t *out,
-	      uint32_t *n)
+int ld_frames(struct ld *l, const struct jval *e, size_t at, const char *where, size_t min,
+	      uint32_t *out, uint32_t *n)
 {
-	json_t *v = json_array_get(e, at);
+	const struct jval *v = jv_at(e, at);
 	size_t i, len = 0;
 	uint64_t x;
 	char wa[LD_WHERE], w[LD_WHERE];
@@ -156,7 +158,7 @@ int ld_frames(struct ld *l, json_t *e, size_t at, const char *where, size_t min,
 		return ld_fail(l, wa, "a stack without frames");
 	for (i = 0; i < len; i++) {
 		ld_at(w, sizeof(w), "%s[%zu]", wa, i);
-		if (ld_u64(l, json_array_get(v, i), w, UINT32_MAX, &x))
+		if (ld_u64(l, jv_at(v, i), w, UINT32_MAX, &x))
 			return -EINVAL;
 		if (x >= l->p->nframes)
 			return ld_fail(l, w, "frame %llu does not exist (%zu frames)",

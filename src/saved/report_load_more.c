@@ -17,59 +17,106 @@
 /* Nested imports at most (the writers walk the tree recursively). */
 #define LD_MAX_IMPORT_DEPTH 256
 
-static int load_calls(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+/*
+ * Each of n entries' key (a call edge, a function) once: seen maps a key to
+ * 1 + its entry. A run writes each once; appending without profile.c's
+ * search keeps a crafted file's millions of entries linear.
+ */
+static int ld_unique(struct ld *l, struct hashmap *seen, uint64_t key, size_t i, const char *where,
+		     const char *what)
 {
-	size_t i, n = 0, k;
+	uint64_t *slot = hashmap__find(seen, key);
+
+	if (slot)
+		return ld_fail(l, where, "the same %s as entry %llu", what,
+			       (unsigned long long)*slot - 1);
+	return hashmap__set(seen, key, i + 1);
+}
+
+/* [func, caller, calls, inclusive_ns, exclusive_ns, max_ns], each edge once. */
+static int load_call(struct ld *l, const struct jval *e, const char *w, struct profile_target *pp,
+		     struct hashmap *seen)
+{
+	struct profile_call_edge *c = &pp->calls[pp->ncalls];
 	long long func, caller;
 	uint64_t x[4];
+	size_t k;
+	int err;
+
+	if (ld_array(l, e, w, 6, 6, &k) ||
+	    ld_int(l, jv_at(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
+	    ld_int(l, jv_at(e, 1), w, -1, (long long)l->p->nfuncs - 1, &caller))
+		return -EINVAL;
+	for (k = 0; k < 4; k++)
+		if (ld_u64(l, jv_at(e, 2 + k), w, UINT64_MAX, &x[k]))
+			return -EINVAL;
+	*c = (struct profile_call_edge){ (uint32_t)func, caller < 0 ? UINT32_MAX : (uint32_t)caller,
+					 x[0],		 x[1],
+					 x[2],		 x[3] };
+	err = ld_unique(l, seen, (uint64_t)c->func << 32 | c->caller, pp->ncalls, w, "call edge");
+	if (!err)
+		pp->ncalls++;
+	return err;
+}
+
+static int load_calls(struct ld *l, const struct jval *v, const char *where,
+		      struct profile_target *pp)
+{
+	struct hashmap seen;
+	size_t i, n = 0;
 	char w[LD_WHERE];
+	int err;
 
 	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
-		struct profile_call_edge add = {};
-
+	hashmap__init(&seen);
+	err = 0;
+	if (vec_reserve((void **)&pp->calls, &pp->cap_calls, pp->ncalls + n, sizeof(*pp->calls)) ||
+	    hashmap__reserve(&seen, n))
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++) {
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 6, 6, &k) ||
-		    ld_int(l, json_array_get(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
-		    ld_int(l, json_array_get(e, 1), w, -1, (long long)l->p->nfuncs - 1, &caller))
-			return -EINVAL;
-		for (k = 0; k < 4; k++)
-			if (ld_u64(l, json_array_get(e, 2 + k), w, UINT64_MAX, &x[k]))
-				return -EINVAL;
-		add.calls = x[0];
-		add.inclusive_ns = x[1];
-		add.exclusive_ns = x[2];
-		add.max_ns = x[3];
-		if (profile_target__add_call(pp, (uint32_t)func,
-					     caller < 0 ? UINT32_MAX : (uint32_t)caller, &add))
-			return -ENOMEM;
+		err = load_call(l, jv_at(v, i), w, pp, &seen);
 	}
-	return 0;
+	hashmap__free(&seen);
+	return err;
 }
 
-static int load_hists(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+static int load_hists(struct ld *l, const struct jval *v, const char *where,
+		      struct profile_target *pp)
 {
 	uint64_t b[PROFILE_HIST_BUCKETS];
+	struct hashmap seen;
 	size_t i, n = 0, k;
 	long long func;
 	char w[LD_WHERE];
+	int err;
 
 	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
+	hashmap__init(&seen);
+	err = 0;
+	if (vec_reserve((void **)&pp->hists, &pp->cap_hists, pp->nhists + n, sizeof(*pp->hists)) ||
+	    hashmap__reserve(&seen, n))
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++) {
+		const struct jval *e = jv_at(v, i);
+		struct profile_call_hist *h = &pp->hists[pp->nhists];
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
 		if (ld_array(l, e, w, 2, 2, &k) ||
-		    ld_int(l, json_array_get(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
-		    ld_u64s(l, json_array_get(e, 1), w, b, PROFILE_HIST_BUCKETS))
-			return -EINVAL;
-		if (profile_target__add_hist(pp, (uint32_t)func, b))
-			return -ENOMEM;
+		    ld_int(l, jv_at(e, 0), w, 0, (long long)l->p->nfuncs - 1, &func) ||
+		    ld_u64s(l, jv_at(e, 1), w, b, PROFILE_HIST_BUCKETS)) {
+			err = -EINVAL;
+			break;
+		}
+		h->func = (uint32_t)func;
+		memcpy(h->buckets, b, sizeof(b));
+		err = ld_unique(l, &seen, h->func, pp->nhists, w, "function's histogram");
+		pp->nhists += !err;
 	}
-	return 0;
+	hashmap__free(&seen);
+	return err;
 }
 
 /* A stack's frames in an array of its own (one slot at least: a GC stack may have none). */
@@ -82,7 +129,8 @@ static uint32_t *frames_dup(const uint32_t *fr, uint32_t n)
 	return out;
 }
 
-static int gc_stat(struct ld *l, json_t *v, const char *where, struct profile_gc_stat *st)
+static int gc_stat(struct ld *l, const struct jval *v, const char *where,
+		   struct profile_gc_stat *st)
 {
 	uint64_t x[4];
 
@@ -92,10 +140,10 @@ static int gc_stat(struct ld *l, json_t *v, const char *where, struct profile_gc
 	return 0;
 }
 
-static int load_gc(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+static int load_gc(struct ld *l, const struct jval *v, const char *where, struct profile_target *pp)
 {
 	struct profile_gc *gc = &pp->gc;
-	json_t *gens, *stacks;
+	const struct jval *gens, *stacks;
 	uint32_t fr[REPORT_LOAD_MAX_DEPTH], nfr;
 	size_t i, n = 0, k;
 	char w[LD_WHERE];
@@ -108,14 +156,14 @@ static int load_gc(struct ld *l, json_t *v, const char *where, struct profile_ta
 	if (ld_array(l, gens, w, PROFILE_GC_GENS, PROFILE_GC_GENS, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (gc_stat(l, json_array_get(gens, i), w, &gc->gen[i]))
+		if (gc_stat(l, jv_at(gens, i), w, &gc->gen[i]))
 			return -EINVAL;
 	ld_at(w, sizeof(w), "%s.stacks", where);
 	stacks = ld_get(l, v, where, "stacks");
 	if (ld_array(l, stacks, w, 0, SIZE_MAX, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(stacks, i);
+		const struct jval *e = jv_at(stacks, i);
 		struct profile_gc_stack *s;
 
 		ld_at(w, sizeof(w), "%s.stacks[%zu]", where, i);
@@ -131,14 +179,15 @@ static int load_gc(struct ld *l, json_t *v, const char *where, struct profile_ta
 			return -ENOMEM;
 		s->nframes = nfr;
 		gc->nstacks++;
-		if (gc_stat(l, json_array_get(e, 1), w, &s->stat))
+		if (gc_stat(l, jv_at(e, 1), w, &s->stat))
 			return -EINVAL;
 	}
 	return 0;
 }
 
 /* [module, tid, parent, start_ns, ns, found, done]; a parent is an earlier import. */
-static int load_imports(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+static int load_imports(struct ld *l, const struct jval *v, const char *where,
+			struct profile_target *pp)
 {
 	uint16_t *depth = NULL;
 	size_t i, n = 0, k;
@@ -155,20 +204,19 @@ static int load_imports(struct ld *l, json_t *v, const char *where, struct profi
 	    vec_grow((void **)&pp->imports, &pp->cap_imports, n + 1, sizeof(*pp->imports)))
 		err = -ENOMEM;
 	for (i = 0; depth && pp->imports && i < n; i++) {
-		json_t *e = json_array_get(v, i);
+		const struct jval *e = jv_at(v, i);
 		struct profile_import *im = &pp->imports[i];
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
 		if (ld_array(l, e, w, 7, 7, &k) ||
-		    ld_str(l, json_array_get(e, 0), w, REPORT_LOAD_MAX_STR, &mod) ||
-		    ld_u64(l, json_array_get(e, 1), w, UINT32_MAX, &tid) ||
-		    ld_int(l, json_array_get(e, 2), w, -1, (long long)i - 1, &parent) ||
-		    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &start) ||
-		    ld_u64(l, json_array_get(e, 4), w, UINT64_MAX, &ns))
+		    ld_str(l, jv_at(e, 0), w, REPORT_LOAD_MAX_STR, &mod) ||
+		    ld_u64(l, jv_at(e, 1), w, UINT32_MAX, &tid) ||
+		    ld_int(l, jv_at(e, 2), w, -1, (long long)i - 1, &parent) ||
+		    ld_u64(l, jv_at(e, 3), w, UINT64_MAX, &start) ||
+		    ld_u64(l, jv_at(e, 4), w, UINT64_MAX, &ns))
 			goto out;
 		memset(im, 0, sizeof(*im));
-		if (ld_bool(l, json_array_get(e, 5), w, &im->found) ||
-		    ld_bool(l, json_array_get(e, 6), w, &im->done))
+		if (ld_bool(l, jv_at(e, 5), w, &im->found) || ld_bool(l, jv_at(e, 6), w, &im->done))
 			goto out;
 		depth[i] = parent < 0 ? 0 : depth[parent] + 1;
 		if (depth[i] > LD_MAX_IMPORT_DEPTH) {
@@ -193,15 +241,15 @@ out:
 	return err;
 }
 
-int ld_usdt(struct ld *l, json_t *jt, const char *where, struct profile_target *pp)
+int ld_usdt(struct ld *l, const struct jval *jt, const char *where, struct profile_target *pp)
 {
 	const char *keys[] = { "calls", "hists", "gc", "imports" };
-	int (*load[])(struct ld *, json_t *, const char *,
+	int (*load[])(struct ld *, const struct jval *, const char *,
 		      struct profile_target *) = { load_calls, load_hists, load_gc, load_imports };
 	char w[LD_WHERE];
 	const char *note = NULL;
 	long long trace;
-	json_t *v;
+	const struct jval *v;
 	size_t i;
 	int err;
 
@@ -211,7 +259,7 @@ int ld_usdt(struct ld *l, json_t *jt, const char *where, struct profile_target *
 		return -EINVAL;
 	ld_at(w, sizeof(w), "%s.usdt_note", where);
 	v = ld_get(l, jt, where, "usdt_note");
-	if (!v || (!json_is_null(v) && ld_str(l, v, w, REPORT_LOAD_MAX_STR, &note)))
+	if (!v || (!jv_is_null(v) && ld_str(l, v, w, REPORT_LOAD_MAX_STR, &note)))
 		return -EINVAL;
 	if (profile_target__usdt_trace(pp, (enum profile_usdt_trace)trace, note))
 		return -ENOMEM;
@@ -224,7 +272,8 @@ int ld_usdt(struct ld *l, json_t *jt, const char *where, struct profile_target *
 	return 0;
 }
 
-static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct profile_mem *m)
+static int load_mem_stacks(struct ld *l, const struct jval *v, const char *where,
+			   struct profile_mem *m)
 {
 	uint32_t fr[REPORT_LOAD_MAX_DEPTH], nfr;
 	size_t i, n = 0, k;
@@ -233,7 +282,7 @@ static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct pr
 	if (ld_array(l, v, where, 0, SIZE_MAX, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		json_t *e = json_array_get(v, i);
+		const struct jval *e = jv_at(v, i);
 		struct profile_mem_stack *s;
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
@@ -249,17 +298,18 @@ static int load_mem_stacks(struct ld *l, json_t *v, const char *where, struct pr
 			return -ENOMEM;
 		s->nframes = nfr;
 		m->nstacks++;
-		if (ld_u64s(l, json_array_get(e, 1), w, s->bytes, PROFILE_MEM_SAVED_KINDS) ||
-		    ld_u64s(l, json_array_get(e, 2), w, s->samples, PROFILE_MEM_SAVED_KINDS))
+		if (ld_u64s(l, jv_at(e, 1), w, s->bytes, PROFILE_MEM_SAVED_KINDS) ||
+		    ld_u64s(l, jv_at(e, 2), w, s->samples, PROFILE_MEM_SAVED_KINDS))
 			return -EINVAL;
 	}
 	return 0;
 }
 
 /* The timeline: [t_s, rss] points, and [t_s, frame, kind, bytes] events. */
-static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct profile_mem *m)
+static int load_mem_time(struct ld *l, const struct jval *jm, const char *where,
+			 struct profile_mem *m)
 {
-	json_t *rss = ld_get(l, jm, where, "rss"), *ev = ld_get(l, jm, where, "events");
+	const struct jval *rss = ld_get(l, jm, where, "rss"), *ev = ld_get(l, jm, where, "events");
 	size_t i, n = 0, k;
 	uint64_t x[3];
 	char w[LD_WHERE];
@@ -270,12 +320,12 @@ static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct pro
 	if (vec_grow((void **)&m->rss, &m->cap_rss, n + 1, sizeof(*m->rss)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++, m->nrss++) {
-		json_t *e = json_array_get(rss, i);
+		const struct jval *e = jv_at(rss, i);
 
 		ld_at(w, sizeof(w), "%s.rss[%zu]", where, i);
 		if (ld_array(l, e, w, 2, 2, &k) ||
-		    ld_double(l, json_array_get(e, 0), w, -1e10, 1e10, &m->rss[i].t_s) ||
-		    ld_u64(l, json_array_get(e, 1), w, UINT64_MAX, &m->rss[i].rss))
+		    ld_double(l, jv_at(e, 0), w, -1e10, 1e10, &m->rss[i].t_s) ||
+		    ld_u64(l, jv_at(e, 1), w, UINT64_MAX, &m->rss[i].rss))
 			return -EINVAL;
 	}
 	ld_at(w, sizeof(w), "%s.events", where);
@@ -284,15 +334,14 @@ static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct pro
 	if (vec_grow((void **)&m->events, &m->cap_events, n + 1, sizeof(*m->events)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++, m->nevents++) {
-		json_t *e = json_array_get(ev, i);
+		const struct jval *e = jv_at(ev, i);
 
 		ld_at(w, sizeof(w), "%s.events[%zu]", where, i);
 		if (ld_array(l, e, w, 4, 4, &k) ||
-		    ld_double(l, json_array_get(e, 0), w, -1e10, 1e10, &m->events[i].t_s) ||
-		    ld_u64(l, json_array_get(e, 1), w, l->p->nframes ? l->p->nframes - 1 : 0,
-			   &x[0]) ||
-		    ld_u64(l, json_array_get(e, 2), w, PROFILE_MEM_SAVED_KINDS - 1, &x[1]) ||
-		    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &x[2]))
+		    ld_double(l, jv_at(e, 0), w, -1e10, 1e10, &m->events[i].t_s) ||
+		    ld_u64(l, jv_at(e, 1), w, l->p->nframes ? l->p->nframes - 1 : 0, &x[0]) ||
+		    ld_u64(l, jv_at(e, 2), w, PROFILE_MEM_SAVED_KINDS - 1, &x[1]) ||
+		    ld_u64(l, jv_at(e, 3), w, UINT64_MAX, &x[2]))
 			return -EINVAL;
 		if (x[0] >= l->p->nframes)
 			return ld_fail(l, w, "frame %llu does not exist (%zu frames)",
@@ -309,9 +358,10 @@ static int load_mem_time(struct ld *l, json_t *jm, const char *where, struct pro
  * retained memory's ages (files written before it have none: the profile
  * then says nothing of ages). A stack's recent bytes are some of its retained.
  */
-static int load_mem_recent(struct ld *l, json_t *jm, const char *where, struct profile_mem *m)
+static int load_mem_recent(struct ld *l, const struct jval *jm, const char *where,
+			   struct profile_mem *m)
 {
-	json_t *v = json_object_get(jm, "retained_recent"), *sts, *e;
+	const struct jval *v = jv_get(jm, "retained_recent"), *sts, *e;
 	char w[LD_WHERE];
 	uint64_t x[2];
 	size_t n, i;
@@ -325,8 +375,8 @@ static int load_mem_recent(struct ld *l, json_t *jm, const char *where, struct p
 		   &m->retained_recent_no_stack) ||
 	    ld_array(l, sts, w, 0, m->nstacks, &n))
 		return -EINVAL;
-	json_array_foreach(sts, i, e)
-	{
+	for (i = 0; i < n; i++) {
+		e = jv_at(sts, i);
 		ld_at(w, sizeof(w), "%s.retained_recent.stacks[%zu]", where, i);
 		if (ld_u64s(l, e, w, x, 2))
 			return -EINVAL;
@@ -344,14 +394,14 @@ static int load_mem_recent(struct ld *l, json_t *jm, const char *where, struct p
 	return 0;
 }
 
-int ld_mem(struct ld *l, json_t *jt, const char *where, struct profile_target *pp)
+int ld_mem(struct ld *l, const struct jval *jt, const char *where, struct profile_target *pp)
 {
 	const char *keys[] = { "truncated",	 "partial",   "unresolved", "peak_rss",
 			       "events_dropped", "live_lost", "peak_stack" };
 	struct profile_mem *m = &pp->mem;
 	uint64_t *dst[] = { &m->truncated, &m->partial,	       &m->unresolved,
 			    &m->peak_rss,  &m->events_dropped, &m->live_lost };
-	json_t *jm;
+	const struct jval *jm;
 	uint64_t peak, r[6];
 	char w[LD_WHERE], wm[LD_WHERE];
 	size_t i;

@@ -9,12 +9,12 @@
 #include <string.h>
 #include "report_load.h"
 
-int ld_wall_header(struct ld *l, json_t *m)
+int ld_wall_header(struct ld *l, const struct jval *m)
 {
-	json_t *w = json_object_get(m, "wall");
+	const struct jval *w = jv_get(m, "wall");
 	struct profile *p = l->p;
 
-	if (!w || json_is_null(w))
+	if (!w || jv_is_null(w))
 		return 0;
 	if (ld_bool(l, ld_get(l, w, "model.wall", "wall"), "model.wall.wall", &p->wall) ||
 	    ld_bool(l, ld_get(l, w, "model.wall", "gil"), "model.wall.gil", &p->gil) ||
@@ -29,24 +29,24 @@ int ld_wall_header(struct ld *l, json_t *m)
 	return 0;
 }
 
-/* [tid, [ns by class], held, released]: a thread the process lists. */
-static int ld_wall_thread(struct ld *l, json_t *e, const char *w, struct profile_target *pp)
+/* [tid, [ns by class], held, released]: a thread the process lists (tids: tid -> 1 + index). */
+static int ld_wall_thread(struct ld *l, const struct jval *e, const char *w,
+			  struct profile_target *pp, const struct hashmap *tids)
 {
-	struct profile_thread *th = NULL;
-	uint64_t tid, held, released;
-	size_t len, i;
+	struct profile_thread *th;
+	uint64_t tid, held, released, *slot;
+	size_t len;
 
-	if (ld_array(l, e, w, 4, 4, &len) || ld_u64(l, json_array_get(e, 0), w, UINT32_MAX, &tid))
+	if (ld_array(l, e, w, 4, 4, &len) || ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid))
 		return -EINVAL;
-	for (i = 0; i < pp->nthreads && !th; i++)
-		if (pp->threads[i].tid == tid)
-			th = &pp->threads[i];
-	if (!th)
+	slot = hashmap__find(tids, tid);
+	if (!slot)
 		return ld_fail(l, w, "thread %llu is not in the process's threads",
 			       (unsigned long long)tid);
-	if (ld_u64s(l, json_array_get(e, 1), w, th->offcpu_ns, PROFILE_OFFCPU_NCLASSES) ||
-	    ld_u64(l, json_array_get(e, 2), w, UINT64_MAX, &held) ||
-	    ld_u64(l, json_array_get(e, 3), w, UINT64_MAX, &released))
+	th = &pp->threads[*slot - 1];
+	if (ld_u64s(l, jv_at(e, 1), w, th->offcpu_ns, PROFILE_OFFCPU_NCLASSES) ||
+	    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &held) ||
+	    ld_u64(l, jv_at(e, 3), w, UINT64_MAX, &released))
 		return -EINVAL;
 	th->gil_held = held;
 	th->gil_released = released;
@@ -58,34 +58,35 @@ static int ld_wall_thread(struct ld *l, json_t *e, const char *w, struct profile
  * samples whose GIL was not known, apart so that older readers skip them
  * (files written before it have none).
  */
-static int ld_gil_unknown(struct ld *l, json_t *v, const char *where, struct profile_target *pp)
+static int ld_gil_unknown(struct ld *l, const struct jval *v, const char *where,
+			  struct profile_target *pp, const struct hashmap *tids)
 {
-	json_t *u = json_object_get(v, "gil_unknown"), *ths, *sts, *e;
+	const struct jval *u = jv_get(v, "gil_unknown"), *ths, *sts, *e;
 	char w[LD_WHERE];
 	uint64_t x[2];
-	size_t n, i, t;
+	uint64_t *slot;
+	size_t nt, ns, i;
 
 	if (!u)
 		return 0;
 	ld_at(w, sizeof(w), "%s.wall.gil_unknown", where);
 	ths = ld_get(l, u, w, "threads");
 	sts = ld_get(l, u, w, "stacks");
-	if (ld_array(l, ths, w, 0, pp->nthreads, &n) || ld_array(l, sts, w, 0, pp->nstacks, &n))
+	if (ld_array(l, ths, w, 0, pp->nthreads, &nt) || ld_array(l, sts, w, 0, pp->nstacks, &ns))
 		return -EINVAL;
-	json_array_foreach(ths, i, e)
-	{
+	for (i = 0; i < nt; i++) {
+		e = jv_at(ths, i);
 		ld_at(w, sizeof(w), "%s.wall.gil_unknown.threads[%zu]", where, i);
 		if (ld_u64s(l, e, w, x, 2))
 			return -EINVAL;
-		for (t = 0; t < pp->nthreads && pp->threads[t].tid != x[0]; t++)
-			;
-		if (t == pp->nthreads)
+		slot = hashmap__find(tids, x[0]);
+		if (!slot)
 			return ld_fail(l, w, "thread %llu is not in the process's threads",
 				       (unsigned long long)x[0]);
-		pp->threads[t].gil_unknown = x[1];
+		pp->threads[*slot - 1].gil_unknown = x[1];
 	}
-	json_array_foreach(sts, i, e)
-	{
+	for (i = 0; i < ns; i++) {
+		e = jv_at(sts, i);
 		ld_at(w, sizeof(w), "%s.wall.gil_unknown.stacks[%zu]", where, i);
 		if (ld_u64s(l, e, w, x, 2))
 			return -EINVAL;
@@ -97,9 +98,10 @@ static int ld_gil_unknown(struct ld *l, json_t *v, const char *where, struct pro
 	return 0;
 }
 
-int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *pp)
+int ld_wall(struct ld *l, const struct jval *jt, const char *where, struct profile_target *pp,
+	    const struct hashmap *tids)
 {
-	json_t *v, *ths, *sg, *e;
+	const struct jval *v, *ths, *sg, *e;
 	char w[LD_WHERE];
 	size_t n, i;
 	uint64_t x[3];
@@ -111,18 +113,18 @@ int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *
 	ths = ld_get(l, v, w, "threads");
 	if (ld_array(l, ths, w, 0, pp->nthreads, &n))
 		return -EINVAL;
-	json_array_foreach(ths, i, e)
-	{
+	for (i = 0; i < n; i++) {
+		e = jv_at(ths, i);
 		ld_at(w, sizeof(w), "%s.wall.threads[%zu]", where, i);
-		if (ld_wall_thread(l, e, w, pp))
+		if (ld_wall_thread(l, e, w, pp, tids))
 			return -EINVAL;
 	}
 	ld_at(w, sizeof(w), "%s.wall", where);
 	sg = ld_get(l, v, w, "stack_gil");
 	if (ld_array(l, sg, w, 0, pp->nstacks, &n))
 		return -EINVAL;
-	json_array_foreach(sg, i, e)
-	{
+	for (i = 0; i < n; i++) {
+		e = jv_at(sg, i);
 		ld_at(w, sizeof(w), "%s.wall.stack_gil[%zu]", where, i);
 		if (ld_u64s(l, e, w, x, 3))
 			return -EINVAL;
@@ -132,5 +134,5 @@ int ld_wall(struct ld *l, json_t *jt, const char *where, struct profile_target *
 		pp->stacks[x[0]].gil_held = x[1];
 		pp->stacks[x[0]].gil_released = x[2];
 	}
-	return ld_gil_unknown(l, v, where, pp);
+	return ld_gil_unknown(l, v, where, pp, tids);
 }

@@ -63,12 +63,12 @@ uint64_t *hashmap__find(const struct hashmap *m, uint64_t key)
 	return m->used[i] ? &m->vals[i] : NULL;
 }
 
-static int grow(struct hashmap *m)
+static int grow_to(struct hashmap *m, size_t cap)
 {
 	struct hashmap bigger;
 	size_t i;
 
-	bigger.cap = m->cap ? m->cap * 2 : 64;
+	bigger.cap = cap;
 	bigger.len = 0;
 	bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
 	bigger.vals = calloc(bigger.cap, sizeof(*bigger.vals));
@@ -91,6 +91,20 @@ static int grow(struct hashmap *m)
 	hashmap__free(m);
 	*m = bigger;
 	return 0;
+}
+
+static int grow(struct hashmap *m)
+{
+	return grow_to(m, m->cap ? m->cap * 2 : 64);
+}
+
+int hashmap__reserve(struct hashmap *m, size_t n)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * n) /* hashmap__set grows past half full */
+		cap *= 2;
+	return cap > m->cap ? grow_to(m, cap) : 0;
 }
 
 int hashmap__set(struct hashmap *m, uint64_t key, uint64_t val)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,12 @@ static int put_lines(const char *prefix, const char *text)
 	return n < 0 ? n : fputs(text, stderr);
 }
 
+/* A line's end on stderr: "\r\n" while a raw terminal does not add the "\r". */
+static const char *eol(void)
+{
+	return atomic_load(&crlf) ? "\r\n" : "\n";
+}
+
 void log_set_level(int level)
 {
 	log_level = level;
@@ -48,17 +55,42 @@ int log_get_level(void)
 	return log_level;
 }
 
-/* Prints a message made safe for the terminal: messages quote the targets' names. */
-static int put_sanitized(const char *prefix, const char *fmt, va_list ap)
+/*
+ * Prints a message made safe for the terminal and the journal: messages quote
+ * the targets' names and the contents of files users hand in, and a line
+ * break among them would start a line of its own, a forged message. Each of
+ * ours is one line, so the whole message is made one line (text_sanitize)
+ * and its final newline kept. libbpf's may span lines (the verifier's log):
+ * their lines are kept, each after the first marked as libbpf's.
+ */
+static int put_sanitized(const char *prefix, bool multiline, const char *fmt, va_list ap)
 {
-	char *msg;
-	int n;
+	char *msg, *line, *next;
+	size_t len;
+	bool newline;
+	int n = 0;
 
 	/* vasprintf, not a fixed buffer: libbpf's verifier log comes as one message. */
 	if (vasprintf(&msg, fmt, ap) < 0)
 		return -1;
+	len = strlen(msg);
+	newline = len && msg[len - 1] == '\n';
+	if (newline)
+		msg[len - 1] = '\0';
+	if (!multiline) {
+		text_sanitize(msg);
+		n = fprintf(stderr, "%s%s%s", prefix, msg, newline ? eol() : "");
+		free(msg);
+		return n;
+	}
 	text_sanitize_lines(msg);
-	n = put_lines(prefix, msg);
+	for (line = msg; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		n += fprintf(stderr, "%s%s%s", line == msg ? prefix : "libbpf| ", line,
+			     next || newline ? eol() : "");
+	}
 	free(msg);
 	return n;
 }
@@ -85,7 +117,7 @@ void log_msg(int level, const char *fmt, ...)
 	if (level > log_level)
 		return;
 	va_start(ap, fmt);
-	put_sanitized(level == LOG_WARN ? "pybpfprof: warning: " : "pybpfprof: ", fmt, ap);
+	put_sanitized(level == LOG_WARN ? "pybpfprof: warning: " : "pybpfprof: ", false, fmt, ap);
 	va_end(ap);
 }
 
@@ -96,7 +128,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	/* libbpf warns about things we handle ourselves (probing); show them with -v. */
 	if (mine > log_level)
 		return 0;
-	return put_sanitized("", fmt, ap);
+	return put_sanitized("", true, fmt, ap);
 }
 
 void log_hook_libbpf(void)

@@ -4,16 +4,12 @@
 #include <string.h>
 #include "util/vec.h"
 
-int vec_grow(void **arr, size_t *cap, size_t need, size_t elem)
+int vec_reserve(void **arr, size_t *cap, size_t ncap, size_t elem)
 {
-	size_t ncap;
 	void *n;
 
-	if (need <= *cap)
+	if (ncap <= *cap)
 		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
 	n = realloc(*arr, ncap * elem);
 	if (!n)
 		return -ENOMEM;
@@ -21,4 +17,16 @@ int vec_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	*arr = n;
 	*cap = ncap;
 	return 0;
+}
+
+int vec_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	return vec_reserve(arr, cap, ncap, elem);
 }

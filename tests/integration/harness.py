@@ -93,9 +93,10 @@ DEBIAN_ROOTS = Path(os.environ.get("PYBPFPROF_ROOTS", "/var/cache/pybpfprof/root
 PPROF_PROTO = ROOT / "tests/fixtures/profile.proto"
 
 
-def parse_protoc_text(text, errors="strict"):
+def parse_protoc_text(text, errors="strict", bytes_fields=()):
     """protoc --decode's text format into nested dicts of lists. errors is
-    how a string field that is not UTF-8 is decoded (strict: it fails)."""
+    how a string field that is not UTF-8 is decoded (strict: it fails);
+    bytes_fields name the fields that are bytes, kept as bytes."""
     stack = [{}]
     for raw in text.splitlines():
         s = raw.strip()
@@ -111,8 +112,9 @@ def parse_protoc_text(text, errors="strict"):
             key, val = s.split(":", 1)
             val = val.strip()
             if val.startswith('"'):
-                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode(
-                    "latin-1").decode("utf-8", errors=errors)
+                val = val[1:-1].encode("latin-1").decode("unicode_escape").encode("latin-1")
+                if key not in bytes_fields:
+                    val = val.decode("utf-8", errors=errors)
             elif val in ("true", "false"):
                 val = val == "true"
             else:
@@ -122,7 +124,7 @@ def parse_protoc_text(text, errors="strict"):
 
 
 def protoc_decode(data, message, proto=PPROF_PROTO, proto_path=None, errors="strict",
-                  what="protoc --decode"):
+                  what="protoc --decode", bytes_fields=()):
     """data (a serialized message) decoded by protoc against the .proto file
     (proto_path: its import root, else its folder), parsed by
     parse_protoc_text; skips where protoc is not installed."""
@@ -134,7 +136,7 @@ def protoc_decode(data, message, proto=PPROF_PROTO, proto_path=None, errors="str
                         str(proto.relative_to(root))],
                        input=data, capture_output=True, timeout=30)
     check(r.returncode == 0, f"{what} failed: {r.stderr.decode()[-300:]}")
-    return parse_protoc_text(r.stdout.decode(), errors)
+    return parse_protoc_text(r.stdout.decode(), errors, bytes_fields)
 
 
 # One folder per checkout: two checkouts' tests may run at once, each with

@@ -188,7 +188,7 @@ static void refused_edit(const char *from, const char *to, const char *why_want)
 static void test_refused(void **state)
 {
 	(void)state;
-	refused("", "x.json: not JSON: '[' or '{' expected near end of file (line 1, column 0)");
+	refused("", "x.json: not JSON: a value expected (line 1, column 1)");
 	refused("[1]", "x.json: not a pybpfprof profile (not a JSON object)");
 	refused("{\"tool\": \"x\"}", "x.json: not a pybpfprof profile (no \"schema\")");
 	refused("{\"schema\": 7}",
@@ -197,7 +197,8 @@ static void test_refused(void **state)
 		"x.json: not a pybpfprof profile (\"schema\" is not a version)");
 	refused("{\"schema\": 1}", "x.json: not a pybpfprof profile (no \"model\")");
 	refused("{\"schema\": 1, \"schema\": 1}",
-		"x.json: not JSON: duplicate object key near '\"schema\"' (line 1, column 22)");
+		"x.json: not JSON: a member named \"schema\" twice in one object (line 1, column "
+		"26)");
 	refused_edit("[0,12]", "[9,12]",
 		     "x.json: not a valid pybpfprof profile: model.frames[1]: 9 is out of range "
 		     "(0 to 3)");

@@ -249,6 +249,9 @@ static void test_ucs(void **state)
 	const uint16_t ucs2[] = { 0x3b1, 0x20ac }; /* "α€" */
 	const uint32_t ucs4[] = { 0x1f600, 'x' };  /* "😀x" */
 	const uint32_t bad[] = { 0x110000 };
+	const uint16_t escaped2[] = { 'c', 'a', 'f', 0xdce9, '/', 0xdcff };
+	const uint32_t escaped4[] = { 0xdce9, 0x1f600 };
+	const uint16_t lone[] = { 0xdc00 };
 	char out[16];
 
 	(void)state;
@@ -263,6 +266,14 @@ static void test_ucs(void **state)
 	/* too small for the second character: cut at a character boundary */
 	assert_int_equal(ucs_to_utf8(ucs2, 2, 2, out, 4), 2);
 	assert_string_equal(out, "\xce\xb1");
+	/* os.fsdecode(b"caf\xe9/\xff"): its escapes are the bytes again, in both kinds */
+	assert_int_equal(ucs_to_utf8(escaped2, 6, 2, out, sizeof(out)), 6);
+	assert_string_equal(out, "caf\xe9/\xff");
+	assert_int_equal(ucs_to_utf8(escaped4, 2, 4, out, sizeof(out)), 5);
+	assert_string_equal(out, "\xe9\xf0\x9f\x98\x80");
+	/* a lone surrogate that is no escape stays as Python holds it (not UTF-8) */
+	assert_int_equal(ucs_to_utf8(lone, 1, 2, out, sizeof(out)), 3);
+	assert_string_equal(out, "\xed\xb0\x80");
 }
 
 /* Invariants every table must keep: what BPF reads covers every field it uses. */
