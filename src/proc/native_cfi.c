@@ -326,7 +326,10 @@ static const char *parse_cie(const struct native_cfi_in *in, uint64_t off, struc
 	rd_leb(&r); /* code alignment */
 	rd_leb(&r); /* data alignment */
 	n = version == 1 ? rd_fixed(&r, 1) : rd_leb(&r);
-	if (!r.bad && n > NATIVE_CFI_MAX_REG)
+	/* libdw takes a number cut by the entry's end as UINT64_MAX */
+	if (r.bad)
+		return "a CIE whose fields run past its end";
+	if (n > NATIVE_CFI_MAX_REG)
 		return "a return address register past x86-64's last (130)";
 	*c = (struct cie){ .z = aug[0] == 'z', .ptr_size = 8, .end = end };
 	if (aug[0] && aug[0] != 'z')
