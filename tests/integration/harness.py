@@ -681,12 +681,34 @@ def run_profiler(args, timeout, prefix=(), exe=None):
     return r
 
 
+def vm_hwm_kib(pid):
+    """A process's peak RSS so far (VmHWM), in KiB; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def own_peak_kib(ru_maxrss, spawn_hwm, polled):
+    """A child's own peak RSS in KiB. wait4's ru_maxrss is the larger of the
+    child's own peak and its parent's (this runner's) at the fork, which the
+    exec records: above spawn_hwm it is the child's own, exact; otherwise the
+    child's peak is no more than spawn_hwm and the VmHWM polled while it ran
+    is the figure."""
+    return ru_maxrss if ru_maxrss > spawn_hwm else max(polled, 0)
+
+
 class Profiler:
     """The profiler run in the background (with -v unless verbose=False), for
     a test to act on the target while it samples. A thread reads its stderr
     as it comes and notes when -v's "attached" line arrived (sampling starts
     right after it); with capture, another reads its stdout. It is reaped
-    with wait4, so that its exit time and peak RSS are known. A subclass may
+    with wait4, so that its exit time and peak RSS are known (own_peak_kib:
+    its VmHWM is read at every step while it runs). A subclass may
     watch it (watch_step) while it is waited for."""
 
     STEP = 0.005
@@ -698,6 +720,7 @@ class Profiler:
         self.t_attached = self.t_end = self.runq_end = None
         self.rc = self.maxrss_kb = None
         argv = [*prefix, str(exe or PROFILER), *(["-v"] if verbose else []), *map(str, args)]
+        self.spawn_hwm, self.polled_hwm = vm_hwm_kib(os.getpid()), 0
         self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE if capture else stdout,
                                   stderr=subprocess.PIPE)
@@ -751,12 +774,13 @@ class Profiler:
         except ChildProcessError:
             gone = True
         if not gone:
+            self.polled_hwm = max(self.polled_hwm, vm_hwm_kib(self.p.pid))
             return True
         self.t_end = time.monotonic()
         self.runq_end = runq_wait(self.p.pid)
         pid, status, ru = os.wait4(self.p.pid, 0)
         self.rc = self.p.returncode = os.waitstatus_to_exitcode(status)
-        self.maxrss_kb = ru.ru_maxrss
+        self.maxrss_kb = own_peak_kib(ru.ru_maxrss, self.spawn_hwm, self.polled_hwm)
         self._join_readers()
         return False
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agent_receiver import OTLP_PROTO_DIR, OTLP_REQUEST, OTLP_SERVICE, Receiver
 from harness import (PROFILER, RUN_SLACK, TARGETS, Profiler, Skip, Workloads, check, interpreter,
-                     protoc_decode, test)
+                     own_peak_kib, protoc_decode, test, vm_hwm_kib)
 
 STR_DROP = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 # Every line break a string holds is followed by this: a line starting with it is forged.
@@ -336,7 +336,9 @@ def crafted(path, unit):
 
 
 def rss_run(args, timeout=120):
-    """pybpfprof run to completion and reaped with wait4: (status, stderr, peak RSS in bytes)."""
+    """pybpfprof run to completion and reaped with wait4: (status, stderr, its own
+    peak RSS in bytes)."""
+    spawn_hwm, polled = vm_hwm_kib(os.getpid()), 0
     p = subprocess.Popen([str(PROFILER), *map(str, args)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = []
@@ -344,6 +346,7 @@ def rss_run(args, timeout=120):
     reader.start()
     deadline = time.monotonic() + timeout
     while True:
+        polled = max(polled, vm_hwm_kib(p.pid))
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)
         if pid:
             break
@@ -351,11 +354,11 @@ def rss_run(args, timeout=120):
             p.kill()
             os.wait4(p.pid, 0)
             raise_fail(f"`pybpfprof {' '.join(map(str, args))}` still running after {timeout} s")
-        time.sleep(0.05)
+        time.sleep(0.005)
     p.returncode = os.waitstatus_to_exitcode(status)
     reader.join(10)
     p.stderr.close()
-    return p.returncode, (err[0] if err else b"").decode(errors="replace"), ru.ru_maxrss << 10
+    return p.returncode, (err[0] if err else b"").decode(errors="replace"), own_peak_kib(ru.ru_maxrss, spawn_hwm, polled) << 10
 
 
 def real_profile(wl, d, name, script, args, seconds):
