@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #define AGENT_MAX_LABELS 8
@@ -78,9 +79,44 @@ bool agent_file_ours(const char *name);
 int agent_push_url(char *out, size_t len, const char *base, const struct agent_job *j);
 
 struct agent_file {
-	char name[128]; /* agent_file_name's are at most 17 + 63 + 1 + 10 + 6 bytes */
+	char name[128]; /* agent_file_name's are at most 17 + 63 + 1 + 10 + 10 bytes */
 	uint64_t bytes;
+	/* which file it is: a file of that name is deleted only while all three match */
+	uint64_t dev, ino;
+	int64_t ctime_s;
+	long ctime_ns;
 };
+
+/* Lines of a manifest read at most (the files beyond are never deleted). */
+#define AGENT_MANIFEST_MAX 262144
+/*
+ * Pure: the manifest --max-disk keeps in --output-dir (its header line, then
+ * "NAME DEV INO CTIME_S CTIME_NS BYTES" per file), text of any bytes. The
+ * entries whose line is well formed and whose name agent_file_ours takes
+ * (no '/') into *files (malloc'ed, *n of them, at most AGENT_MANIFEST_MAX); a
+ * last line without its newline is ignored. The number of lines refused, or
+ * -EINVAL (no header) or -ENOMEM, with nothing in *files.
+ */
+int agent_manifest_parse(const char *text, size_t len, struct agent_file **files, size_t *n);
+/* Writes the manifest of files[0..n) to f. 0 or -EIO. */
+int agent_manifest_write(FILE *f, const struct agent_file *files, size_t n);
+
+/*
+ * --output-dir (agent_dir.c): the directory opened once and held; files made
+ * and (--max-disk, max_bytes > 0) deleted by descriptor, only those the agent
+ * wrote, in this run or an earlier one (its manifest). NULL with a sentence.
+ */
+struct agent_dir;
+struct agent_dir *agent_dir__open(const char *path, uint64_t max_bytes, char *why, size_t whylen);
+/*
+ * The job's file. 0; -EAGAIN (worth a retry); or another -errno: refused for
+ * good (the directory was deleted, no name for it); why says which.
+ */
+int agent_dir__write(struct agent_dir *d, const struct agent_job *j, char *why, size_t whylen);
+/* The manifest written, if the list changed since (called when the queue is empty). */
+void agent_dir__sync(struct agent_dir *d);
+/* The manifest written (if it changed), the directory let go. */
+void agent_dir__close(struct agent_dir *d);
 
 /*
  * files sorted by name (oldest first): how many of the oldest to delete so

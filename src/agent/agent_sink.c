@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,7 +19,6 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/mono.h"
-#include "util/outfile.h"
 #include "util/vec.h"
 #include "agent.h"
 
@@ -91,14 +89,9 @@ struct agent_sink {
 	struct agent_queue q;
 	struct agent_sink_stats st;
 	bool stopping;
-	long long deadline_ns; /* when stopping: give up then */
-	/* --output-dir */
-	char *dir;
-	int dir_fd;
-	uint64_t max_bytes;
-	struct agent_file *files; /* our files, oldest first (from files_first) */
-	size_t nfiles, cap_files, files_first, writes;
-	uint64_t files_bytes;
+	long long deadline_ns;		    /* when stopping: give up then */
+	void (*idle)(struct agent_sink *s); /* its queue is empty (NULL: nothing to do) */
+	struct agent_dir *dir;		    /* --output-dir */
 	/* --push */
 	char *url;
 	char *otlp_url; /* --otlp: the whole URL; NULL for --push */
@@ -188,6 +181,11 @@ static void *sink_thread(void *arg)
 		__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
 		sink_send_head(s, j);
 		agent_job__put(j);
+		if (!s->q.len && s->idle) {
+			pthread_mutex_unlock(&s->lock);
+			s->idle(s);
+			pthread_mutex_lock(&s->lock);
+		}
 	}
 	/* what could not be sent before the deadline */
 	s->st.dropped += s->q.len;
@@ -255,7 +253,6 @@ static struct agent_sink *sink_new(const char *name, size_t queue)
 	if (!s)
 		return NULL;
 	s->name = name;
-	s->dir_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	/* the backoff waits on the monotonic clock: a clock step does not stretch them */
 	pthread_condattr_init(&ca);
@@ -281,147 +278,24 @@ static struct agent_sink *sink_start(struct agent_sink *s, char *why, size_t why
 	return s;
 }
 
-/* --output-dir */
-
-static int fill_body(FILE *f, void *arg)
-{
-	const struct agent_job *j = arg;
-
-	return fwrite(j->body, 1, j->len, f) == j->len ? 0 : -EIO;
-}
-
-static int cmp_file(const void *a, const void *b)
-{
-	return strcmp(((const struct agent_file *)a)->name, ((const struct agent_file *)b)->name);
-}
-
-/* Our files in the directory (regular ones only, never followed), oldest first. */
-static int dir_list(struct agent_sink *s, struct agent_file **out, size_t *n)
-{
-	int fd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct agent_file *files = NULL;
-	size_t cap = 0;
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-
-	*n = 0;
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
-	while ((e = readdir(d))) {
-		if (!agent_file_ours(e->d_name) || strlen(e->d_name) >= sizeof(files->name) ||
-		    fstatat(s->dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (vec_grow((void **)&files, &cap, *n + 1, sizeof(*files)))
-			break;
-		snprintf(files[*n].name, sizeof(files->name), "%s", e->d_name);
-		files[(*n)++].bytes = (uint64_t)st.st_blocks * 512;
-	}
-	closedir(d);
-	qsort(files, *n, sizeof(*files), cmp_file);
-	*out = files;
-	return 0;
-}
-
-/*
- * --max-disk: the oldest of our files deleted until the rest fit. The files
- * are listed once (and again every 1024 writes, for what others did to the
- * directory), then followed in memory: a write costs no scan of a directory
- * that may hold thousands of them.
- */
-static void dir_trim(struct agent_sink *s, const char *name)
-{
-	struct stat st;
-	size_t k;
-
-	if (!s->max_bytes)
-		return;
-	if (!(s->writes++ % 1024)) {
-		free(s->files);
-		s->files = NULL;
-		s->cap_files = s->files_first = s->files_bytes = 0;
-		if (dir_list(s, &s->files, &s->nfiles))
-			s->nfiles = 0;
-		s->cap_files = s->nfiles;
-		for (k = 0; k < s->nfiles; k++)
-			s->files_bytes += s->files[k].bytes;
-	} else if (strlen(name) < sizeof(s->files->name) &&
-		   !fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
-		   !vec_grow((void **)&s->files, &s->cap_files, s->nfiles + 1, sizeof(*s->files))) {
-		memcpy(s->files[s->nfiles].name, name, strlen(name) + 1);
-		s->files[s->nfiles++].bytes = (uint64_t)st.st_blocks * 512;
-		s->files_bytes += (uint64_t)st.st_blocks * 512;
-		/* names sort by time; a clock set back puts one out of order */
-		if (s->nfiles - s->files_first > 1 &&
-		    strcmp(s->files[s->nfiles - 2].name, name) > 0)
-			qsort(s->files + s->files_first, s->nfiles - s->files_first,
-			      sizeof(*s->files), cmp_file);
-	}
-	k = agent_disk_victims(s->files + s->files_first, s->nfiles - s->files_first, s->max_bytes);
-	for (; k; k--, s->files_first++) {
-		struct agent_file *f = &s->files[s->files_first];
-
-		if (unlinkat(s->dir_fd, f->name, 0) && errno != ENOENT)
-			pr_warn("%s: cannot delete %s: %s\n", s->name, f->name, strerror(errno));
-		s->files_bytes -= f->bytes;
-	}
-	if (s->files_first > s->nfiles / 2) {
-		memmove(s->files, s->files + s->files_first,
-			(s->nfiles - s->files_first) * sizeof(*s->files));
-		s->nfiles -= s->files_first;
-		s->files_first = 0;
-	}
-}
-
-static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
-				  size_t whylen);
-
-/* --mem: NAME.pb.gz becomes NAME.mem.pb.gz (still ours, sorted by time). */
-static int mem_name(char *name, size_t len)
-{
-	size_t n = strlen(name);
-
-	if (n < 6 || n + 5 > len)
-		return -ENAMETOOLONG;
-	memcpy(name + n - 6, ".mem.pb.gz", 11);
-	return 0;
-}
+/* --output-dir (agent_dir.c) */
 
 static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j, char *why,
 				 size_t whylen)
 {
-	struct outfile of = { .dir_fd = -1, .tmp_fd = -1 };
-	char name[NAME_MAX], path[PATH_MAX + NAME_MAX + 2], reason[200];
-	int err;
+	int err = agent_dir__write(s->dir, j, why, whylen);
 
-	if (agent_file_name(name, sizeof(name), j->from_ns, j->service, j->pid) ||
-	    (j->mem && mem_name(name, sizeof(name)))) {
-		snprintf(why, whylen, "no file name for service %s", j->service);
-		return SEND_REFUSED;
-	}
-	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
-	err = outfile__open(&of, path, reason, sizeof(reason));
-	if (!err)
-		err = outfile__write(&of, fill_body, (void *)j, reason, sizeof(reason));
-	outfile__close(&of);
-	if (err) {
-		snprintf(why, whylen, "cannot write %s: %s", path, reason);
-		return SEND_RETRY;
-	}
-	dir_trim(s, name);
-	return SEND_OK;
+	return !err ? SEND_OK : err == -EAGAIN ? SEND_RETRY : SEND_REFUSED;
+}
+
+static void dir_idle(struct agent_sink *s)
+{
+	agent_dir__sync(s->dir);
 }
 
 static void dir_free(struct agent_sink *s)
 {
-	free(s->files);
-	if (s->dir_fd >= 0)
-		close(s->dir_fd);
-	free(s->dir);
+	agent_dir__close(s->dir);
 }
 
 struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
@@ -434,16 +308,10 @@ struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t q
 		return NULL;
 	}
 	s->send = dir_send;
+	s->idle = dir_idle;
 	s->free = dir_free;
-	s->max_bytes = max_bytes;
-	s->dir = strdup(dir);
-	/* a link as the directory itself is refused, as outfile refuses one as a file */
-	s->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (!s->dir || s->dir_fd < 0) {
-		snprintf(why, whylen,
-			 "cannot use %s as the output directory: %s; give an existing directory "
-			 "(not a symbolic link)",
-			 dir, strerror(errno));
+	s->dir = agent_dir__open(dir, max_bytes, why, whylen);
+	if (!s->dir) {
 		sink_free(s);
 		return NULL;
 	}
@@ -451,6 +319,9 @@ struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t q
 }
 
 /* --push */
+
+static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
+				  size_t whylen);
 
 static size_t discard(char *ptr, size_t size, size_t n, void *arg)
 {

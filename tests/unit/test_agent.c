@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -168,7 +169,10 @@ static void test_push_url(void **state)
 
 static void test_disk_victims(void **state)
 {
-	const struct agent_file f[] = { { "a", 100 }, { "b", 100 }, { "c", 100 }, { "d", 500 } };
+	const struct agent_file f[] = { { .name = "a", .bytes = 100 },
+					{ .name = "b", .bytes = 100 },
+					{ .name = "c", .bytes = 100 },
+					{ .name = "d", .bytes = 500 } };
 
 	(void)state;
 	assert_int_equal(agent_disk_victims(f, 4, 800), 0);
@@ -316,6 +320,151 @@ static void test_dir_sink_budget(void **state)
 	assert_int_equal(n, 4);
 }
 
+static void test_manifest(void **state)
+{
+	static const char good[] =
+		"pybpfprof-agent-files 1\n"
+		"20261124T081500Z-app-42.pb.gz 2049 1234 1795508100 123456789 4096\n"
+		"20261124T081501Z-app-42.mem.pb.gz 2049 1235 1795508101 0 8192\n";
+	static const char *const bad[] = {
+		"../20261124T081500Z-app-42.pb.gz 1 2 3 4 5\n",	      /* not a name of ours */
+		"20261124T081500Z-a/../../x.pb.gz 1 2 3 4 5\n",	      /* a path */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 1000000000 5\n", /* ns out of range */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 4\n",	      /* a field short */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 4 5 6\n",	      /* one too many */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 4 99999999999999999999\n", /* overflow */
+		"20261124T081500Z-app-42.pb.gz  1 2 3 4 5\n",			/* two spaces */
+		"20261124T081500Z-app-42.pb.gz 1 -2 3 4 5\n",
+		"20261124T081500Z-app-42.pb.gz 1 2 9223372036854775808 4 5\n",
+	};
+	struct agent_file *f;
+	char *text = NULL, buf[512];
+	size_t n, len = 0, i;
+	FILE *mf;
+
+	(void)state;
+	assert_int_equal(agent_manifest_parse(good, sizeof(good) - 1, &f, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].name, "20261124T081500Z-app-42.pb.gz");
+	assert_true(f[0].dev == 2049 && f[0].ino == 1234 && f[0].ctime_s == 1795508100 &&
+		    f[0].ctime_ns == 123456789 && f[0].bytes == 4096);
+	assert_string_equal(f[1].name, "20261124T081501Z-app-42.mem.pb.gz");
+	/* written and read back: the same entries */
+	mf = open_memstream(&text, &len);
+	assert_int_equal(agent_manifest_write(mf, f, n), 0);
+	fclose(mf);
+	assert_int_equal(len, sizeof(good) - 1);
+	assert_memory_equal(text, good, len);
+	free(text);
+	free(f);
+	/* a line being written when the run ended (no newline) is not an entry */
+	assert_int_equal(agent_manifest_parse(good, sizeof(good) - 3, &f, &n), 0);
+	assert_int_equal(n, 1);
+	free(f);
+	assert_int_equal(agent_manifest_parse("", 0, &f, &n), -EINVAL);
+	assert_int_equal(agent_manifest_parse("pybpfprof-agent-files 2\n", 24, &f, &n), -EINVAL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "pybpfprof-agent-files 1\n%s", bad[i]);
+		assert_int_equal(agent_manifest_parse(buf, strlen(buf), &f, &n), 1);
+		assert_int_equal(n, 0);
+		free(f);
+	}
+}
+
+static struct agent_job *file_job(int second)
+{
+	struct agent_job *j = new_job(7);
+
+	j->len = 3000;
+	j->body = calloc(1, j->len);
+	strcpy(j->service, "svc");
+	j->from_ns = (1795508100LL + second) * 1000000000LL;
+	return j;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !lstat(path, &st);
+}
+
+/*
+ * The directory held by descriptor: renamed, and a link to another put in
+ * its place, the files go on into the renamed one. Files of an earlier run
+ * (its manifest) count and go first; a file of the same name as ours, made
+ * by someone else, is never deleted nor replaced.
+ */
+static void test_dir_held(void **state)
+{
+	char top[] = "/tmp/pybpfprof-agent-XXXXXX", dir[300], moved[300], other[300], why[256];
+	char cmd[1024];
+	struct agent_dir *d;
+	struct agent_job *j;
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof(dir), "%s/out", top);
+	snprintf(moved, sizeof(moved), "%s/moved", top);
+	snprintf(other, sizeof(other), "%s/other", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkdir(other, 0755), 0);
+	/* three files of 4 KiB fit */
+	d = agent_dir__open(dir, 3 * 4096, why, sizeof(why));
+	assert_non_null(d);
+	j = file_job(0);
+	assert_int_equal(agent_dir__write(d, j, why, sizeof(why)), 0);
+	agent_job__put(j);
+	assert_int_equal(rename(dir, moved), 0);
+	assert_int_equal(symlink(other, dir), 0);
+	for (i = 1; i < 3; i++) {
+		j = file_job(i);
+		assert_int_equal(agent_dir__write(d, j, why, sizeof(why)), 0);
+		agent_job__put(j);
+	}
+	agent_dir__close(d);
+	assert_true(exists(moved, "20261124T081502Z-svc-7.pb.gz"));
+	assert_true(exists(moved, ".pybpfprof-agent-files"));
+	assert_false(exists(other, "20261124T081502Z-svc-7.pb.gz"));
+	assert_false(exists(other, ".pybpfprof-agent-files"));
+	/* a later run in it: another file of the names it wants, then more than fit */
+	snprintf(cmd, sizeof(cmd), "%s/20261124T081503Z-svc-7.pb.gz", moved);
+	f = fopen(cmd, "w");
+	fputs("not the agent's\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/20261124T081500Z-svc-6.pb.gz", moved);
+	fclose(fopen(cmd, "w"));
+	d = agent_dir__open(moved, 3 * 4096, why, sizeof(why));
+	assert_non_null(d);
+	/* a second agent with --max-disk is kept out */
+	assert_null(agent_dir__open(moved, 3 * 4096, why, sizeof(why)));
+	assert_non_null(strstr(why, "another pybpfprof agent"));
+	for (i = 3; i < 5; i++) {
+		j = file_job(i);
+		assert_int_equal(agent_dir__write(d, j, why, sizeof(why)), 0);
+		agent_job__put(j);
+	}
+	agent_dir__close(d);
+	/* the earlier run's oldest two went first; the planted ones stay, untouched */
+	assert_false(exists(moved, "20261124T081500Z-svc-7.pb.gz"));
+	assert_false(exists(moved, "20261124T081501Z-svc-7.pb.gz"));
+	assert_true(exists(moved, "20261124T081502Z-svc-7.pb.gz"));
+	assert_true(exists(moved, "20261124T081500Z-svc-6.pb.gz"));
+	assert_true(exists(moved, "20261124T081503Z-svc-7.1.pb.gz"));
+	assert_true(exists(moved, "20261124T081504Z-svc-7.pb.gz"));
+	snprintf(cmd, sizeof(cmd), "%s/20261124T081503Z-svc-7.pb.gz", moved);
+	f = fopen(cmd, "r");
+	assert_non_null(fgets(why, sizeof(why), f));
+	fclose(f);
+	assert_string_equal(why, "not the agent's\n");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,7 +473,8 @@ int main(void)
 		cmocka_unit_test(test_file_names),	cmocka_unit_test(test_push_url),
 		cmocka_unit_test(test_disk_victims),	cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
-		cmocka_unit_test(test_dir_sink_budget),
+		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
+		cmocka_unit_test(test_dir_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,168 @@
+"""`pybpfprof agent` against hostile local users (issue 28, points 5, 10
+to 13): its --output-dir and --max-disk, its --metrics endpoint, the labels
+that say whose a process is.
+
+The hostile user is nobody (setpriv), acting on directories it owns or on
+the agent's listening port while the agent runs as root; the workloads are
+suite_agent's busy loops, kept apart from other Python processes on the
+host by a token on their command line (--match).
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from harness import Workloads, check, test
+from suite_agent import agent, spin, stop_agent, token
+
+AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+NOBODY = 65534
+MANIFEST = ".pybpfprof-agent-files"
+
+
+def need_setpriv():
+    check(shutil.which("setpriv") is not None, "setpriv (util-linux) not found")
+
+
+def as_nobody(*argv):
+    """A short command run as nobody, to its end."""
+    r = subprocess.run([*AS_NOBODY, *map(str, argv)], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, f"as nobody, {argv}: exit {r.returncode}: {r.stderr.strip()}")
+
+
+def agent_files(d):
+    """The agent's profile files in d (names sort by time)."""
+    return sorted(p.name for p in Path(d).iterdir() if p.name.endswith(".pb.gz") and
+                  not p.name.startswith("."))
+
+
+def wait_new_files(prof, d, n, after=(), timeout=30):
+    """Waits until n agent files not in after have been seen in d (some may
+    have been deleted since, by --max-disk): their names."""
+    deadline = time.monotonic() + timeout
+    new = set()
+    while True:
+        new |= {f for f in agent_files(d) if f not in after}
+        if len(new) >= n:
+            return sorted(new)
+        check(prof.running(), f"the agent exited ({prof.rc}): {prof.stderr()[-400:]}")
+        check(time.monotonic() < deadline, f"{len(new)} new files in {d} after {timeout} s, "
+              f"expected {n}: {prof.stderr()[-400:]}")
+        prof.watch(0.05)
+
+
+def nobody_dir(parent=None):
+    """A new directory owned by nobody (0755)."""
+    d = tempfile.mkdtemp(prefix="pybpfprof-sec-agent-", dir=parent)
+    os.chmod(d, 0o755)
+    os.chown(d, NOBODY, NOBODY)
+    return d
+
+
+@test
+def sec_agent_dir_swapped():
+    """nobody owns --output-dir's parent: mid-run it renames the directory
+    and puts a link to a root-only directory in its place. The agent writes
+    on into the directory it opened (now under its new name) and says the
+    path names another one; the root-only directory gets no file and loses
+    none (a planted one, named like the agent's oldest, with --max-disk
+    over)."""
+    need_setpriv()
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as root_only:
+        os.chmod(root_only, 0o700)
+        planted = Path(root_only, "20000101T000000Z-spin-1.pb.gz")
+        planted.write_bytes(b"root's own file\n")
+        parent = nobody_dir()
+        try:
+            out = Path(parent, "out")
+            as_nobody("mkdir", out)
+            spin(wl, "alpha", tok)
+            prof = agent(["--match", tok, "--interval", 1, "--output-dir", out,
+                          "--max-disk", 12 / 1024])
+            try:
+                prof.wait_attached()
+                before = wait_new_files(prof, out, 1)
+                as_nobody("mv", out, f"{out}.old")
+                as_nobody("ln", "-s", root_only, out)
+                after = wait_new_files(prof, f"{out}.old", 3, after=before)
+                stop_agent(prof)
+            finally:
+                prof.kill()
+            there = sorted(os.listdir(root_only))
+            check(there == [planted.name], f"the root-only directory holds {there}")
+            check(planted.read_bytes() == b"root's own file\n", "the planted file changed")
+            check("no longer names the directory the agent opened" in prof.stderr(),
+                  f"no warning of the swap: {prof.stderr()[-400:]}")
+            return (f"{len(after)} files written after the swap into the directory the agent "
+                    f"held (renamed), none in the link's target")
+        finally:
+            subprocess.run(["rm", "-rf", parent], check=False)
+
+
+def dir_bytes(d):
+    return sum(Path(d, f).stat().st_blocks * 512 for f in agent_files(d))
+
+
+@test
+def sec_agent_max_disk_only_its_own():
+    """--max-disk deletes only the files the agent wrote. In a directory
+    nobody owns, a root file and a nobody file named like the agent's oldest
+    are planted; three runs with a 12 KiB budget: the first deletes only its
+    own files; the second takes the first's files over (its manifest,
+    checked file by file) and deletes those first; before the third, nobody
+    puts a manifest of its own in place, naming the root file exactly: it is
+    not trusted, and the root file stays."""
+    need_setpriv()
+    tok = token()
+    budget = 12 * 1024
+    out = nobody_dir()
+    try:
+        mine = Path(out, "19990101T000000Z-spin-1.pb.gz")
+        mine.write_bytes(b"root's copy, kept\n")
+        theirs = "19990101T000001Z-spin-2.pb.gz"
+        as_nobody("sh", "-c", f"echo nobody > {out}/{theirs}")
+        planted = {mine.name, theirs}
+        runs = []
+        with Workloads() as wl:
+            spin(wl, "alpha", tok)
+            for k in range(3):
+                if k == 2:
+                    st = mine.stat()
+                    forged = (f"pybpfprof-agent-files 1\n{mine.name} {st.st_dev} {st.st_ino} "
+                              f"{st.st_ctime_ns // 10**9} {st.st_ctime_ns % 10**9} 4096\n")
+                    as_nobody("sh", "-c", f"printf '{forged}' > {out}/forged && "
+                              f"mv -f {out}/forged {out}/{MANIFEST}")
+                before = set(agent_files(out))
+                prof = agent(["--match", tok, "--interval", 1, "--output-dir", out,
+                              "--max-disk", budget / 1048576])
+                try:
+                    prof.wait_attached()
+                    new = wait_new_files(prof, out, 4, after=before)
+                    stop_agent(prof)
+                finally:
+                    prof.kill()
+                now = set(agent_files(out))
+                check(planted <= now, f"run {k + 1}: planted files deleted: {planted - now}")
+                check(mine.read_bytes() == b"root's copy, kept\n", "the root file changed")
+                # (run 3 trusts no manifest: run 2's files are not its own)
+                ours = now - planted if k < 2 else now & set(new)
+                check(sum(Path(out, f).stat().st_blocks * 512 for f in ours) <= budget,
+                      f"run {k + 1}: the agent's files take more than {budget} bytes: {ours}")
+                gone_earlier = (before - planted) - now
+                runs.append((len(new), len(before - planted), len(gone_earlier), prof.stderr()))
+        check(runs[0][2] == 0, "run 1: there were no files of earlier runs to delete")
+        check(runs[1][1] >= 1 and runs[1][2] == runs[1][1],
+              f"run 2: {runs[1][2]} of the {runs[1][1]} files of run 1 deleted")
+        check("is not the agent's (another user owns it)" in runs[2][3] and runs[2][2] == 0,
+              f"run 3: nobody's manifest not refused ({runs[2][2]} files of run 2 deleted): "
+              f"{runs[2][3][-400:]}")
+        return (f"3 runs: {[r[0] for r in runs]} files written; run 2 deleted all {runs[1][2]} "
+                f"left by run 1; the planted root and nobody files, and nobody's forged "
+                f"manifest's entry, stayed")
+    finally:
+        subprocess.run(["rm", "-rf", out], check=False)
