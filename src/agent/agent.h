@@ -129,37 +129,54 @@ size_t agent_disk_victims(const struct agent_file *files, size_t n, uint64_t bud
 #define AGENT_BACKOFF_CAP_NS 8000000000LL
 long long agent_backoff_ns(unsigned attempt, uint64_t rnd);
 
-/* A bounded queue of jobs; full: the oldest is dropped (the newest profiles matter most). */
+/* The memory a job holds: itself and its bodies. */
+uint64_t agent_job__bytes(const struct agent_job *j);
+
+/*
+ * A bounded queue of jobs: at most cap of them and max_bytes (agent_job__bytes)
+ * waiting, besides the head while a send of it runs (sending), which is never
+ * pushed out: its memory is held by the send until it returns anyway. Full:
+ * the oldest waiting are dropped (the newest profiles matter most); a job
+ * larger than max_bytes alone is dropped at once.
+ */
 struct agent_queue {
-	struct agent_job **jobs;
+	struct agent_job **jobs; /* a ring of cap + 1 slots */
 	size_t cap, head, len;
-	uint64_t dropped;
+	uint64_t bytes, max_bytes; /* of the jobs in it, the one being sent included */
+	const struct agent_job *sending;
+	uint64_t dropped, dropped_big; /* pushed out, or refused for their size (also in dropped) */
 };
 
-int agent_queue__init(struct agent_queue *q, size_t cap);
+int agent_queue__init(struct agent_queue *q, size_t cap, uint64_t max_bytes);
 void agent_queue__free(struct agent_queue *q);
-/* Takes a reference; a job pushed out is put and counted in dropped. */
-void agent_queue__push(struct agent_queue *q, struct agent_job *j);
+/* Takes a reference; jobs pushed out are put and counted. false: j itself was too big. */
+bool agent_queue__push(struct agent_queue *q, struct agent_job *j);
 struct agent_job *agent_queue__peek(const struct agent_queue *q);
 /* Removes the head (the caller owns its reference). */
 struct agent_job *agent_queue__pop(struct agent_queue *q);
+/* The send of the head has returned: it waits again, and the oldest go if they do not fit. */
+void agent_queue__done_sending(struct agent_queue *q);
+/* The jobs waiting (the one being sent aside), and their bytes. */
+size_t agent_queue__waiting(const struct agent_queue *q, uint64_t *bytes);
 
 /* Counters every sink keeps (read by the main thread under the lock). */
 struct agent_sink_stats {
 	uint64_t sent, dropped, rejected, errors, retries;
-	size_t depth;
+	size_t depth;	/* profiles waiting, the one being sent aside */
+	uint64_t bytes; /* and their bytes */
 };
 
 struct agent_sink;
 
 /* The sinks: their threads start at once. NULL, with a sentence in why. */
-struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
-				   size_t whylen);
+/* queue: at most that many profiles and queue_bytes waiting (agent_queue). */
+struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue,
+				   uint64_t queue_bytes, char *why, size_t whylen);
 struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen);
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen);
 /* OTLP/HTTP profiles: POST URL/v1development/profiles (URL as is if it ends so). */
 struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen);
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen);
 /* Hands the job over (never blocks on the sink's work). */
 void agent_sink__submit(struct agent_sink *s, struct agent_job *j);
 void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out);

@@ -110,11 +110,17 @@ static void put_sinks(FILE *f, struct agent_metrics *m)
 				agent_sink__name(m->sinks[i]) + 2, (unsigned long long)v[k]);
 		}
 	}
-	fprintf(f, "# HELP pybpfprof_sink_queue_depth Profiles waiting in each sink's queue\n"
+	fprintf(f, "# HELP pybpfprof_sink_queue_depth Profiles waiting in each sink's queue (the "
+		   "one being sent aside)\n"
 		   "# TYPE pybpfprof_sink_queue_depth gauge\n");
 	for (i = 0; i < m->nsinks && i < 4; i++)
 		fprintf(f, "pybpfprof_sink_queue_depth{sink=\"%s\"} %zu\n",
 			agent_sink__name(m->sinks[i]) + 2, st[i].depth);
+	fprintf(f, "# HELP pybpfprof_sink_queue_bytes Bytes of the profiles waiting in each sink's "
+		   "queue\n# TYPE pybpfprof_sink_queue_bytes gauge\n");
+	for (i = 0; i < m->nsinks && i < 4; i++)
+		fprintf(f, "pybpfprof_sink_queue_bytes{sink=\"%s\"} %llu\n",
+			agent_sink__name(m->sinks[i]) + 2, (unsigned long long)st[i].bytes);
 }
 
 static void put_programs(FILE *f, const struct agent_metrics_snapshot *s)

@@ -31,11 +31,17 @@ void agent_job__put(struct agent_job *j)
 	}
 }
 
-int agent_queue__init(struct agent_queue *q, size_t cap)
+uint64_t agent_job__bytes(const struct agent_job *j)
+{
+	return sizeof(*j) + j->len + j->otlp_len;
+}
+
+int agent_queue__init(struct agent_queue *q, size_t cap, uint64_t max_bytes)
 {
 	memset(q, 0, sizeof(*q));
-	q->jobs = calloc(cap ? cap : 1, sizeof(*q->jobs));
 	q->cap = cap ? cap : 1;
+	q->max_bytes = max_bytes;
+	q->jobs = calloc(q->cap + 1, sizeof(*q->jobs));
 	return q->jobs ? 0 : -ENOMEM;
 }
 
@@ -47,15 +53,66 @@ void agent_queue__free(struct agent_queue *q)
 	q->jobs = NULL;
 }
 
-void agent_queue__push(struct agent_queue *q, struct agent_job *j)
+size_t agent_queue__waiting(const struct agent_queue *q, uint64_t *bytes)
 {
-	__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
-	if (q->len == q->cap) {
-		agent_job__put(agent_queue__pop(q));
-		q->dropped++;
+	bool busy = q->len && q->sending == q->jobs[q->head];
+
+	if (bytes)
+		*bytes = q->bytes - (busy ? agent_job__bytes(q->sending) : 0);
+	return q->len - busy;
+}
+
+/* The oldest waiting job out of the queue, put and counted. */
+static void drop_oldest(struct agent_queue *q)
+{
+	size_t slots = q->cap + 1, next = (q->head + 1) % slots;
+	struct agent_job *victim;
+
+	if (q->sending != q->jobs[q->head]) {
+		victim = agent_queue__pop(q);
+	} else {
+		/* the second goes: the head (being sent) moves up into its slot */
+		victim = q->jobs[next];
+		q->jobs[next] = q->jobs[q->head];
+		q->head = next;
+		q->len--;
+		q->bytes -= agent_job__bytes(victim);
 	}
-	q->jobs[(q->head + q->len) % q->cap] = j;
+	agent_job__put(victim);
+	q->dropped++;
+}
+
+/* The oldest waiting dropped until n more jobs of bytes more fit. */
+static void make_room(struct agent_queue *q, size_t n, uint64_t bytes)
+{
+	uint64_t waiting;
+
+	while (agent_queue__waiting(q, &waiting) &&
+	       (agent_queue__waiting(q, NULL) + n > q->cap || waiting + bytes > q->max_bytes))
+		drop_oldest(q);
+}
+
+void agent_queue__done_sending(struct agent_queue *q)
+{
+	q->sending = NULL;
+	make_room(q, 0, 0);
+}
+
+bool agent_queue__push(struct agent_queue *q, struct agent_job *j)
+{
+	uint64_t jb = agent_job__bytes(j);
+
+	if (jb > q->max_bytes) {
+		q->dropped++;
+		q->dropped_big++;
+		return false;
+	}
+	make_room(q, 1, jb);
+	__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
+	q->jobs[(q->head + q->len) % (q->cap + 1)] = j;
 	q->len++;
+	q->bytes += jb;
+	return true;
 }
 
 struct agent_job *agent_queue__peek(const struct agent_queue *q)
@@ -70,8 +127,11 @@ struct agent_job *agent_queue__pop(struct agent_queue *q)
 	if (!q->len)
 		return NULL;
 	j = q->jobs[q->head];
-	q->head = (q->head + 1) % q->cap;
+	q->head = (q->head + 1) % (q->cap + 1);
 	q->len--;
+	q->bytes -= agent_job__bytes(j);
+	if (q->sending == j)
+		q->sending = NULL;
 	return j;
 }
 
@@ -133,9 +193,12 @@ static void sink_send_head(struct agent_sink *s, struct agent_job *j)
 	for (;;) {
 		enum send_result r;
 
+		/* pushed out meanwhile, it would be dropped and yet sent: it stays */
+		s->q.sending = j;
 		pthread_mutex_unlock(&s->lock);
 		r = s->send(s, j, why, sizeof(why));
 		pthread_mutex_lock(&s->lock);
+		s->q.sending = NULL;
 		if (r == SEND_OK) {
 			s->st.sent++;
 			break;
@@ -146,6 +209,10 @@ static void sink_send_head(struct agent_sink *s, struct agent_job *j)
 			s->st.rejected++;
 			break;
 		}
+		/* waiting again, to be retried: it may be what no longer fits */
+		agent_queue__done_sending(&s->q);
+		if (agent_queue__peek(&s->q) != j)
+			return;
 		if (!attempt)
 			pr_warn("%s: %s; retrying\n", s->name, why);
 		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
@@ -195,10 +262,16 @@ static void *sink_thread(void *arg)
 
 void agent_sink__submit(struct agent_sink *s, struct agent_job *j)
 {
+	bool warn;
+
 	pthread_mutex_lock(&s->lock);
-	agent_queue__push(&s->q, j);
+	warn = !agent_queue__push(&s->q, j) && s->q.dropped_big == 1;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	if (warn)
+		pr_warn("%s: a profile of %.1f MiB is more than the queue holds (--queue-mb %.1f): "
+			"dropped; such profiles are counted as dropped from now on\n",
+			s->name, agent_job__bytes(j) / 1048576.0, s->q.max_bytes / 1048576.0);
 }
 
 void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out)
@@ -206,7 +279,7 @@ void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out)
 	pthread_mutex_lock(&s->lock);
 	*out = s->st;
 	out->dropped += s->q.dropped;
-	out->depth = s->q.len;
+	out->depth = agent_queue__waiting(&s->q, &out->bytes);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -232,8 +305,9 @@ void agent_sink__stop(struct agent_sink *s, long long deadline_ns)
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
-	s->stopping = true;
-	s->deadline_ns = deadline_ns;
+	/* (read without the lock by a push in progress: push_progress) */
+	__atomic_store_n(&s->deadline_ns, deadline_ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
@@ -245,7 +319,7 @@ void agent_sink__stop(struct agent_sink *s, long long deadline_ns)
 	sink_free(s);
 }
 
-static struct agent_sink *sink_new(const char *name, size_t queue)
+static struct agent_sink *sink_new(const char *name, size_t queue, uint64_t queue_bytes)
 {
 	struct agent_sink *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
@@ -259,7 +333,7 @@ static struct agent_sink *sink_new(const char *name, size_t queue)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	if (agent_queue__init(&s->q, queue)) {
+	if (agent_queue__init(&s->q, queue, queue_bytes)) {
 		sink_free(s);
 		return NULL;
 	}
@@ -298,10 +372,10 @@ static void dir_free(struct agent_sink *s)
 	agent_dir__close(s->dir);
 }
 
-struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
-				   size_t whylen)
+struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue,
+				   uint64_t queue_bytes, char *why, size_t whylen)
 {
-	struct agent_sink *s = sink_new("--output-dir", queue);
+	struct agent_sink *s = sink_new("--output-dir", queue, queue_bytes);
 
 	if (!s) {
 		snprintf(why, whylen, "out of memory");
@@ -487,6 +561,21 @@ static int push_auth(struct agent_sink *s, const char *file, bool bearer, char *
 	return s->headers ? 0 : -ENOMEM;
 }
 
+/*
+ * A push in progress, every second or so: given up once the agent stops
+ * and its deadline has passed, so that a server that takes the request and
+ * never answers cannot hold the exit for the whole CURLOPT_TIMEOUT.
+ */
+static int push_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			 curl_off_t ulnow)
+{
+	struct agent_sink *s = arg;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return __atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE) &&
+	       mono_ns() >= __atomic_load_n(&s->deadline_ns, __ATOMIC_ACQUIRE);
+}
+
 static void push_options(struct agent_sink *s)
 {
 	CURL *c = s->curl;
@@ -501,6 +590,9 @@ static void push_options(struct agent_sink *s)
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, push_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, s);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "pybpfprof/" PYBPFPROF_VERSION);
 }
 
@@ -529,10 +621,10 @@ static int mime_headers(struct agent_sink *s)
 
 /* --push, or --otlp with otlp_path the path the OTLP/HTTP signal posts to. */
 static struct agent_sink *http_sink(const char *name, const char *url, const char *otlp_path,
-				    const char *auth_file, bool bearer, size_t queue, char *why,
-				    size_t whylen)
+				    const char *auth_file, bool bearer, size_t queue,
+				    uint64_t queue_bytes, char *why, size_t whylen)
 {
-	struct agent_sink *s = sink_new(name, queue);
+	struct agent_sink *s = sink_new(name, queue, queue_bytes);
 	size_t n = strlen(url), m = otlp_path ? strlen(otlp_path) : 0;
 
 	if (!s) {
@@ -577,14 +669,14 @@ static struct agent_sink *http_sink(const char *name, const char *url, const cha
 }
 
 struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen)
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen)
 {
-	return http_sink("--push", url, NULL, auth_file, bearer, queue, why, whylen);
+	return http_sink("--push", url, NULL, auth_file, bearer, queue, queue_bytes, why, whylen);
 }
 
 struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen)
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen)
 {
-	return http_sink("--otlp", url, "/v1development/profiles", auth_file, bearer, queue, why,
-			 whylen);
+	return http_sink("--otlp", url, "/v1development/profiles", auth_file, bearer, queue,
+			 queue_bytes, why, whylen);
 }

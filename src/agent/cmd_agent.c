@@ -62,6 +62,7 @@ struct agent_opts {
 	const char *output_dir;
 	double max_disk_mb;
 	unsigned queue;
+	double queue_mb; /* --queue-mb: bytes of profiles each sink holds waiting */
 	const char *push, *otlp, *basic_auth_file, *bearer_file;
 	const char *metrics;
 	int verbose;
@@ -144,6 +145,7 @@ enum {
 	OPT_METRICS,
 	OPT_MEM,
 	OPT_MEM_PERIOD,
+	OPT_QUEUE_MB,
 };
 
 static const struct argp_option agent_options[] = {
@@ -189,8 +191,12 @@ static const struct argp_option agent_options[] = {
 	{ "bearer-token-file", OPT_BEARER, "FILE", 0,
 	  "With --push or --otlp: a bearer token on FILE's first line", 4 },
 	{ "queue", OPT_QUEUE, "N", 0,
-	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
-	  "(default: 512, at most 65536)",
+	  "Profiles each sink holds waiting while it cannot send, besides the one it is sending; "
+	  "beyond, the oldest are dropped (default: 512, at most 65536)",
+	  4 },
+	{ "queue-mb", OPT_QUEUE_MB, "MIB", 0,
+	  "And their bytes at most, per sink, fractions allowed; a profile larger alone is "
+	  "dropped (default: 32)",
 	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
@@ -231,8 +237,8 @@ static unsigned parse_uint(struct argp_state *st, const char *opt, const char *a
 	return v;
 }
 
-/* --max-disk: megabytes, fractions allowed (a test's budget is a few files). */
-static double parse_mb(struct argp_state *st, const char *arg)
+/* --max-disk, --queue-mb: megabytes, fractions allowed (a test's budget is a few files). */
+static double parse_mb(struct argp_state *st, const char *opt, const char *arg)
 {
 	char *end;
 	double v;
@@ -240,7 +246,7 @@ static double parse_mb(struct argp_state *st, const char *arg)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !(v >= 0.001 && v <= 16777216.0))
-		argp_error(st, "--max-disk takes megabytes from 0.001 to 16777216, not '%s'", arg);
+		argp_error(st, "%s takes megabytes from 0.001 to 16777216, not '%s'", opt, arg);
 	return v;
 }
 
@@ -307,10 +313,13 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		o->output_dir = arg;
 		break;
 	case OPT_MAXDISK:
-		o->max_disk_mb = parse_mb(st, arg);
+		o->max_disk_mb = parse_mb(st, "--max-disk", arg);
 		break;
 	case OPT_QUEUE:
 		o->queue = parse_uint(st, "--queue", arg, 1, 65536);
+		break;
+	case OPT_QUEUE_MB:
+		o->queue_mb = parse_mb(st, "--queue-mb", arg);
 		break;
 	case OPT_PUSH:
 		o->push = arg;
@@ -416,25 +425,26 @@ static int agent__parse(struct agent *a, int argc, char **argv)
 static int agent__open_sinks(struct agent *a)
 {
 	const struct agent_opts *o = &a->o;
+	uint64_t qb = (uint64_t)(o->queue_mb * 1048576);
 	struct agent_sink *s;
 
 	if (o->output_dir) {
 		s = agent_sink__dir(o->output_dir, (uint64_t)(o->max_disk_mb * 1048576), o->queue,
-				    a->why, sizeof(a->why));
+				    qb, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
 	}
 	if (o->push) {
 		s = agent_sink__push(o->push, o->bearer_file ? o->bearer_file : o->basic_auth_file,
-				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+				     o->bearer_file != NULL, o->queue, qb, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
 	}
 	if (o->otlp) {
 		s = agent_sink__otlp(o->otlp, o->bearer_file ? o->bearer_file : o->basic_auth_file,
-				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+				     o->bearer_file != NULL, o->queue, qb, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
@@ -1199,6 +1209,7 @@ int cmd_agent(int argc, char **argv)
 				    .max_depth = 127,
 				    .interval_s = 60,
 				    .queue = 512,
+				    .queue_mb = 32,
 				    .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -639,3 +639,80 @@ def agent_mem(build):
     return (f"{len(mem)} memory pushes; keep line {min(shares):.1%}-{max(shares):.1%} of in use, "
             f"{held[keep] / MIB:.1f} MiB at the end; big line 0 of 200 MiB each interval; "
             f"agent fds {fds[1]}->{fds[-1]}, RSS {rss[1]}->{rss[-1]} KiB")
+
+
+def rss_bytes(pid):
+    return rss_kib(pid) * 1024
+
+
+def sink_figures(port, sink):
+    """/metrics' figures of one sink: waiting bytes and profiles, dropped."""
+    m = scrape(port)
+    k = f"{{sink={sink}}}"
+    return (m[f"pybpfprof_sink_queue_bytes{k}"], m[f"pybpfprof_sink_queue_depth{k}"],
+            m[f"pybpfprof_sink_dropped_total{k}"])
+
+
+@test
+def agent_queue_bytes():
+    """--queue-mb (issue 28, point 13): a --push sink whose server takes the
+    connection and never answers, profiles of hundreds of KB each
+    (agent_bigstacks.py: 800 functions with 4000-letter random names). At
+    every scrape the bytes waiting in its queue are within --queue-mb 2, and
+    profiles are dropped (counted) once it is full; after four times the
+    budget more, while four times the budget of profiles more again are made
+    (their --output-dir copies, whose sizes are the bodies'), the agent's RSS
+    grows by less than the budget and the largest profile, where it used to
+    keep every one. The
+    stop takes the sinks' 5 s, not the push's 15 s timeout."""
+    tok = token()
+    budget = 2 * MIB
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)  # and never accept(): the kernel completes the handshakes
+    port = free_port()
+    with srv, Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        wl.start("/usr/bin/python3.11", "agent_bigstacks.py", tok)
+        prof = agent(["--match", tok, "--interval", 1, "--push",
+                      f"http://127.0.0.1:{srv.getsockname()[1]}", "--queue-mb", budget / MIB,
+                      "--output-dir", out, "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            seen, full, waiting, deadline = {}, None, [], time.monotonic() + 150
+            while True:
+                check(time.monotonic() < deadline, f"{sum(seen.values())} bytes of profiles in "
+                      f"150 s: {prof.stderr()[-300:]}")
+                prof.watch(0.3)
+                for f in Path(out).iterdir():
+                    if f.name.endswith(".pb.gz") and not f.name.startswith("."):
+                        seen[f.name] = f.stat().st_size
+                qbytes, depth, dropped = sink_figures(port, "push")
+                waiting.append(qbytes)
+                check(qbytes <= budget, f"{qbytes:.0f} bytes waiting ({depth:.0f} profiles), "
+                      f"--queue-mb {budget / MIB}")
+                made = sum(seen.values())
+                if full is None and dropped >= 1:
+                    full = (made, None)
+                # the RSS from after a warm-up (the encoders' buffers at their largest)
+                if full and full[1] is None and made - full[0] >= 4 * budget:
+                    full = (made, rss_bytes(prof.p.pid))
+                if full and full[1] is not None and made - full[0] >= 4 * budget:
+                    break
+            rss1 = rss_bytes(prof.p.pid)
+            t = time.monotonic()
+            stop_agent(prof)
+            stopped = time.monotonic() - t
+        finally:
+            prof.kill()
+    largest = max(seen.values())
+    grew = rss1 - full[1]
+    # (under ASan, freed memory waits in its quarantine: RSS says nothing there)
+    check(os.environ.get("PYBPFPROF_SANITIZE") == "1" or grew <= budget + largest,
+          f"agent RSS grew {grew / MIB:.1f} MiB while {(made - full[0]) / MIB:.1f} MiB of "
+          f"profiles more were made (budget {budget / MIB} MiB, largest {largest / MIB:.2f} MiB)")
+    # a server that never answers holds the exit no longer than the 5 s given to the sinks
+    check(stopped < 5 + 3, f"the agent took {stopped:.1f} s to stop")
+    return (f"{len(seen)} profiles, {made / MIB:.1f} MiB, largest {largest / MIB:.2f} MiB; "
+            f"waiting at most {max(waiting) / MIB:.2f} MiB of {budget / MIB} MiB, {dropped:.0f} "
+            f"dropped; RSS +{grew / MIB:.1f} MiB while {(made - full[0]) / MIB:.1f} MiB more "
+            f"were made; stopped in {stopped:.1f} s")

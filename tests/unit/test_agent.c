@@ -250,7 +250,7 @@ static void test_queue(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(agent_queue__init(&q, 3), 0);
+	assert_int_equal(agent_queue__init(&q, 3, UINT64_MAX), 0);
 	assert_null(agent_queue__peek(&q));
 	for (i = 0; i < 5; i++) {
 		j[i] = new_job(i);
@@ -266,6 +266,53 @@ static void test_queue(void **state)
 	for (i = 0; i < 5; i++)
 		agent_job__put(j[i]);
 	/* the queue's references to j[3] and j[4] are freed with it (ASan checks) */
+	agent_queue__free(&q);
+}
+
+/* By bytes: the oldest waiting go; the one being sent never; one too big alone, at once. */
+static void test_queue_bytes(void **state)
+{
+	const uint64_t unit = sizeof(struct agent_job) + 1000;
+	struct agent_queue q;
+	struct agent_job *j[6];
+	uint64_t bytes;
+	int i;
+
+	(void)state;
+	assert_int_equal(agent_queue__init(&q, 100, 3 * unit), 0);
+	for (i = 0; i < 6; i++) {
+		j[i] = new_job(i);
+		j[i]->len = 1000;
+	}
+	j[5]->otlp_len = 3 * unit; /* alone more than the queue holds */
+	for (i = 0; i < 3; i++)
+		assert_true(agent_queue__push(&q, j[i]));
+	assert_int_equal(agent_queue__waiting(&q, &bytes), 3);
+	assert_true(bytes == 3 * unit);
+	/* the head is being sent: it waits no more, so j[3] fits; then j[1], the
+	 * oldest waiting, makes room for j[4], not the head */
+	q.sending = j[0];
+	assert_true(agent_queue__push(&q, j[3]));
+	assert_int_equal(q.dropped, 0);
+	assert_true(agent_queue__push(&q, j[4]));
+	assert_int_equal(q.dropped, 1);
+	assert_int_equal(j[1]->refs, 1);
+	assert_ptr_equal(agent_queue__peek(&q), j[0]);
+	assert_int_equal(agent_queue__waiting(&q, &bytes), 3);
+	assert_true(bytes == 3 * unit && q.bytes == 4 * unit);
+	assert_false(agent_queue__push(&q, j[5]));
+	assert_int_equal(q.dropped, 2);
+	assert_int_equal(q.dropped_big, 1);
+	assert_int_equal(j[5]->refs, 1);
+	/* sent: the head leaves; what waits is j[2], j[3], j[4], in order */
+	assert_ptr_equal(agent_queue__pop(&q), j[0]);
+	assert_null(q.sending);
+	agent_job__put(j[0]);
+	assert_ptr_equal(agent_queue__peek(&q), j[2]);
+	assert_int_equal(agent_queue__waiting(&q, &bytes), 3);
+	assert_true(bytes == 3 * unit);
+	for (i = 0; i < 6; i++)
+		agent_job__put(j[i]);
 	agent_queue__free(&q);
 }
 
@@ -285,7 +332,7 @@ static void test_dir_sink_budget(void **state)
 	/* a file of another program is never deleted */
 	snprintf(path, sizeof(path), "%s/notes.txt", dir);
 	fclose(fopen(path, "w"));
-	s = agent_sink__dir(dir, 3 * 4096, 8, why, sizeof(why));
+	s = agent_sink__dir(dir, 3 * 4096, 8, UINT64_MAX, why, sizeof(why));
 	assert_non_null(s);
 	for (i = 0; i < 6; i++) {
 		struct agent_job *j = new_job(100);
@@ -474,7 +521,7 @@ int main(void)
 		cmocka_unit_test(test_disk_victims),	cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
-		cmocka_unit_test(test_dir_held),
+		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
