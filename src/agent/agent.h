@@ -36,6 +36,7 @@ struct agent_job {
 	int pid; /* 0: a --merge'd service */
 	struct agent_label labels[AGENT_MAX_LABELS];
 	size_t nlabels;
+	size_t npairs;		     /* of them, on every pprof sample (all but the pid) */
 	long long from_ns, until_ns; /* CLOCK_REALTIME */
 	unsigned hz;
 	uint64_t samples;

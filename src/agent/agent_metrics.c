@@ -160,6 +160,9 @@ static void put_mem(FILE *f, const struct agent_metrics_snapshot *s)
 		return;
 	put_counter(f, "pybpfprof_memory_intervals_total",
 		    "Memory profiles closed (one per process or service)", s->mem_intervals);
+	put_counter(f, "pybpfprof_memory_intervals_empty_total",
+		    "Memory profiles not made: no byte touched, mapped, released or in use",
+		    s->mem_intervals_empty);
 	put_mem_procs(f, s, "pybpfprof_memory_touched_bytes",
 		      "Bytes of new pages touched in the last interval (sampled page faults)",
 		      false);
@@ -208,6 +211,9 @@ static void render(FILE *f, struct agent_metrics *m)
 		  s.records);
 	put_counter(f, "pybpfprof_intervals_total", "Profiles closed (one per process or service)",
 		    s.intervals);
+	put_counter(f, "pybpfprof_intervals_empty_total",
+		    "Profiles not made: the process (or service) had no sample in the interval",
+		    s.intervals_empty);
 	put_sinks(f, m);
 	put_seconds(f, "pybpfprof_cpu_seconds_total", "CPU time of the agent", s.cpu_s);
 	put_gauge(f, "pybpfprof_resident_memory_bytes", "Resident memory of the agent", s.rss);

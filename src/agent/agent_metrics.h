@@ -30,6 +30,7 @@ struct agent_metrics_mem_proc {
 
 struct agent_metrics_snapshot {
 	uint64_t samples, events, intervals, processes_seen, records;
+	uint64_t intervals_empty, mem_intervals_empty; /* not made: nothing in them */
 	uint64_t dropped[3]; /* ring buffer full, unknown process, malformed */
 	uint64_t partial[4]; /* truncated, unreadable, read error, no Python frame */
 	double processes, cpu_s, rss, cache_bytes;

@@ -102,6 +102,7 @@ struct agent {
 	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, seen, compactions;
+	uint64_t empty, mem_empty; /* profiles not made: nothing in them (an idle process) */
 	char why[512];
 };
 
@@ -786,10 +787,18 @@ static struct agent_job *job_new(struct agent *a, struct profile_target *snaps, 
 		    (strcmp(ap->labels[i].key, "pid") && strcmp(ap->labels[i].key, "command")))
 			j->labels[k++] = ap->labels[i];
 	j->nlabels = k;
-	for (i = 0; i < k; i++) {
-		pairs[i][0] = j->labels[i].key;
-		pairs[i][1] = j->labels[i].value;
-	}
+	/*
+	 * The pprof samples' labels: the pid is on each already, as a number
+	 * (report_pprof.c; --merge's tell the processes apart by it); a string
+	 * pid besides would count every sample twice in go tool pprof -tags.
+	 * Pyroscope's series and OTLP's resource keep it (j->labels).
+	 */
+	for (i = 0, k = 0; i < j->nlabels; i++)
+		if (strcmp(j->labels[i].key, "pid")) {
+			pairs[k][0] = j->labels[i].key;
+			pairs[k++][1] = j->labels[i].value;
+		}
+	j->npairs = k;
 	j->from_ns = a->from_real;
 	j->until_ns = until_real;
 	j->hz = a->o.hz;
@@ -805,7 +814,7 @@ static struct agent_job *job_encode(struct agent *a, struct agent_job *j, const 
 
 	if (!j)
 		return NULL;
-	ro->nsample_labels = j->nlabels;
+	ro->nsample_labels = j->npairs;
 	f = open_memstream((char **)&j->body, &j->len);
 	if (!f || w->write(f, v, ro) | fclose(f) || (a->o.otlp && encode_otlp(j, v, ro, ow))) {
 		free(j->body);
@@ -816,24 +825,55 @@ static struct agent_job *job_encode(struct agent *a, struct agent_job *j, const 
 	return j;
 }
 
+/* What one interval of some processes gives the sinks. */
+struct interval_jobs {
+	struct agent_job *cpu, *mem; /* new jobs (refs 0); NULL: out of memory, or empty */
+	bool cpu_empty, mem_empty;   /* nothing in it: not made */
+};
+
+/* Whether a --mem snapshot has a byte to show (the memory pprof writes those stacks only). */
+static bool mem_empty(const struct profile_target *snaps, size_t n)
+{
+	static const enum profile_mem_kind kinds[] = { PROFILE_MEM_TOUCHED, PROFILE_MEM_MAPPED,
+						       PROFILE_MEM_RELEASED, PROFILE_MEM_RETAINED };
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < snaps[i].mem.nstacks; j++)
+			for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+				if (snaps[i].mem.stacks[j].nframes &&
+				    snaps[i].mem.stacks[j].bytes[kinds[k]])
+					return false;
+	return true;
+}
+
 /*
- * The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0);
- * with --mem, its memory profile in *mem (NULL when out of memory).
+ * The interval's profile of snaps[0..n) as gzip pprof, and with --mem its
+ * memory profile, into *out; a profile with nothing in it (no sample, no
+ * byte) is not made: an idle process costs no file and no push.
  */
-static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
-				    const struct agent_proc *ap, long long until_mono,
-				    long long until_real, struct agent_job **mem)
+static void encode_job(struct agent *a, struct profile_target *snaps, size_t n,
+		       const struct agent_proc *ap, long long until_mono, long long until_real,
+		       struct interval_jobs *out)
 {
 	const char *pairs[AGENT_MAX_LABELS][2], *mpairs[AGENT_MAX_LABELS][2];
 	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
 	struct profile v = a->prof;
 	struct agent_job *j = NULL;
 	struct view_tables vt;
+	uint64_t samples = 0;
+	size_t i;
 
-	*mem = NULL;
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++)
+		samples += snaps[i].samples;
+	out->cpu_empty = !samples;
+	out->mem_empty = a->o.mem && mem_empty(snaps, n);
+	if (out->cpu_empty && (!a->o.mem || out->mem_empty))
+		return;
 	if (view_tables__build(&vt, &a->prof, snaps, n)) {
 		view_tables__free(&vt);
-		return NULL;
+		return;
 	}
 	v.funcs = vt.funcs;
 	v.nfuncs = vt.nfuncs;
@@ -844,21 +884,22 @@ static struct agent_job *encode_job(struct agent *a, struct profile_target *snap
 	v.start_ns = a->from_mono;
 	v.duration_s = (until_mono - a->from_mono) / 1e9;
 	memset(&v.counts, 0, sizeof(v.counts));
-	j = job_new(a, snaps, n, ap, until_real, pairs);
-	v.counts.events = j ? j->samples : 0;
-	ro.sample_labels = (const char *const(*)[2])pairs;
-	j = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
-	if (a->o.mem) {
+	v.counts.events = samples;
+	if (!out->cpu_empty) {
+		j = job_new(a, snaps, n, ap, until_real, pairs);
+		ro.sample_labels = (const char *const(*)[2])pairs;
+		out->cpu = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
+	}
+	if (a->o.mem && !out->mem_empty) {
 		ro.sample_labels = (const char *const(*)[2])mpairs;
-		*mem = job_encode(a, job_new(a, snaps, n, ap, until_real, mpairs), &v, &ro,
-				  &report_mem_pprof, &report_otlp_mem);
-		if (*mem) {
-			(*mem)->mem = true;
-			(*mem)->samples = 0;
+		out->mem = job_encode(a, job_new(a, snaps, n, ap, until_real, mpairs), &v, &ro,
+				      &report_mem_pprof, &report_otlp_mem);
+		if (out->mem) {
+			out->mem->mem = true;
+			out->mem->samples = 0;
 		}
 	}
 	view_tables__free(&vt);
-	return j;
 }
 
 static void agent__submit_one(struct agent *a, struct agent_job *j)
@@ -877,15 +918,17 @@ static void agent__submit_one(struct agent *a, struct agent_job *j)
 	agent_job__put(j);
 }
 
-/* The CPU profile j, then (--mem) the memory profile mem; NULL ones are lost, and said. */
-static void agent__submit(struct agent *a, struct agent_job *j, struct agent_job *mem)
+/* The CPU profile, then (--mem) the memory profile; missing ones are lost, and said. */
+static void agent__submit(struct agent *a, const struct interval_jobs *ij)
 {
-	if (!j || (a->o.mem && !mem))
+	a->empty += ij->cpu_empty;
+	a->mem_empty += ij->mem_empty;
+	if ((!ij->cpu && !ij->cpu_empty) || (a->o.mem && !ij->mem && !ij->mem_empty))
 		pr_warn("out of memory while encoding an interval's profile: it is lost\n");
-	if (j)
-		agent__submit_one(a, j);
-	if (mem)
-		agent__submit_one(a, mem);
+	if (ij->cpu)
+		agent__submit_one(a, ij->cpu);
+	if (ij->mem)
+		agent__submit_one(a, ij->mem);
 }
 
 /* --merge: the snapshots of service i's processes, put together. */
@@ -894,7 +937,7 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 {
 	struct profile_target *group = calloc(n ? n : 1, sizeof(*group));
 	bool *taken = calloc(n ? n : 1, sizeof(*taken));
-	struct agent_job *j, *mem;
+	struct interval_jobs ij;
 	size_t i, k, g;
 
 	for (i = 0; group && taken && i < n; i++) {
@@ -906,8 +949,8 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 				group[g++] = snaps[k];
 				taken[k] = true;
 			}
-		j = encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real, &mem);
-		agent__submit(a, j, mem);
+		encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real, &ij);
+		agent__submit(a, &ij);
 	}
 	if (!group || !taken)
 		pr_warn("out of memory while merging an interval's profiles: they are lost\n");
@@ -1017,10 +1060,10 @@ static void agent__cut(struct agent *a, bool last)
 	if (a->o.merge)
 		submit_merged(a, snaps, idx, n, until_mono, until_real);
 	for (i = 0; !a->o.merge && i < n; i++) {
-		struct agent_job *j, *mem;
+		struct interval_jobs ij;
 
-		j = encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono, until_real, &mem);
-		agent__submit(a, j, mem);
+		encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono, until_real, &ij);
+		agent__submit(a, &ij);
 	}
 	for (i = 0; i < n; i++)
 		free_stacks(&snaps[i]);
@@ -1111,6 +1154,8 @@ static void agent__publish(struct agent *a)
 	m.samples = a->samples;
 	m.events = k[PYPROF_CNT_EVENTS];
 	m.intervals = a->intervals;
+	m.intervals_empty = a->empty;
+	m.mem_intervals_empty = a->mem_empty;
 	m.processes_seen = a->seen;
 	m.records = a->c.ntargets;
 	m.dropped[0] = k[PYPROF_CNT_DROPPED];
@@ -1185,8 +1230,9 @@ static void agent__free(struct agent *a)
 	/* the sinks get a few seconds, all together, for what is queued */
 	for (i = 0; i < a->nsinks; i++)
 		agent_sink__stop(a->sinks[i], deadline);
-	pr_info("%llu profiles closed, %llu samples\n", (unsigned long long)a->intervals,
-		(unsigned long long)a->samples);
+	pr_info("%llu profiles closed, %llu samples; %llu empty ones not made\n",
+		(unsigned long long)a->intervals, (unsigned long long)a->samples,
+		(unsigned long long)a->empty);
 	session__close(a->s);
 	tracker__free(&a->tr);
 	collector__free(&a->c);
