@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#define AGENT_MAX_LABELS 8
+#define AGENT_MAX_LABELS 10
 #define AGENT_LABEL_MAX 128 /* bytes of one label value, NUL included */
 #define AGENT_SERVICE_MAX 64
 
@@ -66,6 +66,12 @@ void agent_label_value(const char *in, char *out, size_t len);
 /* The labels of one process: host, service, pid, command, python, container or cgroup. */
 size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
 		    const char *cmdline, const char *python, const char *cgroup_text);
+/*
+ * After the n labels of agent_labels, whose the process is: uid (its
+ * effective uid; none when uid < 0) and user (its name, when user is not
+ * NULL or ""). The new count.
+ */
+size_t agent_labels_user(struct agent_label *l, size_t n, long long uid, const char *user);
 /* The OpenTelemetry resource attribute for one of our label keys (semantic conventions). */
 const char *agent_otel_key(const char *key);
 /* 20261124T081500Z-SERVICE-PID.pb.gz (PID "all" for 0): sorts by time. -ENAMETOOLONG or 0. */

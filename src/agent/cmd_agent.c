@@ -20,6 +20,7 @@
 #include <argp.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <pwd.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "session/tracker.h"
 #include "report/report_writer.h"
 #include "proc/procfs.h"
+#include "proc/source.h"
 #include "util/log.h"
 #include "util/mono.h"
 #include "util/vec.h"
@@ -50,6 +52,9 @@
 #define AGENT_FLUSH_NS 5000000000LL
 /* Forgotten processes' records are compacted away once there are this many. */
 #define AGENT_COMPACT_MIN 16
+/* --match-user's users at most, and user names kept (uid -> name, the user database's). */
+#define AGENT_MATCH_USERS 64
+#define AGENT_USER_NAMES 64
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
 struct agent_opts {
@@ -57,6 +62,8 @@ struct agent_opts {
 	size_t npids;
 	bool all, subprocesses, merge;
 	const char *match;
+	uid_t match_uids[AGENT_MATCH_USERS]; /* --match-user */
+	size_t nmatch_uids;
 	unsigned hz, max_depth, max_cache_mb, interval_s;
 	const char *service_name;
 	const char *output_dir;
@@ -76,7 +83,8 @@ struct agent_proc {
 	bool done; /* its last interval is out */
 	char service[AGENT_SERVICE_MAX];
 	struct agent_label labels[AGENT_MAX_LABELS];
-	size_t nlabels;
+	size_t nlabels, nbase; /* nbase: those before uid and user (agent_labels_user) */
+	long long uid;	       /* its effective uid at the last look; -1: unknown */
 	/* --mem: its last interval's bytes touched, and held at that interval's end */
 	uint64_t mem_touched, mem_retained;
 };
@@ -94,6 +102,11 @@ struct agent {
 	struct agent_sink *sinks[AGENT_MAX_SINKS];
 	size_t nsinks;
 	struct agent_metrics *metrics;
+	struct {
+		uid_t uid;
+		char name[AGENT_LABEL_MAX]; /* "": none in the user database */
+	} users[AGENT_USER_NAMES];
+	size_t nusers, next_user;
 	struct mem mem;
 	uint64_t mem_intervals;
 	/* --mem, every interval's together: released bytes mapped before the agent
@@ -147,6 +160,7 @@ enum {
 	OPT_MEM,
 	OPT_MEM_PERIOD,
 	OPT_QUEUE_MB,
+	OPT_MATCH_USER,
 };
 
 static const struct argp_option agent_options[] = {
@@ -156,6 +170,10 @@ static const struct argp_option agent_options[] = {
 	{ "subprocesses", OPT_SUBPROC, NULL, 0, "With -p: their descendants too", 1 },
 	{ "match", OPT_MATCH, "REGEX", 0,
 	  "Only processes whose command line matches REGEX (POSIX extended)", 1 },
+	{ "match-user", OPT_MATCH_USER, "USER", 0,
+	  "Only processes whose effective user is USER, a name or a uid (repeatable, or "
+	  "USER,USER,...); with --match, both must hold",
+	  1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default: 99)", 2 },
 	{ "max-depth", OPT_MAXDEPTH, "FRAMES", 0,
@@ -263,6 +281,30 @@ static void parse_pids(struct argp_state *st, struct agent_opts *o, const char *
 	}
 }
 
+/* --match-user: names (the user database's, now) and uids, into o->match_uids. */
+static void parse_users(struct argp_state *st, struct agent_opts *o, const char *arg)
+{
+	char buf[4096], pwbuf[4096], *tok, *save;
+	struct passwd pw, *res;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nmatch_uids == AGENT_MATCH_USERS)
+			argp_error(st, "--match-user takes at most %d users", AGENT_MATCH_USERS);
+		if (strspn(tok, "0123456789") == strlen(tok)) {
+			o->match_uids[o->nmatch_uids++] = parse_uint(st, "--match-user", tok, 0,
+								     UINT32_MAX - 1);
+			continue;
+		}
+		if (getpwnam_r(tok, &pw, pwbuf, sizeof(pwbuf), &res) || !res)
+			argp_error(st,
+				   "--match-user %s: no such user on this host; give a name from "
+				   "the user database or a numeric uid",
+				   tok);
+		o->match_uids[o->nmatch_uids++] = res->pw_uid;
+	}
+}
+
 /* --mem[=faults]; --mem=alloc is refused (usage, exit 2) with what to do instead. */
 static void parse_mem(struct argp_state *st, struct agent_opts *o, const char *arg)
 {
@@ -275,41 +317,12 @@ static void parse_mem(struct argp_state *st, struct agent_opts *o, const char *a
 	o->mem = true;
 }
 
-static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
+/* The sinks' options (agent_parse_opt's group 4, and --metrics). */
+static error_t parse_sink_opt(int key, char *arg, struct argp_state *st)
 {
 	struct agent_opts *o = st->input;
 
 	switch (key) {
-	case 'a':
-		o->all = true;
-		break;
-	case 'p':
-		parse_pids(st, o, arg);
-		break;
-	case OPT_SUBPROC:
-		o->subprocesses = true;
-		break;
-	case OPT_MATCH:
-		o->match = arg;
-		break;
-	case 'F':
-		o->hz = parse_uint(st, "-F", arg, 1, SESSION_MAX_HZ);
-		break;
-	case OPT_MAXDEPTH:
-		o->max_depth = parse_uint(st, "--max-depth", arg, 1, PYPROF_MAX_DEPTH);
-		break;
-	case OPT_MAXCACHE:
-		o->max_cache_mb = parse_uint(st, "--max-cache-mb", arg, 1, PYPROF_MAX_CACHE_MB);
-		break;
-	case OPT_INTERVAL:
-		o->interval_s = parse_uint(st, "--interval", arg, 1, 86400);
-		break;
-	case OPT_MERGE:
-		o->merge = true;
-		break;
-	case OPT_SERVICE:
-		o->service_name = arg;
-		break;
 	case OPT_OUTDIR:
 		o->output_dir = arg;
 		break;
@@ -337,6 +350,50 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_BEARER:
 		o->bearer_file = arg;
 		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct agent_opts *o = st->input;
+
+	switch (key) {
+	case 'a':
+		o->all = true;
+		break;
+	case 'p':
+		parse_pids(st, o, arg);
+		break;
+	case OPT_SUBPROC:
+		o->subprocesses = true;
+		break;
+	case OPT_MATCH:
+		o->match = arg;
+		break;
+	case OPT_MATCH_USER:
+		parse_users(st, o, arg);
+		break;
+	case 'F':
+		o->hz = parse_uint(st, "-F", arg, 1, SESSION_MAX_HZ);
+		break;
+	case OPT_MAXDEPTH:
+		o->max_depth = parse_uint(st, "--max-depth", arg, 1, PYPROF_MAX_DEPTH);
+		break;
+	case OPT_MAXCACHE:
+		o->max_cache_mb = parse_uint(st, "--max-cache-mb", arg, 1, PYPROF_MAX_CACHE_MB);
+		break;
+	case OPT_INTERVAL:
+		o->interval_s = parse_uint(st, "--interval", arg, 1, 86400);
+		break;
+	case OPT_MERGE:
+		o->merge = true;
+		break;
+	case OPT_SERVICE:
+		o->service_name = arg;
+		break;
 	case 'v':
 		o->verbose++;
 		break;
@@ -350,7 +407,7 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_sink_opt(key, arg, st);
 	}
 	return 0;
 }
@@ -556,6 +613,70 @@ static long long real_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * Whose a process is: its effective uid now, from its /proc/PID/status held
+ * open since it was first seen (a reused pid reads nothing there, never
+ * another process's); gone, the last it was seen with; -1 when never read.
+ */
+static long long proc_euid(const struct profile_target *pp)
+{
+	const struct proc_sources *ps = pp->sources;
+	struct source_creds c;
+	long long uid = -1;
+
+	if (!ps)
+		return -1;
+	if (ps->status_fd >= 0 && !source_creds__read(ps->status_fd, &c)) {
+		uid = c.uid[1];
+		source_creds__free(&c);
+	} else if (ps->ncreds && ps->creds[ps->ncreds - 1].kind == SOURCE_CREDS_PROC) {
+		uid = ps->creds[ps->ncreds - 1].uid[1];
+	}
+	return uid;
+}
+
+/* uid's name in the host's user database ("" if none), kept for the next ones. */
+static const char *user_name(struct agent *a, uid_t uid)
+{
+	char buf[4096];
+	struct passwd pw, *res;
+	size_t i;
+
+	for (i = 0; i < a->nusers; i++)
+		if (a->users[i].uid == uid)
+			return a->users[i].name;
+	/* the table full: the oldest entry makes room (a lookup again costs only time) */
+	i = a->nusers < AGENT_USER_NAMES ? a->nusers++ : a->next_user++ % AGENT_USER_NAMES;
+	a->users[i].uid = uid;
+	a->users[i].name[0] = '\0';
+	if (!getpwuid_r(uid, &pw, buf, sizeof(buf), &res) && res)
+		snprintf(a->users[i].name, sizeof(a->users[i].name), "%s", res->pw_name);
+	return a->users[i].name;
+}
+
+/* The process's user looked at again: its uid and user labels follow a change. */
+static void agent__look_user(struct agent *a, size_t i)
+{
+	struct agent_proc *ap = &a->procs[i];
+	long long uid = proc_euid(&a->prof.targets[i]);
+
+	if (uid < 0 || uid == ap->uid)
+		return;
+	ap->uid = uid;
+	ap->nlabels = agent_labels_user(ap->labels, ap->nbase, uid, user_name(a, uid));
+}
+
+/* --match-user: whether the process's user (at the last look) is one of them. */
+static bool user_matches(const struct agent *a, const struct agent_proc *ap)
+{
+	size_t i;
+
+	for (i = 0; i < a->o.nmatch_uids; i++)
+		if (ap->uid == a->o.match_uids[i])
+			return true;
+	return !a->o.nmatch_uids;
+}
+
 /* A new section: its service and labels, read while its process is (likely) alive. */
 static void agent__see(struct agent *a, size_t i)
 {
@@ -572,8 +693,10 @@ static void agent__see(struct agent *a, size_t i)
 	/* the target writes its cgroup path (by naming its cgroup): bounded, then reduced */
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pp->pid);
 	proc_read_small_file(path, cgroup, sizeof(cgroup), false);
-	ap->nlabels = agent_labels(ap->labels, a->host, ap->service, pp->pid, pp->cmdline,
-				   pp->python, cgroup);
+	ap->nbase = ap->nlabels = agent_labels(ap->labels, a->host, ap->service, pp->pid,
+					       pp->cmdline, pp->python, cgroup);
+	ap->uid = -1;
+	agent__look_user(a, i);
 }
 
 /* Sections opened since the last call get their agent_proc. */
@@ -944,8 +1067,10 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 		if (taken[i])
 			continue;
 		for (k = i, g = 0; k < n; k++)
+			/* one service per user: another user's process of that name is apart */
 			if (!taken[k] &&
-			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service)) {
+			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service) &&
+			    a->procs[idx[k]].uid == a->procs[idx[i]].uid) {
 				group[g++] = snaps[k];
 				taken[k] = true;
 			}
@@ -1044,8 +1169,11 @@ static void agent__cut(struct agent *a, bool last)
 		struct profile_target *pp = &a->prof.targets[i];
 		struct agent_proc *ap = &a->procs[i];
 
-		if (ap->done || ap->skip || !snaps || !idx) {
-			/* late samples of a finished process, or one --match left out */
+		/* a server that drops root is its user's from then on */
+		if (!ap->done)
+			agent__look_user(a, i);
+		if (ap->done || ap->skip || !user_matches(a, ap) || !snaps || !idx) {
+			/* late samples of a finished process, or one --match(-user) left out */
 			take_stacks(pp, &tmp);
 			take_mem(a, i, &tmp, false);
 			free_stacks(&tmp);

@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Workloads, check, test
-from suite_agent import agent, spin, stop_agent, token
+from agent_receiver import Receiver, decode_otlp
+from harness import TARGETS, Workloads, check, test
+from suite_agent import agent, by_pid, pprof_sample_labels, pprof_tags, spin, stop_agent, token
 
 AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 NOBODY = 65534
@@ -166,3 +167,94 @@ def sec_agent_max_disk_only_its_own():
                 f"manifest's entry, stayed")
     finally:
         subprocess.run(["rm", "-rf", out], check=False)
+
+
+def spin_as_nobody(wl, kind, tok):
+    """suite_agent's busy loop run by nobody: a process any local user can start."""
+    return wl.spawn([*AS_NOBODY, "/usr/bin/python3.11", TARGETS / "spin.py", kind, tok])
+
+
+def run_agent(args, seconds):
+    """The agent for that long after it attached, then stopped: its stderr."""
+    prof = agent(args)
+    try:
+        prof.wait_attached()
+        prof.watch(seconds)
+        stop_agent(prof)
+    finally:
+        prof.kill()
+    return prof.stderr()
+
+
+@test
+def sec_agent_uid_labels():
+    """Whose a process is, on every profile (issue 28, point 12): root's and
+    nobody's processes of one service (spin). Each profile says its
+    process's effective uid and user: in the gzip pprof files (protoc: one
+    uid and one user label per sample; go tool pprof -tags totals them to the
+    samples), in Pyroscope's series name, and in OTLP's resource
+    (process.user.id, an integer, and process.user.name)."""
+    need_setpriv()
+    tok = token()
+    with Workloads() as wl, Receiver() as rcv, tempfile.TemporaryDirectory() as out:
+        mine, theirs = spin(wl, "alpha", tok), spin_as_nobody(wl, "beta", tok)
+        run_agent(["--match", tok, "--interval", 1, "--push", rcv.url, "--otlp", rcv.url,
+                   "--output-dir", out], 3.5)
+        want = {mine.pid: ("0", "root"), theirs.pid: (str(NOBODY), "nobody")}
+        files = 0
+        for f in sorted(Path(out).glob("*.pb.gz")):
+            pid = int(f.name.rsplit("-", 1)[1].split(".")[0])
+            for labels in pprof_sample_labels(f):
+                got = ([v for k, v in labels if k == "uid"], [v for k, v in labels if k == "user"])
+                check(got == ([want[pid][0]], [want[pid][1]]),
+                      f"{f.name}: a sample's uid and user labels {got}, expected {want[pid]}")
+            tags = pprof_tags(f)
+            total = tags["pid"][0] if "pid" in tags else 0
+            check(tags.get("uid", (0, {}))[1] == ({want[pid][0]: total} if total else {}),
+                  f"{f.name}: go tool pprof -tags uid {tags.get('uid')}, {total} samples")
+            files += 1
+        pushes = by_pid(rcv.snapshot(), list(want))
+        for pid, (uid, user) in want.items():
+            check(pushes[pid], f"no push of pid {pid}")
+            for p in pushes[pid]:
+                check((p.labels.get("uid"), p.labels.get("user")) == (uid, user),
+                      f"pid {pid}: Pyroscope labels {p.labels}")
+        otlp = [decode_otlp(b)["resource"] for b, _, _ in rcv.otlp]
+        for pid, (uid, user) in want.items():
+            res = [r for r in otlp if r.get("process.pid") == pid]
+            check(res and all(r.get("process.user.id") == int(uid) and
+                              r.get("process.user.name") == user for r in res),
+                  f"pid {pid}: OTLP resources {res[:1]}")
+    return (f"{files} files, {sum(len(v) for v in pushes.values())} pushes and {len(otlp)} OTLP "
+            f"requests: uid 0 / root and {NOBODY} / nobody on each")
+
+
+@test
+def sec_agent_match_user():
+    """--match-user (issue 28, point 12): nobody's process named like root's
+    service. With --match-user nobody only nobody's is profiled; with
+    --match-user 0 only root's; with --merge the service splits by user (two
+    profiles per interval, each holding its user's pid only)."""
+    need_setpriv()
+    tok = token()
+    with Workloads() as wl:
+        mine, theirs = spin(wl, "alpha", tok), spin_as_nobody(wl, "beta", tok)
+        seen = {}
+        for sel in ("nobody", "0"):
+            with Receiver() as rcv:
+                run_agent(["--match", tok, "--match-user", sel, "--interval", 1, "--push",
+                           rcv.url], 2.5)
+                seen[sel] = {int(p.labels["pid"]) for p in rcv.snapshot()}
+        check(seen == {"nobody": {theirs.pid}, "0": {mine.pid}},
+              f"pids pushed by --match-user: {seen}")
+        with Receiver() as rcv:
+            run_agent(["--match", tok, "--merge", "--interval", 1, "--push", rcv.url], 2.5)
+            merged = rcv.snapshot()
+    by_uid = {}
+    for p in merged:
+        check(p.app == "spin" and "pid" not in p.labels, f"merged push {p.name}")
+        pids = p.decoded()["nums"].get("pid", set())
+        by_uid.setdefault(p.labels.get("uid"), set()).update(pids)
+    check(by_uid == {"0": {mine.pid}, str(NOBODY): {theirs.pid}},
+          f"--merge: pids by uid label {by_uid}")
+    return f"--match-user nobody: {seen['nobody']}, 0: {seen['0']}; --merge by user: {by_uid}"

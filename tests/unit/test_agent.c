@@ -121,7 +121,26 @@ static void test_labels(void **state)
 	assert_string_equal(agent_otel_key("pid"), "process.pid");
 	assert_string_equal(agent_otel_key("container_id"), "container.id");
 	assert_string_equal(agent_otel_key("cgroup"), "process.linux.cgroup");
+	assert_string_equal(agent_otel_key("uid"), "process.user.id");
+	assert_string_equal(agent_otel_key("user"), "process.user.name");
 	assert_string_equal(agent_otel_key("other"), "other");
+	/* whose: the uid always, the name when the user database has one */
+	n = agent_labels(l, "h", "s", 1, "", "", "");
+	assert_int_equal(agent_labels_user(l, n, 1000, "alice"), n + 2);
+	assert_string_equal(l[n].key, "uid");
+	assert_string_equal(l[n].value, "1000");
+	assert_string_equal(l[n + 1].key, "user");
+	assert_string_equal(l[n + 1].value, "alice");
+	assert_int_equal(agent_labels_user(l, n, 4294967294LL, ""), n + 1);
+	assert_string_equal(l[n].value, "4294967294");
+	assert_int_equal(agent_labels_user(l, n, 0, NULL), n + 1);
+	assert_string_equal(l[n].value, "0");
+	/* unknown: no label; a name is made a label value like any other */
+	assert_int_equal(agent_labels_user(l, n, -1, "x"), n);
+	assert_int_equal(agent_labels_user(l, n, 1, "a{b}=c,d"), n + 2);
+	assert_string_equal(l[n + 1].value, "a_b__c_d");
+	/* never past the array */
+	assert_int_equal(agent_labels_user(l, AGENT_MAX_LABELS - 1, 1, "x"), AGENT_MAX_LABELS - 1);
 }
 
 static void test_file_names(void **state)
