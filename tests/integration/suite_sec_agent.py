@@ -14,11 +14,13 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from agent_receiver import Receiver, decode_otlp
-from harness import TARGETS, Workloads, check, test
-from suite_agent import agent, by_pid, pprof_sample_labels, pprof_tags, spin, stop_agent, token
+from harness import TARGETS, Fail, Workloads, check, read_stdout_until, test
+from suite_agent import (agent, by_pid, free_port, pprof_sample_labels, pprof_tags, scrape, spin,
+                         stop_agent, token)
 
 AS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 NOBODY = 65534
@@ -258,3 +260,54 @@ def sec_agent_match_user():
     check(by_uid == {"0": {mine.pid}, str(NOBODY): {theirs.pid}},
           f"--merge: pids by uid label {by_uid}")
     return f"--match-user nobody: {seen['nobody']}, 0: {seen['0']}; --merge by user: {by_uid}"
+
+
+SCRAPE_DEADLINE = 3.0  # seconds: a scrape answered later than this fails
+
+
+@test
+def sec_agent_metrics_slow_clients():
+    """--metrics under a local user's slow clients (issue 28, point 10):
+    nobody holds 100 connections to the port, each sending its request a
+    byte a second and opening another 0.2 s after the agent closes one. For
+    8 s the test scrapes twice a second: every scrape is answered (200)
+    within 3 s; nobody's connections beyond its 8 were closed at once and
+    its held ones at their 3 s deadline, as /metrics counts."""
+    need_setpriv()
+    tok = token()
+    port = free_port()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        a = spin(wl, "alpha", tok)
+        prof = agent(["-p", a.pid, "--interval", 1, "--output-dir", out,
+                      "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            slow = wl.spawn([*AS_NOBODY, "/usr/bin/python3.11", TARGETS / "agent_slow_clients.py",
+                             port, 100])
+            read_stdout_until(slow, lambda b: b"reopened" in b, "holding its connections")
+            times, end = [], time.monotonic() + 8
+            while time.monotonic() < end:
+                t = time.monotonic()
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                                timeout=SCRAPE_DEADLINE) as r:
+                        body = r.read()
+                        status = r.status
+                except OSError as e:
+                    raise Fail(f"a scrape failed after {time.monotonic() - t:.2f} s "
+                                         f"({len(times)} answered before): {e}") from None
+                times.append(time.monotonic() - t)
+                check(status == 200 and b"pybpfprof_samples_total" in body,
+                      f"scrape answered {status}")
+                check(times[-1] < SCRAPE_DEADLINE, f"a scrape took {times[-1]:.2f} s")
+                prof.watch(0.5)
+            m = scrape(port)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+    refused = m["pybpfprof_metrics_connections_refused_total"]
+    late = m["pybpfprof_metrics_connections_timed_out_total"]
+    check(refused >= 100 - 8 and late >= 8,
+          f"nobody's connections: {refused:.0f} refused, {late:.0f} cut at their deadline")
+    return (f"{len(times)} scrapes, the slowest {max(times) * 1000:.0f} ms; nobody's connections: "
+            f"{refused:.0f} refused, {late:.0f} cut at 3 s")

@@ -17,6 +17,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 
@@ -531,6 +534,62 @@ static void test_dir_held(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Who a --metrics client is: a local one by its uid, one elsewhere by its address or /64. */
+static void test_client_keys(void **state)
+{
+	struct sockaddr_in a4 = { .sin_family = AF_INET }, b4 = a4;
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 }, b6 = a6, m6 = a6;
+	struct agent_client_key ka, kb, km;
+	socklen_t len = sizeof(a4);
+	int lfd, cfd, sfd, diag;
+	uint32_t uid;
+
+	(void)state;
+	inet_pton(AF_INET, "192.0.2.1", &a4.sin_addr);
+	inet_pton(AF_INET, "192.0.2.2", &b4.sin_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&a4, sizeof(a4), &ka), 0);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&b4, sizeof(b4), &kb), 0);
+	assert_false(agent_client_key_equal(&ka, &kb));
+	/* an IPv4 address mapped into IPv6 is that address */
+	inet_pton(AF_INET6, "::ffff:192.0.2.1", &m6.sin6_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&m6, sizeof(m6), &km), 0);
+	assert_true(agent_client_key_equal(&ka, &km));
+	/* IPv6: one /64 is one client, whatever address in it */
+	inet_pton(AF_INET6, "2001:db8:1:2::1", &a6.sin6_addr);
+	inet_pton(AF_INET6, "2001:db8:1:2:ffff::9", &b6.sin6_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&a6, sizeof(a6), &ka), 0);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&b6, sizeof(b6), &kb), 0);
+	assert_true(agent_client_key_equal(&ka, &kb));
+	inet_pton(AF_INET6, "2001:db8:1:3::1", &b6.sin6_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&b6, sizeof(b6), &kb), 0);
+	assert_false(agent_client_key_equal(&ka, &kb));
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&a4, 2, &ka), -EAFNOSUPPORT);
+	/* a loopback connection of ours: its client is our uid (without the netlink socket, 127.0.0.1) */
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a4.sin_port = 0;
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a4, sizeof(a4)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a4, &len), 0);
+	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(cfd, (struct sockaddr *)&a4, sizeof(a4)), 0);
+	sfd = accept(lfd, NULL, NULL);
+	assert_true(sfd >= 0);
+	diag = agent_client_diag_open();
+	assert_true(diag >= 0);
+	assert_int_equal(agent_client_key(diag, sfd, &ka), 0);
+	assert_int_equal(ka.kind, AGENT_CLIENT_UID);
+	memcpy(&uid, ka.bytes, sizeof(uid));
+	assert_int_equal(uid, geteuid());
+	assert_int_equal(agent_client_key(-1, sfd, &kb), 0);
+	assert_int_equal(kb.kind, AGENT_CLIENT_IPV4);
+	assert_int_equal(kb.bytes[0], 127);
+	close(diag);
+	close(sfd);
+	close(cfd);
+	close(lfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
 		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
+		cmocka_unit_test(test_client_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
