@@ -190,14 +190,20 @@ static const struct argp_option agent_options[] = {
 	{ NULL, 0, NULL, 0, "Profiles:", 3 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
 	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
-	{ "merge", OPT_MERGE, NULL, 0, "One profile per service, not per process", 3 },
+	{ "merge", OPT_MERGE, NULL, 0,
+	  "One profile per service and user, not per process (another user's process of that "
+	  "name is apart)",
+	  3 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
 	  "The service label of every profile (default: the script or module name)", 3 },
 	{ NULL, 0, NULL, 0, "Sinks (any combination, at least one):", 4 },
-	{ "output-dir", OPT_OUTDIR, "DIR", 0, "One gzip pprof file per process and interval in DIR",
+	{ "output-dir", OPT_OUTDIR, "DIR", 0,
+	  "One gzip pprof file per process and interval (with samples) in DIR, opened once at the "
+	  "start and held: if DIR is moved, the files follow it",
 	  4 },
 	{ "max-disk", OPT_MAXDISK, "MB", 0,
-	  "With --output-dir: delete the oldest files beyond MB, fractions allowed "
+	  "With --output-dir: delete the oldest of the files the agent wrote (this run's and, "
+	  "by its manifest, earlier runs') beyond MB, fractions allowed; no other file "
 	  "(default: 0, no limit)",
 	  4 },
 	{ "push", OPT_PUSH, "URL", 0, "Push to a Pyroscope server: POST URL/ingest", 4 },
@@ -219,7 +225,10 @@ static const struct argp_option agent_options[] = {
 	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics", 5 },
+	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics; each "
+	  "connection closed 3 s after it opened, at most 8 at once per client (a local user, or "
+	  "an address)",
+	  5 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
 	{ 0 },
 };
@@ -229,12 +238,15 @@ static const char agent_doc[] =
 	"profile per process to the sinks: gzip pprof files in a directory, a Pyroscope "
 	"server, an OpenTelemetry collector (OTLP profiles), in any combination. Stops on SIGTERM or SIGINT, after the last partial interval is out."
 	"\v"
-	"Labels on every profile: hostname, service_name, pid, command, python_version, and "
-	"container_id (or cgroup) when the process is in one; each sample also carries its "
-	"thread's id and name.\n"
+	"Labels on every profile: hostname, service_name, pid, command, python_version, "
+	"container_id (or cgroup) when the process is in one, and whose the process is: uid (its "
+	"effective uid) and user (its name, when the user database has one); each sample also "
+	"carries its thread's id and name. An interval in which a process had no sample makes no "
+	"profile (counted in --metrics).\n"
 	"\n"
 	"Examples:\n"
 	"  sudo pybpfprof agent --output-dir /var/lib/pybpfprof --max-disk 500\n"
+	"  sudo pybpfprof agent --match-user www-data --push http://pyroscope:4040\n"
 	"  sudo pybpfprof agent --push http://pyroscope:4040 --interval 15\n"
 	"  sudo pybpfprof agent --match 'gunicorn|celery' --merge --push https://p.example "
 	"--basic-auth-file /etc/pybpfprof/auth\n"

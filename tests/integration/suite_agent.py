@@ -421,12 +421,15 @@ def agent_refusals():
         expect_error(["agent", "--output-dir", tmp, "--mem-period", "8"], ["give --mem"], rc=2)
         for args, want in ((["--interval", "0"], "--interval takes a whole number from 1"),
                            (["--max-disk", "-1"], "--max-disk takes megabytes"),
+                           (["--queue-mb", "0"], "--queue-mb takes megabytes"),
+                           (["--match-user", "no-such-user-x"],
+                            "--match-user no-such-user-x: no such user on this host"),
                            (["--mem=alloc"], "--mem=alloc is not offered by the agent"),
                            (["--mem=pages"], "--mem takes faults (or nothing)")):
             r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
             check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
                   f"{args}: exit {r.returncode}, {r.stderr!r}")
-    return "13 refusals"
+    return "15 refusals"
 
 
 def unit_settings(path):
