@@ -177,6 +177,8 @@ static void restat(struct agent_dir *d)
 	struct stat st;
 
 	d->bytes = 0;
+	if (!d->files)
+		return;
 	for (i = d->first; i < d->nfiles; i++) {
 		if (!still_ours(d, &d->files[i], &st)) {
 			pr_debug("--output-dir: %s is no longer the file the agent wrote: it is "
@@ -276,8 +278,12 @@ static void manifest_load(struct agent_dir *d)
 /* The oldest of our files deleted until the rest fit (the newest always stays). */
 static void trim(struct agent_dir *d)
 {
-	size_t k = agent_disk_victims(d->files + d->first, d->nfiles - d->first, d->max_bytes);
 	struct stat st;
+	size_t k;
+
+	if (!d->files)
+		return;
+	k = agent_disk_victims(d->files + d->first, d->nfiles - d->first, d->max_bytes);
 
 	for (; k; k--, d->first++) {
 		struct agent_file *f = &d->files[d->first];
@@ -446,7 +452,7 @@ static int fill_manifest(FILE *f, void *arg)
 {
 	const struct agent_dir *d = arg;
 
-	return agent_manifest_write(f, d->files + d->first, d->nfiles - d->first);
+	return agent_manifest_write(f, d->files ? d->files + d->first : NULL, d->nfiles - d->first);
 }
 
 void agent_dir__sync(struct agent_dir *d)
