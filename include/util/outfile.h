@@ -19,7 +19,9 @@
 #define PYBPFPROF_OUTFILE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct outfile {
 	const char *path;	 /* as given, for messages */
@@ -28,6 +30,9 @@ struct outfile {
 	char tmp[NAME_MAX + 1];	 /* the temporary file's name in it, once it has one */
 	int tmp_fd;		 /* and its fd */
 	int write_err;		 /* the first write(2) error while writing (-errno) */
+	bool no_replace;	 /* set by the caller: never replace a file (-EEXIST) */
+	dev_t dev;		 /* the file outfile__write made (0, 0: none, or a device) */
+	ino_t ino;
 };
 
 /*
@@ -38,6 +43,14 @@ struct outfile {
  * sentence about the file, without its name).
  */
 int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen);
+/*
+ * The same for the file name (one component, no '/') in the directory
+ * dir_fd (an O_PATH descriptor is enough), which the caller keeps: nothing
+ * is looked up by path, so the file lands in that very directory wherever
+ * it has been moved. path names the file in messages.
+ */
+int outfile__openat(struct outfile *of, int dir_fd, const char *name, const char *path, char *why,
+		    size_t whylen);
 /*
  * Writes the file: fill(f, arg) writes the content, returning 0 or -errno;
  * then the file is flushed, synced and renamed into place. 0, or -errno with

@@ -13,9 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
-#define AGENT_MAX_LABELS 8
+#define AGENT_MAX_LABELS 10
 #define AGENT_LABEL_MAX 128 /* bytes of one label value, NUL included */
 #define AGENT_SERVICE_MAX 64
 
@@ -35,6 +36,7 @@ struct agent_job {
 	int pid; /* 0: a --merge'd service */
 	struct agent_label labels[AGENT_MAX_LABELS];
 	size_t nlabels;
+	size_t npairs;		     /* of them, on every pprof sample (all but the pid) */
 	long long from_ns, until_ns; /* CLOCK_REALTIME */
 	unsigned hz;
 	uint64_t samples;
@@ -64,6 +66,12 @@ void agent_label_value(const char *in, char *out, size_t len);
 /* The labels of one process: host, service, pid, command, python, container or cgroup. */
 size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
 		    const char *cmdline, const char *python, const char *cgroup_text);
+/*
+ * After the n labels of agent_labels, whose the process is: uid (its
+ * effective uid; none when uid < 0) and user (its name, when user is not
+ * NULL or ""). The new count.
+ */
+size_t agent_labels_user(struct agent_label *l, size_t n, long long uid, const char *user);
 /* The OpenTelemetry resource attribute for one of our label keys (semantic conventions). */
 const char *agent_otel_key(const char *key);
 /* 20261124T081500Z-SERVICE-PID.pb.gz (PID "all" for 0): sorts by time. -ENAMETOOLONG or 0. */
@@ -78,9 +86,44 @@ bool agent_file_ours(const char *name);
 int agent_push_url(char *out, size_t len, const char *base, const struct agent_job *j);
 
 struct agent_file {
-	char name[128]; /* agent_file_name's are at most 17 + 63 + 1 + 10 + 6 bytes */
+	char name[128]; /* agent_file_name's are at most 17 + 63 + 1 + 10 + 10 bytes */
 	uint64_t bytes;
+	/* which file it is: a file of that name is deleted only while all three match */
+	uint64_t dev, ino;
+	int64_t ctime_s;
+	long ctime_ns;
 };
+
+/* Lines of a manifest read at most (the files beyond are never deleted). */
+#define AGENT_MANIFEST_MAX 262144
+/*
+ * Pure: the manifest --max-disk keeps in --output-dir (its header line, then
+ * "NAME DEV INO CTIME_S CTIME_NS BYTES" per file), text of any bytes. The
+ * entries whose line is well formed and whose name agent_file_ours takes
+ * (no '/') into *files (malloc'ed, *n of them, at most AGENT_MANIFEST_MAX); a
+ * last line without its newline is ignored. The number of lines refused, or
+ * -EINVAL (no header) or -ENOMEM, with nothing in *files.
+ */
+int agent_manifest_parse(const char *text, size_t len, struct agent_file **files, size_t *n);
+/* Writes the manifest of files[0..n) to f. 0 or -EIO. */
+int agent_manifest_write(FILE *f, const struct agent_file *files, size_t n);
+
+/*
+ * --output-dir (agent_dir.c): the directory opened once and held; files made
+ * and (--max-disk, max_bytes > 0) deleted by descriptor, only those the agent
+ * wrote, in this run or an earlier one (its manifest). NULL with a sentence.
+ */
+struct agent_dir;
+struct agent_dir *agent_dir__open(const char *path, uint64_t max_bytes, char *why, size_t whylen);
+/*
+ * The job's file. 0; -EAGAIN (worth a retry); or another -errno: refused for
+ * good (the directory was deleted, no name for it); why says which.
+ */
+int agent_dir__write(struct agent_dir *d, const struct agent_job *j, char *why, size_t whylen);
+/* The manifest written, if the list changed since (called when the queue is empty). */
+void agent_dir__sync(struct agent_dir *d);
+/* The manifest written (if it changed), the directory let go. */
+void agent_dir__close(struct agent_dir *d);
 
 /*
  * files sorted by name (oldest first): how many of the oldest to delete so
@@ -93,37 +136,54 @@ size_t agent_disk_victims(const struct agent_file *files, size_t n, uint64_t bud
 #define AGENT_BACKOFF_CAP_NS 8000000000LL
 long long agent_backoff_ns(unsigned attempt, uint64_t rnd);
 
-/* A bounded queue of jobs; full: the oldest is dropped (the newest profiles matter most). */
+/* The memory a job holds: itself and its bodies. */
+uint64_t agent_job__bytes(const struct agent_job *j);
+
+/*
+ * A bounded queue of jobs: at most cap of them and max_bytes (agent_job__bytes)
+ * waiting, besides the head while a send of it runs (sending), which is never
+ * pushed out: its memory is held by the send until it returns anyway. Full:
+ * the oldest waiting are dropped (the newest profiles matter most); a job
+ * larger than max_bytes alone is dropped at once.
+ */
 struct agent_queue {
-	struct agent_job **jobs;
+	struct agent_job **jobs; /* a ring of cap + 1 slots */
 	size_t cap, head, len;
-	uint64_t dropped;
+	uint64_t bytes, max_bytes; /* of the jobs in it, the one being sent included */
+	const struct agent_job *sending;
+	uint64_t dropped, dropped_big; /* pushed out, or refused for their size (also in dropped) */
 };
 
-int agent_queue__init(struct agent_queue *q, size_t cap);
+int agent_queue__init(struct agent_queue *q, size_t cap, uint64_t max_bytes);
 void agent_queue__free(struct agent_queue *q);
-/* Takes a reference; a job pushed out is put and counted in dropped. */
-void agent_queue__push(struct agent_queue *q, struct agent_job *j);
+/* Takes a reference; jobs pushed out are put and counted. false: j itself was too big. */
+bool agent_queue__push(struct agent_queue *q, struct agent_job *j);
 struct agent_job *agent_queue__peek(const struct agent_queue *q);
 /* Removes the head (the caller owns its reference). */
 struct agent_job *agent_queue__pop(struct agent_queue *q);
+/* The send of the head has returned: it waits again, and the oldest go if they do not fit. */
+void agent_queue__done_sending(struct agent_queue *q);
+/* The jobs waiting (the one being sent aside), and their bytes. */
+size_t agent_queue__waiting(const struct agent_queue *q, uint64_t *bytes);
 
 /* Counters every sink keeps (read by the main thread under the lock). */
 struct agent_sink_stats {
 	uint64_t sent, dropped, rejected, errors, retries;
-	size_t depth;
+	size_t depth;	/* profiles waiting, the one being sent aside */
+	uint64_t bytes; /* and their bytes */
 };
 
 struct agent_sink;
 
 /* The sinks: their threads start at once. NULL, with a sentence in why. */
-struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
-				   size_t whylen);
+/* queue: at most that many profiles and queue_bytes waiting (agent_queue). */
+struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue,
+				   uint64_t queue_bytes, char *why, size_t whylen);
 struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen);
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen);
 /* OTLP/HTTP profiles: POST URL/v1development/profiles (URL as is if it ends so). */
 struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen);
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen);
 /* Hands the job over (never blocks on the sink's work). */
 void agent_sink__submit(struct agent_sink *s, struct agent_job *j);
 void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out);

@@ -206,6 +206,19 @@ size_t agent_labels(struct agent_label *l, const char *host, const char *service
 	return n;
 }
 
+size_t agent_labels_user(struct agent_label *l, size_t n, long long uid, const char *user)
+{
+	char buf[24];
+
+	if (uid < 0 || uid > UINT32_MAX || n > AGENT_MAX_LABELS - 2)
+		return n;
+	snprintf(buf, sizeof(buf), "%lld", uid);
+	label_set(&l[n++], "uid", buf);
+	if (user && user[0])
+		label_set(&l[n++], "user", user);
+	return n;
+}
+
 const char *agent_otel_key(const char *key)
 {
 	static const char *const map[][2] = {
@@ -216,6 +229,9 @@ const char *agent_otel_key(const char *key)
 		{ "python_version", "process.runtime.version" },
 		{ "container_id", "container.id" },
 		{ "cgroup", "process.linux.cgroup" },
+		/* the effective user's: not process.owner, whose user the conventions leave open */
+		{ "uid", "process.user.id" },
+		{ "user", "process.user.name" },
 	};
 	size_t i;
 

@@ -2,20 +2,29 @@
 /*
  * --metrics ADDR:PORT: the agent's own figures in Prometheus' text format at
  * /metrics. The main loop publishes a snapshot (agent_metrics__publish)
- * five times a second; libmicrohttpd's polling thread answers the scrapes
- * (GET /metrics only, a bounded number of clients, each with an idle
- * timeout), so a slow or hostile client costs a scrape, never a sample.
- * Counters are 64-bit and printed as they are.
+ * five times a second; a thread of ours runs libmicrohttpd (its external
+ * polling mode, so that what we do to its connections happens between its
+ * own steps) and answers the scrapes: GET /metrics only, one request per
+ * connection. A slow or hostile client costs a scrape, never a sample, and
+ * never another client's scrape: every connection is closed at most
+ * METRICS_DEADLINE_NS after it was accepted, whatever it sends (one byte a
+ * second kept an idle timeout from ever firing); each client (a local user,
+ * or an address: agent_clients.c) holds at most METRICS_PER_CLIENT at once,
+ * more are closed at once; all together at most METRICS_CONNECTIONS. Both
+ * are counted. Counters are 64-bit and printed as they are.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
+#include "util/mono.h"
 #include "agent.h"
 #include "agent_metrics.h"
 
@@ -48,18 +57,41 @@ int agent_parse_hostport(const char *s, char *host, size_t hostlen, char *port, 
 }
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
-/* Clients held at once, the seconds one may stay idle, and its buffer. */
-#define METRICS_CONNECTIONS 64
+/*
+ * Connections held at once, one client's of them, how long one lives from
+ * its accept (a scrape takes milliseconds; Prometheus' own timeout is 10 s),
+ * the seconds one may stay idle, and its buffer.
+ */
+#define METRICS_CONNECTIONS 256
+#define METRICS_PER_CLIENT 8
+#define METRICS_DEADLINE_NS 3000000000LL
 #define METRICS_TIMEOUT_S 5
 #define METRICS_CONNECTION_MEMORY (16 * 1024)
+/* The longest the thread waits for libmicrohttpd: how late a deadline or a stop may be seen. */
+#define METRICS_TICK_MS 100
+
+/* A connection libmicrohttpd holds: whose it is, and since when. */
+struct metrics_conn {
+	struct MHD_Connection *c;
+	int fd; /* libmicrohttpd's: valid until its close notice (in our thread) */
+	struct agent_client_key key;
+	long long start_ns;
+	bool cut; /* shut down: it closes at libmicrohttpd's next step */
+};
 
 struct agent_metrics {
 	struct MHD_Daemon *daemon;
+	pthread_t thread;
+	bool stop, started;
 	pthread_mutex_t lock;
 	struct agent_metrics_snapshot snap;
 	struct agent_sink **sinks;
 	size_t nsinks;
-	uint64_t scrapes;
+	/* the thread's own, as the connections are */
+	uint64_t scrapes, refused, timed_out;
+	int diag_fd;
+	struct metrics_conn conns[METRICS_CONNECTIONS];
+	size_t nconns;
 };
 
 static void put_counter(FILE *f, const char *name, const char *help, uint64_t v)
@@ -110,11 +142,17 @@ static void put_sinks(FILE *f, struct agent_metrics *m)
 				agent_sink__name(m->sinks[i]) + 2, (unsigned long long)v[k]);
 		}
 	}
-	fprintf(f, "# HELP pybpfprof_sink_queue_depth Profiles waiting in each sink's queue\n"
+	fprintf(f, "# HELP pybpfprof_sink_queue_depth Profiles waiting in each sink's queue (the "
+		   "one being sent aside)\n"
 		   "# TYPE pybpfprof_sink_queue_depth gauge\n");
 	for (i = 0; i < m->nsinks && i < 4; i++)
 		fprintf(f, "pybpfprof_sink_queue_depth{sink=\"%s\"} %zu\n",
 			agent_sink__name(m->sinks[i]) + 2, st[i].depth);
+	fprintf(f, "# HELP pybpfprof_sink_queue_bytes Bytes of the profiles waiting in each sink's "
+		   "queue\n# TYPE pybpfprof_sink_queue_bytes gauge\n");
+	for (i = 0; i < m->nsinks && i < 4; i++)
+		fprintf(f, "pybpfprof_sink_queue_bytes{sink=\"%s\"} %llu\n",
+			agent_sink__name(m->sinks[i]) + 2, (unsigned long long)st[i].bytes);
 }
 
 static void put_programs(FILE *f, const struct agent_metrics_snapshot *s)
@@ -154,6 +192,9 @@ static void put_mem(FILE *f, const struct agent_metrics_snapshot *s)
 		return;
 	put_counter(f, "pybpfprof_memory_intervals_total",
 		    "Memory profiles closed (one per process or service)", s->mem_intervals);
+	put_counter(f, "pybpfprof_memory_intervals_empty_total",
+		    "Memory profiles not made: no byte touched, mapped, released or in use",
+		    s->mem_intervals_empty);
 	put_mem_procs(f, s, "pybpfprof_memory_touched_bytes",
 		      "Bytes of new pages touched in the last interval (sampled page faults)",
 		      false);
@@ -202,6 +243,9 @@ static void render(FILE *f, struct agent_metrics *m)
 		  s.records);
 	put_counter(f, "pybpfprof_intervals_total", "Profiles closed (one per process or service)",
 		    s.intervals);
+	put_counter(f, "pybpfprof_intervals_empty_total",
+		    "Profiles not made: the process (or service) had no sample in the interval",
+		    s.intervals_empty);
 	put_sinks(f, m);
 	put_seconds(f, "pybpfprof_cpu_seconds_total", "CPU time of the agent", s.cpu_s);
 	put_gauge(f, "pybpfprof_resident_memory_bytes", "Resident memory of the agent", s.rss);
@@ -210,6 +254,12 @@ static void render(FILE *f, struct agent_metrics *m)
 	put_programs(f, &s);
 	put_mem(f, &s);
 	put_counter(f, "pybpfprof_scrapes_total", "Answers to /metrics", m->scrapes);
+	put_counter(f, "pybpfprof_metrics_connections_refused_total",
+		    "Connections to /metrics closed at once: their client held its limit already",
+		    m->refused);
+	put_counter(f, "pybpfprof_metrics_connections_timed_out_total",
+		    "Connections to /metrics closed at their deadline, unanswered or unread",
+		    m->timed_out);
 }
 
 /* The page for one scrape, in a buffer MHD frees once it is sent. */
@@ -267,16 +317,81 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				status == MHD_HTTP_OK ? METRICS_TYPE : "text/plain; charset=utf-8");
+	/* one request per connection: its deadline is that request's */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
 /*
- * libmicrohttpd's own polling thread on the first of spec's addresses it can
- * bind; NULL with the reason in why. The thread is the agent's only
- * listener: a connection limit and an idle timeout bound what clients hold,
- * and sampling never waits for it (publish takes the lock for one copy).
+ * A connection opened or closed (libmicrohttpd's notice, in our thread): a
+ * new one is its client's, and closed at once when that client holds its
+ * limit already.
+ */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct agent_metrics *m = cls;
+	const union MHD_ConnectionInfo *info;
+	struct metrics_conn *mc;
+	size_t i, same = 0;
+
+	(void)socket_context;
+	for (i = 0; code == MHD_CONNECTION_NOTIFY_CLOSED && i < m->nconns; i++)
+		if (m->conns[i].c == c) {
+			m->conns[i] = m->conns[--m->nconns];
+			return;
+		}
+	info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (code != MHD_CONNECTION_NOTIFY_STARTED || !info || m->nconns == METRICS_CONNECTIONS)
+		return;
+	mc = &m->conns[m->nconns];
+	memset(mc, 0, sizeof(*mc));
+	mc->c = c;
+	mc->fd = info->connect_fd;
+	mc->start_ns = mono_ns();
+	agent_client_key(m->diag_fd, mc->fd, &mc->key);
+	for (i = 0; i < m->nconns; i++)
+		same += agent_client_key_equal(&m->conns[i].key, &mc->key) && !m->conns[i].cut;
+	if (same >= METRICS_PER_CLIENT) {
+		shutdown(mc->fd, SHUT_RDWR);
+		mc->cut = true;
+		m->refused++;
+	}
+	m->nconns++;
+}
+
+/* The connections past their deadline shut down: libmicrohttpd then closes them. */
+static void cut_late(struct agent_metrics *m)
+{
+	long long now = mono_ns();
+	size_t i;
+
+	for (i = 0; i < m->nconns; i++)
+		if (!m->conns[i].cut && now - m->conns[i].start_ns >= METRICS_DEADLINE_NS) {
+			shutdown(m->conns[i].fd, SHUT_RDWR);
+			m->conns[i].cut = true;
+			m->timed_out++;
+		}
+}
+
+static void *metrics_thread(void *arg)
+{
+	struct agent_metrics *m = arg;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+		MHD_run_wait(m->daemon, METRICS_TICK_MS);
+		cut_late(m);
+	}
+	return NULL;
+}
+
+/*
+ * libmicrohttpd on the first of spec's addresses it can bind, polled by our
+ * thread; NULL with the reason in why. The agent's only listener: the limits
+ * above bound what clients hold, and sampling never waits for it (publish
+ * takes the lock for one copy).
  */
 static struct MHD_Daemon *listen_on(struct agent_metrics *m, const char *spec, char *why,
 				    size_t whylen)
@@ -301,13 +416,14 @@ static struct MHD_Daemon *listen_on(struct agent_metrics *m, const char *spec, c
 	}
 	for (ai = res; ai && !d; ai = ai->ai_next) {
 		errno = 0;
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-					     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		d = MHD_start_daemon(MHD_USE_AUTO | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				     0, NULL, NULL, answer, m, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONNECTIONS,
 				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_TIMEOUT_S,
 				     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				     (size_t)METRICS_CONNECTION_MEMORY, MHD_OPTION_END);
+				     (size_t)METRICS_CONNECTION_MEMORY,
+				     MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+				     MHD_OPTION_END);
 		if (!d && errno)
 			err = errno;
 	}
@@ -323,10 +439,21 @@ static struct MHD_Daemon *listen_on(struct agent_metrics *m, const char *spec, c
 	return d;
 }
 
+static void metrics_free(struct agent_metrics *m)
+{
+	if (m->daemon)
+		MHD_stop_daemon(m->daemon);
+	if (m->diag_fd >= 0)
+		close(m->diag_fd);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
 struct agent_metrics *agent_metrics__start(const char *spec, struct agent_sink **sinks,
 					   size_t nsinks, char *why, size_t whylen)
 {
 	struct agent_metrics *m = calloc(1, sizeof(*m));
+	int err;
 
 	if (!m) {
 		snprintf(why, whylen, "out of memory");
@@ -335,12 +462,21 @@ struct agent_metrics *agent_metrics__start(const char *spec, struct agent_sink *
 	m->sinks = sinks;
 	m->nsinks = nsinks;
 	pthread_mutex_init(&m->lock, NULL);
+	/* without it (no AF_NETLINK, as in a locked-down unit), local clients are addresses */
+	m->diag_fd = agent_client_diag_open();
 	m->daemon = listen_on(m, spec, why, whylen);
-	if (m->daemon)
-		return m;
-	pthread_mutex_destroy(&m->lock);
-	free(m);
-	return NULL;
+	if (!m->daemon) {
+		metrics_free(m);
+		return NULL;
+	}
+	err = pthread_create(&m->thread, NULL, metrics_thread, m);
+	if (err) {
+		snprintf(why, whylen, "cannot start the --metrics thread: %s", strerror(err));
+		metrics_free(m);
+		return NULL;
+	}
+	m->started = true;
+	return m;
 }
 
 void agent_metrics__publish(struct agent_metrics *m, const struct agent_metrics_snapshot *s)
@@ -356,7 +492,8 @@ void agent_metrics__stop(struct agent_metrics *m)
 {
 	if (!m)
 		return;
-	MHD_stop_daemon(m->daemon);
-	pthread_mutex_destroy(&m->lock);
-	free(m);
+	__atomic_store_n(&m->stop, true, __ATOMIC_RELEASE);
+	if (m->started)
+		pthread_join(m->thread, NULL);
+	metrics_free(m);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct agent_sink;
 
@@ -30,6 +31,7 @@ struct agent_metrics_mem_proc {
 
 struct agent_metrics_snapshot {
 	uint64_t samples, events, intervals, processes_seen, records;
+	uint64_t intervals_empty, mem_intervals_empty; /* not made: nothing in them */
 	uint64_t dropped[3]; /* ring buffer full, unknown process, malformed */
 	uint64_t partial[4]; /* truncated, unreadable, read error, no Python frame */
 	double processes, cpu_s, rss, cache_bytes;
@@ -44,6 +46,26 @@ struct agent_metrics_snapshot {
 };
 
 struct agent_metrics;
+
+/*
+ * Who a --metrics client is (agent_clients.c), for its limit of
+ * connections: a local user by the uid that made its socket, else an IPv4
+ * address or an IPv6 /64.
+ */
+enum agent_client_kind { AGENT_CLIENT_UID = 1, AGENT_CLIENT_IPV4, AGENT_CLIENT_IPV6 };
+
+struct agent_client_key {
+	enum agent_client_kind kind;
+	uint8_t bytes[8]; /* the uid (host order), the IPv4 address or the IPv6 /64 */
+};
+
+/* A NETLINK_SOCK_DIAG socket for agent_client_key, or -1 (then clients are addresses). */
+int agent_client_diag_open(void);
+/* The client at the other end of the connected TCP socket fd. 0 or -errno. */
+int agent_client_key(int diag_fd, int fd, struct agent_client_key *k);
+/* Pure: the key of a client elsewhere, by its address. 0 or -EAFNOSUPPORT. */
+int agent_client_key_addr(const struct sockaddr *sa, socklen_t len, struct agent_client_key *k);
+bool agent_client_key_equal(const struct agent_client_key *a, const struct agent_client_key *b);
 
 /*
  * Pure: "127.0.0.1:9464", "[::1]:9464", ":9464" (host "" for every address)

@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,7 +19,6 @@
 #include <unistd.h>
 #include "util/log.h"
 #include "util/mono.h"
-#include "util/outfile.h"
 #include "util/vec.h"
 #include "agent.h"
 
@@ -33,11 +31,17 @@ void agent_job__put(struct agent_job *j)
 	}
 }
 
-int agent_queue__init(struct agent_queue *q, size_t cap)
+uint64_t agent_job__bytes(const struct agent_job *j)
+{
+	return sizeof(*j) + j->len + j->otlp_len;
+}
+
+int agent_queue__init(struct agent_queue *q, size_t cap, uint64_t max_bytes)
 {
 	memset(q, 0, sizeof(*q));
-	q->jobs = calloc(cap ? cap : 1, sizeof(*q->jobs));
 	q->cap = cap ? cap : 1;
+	q->max_bytes = max_bytes;
+	q->jobs = calloc(q->cap + 1, sizeof(*q->jobs));
 	return q->jobs ? 0 : -ENOMEM;
 }
 
@@ -49,15 +53,66 @@ void agent_queue__free(struct agent_queue *q)
 	q->jobs = NULL;
 }
 
-void agent_queue__push(struct agent_queue *q, struct agent_job *j)
+size_t agent_queue__waiting(const struct agent_queue *q, uint64_t *bytes)
 {
-	__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
-	if (q->len == q->cap) {
-		agent_job__put(agent_queue__pop(q));
-		q->dropped++;
+	bool busy = q->len && q->sending == q->jobs[q->head];
+
+	if (bytes)
+		*bytes = q->bytes - (busy ? agent_job__bytes(q->sending) : 0);
+	return q->len - busy;
+}
+
+/* The oldest waiting job out of the queue, put and counted. */
+static void drop_oldest(struct agent_queue *q)
+{
+	size_t slots = q->cap + 1, next = (q->head + 1) % slots;
+	struct agent_job *victim;
+
+	if (q->sending != q->jobs[q->head]) {
+		victim = agent_queue__pop(q);
+	} else {
+		/* the second goes: the head (being sent) moves up into its slot */
+		victim = q->jobs[next];
+		q->jobs[next] = q->jobs[q->head];
+		q->head = next;
+		q->len--;
+		q->bytes -= agent_job__bytes(victim);
 	}
-	q->jobs[(q->head + q->len) % q->cap] = j;
+	agent_job__put(victim);
+	q->dropped++;
+}
+
+/* The oldest waiting dropped until n more jobs of bytes more fit. */
+static void make_room(struct agent_queue *q, size_t n, uint64_t bytes)
+{
+	uint64_t waiting;
+
+	while (agent_queue__waiting(q, &waiting) &&
+	       (agent_queue__waiting(q, NULL) + n > q->cap || waiting + bytes > q->max_bytes))
+		drop_oldest(q);
+}
+
+void agent_queue__done_sending(struct agent_queue *q)
+{
+	q->sending = NULL;
+	make_room(q, 0, 0);
+}
+
+bool agent_queue__push(struct agent_queue *q, struct agent_job *j)
+{
+	uint64_t jb = agent_job__bytes(j);
+
+	if (jb > q->max_bytes) {
+		q->dropped++;
+		q->dropped_big++;
+		return false;
+	}
+	make_room(q, 1, jb);
+	__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
+	q->jobs[(q->head + q->len) % (q->cap + 1)] = j;
 	q->len++;
+	q->bytes += jb;
+	return true;
 }
 
 struct agent_job *agent_queue__peek(const struct agent_queue *q)
@@ -72,8 +127,11 @@ struct agent_job *agent_queue__pop(struct agent_queue *q)
 	if (!q->len)
 		return NULL;
 	j = q->jobs[q->head];
-	q->head = (q->head + 1) % q->cap;
+	q->head = (q->head + 1) % (q->cap + 1);
 	q->len--;
+	q->bytes -= agent_job__bytes(j);
+	if (q->sending == j)
+		q->sending = NULL;
 	return j;
 }
 
@@ -91,14 +149,9 @@ struct agent_sink {
 	struct agent_queue q;
 	struct agent_sink_stats st;
 	bool stopping;
-	long long deadline_ns; /* when stopping: give up then */
-	/* --output-dir */
-	char *dir;
-	int dir_fd;
-	uint64_t max_bytes;
-	struct agent_file *files; /* our files, oldest first (from files_first) */
-	size_t nfiles, cap_files, files_first, writes;
-	uint64_t files_bytes;
+	long long deadline_ns;		    /* when stopping: give up then */
+	void (*idle)(struct agent_sink *s); /* its queue is empty (NULL: nothing to do) */
+	struct agent_dir *dir;		    /* --output-dir */
 	/* --push */
 	char *url;
 	char *otlp_url; /* --otlp: the whole URL; NULL for --push */
@@ -140,9 +193,12 @@ static void sink_send_head(struct agent_sink *s, struct agent_job *j)
 	for (;;) {
 		enum send_result r;
 
+		/* pushed out meanwhile, it would be dropped and yet sent: it stays */
+		s->q.sending = j;
 		pthread_mutex_unlock(&s->lock);
 		r = s->send(s, j, why, sizeof(why));
 		pthread_mutex_lock(&s->lock);
+		s->q.sending = NULL;
 		if (r == SEND_OK) {
 			s->st.sent++;
 			break;
@@ -153,6 +209,10 @@ static void sink_send_head(struct agent_sink *s, struct agent_job *j)
 			s->st.rejected++;
 			break;
 		}
+		/* waiting again, to be retried: it may be what no longer fits */
+		agent_queue__done_sending(&s->q);
+		if (agent_queue__peek(&s->q) != j)
+			return;
 		if (!attempt)
 			pr_warn("%s: %s; retrying\n", s->name, why);
 		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
@@ -188,6 +248,11 @@ static void *sink_thread(void *arg)
 		__atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
 		sink_send_head(s, j);
 		agent_job__put(j);
+		if (!s->q.len && s->idle) {
+			pthread_mutex_unlock(&s->lock);
+			s->idle(s);
+			pthread_mutex_lock(&s->lock);
+		}
 	}
 	/* what could not be sent before the deadline */
 	s->st.dropped += s->q.len;
@@ -197,10 +262,16 @@ static void *sink_thread(void *arg)
 
 void agent_sink__submit(struct agent_sink *s, struct agent_job *j)
 {
+	bool warn;
+
 	pthread_mutex_lock(&s->lock);
-	agent_queue__push(&s->q, j);
+	warn = !agent_queue__push(&s->q, j) && s->q.dropped_big == 1;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	if (warn)
+		pr_warn("%s: a profile of %.1f MiB is more than the queue holds (--queue-mb %.1f): "
+			"dropped; such profiles are counted as dropped from now on\n",
+			s->name, agent_job__bytes(j) / 1048576.0, s->q.max_bytes / 1048576.0);
 }
 
 void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out)
@@ -208,7 +279,7 @@ void agent_sink__stats(struct agent_sink *s, struct agent_sink_stats *out)
 	pthread_mutex_lock(&s->lock);
 	*out = s->st;
 	out->dropped += s->q.dropped;
-	out->depth = s->q.len;
+	out->depth = agent_queue__waiting(&s->q, &out->bytes);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -234,8 +305,9 @@ void agent_sink__stop(struct agent_sink *s, long long deadline_ns)
 	if (!s)
 		return;
 	pthread_mutex_lock(&s->lock);
-	s->stopping = true;
-	s->deadline_ns = deadline_ns;
+	/* (read without the lock by a push in progress: push_progress) */
+	__atomic_store_n(&s->deadline_ns, deadline_ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
@@ -247,7 +319,7 @@ void agent_sink__stop(struct agent_sink *s, long long deadline_ns)
 	sink_free(s);
 }
 
-static struct agent_sink *sink_new(const char *name, size_t queue)
+static struct agent_sink *sink_new(const char *name, size_t queue, uint64_t queue_bytes)
 {
 	struct agent_sink *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
@@ -255,14 +327,13 @@ static struct agent_sink *sink_new(const char *name, size_t queue)
 	if (!s)
 		return NULL;
 	s->name = name;
-	s->dir_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	/* the backoff waits on the monotonic clock: a clock step does not stretch them */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	if (agent_queue__init(&s->q, queue)) {
+	if (agent_queue__init(&s->q, queue, queue_bytes)) {
 		sink_free(s);
 		return NULL;
 	}
@@ -281,169 +352,40 @@ static struct agent_sink *sink_start(struct agent_sink *s, char *why, size_t why
 	return s;
 }
 
-/* --output-dir */
-
-static int fill_body(FILE *f, void *arg)
-{
-	const struct agent_job *j = arg;
-
-	return fwrite(j->body, 1, j->len, f) == j->len ? 0 : -EIO;
-}
-
-static int cmp_file(const void *a, const void *b)
-{
-	return strcmp(((const struct agent_file *)a)->name, ((const struct agent_file *)b)->name);
-}
-
-/* Our files in the directory (regular ones only, never followed), oldest first. */
-static int dir_list(struct agent_sink *s, struct agent_file **out, size_t *n)
-{
-	int fd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct agent_file *files = NULL;
-	size_t cap = 0;
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-
-	*n = 0;
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
-	while ((e = readdir(d))) {
-		if (!agent_file_ours(e->d_name) || strlen(e->d_name) >= sizeof(files->name) ||
-		    fstatat(s->dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (vec_grow((void **)&files, &cap, *n + 1, sizeof(*files)))
-			break;
-		snprintf(files[*n].name, sizeof(files->name), "%s", e->d_name);
-		files[(*n)++].bytes = (uint64_t)st.st_blocks * 512;
-	}
-	closedir(d);
-	qsort(files, *n, sizeof(*files), cmp_file);
-	*out = files;
-	return 0;
-}
-
-/*
- * --max-disk: the oldest of our files deleted until the rest fit. The files
- * are listed once (and again every 1024 writes, for what others did to the
- * directory), then followed in memory: a write costs no scan of a directory
- * that may hold thousands of them.
- */
-static void dir_trim(struct agent_sink *s, const char *name)
-{
-	struct stat st;
-	size_t k;
-
-	if (!s->max_bytes)
-		return;
-	if (!(s->writes++ % 1024)) {
-		free(s->files);
-		s->files = NULL;
-		s->cap_files = s->files_first = s->files_bytes = 0;
-		if (dir_list(s, &s->files, &s->nfiles))
-			s->nfiles = 0;
-		s->cap_files = s->nfiles;
-		for (k = 0; k < s->nfiles; k++)
-			s->files_bytes += s->files[k].bytes;
-	} else if (strlen(name) < sizeof(s->files->name) &&
-		   !fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
-		   !vec_grow((void **)&s->files, &s->cap_files, s->nfiles + 1, sizeof(*s->files))) {
-		memcpy(s->files[s->nfiles].name, name, strlen(name) + 1);
-		s->files[s->nfiles++].bytes = (uint64_t)st.st_blocks * 512;
-		s->files_bytes += (uint64_t)st.st_blocks * 512;
-		/* names sort by time; a clock set back puts one out of order */
-		if (s->nfiles - s->files_first > 1 &&
-		    strcmp(s->files[s->nfiles - 2].name, name) > 0)
-			qsort(s->files + s->files_first, s->nfiles - s->files_first,
-			      sizeof(*s->files), cmp_file);
-	}
-	k = agent_disk_victims(s->files + s->files_first, s->nfiles - s->files_first, s->max_bytes);
-	for (; k; k--, s->files_first++) {
-		struct agent_file *f = &s->files[s->files_first];
-
-		if (unlinkat(s->dir_fd, f->name, 0) && errno != ENOENT)
-			pr_warn("%s: cannot delete %s: %s\n", s->name, f->name, strerror(errno));
-		s->files_bytes -= f->bytes;
-	}
-	if (s->files_first > s->nfiles / 2) {
-		memmove(s->files, s->files + s->files_first,
-			(s->nfiles - s->files_first) * sizeof(*s->files));
-		s->nfiles -= s->files_first;
-		s->files_first = 0;
-	}
-}
-
-static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
-				  size_t whylen);
-
-/* --mem: NAME.pb.gz becomes NAME.mem.pb.gz (still ours, sorted by time). */
-static int mem_name(char *name, size_t len)
-{
-	size_t n = strlen(name);
-
-	if (n < 6 || n + 5 > len)
-		return -ENAMETOOLONG;
-	memcpy(name + n - 6, ".mem.pb.gz", 11);
-	return 0;
-}
+/* --output-dir (agent_dir.c) */
 
 static enum send_result dir_send(struct agent_sink *s, const struct agent_job *j, char *why,
 				 size_t whylen)
 {
-	struct outfile of = { .dir_fd = -1, .tmp_fd = -1 };
-	char name[NAME_MAX], path[PATH_MAX + NAME_MAX + 2], reason[200];
-	int err;
+	int err = agent_dir__write(s->dir, j, why, whylen);
 
-	if (agent_file_name(name, sizeof(name), j->from_ns, j->service, j->pid) ||
-	    (j->mem && mem_name(name, sizeof(name)))) {
-		snprintf(why, whylen, "no file name for service %s", j->service);
-		return SEND_REFUSED;
-	}
-	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
-	err = outfile__open(&of, path, reason, sizeof(reason));
-	if (!err)
-		err = outfile__write(&of, fill_body, (void *)j, reason, sizeof(reason));
-	outfile__close(&of);
-	if (err) {
-		snprintf(why, whylen, "cannot write %s: %s", path, reason);
-		return SEND_RETRY;
-	}
-	dir_trim(s, name);
-	return SEND_OK;
+	return !err ? SEND_OK : err == -EAGAIN ? SEND_RETRY : SEND_REFUSED;
+}
+
+static void dir_idle(struct agent_sink *s)
+{
+	agent_dir__sync(s->dir);
 }
 
 static void dir_free(struct agent_sink *s)
 {
-	free(s->files);
-	if (s->dir_fd >= 0)
-		close(s->dir_fd);
-	free(s->dir);
+	agent_dir__close(s->dir);
 }
 
-struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue, char *why,
-				   size_t whylen)
+struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t queue,
+				   uint64_t queue_bytes, char *why, size_t whylen)
 {
-	struct agent_sink *s = sink_new("--output-dir", queue);
+	struct agent_sink *s = sink_new("--output-dir", queue, queue_bytes);
 
 	if (!s) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
 	s->send = dir_send;
+	s->idle = dir_idle;
 	s->free = dir_free;
-	s->max_bytes = max_bytes;
-	s->dir = strdup(dir);
-	/* a link as the directory itself is refused, as outfile refuses one as a file */
-	s->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (!s->dir || s->dir_fd < 0) {
-		snprintf(why, whylen,
-			 "cannot use %s as the output directory: %s; give an existing directory "
-			 "(not a symbolic link)",
-			 dir, strerror(errno));
+	s->dir = agent_dir__open(dir, max_bytes, why, whylen);
+	if (!s->dir) {
 		sink_free(s);
 		return NULL;
 	}
@@ -451,6 +393,9 @@ struct agent_sink *agent_sink__dir(const char *dir, uint64_t max_bytes, size_t q
 }
 
 /* --push */
+
+static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
+				  size_t whylen);
 
 static size_t discard(char *ptr, size_t size, size_t n, void *arg)
 {
@@ -616,6 +561,21 @@ static int push_auth(struct agent_sink *s, const char *file, bool bearer, char *
 	return s->headers ? 0 : -ENOMEM;
 }
 
+/*
+ * A push in progress, every second or so: given up once the agent stops
+ * and its deadline has passed, so that a server that takes the request and
+ * never answers cannot hold the exit for the whole CURLOPT_TIMEOUT.
+ */
+static int push_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			 curl_off_t ulnow)
+{
+	struct agent_sink *s = arg;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return __atomic_load_n(&s->stopping, __ATOMIC_ACQUIRE) &&
+	       mono_ns() >= __atomic_load_n(&s->deadline_ns, __ATOMIC_ACQUIRE);
+}
+
 static void push_options(struct agent_sink *s)
 {
 	CURL *c = s->curl;
@@ -630,6 +590,9 @@ static void push_options(struct agent_sink *s)
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 15000L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, push_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, s);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "pybpfprof/" PYBPFPROF_VERSION);
 }
 
@@ -658,10 +621,10 @@ static int mime_headers(struct agent_sink *s)
 
 /* --push, or --otlp with otlp_path the path the OTLP/HTTP signal posts to. */
 static struct agent_sink *http_sink(const char *name, const char *url, const char *otlp_path,
-				    const char *auth_file, bool bearer, size_t queue, char *why,
-				    size_t whylen)
+				    const char *auth_file, bool bearer, size_t queue,
+				    uint64_t queue_bytes, char *why, size_t whylen)
 {
-	struct agent_sink *s = sink_new(name, queue);
+	struct agent_sink *s = sink_new(name, queue, queue_bytes);
 	size_t n = strlen(url), m = otlp_path ? strlen(otlp_path) : 0;
 
 	if (!s) {
@@ -706,14 +669,14 @@ static struct agent_sink *http_sink(const char *name, const char *url, const cha
 }
 
 struct agent_sink *agent_sink__push(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen)
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen)
 {
-	return http_sink("--push", url, NULL, auth_file, bearer, queue, why, whylen);
+	return http_sink("--push", url, NULL, auth_file, bearer, queue, queue_bytes, why, whylen);
 }
 
 struct agent_sink *agent_sink__otlp(const char *url, const char *auth_file, bool bearer,
-				    size_t queue, char *why, size_t whylen)
+				    size_t queue, uint64_t queue_bytes, char *why, size_t whylen)
 {
-	return http_sink("--otlp", url, "/v1development/profiles", auth_file, bearer, queue, why,
-			 whylen);
+	return http_sink("--otlp", url, "/v1development/profiles", auth_file, bearer, queue,
+			 queue_bytes, why, whylen);
 }

@@ -20,6 +20,7 @@
 #include <argp.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <pwd.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "session/tracker.h"
 #include "report/report_writer.h"
 #include "proc/procfs.h"
+#include "proc/source.h"
 #include "util/log.h"
 #include "util/mono.h"
 #include "util/vec.h"
@@ -50,6 +52,9 @@
 #define AGENT_FLUSH_NS 5000000000LL
 /* Forgotten processes' records are compacted away once there are this many. */
 #define AGENT_COMPACT_MIN 16
+/* --match-user's users at most, and user names kept (uid -> name, the user database's). */
+#define AGENT_MATCH_USERS 64
+#define AGENT_USER_NAMES 64
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
 struct agent_opts {
@@ -57,11 +62,14 @@ struct agent_opts {
 	size_t npids;
 	bool all, subprocesses, merge;
 	const char *match;
+	uid_t match_uids[AGENT_MATCH_USERS]; /* --match-user */
+	size_t nmatch_uids;
 	unsigned hz, max_depth, max_cache_mb, interval_s;
 	const char *service_name;
 	const char *output_dir;
 	double max_disk_mb;
 	unsigned queue;
+	double queue_mb; /* --queue-mb: bytes of profiles each sink holds waiting */
 	const char *push, *otlp, *basic_auth_file, *bearer_file;
 	const char *metrics;
 	int verbose;
@@ -75,7 +83,8 @@ struct agent_proc {
 	bool done; /* its last interval is out */
 	char service[AGENT_SERVICE_MAX];
 	struct agent_label labels[AGENT_MAX_LABELS];
-	size_t nlabels;
+	size_t nlabels, nbase; /* nbase: those before uid and user (agent_labels_user) */
+	long long uid;	       /* its effective uid at the last look; -1: unknown */
 	/* --mem: its last interval's bytes touched, and held at that interval's end */
 	uint64_t mem_touched, mem_retained;
 };
@@ -93,6 +102,11 @@ struct agent {
 	struct agent_sink *sinks[AGENT_MAX_SINKS];
 	size_t nsinks;
 	struct agent_metrics *metrics;
+	struct {
+		uid_t uid;
+		char name[AGENT_LABEL_MAX]; /* "": none in the user database */
+	} users[AGENT_USER_NAMES];
+	size_t nusers, next_user;
 	struct mem mem;
 	uint64_t mem_intervals;
 	/* --mem, every interval's together: released bytes mapped before the agent
@@ -101,6 +115,7 @@ struct agent {
 	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, seen, compactions;
+	uint64_t empty, mem_empty; /* profiles not made: nothing in them (an idle process) */
 	char why[512];
 };
 
@@ -144,6 +159,8 @@ enum {
 	OPT_METRICS,
 	OPT_MEM,
 	OPT_MEM_PERIOD,
+	OPT_QUEUE_MB,
+	OPT_MATCH_USER,
 };
 
 static const struct argp_option agent_options[] = {
@@ -153,6 +170,10 @@ static const struct argp_option agent_options[] = {
 	{ "subprocesses", OPT_SUBPROC, NULL, 0, "With -p: their descendants too", 1 },
 	{ "match", OPT_MATCH, "REGEX", 0,
 	  "Only processes whose command line matches REGEX (POSIX extended)", 1 },
+	{ "match-user", OPT_MATCH_USER, "USER", 0,
+	  "Only processes whose effective user is USER, a name or a uid (repeatable, or "
+	  "USER,USER,...); with --match, both must hold",
+	  1 },
 	{ NULL, 0, NULL, 0, "Sampling:", 2 },
 	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default: 99)", 2 },
 	{ "max-depth", OPT_MAXDEPTH, "FRAMES", 0,
@@ -169,14 +190,20 @@ static const struct argp_option agent_options[] = {
 	{ NULL, 0, NULL, 0, "Profiles:", 3 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
 	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
-	{ "merge", OPT_MERGE, NULL, 0, "One profile per service, not per process", 3 },
+	{ "merge", OPT_MERGE, NULL, 0,
+	  "One profile per service and user, not per process (another user's process of that "
+	  "name is apart)",
+	  3 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
 	  "The service label of every profile (default: the script or module name)", 3 },
 	{ NULL, 0, NULL, 0, "Sinks (any combination, at least one):", 4 },
-	{ "output-dir", OPT_OUTDIR, "DIR", 0, "One gzip pprof file per process and interval in DIR",
+	{ "output-dir", OPT_OUTDIR, "DIR", 0,
+	  "One gzip pprof file per process and interval (with samples) in DIR, opened once at the "
+	  "start and held: if DIR is moved, the files follow it",
 	  4 },
 	{ "max-disk", OPT_MAXDISK, "MB", 0,
-	  "With --output-dir: delete the oldest files beyond MB, fractions allowed "
+	  "With --output-dir: delete the oldest of the files the agent wrote (this run's and, "
+	  "by its manifest, earlier runs') beyond MB, fractions allowed; no other file "
 	  "(default: 0, no limit)",
 	  4 },
 	{ "push", OPT_PUSH, "URL", 0, "Push to a Pyroscope server: POST URL/ingest", 4 },
@@ -189,12 +216,19 @@ static const struct argp_option agent_options[] = {
 	{ "bearer-token-file", OPT_BEARER, "FILE", 0,
 	  "With --push or --otlp: a bearer token on FILE's first line", 4 },
 	{ "queue", OPT_QUEUE, "N", 0,
-	  "Profiles each sink holds while it cannot send; beyond, the oldest are dropped "
-	  "(default: 512, at most 65536)",
+	  "Profiles each sink holds waiting while it cannot send, besides the one it is sending; "
+	  "beyond, the oldest are dropped (default: 512, at most 65536)",
+	  4 },
+	{ "queue-mb", OPT_QUEUE_MB, "MIB", 0,
+	  "And their bytes at most, per sink, fractions allowed; a profile larger alone is "
+	  "dropped (default: 32)",
 	  4 },
 	{ NULL, 0, NULL, 0, "Other:", 5 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
-	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics", 5 },
+	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics; each "
+	  "connection closed 3 s after it opened, at most 8 at once per client (a local user, or "
+	  "an address)",
+	  5 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
 	{ 0 },
 };
@@ -204,12 +238,15 @@ static const char agent_doc[] =
 	"profile per process to the sinks: gzip pprof files in a directory, a Pyroscope "
 	"server, an OpenTelemetry collector (OTLP profiles), in any combination. Stops on SIGTERM or SIGINT, after the last partial interval is out."
 	"\v"
-	"Labels on every profile: hostname, service_name, pid, command, python_version, and "
-	"container_id (or cgroup) when the process is in one; each sample also carries its "
-	"thread's id and name.\n"
+	"Labels on every profile: hostname, service_name, pid, command, python_version, "
+	"container_id (or cgroup) when the process is in one, and whose the process is: uid (its "
+	"effective uid) and user (its name, when the user database has one); each sample also "
+	"carries its thread's id and name. An interval in which a process had no sample makes no "
+	"profile (counted in --metrics).\n"
 	"\n"
 	"Examples:\n"
 	"  sudo pybpfprof agent --output-dir /var/lib/pybpfprof --max-disk 500\n"
+	"  sudo pybpfprof agent --match-user www-data --push http://pyroscope:4040\n"
 	"  sudo pybpfprof agent --push http://pyroscope:4040 --interval 15\n"
 	"  sudo pybpfprof agent --match 'gunicorn|celery' --merge --push https://p.example "
 	"--basic-auth-file /etc/pybpfprof/auth\n"
@@ -231,8 +268,8 @@ static unsigned parse_uint(struct argp_state *st, const char *opt, const char *a
 	return v;
 }
 
-/* --max-disk: megabytes, fractions allowed (a test's budget is a few files). */
-static double parse_mb(struct argp_state *st, const char *arg)
+/* --max-disk, --queue-mb: megabytes, fractions allowed (a test's budget is a few files). */
+static double parse_mb(struct argp_state *st, const char *opt, const char *arg)
 {
 	char *end;
 	double v;
@@ -240,7 +277,7 @@ static double parse_mb(struct argp_state *st, const char *arg)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !(v >= 0.001 && v <= 16777216.0))
-		argp_error(st, "--max-disk takes megabytes from 0.001 to 16777216, not '%s'", arg);
+		argp_error(st, "%s takes megabytes from 0.001 to 16777216, not '%s'", opt, arg);
 	return v;
 }
 
@@ -256,6 +293,30 @@ static void parse_pids(struct argp_state *st, struct agent_opts *o, const char *
 	}
 }
 
+/* --match-user: names (the user database's, now) and uids, into o->match_uids. */
+static void parse_users(struct argp_state *st, struct agent_opts *o, const char *arg)
+{
+	char buf[4096], pwbuf[4096], *tok, *save;
+	struct passwd pw, *res;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nmatch_uids == AGENT_MATCH_USERS)
+			argp_error(st, "--match-user takes at most %d users", AGENT_MATCH_USERS);
+		if (strspn(tok, "0123456789") == strlen(tok)) {
+			o->match_uids[o->nmatch_uids++] = parse_uint(st, "--match-user", tok, 0,
+								     UINT32_MAX - 1);
+			continue;
+		}
+		if (getpwnam_r(tok, &pw, pwbuf, sizeof(pwbuf), &res) || !res)
+			argp_error(st,
+				   "--match-user %s: no such user on this host; give a name from "
+				   "the user database or a numeric uid",
+				   tok);
+		o->match_uids[o->nmatch_uids++] = res->pw_uid;
+	}
+}
+
 /* --mem[=faults]; --mem=alloc is refused (usage, exit 2) with what to do instead. */
 static void parse_mem(struct argp_state *st, struct agent_opts *o, const char *arg)
 {
@@ -266,6 +327,45 @@ static void parse_mem(struct argp_state *st, struct agent_opts *o, const char *a
 	if (arg && strcmp(arg, "faults"))
 		argp_error(st, "--mem takes faults (or nothing), not '%s'", arg);
 	o->mem = true;
+}
+
+/* The sinks' options (agent_parse_opt's group 4, and --metrics). */
+static error_t parse_sink_opt(int key, char *arg, struct argp_state *st)
+{
+	struct agent_opts *o = st->input;
+
+	switch (key) {
+	case OPT_OUTDIR:
+		o->output_dir = arg;
+		break;
+	case OPT_MAXDISK:
+		o->max_disk_mb = parse_mb(st, "--max-disk", arg);
+		break;
+	case OPT_QUEUE:
+		o->queue = parse_uint(st, "--queue", arg, 1, 65536);
+		break;
+	case OPT_QUEUE_MB:
+		o->queue_mb = parse_mb(st, "--queue-mb", arg);
+		break;
+	case OPT_PUSH:
+		o->push = arg;
+		break;
+	case OPT_OTLP:
+		o->otlp = arg;
+		break;
+	case OPT_METRICS:
+		o->metrics = arg;
+		break;
+	case OPT_BASIC:
+		o->basic_auth_file = arg;
+		break;
+	case OPT_BEARER:
+		o->bearer_file = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
 }
 
 static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
@@ -285,6 +385,9 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_MATCH:
 		o->match = arg;
 		break;
+	case OPT_MATCH_USER:
+		parse_users(st, o, arg);
+		break;
 	case 'F':
 		o->hz = parse_uint(st, "-F", arg, 1, SESSION_MAX_HZ);
 		break;
@@ -303,30 +406,6 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_SERVICE:
 		o->service_name = arg;
 		break;
-	case OPT_OUTDIR:
-		o->output_dir = arg;
-		break;
-	case OPT_MAXDISK:
-		o->max_disk_mb = parse_mb(st, arg);
-		break;
-	case OPT_QUEUE:
-		o->queue = parse_uint(st, "--queue", arg, 1, 65536);
-		break;
-	case OPT_PUSH:
-		o->push = arg;
-		break;
-	case OPT_OTLP:
-		o->otlp = arg;
-		break;
-	case OPT_METRICS:
-		o->metrics = arg;
-		break;
-	case OPT_BASIC:
-		o->basic_auth_file = arg;
-		break;
-	case OPT_BEARER:
-		o->bearer_file = arg;
-		break;
 	case 'v':
 		o->verbose++;
 		break;
@@ -340,7 +419,7 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_sink_opt(key, arg, st);
 	}
 	return 0;
 }
@@ -416,25 +495,26 @@ static int agent__parse(struct agent *a, int argc, char **argv)
 static int agent__open_sinks(struct agent *a)
 {
 	const struct agent_opts *o = &a->o;
+	uint64_t qb = (uint64_t)(o->queue_mb * 1048576);
 	struct agent_sink *s;
 
 	if (o->output_dir) {
 		s = agent_sink__dir(o->output_dir, (uint64_t)(o->max_disk_mb * 1048576), o->queue,
-				    a->why, sizeof(a->why));
+				    qb, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
 	}
 	if (o->push) {
 		s = agent_sink__push(o->push, o->bearer_file ? o->bearer_file : o->basic_auth_file,
-				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+				     o->bearer_file != NULL, o->queue, qb, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
 	}
 	if (o->otlp) {
 		s = agent_sink__otlp(o->otlp, o->bearer_file ? o->bearer_file : o->basic_auth_file,
-				     o->bearer_file != NULL, o->queue, a->why, sizeof(a->why));
+				     o->bearer_file != NULL, o->queue, qb, a->why, sizeof(a->why));
 		if (!s)
 			return -EINVAL;
 		a->sinks[a->nsinks++] = s;
@@ -546,6 +626,70 @@ static long long real_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * Whose a process is: its effective uid now, from its /proc/PID/status held
+ * open since it was first seen (a reused pid reads nothing there, never
+ * another process's); gone, the last it was seen with; -1 when never read.
+ */
+static long long proc_euid(const struct profile_target *pp)
+{
+	const struct proc_sources *ps = pp->sources;
+	struct source_creds c;
+	long long uid = -1;
+
+	if (!ps)
+		return -1;
+	if (ps->status_fd >= 0 && !source_creds__read(ps->status_fd, &c)) {
+		uid = c.uid[1];
+		source_creds__free(&c);
+	} else if (ps->ncreds && ps->creds[ps->ncreds - 1].kind == SOURCE_CREDS_PROC) {
+		uid = ps->creds[ps->ncreds - 1].uid[1];
+	}
+	return uid;
+}
+
+/* uid's name in the host's user database ("" if none), kept for the next ones. */
+static const char *user_name(struct agent *a, uid_t uid)
+{
+	char buf[4096];
+	struct passwd pw, *res;
+	size_t i;
+
+	for (i = 0; i < a->nusers; i++)
+		if (a->users[i].uid == uid)
+			return a->users[i].name;
+	/* the table full: the oldest entry makes room (a lookup again costs only time) */
+	i = a->nusers < AGENT_USER_NAMES ? a->nusers++ : a->next_user++ % AGENT_USER_NAMES;
+	a->users[i].uid = uid;
+	a->users[i].name[0] = '\0';
+	if (!getpwuid_r(uid, &pw, buf, sizeof(buf), &res) && res)
+		snprintf(a->users[i].name, sizeof(a->users[i].name), "%s", res->pw_name);
+	return a->users[i].name;
+}
+
+/* The process's user looked at again: its uid and user labels follow a change. */
+static void agent__look_user(struct agent *a, size_t i)
+{
+	struct agent_proc *ap = &a->procs[i];
+	long long uid = proc_euid(&a->prof.targets[i]);
+
+	if (uid < 0 || uid == ap->uid)
+		return;
+	ap->uid = uid;
+	ap->nlabels = agent_labels_user(ap->labels, ap->nbase, uid, user_name(a, uid));
+}
+
+/* --match-user: whether the process's user (at the last look) is one of them. */
+static bool user_matches(const struct agent *a, const struct agent_proc *ap)
+{
+	size_t i;
+
+	for (i = 0; i < a->o.nmatch_uids; i++)
+		if (ap->uid == a->o.match_uids[i])
+			return true;
+	return !a->o.nmatch_uids;
+}
+
 /* A new section: its service and labels, read while its process is (likely) alive. */
 static void agent__see(struct agent *a, size_t i)
 {
@@ -562,8 +706,10 @@ static void agent__see(struct agent *a, size_t i)
 	/* the target writes its cgroup path (by naming its cgroup): bounded, then reduced */
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pp->pid);
 	proc_read_small_file(path, cgroup, sizeof(cgroup), false);
-	ap->nlabels = agent_labels(ap->labels, a->host, ap->service, pp->pid, pp->cmdline,
-				   pp->python, cgroup);
+	ap->nbase = ap->nlabels = agent_labels(ap->labels, a->host, ap->service, pp->pid,
+					       pp->cmdline, pp->python, cgroup);
+	ap->uid = -1;
+	agent__look_user(a, i);
 }
 
 /* Sections opened since the last call get their agent_proc. */
@@ -777,10 +923,18 @@ static struct agent_job *job_new(struct agent *a, struct profile_target *snaps, 
 		    (strcmp(ap->labels[i].key, "pid") && strcmp(ap->labels[i].key, "command")))
 			j->labels[k++] = ap->labels[i];
 	j->nlabels = k;
-	for (i = 0; i < k; i++) {
-		pairs[i][0] = j->labels[i].key;
-		pairs[i][1] = j->labels[i].value;
-	}
+	/*
+	 * The pprof samples' labels: the pid is on each already, as a number
+	 * (report_pprof.c; --merge's tell the processes apart by it); a string
+	 * pid besides would count every sample twice in go tool pprof -tags.
+	 * Pyroscope's series and OTLP's resource keep it (j->labels).
+	 */
+	for (i = 0, k = 0; i < j->nlabels; i++)
+		if (strcmp(j->labels[i].key, "pid")) {
+			pairs[k][0] = j->labels[i].key;
+			pairs[k++][1] = j->labels[i].value;
+		}
+	j->npairs = k;
 	j->from_ns = a->from_real;
 	j->until_ns = until_real;
 	j->hz = a->o.hz;
@@ -796,7 +950,7 @@ static struct agent_job *job_encode(struct agent *a, struct agent_job *j, const 
 
 	if (!j)
 		return NULL;
-	ro->nsample_labels = j->nlabels;
+	ro->nsample_labels = j->npairs;
 	f = open_memstream((char **)&j->body, &j->len);
 	if (!f || w->write(f, v, ro) | fclose(f) || (a->o.otlp && encode_otlp(j, v, ro, ow))) {
 		free(j->body);
@@ -807,24 +961,55 @@ static struct agent_job *job_encode(struct agent *a, struct agent_job *j, const 
 	return j;
 }
 
+/* What one interval of some processes gives the sinks. */
+struct interval_jobs {
+	struct agent_job *cpu, *mem; /* new jobs (refs 0); NULL: out of memory, or empty */
+	bool cpu_empty, mem_empty;   /* nothing in it: not made */
+};
+
+/* Whether a --mem snapshot has a byte to show (the memory pprof writes those stacks only). */
+static bool mem_empty(const struct profile_target *snaps, size_t n)
+{
+	static const enum profile_mem_kind kinds[] = { PROFILE_MEM_TOUCHED, PROFILE_MEM_MAPPED,
+						       PROFILE_MEM_RELEASED, PROFILE_MEM_RETAINED };
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < snaps[i].mem.nstacks; j++)
+			for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+				if (snaps[i].mem.stacks[j].nframes &&
+				    snaps[i].mem.stacks[j].bytes[kinds[k]])
+					return false;
+	return true;
+}
+
 /*
- * The interval's profile of snaps[0..n) as gzip pprof, in a new job (refs 0);
- * with --mem, its memory profile in *mem (NULL when out of memory).
+ * The interval's profile of snaps[0..n) as gzip pprof, and with --mem its
+ * memory profile, into *out; a profile with nothing in it (no sample, no
+ * byte) is not made: an idle process costs no file and no push.
  */
-static struct agent_job *encode_job(struct agent *a, struct profile_target *snaps, size_t n,
-				    const struct agent_proc *ap, long long until_mono,
-				    long long until_real, struct agent_job **mem)
+static void encode_job(struct agent *a, struct profile_target *snaps, size_t n,
+		       const struct agent_proc *ap, long long until_mono, long long until_real,
+		       struct interval_jobs *out)
 {
 	const char *pairs[AGENT_MAX_LABELS][2], *mpairs[AGENT_MAX_LABELS][2];
 	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
 	struct profile v = a->prof;
 	struct agent_job *j = NULL;
 	struct view_tables vt;
+	uint64_t samples = 0;
+	size_t i;
 
-	*mem = NULL;
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++)
+		samples += snaps[i].samples;
+	out->cpu_empty = !samples;
+	out->mem_empty = a->o.mem && mem_empty(snaps, n);
+	if (out->cpu_empty && (!a->o.mem || out->mem_empty))
+		return;
 	if (view_tables__build(&vt, &a->prof, snaps, n)) {
 		view_tables__free(&vt);
-		return NULL;
+		return;
 	}
 	v.funcs = vt.funcs;
 	v.nfuncs = vt.nfuncs;
@@ -835,21 +1020,22 @@ static struct agent_job *encode_job(struct agent *a, struct profile_target *snap
 	v.start_ns = a->from_mono;
 	v.duration_s = (until_mono - a->from_mono) / 1e9;
 	memset(&v.counts, 0, sizeof(v.counts));
-	j = job_new(a, snaps, n, ap, until_real, pairs);
-	v.counts.events = j ? j->samples : 0;
-	ro.sample_labels = (const char *const(*)[2])pairs;
-	j = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
-	if (a->o.mem) {
+	v.counts.events = samples;
+	if (!out->cpu_empty) {
+		j = job_new(a, snaps, n, ap, until_real, pairs);
+		ro.sample_labels = (const char *const(*)[2])pairs;
+		out->cpu = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
+	}
+	if (a->o.mem && !out->mem_empty) {
 		ro.sample_labels = (const char *const(*)[2])mpairs;
-		*mem = job_encode(a, job_new(a, snaps, n, ap, until_real, mpairs), &v, &ro,
-				  &report_mem_pprof, &report_otlp_mem);
-		if (*mem) {
-			(*mem)->mem = true;
-			(*mem)->samples = 0;
+		out->mem = job_encode(a, job_new(a, snaps, n, ap, until_real, mpairs), &v, &ro,
+				      &report_mem_pprof, &report_otlp_mem);
+		if (out->mem) {
+			out->mem->mem = true;
+			out->mem->samples = 0;
 		}
 	}
 	view_tables__free(&vt);
-	return j;
 }
 
 static void agent__submit_one(struct agent *a, struct agent_job *j)
@@ -868,15 +1054,17 @@ static void agent__submit_one(struct agent *a, struct agent_job *j)
 	agent_job__put(j);
 }
 
-/* The CPU profile j, then (--mem) the memory profile mem; NULL ones are lost, and said. */
-static void agent__submit(struct agent *a, struct agent_job *j, struct agent_job *mem)
+/* The CPU profile, then (--mem) the memory profile; missing ones are lost, and said. */
+static void agent__submit(struct agent *a, const struct interval_jobs *ij)
 {
-	if (!j || (a->o.mem && !mem))
+	a->empty += ij->cpu_empty;
+	a->mem_empty += ij->mem_empty;
+	if ((!ij->cpu && !ij->cpu_empty) || (a->o.mem && !ij->mem && !ij->mem_empty))
 		pr_warn("out of memory while encoding an interval's profile: it is lost\n");
-	if (j)
-		agent__submit_one(a, j);
-	if (mem)
-		agent__submit_one(a, mem);
+	if (ij->cpu)
+		agent__submit_one(a, ij->cpu);
+	if (ij->mem)
+		agent__submit_one(a, ij->mem);
 }
 
 /* --merge: the snapshots of service i's processes, put together. */
@@ -885,20 +1073,22 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 {
 	struct profile_target *group = calloc(n ? n : 1, sizeof(*group));
 	bool *taken = calloc(n ? n : 1, sizeof(*taken));
-	struct agent_job *j, *mem;
+	struct interval_jobs ij;
 	size_t i, k, g;
 
 	for (i = 0; group && taken && i < n; i++) {
 		if (taken[i])
 			continue;
 		for (k = i, g = 0; k < n; k++)
+			/* one service per user: another user's process of that name is apart */
 			if (!taken[k] &&
-			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service)) {
+			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service) &&
+			    a->procs[idx[k]].uid == a->procs[idx[i]].uid) {
 				group[g++] = snaps[k];
 				taken[k] = true;
 			}
-		j = encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real, &mem);
-		agent__submit(a, j, mem);
+		encode_job(a, group, g, &a->procs[idx[i]], until_mono, until_real, &ij);
+		agent__submit(a, &ij);
 	}
 	if (!group || !taken)
 		pr_warn("out of memory while merging an interval's profiles: they are lost\n");
@@ -993,8 +1183,11 @@ static void agent__cut(struct agent *a, bool last)
 		struct profile_target *pp = &a->prof.targets[i];
 		struct agent_proc *ap = &a->procs[i];
 
-		if (ap->done || ap->skip || !snaps || !idx) {
-			/* late samples of a finished process, or one --match left out */
+		/* a server that drops root is its user's from then on */
+		if (!ap->done)
+			agent__look_user(a, i);
+		if (ap->done || ap->skip || !user_matches(a, ap) || !snaps || !idx) {
+			/* late samples of a finished process, or one --match(-user) left out */
 			take_stacks(pp, &tmp);
 			take_mem(a, i, &tmp, false);
 			free_stacks(&tmp);
@@ -1009,10 +1202,10 @@ static void agent__cut(struct agent *a, bool last)
 	if (a->o.merge)
 		submit_merged(a, snaps, idx, n, until_mono, until_real);
 	for (i = 0; !a->o.merge && i < n; i++) {
-		struct agent_job *j, *mem;
+		struct interval_jobs ij;
 
-		j = encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono, until_real, &mem);
-		agent__submit(a, j, mem);
+		encode_job(a, &snaps[i], 1, &a->procs[idx[i]], until_mono, until_real, &ij);
+		agent__submit(a, &ij);
 	}
 	for (i = 0; i < n; i++)
 		free_stacks(&snaps[i]);
@@ -1103,6 +1296,8 @@ static void agent__publish(struct agent *a)
 	m.samples = a->samples;
 	m.events = k[PYPROF_CNT_EVENTS];
 	m.intervals = a->intervals;
+	m.intervals_empty = a->empty;
+	m.mem_intervals_empty = a->mem_empty;
 	m.processes_seen = a->seen;
 	m.records = a->c.ntargets;
 	m.dropped[0] = k[PYPROF_CNT_DROPPED];
@@ -1178,8 +1373,9 @@ static void agent__free(struct agent *a)
 	/* the sinks get a few seconds, all together, for what is queued */
 	for (i = 0; i < a->nsinks; i++)
 		agent_sink__stop(a->sinks[i], deadline);
-	pr_info("%llu profiles closed, %llu samples\n", (unsigned long long)a->intervals,
-		(unsigned long long)a->samples);
+	pr_info("%llu profiles closed, %llu samples; %llu empty ones not made\n",
+		(unsigned long long)a->intervals, (unsigned long long)a->samples,
+		(unsigned long long)a->empty);
 	session__close(a->s);
 	tracker__free(&a->tr);
 	collector__free(&a->c);
@@ -1202,6 +1398,7 @@ int cmd_agent(int argc, char **argv)
 				    .max_depth = 127,
 				    .interval_s = 60,
 				    .queue = 512,
+				    .queue_mb = 32,
 				    .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

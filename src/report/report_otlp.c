@@ -3,10 +3,10 @@
  * OTLP profiles (opentelemetry-proto v1.11.0, profiles/v1development): one
  * ExportProfilesServiceRequest, the body of an OTLP/HTTP push, encoded by
  * hand. One resource (o->sample_labels become its attributes, "process.pid"
- * an integer), one scope (pybpfprof), one Profile of sample count; the
- * dictionary holds the functions, one location per (function, line) frame,
- * one stack per distinct stack and thread, and thread.id / thread.name
- * attributes. Every dictionary table starts with its zero value, as the
+ * and "process.user.id" integers), one scope (pybpfprof), one Profile of
+ * sample count; the dictionary holds the functions, one location per
+ * (function, line) frame, one stack per distinct stack and thread, and
+ * thread.id / thread.name attributes. Every dictionary table starts with its zero value, as the
  * format requires. report_otlp_mem: the memory stacks instead, one Profile
  * per kind (touched, mapped, released and inuse space, in bytes), sharing one
  * dictionary stack per memory stack. Not a run format (-f does not list it): the agent's
@@ -58,7 +58,7 @@ static void encode_resource(struct pbuf *rp, const struct report_opts *o)
 		const char *key = o->sample_labels[i][0], *val = o->sample_labels[i][1];
 
 		pb_string(&kv, KV_KEY, key);
-		if (!strcmp(key, "process.pid"))
+		if (!strcmp(key, "process.pid") || !strcmp(key, "process.user.id"))
 			pb_uint(&any, ANY_INT, strtoull(val, NULL, 10));
 		else
 			pb_string(&any, ANY_STRING, val);

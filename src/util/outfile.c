@@ -200,30 +200,12 @@ static int name_unnamed(struct outfile *of, int fd)
 	return -errno;
 }
 
-int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen)
+/* The checks of outfile__open and outfile__openat, of->dir_fd and of->name set. */
+static int open_checks(struct outfile *of, char *why, size_t whylen)
 {
 	struct stat st;
-	char *dir = NULL;
 	int err, fd;
 
-	memset(of, 0, sizeof(*of));
-	of->dir_fd = -1;
-	of->tmp_fd = -1;
-	of->path = path;
-	err = split_path(path, &dir, of->name, sizeof(of->name));
-	if (err) {
-		snprintf(why, whylen, "%s",
-			 err == -EISDIR ? "it is a directory; name a file in it" : strerror(-err));
-		return err;
-	}
-	of->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (of->dir_fd < 0) {
-		err = -errno;
-		snprintf(why, whylen, "cannot open its directory %s: %s", dir, strerror(-err));
-		free(dir);
-		return err;
-	}
-	free(dir);
 	err = check_dest(of, why, whylen);
 	/*
 	 * Permission bits do not stop root, but an immutable or append-only
@@ -251,6 +233,60 @@ int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen
 	if (err)
 		outfile__close(of);
 	return err;
+}
+
+int outfile__open(struct outfile *of, const char *path, char *why, size_t whylen)
+{
+	char *dir = NULL;
+	int err;
+
+	memset(of, 0, sizeof(*of));
+	of->dir_fd = -1;
+	of->tmp_fd = -1;
+	of->path = path;
+	err = split_path(path, &dir, of->name, sizeof(of->name));
+	if (err) {
+		snprintf(why, whylen, "%s",
+			 err == -EISDIR ? "it is a directory; name a file in it" : strerror(-err));
+		return err;
+	}
+	of->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (of->dir_fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open its directory %s: %s", dir, strerror(-err));
+		free(dir);
+		return err;
+	}
+	free(dir);
+	return open_checks(of, why, whylen);
+}
+
+int outfile__openat(struct outfile *of, int dir_fd, const char *name, const char *path, char *why,
+		    size_t whylen)
+{
+	int err;
+
+	memset(of, 0, sizeof(*of));
+	of->dir_fd = -1;
+	of->tmp_fd = -1;
+	of->path = path;
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+		snprintf(why, whylen, "it is not a file name in its directory");
+		return -EINVAL;
+	}
+	if (strlen(name) >= sizeof(of->name)) {
+		snprintf(why, whylen, "%s", strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	strcpy(of->name, name);
+	/* our own copy of the caller's descriptor: outfile__close closes it */
+	of->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+	if (of->dir_fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot use its directory: %s", strerror(-err));
+		return err;
+	}
+	return open_checks(of, why, whylen);
 }
 
 /*
@@ -339,6 +375,30 @@ static int open_tmp(struct outfile *of, bool *named)
 }
 
 /*
+ * no_replace: the temporary file takes the name only if no file has it
+ * (renameat2's RENAME_NOREPLACE; on a file system without it, a hard link
+ * made with that name, which fails the same way, and the temporary name
+ * dropped). 0 or -errno, -EEXIST when the name is taken.
+ */
+static int place_new(struct outfile *of, char *why, size_t whylen)
+{
+	int err = 0;
+
+	if (renameat2(of->dir_fd, of->tmp, of->dir_fd, of->name, RENAME_NOREPLACE)) {
+		err = -errno;
+		if (err == -EINVAL)
+			err = linkat(of->dir_fd, of->tmp, of->dir_fd, of->name, 0) ? -errno : 0;
+		if (!err)
+			unlinkat(of->dir_fd, of->tmp, 0);
+	}
+	if (err == -EEXIST)
+		snprintf(why, whylen, "a file of that name exists, and is not replaced");
+	else if (err)
+		snprintf(why, whylen, "%s; the file was not created", strerror(-err));
+	return err;
+}
+
+/*
  * The written temporary file takes the destination's place: checked again
  * (a link or a foreign file may have appeared during the run), then renamed
  * over it. 0, or -errno with the reason in why.
@@ -347,7 +407,9 @@ static int put_in_place(struct outfile *of, const char *kept, char *why, size_t 
 {
 	int err = check_dest(of, why, whylen);
 
-	if (!err && renameat(of->dir_fd, of->tmp, of->dir_fd, of->name)) {
+	if (!err && of->no_replace)
+		err = place_new(of, why, whylen);
+	else if (!err && renameat(of->dir_fd, of->tmp, of->dir_fd, of->name)) {
 		err = -errno;
 		snprintf(why, whylen, "%s; %s", strerror(-err), kept);
 	}
@@ -366,6 +428,7 @@ int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *ar
 		snprintf(why, whylen, "%s", strerror(EBADF));
 		return -EBADF;
 	}
+	of->dev = of->ino = 0;
 	/* What a failure leaves, for its message: the file as it was, or none. */
 	existed = !fstatat(of->dir_fd, of->name, &st, AT_SYMLINK_NOFOLLOW);
 	kept = existed ? "the file already there was left unchanged" : "the file was not created";
@@ -392,6 +455,10 @@ int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *ar
 	/* Some file systems (NFS, quotas) report a full disk only here. */
 	if (!err && fsync(of->tmp_fd))
 		err = -errno;
+	if (!err && !fstat(of->tmp_fd, &tmp)) {
+		of->dev = tmp.st_dev;
+		of->ino = tmp.st_ino;
+	}
 	/* the unnamed file gets its temporary name only now, complete */
 	if (!err && !named)
 		err = name_unnamed(of, of->tmp_fd);
@@ -402,8 +469,10 @@ int outfile__write(struct outfile *of, int (*fill)(FILE *f, void *arg), void *ar
 		snprintf(why, whylen, "%s; %s", strerror(-err), kept);
 	else
 		err = put_in_place(of, kept, why, whylen);
-	if (err)
+	if (err) {
 		drop_tmp(of);
+		of->dev = of->ino = 0;
+	}
 	of->tmp[0] = '\0';
 	return err;
 }

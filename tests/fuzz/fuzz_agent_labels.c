@@ -52,6 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	agent_service_name(text, cgroup, j.service, sizeof(j.service));
 	check_value(j.service, sizeof(j.service));
 	j.nlabels = agent_labels(j.labels, text, j.service, 1, text, cgroup, cgroup);
+	/* a user name from the user database: the administrator's, bounded and reduced all the same */
+	j.nlabels = agent_labels_user(j.labels, j.nlabels, (long long)size - 1, cgroup);
+	if (j.nlabels > AGENT_MAX_LABELS)
+		abort();
 	for (i = 0; i < j.nlabels; i++)
 		check_value(j.labels[i].value, sizeof(j.labels[i].value));
 	if (!agent_file_name(name, sizeof(name), 0, j.service, 1) && strchr(name, '/'))

@@ -51,6 +51,7 @@ SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_for
           "suite_sec_offsets", "suite_sec_outputs", "suite_sec_procfs", "suite_sec_sources",
           "suite_sec_strings",
           "suite_usdt", "suite_report", "suite_diff", "suite_freethreaded", "suite_agent",
+          "suite_sec_agent",
           "suite_async", "suite_wall",
           "suite_signatures", "suite_native", "suite_launch", "suite_apps", "suite_peers",
           "suite_dumpview")

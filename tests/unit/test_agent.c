@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 
@@ -120,7 +124,26 @@ static void test_labels(void **state)
 	assert_string_equal(agent_otel_key("pid"), "process.pid");
 	assert_string_equal(agent_otel_key("container_id"), "container.id");
 	assert_string_equal(agent_otel_key("cgroup"), "process.linux.cgroup");
+	assert_string_equal(agent_otel_key("uid"), "process.user.id");
+	assert_string_equal(agent_otel_key("user"), "process.user.name");
 	assert_string_equal(agent_otel_key("other"), "other");
+	/* whose: the uid always, the name when the user database has one */
+	n = agent_labels(l, "h", "s", 1, "", "", "");
+	assert_int_equal(agent_labels_user(l, n, 1000, "alice"), n + 2);
+	assert_string_equal(l[n].key, "uid");
+	assert_string_equal(l[n].value, "1000");
+	assert_string_equal(l[n + 1].key, "user");
+	assert_string_equal(l[n + 1].value, "alice");
+	assert_int_equal(agent_labels_user(l, n, 4294967294LL, ""), n + 1);
+	assert_string_equal(l[n].value, "4294967294");
+	assert_int_equal(agent_labels_user(l, n, 0, NULL), n + 1);
+	assert_string_equal(l[n].value, "0");
+	/* unknown: no label; a name is made a label value like any other */
+	assert_int_equal(agent_labels_user(l, n, -1, "x"), n);
+	assert_int_equal(agent_labels_user(l, n, 1, "a{b}=c,d"), n + 2);
+	assert_string_equal(l[n + 1].value, "a_b__c_d");
+	/* never past the array */
+	assert_int_equal(agent_labels_user(l, AGENT_MAX_LABELS - 1, 1, "x"), AGENT_MAX_LABELS - 1);
 }
 
 static void test_file_names(void **state)
@@ -168,7 +191,10 @@ static void test_push_url(void **state)
 
 static void test_disk_victims(void **state)
 {
-	const struct agent_file f[] = { { "a", 100 }, { "b", 100 }, { "c", 100 }, { "d", 500 } };
+	const struct agent_file f[] = { { .name = "a", .bytes = 100 },
+					{ .name = "b", .bytes = 100 },
+					{ .name = "c", .bytes = 100 },
+					{ .name = "d", .bytes = 500 } };
 
 	(void)state;
 	assert_int_equal(agent_disk_victims(f, 4, 800), 0);
@@ -246,7 +272,7 @@ static void test_queue(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(agent_queue__init(&q, 3), 0);
+	assert_int_equal(agent_queue__init(&q, 3, UINT64_MAX), 0);
 	assert_null(agent_queue__peek(&q));
 	for (i = 0; i < 5; i++) {
 		j[i] = new_job(i);
@@ -262,6 +288,53 @@ static void test_queue(void **state)
 	for (i = 0; i < 5; i++)
 		agent_job__put(j[i]);
 	/* the queue's references to j[3] and j[4] are freed with it (ASan checks) */
+	agent_queue__free(&q);
+}
+
+/* By bytes: the oldest waiting go; the one being sent never; one too big alone, at once. */
+static void test_queue_bytes(void **state)
+{
+	const uint64_t unit = sizeof(struct agent_job) + 1000;
+	struct agent_queue q;
+	struct agent_job *j[6];
+	uint64_t bytes;
+	int i;
+
+	(void)state;
+	assert_int_equal(agent_queue__init(&q, 100, 3 * unit), 0);
+	for (i = 0; i < 6; i++) {
+		j[i] = new_job(i);
+		j[i]->len = 1000;
+	}
+	j[5]->otlp_len = 3 * unit; /* alone more than the queue holds */
+	for (i = 0; i < 3; i++)
+		assert_true(agent_queue__push(&q, j[i]));
+	assert_int_equal(agent_queue__waiting(&q, &bytes), 3);
+	assert_true(bytes == 3 * unit);
+	/* the head is being sent: it waits no more, so j[3] fits; then j[1], the
+	 * oldest waiting, makes room for j[4], not the head */
+	q.sending = j[0];
+	assert_true(agent_queue__push(&q, j[3]));
+	assert_int_equal(q.dropped, 0);
+	assert_true(agent_queue__push(&q, j[4]));
+	assert_int_equal(q.dropped, 1);
+	assert_int_equal(j[1]->refs, 1);
+	assert_ptr_equal(agent_queue__peek(&q), j[0]);
+	assert_int_equal(agent_queue__waiting(&q, &bytes), 3);
+	assert_true(bytes == 3 * unit && q.bytes == 4 * unit);
+	assert_false(agent_queue__push(&q, j[5]));
+	assert_int_equal(q.dropped, 2);
+	assert_int_equal(q.dropped_big, 1);
+	assert_int_equal(j[5]->refs, 1);
+	/* sent: the head leaves; what waits is j[2], j[3], j[4], in order */
+	assert_ptr_equal(agent_queue__pop(&q), j[0]);
+	assert_null(q.sending);
+	agent_job__put(j[0]);
+	assert_ptr_equal(agent_queue__peek(&q), j[2]);
+	assert_int_equal(agent_queue__waiting(&q, &bytes), 3);
+	assert_true(bytes == 3 * unit);
+	for (i = 0; i < 6; i++)
+		agent_job__put(j[i]);
 	agent_queue__free(&q);
 }
 
@@ -281,7 +354,7 @@ static void test_dir_sink_budget(void **state)
 	/* a file of another program is never deleted */
 	snprintf(path, sizeof(path), "%s/notes.txt", dir);
 	fclose(fopen(path, "w"));
-	s = agent_sink__dir(dir, 3 * 4096, 8, why, sizeof(why));
+	s = agent_sink__dir(dir, 3 * 4096, 8, UINT64_MAX, why, sizeof(why));
 	assert_non_null(s);
 	for (i = 0; i < 6; i++) {
 		struct agent_job *j = new_job(100);
@@ -316,6 +389,207 @@ static void test_dir_sink_budget(void **state)
 	assert_int_equal(n, 4);
 }
 
+static void test_manifest(void **state)
+{
+	static const char good[] =
+		"pybpfprof-agent-files 1\n"
+		"20261124T081500Z-app-42.pb.gz 2049 1234 1795508100 123456789 4096\n"
+		"20261124T081501Z-app-42.mem.pb.gz 2049 1235 1795508101 0 8192\n";
+	static const char *const bad[] = {
+		"../20261124T081500Z-app-42.pb.gz 1 2 3 4 5\n",	      /* not a name of ours */
+		"20261124T081500Z-a/../../x.pb.gz 1 2 3 4 5\n",	      /* a path */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 1000000000 5\n", /* ns out of range */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 4\n",	      /* a field short */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 4 5 6\n",	      /* one too many */
+		"20261124T081500Z-app-42.pb.gz 1 2 3 4 99999999999999999999\n", /* overflow */
+		"20261124T081500Z-app-42.pb.gz  1 2 3 4 5\n",			/* two spaces */
+		"20261124T081500Z-app-42.pb.gz 1 -2 3 4 5\n",
+		"20261124T081500Z-app-42.pb.gz 1 2 9223372036854775808 4 5\n",
+	};
+	struct agent_file *f;
+	char *text = NULL, buf[512];
+	size_t n, len = 0, i;
+	FILE *mf;
+
+	(void)state;
+	assert_int_equal(agent_manifest_parse(good, sizeof(good) - 1, &f, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].name, "20261124T081500Z-app-42.pb.gz");
+	assert_true(f[0].dev == 2049 && f[0].ino == 1234 && f[0].ctime_s == 1795508100 &&
+		    f[0].ctime_ns == 123456789 && f[0].bytes == 4096);
+	assert_string_equal(f[1].name, "20261124T081501Z-app-42.mem.pb.gz");
+	/* written and read back: the same entries */
+	mf = open_memstream(&text, &len);
+	assert_int_equal(agent_manifest_write(mf, f, n), 0);
+	fclose(mf);
+	assert_int_equal(len, sizeof(good) - 1);
+	assert_memory_equal(text, good, len);
+	free(text);
+	free(f);
+	/* a line being written when the run ended (no newline) is not an entry */
+	assert_int_equal(agent_manifest_parse(good, sizeof(good) - 3, &f, &n), 0);
+	assert_int_equal(n, 1);
+	free(f);
+	assert_int_equal(agent_manifest_parse("", 0, &f, &n), -EINVAL);
+	assert_int_equal(agent_manifest_parse("pybpfprof-agent-files 2\n", 24, &f, &n), -EINVAL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "pybpfprof-agent-files 1\n%s", bad[i]);
+		assert_int_equal(agent_manifest_parse(buf, strlen(buf), &f, &n), 1);
+		assert_int_equal(n, 0);
+		free(f);
+	}
+}
+
+static struct agent_job *file_job(int second)
+{
+	struct agent_job *j = new_job(7);
+
+	j->len = 3000;
+	j->body = calloc(1, j->len);
+	strcpy(j->service, "svc");
+	j->from_ns = (1795508100LL + second) * 1000000000LL;
+	return j;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !lstat(path, &st);
+}
+
+/*
+ * The directory held by descriptor: renamed, and a link to another put in
+ * its place, the files go on into the renamed one. Files of an earlier run
+ * (its manifest) count and go first; a file of the same name as ours, made
+ * by someone else, is never deleted nor replaced.
+ */
+static void test_dir_held(void **state)
+{
+	char top[] = "/tmp/pybpfprof-agent-XXXXXX", dir[300], moved[300], other[300], why[256];
+	char cmd[1024];
+	struct agent_dir *d;
+	struct agent_job *j;
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof(dir), "%s/out", top);
+	snprintf(moved, sizeof(moved), "%s/moved", top);
+	snprintf(other, sizeof(other), "%s/other", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkdir(other, 0755), 0);
+	/* three files of 4 KiB fit */
+	d = agent_dir__open(dir, 3 * 4096, why, sizeof(why));
+	assert_non_null(d);
+	j = file_job(0);
+	assert_int_equal(agent_dir__write(d, j, why, sizeof(why)), 0);
+	agent_job__put(j);
+	assert_int_equal(rename(dir, moved), 0);
+	assert_int_equal(symlink(other, dir), 0);
+	for (i = 1; i < 3; i++) {
+		j = file_job(i);
+		assert_int_equal(agent_dir__write(d, j, why, sizeof(why)), 0);
+		agent_job__put(j);
+	}
+	agent_dir__close(d);
+	assert_true(exists(moved, "20261124T081502Z-svc-7.pb.gz"));
+	assert_true(exists(moved, ".pybpfprof-agent-files"));
+	assert_false(exists(other, "20261124T081502Z-svc-7.pb.gz"));
+	assert_false(exists(other, ".pybpfprof-agent-files"));
+	/* a later run in it: another file of the names it wants, then more than fit */
+	snprintf(cmd, sizeof(cmd), "%s/20261124T081503Z-svc-7.pb.gz", moved);
+	f = fopen(cmd, "w");
+	fputs("not the agent's\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/20261124T081500Z-svc-6.pb.gz", moved);
+	fclose(fopen(cmd, "w"));
+	d = agent_dir__open(moved, 3 * 4096, why, sizeof(why));
+	assert_non_null(d);
+	/* a second agent with --max-disk is kept out */
+	assert_null(agent_dir__open(moved, 3 * 4096, why, sizeof(why)));
+	assert_non_null(strstr(why, "another pybpfprof agent"));
+	for (i = 3; i < 5; i++) {
+		j = file_job(i);
+		assert_int_equal(agent_dir__write(d, j, why, sizeof(why)), 0);
+		agent_job__put(j);
+	}
+	agent_dir__close(d);
+	/* the earlier run's oldest two went first; the planted ones stay, untouched */
+	assert_false(exists(moved, "20261124T081500Z-svc-7.pb.gz"));
+	assert_false(exists(moved, "20261124T081501Z-svc-7.pb.gz"));
+	assert_true(exists(moved, "20261124T081502Z-svc-7.pb.gz"));
+	assert_true(exists(moved, "20261124T081500Z-svc-6.pb.gz"));
+	assert_true(exists(moved, "20261124T081503Z-svc-7.1.pb.gz"));
+	assert_true(exists(moved, "20261124T081504Z-svc-7.pb.gz"));
+	snprintf(cmd, sizeof(cmd), "%s/20261124T081503Z-svc-7.pb.gz", moved);
+	f = fopen(cmd, "r");
+	assert_non_null(fgets(why, sizeof(why), f));
+	fclose(f);
+	assert_string_equal(why, "not the agent's\n");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Who a --metrics client is: a local one by its uid, one elsewhere by its address or /64. */
+static void test_client_keys(void **state)
+{
+	struct sockaddr_in a4 = { .sin_family = AF_INET }, b4 = a4;
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 }, b6 = a6, m6 = a6;
+	struct agent_client_key ka, kb, km;
+	socklen_t len = sizeof(a4);
+	int lfd, cfd, sfd, diag;
+	uint32_t uid;
+
+	(void)state;
+	inet_pton(AF_INET, "192.0.2.1", &a4.sin_addr);
+	inet_pton(AF_INET, "192.0.2.2", &b4.sin_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&a4, sizeof(a4), &ka), 0);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&b4, sizeof(b4), &kb), 0);
+	assert_false(agent_client_key_equal(&ka, &kb));
+	/* an IPv4 address mapped into IPv6 is that address */
+	inet_pton(AF_INET6, "::ffff:192.0.2.1", &m6.sin6_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&m6, sizeof(m6), &km), 0);
+	assert_true(agent_client_key_equal(&ka, &km));
+	/* IPv6: one /64 is one client, whatever address in it */
+	inet_pton(AF_INET6, "2001:db8:1:2::1", &a6.sin6_addr);
+	inet_pton(AF_INET6, "2001:db8:1:2:ffff::9", &b6.sin6_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&a6, sizeof(a6), &ka), 0);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&b6, sizeof(b6), &kb), 0);
+	assert_true(agent_client_key_equal(&ka, &kb));
+	inet_pton(AF_INET6, "2001:db8:1:3::1", &b6.sin6_addr);
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&b6, sizeof(b6), &kb), 0);
+	assert_false(agent_client_key_equal(&ka, &kb));
+	assert_int_equal(agent_client_key_addr((struct sockaddr *)&a4, 2, &ka), -EAFNOSUPPORT);
+	/* a loopback connection of ours: its client is our uid (without the netlink socket, 127.0.0.1) */
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a4.sin_port = 0;
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a4, sizeof(a4)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a4, &len), 0);
+	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(cfd, (struct sockaddr *)&a4, sizeof(a4)), 0);
+	sfd = accept(lfd, NULL, NULL);
+	assert_true(sfd >= 0);
+	diag = agent_client_diag_open();
+	assert_true(diag >= 0);
+	assert_int_equal(agent_client_key(diag, sfd, &ka), 0);
+	assert_int_equal(ka.kind, AGENT_CLIENT_UID);
+	memcpy(&uid, ka.bytes, sizeof(uid));
+	assert_int_equal(uid, geteuid());
+	assert_int_equal(agent_client_key(-1, sfd, &kb), 0);
+	assert_int_equal(kb.kind, AGENT_CLIENT_IPV4);
+	assert_int_equal(kb.bytes[0], 127);
+	close(diag);
+	close(sfd);
+	close(cfd);
+	close(lfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,7 +598,9 @@ int main(void)
 		cmocka_unit_test(test_file_names),	cmocka_unit_test(test_push_url),
 		cmocka_unit_test(test_disk_victims),	cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
-		cmocka_unit_test(test_dir_sink_budget),
+		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
+		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
+		cmocka_unit_test(test_client_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

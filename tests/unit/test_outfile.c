@@ -407,6 +407,46 @@ static void test_nothing_named_while_writing(void **state)
 	tmpdir_remove(&t);
 }
 
+/*
+ * outfile__openat: a name in a directory the caller holds; the file lands
+ * there whatever its path names meanwhile. Names with a '/' are refused.
+ * no_replace: a file already there is kept, and the write says -EEXIST.
+ */
+static void test_openat_held(void **state)
+{
+	struct tmpdir t = tmpdir_make();
+	struct outfile of;
+	char why[400], sub[128], moved[128], path[192], ls[256], buf[64];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/sub", t.dir);
+	snprintf(moved, sizeof(moved), "%s/moved", t.dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	fd = open(sub, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(outfile__openat(&of, fd, "../x", "x", why, sizeof(why)), -EINVAL);
+	assert_int_equal(outfile__openat(&of, fd, "..", "x", why, sizeof(why)), -EINVAL);
+	assert_int_equal(rename(sub, moved), 0);
+	assert_int_equal(symlink("/nonexistent", sub), 0);
+	assert_int_equal(outfile__openat(&of, fd, "a.pb", "sub/a.pb", why, sizeof(why)), 0);
+	assert_int_equal(outfile__write(&of, fill_text, "one\n", why, sizeof(why)), 0);
+	snprintf(path, sizeof(path), "%s/a.pb", moved);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(of.dev == st.st_dev && of.ino == st.st_ino);
+	outfile__close(&of);
+	assert_int_equal(outfile__openat(&of, fd, "a.pb", "sub/a.pb", why, sizeof(why)), 0);
+	of.no_replace = true;
+	assert_int_equal(outfile__write(&of, fill_text, "two\n", why, sizeof(why)), -EEXIST);
+	assert_true(of.dev == 0 && of.ino == 0);
+	outfile__close(&of);
+	assert_string_equal(get(path, buf, sizeof(buf)), "one\n");
+	assert_string_equal(listing(moved, ls, sizeof(ls)), "a.pb");
+	close(fd);
+	tmpdir_remove(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_sticky_foreign_owner_refused),
 		cmocka_unit_test(test_directory_swap),
 		cmocka_unit_test(test_nothing_named_while_writing),
+		cmocka_unit_test(test_openat_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
