@@ -106,13 +106,14 @@ static __always_inline __u8 gil_state(const struct py_target *proc, __u32 pid, _
 }
 
 /*
- * Sends the record naming the module body s->module_* (struct
- * py_module_record) ahead of the stack that holds it: its file's text when
- * co_filename is compact ASCII (a path almost always is), else none. A record
- * the ring cannot take is not counted: the stack follows, and the frame is
- * named only if userspace reads the code object in time.
+ * Sends the record naming module body m (struct py_module_record) ahead of
+ * the stack that holds it: its file's text when co_filename is compact ASCII
+ * (a path almost always is), else none. A record the ring cannot take is not
+ * counted: the stack follows, and the frame is named only if userspace reads
+ * the code object in time.
  */
-static __always_inline void send_module(struct scratch *s, const struct py_offsets *off)
+static __always_inline void send_module(struct scratch *s, const struct py_offsets *off,
+					const struct stackwalk_module *m)
 {
 	struct py_module_record *r = &s->module_rec;
 	__u64 len = 0, state;
@@ -124,11 +125,10 @@ static __always_inline void send_module(struct scratch *s, const struct py_offse
 	r->flags = 0;
 	r->kind = PY_KIND_MODULE;
 	r->cpu = s->sample.cpu;
-	r->code = s->module_code;
-	r->fingerprint = s->module_fp;
-	r->firstlineno = s->module_first;
-	if (s->module_file &&
-	    !stackwalk_read(s->str, PY_STR_READ, s->module_file + off->str_length)) {
+	r->code = m->code;
+	r->fingerprint = m->fp;
+	r->firstlineno = m->first;
+	if (m->file && !stackwalk_read(s->str, PY_STR_READ, m->file + off->str_length)) {
 		len = load_u64(s->str, 0, PY_STR_READ);
 		state = (__u32)load_u64(s->str, off->str_state - off->str_length, PY_STR_READ);
 		state >>= off->str_state_shift & 31;
@@ -138,7 +138,7 @@ static __always_inline void send_module(struct scratch *s, const struct py_offse
 	if (len > PY_MODULE_PATH - 1)
 		len = PY_MODULE_PATH - 1;
 	len &= PY_MODULE_PATH - 1;
-	if (len && stackwalk_read(r->text, len, s->module_file + off->str_ascii_data))
+	if (len && stackwalk_read(r->text, len, m->file + off->str_ascii_data))
 		len = 0;
 	r->value = len;
 	bpf_ringbuf_output(&samples, r, sizeof(*r), 0);
@@ -156,16 +156,21 @@ static __always_inline int send_sample(struct scratch *s, const struct py_offset
 				       __u32 nframes)
 {
 	__u64 size, wake = BPF_RB_NO_WAKEUP, seen_key;
+	const struct stackwalk_module *m;
 	__u8 one = 1;
+	__u32 i;
 
 	size = PY_SAMPLE_HEADER_SIZE + (__u64)nframes * sizeof(struct py_frame);
 	if (size > sizeof(struct py_sample))
 		size = sizeof(struct py_sample);
-	/* a module being imported: its body's code object dies with the import */
-	if (s->module_key && !bpf_map_lookup_elem(&seen_code, &s->module_key)) {
-		bpf_map_update_elem(&seen_code, &s->module_key, &one, BPF_ANY);
-		send_module(s, off);
-		wake = BPF_RB_FORCE_WAKEUP;
+	/* modules being imported: a body's code object dies with its import */
+	for (i = 0; i < STACKWALK_MODULES && i < s->nmodules; i++) {
+		m = &s->modules[i & (STACKWALK_MODULES - 1)];
+		if (!bpf_map_lookup_elem(&seen_code, &m->key)) {
+			bpf_map_update_elem(&seen_code, &m->key, &one, BPF_ANY);
+			send_module(s, off, m);
+			wake = BPF_RB_FORCE_WAKEUP;
+		}
 	}
 	seen_key = s->sample.frames[0].code ^ ((__u64)s->sample.frames[0].fingerprint << 47);
 	if (!bpf_map_lookup_elem(&seen_code, &seen_key)) {

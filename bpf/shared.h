@@ -127,6 +127,11 @@ extern struct scratch_level_def scratch_level SEC(".maps");
 extern struct rss_peak_def rss_peak SEC(".maps");
 extern struct gil_addrs_def gil_addrs SEC(".maps");
 
+static __always_inline int stackwalk_module_sent(__u64 key)
+{
+	return bpf_map_lookup_elem(&seen_code, &key) != NULL;
+}
+
 /* This activation's scratch, or NULL (nested too deep); give it back with scratch_put. */
 static __always_inline struct scratch *scratch_get(__u32 **level)
 {

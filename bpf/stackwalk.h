@@ -28,6 +28,8 @@ extern const volatile __u32 max_depth;
 #define stackwalk_load64(p) (*(const __u64 *)(p))
 /* Only some of the files that include this header walk stacks. */
 #define STACKWALK_CALLBACK static __attribute__((unused)) long
+/* Whether the module body of seen_code's key was sent already (shared.h). */
+static __always_inline int stackwalk_module_sent(__u64 key);
 #else
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -35,6 +37,7 @@ extern const volatile __u32 max_depth;
 /* The host side (the unit tests) provides the depth limit and the reader: 0, or < 0 on failure. */
 extern __u32 max_depth;
 long stackwalk_read(void *dst, __u32 size, __u64 addr);
+int stackwalk_module_sent(__u64 key);
 
 /* bpf_loop's contract: call fn(i, ctx) for i < n until it returns 1; the calls made. */
 static inline long stackwalk_loop(__u32 n, long (*fn)(__u32, void *), void *ctx)
@@ -60,6 +63,15 @@ static inline __u64 stackwalk_load64(const __u8 *p)
 #endif
 
 /* The sample being built and the objects being decoded: too big for the 512-byte BPF stack. */
+/* A module body on the stack: seen_code's key, its code object, fingerprint, co_filename and co_firstlineno. */
+struct stackwalk_module {
+	__u64 key, code, file;
+	__u32 fp;
+	__s32 first;
+};
+
+#define STACKWALK_MODULES 4 /* a power of two */
+
 struct scratch {
 	struct py_sample sample;
 	__u8 frame[PYPROF_FRAME_READ];
@@ -82,16 +94,15 @@ struct scratch {
 	__u32 nshims; /* 3.12+: the shim frames passed (the first PY_SHIM_MAX), and where */
 	__u64 shim_addr[PY_SHIM_MAX];
 	/*
-	 * seen_code's key of the innermost module body on the stack, or 0. A
-	 * module body runs while it is imported and its code object is freed
-	 * right after: its first sight wakes userspace, to read it while it exists.
+	 * The module bodies on the stack not sent yet, innermost first (the
+	 * first STACKWALK_MODULES). A module body runs while it is imported and
+	 * its code object is freed right after: its first sight wakes
+	 * userspace, and BPF names it (send_module), since userspace may read
+	 * too late. A body that only imports is never the innermost frame.
 	 */
-	__u64 module_key;
-	/* and that body's code object, fingerprint, co_filename and co_firstlineno */
-	__u64 module_code, module_file;
-	__u32 module_fp;
-	__s32 module_first;
-	/* the record naming it (send_sample), built here: too big for the BPF stack */
+	struct stackwalk_module modules[STACKWALK_MODULES];
+	__u32 nmodules;
+	/* the record naming one (send_sample), built here: too big for the BPF stack */
 	struct py_module_record module_rec;
 };
 
@@ -334,17 +345,20 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 		s->sample.flags |= PY_SAMPLE_READ_ERROR;
 		return 1;
 	}
-	/* the innermost module body on the stack: a module being imported */
-	if (module && !s->module_key) {
-		s->module_key = code ^ ((__u64)fp << 47);
-		s->module_code = code;
-		s->module_fp = fp;
+	/* a module being imported, not named yet */
+	if (module && s->nmodules < STACKWALK_MODULES &&
+	    !stackwalk_module_sent(code ^ ((__u64)fp << 47))) {
+		struct stackwalk_module *m = &s->modules[s->nmodules & (STACKWALK_MODULES - 1)];
+
+		m->key = code ^ ((__u64)fp << 47);
+		m->code = code;
+		m->fp = fp;
 		/* code_fingerprint left the code object's identity fields in s->code */
-		s->module_file = load_u64(s->code, off->code_filename - off->code_id_start,
-					  PY_CODE_ID_READ);
-		s->module_first = (__s32)load_u64(s->code,
-						  off->code_firstlineno - off->code_id_start,
-						  PY_CODE_ID_READ);
+		m->file = load_u64(s->code, off->code_filename - off->code_id_start,
+				   PY_CODE_ID_READ);
+		m->first = (__s32)load_u64(s->code, off->code_firstlineno - off->code_id_start,
+					   PY_CODE_ID_READ);
+		s->nmodules++;
 	}
 	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
 	out->code = code;
@@ -383,7 +397,7 @@ static __always_inline bool stackwalk_cut_at_generator(const struct walk_ctx *w)
 static __always_inline void stackwalk_frames(struct walk_ctx *w)
 {
 	__builtin_memset(w->s->entry_mask, 0, sizeof(w->s->entry_mask));
-	w->s->module_key = 0;
+	w->s->nmodules = 0;
 	w->s->nentries = 0;
 	w->s->nshims = 0;
 	/* Room for shim frames on top of the depth limit; running out also means truncated. */

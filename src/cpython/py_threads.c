@@ -15,14 +15,23 @@
 #include "util/mono.h"
 
 /*
- * stackwalk.h's host side wants a reader and a depth limit; the unit tests
- * define those names for their memory images, so this file's are renamed.
+ * stackwalk.h's host side wants a reader, a depth limit and the module
+ * bodies sent; the unit tests define those names for their memory images,
+ * so this file's are renamed.
  */
 #define stackwalk_read dump_stackwalk_read
+#define stackwalk_module_sent dump_stackwalk_module_sent
 #define max_depth dump_max_depth
 #include "../../bpf/stackwalk.h"
 
 __u32 dump_max_depth = PY_DUMP_DEPTH;
+
+/* A dump sends no module records: none is ever sent. */
+int dump_stackwalk_module_sent(__u64 key)
+{
+	(void)key;
+	return 0;
+}
 /* The process the walk reads (one walk at a time: dump is single-threaded). */
 static pid_t walk_pid;
 

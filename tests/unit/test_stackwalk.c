@@ -72,6 +72,14 @@ static uint8_t *image_at(struct image *im, uint64_t addr)
 	return NULL;
 }
 
+/* The module body stackwalk_module_sent says was sent already (seen_code's key), or 0. */
+static __u64 sent_module;
+
+int stackwalk_module_sent(__u64 key)
+{
+	return key && key == sent_module;
+}
+
 long stackwalk_read(void *dst, __u32 size, __u64 addr)
 {
 	uint8_t *out = dst, *p;
@@ -271,8 +279,8 @@ static void test_entry_frames(void **state)
 /*
  * A module body on the stack (the script's <module>, outermost in a main
  * thread's fixture: f3 <- f2 <- f1 <- <module>) is marked for the sampler's
- * wakeup: its seen_code key, that of the innermost such frame; a thread's
- * stack (Thread._bootstrap outermost) has none.
+ * wakeup and its name: its seen_code key and code object (none once it
+ * was sent); a thread's stack (Thread._bootstrap outermost) has none.
  */
 static void test_module_frame_marked(void **state)
 {
@@ -288,11 +296,18 @@ static void test_module_frame_marked(void **state)
 		assert_int_equal(n, im->nframes);
 		m = &scratch.sample.frames[n - 1];
 		if (strcmp(im->frames[n - 1].name, "<module>")) {
-			assert_int_equal(scratch.module_key, 0);
+			assert_int_equal(scratch.nmodules, 0);
 		} else {
-			assert_int_equal(scratch.module_key,
+			assert_int_equal(scratch.nmodules, 1);
+			assert_int_equal(scratch.modules[0].key,
 					 m->code ^ ((__u64)m->fingerprint << 47));
+			assert_int_equal(scratch.modules[0].code, m->code);
 			modules++;
+			/* once sent, it is not marked again */
+			sent_module = scratch.modules[0].key;
+			assert_int_equal(walk(im, im->thread), n);
+			assert_int_equal(scratch.nmodules, 0);
+			sent_module = 0;
 		}
 		free(im);
 	}
