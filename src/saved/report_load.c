@@ -104,6 +104,30 @@ static int load_merged(struct ld *l, const struct jval *m)
 	return err;
 }
 
+/* What --pid, --match and --thread left out of the run, when they did (optional). */
+static int load_selection(struct ld *l, const struct jval *m)
+{
+	const struct jval *v = jv_get(m, "selection");
+	struct profile *p = l->p;
+	const char *what;
+
+	if (!v)
+		return 0;
+	if (ld_str(l, ld_get(l, v, "model.selection", "options"), "model.selection.options",
+		   PROFILE_SELECTION_MAX, &what) ||
+	    ld_u64(l, ld_get(l, v, "model.selection", "processes_out"),
+		   "model.selection.processes_out", UINT64_MAX, &p->sel_procs_out) ||
+	    ld_u64(l, ld_get(l, v, "model.selection", "threads_out"), "model.selection.threads_out",
+		   UINT64_MAX, &p->sel_threads_out) ||
+	    ld_u64(l, ld_get(l, v, "model.selection", "samples_out"), "model.selection.samples_out",
+		   UINT64_MAX, &p->sel_samples_out) ||
+	    ld_bool(l, ld_get(l, v, "model.selection", "threads_cut"),
+		    "model.selection.threads_cut", &p->sel_threads_cut))
+		return -EINVAL;
+	p->selection = strdup(what);
+	return p->selection ? 0 : -ENOMEM;
+}
+
 /* The modes, counters and sizes of the whole run. */
 static int load_header(struct ld *l, const struct jval *m)
 {
@@ -538,6 +562,8 @@ static int load_model(struct ld *l, const struct jval *root)
 		err = load_kernel(l, m);
 	if (!err)
 		err = load_merged(l, m);
+	if (!err)
+		err = load_selection(l, m);
 	if (!err)
 		err = load_tables(l, m);
 	procs = err ? NULL : ld_get(l, m, "model", "processes");

@@ -134,6 +134,29 @@ static void test_round_trip_cpu(void **state)
 	profile__free(&q);
 }
 
+/* A selected profile keeps what its selection left out, and says so again. */
+static void test_round_trip_selected(void **state)
+{
+	const struct profile_select sel = { .match = "app", .thread = "^work" };
+	struct profile p, q = {};
+	char why[256];
+
+	(void)state;
+	build(&p);
+	assert_int_equal(profile__select(&p, &sel, why, sizeof(why)), 0);
+	round_trip(&p, &q);
+	assert_string_equal(q.selection, "--match 'app' --thread '^work'");
+	assert_int_equal(q.sel_procs_out, 1);
+	assert_int_equal(q.sel_threads_out, 2);
+	assert_int_equal(q.sel_samples_out, 182);
+	assert_true(q.sel_threads_cut);
+	assert_int_equal(q.ntargets, 1);
+	assert_int_equal(q.targets[0].samples, 20);
+	same_output(&p, &q);
+	profile__free(&p);
+	profile__free(&q);
+}
+
 static void test_round_trip_all_modes(void **state)
 {
 	struct profile p, q = {};
@@ -253,6 +276,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_cpu),
+		cmocka_unit_test(test_round_trip_selected),
 		cmocka_unit_test(test_round_trip_all_modes),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_file),
