@@ -361,8 +361,8 @@ static void print_selection(FILE *f, const struct profile *p)
 	fputs("selected: ", f);
 	text_put_clean(f, p->selection);
 	fprintf(f,
-		"; left out: %llu process%s, %llu thread%s, %llu samples (dropped and ticks are "
-		"the whole run's)\n",
+		"; left out: %llu process%s, %llu thread%s, %llu samples (dropped, ticks and the "
+		"other counters above are the whole run's)\n",
 		(unsigned long long)p->sel_procs_out, p->sel_procs_out == 1 ? "" : "es",
 		(unsigned long long)p->sel_threads_out, p->sel_threads_out == 1 ? "" : "s",
 		(unsigned long long)p->sel_samples_out);

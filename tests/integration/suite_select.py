@@ -121,6 +121,17 @@ def select_report_match():
           "--match 'spawn_main'" in line[0], f"no selection line in the text report: {text[:600]}")
     check(f"\npid {pids['spawn']}  " in text and f"\npid {pids['parent']}  " not in text,
           f"the text report's sections: {text[:600]}")
+    # the formats with a title only say what was left out in it
+    said = (f"selected: {cut['selection']['samples_out']} samples of "
+            f"{cut['selection']['processes_out']} processes left out")
+    with tempfile.TemporaryDirectory(prefix="pybpfprof-select-") as d:
+        ss, html = Path(d) / "s.speedscope.json", Path(d) / "f.html"
+        r = run_profiler(["report", path, "--match", "spawn_main", "-o", ss, "-o", html],
+                         timeout=60)
+        check(r.returncode == 0, f"report -o: exit {r.returncode}: {r.stderr[-300:]}")
+        name = load_report(ss)["name"]
+        check(said in name, f"speedscope's name {name!r} does not say {said!r}")
+        check(said in html.read_text(errors="replace"), f"the flame graph does not say {said!r}")
     return f"{kept} of {full['samples']['total']} samples kept"
 
 
