@@ -262,6 +262,27 @@ static int load_tables(struct ld *l, const struct jval *m)
 }
 
 /* Threads, each tid once; tids maps a tid to 1 + its index. */
+/*
+ * A thread's name as the run wrote it: at most 15 bytes then, but a byte that
+ * was not UTF-8 (a character the kernel cut at 15 bytes, a target's own
+ * bytes) was written as U+FFFD, 3 bytes. Such a name is kept cut at its last
+ * whole character within the 15, not refused: the run's own file is read.
+ */
+#define LD_THREAD_NAME_MAX (3 * (sizeof(((struct profile_thread *)0)->name) - 1))
+
+static void thread_name(struct profile_thread *th, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n >= sizeof(th->name)) {
+		n = sizeof(th->name) - 1;
+		while (n && ((unsigned char)name[n] & 0xC0) == 0x80)
+			n--; /* name[n] continues a character: cut before that character */
+	}
+	memcpy(th->name, name, n);
+	th->name[n] = '\0';
+}
+
 static int load_threads(struct ld *l, const struct jval *v, const char *where,
 			struct profile_target *pp, struct hashmap *tids)
 {
@@ -280,7 +301,7 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
 		if (ld_array(l, e, w, 3, 3, &k) || ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
-		    ld_str(l, jv_at(e, 1), w, sizeof(th->name) - 1, &name) ||
+		    ld_str(l, jv_at(e, 1), w, LD_THREAD_NAME_MAX, &name) ||
 		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples))
 			return -EINVAL;
 		if (hashmap__find(tids, tid))
@@ -288,7 +309,7 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 				       (unsigned long long)tid);
 		if (hashmap__set(tids, tid, i + 1) || !(th = profile_target__new_thread(pp, tid)))
 			return -ENOMEM;
-		snprintf(th->name, sizeof(th->name), "%s", name);
+		thread_name(th, name);
 		th->samples = samples;
 	}
 	return 0;

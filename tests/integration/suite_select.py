@@ -6,17 +6,21 @@
 # of it must keep the selected sections exactly as the whole report has them
 # and count what it left out exactly; `report --merge` must sum the sections
 # exactly, and give the shares a run recorded with --merge gives, within the
-# sampling error, and those the workload measured.
+# sampling error, and those the workload measured. Then threads of a target
+# run by nobody that name themselves with escapes, a bidi override, a newline
+# and a character cut in two: selected by their raw names, shown sanitized.
 
 import atexit
 import math
+import os
 import re
 import shutil
 import tempfile
 
 from pathlib import Path
 
-from harness import check, expect_error, interpreter, load_report, run_profiler, sanity, test
+from harness import (TARGETS, Workloads, check, expect_error, interpreter, load_report,
+                     read_stdout_until, run_profiler, sanity, test)
 
 FREQ = 499
 SECONDS = 0.8  # alpha_work, fork_work, spawn_work; beta_work twice as long
@@ -264,3 +268,70 @@ def run_match_thread(tmp):
           f"--thread: functions {sorted(funcs)[:20]}")
     check(rep["selection"]["threads_cut"], f"selection {rep['selection']}")
     return f"spawn_work {n} samples; sel-beta {proc['samples']}"
+
+
+DROP = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+# the reader's own pattern, with a raw ESC of its own: matched as bytes, shown as '?'
+HOSTILE_PATTERN = "\x1b\\[2Jsel|^sel-"
+
+
+def hostile_target(wl, tmp):
+    """select_hostile.py started by nobody: the process and each thread's name
+    as the kernel keeps it, by tid."""
+    os.chmod(tmp, 0o755)
+    script = Path(tmp) / "select_hostile.py"
+    shutil.copy(TARGETS / "select_hostile.py", script)
+    os.chmod(script, 0o644)
+    p = wl.spawn([*DROP, interpreter("debian").host_path(), script], wait_ready=False)
+    buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready")
+    names = {int(t): bytes.fromhex(h.decode())
+             for t, h in re.findall(rb"^tid (\d+) ([0-9a-f]+)$", buf, re.M)}
+    check(len(names) == 5, f"the target named {len(names)} threads: {buf[:300]!r}")
+    return p, names
+
+
+def check_clean_text(data, what):
+    """A text report: no control character but newlines, no bidi override."""
+    bad = sorted({b for b in data if (b < 0x20 and b != 0x0A) or b == 0x7F})
+    check(not bad, f"{what}: control bytes {bad} in the text report")
+    check(b"\xe2\x80\xae" not in data, f"{what}: a bidi override in the text report")
+
+
+@test
+def select_hostile_threads():
+    """--thread on a run of a target by nobody whose threads name themselves
+    with terminal escapes, a bidi override, a newline and a cut UTF-8
+    character: exactly the threads whose raw names match are kept, and
+    report --thread on the saved run keeps the one it names; no text report
+    carries a control byte, the reader's own ESC included."""
+    with tempfile.TemporaryDirectory(prefix="pybpfprof-select-") as tmp, Workloads() as wl:
+        p, names = hostile_target(wl, tmp)
+        want = {t for t, n in names.items() if re.search(HOSTILE_PATTERN.encode(), n)}
+        js, txt = Path(tmp) / "s.json", Path(tmp) / "s.txt"
+        r = run_profiler(["-p", p.pid, "-d", 3, "-F", FREQ, "--thread", HOSTILE_PATTERN,
+                          "-o", js, "-o", txt], timeout=90)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-400:]}")
+        rep = load_report(js)
+        sanity(rep, FREQ)
+        check([q["pid"] for q in rep["processes"]] == [p.pid],
+              f"sections {[q['pid'] for q in rep['processes']]}")
+        got = {t["tid"] for t in rep["processes"][0]["threads"]}
+        # every one spins the whole run: each is sampled, the bell thread left out
+        check(got == want, f"threads kept {sorted(got)}, whose names match: {sorted(want)} "
+              f"({ {t: names[t] for t in got ^ want} })")
+        sel = rep["selection"]
+        check(sel["options"] == f"--thread '{HOSTILE_PATTERN}'" and sel["threads_out"] >= 1 and
+              sel["samples_out"] > 0 and sel["processes_out"] == 0, f"selection {sel}")
+        text = txt.read_bytes()
+        check_clean_text(text, "the run")
+        check(b"selected: --thread '?\\[2Jsel|^sel-'" in text,
+              f"the selection line: {[x for x in text.splitlines() if b'selected' in x]}")
+        clear = [t for t, n in names.items() if n.endswith(b"sel-clear")]
+        r = run_profiler(["report", js, "--thread", "clear$"], timeout=60)
+        check(r.returncode == 0, f"report --thread: exit {r.returncode}: {r.stderr[-300:]}")
+        out = r.stdout.encode()
+        check_clean_text(out, "report")
+        shown = re.findall(rb"threads: (\d+) ", out)
+        check([int(x) for x in shown] == clear, f"report --thread clear$: threads {shown}, "
+              f"the clear thread is {clear}")
+    return f"{len(got)} of {len(names)} threads kept; {sel['samples_out']} samples left out"
