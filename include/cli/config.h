@@ -41,8 +41,10 @@ struct pyprof_config {
 	bool subprocesses;		 /* follow the targets' descendants */
 	bool merge;			 /* one profile for all processes */
 	bool threads;			 /* per-thread breakdown */
-	bool top;			 /* `pybpfprof top`: live view instead of a report */
-	char **command;			 /* after `--`: the command to launch, NULL-terminated */
+	const char *match;     /* --match: only the processes whose command line matches */
+	const char *thread;    /* --thread: only the threads whose name matches */
+	bool top;	       /* `pybpfprof top`: live view instead of a report */
+	char **command;	       /* after `--`: the command to launch, NULL-terminated */
 	const char *user;      /* --user NAME|UID: the command runs as this user, not root */
 	unsigned usdt_modes;   /* enum usdt_mode: --calls, --gc, --imports */
 	bool py311_line;       /* --calls-py311-line: accept the line probe's slowdown on 3.11 */
@@ -82,9 +84,9 @@ struct pyprof_config {
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags);
 
 /*
- * The run's output options that `pybpfprof report` takes too (-f, -o, -n,
- * --lines, --line-report, --prune, --threads, --mem-timeline, --mem-folded,
- * -v): their argp entries, at most max of them, into options (the count is
+ * The run's output options that `pybpfprof report` takes too (-p, --match,
+ * --thread, --merge, -f, -o, -n, --lines, --line-report, --prune, --threads,
+ * --mem-timeline, --mem-folded, -v; report's -p selects from the saved processes): their argp entries, at most max of them, into options (the count is
  * returned); and one of them applied to cfg as a run applies it: 0, -EINVAL
  * with a sentence in cfg->error, or ARGP_ERR_UNKNOWN for another key.
  */

@@ -350,6 +350,15 @@ struct profile {
 	/* --merge: the processes summed into the one section (whose pid is 0), in order */
 	int *merged_pids;
 	size_t nmerged;
+	/*
+	 * --pid, --match, --thread (profile__select): the options that cut the
+	 * profile, as given ("--match 'w' --thread 'x'"; NULL: nothing was cut),
+	 * and what they left out.
+	 */
+	char *selection; /* at most PROFILE_SELECTION_MAX bytes */
+	uint64_t sel_procs_out, sel_threads_out, sel_samples_out;
+	/* --thread cut a kept process: its truncated, partial, unresolved stay whole */
+	bool sel_threads_cut;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -389,6 +398,39 @@ int profile__merge(struct profile *p);
 /* Sets merged_pids to the n pids (a saved profile read back). 0 or -ENOMEM. */
 int profile__set_merged(struct profile *p, const int *pids, size_t n);
 struct profile_target *profile__find_target(struct profile *p, int pid);
+
+/*
+ * What to look at (profile_select.c): the processes of these pids (none:
+ * any), whose command line matches match, and of them the threads one of
+ * whose names matches thread (POSIX extended regular expressions, searched
+ * anywhere; NULL: any).
+ */
+struct profile_select {
+	const int *pids;
+	size_t npids;
+	const char *match;
+	const char *thread;
+};
+/* The longest pattern taken, and the longest p->selection kept (earlier ones cut). */
+#define PROFILE_PATTERN_MAX 1024
+#define PROFILE_SELECTION_MAX 4096
+/* A thread's names, as many as the model has of it (its comm now; empty ones left out). */
+#define PROFILE_THREAD_NAMES 2
+size_t profile_thread__names(const struct profile_thread *th,
+			     const char *names[PROFILE_THREAD_NAMES]);
+/*
+ * Cuts p to what sel selects before any writer sees it: the processes left
+ * out are freed, and with a thread pattern each kept process keeps only the
+ * stacks and threads of the matching threads (a process with none is left
+ * out); p->selection and the sel_ counts say what was cut. A merged profile
+ * has no processes to select from (--pid, --match), and one with memory,
+ * --calls, --gc or --imports figures does not keep them by thread
+ * (--thread): both -EINVAL. 0, -EINVAL with one sentence in why (p
+ * unchanged), or -ENOMEM.
+ */
+int profile__select(struct profile *p, const struct profile_select *sel, char *why, size_t len);
+/* sel's patterns checked (their length, compiled): 0, or -EINVAL with one sentence in why. */
+int profile_select__check(const struct profile_select *sel, char *why, size_t len);
 struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_t tid);
 /*
  * A thread the caller knows pp does not have yet, added without looking for

@@ -57,6 +57,12 @@ struct report_totals {
 struct report_totals report_totals(const struct profile *p);
 /* Whether pp is --merge's one section (pid 0), standing for p->merged_pids. */
 bool report_is_merged(const struct profile *p, const struct profile_target *pp);
+/*
+ * key, then what --pid, --match and --thread left out (p->selection set):
+ * {"options": "...", "processes_out": N, "threads_out": N, "samples_out": N,
+ * "threads_cut": B}.
+ */
+void report_json_selection(FILE *f, const char *key, const struct profile *p);
 /* key, then --merge's processes as a JSON array of pids. */
 void report_json_pids(FILE *f, const char *key, const struct profile *p);
 /* The header's processes: "1 process", "3 processes", or with --merge "3 processes merged". */

@@ -48,6 +48,9 @@ static const char doc[] =
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
 	"  sudo pybpfprof --user alice -- python3 app.py   # the command runs as alice\n"
+	"  sudo pybpfprof --subprocesses --match spawn_main -- python3 pool.py\n"
+	"                                          # only its multiprocessing workers\n"
+	"  sudo pybpfprof -p 1234 --thread '^worker'   # only the threads named worker...\n"
 	"  sudo pybpfprof -d 10 -o p.json -- python3 server.py   # a report of its first 10 s;\n"
 	"                                          # Ctrl-C or SIGTERM then still reach it\n"
 	"  sudo pybpfprof top -a                   # live view, refreshed every second\n"
@@ -166,6 +169,8 @@ enum {
 	OPT_SIGNATURES,
 	OPT_KERNEL,
 	OPT_NATIVE,
+	OPT_MATCH,
+	OPT_THREAD,
 };
 
 // clang-format off
@@ -266,6 +271,14 @@ static const struct cli_option cli_options[] = {
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
 	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
 	  CLI_SET, FIELD(threads, bool), 0, 0, NULL, NULL },
+	{ { "match", OPT_MATCH, "REGEX", 0, "Report only the processes whose command line "
+	    "matches REGEX (POSIX extended, anywhere in it; the others are sampled but left "
+	    "out, and the report counts them)", 3 },
+	  CLI_NAME, FIELD(match, const char *), 0, 0, "--match", "a regular expression" },
+	{ { "thread", OPT_THREAD, "REGEX", 0, "Report only the threads whose name matches "
+	    "REGEX (POSIX extended), and the processes that have one; not with --mem, --calls, "
+	    "--gc or --imports, whose figures are per process", 3 },
+	  CLI_NAME, FIELD(thread, const char *), 0, 0, "--thread", "a regular expression" },
 	GROUP("Diagnostics:", 4),
 	{ { "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
 	  CLI_COUNT, FIELD(verbose, int), 0, 0, NULL, NULL },
@@ -511,7 +524,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 /* The run's options that `pybpfprof report` takes too, read the same way. */
-static const int report_keys[] = { 'f',
+static const int report_keys[] = { 'p',
+				   OPT_MATCH,
+				   OPT_THREAD,
+				   OPT_MERGE,
+				   'f',
 				   'o',
 				   'n',
 				   OPT_LINES,

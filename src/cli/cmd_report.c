@@ -42,6 +42,21 @@ static const struct mem_output {
 };
 #define NMEM_OUTPUTS (sizeof(mem_outputs) / sizeof(mem_outputs[0]))
 
+/* The run's options that mean something else for a saved run: report's --help for them. */
+static const struct report_doc {
+	const char *option, *doc;
+} select_docs[] = {
+	{ "pid", "Only the processes of this pid (repeat, or separate with commas)" },
+	{ "match", "Only the processes whose command line matches REGEX (POSIX extended, "
+		   "anywhere in it)" },
+	{ "thread", "Only the threads whose name matches REGEX (POSIX extended), and the "
+		    "processes that have one; not for a profile recorded with --mem, --calls, "
+		    "--gc or --imports" },
+	{ "merge", "One section for all the processes (those selected), as a run with --merge "
+		   "would have written it" },
+};
+#define NSELECT_DOCS (sizeof(select_docs) / sizeof(select_docs[0]))
+
 /* The memory output paths, in mem_outputs' order. */
 static void mem_paths(const struct pyprof_config *cfg, const char *out[NMEM_OUTPUTS])
 {
@@ -60,6 +75,12 @@ static const char report_doc[] =
 	"the text report goes to stdout without -o. Source lines are those read during the "
 	"run, saved in the profile. Needs no privileges.\n"
 	"\n"
+	"--pid, --match and --thread keep what they select, in that order (a process whose "
+	"threads all fail --thread is left out), and --merge then sums what is kept into one "
+	"section; the report says what was left out. The totals are of what is kept; the "
+	"dropped samples, ticks without Python frames and the run's other counters are the "
+	"whole run's.\n"
+	"\n"
 	"FILE is anyone's: at most 256 MiB, read into at most 8 bytes per byte (a file that "
 	"would need more than 1 GiB is refused), every field checked; its strings are "
 	"shown as one field of one line in text ('?' for control and bidi characters and "
@@ -70,6 +91,11 @@ static const char report_doc[] =
 	"  pybpfprof report prof.json -o flame.html     # a flame graph\n"
 	"  pybpfprof report prof.json -o p.pstats -o p.pb.gz -o graph.dot\n"
 	"  pybpfprof report prof.json -f tree --prune 5 # the call tree, on stdout\n"
+	"  pybpfprof report prof.json --pid 4242        # one process of the run\n"
+	"  pybpfprof report prof.json --match 'spawn_main' -o workers.html\n"
+	"                                               # the multiprocessing workers\n"
+	"  pybpfprof report prof.json --thread '^worker' # the threads named worker...\n"
+	"  pybpfprof report prof.json --merge           # all processes as one\n"
 	"  pybpfprof report mem.json --mem-timeline rss.svg   # a --mem run's timeline";
 
 struct report_cmd {
@@ -122,6 +148,35 @@ static int check_needs(const struct report_cmd *rc, const struct profile *p, cha
 			return -EINVAL;
 		}
 	return 0;
+}
+
+/*
+ * --pid, --match, --thread, then --merge, on the profile as loaded. 0, or
+ * -EINVAL with one sentence in why, or -ENOMEM.
+ */
+static int select_merge(const struct report_cmd *rc, struct profile *p, char *why, size_t len)
+{
+	const struct pyprof_config *cfg = &rc->cfg;
+	const struct profile_select sel = { .pids = cfg->pids,
+					    .npids = cfg->npids,
+					    .match = cfg->match,
+					    .thread = cfg->thread };
+	int err = profile__select(p, &sel, why, len);
+
+	if (err || !cfg->merge || p->nmerged) /* a merged run is one section already */
+		return err;
+	if (p->wall || p->gc_mode || p->imports_mode) {
+		snprintf(why, len, "%s: %s reports per %s: it does not go with --merge", rc->file,
+			 p->wall    ? "a --mode wall profile" :
+			 p->gc_mode ? "--gc" :
+				      "--imports",
+			 p->wall ? "thread" : "process");
+		return -EINVAL;
+	}
+	err = profile__merge(p);
+	if (err)
+		snprintf(why, len, "out of memory while merging the processes");
+	return err;
 }
 
 /* Checks each output file before anything is written; "-" is stdout. */
@@ -206,6 +261,9 @@ int cmd_report(int argc, char **argv)
 		for (k = 0; options[i].name && k < NMEM_OUTPUTS; k++)
 			if (!strcmp(options[i].name, mem_outputs[k].option))
 				options[i].doc = mem_outputs[k].doc;
+		for (k = 0; options[i].name && k < NSELECT_DOCS; k++)
+			if (!strcmp(options[i].name, select_docs[k].option))
+				options[i].doc = select_docs[k].doc;
 	}
 	argv[0] = name; /* "pybpfprof report" in argp's messages */
 	argp_err_exit_status = 2;
@@ -219,10 +277,13 @@ int cmd_report(int argc, char **argv)
 		pr_err("%s\n", why);
 		return 1;
 	}
-	if (check_needs(&rc, &p, why, sizeof(why))) {
+	err = check_needs(&rc, &p, why, sizeof(why));
+	if (!err)
+		err = select_merge(&rc, &p, why, sizeof(why));
+	if (err) {
 		pr_err("%s\n", why);
 		profile__free(&p);
-		return 2;
+		return err == -ENOMEM ? 1 : 2;
 	}
 	err = open_outputs(&rc.cfg, outs);
 	if (!err)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/config.h"
+#include "profile/profile.h"
 #include "report/report.h"
 #include "session/usdt.h"
 
@@ -64,6 +65,22 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 	if ((cfg->mode && !strcmp(cfg->mode, "wall")) && cfg->merge)
 		return refuse(why, whylen,
 			      "--mode wall reports per thread: it does not go with --merge");
+	if (cfg->thread && (cfg->mem || cfg->usdt_modes))
+		return refuse(why, whylen,
+			      "--thread keeps CPU samples by thread, and the figures of --mem, "
+			      "--calls, --gc and --imports are per process: use --match, or "
+			      "leave those out");
+	if (cfg->match || cfg->thread) {
+		const struct profile_select sel = { .match = cfg->match, .thread = cfg->thread };
+		int err = profile_select__check(&sel, why, whylen);
+
+		if (err)
+			return err;
+	}
+	if (cfg->top && (cfg->match || cfg->thread))
+		return refuse(why, whylen,
+			      "top shows every process it samples: --match and --thread select "
+			      "what a report shows");
 	/* The allocator's uprobes are attached to the processes known at the start. */
 	if (cfg->mem == PYPROF_MEM_ALLOC && followed)
 		return refuse(why, whylen,

@@ -881,6 +881,27 @@ static int run__write_reports(struct run *r)
 	return err;
 }
 
+/*
+ * --match and --thread, then --merge: the profile cut and summed as asked
+ * before any report is written (the same step as `report`'s).
+ */
+static int run__select_merge(struct run *r)
+{
+	const struct pyprof_config *cfg = &r->cfg;
+	const struct profile_select sel = { .match = cfg->match, .thread = cfg->thread };
+	char why[400];
+	int err = profile__select(&r->prof, &sel, why, sizeof(why));
+
+	if (err) {
+		pr_err("%s\n", why);
+		return err;
+	}
+	err = cfg->merge ? profile__merge(&r->prof) : 0;
+	if (err)
+		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+	return err;
+}
+
 /* A recording: samples until the end, then what was counted, then the reports. */
 static int run__record(struct run *r)
 {
@@ -921,11 +942,9 @@ static int run__record(struct run *r)
 			(unsigned long long)c->async_counts.graph_cut,
 			(unsigned long long)c->async_counts.graph_reads, ASYNC_READ_NS / 1000000);
 
-	err = cfg->merge ? profile__merge(&r->prof) : 0;
-	if (err) {
-		pr_err("cannot merge the processes' profiles: %s\n", strerror(-err));
+	err = run__select_merge(r);
+	if (err)
 		return err;
-	}
 	/* a command running on after -d: its keys wait while the report is printed */
 	launch__keys(&r->launch, false);
 	err = run__write_reports(r);

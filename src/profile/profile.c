@@ -83,6 +83,7 @@ void profile__free(struct profile *p)
 	free(p->frames);
 	free(p->targets);
 	free(p->merged_pids);
+	free(p->selection);
 	hashmap__free(&p->func_index);
 	hashmap__free(&p->frame_index);
 	memset(p, 0, sizeof(*p));

@@ -72,14 +72,32 @@ struct report_totals report_totals(const struct profile *p)
 char *report_counts(const struct profile *p, char *buf, size_t len)
 {
 	struct report_totals t = report_totals(p);
+	int n;
 
-	snprintf(buf, len,
-		 "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
-		 "%llu partial)",
-		 (unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
-		 (unsigned long long)t.truncated, (unsigned long long)t.unresolved,
-		 (unsigned long long)t.partial);
+	n = snprintf(buf, len,
+		     "%llu samples (%llu dropped, %llu truncated, %llu unresolved, "
+		     "%llu partial)",
+		     (unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
+		     (unsigned long long)t.truncated, (unsigned long long)t.unresolved,
+		     (unsigned long long)t.partial);
+	/* a selected profile says what it left out (the options are in text and JSON) */
+	if (p->selection && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "; selected: %llu samples of %llu processes left out",
+			 (unsigned long long)p->sel_samples_out,
+			 (unsigned long long)p->sel_procs_out);
 	return buf;
+}
+
+void report_json_selection(FILE *f, const char *key, const struct profile *p)
+{
+	fputs(key, f);
+	fputs("{\"options\": ", f);
+	json_string(f, p->selection);
+	fprintf(f,
+		", \"processes_out\": %llu, \"threads_out\": %llu, \"samples_out\": %llu, "
+		"\"threads_cut\": %s}",
+		(unsigned long long)p->sel_procs_out, (unsigned long long)p->sel_threads_out,
+		(unsigned long long)p->sel_samples_out, p->sel_threads_cut ? "true" : "false");
 }
 
 bool report_is_merged(const struct profile *p, const struct profile_target *pp)

@@ -177,6 +177,10 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)p->cache.budget_bytes, (unsigned long long)p->cache.peak_bytes,
 		(unsigned long long)p->cache.reads, (unsigned long long)p->cache.evicted,
 		(unsigned long long)p->cache.refused);
+	if (p->selection) {
+		report_json_selection(f, " \"selection\": ", p);
+		fputs(",\n", f);
+	}
 	report_usdt_json_counts(f, p);
 	fputs(" \"processes\": [", f);
 	for (i = 0; i < p->ntargets; i++) {

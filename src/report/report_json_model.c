@@ -118,6 +118,8 @@ static void write_header(FILE *f, const struct profile *p)
 			(unsigned long long)p->offcpu_dropped);
 	if (p->nmerged)
 		report_json_pids(f, ",\n  \"merged\": ", p);
+	if (p->selection)
+		report_json_selection(f, ",\n  \"selection\": ", p);
 }
 
 static void write_tables(FILE *f, const struct profile *p)

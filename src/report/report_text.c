@@ -353,6 +353,25 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		report_mem_text(f, p, pp, o);
 }
 
+/* What --pid, --match and --thread left out: the totals above are of what they kept. */
+static void print_selection(FILE *f, const struct profile *p)
+{
+	if (!p->selection)
+		return;
+	fputs("selected: ", f);
+	text_put_clean(f, p->selection);
+	fprintf(f,
+		"; left out: %llu process%s, %llu thread%s, %llu samples (dropped, ticks and the "
+		"other counters above are the whole run's)\n",
+		(unsigned long long)p->sel_procs_out, p->sel_procs_out == 1 ? "" : "es",
+		(unsigned long long)p->sel_threads_out, p->sel_threads_out == 1 ? "" : "s",
+		(unsigned long long)p->sel_samples_out);
+	if (p->sel_threads_cut)
+		fputs("          the truncated, partial and unresolved counts of a process cut by "
+		      "--thread are its whole process's (they are not kept by thread)\n",
+		      f);
+}
+
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	struct report_totals t = report_totals(p);
@@ -386,6 +405,7 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 	if (p->counts.unreadable)
 		fprintf(f, "         %llu ticks whose innermost frame could not be read\n",
 			(unsigned long long)p->counts.unreadable);
+	print_selection(f, p);
 	/* only when the budget cost something: then some frames may lack a line or a name */
 	if (p->cache.evicted || p->cache.refused)
 		fprintf(f,

@@ -104,6 +104,30 @@ static int load_merged(struct ld *l, const struct jval *m)
 	return err;
 }
 
+/* What --pid, --match and --thread left out of the run, when they did (optional). */
+static int load_selection(struct ld *l, const struct jval *m)
+{
+	const struct jval *v = jv_get(m, "selection");
+	struct profile *p = l->p;
+	const char *what;
+
+	if (!v)
+		return 0;
+	if (ld_str(l, ld_get(l, v, "model.selection", "options"), "model.selection.options",
+		   PROFILE_SELECTION_MAX, &what) ||
+	    ld_u64(l, ld_get(l, v, "model.selection", "processes_out"),
+		   "model.selection.processes_out", UINT64_MAX, &p->sel_procs_out) ||
+	    ld_u64(l, ld_get(l, v, "model.selection", "threads_out"), "model.selection.threads_out",
+		   UINT64_MAX, &p->sel_threads_out) ||
+	    ld_u64(l, ld_get(l, v, "model.selection", "samples_out"), "model.selection.samples_out",
+		   UINT64_MAX, &p->sel_samples_out) ||
+	    ld_bool(l, ld_get(l, v, "model.selection", "threads_cut"),
+		    "model.selection.threads_cut", &p->sel_threads_cut))
+		return -EINVAL;
+	p->selection = strdup(what);
+	return p->selection ? 0 : -ENOMEM;
+}
+
 /* The modes, counters and sizes of the whole run. */
 static int load_header(struct ld *l, const struct jval *m)
 {
@@ -238,6 +262,27 @@ static int load_tables(struct ld *l, const struct jval *m)
 }
 
 /* Threads, each tid once; tids maps a tid to 1 + its index. */
+/*
+ * A thread's name as the run wrote it: at most 15 bytes then, but a byte that
+ * was not UTF-8 (a character the kernel cut at 15 bytes, a target's own
+ * bytes) was written as U+FFFD, 3 bytes. Such a name is kept cut at its last
+ * whole character within the 15, not refused: the run's own file is read.
+ */
+#define LD_THREAD_NAME_MAX (3 * (sizeof(((struct profile_thread *)0)->name) - 1))
+
+static void thread_name(struct profile_thread *th, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n >= sizeof(th->name)) {
+		n = sizeof(th->name) - 1;
+		while (n && ((unsigned char)name[n] & 0xC0) == 0x80)
+			n--; /* name[n] continues a character: cut before that character */
+	}
+	memcpy(th->name, name, n);
+	th->name[n] = '\0';
+}
+
 static int load_threads(struct ld *l, const struct jval *v, const char *where,
 			struct profile_target *pp, struct hashmap *tids)
 {
@@ -256,7 +301,7 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
 		if (ld_array(l, e, w, 3, 3, &k) || ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
-		    ld_str(l, jv_at(e, 1), w, sizeof(th->name) - 1, &name) ||
+		    ld_str(l, jv_at(e, 1), w, LD_THREAD_NAME_MAX, &name) ||
 		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples))
 			return -EINVAL;
 		if (hashmap__find(tids, tid))
@@ -264,7 +309,7 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 				       (unsigned long long)tid);
 		if (hashmap__set(tids, tid, i + 1) || !(th = profile_target__new_thread(pp, tid)))
 			return -ENOMEM;
-		snprintf(th->name, sizeof(th->name), "%s", name);
+		thread_name(th, name);
 		th->samples = samples;
 	}
 	return 0;
@@ -538,6 +583,8 @@ static int load_model(struct ld *l, const struct jval *root)
 		err = load_kernel(l, m);
 	if (!err)
 		err = load_merged(l, m);
+	if (!err)
+		err = load_selection(l, m);
 	if (!err)
 		err = load_tables(l, m);
 	procs = err ? NULL : ld_get(l, m, "model", "processes");

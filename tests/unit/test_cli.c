@@ -292,9 +292,14 @@ static void test_report_options(void **state)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
 	names = buf;
 	assert_string_equal(names,
-			    "format output top lines line-report prune threads "
-			    "mem-timeline mem-folded mem-retained-folded mem-pprof verbose ");
-	assert_int_equal(cli_report_apply('p', "1", &cfg), ARGP_ERR_UNKNOWN);
+			    "pid match thread merge format output top lines line-report prune "
+			    "threads mem-timeline mem-folded mem-retained-folded mem-pprof "
+			    "verbose ");
+	assert_int_equal(cli_report_apply('a', NULL, &cfg), ARGP_ERR_UNKNOWN);
+	/* report's -p selects from the saved processes, read as a run reads it */
+	assert_int_equal(cli_report_apply('p', "7,9", &cfg), 0);
+	assert_int_equal(cfg.npids, 2);
+	assert_int_equal(cfg.pids[1], 9);
 	assert_int_equal(cli_report_apply('o', "a.svg", &cfg), 0);
 	assert_int_equal(cli_report_apply('n', "3", &cfg), 0);
 	assert_int_equal(cfg.top_functions, 3);

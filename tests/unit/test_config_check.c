@@ -155,6 +155,35 @@ static void test_merge_not_gc_imports(void **state)
 	expect_refused(imports, sentence);
 }
 
+static void test_select_patterns(void **state)
+{
+	struct pyprof_config ok = with_pid(), mem = with_pid(), calls = with_pid(),
+			     bad = with_pid();
+	struct pyprof_config top = with_pid();
+	const char *per_process = "--thread keeps CPU samples by thread, and the figures of "
+				  "--mem, --calls, --gc and --imports are per process: use "
+				  "--match, or leave those out";
+	char why[256] = "";
+
+	(void)state;
+	ok.match = "spawn_main";
+	ok.thread = "^worker-[0-9]+$";
+	expect_ok(ok);
+	mem.thread = calls.thread = "x";
+	mem.mem_timeline = "rss.svg"; /* implies --mem */
+	calls.usdt_modes = USDT_CALLS;
+	expect_refused(mem, per_process);
+	expect_refused(calls, per_process);
+	top.top = true;
+	top.match = "x";
+	expect_refused(top, "top shows every process it samples: --match and --thread select "
+			    "what a report shows");
+	/* a bad pattern is refused before anything is sampled */
+	bad.match = "(";
+	assert_int_equal(config_check(&bad, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "--match '(' is not a regular expression (POSIX extended)"));
+}
+
 static void test_py311_line_needs_calls(void **state)
 {
 	struct pyprof_config calls = with_pid(), gc = with_pid(), none = with_pid();
@@ -306,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_subprocesses_not_all),
 		cmocka_unit_test(test_usdt_every_target_kind),
 		cmocka_unit_test(test_merge_not_gc_imports),
+		cmocka_unit_test(test_select_patterns),
 		cmocka_unit_test(test_py311_line_needs_calls),
 		cmocka_unit_test(test_top_writes_no_file),
 		cmocka_unit_test(test_mem_alloc_pids_only),

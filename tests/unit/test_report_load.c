@@ -134,6 +134,29 @@ static void test_round_trip_cpu(void **state)
 	profile__free(&q);
 }
 
+/* A selected profile keeps what its selection left out, and says so again. */
+static void test_round_trip_selected(void **state)
+{
+	const struct profile_select sel = { .match = "app", .thread = "^work" };
+	struct profile p, q = {};
+	char why[256];
+
+	(void)state;
+	build(&p);
+	assert_int_equal(profile__select(&p, &sel, why, sizeof(why)), 0);
+	round_trip(&p, &q);
+	assert_string_equal(q.selection, "--match 'app' --thread '^work'");
+	assert_int_equal(q.sel_procs_out, 1);
+	assert_int_equal(q.sel_threads_out, 2);
+	assert_int_equal(q.sel_samples_out, 182);
+	assert_true(q.sel_threads_cut);
+	assert_int_equal(q.ntargets, 1);
+	assert_int_equal(q.targets[0].samples, 20);
+	same_output(&p, &q);
+	profile__free(&p);
+	profile__free(&q);
+}
+
 static void test_round_trip_all_modes(void **state)
 {
 	struct profile p, q = {};
@@ -183,6 +206,33 @@ static void refused_edit(const char *from, const char *to, const char *why_want)
 	free(edited);
 	free(json);
 	profile__free(&p);
+}
+
+/*
+ * A thread name the run could not write as UTF-8 (the kernel cut a
+ * character at 15 bytes; a target's own bytes) was written with U+FFFD, 3
+ * bytes each: read back cut at its last whole character, not refused.
+ */
+static void test_round_trip_cut_names(void **state)
+{
+	struct profile p, q = {};
+
+	(void)state;
+	build(&p);
+	memcpy(p.targets[0].threads[1].name, "sel-\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3",
+	       16);
+	memset(p.targets[0].threads[0].name, 0xff, 15);
+	round_trip(&p, &q);
+	assert_string_equal(q.targets[0].threads[1].name,
+			    "sel-\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	assert_string_equal(q.targets[0].threads[0].name,
+			    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	profile__free(&p);
+	profile__free(&q);
+	/* longer than any name a run writes: refused */
+	refused_edit("[1, \"worker\"", "[1, \"0123456789012345678901234567890123456789012345\"",
+		     "x.json: not a valid pybpfprof profile: model.processes[0].threads[1]: a "
+		     "string of 46 bytes, more than 45");
 }
 
 static void test_refused(void **state)
@@ -253,6 +303,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_cpu),
+		cmocka_unit_test(test_round_trip_selected),
+		cmocka_unit_test(test_round_trip_cut_names),
 		cmocka_unit_test(test_round_trip_all_modes),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_file),
