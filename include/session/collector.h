@@ -247,6 +247,12 @@ size_t collector__compact(struct collector *c, const bool *drop, size_t *map, si
  */
 void collector__name_threads(struct collector *c);
 
+/*
+ * At the end of a run: every thread of a process still running named again,
+ * for the threads that named themselves after their first sample.
+ */
+void collector__rename_threads(struct collector *c);
+
 /* Marks targets that are gone as exited; returns how many are still alive. */
 size_t collector__check_alive(struct collector *c);
 

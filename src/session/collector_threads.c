@@ -4,7 +4,11 @@
  * only noted (collector__unnamed); after each poll of the ring buffers, and
  * at the end, collector__name_threads reads each noted thread's comm from
  * /proc while it still runs. A thread gone by then keeps no name (shown "?").
+ * At the end collector__rename_threads reads them all again: a thread that
+ * names itself as it starts (threading's workers with prctl or comm) may
+ * have been sampled before.
  */
+#include <string.h>
 #include "session/collector.h"
 #include "proc/procfs.h"
 #include "util/vec.h"
@@ -50,4 +54,28 @@ void collector__name_threads(struct collector *c)
 	for (i = 0; i < c->prof->ntargets; i++)
 		for (k = 0; k < c->prof->targets[i].nthreads; k++)
 			name_thread(c, i, c->prof->targets[i].threads[k].tid);
+}
+
+void collector__rename_threads(struct collector *c)
+{
+	char name[sizeof(((struct profile_thread *)0)->name)];
+	size_t i, k;
+
+	for (i = 0; i < c->ntargets; i++) {
+		struct collector_target *ts = &c->targets[i];
+		struct profile_target *pp = &c->prof->targets[ts->target_index];
+
+		/*
+		 * a process gone is left as it is: its pid may be another's now
+		 * (and without a pidfd that cannot be told)
+		 */
+		if (ts->exited || ts->pidfd < 0 || proc_pidfd_exited(ts->pidfd))
+			continue;
+		for (k = 0; k < pp->nthreads; k++) {
+			name[0] = '\0';
+			proc_thread_name(pp->pid, (pid_t)pp->threads[k].tid, name, sizeof(name));
+			if (name[0])
+				memcpy(pp->threads[k].name, name, sizeof(name));
+		}
+	}
 }

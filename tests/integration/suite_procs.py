@@ -17,7 +17,7 @@ from pathlib import Path
 from harness import (PROFILER, Profiler, READY_TIMEOUT, ROOT_TARGETS, RUN_SLACK, Skip, Workloads,
                      check, check_cpu_samples, expect_error, functions, interpreter,
                      load_report, per_build, process, profile_json, python_version,
-                     run_profiler, sanity, test)
+                     read_stdout_until, run_profiler, sanity, test)
 
 
 class Background(Profiler):
@@ -301,6 +301,40 @@ def procs_threads():
               f"no text block for thread {name}: {txt.stdout[:600]!r}")
     return "; ".join(shown)
 
+
+
+@test
+def procs_thread_renamed_late():
+    """A thread sampled under the name it was born with, then renamed (as
+    threading's workers name themselves once started): the report names it
+    as it is at the end of the run, with all its samples."""
+    freq = 199
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(interpreter("debian"), "procs_rename_late.py", 0.3)
+        out = Path(d) / "r.json"
+        prof = Profiler(["-p", p.pid, "-F", freq, "--threads", "-o", out])
+        try:
+            prof.wait_attached()
+            os.kill(p.pid, signal.SIGUSR1)
+            line = read_stdout_until(p, lambda b: b.endswith(b"\n"), "done",
+                                     timeout=60).decode()
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+        rep = load_report(out)
+    m = re.fullmatch(r"done (\d+)\n", line)
+    check(m, f"the workload said {line!r}")
+    tid = int(m.group(1))
+    threads = {t["tid"]: t for t in process(rep, p.pid)["threads"]}
+    check(tid in threads, f"thread {tid} not in the report: {sorted(threads)}")
+    t = threads[tid]
+    # 0.6 s of CPU at freq: a third of it is plenty on any load
+    check(t["samples"] >= 0.6 * freq / 3, f"thread {tid}: {t['samples']} samples")
+    check(t["name"] == "renamed-late", f"thread {tid} named {t['name']!r}, "
+          f"not the name it took")
+    return f"thread {tid} {t['name']}: {t['samples']} samples"
 
 @test
 def procs_merge():

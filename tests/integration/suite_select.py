@@ -79,24 +79,29 @@ def by_pid(rep):
 
 
 def check_kept(full, cut, pids, what):
-    """cut holds exactly the sections pids of full, as full has them, and
-    counts the others as left out."""
-    whole = by_pid(full)
-    got = by_pid(cut)
-    check(sorted(got) == sorted(pids), f"{what}: sections {sorted(got)}, expected {sorted(pids)}")
-    for pid in pids:
-        check(got[pid] == whole[pid], f"{what}: pid {pid}'s section differs from the whole "
-              f"report's: {str(got[pid])[:300]} / {str(whole[pid])[:300]}")
-    kept = sum(whole[p]["samples"] for p in pids)
+    """cut holds exactly the sections of pids in full, as full has them, and
+    counts the others as left out. A pid may have two sections (a spawn
+    child sampled before and after its exec), so sections are compared as
+    lists, in the report's order."""
+    want = [p for p in full["processes"] if p["pid"] in pids]
+    others = [p for p in full["processes"] if p["pid"] not in pids]
+    got = cut["processes"]
+    check(sorted(by_pid(cut)) == sorted(pids) and len(got) == len(want),
+          f"{what}: sections {[p['pid'] for p in got]}, expected "
+          f"{[p['pid'] for p in want]}")
+    for a, b in zip(got, want):
+        check(a == b, f"{what}: pid {b['pid']}'s section differs from the whole "
+              f"report's: {str(a)[:300]} / {str(b)[:300]}")
+    kept = sum(p["samples"] for p in want)
     sel = cut.get("selection")
     check(sel, f"{what}: no \"selection\" in the JSON: {list(cut)}")
     check(cut["samples"]["total"] == kept, f"{what}: total {cut['samples']['total']}, "
           f"the kept sections have {kept}")
-    check(sel["processes_out"] == len(whole) - len(pids) and
+    check(sel["processes_out"] == len(others) and
           sel["samples_out"] == full["samples"]["total"] - kept and
-          sel["threads_out"] == sum(len(whole[p]["threads"]) for p in whole if p not in pids),
-          f"{what}: left out {sel}, the whole run has {len(whole)} sections, "
-          f"{full['samples']['total']} samples")
+          sel["threads_out"] == sum(len(p["threads"]) for p in others),
+          f"{what}: left out {sel}, the whole run has {len(full['processes'])} sections "
+          f"({len(others)} others), {full['samples']['total']} samples")
     check(cut["model"]["selection"] == sel, f"{what}: the model's selection differs")
     return kept
 

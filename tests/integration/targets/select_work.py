@@ -74,8 +74,13 @@ def main():
                                 args=("sel-alpha", alpha_work, seconds)),
                threading.Thread(target=named, name="sel-beta",
                                 args=("sel-beta", beta_work, 2 * seconds))]
+    # A thread is born with its creator's comm: each is started under its
+    # own name, so that even its first sample has it.
+    own = open(f"/proc/self/task/{threading.get_native_id()}/comm").read().strip()
     for t in threads:
+        name_self(t.name)
         t.start()
+    name_self(own)
     for t in threads:
         t.join()
     for k in kids:
