@@ -251,11 +251,12 @@ static const struct cli_option cli_options[] = {
 	{ { "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)",
 	    3 },
 	  CLI_UINT, FIELD(top_functions, unsigned), 0, 100000, "count", "a number of rows" },
-	{ { "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
+	{ { "lines", OPT_LINES, "N", 0, "Hottest lines listed per process, and as many native "
+	    "frames with --native or --kernel (default: 20)", 3 },
 	  CLI_UINT, FIELD(top_lines, unsigned), 0, 100000, "count", "a number of rows" },
 	{ { "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
-	    "functions with the most self time per process in the text report; 0: none "
-	    "(default: 5)", 3 },
+	    "functions whose own lines cost the most (the native code they called included) "
+	    "per process in the text report; 0: none (default: 5)", 3 },
 	  CLI_UINT, FIELD(line_report, unsigned), 0, 100000, "count", "a number of rows" },
 	{ { "prune", OPT_PRUNE, "PCT", 0, "Call tree and call graph (tree, dot): leave out the "
 	    "functions under PCT % of their process's samples, 0 to 100; 0 keeps all (default: "

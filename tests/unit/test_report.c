@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "report/report.h"
+#include "report/report_common.h"
 #include "fixture_profile.h"
 #include "golden.h"
 
@@ -59,12 +60,40 @@ static void test_registry(void **state)
 	assert_null(report_for_path(NULL));
 }
 
+/* Names and paths fitted to a column: a native name's +0xOFFSET is never cut. */
+static void test_fit(void **state)
+{
+	const char *lib = "_multiarray_umath.cpython-311-x86_64-linux-gnu.so+0x174b96";
+	char buf[REPORT_FIELD];
+
+	(void)state;
+	assert_string_equal(report_fit(buf, sizeof(buf), lib, 200, REPORT_FIT_NAME), lib);
+	assert_string_equal(report_fit(buf, sizeof(buf), lib, 30, REPORT_FIT_NAME),
+			    "_multiarray_umath....+0x174b96");
+	assert_int_equal(report_cols(buf), 30);
+	/* an offset wider than the column is kept whole all the same */
+	assert_string_equal(report_fit(buf, sizeof(buf), lib, 10, REPORT_FIT_NAME),
+			    "_...+0x174b96");
+	/* not an offset: "+0x" followed by something else is cut like any name */
+	assert_string_equal(report_fit(buf, sizeof(buf), "f+0xzz_long_name", 10, REPORT_FIT_NAME),
+			    "f+0xzz_...");
+	assert_string_equal(report_fit(buf, sizeof(buf), "/usr/lib/a/b/libz.so", 12,
+				       REPORT_FIT_LEFT),
+			    "...b/libz.so");
+	/* columns are characters, not bytes; a control character is cleaned first */
+	assert_string_equal(report_fit(buf, sizeof(buf), "\xc3\xa9t\xc3\xa9\n_long", 6,
+				       REPORT_FIT_RIGHT),
+			    "\xc3\xa9t\xc3\xa9...");
+	assert_int_equal(report_cols("\xc3\xa9t\xc3\xa9?_long"), 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_fit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
