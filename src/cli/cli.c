@@ -16,6 +16,7 @@
 #include "report/report.h"
 #include "session/native.h"
 #include "session/usdt.h"
+#include "util/text.h"
 
 const char *argp_program_version = "pybpfprof " PYBPFPROF_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -96,6 +97,19 @@ static const char doc[] =
 	"The report counts every sample: total, dropped (kernel buffer full, or still "
 	"unconverted 0.3 s after the end of the run), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
+
+static const char top_doc[] =
+	"pybpfprof top: the run as a live view in this terminal, redrawn every second: the "
+	"processes, samples per second, drops, the busiest processes, and the functions over all "
+	"processes by self and total share in the last second (which sets the order) and since "
+	"the start. q or Ctrl-C quits and restores the terminal; it writes no file (no -o). "
+	"Its other options are the run's (pybpfprof --help)."
+	"\v"
+	"Examples:\n"
+	"  sudo pybpfprof top -a                   # every CPython on the machine\n"
+	"  sudo pybpfprof top -p 1234 -p 5678      # two processes\n"
+	"  sudo pybpfprof top --mode wall -p 1234  # where its threads wait, and why\n"
+	"  sudo pybpfprof top -- python3 app.py    # a command, from its first bytecode";
 
 /* How an option's argument is read, and so what type its config field has. */
 enum cli_kind {
@@ -484,6 +498,26 @@ static int cli_option__apply(const struct cli_option *o, const char *arg, struct
 	return 0;
 }
 
+/*
+ * A word that is no option's argument: a command typed without `--` before it.
+ * Parsed in order (ARGP_IN_ORDER), it comes before the command's own options,
+ * which would otherwise be refused as ours ("invalid option -- 'c'").
+ */
+static void command_without_dashes(struct pyprof_config *cfg, const struct argp_state *state,
+				   const char *arg)
+{
+	char word[48], next[48];
+	bool more = state->next < state->argc;
+
+	text_clean(word, sizeof(word), arg);
+	text_clean(next, sizeof(next), more ? state->argv[state->next] : "");
+	snprintf(cfg->error, sizeof(cfg->error),
+		 "unexpected argument '%s'; to run a command put `--` before it: %s "
+		 "[OPTION...] -- %s%s%s%s",
+		 word, state->name, word, more ? " " : "", next,
+		 state->next + 1 < state->argc ? " ..." : "");
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct pyprof_config *cfg = state->input;
@@ -493,10 +527,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	if (o) {
 		err = cli_option__apply(o, arg, cfg);
 	} else if (key == ARGP_KEY_ARG) {
-		snprintf(cfg->error, sizeof(cfg->error),
-			 "unexpected argument '%s' (a command to "
-			 "profile goes after --)",
-			 arg);
+		command_without_dashes(cfg, state, arg);
 		err = -EINVAL;
 	} else if (key == ARGP_KEY_END) {
 		err = config_check(cfg, cfg->error, sizeof(cfg->error));
@@ -555,18 +586,20 @@ static const char args_doc[] = "[-- COMMAND [ARG...]]";
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {
 	struct argp_option options[NOPTIONS + 1] = {};
-	const struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	static char top_name[] = "pybpfprof top"; /* argp's name in its usage and messages */
 	size_t o;
 	int i, err;
 
 	for (o = 0; o < NOPTIONS; o++)
 		options[o] = cli_options[o].argp;
-	/* `top` first selects the live view; the options are the same. */
+	/* `top` first selects the live view; the options are the same, its help its own. */
 	if (argc > 1 && !strcmp(argv[1], "top")) {
 		cfg->top = true;
-		argv[1] = argv[0];
+		argv[1] = top_name;
 		argv++;
 		argc--;
+		argp.doc = top_doc;
 	}
 	/* Everything after `--` is the command, untouched by option parsing. */
 	for (i = 1; i < argc; i++)
@@ -582,7 +615,7 @@ int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_fl
 			argc = i;
 			break;
 		}
-	err = argp_parse(&argp, argc, argv, argp_flags, NULL, cfg);
+	err = argp_parse(&argp, argc, argv, argp_flags | ARGP_IN_ORDER, NULL, cfg);
 
 	if (err && !cfg->error[0])
 		snprintf(cfg->error, sizeof(cfg->error), "invalid arguments");

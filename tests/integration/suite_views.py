@@ -9,7 +9,8 @@ import tempfile
 
 from pathlib import Path
 
-from harness import Workloads, check, interpreter, load_report, test
+from harness import (Workloads, check, expect_error, interpreter, load_report, run_profiler,
+                     test)
 from suite_native import native_profile_cpu
 
 TEXT_WIDTH = 160  # REPORT_TEXT_WIDTH in include/report/report_common.h
@@ -116,3 +117,35 @@ def views_native_text():
     check("_raw_fft" in tables, f"no line-by-line table of _raw_fft: {tables}")
     return (f"{len(with_off)} native frames with offsets; lines <= {TEXT_WIDTH}; "
             f"hottest line {top[0]} {best} samples; line-by-line {tables}")
+
+
+@test
+def views_cli_small():
+    """Issue 31.7: a command typed without `--` (pybpfprof -d 2 python3 -c
+    ...) is refused at its first word, in one sentence showing where `--`
+    goes, before its own -c is read as ours (before: "invalid option --
+    'c'" alone), and runs nothing; `top --help` is the live view's own
+    (before: the main usage)."""
+    with tempfile.TemporaryDirectory() as d:
+        mark = Path(d) / "ran"
+        out = Path(d) / "p.txt"
+        msg, _ = expect_error(["-d", 2, "-o", out, "python3", "-c",
+                               f"open({str(mark)!r}, 'w')"],
+                              ["unexpected argument 'python3'",
+                               "put `--` before it: pybpfprof [OPTION...] -- python3 -c ..."],
+                              out=out, rc=2)
+        check(not mark.exists(), "the command ran")
+    r = run_profiler(["top", "python3", "app.py"], timeout=15)
+    top = r.stderr.splitlines()[:1]
+    check(r.returncode == 2 and top == [
+        "pybpfprof top: unexpected argument 'python3'; to run a command put `--` before it: "
+        "pybpfprof top [OPTION...] -- python3 app.py"], f"top python3 app.py: {r.stderr!r}")
+    r = run_profiler(["top", "--help"], timeout=15)
+    first = r.stdout.splitlines()[:2]
+    check(r.returncode == 0 and first and
+          first[0] == "Usage: pybpfprof top [OPTION...] [-- COMMAND [ARG...]]" and
+          first[1].startswith("pybpfprof top: the run as a live view"),
+          f"top --help: exit {r.returncode}, begins {first}")
+    check("--mode" in r.stdout and "q or Ctrl-C quits" in r.stdout.replace("\n", " "),
+          "top --help lacks the options or the keys")
+    return f"{msg!r}; top --help: {first[0]!r}"
