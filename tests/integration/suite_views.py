@@ -5,13 +5,20 @@
 # own, and the line-by-line tables are of the functions with the most time
 # under them. The ground truth is the same run's JSON model.
 
+import json
+import os
+import re
+import shutil
 import tempfile
+import time
 
 from pathlib import Path
 
-from harness import (Workloads, check, expect_error, interpreter, load_report, run_profiler,
-                     test)
+from harness import (PROFILER, RUN_SLACK, Skip, Workloads, check, expect_error, interpreter,
+                     load_report, run_profiler, source_line, test)
+from suite_formats import ARTIFACTS, SPEEDSCOPE_DIR, WebDriver
 from suite_native import native_profile_cpu
+from suite_procs import tmux
 
 TEXT_WIDTH = 160  # REPORT_TEXT_WIDTH in include/report/report_common.h
 
@@ -149,3 +156,118 @@ def views_cli_small():
     check("--mode" in r.stdout and "q or Ctrl-C quits" in r.stdout.replace("\n", " "),
           "top --help lacks the options or the keys")
     return f"{msg!r}; top --help: {first[0]!r}"
+
+
+def views_threads_run(d, outputs, light=0.3):
+    """pybpfprof -F 199 -o OUTPUTS... -- python3.11 views_threads.py: the
+    main thread spins LIGHT s of its CPU first, then its worker 3 x LIGHT."""
+    py = interpreter("debian")
+    args = ["-F", 199]
+    for name in outputs:
+        args += ["-o", Path(d) / name]
+    r = run_profiler([*args, "--", *py.argv("views_threads.py", [light])],
+                     timeout=60 + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+
+
+def speedscope_shown(path):
+    """Opens the file in speedscope's own viewer (the npm package's
+    index.html, through its file input): the text of its page."""
+    index = SPEEDSCOPE_DIR / "dist/release/index.html"
+    if not index.exists():
+        raise Skip(f"{index} missing: tests/fetch-speedscope.sh fetches the npm package")
+    with WebDriver() as wd:
+        wd.s("POST", "/url", {"url": index.as_uri()})
+        inputs = wd.find("input[type=file]")
+        check(inputs, "speedscope's page has no file input")
+        wd.s("POST", f"/element/{inputs[0]}/value", {"text": str(path)})
+        deadline = time.monotonic() + 15
+        while not wd.js("return document.title").endswith(" - speedscope"):
+            check(time.monotonic() < deadline, "speedscope did not open the file: "
+                  + wd.js("return document.body.innerText.slice(0, 300)"))
+            time.sleep(0.1)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        wd.screenshot(ARTIFACTS / "views-speedscope-first.png")
+        return wd.js("return document.body.innerText")
+
+
+@test
+def views_speedscope_busiest():
+    """Issue 31.4: speedscope's own viewer opens a two-thread profile on the
+    busier thread's profile (its worker spun 3x the main thread's CPU time,
+    after it), where it opened on the first (the main thread's, 1/4 of the
+    samples) before; the file's activeProfileIndex is the profile with the
+    most samples."""
+    with tempfile.TemporaryDirectory() as d:
+        views_threads_run(d, ["p.speedscope.json"])
+        path = Path(d) / "p.speedscope.json"
+        doc = json.loads(path.read_text())
+        profs = [(p["name"], sum(p["weights"])) for p in doc["profiles"]]
+        check(len(profs) == 2, f"expected 2 profiles (one per thread): {profs}")
+        best = max(range(len(profs)), key=lambda i: profs[i][1])
+        check(best != 0 and profs[best][1] >= 2 * profs[0][1],
+              f"the workload did not make the second thread the busiest: {profs}")
+        text = speedscope_shown(path)
+    check(profs[best][0] in text and profs[0][0] not in text,
+          f"speedscope shows {text[:200]!r}; busiest {profs[best][0]!r}")
+    check(doc.get("activeProfileIndex") == best,
+          f"activeProfileIndex {doc.get('activeProfileIndex')}, busiest {best}: {profs}")
+    return f"opens on {profs[best][0]!r} ({profs[best][1]} samples; the first {profs[0][1]})"
+
+
+def wall_rows(screen):
+    """top's off-CPU rows, each with the waiting lines under it:
+    {pseudo-function: [(since-start %, "func (file:line)")]} and the rows'
+    own since-start self %."""
+    rows, own, cur = {}, {}, None
+    for ln in screen.splitlines():
+        m = re.match(r"\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)%\s+[\d.]+%\s+(<off-CPU: [^>]+>) ", ln)
+        if m:
+            cur = m.group(2)
+            own[cur], rows[cur] = float(m.group(1)), []
+            continue
+        m = re.match(r"\s+[\d.]+%\s+([\d.]+)%\s+waiting at (.+)$", ln)
+        if m and cur:
+            rows[cur].append((float(m.group(1)), m.group(2).strip()))
+        elif not m:
+            cur = None
+    return rows, own
+
+
+@test
+def views_top_wall():
+    """Issue 31.4: `top --mode wall` in tmux (150x40) shows under each
+    off-CPU row the lines that waited so, with their shares: views_wait.py's
+    nap() line under <off-CPU: sleep>, take()'s os.read line under
+    <off-CPU: I/O>; a row's waiting lines add up to at most its own share
+    (before: the off-CPU rows alone, no line)."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    py = interpreter("debian")
+    nap, _ = source_line("views_wait.py", "marker: nap")
+    take, _ = source_line("views_wait.py", "marker: take")
+    script = py.script_path("views_wait.py")
+    want = {"<off-CPU: sleep>": f"nap ({script}:{nap})",
+            "<off-CPU: I/O>": f"take ({script}:{take})"}
+    session = f"pybpfprof-views-top-{os.getpid()}"
+    with Workloads() as wl:
+        p = wl.start(py, "views_wait.py")
+        tmux("new-session", "-d", "-s", session, "-x", "150", "-y", "40",
+             f"{PROFILER} top --mode wall -p {p.pid}; sleep 60")
+        try:
+            deadline, screen, rows = time.monotonic() + 20, "", {}
+            while time.monotonic() < deadline:
+                screen = tmux("capture-pane", "-p", "-t", session)
+                rows, own = wall_rows(screen)
+                if all(any(w == line for _, w in rows.get(k, [])) for k, line in want.items()):
+                    break
+                time.sleep(0.2)
+            tmux("send-keys", "-t", session, "q")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+    for k, line in want.items():
+        check(any(w == line for _, w in rows.get(k, [])),
+              f"{line} not under {k}: {rows}; screen {screen[:1500]!r}")
+        check(sum(s for s, _ in rows[k]) <= own[k] + 0.1 * len(rows[k]),
+              f"{k}: its lines add up to more than its {own[k]}%: {rows[k]}")
+    return "; ".join(f"{k}: {rows[k]}" for k in want)
