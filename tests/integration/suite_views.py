@@ -5,17 +5,19 @@
 # own, and the line-by-line tables are of the functions with the most time
 # under them. The ground truth is the same run's JSON model.
 
+import base64
 import json
 import os
 import re
 import shutil
 import tempfile
 import time
+import zlib
 
 from pathlib import Path
 
-from harness import (PROFILER, RUN_SLACK, Skip, Workloads, check, expect_error, interpreter,
-                     load_report, run_profiler, source_line, test)
+from harness import (PROFILER, RUN_SLACK, Skip, Workloads, check, expect_error, functions,
+                     interpreter, load_report, process, run_profiler, source_line, test)
 from suite_formats import ARTIFACTS, SPEEDSCOPE_DIR, WebDriver
 from suite_native import native_profile_cpu
 from suite_procs import tmux
@@ -271,3 +273,148 @@ def views_top_wall():
         check(sum(s for s, _ in rows[k]) <= own[k] + 0.1 * len(rows[k]),
               f"{k}: its lines add up to more than its {own[k]}%: {rows[k]}")
     return "; ".join(f"{k}: {rows[k]}" for k in want)
+
+
+def png_pixels(data):
+    """A PNG's (width, height, rows of (r, g, b)): 8-bit RGB or RGBA, not
+    interlaced, as Chromium's screenshots are."""
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
+    pos, idat, head = 8, b"", None
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            head = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h = int.from_bytes(head[0:4], "big"), int.from_bytes(head[4:8], "big")
+    check(head[8] == 8 and head[9] in (2, 6) and head[12] == 0, f"PNG kind {head[8:13]!r}")
+    bpp = 3 if head[9] == 2 else 4
+    raw, stride, prev, rows = zlib.decompress(idat), w * bpp, bytearray(w * bpp), []
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+BUSIEST_JS = """
+const own = n => { let s = n[2]; for (const c of n[1]) s -= c[2]; return s; };
+let b = null, self = -1;
+for (const d of document.querySelectorAll('.frame'))
+  if (d.node[0] >= 0 && own(d.node) > self) { b = d; self = own(d.node); }
+if (!b) return null;
+const r = b.getBoundingClientRect();
+let most = 0;
+(function walk(x) { if (x[0] >= 0) most = Math.max(most, own(x)); x[1].forEach(walk); })(
+  typeof tree === 'undefined' ? P.root : tree);
+return {name: b.dataset.name, where: b.dataset.where, self: self, most: most,
+  top: r.top, bottom: r.bottom, left: r.left, right: r.right, vh: innerHeight, vw: innerWidth,
+  page: document.documentElement.scrollHeight, bar: document.getElementById('bar')
+  .getBoundingClientRect().bottom, color: getComputedStyle(b).backgroundColor};
+"""
+
+
+def busiest_on_screen(wd, shot):
+    """The box with the most self samples as JS sees it (checked to be the
+    tree's node with the most), inside the viewport below the page's bar;
+    then by the screenshot: most pixels along its inner top edge have its
+    colour."""
+    b = wd.js(BUSIEST_JS)
+    check(b, "no box drawn")
+    check(b["self"] == b["most"], f"the marked box has {b['self']} self samples, the most is "
+          f"{b['most']}: {b}")
+    check(b["top"] >= b["bar"] and b["bottom"] <= b["vh"] and b["left"] >= 0 and
+          b["right"] <= b["vw"], f"busiest box {b['name']} at {b['top']:.0f}-{b['bottom']:.0f} px, "
+          f"viewport {b['vh']} px (below the bar's {b['bar']:.0f}), page {b['page']} px")
+    png = base64.b64decode(wd.s("GET", "/screenshot"))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / shot).write_bytes(png)
+    w, h, rows = png_pixels(png)
+    scale = w / b["vw"]
+    want = tuple(int(v) for v in re.findall(r"\d+", b["color"])[:3])
+    y = int((b["top"] + 2) * scale)
+    xs = [int((b["left"] + 2 + i * (b["right"] - b["left"] - 4) / 19) * scale) for i in range(20)]
+    hits = sum(1 for x in xs if 0 <= y < h and 0 <= x < w and
+               all(abs(p - q) <= 8 for p, q in zip(rows[y][x], want)))
+    check(hits >= 12, f"{hits} of 20 pixels along the busiest box's top edge (y {y}) have its "
+          f"colour {want} in the screenshot")
+    return b
+
+
+def views_flame_page(wd, path):
+    """Opens the page with a 1280x800 viewport (the window's outer size
+    adjusted by what its frame takes)."""
+    wd.s("POST", "/window/rect", {"width": 1280, "height": 800})
+    dw, dh = wd.js("return [1280 - innerWidth, 800 - innerHeight]")
+    wd.s("POST", "/window/rect", {"width": 1280 + dw, "height": 800 + dh})
+    wd.s("POST", "/url", {"url": Path(path).resolve().as_uri()})
+    vp = wd.js("return [innerWidth, innerHeight]")
+    check(vp == [1280, 800], f"viewport {vp}, not 1280x800")
+    check(wd.js("return document.title") == "pybpfprof flame graph", "page did not load")
+
+
+@test
+def views_flame_first_screen():
+    """Issue 31.4: the HTML flame graph of views_tower.py (a 90-frame tower
+    with 1/4 of the CPU time, then the work two frames deep), opened in
+    headless Chromium at 1280x800: the box with the most self samples
+    (work()'s hottest line) is on the first screen, inside the viewport by JS
+    and in its colour in the screenshot (before: the page opened at its top,
+    the work ~1,500 px below). "Merge lines" merges work()'s lines into one
+    box whose samples are the sum of its line boxes', and the first screen
+    then shows that box."""
+    with tempfile.TemporaryDirectory() as d:
+        views_tower_run(d, ["p.html", "p.json"])
+        rep = load_report(Path(d) / "p.json")
+        with WebDriver() as wd:
+            views_flame_page(wd, Path(d) / "p.html")
+            b = busiest_on_screen(wd, "views-flame-first.png")
+            check(b["name"] == "work", f"the busiest box is {b['name']} ({b['where']}), not work")
+            lines = wd.js(FRAMES_JS, "work")
+            merge = wd.find("#merge")
+            check(merge, "no Merge lines checkbox")
+            wd.s("POST", f"/element/{merge[0]}/click", {})
+            one = wd.js(FRAMES_JS, "work")
+            m = busiest_on_screen(wd, "views-flame-merged.png")
+    check(len(lines) >= 2, f"work() drawn in {len(lines)} line boxes: {lines}")
+    check(len(one) == 1 and one[0]["samples"] == sum(x["samples"] for x in lines) and
+          abs(one[0]["width"] - sum(x["width"] for x in lines)) < 0.01 and
+          ":" not in one[0]["where"].rsplit("/", 1)[-1],
+          f"merged: {one}; line boxes {lines}")
+    total = functions(process(rep, rep["processes"][0]["pid"]))["work"]["total"]
+    check(one[0]["samples"] == total, f"merged work box {one[0]['samples']}, JSON total {total}")
+    check(m["name"] == "work", f"merged: the busiest box is {m['name']}")
+    return (f"{b['name']} ({b['where']}, {b['self']} self) at {b['top']:.0f} px of "
+            f"{b['vh']} (page {b['page']} px); merged: {len(lines)} boxes -> 1 of "
+            f"{one[0]['samples']} samples")
+
+
+FRAMES_JS = """
+return Array.from(document.querySelectorAll('.frame')).filter(d => d.dataset.name ===
+  arguments[0]).map(d => ({width: parseFloat(d.style.width), samples: +d.dataset.samples,
+  where: d.dataset.where}));
+"""
+
+
+def views_tower_run(d, outputs, extra=()):
+    """pybpfprof -F 199 -o OUTPUTS... -- python3.11 views_tower.py."""
+    py = interpreter("debian")
+    args = ["-F", 199, *extra]
+    for name in outputs:
+        args += ["-o", Path(d) / name]
+    r = run_profiler([*args, "--", *py.argv("views_tower.py", [0.3])], timeout=60 + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
