@@ -67,6 +67,13 @@ void report_script_string(FILE *f, const char *s);
  * one field of one line. Returns buf.
  */
 char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/* The same for frame's function, its lines merged (--merge-lines): "qualname (file)". */
+char *report_func_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/*
+ * --merge-lines: per frame id, the first frame of its function, so that a
+ * function's frames at different lines become one. Free it; NULL without memory.
+ */
+uint32_t *report_func_frames(const struct profile *p);
 /*
  * The honest counts in one line for formats with room for a title or a
  * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".

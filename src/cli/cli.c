@@ -173,6 +173,7 @@ enum {
 	OPT_MAX_CACHE_MB,
 	OPT_USER,
 	OPT_PRUNE,
+	OPT_MERGE_LINES,
 	OPT_ASYNC,
 	OPT_MODE,
 	OPT_IDLE,
@@ -276,6 +277,10 @@ static const struct cli_option cli_options[] = {
 	    "functions under PCT % of their process's samples, 0 to 100; 0 keeps all (default: "
 	    "1)", 3 },
 	  CLI_PERCENT, FIELD(prune_pct, double), 0, 100, "--prune", "a percentage from 0 to 100" },
+	{ { "merge-lines", OPT_MERGE_LINES, NULL, 0, "Folded stacks and flame graphs (folded, "
+	    "flamegraph, svg) by function: a function's lines merged into one frame (the HTML page "
+	    "opens with Merge lines on)", 3 },
+	  CLI_SET, FIELD(merge_lines, bool), 0, 0, NULL, NULL },
 	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
 	    "process", 3 },
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
@@ -549,6 +554,7 @@ static const int report_keys[] = { 'f',
 				   OPT_LINES,
 				   OPT_LINE_REPORT,
 				   OPT_PRUNE,
+				   OPT_MERGE_LINES,
 				   OPT_THREADS,
 				   OPT_MEM_TIMELINE,
 				   OPT_MEM_FOLDED,

@@ -4,6 +4,7 @@
  * numbers, frame and process labels, the honest counts, JSON strings.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report/report_common.h"
 #include "util/text.h"
@@ -131,6 +132,41 @@ void report_put_padded(FILE *f, const char *s, int width)
 	fputs(tmp, f);
 	for (n = report_cols(tmp); n < width; n++)
 		fputc(' ', f);
+}
+
+char *report_func_label(const struct profile *p, uint32_t frame, char *buf, size_t len)
+{
+	const struct profile_func *fn = &p->funcs[p->frames[frame].func];
+
+	if (fn->unresolved || !fn->file[0])
+		snprintf(buf, len, "%s", fn->qualname);
+	else
+		snprintf(buf, len, "%s (%s)", fn->qualname, fn->file);
+	return folded_frame(buf);
+}
+
+uint32_t *report_func_frames(const struct profile *p)
+{
+	uint32_t *rep = malloc((p->nframes ? p->nframes : 1) * sizeof(*rep));
+	uint32_t *first = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*first));
+	size_t i;
+
+	if (!rep || !first) {
+		free(rep);
+		free(first);
+		return NULL;
+	}
+	for (i = 0; i < p->nfuncs; i++)
+		first[i] = UINT32_MAX;
+	for (i = 0; i < p->nframes; i++) {
+		uint32_t fn = p->frames[i].func;
+
+		if (first[fn] == UINT32_MAX)
+			first[fn] = (uint32_t)i;
+		rep[i] = first[fn];
+	}
+	free(first);
+	return rep;
 }
 
 struct report_totals report_totals(const struct profile *p)

@@ -232,7 +232,7 @@ static int write_flame(FILE *f, const struct profile *p, const struct report_opt
 			sizeof(title) - strlen(title) - 1);
 	fputs("\"title\": ", f);
 	report_script_string(f, title);
-	fputs(",\n", f);
+	fputs(o->merge_lines ? ",\n\"mergeLines\": true,\n" : ",\n", f);
 	write_names(f, p);
 	fputs("\"root\": ", f);
 	err = write_tree(f, p);

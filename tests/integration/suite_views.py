@@ -418,3 +418,40 @@ def views_tower_run(d, outputs, extra=()):
         args += ["-o", Path(d) / name]
     r = run_profiler([*args, "--", *py.argv("views_tower.py", [0.3])], timeout=60 + RUN_SLACK)
     check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+
+
+@test
+def views_merge_lines_files():
+    """Issue 31.4: --merge-lines on views_tower.py: the folded stacks name
+    work() once, "work (FILE)" with no line, on one line whose count is the
+    JSON's total for work() (its four lines' stacks summed); the SVG draws
+    one work box of that many samples, its place the file; the HTML page
+    opens with Merge lines on and one work box; `pybpfprof report
+    --merge-lines` writes the same folded stacks from the saved JSON."""
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        views_tower_run(d, ["p.folded", "p.svg", "p.html", "p.json"], ["--merge-lines"])
+        rep = load_report(d / "p.json")
+        total = functions(process(rep, rep["processes"][0]["pid"]))["work"]["total"]
+        script = interpreter("debian").script_path("views_tower.py")
+        folded = (d / "p.folded").read_text().splitlines()
+        lined = [ln for ln in folded if re.search(r" \([^;]*:\d+\)(;| \d+$)", ln)]
+        check(not lined, f"frames with a line: {lined[:2]}")
+        work = [ln for ln in folded if f";work ({script}) " in ln]
+        check(len(work) == 1 and int(work[0].rsplit(" ", 1)[1]) == total,
+              f"work's folded lines {work}, JSON total {total}")
+        boxes = re.findall(r'<g class="f"[^>]*data-n="work"[^>]*>', (d / "p.svg").read_text())
+        check(len(boxes) == 1 and f'data-w="{total}"' in boxes[0] and
+              f'data-l="{script}"' in boxes[0], f"SVG work boxes {boxes}, total {total}")
+        r = run_profiler(["report", d / "p.json", "--merge-lines", "-o", d / "again.folded"],
+                         timeout=30)
+        check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
+        again = (d / "again.folded").read_text().splitlines()
+        check(sorted(again) == sorted(folded), "report --merge-lines differs from the run's")
+        with WebDriver() as wd:
+            views_flame_page(wd, d / "p.html")
+            on = wd.js("return document.getElementById('merge').checked")
+            one = wd.js(FRAMES_JS, "work")
+    check(on and len(one) == 1 and one[0]["samples"] == total,
+          f"page: Merge lines {on}, work boxes {one}, total {total}")
+    return f"work: 1 folded line, 1 SVG box, 1 page box of {total} samples"

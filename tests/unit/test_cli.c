@@ -311,7 +311,7 @@ static void test_report_options(void **state)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
 	names = buf;
 	assert_string_equal(names,
-			    "format output top lines line-report prune threads "
+			    "format output top lines line-report prune merge-lines threads "
 			    "mem-timeline mem-folded mem-retained-folded mem-pprof verbose ");
 	assert_int_equal(cli_report_apply('p', "1", &cfg), ARGP_ERR_UNKNOWN);
 	assert_int_equal(cli_report_apply('o', "a.svg", &cfg), 0);

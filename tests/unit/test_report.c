@@ -87,13 +87,33 @@ static void test_fit(void **state)
 	assert_int_equal(report_cols("\xc3\xa9t\xc3\xa9?_long"), 9);
 }
 
+/* --merge-lines: the folded stacks of a function's lines (app.py:5 and :6) become one. */
+static void test_folded_merge_lines(void **state)
+{
+	struct report_opts o = { .tool_version = "0.1.0", .merge_lines = true };
+	char *out = NULL;
+	size_t len = 0;
+	struct profile p;
+	FILE *f;
+
+	(void)state;
+	build(&p);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_int_equal(report_folded.write(f, &p, &o), 0);
+	fclose(f);
+	profile__free(&p);
+	assert_non_null(strstr(out, ";Klass.hot (/nonexistent/app.py) 180\n"));
+	assert_null(strstr(out, "Klass.hot (/nonexistent/app.py:"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_golden),
-		cmocka_unit_test(test_json_golden),
-		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_text_golden),	   cmocka_unit_test(test_json_golden),
+		cmocka_unit_test(test_registry),	   cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_folded_merge_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
