@@ -455,3 +455,46 @@ def views_merge_lines_files():
     check(on and len(one) == 1 and one[0]["samples"] == total,
           f"page: Merge lines {on}, work boxes {one}, total {total}")
     return f"work: 1 folded line, 1 SVG box, 1 page box of {total} samples"
+
+
+VIEWS_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+
+@test
+def views_text_width_hostile():
+    """The text report's tables hold a hostile target's names within 160
+    columns: views_long.py, run by nobody from a directory 640 characters
+    deep, has four busy functions with 1500-character names (two-byte
+    characters in some, one ending in "+0x41"); every line from "Functions
+    by self time" on (a source note, which names its file whole, aside) is
+    at most 160 columns, each long name cut with "...", each location
+    ending in views_long.py:LINE (before: the paths made lines of 700+)."""
+    py = interpreter("debian")
+    with tempfile.TemporaryDirectory() as d, Workloads() as wl:
+        deep = Path(d)
+        os.chmod(deep, 0o755)
+        for k in range(20):
+            deep = deep / f"views_{k:02d}_{'d' * 23}"
+            deep.mkdir()
+            os.chmod(deep, 0o755)
+        script = deep / "views_long.py"
+        shutil.copy(Path(__file__).parent / "targets" / "views_long.py", script)
+        os.chmod(script, 0o644)
+        p = wl.start(py, script, prefix=VIEWS_NOBODY)
+        r = run_profiler(["-p", p.pid, "-d", 2, "-F", 199, "--line-report=4"],
+                         timeout=2 + RUN_SLACK)
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    lines = r.stdout.splitlines()
+    start = [i for i, s in enumerate(lines) if "Functions by self time" in s]
+    check(start, f"no functions table: {r.stdout[:500]!r}")
+    body = [s for s in lines[start[0]:] if not s.startswith("    source:")]
+    wide = [s for s in body if len(s) > TEXT_WIDTH]
+    check(not wide, f"{len(wide)} lines over {TEXT_WIDTH} columns, e.g. {wide[0][:200]!r}..."
+          if wide else "")
+    rows = section(r.stdout, "Functions by self time")
+    longs = [s for s in rows if re.search(r"  long\d_", s)]
+    check(len(longs) == 4 and all("..." in s and re.search(r"views_long\.py:\d+$", s)
+                                  for s in longs),
+          f"the long functions' rows: {longs}")
+    return (f"{len(body)} lines, the widest {max(len(s) for s in body)} columns; "
+            f"e.g. {longs[0].strip()[:100]!r}")
