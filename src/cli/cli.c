@@ -45,6 +45,7 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
 	"                                          # several formats from one run\n"
 	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
+	"  sudo pybpfprof -p 1234 -o f.html --merge-lines  # a box per function\n"
 	"  sudo pybpfprof -a -d 10                 # every CPython, new ones as well\n"
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
