@@ -179,8 +179,12 @@ static int by_cost(const struct profile *p, const uint64_t *cost, uint32_t **ids
 #define LINE_LOC 36
 
 static void print_python_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
-			       const uint64_t *cost, const struct report_opts *o, bool native)
+			       const uint64_t *cost, const struct report_opts *o)
 {
+	const char *machine = p->native_mode && p->kernel_mode ? "native and kernel" :
+			      p->native_mode		       ? "native" :
+			      p->kernel_mode		       ? "kernel" :
+								 NULL;
 	char src[SRC_TEXT], fit[SRC_TEXT];
 	uint32_t *ids;
 	size_t n, i, shown;
@@ -193,8 +197,10 @@ static void print_python_lines(FILE *f, const struct profile *p, const struct pr
 	shown = n < o->top_lines ? n : o->top_lines;
 	for (i = 0, w = NAME_MIN; i < shown; i++)
 		w = fit_name(w, &p->funcs[p->frames[ids[i]].func]);
-	fprintf(f, "\n  Hottest lines (top %zu of %zu)%s\n", shown, n,
-		native ? ": the native code a line called counted with it" : "");
+	fprintf(f, "\n  Hottest lines (top %zu of %zu)", shown, n);
+	if (machine)
+		fprintf(f, ": the %s code a line called counted with it", machine);
+	fputc('\n', f);
 	fprintf(f, "   samples   self%%  %-*s  %-*s  %s\n", LINE_LOC, "location", w, "function",
 		"source");
 	for (i = 0; i < shown; i++) {
@@ -263,7 +269,7 @@ static void print_lines(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
-	print_python_lines(f, p, pp, py, o, p->native_mode || p->kernel_mode);
+	print_python_lines(f, p, pp, py, o);
 	print_native_frames(f, p, pp, nat, o);
 	free(py);
 	free(nat);
