@@ -29,6 +29,7 @@ struct pyprof_config {
 	unsigned top_lines;
 	unsigned line_report; /* functions shown line by line in the text report */
 	double prune_pct;     /* --prune: tree and dot leave out functions under this share */
+	bool merge_lines;     /* --merge-lines: folded and flame graphs by function */
 	int verbose;
 	int mem;			 /* enum pyprof_mem_mode */
 	unsigned mem_period;		 /* page faults per fault sample */

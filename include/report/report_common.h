@@ -20,6 +20,30 @@
  */
 #define REPORT_FIELD 4096
 
+/*
+ * The widest line of the text report's tables, in columns (one per character):
+ * names and paths are fitted into what the fixed columns leave.
+ */
+#define REPORT_TEXT_WIDTH 160
+
+enum report_fit {
+	REPORT_FIT_LEFT,  /* "...tail": a path, whose file name matters most */
+	REPORT_FIT_RIGHT, /* "head...": a name, a line of source */
+	/* "head...+0x1f2e": a native name keeps its "+0xOFFSET" whole, the only part telling
+	 * apart two places in a library without symbols */
+	REPORT_FIT_NAME,
+};
+
+/* The columns s takes: one per UTF-8 character (s already cleaned). */
+int report_cols(const char *s);
+/*
+ * s cleaned (text_clean's rule) into buf (len bytes), then fitted to at most
+ * width columns as how says, "..." marking what was left out. Returns buf.
+ */
+char *report_fit(char *buf, size_t len, const char *s, int width, enum report_fit how);
+/* Prints s (cleaned) and spaces after it up to width columns. */
+void report_put_padded(FILE *f, const char *s, int width);
+
 /* Estimated seconds of samples at the profile's frequency (0 without one). */
 double report_seconds(const struct profile *p, uint64_t samples);
 /* part in percent of whole (0 when whole is 0). */
@@ -43,6 +67,13 @@ void report_script_string(FILE *f, const char *s);
  * one field of one line. Returns buf.
  */
 char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/* The same for frame's function, its lines merged (--merge-lines): "qualname (file)". */
+char *report_func_label(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/*
+ * --merge-lines: per frame id, the first frame of its function, so that a
+ * function's frames at different lines become one. Free it; NULL without memory.
+ */
+uint32_t *report_func_frames(const struct profile *p);
 /*
  * The honest counts in one line for formats with room for a title or a
  * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".

@@ -30,5 +30,11 @@ struct report_flame_tree_ops {
 /* Every node of p's tree; 0 with the samples of every stack in *total, or -ENOMEM. */
 int report_flame_tree_walk(const struct profile *p, const struct report_flame_tree_ops *ops,
 			   void *ctx, uint64_t *total);
+/*
+ * The same with each frame id f read as rep[f] (report_func_frames: a
+ * function's lines merged), or as itself for a NULL rep.
+ */
+int report_flame_tree_walk_rep(const struct profile *p, const uint32_t *rep,
+			       const struct report_flame_tree_ops *ops, void *ctx, uint64_t *total);
 
 #endif

@@ -22,6 +22,7 @@ struct report_opts {
 	const char *tool_version;
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
+	bool merge_lines; /* --merge-lines: folded stacks and flame graphs by function, not line */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
 	/*
 	 * The agent's labels: pprof puts them on every sample (and each thread's

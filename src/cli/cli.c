@@ -16,6 +16,7 @@
 #include "report/report.h"
 #include "session/native.h"
 #include "session/usdt.h"
+#include "util/text.h"
 
 const char *argp_program_version = "pybpfprof " PYBPFPROF_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -44,6 +45,7 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 -o flame.html -o prof.pstats -o prof.pb.gz\n"
 	"                                          # several formats from one run\n"
 	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
+	"  sudo pybpfprof -p 1234 -o f.html --merge-lines  # a box per function\n"
 	"  sudo pybpfprof -a -d 10                 # every CPython, new ones as well\n"
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
@@ -87,7 +89,7 @@ static const char doc[] =
 	"Formats and the extensions that select them: text (.txt), json (.json), "
 	"folded (.folded: one line per stack for flamegraph.pl or inferno), flamegraph "
 	"(.html: interactive, self-contained, opens offline in a browser), speedscope "
-	"(.speedscope.json: for speedscope.app), pstats (.pstats or .prof: for python3 -m "
+	"(.speedscope.json: for speedscope.app, opening on the busiest thread), pstats (.pstats or .prof: for python3 -m "
 	"pstats, snakeviz, gprof2dot -f pstats; times are samples / frequency), pprof "
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana), svg (.svg: a flame graph "
 	"as flamegraph.pl draws it, interactive in a browser), tree (.tree: the call tree of "
@@ -99,6 +101,19 @@ static const char doc[] =
 	"The report counts every sample: total, dropped (kernel buffer full, or still "
 	"unconverted 0.3 s after the end of the run), truncated "
 	"(deeper than --max-depth), unresolved (code object gone before it was read).";
+
+static const char top_doc[] =
+	"pybpfprof top: the run as a live view in this terminal, redrawn every second: the "
+	"processes, samples per second, drops, the busiest processes, and the functions over all "
+	"processes by self and total share in the last second (which sets the order) and since "
+	"the start; with --mode wall, under each off-CPU row the lines that waited so. q or Ctrl-C quits and restores the terminal; it writes no file (no -o). "
+	"Its other options are the run's (pybpfprof --help)."
+	"\v"
+	"Examples:\n"
+	"  sudo pybpfprof top -a                   # every CPython on the machine\n"
+	"  sudo pybpfprof top -p 1234 -p 5678      # two processes\n"
+	"  sudo pybpfprof top --mode wall -p 1234  # where its threads wait, and why\n"
+	"  sudo pybpfprof top -- python3 app.py    # a command, from its first bytecode";
 
 /* How an option's argument is read, and so what type its config field has. */
 enum cli_kind {
@@ -162,6 +177,7 @@ enum {
 	OPT_MAX_CACHE_MB,
 	OPT_USER,
 	OPT_PRUNE,
+	OPT_MERGE_LINES,
 	OPT_ASYNC,
 	OPT_MODE,
 	OPT_IDLE,
@@ -256,16 +272,21 @@ static const struct cli_option cli_options[] = {
 	{ { "top", 'n', "N", 0, "Functions listed per process in the text report (default: 20)",
 	    3 },
 	  CLI_UINT, FIELD(top_functions, unsigned), 0, 100000, "count", "a number of rows" },
-	{ { "lines", OPT_LINES, "N", 0, "Hottest lines listed per process (default: 20)", 3 },
+	{ { "lines", OPT_LINES, "N", 0, "Hottest lines listed per process, and as many native "
+	    "frames with --native or --kernel (default: 20)", 3 },
 	  CLI_UINT, FIELD(top_lines, unsigned), 0, 100000, "count", "a number of rows" },
 	{ { "line-report", OPT_LINE_REPORT, "N", 0, "Line-by-line tables, with source, of the N "
-	    "functions with the most self time per process in the text report; 0: none "
-	    "(default: 5)", 3 },
+	    "functions whose own lines cost the most (the native code they called included) "
+	    "per process in the text report; 0: none (default: 5)", 3 },
 	  CLI_UINT, FIELD(line_report, unsigned), 0, 100000, "count", "a number of rows" },
 	{ { "prune", OPT_PRUNE, "PCT", 0, "Call tree and call graph (tree, dot): leave out the "
 	    "functions under PCT % of their process's samples, 0 to 100; 0 keeps all (default: "
 	    "1)", 3 },
 	  CLI_PERCENT, FIELD(prune_pct, double), 0, 100, "--prune", "a percentage from 0 to 100" },
+	{ { "merge-lines", OPT_MERGE_LINES, NULL, 0, "Folded stacks and flame graphs (folded, "
+	    "flamegraph, svg) by function: a function's lines merged into one frame (the HTML page "
+	    "opens with Merge lines on)", 3 },
+	  CLI_SET, FIELD(merge_lines, bool), 0, 0, NULL, NULL },
 	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
 	    "process", 3 },
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
@@ -496,6 +517,26 @@ static int cli_option__apply(const struct cli_option *o, const char *arg, struct
 	return 0;
 }
 
+/*
+ * A word that is no option's argument: a command typed without `--` before it.
+ * Parsed in order (ARGP_IN_ORDER), it comes before the command's own options,
+ * which would otherwise be refused as ours ("invalid option -- 'c'").
+ */
+static void command_without_dashes(struct pyprof_config *cfg, const struct argp_state *state,
+				   const char *arg)
+{
+	char word[48], next[48];
+	bool more = state->next < state->argc;
+
+	text_clean(word, sizeof(word), arg);
+	text_clean(next, sizeof(next), more ? state->argv[state->next] : "");
+	snprintf(cfg->error, sizeof(cfg->error),
+		 "unexpected argument '%s'; to run a command put `--` before it: %s "
+		 "[OPTION...] -- %s%s%s%s",
+		 word, state->name, word, more ? " " : "", next,
+		 state->next + 1 < state->argc ? " ..." : "");
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct pyprof_config *cfg = state->input;
@@ -505,10 +546,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	if (o) {
 		err = cli_option__apply(o, arg, cfg);
 	} else if (key == ARGP_KEY_ARG) {
-		snprintf(cfg->error, sizeof(cfg->error),
-			 "unexpected argument '%s' (a command to "
-			 "profile goes after --)",
-			 arg);
+		command_without_dashes(cfg, state, arg);
 		err = -EINVAL;
 	} else if (key == ARGP_KEY_END) {
 		err = config_check(cfg, cfg->error, sizeof(cfg->error));
@@ -534,6 +572,7 @@ static const int report_keys[] = { 'p',
 				   OPT_LINES,
 				   OPT_LINE_REPORT,
 				   OPT_PRUNE,
+				   OPT_MERGE_LINES,
 				   OPT_THREADS,
 				   OPT_MEM_TIMELINE,
 				   OPT_MEM_FOLDED,
@@ -571,18 +610,20 @@ static const char args_doc[] = "[-- COMMAND [ARG...]]";
 int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_flags)
 {
 	struct argp_option options[NOPTIONS + 1] = {};
-	const struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	struct argp argp = { options, parse_opt, args_doc, doc, NULL, NULL, NULL };
+	static char top_name[] = "pybpfprof top"; /* argp's name in its usage and messages */
 	size_t o;
 	int i, err;
 
 	for (o = 0; o < NOPTIONS; o++)
 		options[o] = cli_options[o].argp;
-	/* `top` first selects the live view; the options are the same. */
+	/* `top` first selects the live view; the options are the same, its help its own. */
 	if (argc > 1 && !strcmp(argv[1], "top")) {
 		cfg->top = true;
-		argv[1] = argv[0];
+		argv[1] = top_name;
 		argv++;
 		argc--;
+		argp.doc = top_doc;
 	}
 	/* Everything after `--` is the command, untouched by option parsing. */
 	for (i = 1; i < argc; i++)
@@ -598,7 +639,7 @@ int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_fl
 			argc = i;
 			break;
 		}
-	err = argp_parse(&argp, argc, argv, argp_flags, NULL, cfg);
+	err = argp_parse(&argp, argc, argv, argp_flags | ARGP_IN_ORDER, NULL, cfg);
 
 	if (err && !cfg->error[0])
 		snprintf(cfg->error, sizeof(cfg->error), "invalid arguments");

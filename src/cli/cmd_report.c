@@ -222,6 +222,7 @@ static int write_all(const struct pyprof_config *cfg, struct outfile *outs, cons
 					.top_lines = cfg->top_lines,
 					.line_report = cfg->line_report,
 					.prune_pct = cfg->prune_pct,
+					.merge_lines = cfg->merge_lines,
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	const struct report_writer *w, *fallback;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "report/report_common.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "top.h"
 
 static struct termios saved_tio;
@@ -40,6 +41,7 @@ void top__init(struct top_view *v, unsigned rows, long long now)
 	struct termios tio;
 
 	memset(v, 0, sizeof(*v));
+	hashmap__init(&v->waits_prev);
 	v->rows = rows ? rows : 20;
 	v->last_ns = now;
 	v->next_ns = now;
@@ -62,6 +64,7 @@ void top__end(struct top_view *v)
 	free(v->prev);
 	v->prev = NULL;
 	v->nprev = 0;
+	hashmap__free(&v->waits_prev);
 	if (v->tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	v->tty = false;
@@ -221,13 +224,131 @@ static int cmp_interval(const void *a, const void *b, void *since_start)
 	return c ? c : cmp_self(&all[x->func], &all[y->func]);
 }
 
+/* An off-CPU pseudo-function's share, at one line that waited so. */
+struct wait_stat {
+	uint32_t func, frame; /* the pseudo-function; the innermost Python frame under it */
+	uint64_t all, recent; /* samples since the start, and in the last interval */
+};
+
+#define WAITS_SHOWN 3 /* waiting lines under each off-CPU row */
+
+static uint64_t wait_key(uint32_t func, uint32_t frame)
+{
+	return (uint64_t)func << 32 | frame;
+}
+
+/* The Python frame that waited in off-CPU stack s: the first under the pseudo-frame. */
+static int64_t waiting_frame(const struct profile *p, const struct profile_stack *s)
+{
+	uint32_t j;
+
+	for (j = 1; j < s->nframes; j++)
+		if (s->frames[j] < p->nframes &&
+		    p->funcs[p->frames[s->frames[j]].func].kind == PROFILE_FUNC_PYTHON)
+			return s->frames[j];
+	return -1;
+}
+
+/* Adds s's count to its (pseudo-function, waiting line) in *w (index + 1 in index). */
+static int wait_add(const struct profile *p, const struct profile_stack *s, struct hashmap *index,
+		    struct wait_stat **w, size_t *n, size_t *cap)
+{
+	int64_t fr = waiting_frame(p, s);
+	uint32_t fn = p->frames[s->frames[0]].func;
+	uint64_t *slot;
+
+	if (fr < 0)
+		return 0;
+	slot = hashmap__find(index, wait_key(fn, (uint32_t)fr));
+	if (!slot) {
+		if (vec_grow((void **)w, cap, *n + 1, sizeof(**w)) ||
+		    hashmap__set(index, wait_key(fn, (uint32_t)fr), *n + 1))
+			return -ENOMEM;
+		(*w)[*n] = (struct wait_stat){ .func = fn, .frame = (uint32_t)fr };
+		slot = hashmap__find(index, wait_key(fn, (uint32_t)fr));
+		(*n)++;
+	}
+	(*w)[*slot - 1].all += s->count;
+	return 0;
+}
+
+/*
+ * --mode wall: per off-CPU pseudo-function and the line that waited so, the
+ * samples since the start and since the last redraw (v->waits_prev). NULL
+ * with *n 0 when there are none or memory ran out.
+ */
+static struct wait_stat *wait_stats(struct top_view *v, const struct profile *p, size_t *n)
+{
+	struct wait_stat *w = NULL;
+	struct hashmap index;
+	size_t i, j, cap = 0;
+	uint64_t *was;
+	int err = 0;
+
+	*n = 0;
+	hashmap__init(&index);
+	for (i = 0; i < p->ntargets && !err; i++)
+		for (j = 0; j < p->targets[i].nstacks && !err; j++)
+			if (profile__offcpu_class(p, &p->targets[i].stacks[j]) >= 0)
+				err = wait_add(p, &p->targets[i].stacks[j], &index, &w, n, &cap);
+	hashmap__free(&index);
+	for (i = 0; i < *n && !err; i++) {
+		was = hashmap__find(&v->waits_prev, wait_key(w[i].func, w[i].frame));
+		w[i].recent = was && *was <= w[i].all ? w[i].all - *was : w[i].all;
+		err = hashmap__set(&v->waits_prev, wait_key(w[i].func, w[i].frame), w[i].all);
+	}
+	if (err) {
+		free(w);
+		*n = 0;
+		return NULL;
+	}
+	return w;
+}
+
+/* Waiting lines by their last interval, then by their samples since the start. */
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct wait_stat *x = a, *y = b;
+
+	if (x->recent != y->recent)
+		return x->recent < y->recent ? 1 : -1;
+	if (x->all != y->all)
+		return x->all < y->all ? 1 : -1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* Under off-CPU pseudo-function func's row, the lines that waited so; the rows used. */
+static unsigned put_waits(const struct profile *p, const struct wait_stat *w, size_t n,
+			  uint32_t func, uint64_t recent, uint64_t samples, unsigned cols,
+			  unsigned room)
+{
+	unsigned shown = 0;
+	size_t i;
+
+	for (i = 0; i < n && shown < room && shown < WAITS_SHOWN; i++) {
+		const struct profile_frame *fr = &p->frames[w[i].frame];
+		const struct profile_func *fn = &p->funcs[fr->func];
+		char num[16];
+
+		if (w[i].func != func)
+			continue;
+		put_line(cols, " %5.1f%%          %5.1f%%            waiting at %s (%s:%s)",
+			 report_pct(w[i].recent, recent), report_pct(w[i].all, samples),
+			 fn->qualname, fn->file, report_line_str(fr->line, num, sizeof(num)));
+		shown++;
+	}
+	return shown;
+}
+
 bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, long long now)
 {
 	struct winsize ws = { 0 };
 	unsigned rows = v->rows, cols = 0;
 	struct func_stat *st, *d;
+	struct wait_stat *waits;
 	uint64_t samples, recent;
-	size_t n, i, alive;
+	size_t n, i, alive, nwaits;
+	unsigned used;
 	double rate;
 
 	if (quit_pressed())
@@ -266,7 +387,10 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 	for (i = 0; i < n; i++)
 		d[i].func = i;
 	qsort_r(d, n, sizeof(*d), cmp_interval, st);
-	for (i = 0; i < n && i < rows; i++) {
+	waits = wait_stats(v, p, &nwaits);
+	if (nwaits)
+		qsort(waits, nwaits, sizeof(*waits), cmp_wait);
+	for (i = 0, used = 0; i < n && used < rows; i++, used++) {
 		const struct func_stat *all = &st[d[i].func];
 		const struct profile_func *fn = &p->funcs[all->func];
 		char num[16];
@@ -275,7 +399,11 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 			 report_pct(d[i].self, recent), report_pct(d[i].total, recent),
 			 report_pct(all->self, samples), report_pct(all->total, samples),
 			 fn->qualname, fn->file, report_line_str(fn->firstline, num, sizeof(num)));
+		if (!strcmp(fn->file, PROFILE_OFFCPU_FILE))
+			used += put_waits(p, waits, nwaits, all->func, recent, samples, cols,
+					  rows - used - 1);
 	}
+	free(waits);
 	/* clear what a longer previous frame left below */
 	printf("\033[J");
 	fflush(stdout);

@@ -3,8 +3,9 @@
  * `pybpfprof top`: a live view redrawn once a second with plain ANSI
  * escapes (no curses): processes, samples per second, drops, and the top
  * functions over all processes by self and total share, in the last second
- * (what is hot now, the order) and since the start. `q` quits; the
- * terminal's mode is restored on every way out.
+ * (what is hot now, the order) and since the start; with --mode wall, under
+ * each off-CPU row the lines that waited so. `q` quits; the terminal's mode
+ * is restored on every way out.
  */
 #ifndef PYBPFPROF_TOP_H
 #define PYBPFPROF_TOP_H
@@ -12,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "profile/profile.h"
+#include "util/hashmap.h"
 
 struct top_view {
 	bool tty;	   /* stdin is a terminal whose mode we changed */
@@ -21,6 +23,8 @@ struct top_view {
 	unsigned rows;		/* functions shown */
 	struct func_stat *prev; /* per function id: self and total at the last redraw */
 	size_t nprev;		/* its slots, zeroed until their function is seen */
+	/* --mode wall: per (off-CPU pseudo-function, waiting line), its count at the last redraw */
+	struct hashmap waits_prev;
 };
 
 /* Puts stdin in non-canonical, no-echo mode (when a terminal) and clears the screen. */

@@ -4,6 +4,7 @@
  * numbers, frame and process labels, the honest counts, JSON strings.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report/report_common.h"
 #include "util/text.h"
@@ -53,6 +54,119 @@ char *report_frame_label(const struct profile *p, uint32_t frame, char *buf, siz
 	else
 		snprintf(buf, len, "%s (%s)", fn->qualname, fn->file);
 	return folded_frame(buf);
+}
+
+int report_cols(const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	int n = 0, k;
+
+	for (; *c; c += k, n++) {
+		k = text_utf8_len(c, 4);
+		k = k ? k : 1;
+	}
+	return n;
+}
+
+/* The byte offset of column col of s (its end if it has fewer). */
+static size_t col_offset(const char *s, int col)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	int k;
+
+	for (; *c && col > 0; c += k, col--) {
+		k = text_utf8_len(c, 4);
+		k = k ? k : 1;
+	}
+	return (size_t)((const char *)c - s);
+}
+
+/* Where a native name's "+0xHEX" ending begins, or NULL. */
+static const char *offset_suffix(const char *s)
+{
+	const char *o = strrchr(s, '+'), *c;
+
+	if (!o || strncmp(o, "+0x", 3) || !o[3])
+		return NULL;
+	for (c = o + 3; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') ||
+		      (*c >= 'A' && *c <= 'F')))
+			return NULL;
+	return o;
+}
+
+char *report_fit(char *buf, size_t len, const char *s, int width, enum report_fit how)
+{
+	char tmp[REPORT_FIELD];
+	const char *suffix;
+	int cols, keep, tail = 0;
+	size_t head;
+
+	text_clean(tmp, sizeof(tmp), s);
+	cols = report_cols(tmp);
+	if (cols <= width || width < 4) {
+		snprintf(buf, len, "%s", tmp);
+		return buf;
+	}
+	if (how == REPORT_FIT_LEFT) {
+		snprintf(buf, len, "...%s", tmp + col_offset(tmp, cols - (width - 3)));
+		return buf;
+	}
+	suffix = how == REPORT_FIT_NAME ? offset_suffix(tmp) : NULL;
+	if (suffix)
+		tail = report_cols(suffix);
+	keep = width - 3 - tail;
+	if (keep < 1) /* an offset longer than the column: it is shown whole all the same */
+		keep = 1;
+	head = col_offset(tmp, keep);
+	snprintf(buf, len, "%.*s...%s", (int)head, tmp, suffix ? suffix : "");
+	return buf;
+}
+
+void report_put_padded(FILE *f, const char *s, int width)
+{
+	char tmp[REPORT_FIELD];
+	int n;
+
+	text_clean(tmp, sizeof(tmp), s);
+	fputs(tmp, f);
+	for (n = report_cols(tmp); n < width; n++)
+		fputc(' ', f);
+}
+
+char *report_func_label(const struct profile *p, uint32_t frame, char *buf, size_t len)
+{
+	const struct profile_func *fn = &p->funcs[p->frames[frame].func];
+
+	if (fn->unresolved || !fn->file[0])
+		snprintf(buf, len, "%s", fn->qualname);
+	else
+		snprintf(buf, len, "%s (%s)", fn->qualname, fn->file);
+	return folded_frame(buf);
+}
+
+uint32_t *report_func_frames(const struct profile *p)
+{
+	uint32_t *rep = malloc((p->nframes ? p->nframes : 1) * sizeof(*rep));
+	uint32_t *first = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(*first));
+	size_t i;
+
+	if (!rep || !first) {
+		free(rep);
+		free(first);
+		return NULL;
+	}
+	for (i = 0; i < p->nfuncs; i++)
+		first[i] = UINT32_MAX;
+	for (i = 0; i < p->nframes; i++) {
+		uint32_t fn = p->frames[i].func;
+
+		if (first[fn] == UINT32_MAX)
+			first[fn] = (uint32_t)i;
+		rep[i] = first[fn];
+	}
+	free(first);
+	return rep;
 }
 
 struct report_totals report_totals(const struct profile *p)

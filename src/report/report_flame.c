@@ -5,7 +5,10 @@
  * box per (frame, path), root at the bottom, siblings in frame-id order.
  * Hover shows the function, file:line, samples and %; a click zooms into a
  * box; the search field highlights matching functions and says how much of
- * the total they hold. Same frames and counts as the folded output.
+ * the total they hold. Same frames and counts as the folded output. The page
+ * opens scrolled to the box with the most self samples: root at the bottom,
+ * a deep tower of imports would otherwise push the work below the first
+ * screen. "Merge lines" redraws the tree with one box per function.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,6 +77,13 @@ static void write_names(FILE *f, const struct profile *p)
 		fputs(", \"\"]", f);
 	}
 	fputs("],\n", f);
+	/* each name's function, for the page's "Merge lines": a process is one of its own */
+	fputs("\"funcs\": [", f);
+	for (i = 0; i < p->nframes; i++)
+		fprintf(f, "%s%u", i ? "," : "", p->frames[i].func);
+	for (i = 0; i < p->ntargets; i++)
+		fprintf(f, "%s%zu", i || p->nframes ? "," : "", p->nfuncs + i);
+	fputs("],\n", f);
 }
 
 // clang-format off
@@ -83,7 +93,8 @@ static const char page_head[] =
 "<title>pybpfprof flame graph</title>\n"
 "<style>\n"
 "body{font:12px sans-serif;margin:8px;background:#fff;color:#222}\n"
-"#bar{display:flex;gap:8px;align-items:center;margin-bottom:6px}\n"
+"#bar{display:flex;gap:8px;align-items:center;margin-bottom:6px;position:sticky;top:0;"
+"background:#fff;z-index:1;padding:4px 0}\n"
 "#chart{position:relative;width:100%;overflow:hidden}\n"
 ".frame{position:absolute;height:16px;box-sizing:border-box;border:1px solid #fff;"
 "overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 3px;line-height:14px;"
@@ -96,6 +107,7 @@ static const char page_head[] =
 "<div id=\"bar\"><b id=\"title\"></b>"
 "<button id=\"reset\">Reset zoom</button>"
 "<input id=\"search\" placeholder=\"Search (regular expression)\" size=\"30\">"
+"<label><input type=\"checkbox\" id=\"merge\"> Merge lines</label>"
 "<span id=\"matched\"></span></div>\n"
 "<div id=\"chart\"></div><div id=\"tip\"></div>\n"
 "<script type=\"application/json\" id=\"profile\">\n{";
@@ -107,14 +119,32 @@ static const char page_tail[] =
 "const P = JSON.parse(document.getElementById('profile').textContent);\n"
 "const chart = document.getElementById('chart'), tip = document.getElementById('tip');\n"
 "const ROW = 17, MIN_PCT = 0.05;\n"
-"let zoomed = null, query = null;\n"
+"let zoomed = null, query = null, tree = P.root, busiest = null;\n"
 "/* Nodes are [name index, [children], samples]. Parents, so a zoom can keep the path\n"
 " * to the root visible, and heights, so a zoom knows how many rows it needs. */\n"
 "function link(n, parent) { n.parent = parent; n.h = 1;\n"
 "  for (const c of n[1]) { link(c, n); n.h = Math.max(n.h, c.h + 1); } }\n"
-"link(P.root, null);\n"
+"/* A function's lines merged: the nodes of one function under one node become one, their\n"
+" * children merged the same way (P.funcs: each name's function). */\n"
+"function merged(nodes) {\n"
+"  const m = [nodes[0][0], [], 0], groups = new Map();\n"
+"  m.merged = true;\n"
+"  for (const n of nodes) { m[2] += n[2];\n"
+"    for (const c of n[1]) { const k = P.funcs[c[0]];\n"
+"      if (!groups.has(k)) groups.set(k, []); groups.get(k).push(c); } }\n"
+"  for (const g of groups.values()) m[1].push(merged(g));\n"
+"  return m;\n"
+"}\n"
+"/* The node with the most self samples: the first screen shows it. */\n"
+"function hottest(n) { let best = n, most = -1;\n"
+"  (function walk(x) { let s = x[2]; for (const c of x[1]) { s -= c[2]; walk(c); }\n"
+"    if (x[0] >= 0 && s > most) { most = s; best = x; } })(n);\n"
+"  return best; }\n"
+"function use(t) { tree = t; zoomed = null; link(tree, null); busiest = hottest(tree); }\n"
+"use(P.root);\n"
 "function name(n) { return n[0] < 0 ? 'all' : P.names[n[0]][0]; }\n"
-"function where(n) { return n[0] < 0 ? '' : P.names[n[0]][1]; }\n"
+"function where(n) { if (n[0] < 0) return ''; const w = P.names[n[0]][1];\n"
+"  return n.merged ? w.replace(/:[0-9]+$/, '') : w; }\n"
 "function color(s, off) { let h = 0; for (const ch of s) h = (h * 31 + ch.charCodeAt(0)) >>> 0; "
 "return 'hsl(' + ((off ? 200 : 0) + h % (off ? 30 : 50)) + ',80%,' + (55 + h % 15) + '%)'; }\n"
 "function off(n) { return n[0] >= 0 && P.names[n[0]].length > 2; }\n"
@@ -126,7 +156,7 @@ static const char page_tail[] =
 "  d.style.background = color(name(n), off(n));\n"
 "  d.textContent = name(n);\n"
 "  d.dataset.name = name(n); d.dataset.where = where(n); d.dataset.samples = n[2];\n"
-"  d.node = n;\n"
+"  d.node = n; if (n === busiest) d.dataset.busiest = '1';\n"
 "  chart.appendChild(d);\n"
 "}\n"
 "function draw(n, left, width, level, rows) {\n"
@@ -139,7 +169,7 @@ static const char page_tail[] =
 "  }\n"
 "}\n"
 "function render() {\n"
-"  const top = zoomed || P.root;\n"
+"  const top = zoomed || tree;\n"
 "  const path = []; for (let a = top.parent; a; a = a.parent) path.unshift(a);\n"
 "  const rows = path.length + top.h;\n"
 "  chart.textContent = ''; chart.style.height = (rows * ROW) + 'px';\n"
@@ -147,18 +177,18 @@ static const char page_tail[] =
 "  draw(top, 0, 100, path.length, rows);\n"
 "  let hit = 0;\n"
 "  if (query) { const s = (n, under) => { const m = query.test(name(n)); "
-"if (m && !under) hit += n[2]; for (const c of n[1]) s(c, under || m); }; s(P.root, false); }\n"
+"if (m && !under) hit += n[2]; for (const c of n[1]) s(c, under || m); }; s(tree, false); }\n"
 "  document.getElementById('matched').textContent = query ? 'Matched: ' + "
-"(P.root[2] ? (100 * hit / P.root[2]).toFixed(1) : '0.0') + '%' : '';\n"
+"(tree[2] ? (100 * hit / tree[2]).toFixed(1) : '0.0') + '%' : '';\n"
 "}\n"
 "chart.addEventListener('click', e => {\n"
 "  const d = e.target.closest('.frame'); if (!d) return;\n"
-"  zoomed = d.node === P.root ? null : d.node; render();\n"
+"  zoomed = d.node === tree ? null : d.node; render();\n"
 "});\n"
 "chart.addEventListener('mousemove', e => {\n"
 "  const d = e.target.closest('.frame');\n"
 "  if (!d) { tip.style.display = 'none'; return; }\n"
-"  const n = d.node, pct = P.root[2] ? (100 * n[2] / P.root[2]).toFixed(2) : '0.00';\n"
+"  const n = d.node, pct = tree[2] ? (100 * n[2] / tree[2]).toFixed(2) : '0.00';\n"
 "  tip.textContent = name(n) + (where(n) ? '\\n' + where(n) : '') + '\\n' + n[2] + "
 "' samples (' + pct + '% of all)';\n"
 "  tip.style.display = 'block';\n"
@@ -177,8 +207,14 @@ static const char page_tail[] =
 "catch (err) { query = null; }\n"
 "  render();\n"
 "});\n"
+"/* The first screen shows the busiest frame, however deep the page below or above it. */\n"
+"function show() { render(); const b = chart.querySelector('[data-busiest]');\n"
+"  if (b) b.scrollIntoView({block: 'center'}); }\n"
+"document.getElementById('merge').addEventListener('change', e => {\n"
+"  use(e.target.checked ? merged([P.root]) : P.root); show(); });\n"
 "document.getElementById('title').textContent = P.title;\n"
-"render();\n"
+"if (P.mergeLines) { document.getElementById('merge').checked = true; use(merged([P.root])); }\n"
+"show();\n"
 "</script></body></html>\n";
 // clang-format on
 
@@ -196,7 +232,7 @@ static int write_flame(FILE *f, const struct profile *p, const struct report_opt
 			sizeof(title) - strlen(title) - 1);
 	fputs("\"title\": ", f);
 	report_script_string(f, title);
-	fputs(",\n", f);
+	fputs(o->merge_lines ? ",\n\"mergeLines\": true,\n" : ",\n", f);
 	write_names(f, p);
 	fputs("\"root\": ", f);
 	err = write_tree(f, p);

@@ -17,7 +17,8 @@ struct entry {
 
 struct paths {
 	const struct profile *p;
-	bool by_proc; /* several processes: each path starts at its process */
+	bool by_proc;	     /* several processes: each path starts at its process */
+	const uint32_t *rep; /* each frame's stand-in (lines merged), or NULL */
 };
 
 static uint32_t path_len(const struct paths *ps, const struct entry *e)
@@ -33,7 +34,7 @@ static uint32_t path_at(const struct paths *ps, const struct entry *e, uint32_t 
 	if (ps->by_proc && !k)
 		return ps->p->nframes + e->proc;
 	k -= ps->by_proc;
-	return s->frames[s->nframes - 1 - k];
+	return ps->rep ? ps->rep[s->frames[s->nframes - 1 - k]] : s->frames[s->nframes - 1 - k];
 }
 
 static int cmp_paths(const void *a, const void *b, void *ctx)
@@ -81,7 +82,13 @@ static struct entry *sorted_entries(const struct paths *ps, size_t *n, uint32_t 
 int report_flame_tree_walk(const struct profile *p, const struct report_flame_tree_ops *ops,
 			   void *ctx, uint64_t *total)
 {
-	struct paths ps = { .p = p, .by_proc = p->ntargets > 1 };
+	return report_flame_tree_walk_rep(p, NULL, ops, ctx, total);
+}
+
+int report_flame_tree_walk_rep(const struct profile *p, const uint32_t *rep,
+			       const struct report_flame_tree_ops *ops, void *ctx, uint64_t *total)
+{
+	struct paths ps = { .p = p, .by_proc = p->ntargets > 1, .rep = rep };
 	uint64_t *val = NULL, *start = NULL, sum = 0;
 	uint32_t *open = NULL, depth = 0, maxlen, k;
 	bool *first = NULL;

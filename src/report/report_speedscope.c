@@ -2,13 +2,16 @@
 /*
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
  * every frame once in a shared table, then one "sampled" profile per thread
- * of each process, its distinct stacks (root first) weighted by sample count.
+ * of each process, its distinct stacks (root first) weighted by sample count;
+ * the viewer opens on the busiest.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
 
 static void write_frames(FILE *f, const struct profile *p)
 {
@@ -82,18 +85,66 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 	fputs("]}", f);
 }
 
+/* Adds stack s's samples to its thread's profile in totals (its index + 1 in tids). */
+static int count_stack(struct hashmap *tids, uint64_t **totals, size_t *n, size_t *cap,
+		       const struct profile_stack *s)
+{
+	uint64_t *slot = hashmap__find(tids, s->tid);
+
+	if (!slot) {
+		if (vec_grow((void **)totals, cap, *n + 1, sizeof(**totals)) ||
+		    hashmap__set(tids, s->tid, *n + 1))
+			return -ENOMEM;
+		(*totals)[*n] = 0;
+		slot = hashmap__find(tids, s->tid);
+		(*n)++;
+	}
+	if (s->nframes)
+		(*totals)[*slot - 1] += s->count;
+	return 0;
+}
+
+/*
+ * The index of the profile with the most samples (the first of equals), in
+ * the order write_speedscope writes them: speedscope opens on it, where the
+ * first (the lowest pid's first thread) may be a client's few imports.
+ */
+static int busiest_profile(const struct profile *p, size_t *best)
+{
+	uint64_t *totals = NULL;
+	size_t i, j, k, base = 0, n = 0, cap = 0;
+	struct hashmap tids;
+	int err = 0;
+
+	*best = 0;
+	for (i = 0; i < p->ntargets && !err; i++) {
+		hashmap__init(&tids);
+		for (j = 0; j < p->targets[i].nstacks && !err; j++)
+			err = count_stack(&tids, &totals, &n, &cap, &p->targets[i].stacks[j]);
+		hashmap__free(&tids);
+		for (k = base; k < n; k++)
+			if (totals[k] > totals[*best])
+				*best = k;
+		base = n; /* a tid seen again in the next process is another profile */
+	}
+	free(totals);
+	return err;
+}
+
 static int write_speedscope(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	size_t i, j, nprofiles = 0;
+	size_t i, j, nprofiles = 0, best;
 	char name[320], counts[200];
 	struct hashmap tids;
 
+	if (busiest_profile(p, &best))
+		return -ENOMEM;
 	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n", f);
 	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s", p->mode, p->frequency_hz,
 		 report_counts(p, counts, sizeof(counts)));
 	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": ", o->tool_version);
 	json_string(f, name);
-	fputs(", \"activeProfileIndex\": 0,\n", f);
+	fprintf(f, ", \"activeProfileIndex\": %zu,\n", best);
 	write_frames(f, p);
 	fputs("\"profiles\": [", f);
 	for (i = 0; i < p->ntargets; i++) {

@@ -47,7 +47,8 @@ struct svg {
 	struct node_size *wide;	     /* pass 1: nodes of at least 0.1% */
 	size_t nwide, cap, nall;
 	int err;
-	float *off; /* --mode wall: each frame's off-CPU share, or NULL */
+	float *off;	  /* --mode wall: each frame's off-CPU share, or NULL */
+	bool merge_lines; /* --merge-lines: a node is a function, where it is its file */
 };
 
 /* Characters in s as report_xml_text counts them. */
@@ -77,7 +78,7 @@ static const char *node_name(const struct svg *g, uint32_t label, char *where, s
 		return report_proc_label(&p->targets[label - p->nframes], buf, len);
 	fr = &p->frames[label];
 	fn = &p->funcs[fr->func];
-	if (fn->file[0] && fr->line > 0)
+	if (fn->file[0] && fr->line > 0 && !g->merge_lines)
 		snprintf(where, wlen, "%s:%d", fn->file, fr->line);
 	else
 		snprintf(where, wlen, "%s", fn->file);
@@ -379,12 +380,18 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 	struct svg g = { .f = f,
 			 .p = p,
 			 .total = tree_total(p),
-			 .off = report_wall_frame_offshare(p) };
+			 .off = report_wall_frame_offshare(p),
+			 .merge_lines = o->merge_lines };
+	uint32_t *rep = o->merge_lines ? report_func_frames(p) : NULL;
 	uint64_t total;
 	size_t drawn;
 	int err;
 
-	err = report_flame_tree_walk(p, &sizes, &g, &total);
+	if (o->merge_lines && !rep) {
+		free(g.off);
+		return -ENOMEM;
+	}
+	err = report_flame_tree_walk_rep(p, rep, &sizes, &g, &total);
 	if (!err)
 		err = g.err;
 	if (err)
@@ -392,12 +399,13 @@ static int write_svg(FILE *f, const struct profile *p, const struct report_opts 
 	drawn = choose_threshold(&g);
 	write_header(&g, o, drawn);
 	write_node(&g, 0, SVG_ROOT, 0, g.total);
-	err = report_flame_tree_walk(p, &draw, &g, &total);
+	err = report_flame_tree_walk_rep(p, rep, &draw, &g, &total);
 	if (err)
 		goto out;
 	fprintf(f, "</g>\n%s</svg>\n", svg_script);
 	err = ferror(f) ? -EIO : 0;
 out:
+	free(rep);
 	free(g.wide);
 	free(g.off);
 	return err;

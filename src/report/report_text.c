@@ -4,6 +4,7 @@
  * functions by self time, the hottest lines with their source text, and for
  * the hottest functions a line-by-line table like line_profiler's.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,25 +22,51 @@
 #include "util/vec.h"
 #include "proc/source.h"
 
+#define SRC_TEXT 160 /* bytes of source text looked up per line */
+
 #define NAME_MIN 8
-#define NAME_MAX 48
+#define NAME_MAX 48   /* a Python name's column */
+#define NATIVE_MAX 72 /* a native name's: library+0xOFFSET names are long */
+#define LOC_MIN 24    /* the least a location is fitted to */
 
-/* Widens the function column w to fit name, within bounds. */
-static int fit_name(int w, const char *name)
+static bool is_machine(const struct profile_func *fn)
 {
-	int len = strlen(name);
+	return fn->kind != PROFILE_FUNC_PYTHON;
+}
 
-	return len <= w ? w : len > NAME_MAX ? NAME_MAX : len;
+/* Widens the function column w to fit fn's name, within its kind's bound. */
+static int fit_name(int w, const struct profile_func *fn)
+{
+	char q[REPORT_FIELD];
+	int len = report_cols(text_clean(q, sizeof(q), fn->qualname));
+	int max = is_machine(fn) ? NATIVE_MAX : NAME_MAX;
+
+	return len <= w ? w : len > max ? max : len;
+}
+
+/* fn's name fitted to width columns: a native name keeps its +0xOFFSET. */
+static void print_name(FILE *f, const struct profile_func *fn, int width, bool pad)
+{
+	char q[REPORT_FIELD];
+
+	report_fit(q, sizeof(q), fn->qualname, width,
+		   is_machine(fn) ? REPORT_FIT_NAME : REPORT_FIT_RIGHT);
+	report_put_padded(f, q, pad ? width : 0);
+}
+
+/* What is left of the line after used columns, never less than LOC_MIN. */
+static int left_of(int used)
+{
+	return REPORT_TEXT_WIDTH - used < LOC_MIN ? LOC_MIN : REPORT_TEXT_WIDTH - used;
 }
 
 /*
  * "file.py:12" with the path shortened from the left to fit width; machine
- * code (--kernel) by its library or "[kernel]" alone.
+ * code (--kernel, --native) by its library or "[kernel]" alone.
  */
-static void print_location(FILE *f, const char *file, int line, int width, bool machine)
+static void print_location(FILE *f, const char *file, int line, int width, bool machine, bool pad)
 {
-	char loc[4096];
-	int n;
+	char loc[REPORT_FIELD], fit[REPORT_FIELD];
 
 	if (machine)
 		snprintf(loc, sizeof(loc), "%s", file);
@@ -49,19 +76,16 @@ static void print_location(FILE *f, const char *file, int line, int width, bool 
 		snprintf(loc, sizeof(loc), "%s:?", file); /* an instruction with no line */
 	else
 		snprintf(loc, sizeof(loc), "?");
-	text_sanitize(loc);
-	n = strlen(loc);
-	if (n > width && width > 3)
-		fprintf(f, "...%-*s", width - 3, loc + n - (width - 3));
-	else
-		fprintf(f, "%-*s", width, loc);
+	report_fit(fit, sizeof(fit), loc, width, REPORT_FIT_LEFT);
+	report_put_padded(f, fit, pad ? width : 0);
 }
+
+#define FUNC_PREFIX 37 /* "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  " */
 
 static void print_functions(FILE *f, const struct profile *p, const struct profile_target *pp,
 			    const struct report_opts *o)
 {
 	struct func_stat *st;
-	char q[REPORT_FIELD];
 	size_t n, i, shown;
 	int w;
 
@@ -71,59 +95,186 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 	}
 	shown = n < o->top_functions ? n : o->top_functions;
 	for (i = 0, w = NAME_MIN; i < shown; i++)
-		w = fit_name(w, p->funcs[st[i].func].qualname);
+		w = fit_name(w, &p->funcs[st[i].func]);
 	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", shown, n);
 	fprintf(f, "    self%%  total%%   self s  total s  %-*s  %s\n", w, "function", "location");
 	for (i = 0; i < shown; i++) {
 		const struct profile_func *fn = &p->funcs[st[i].func];
 
-		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  %-*.*s  ",
+		fprintf(f, "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  ",
 			report_pct(st[i].self, pp->samples), report_pct(st[i].total, pp->samples),
-			report_seconds(p, st[i].self), report_seconds(p, st[i].total), w, NAME_MAX,
-			text_clean(q, sizeof(q), fn->qualname));
-		print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
+			report_seconds(p, st[i].self), report_seconds(p, st[i].total));
+		print_name(f, fn, w, true);
+		fputs("  ", f);
+		print_location(f, fn->file, fn->firstline, left_of(FUNC_PREFIX + w + 2),
+			       is_machine(fn), false);
 		fputc('\n', f);
 	}
 	free(st);
 }
 
-static void print_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
-			const struct report_opts *o)
+/* Frame ids by their count in cost, most first (then by id). */
+static int cmp_cost(const void *a, const void *b, void *arg)
 {
-	struct line_stat *st;
-	char src[160], q[REPORT_FIELD];
+	const uint64_t *cost = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (cost[x] != cost[y])
+		return cost[x] < cost[y] ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Per frame of p, over pp's stacks: py[], the samples in which it was the
+ * innermost Python frame, the native code it called counted with it (a
+ * line's own cost, as without --native); nat[], the samples in which it was
+ * the innermost frame and machine code (--native, --kernel).
+ */
+static int line_costs(const struct profile *p, const struct profile_target *pp, uint64_t **py,
+		      uint64_t **nat)
+{
+	size_t i, j;
+
+	*py = calloc(p->nframes ? p->nframes : 1, sizeof(**py));
+	*nat = calloc(p->nframes ? p->nframes : 1, sizeof(**nat));
+	if (!*py || !*nat) {
+		free(*py);
+		free(*nat);
+		return -ENOMEM;
+	}
+	for (i = 0; i < pp->nstacks; i++) {
+		const struct profile_stack *s = &pp->stacks[i];
+
+		for (j = 0; j < s->nframes; j++) {
+			uint32_t fr = s->frames[j];
+
+			if (!is_machine(&p->funcs[p->frames[fr].func])) {
+				(*py)[fr] += s->count;
+				break;
+			}
+			if (!j)
+				(*nat)[fr] += s->count;
+		}
+	}
+	return 0;
+}
+
+/* The ids of the frames with a cost, most first, in *ids (*n of them). */
+static int by_cost(const struct profile *p, const uint64_t *cost, uint32_t **ids, size_t *n)
+{
+	size_t i;
+
+	*n = 0;
+	*ids = malloc((p->nframes ? p->nframes : 1) * sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	for (i = 0; i < p->nframes; i++)
+		if (cost[i])
+			(*ids)[(*n)++] = (uint32_t)i;
+	qsort_r(*ids, *n, sizeof(**ids), cmp_cost, (void *)cost);
+	return 0;
+}
+
+#define LINE_PREFIX 20 /* "   %7llu  %5.1f%%  " */
+#define LINE_LOC 36
+
+static void print_python_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
+			       const uint64_t *cost, const struct report_opts *o)
+{
+	const char *machine = p->native_mode && p->kernel_mode ? "native and kernel" :
+			      p->native_mode		       ? "native" :
+			      p->kernel_mode		       ? "kernel" :
+								 NULL;
+	char src[SRC_TEXT], fit[SRC_TEXT];
+	uint32_t *ids;
 	size_t n, i, shown;
 	int w;
 
-	if (profile_target__line_stats(p, pp, &st, &n)) {
+	if (by_cost(p, cost, &ids, &n)) {
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
 	shown = n < o->top_lines ? n : o->top_lines;
 	for (i = 0, w = NAME_MIN; i < shown; i++)
-		w = fit_name(w, p->funcs[p->frames[st[i].frame].func].qualname);
-	fprintf(f, "\n  Hottest lines (top %zu of %zu)\n", shown, n);
-	fprintf(f, "   samples   self%%  %-36s  %-*s  %s\n", "location", w, "function", "source");
+		w = fit_name(w, &p->funcs[p->frames[ids[i]].func]);
+	fprintf(f, "\n  Hottest lines (top %zu of %zu)", shown, n);
+	if (machine)
+		fprintf(f, ": the %s code a line called counted with it", machine);
+	fputc('\n', f);
+	fprintf(f, "   samples   self%%  %-*s  %-*s  %s\n", LINE_LOC, "location", w, "function",
+		"source");
 	for (i = 0; i < shown; i++) {
-		const struct profile_frame *fr = &p->frames[st[i].frame];
+		const struct profile_frame *fr = &p->frames[ids[i]];
 		const struct profile_func *fn = &p->funcs[fr->func];
 
 		src[0] = '\0';
-		if (fn->kind == PROFILE_FUNC_PYTHON)
-			report_frame_source(p, pp, st[i].frame, src, sizeof(src));
-		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)st[i].self,
-			report_pct(st[i].self, pp->samples));
-		print_location(f, fn->file, fr->line, 36, fn->kind != PROFILE_FUNC_PYTHON);
-		text_clean(q, sizeof(q), fn->qualname);
+		report_frame_source(p, pp, ids[i], src, sizeof(src));
+		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)cost[ids[i]],
+			report_pct(cost[ids[i]], pp->samples));
+		print_location(f, fn->file, fr->line, LINE_LOC, false, true);
+		fputs("  ", f);
+		print_name(f, fn, w, src[0]);
 		if (src[0])
-			fprintf(f, "  %-*.*s  %s\n", w, NAME_MAX, q, src);
-		else
-			fprintf(f, "  %.*s\n", NAME_MAX, q);
+			fprintf(f, "  %s",
+				report_fit(fit, sizeof(fit), src,
+					   left_of(LINE_PREFIX + LINE_LOC + 2 + w + 2),
+					   REPORT_FIT_RIGHT));
+		fputc('\n', f);
 	}
-	free(st);
+	free(ids);
 }
 
-#define SRC_WIDTH 160 /* source text shown per line */
+static void print_native_frames(FILE *f, const struct profile *p, const struct profile_target *pp,
+				const uint64_t *cost, const struct report_opts *o)
+{
+	uint32_t *ids;
+	size_t n, i, shown;
+	int w;
+
+	if (by_cost(p, cost, &ids, &n)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	shown = n < o->top_lines ? n : o->top_lines;
+	for (i = 0, w = NAME_MIN; i < shown; i++)
+		w = fit_name(w, &p->funcs[p->frames[ids[i]].func]);
+	if (n)
+		fprintf(f, "\n  Hottest native frames (top %zu of %zu)\n", shown, n);
+	if (n)
+		fprintf(f, "   samples   self%%  %-*s  %s\n", w, "function", "library");
+	for (i = 0; i < shown; i++) {
+		const struct profile_func *fn = &p->funcs[p->frames[ids[i]].func];
+
+		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)cost[ids[i]],
+			report_pct(cost[ids[i]], pp->samples));
+		print_name(f, fn, w, true);
+		fputs("  ", f);
+		print_location(f, fn->file, 0, left_of(LINE_PREFIX + w + 2), true, false);
+		fputc('\n', f);
+	}
+	free(ids);
+}
+
+/*
+ * The hottest lines of Python code; with --native or --kernel, the hottest
+ * native frames in a table of their own, so that the library code a line
+ * called does not push the Python lines out of theirs.
+ */
+static void print_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
+			const struct report_opts *o)
+{
+	uint64_t *py, *nat;
+
+	if (line_costs(p, pp, &py, &nat)) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	print_python_lines(f, p, pp, py, o);
+	print_native_frames(f, p, pp, nat, o);
+	free(py);
+	free(nat);
+}
+
 #define SRC_CHUNK 256 /* rows whose source is looked up at once */
 
 struct line_row {
@@ -197,9 +348,13 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 	return 0;
 }
 
+#define ROW_PREFIX 48 /* "    %5d  %8llu  %5.1f%%  %5.1f%%  %7llu  " */
+
 static void print_row(FILE *f, const struct profile_target *pp, const struct func_stat *fs,
 		      const struct line_row *r, const char *src)
 {
+	char fit[SRC_TEXT];
+
 	if (r->line > 0)
 		fprintf(f, "    %5d", r->line);
 	else
@@ -207,7 +362,11 @@ static void print_row(FILE *f, const struct profile_target *pp, const struct fun
 	fprintf(f, "  %8llu  %5.1f%%  %5.1f%%  %7llu", (unsigned long long)r->total,
 		report_pct(r->total, fs->total), report_pct(r->total, pp->samples),
 		(unsigned long long)r->self);
-	fprintf(f, src[0] ? "  %s\n" : "%s\n", src);
+	if (src[0])
+		fprintf(f, "  %s",
+			report_fit(fit, sizeof(fit), src, REPORT_TEXT_WIDTH - ROW_PREFIX,
+				   REPORT_FIT_RIGHT));
+	fputc('\n', f);
 }
 
 /* The table's rows, their source looked up SRC_CHUNK rows at a time. */
@@ -216,7 +375,7 @@ static void print_rows(FILE *f, const struct profile *p, const struct profile_ta
 		       bool readable)
 {
 	const char *file = p->funcs[fs->func].file;
-	char *texts = malloc(SRC_CHUNK * SRC_WIDTH);
+	char *texts = malloc(SRC_CHUNK * SRC_TEXT);
 	bool found[SRC_CHUNK] = { false };
 	int nums[SRC_CHUNK];
 	size_t i, k, m;
@@ -229,15 +388,15 @@ static void print_rows(FILE *f, const struct profile *p, const struct profile_ta
 		m = n - i < SRC_CHUNK ? n - i : SRC_CHUNK;
 		for (k = 0; k < m; k++) {
 			nums[k] = rows[i + k].line;
-			texts[k * SRC_WIDTH] = '\0';
+			texts[k * SRC_TEXT] = '\0';
 		}
 		if (readable)
-			report_source_lines(p, pp, file, nums, m, texts, SRC_WIDTH, found);
+			report_source_lines(p, pp, file, nums, m, texts, SRC_TEXT, found);
 		for (k = 0; k < m; k++)
 			print_row(f, pp, fs, &rows[i + k],
 				  readable && !found[k] && rows[i + k].line > 0 ?
 					  "(no such line)" :
-					  texts + k * SRC_WIDTH);
+					  texts + k * SRC_TEXT);
 	}
 	free(texts);
 }
@@ -248,20 +407,24 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	const struct profile_func *fn = &p->funcs[fs->func];
 	struct line_row *rows;
 	size_t n;
+	char name[REPORT_FIELD], counts[128];
 	int changed;
 
-	fputs("\n  Line by line: ", f);
-	text_put_clean(f, fn->qualname);
-	fputs("  ", f);
-	print_location(f, fn->file, fn->firstline, 0, fn->kind != PROFILE_FUNC_PYTHON);
-	fprintf(f, "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
-		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
-		report_pct(fs->self, fs->total));
+	snprintf(counts, sizeof(counts),
+		 "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)",
+		 (unsigned long long)fs->total, report_pct(fs->total, pp->samples),
+		 report_pct(fs->self, fs->total));
+	report_fit(name, sizeof(name), fn->qualname, NAME_MAX, REPORT_FIT_RIGHT);
+	fprintf(f, "\n  Line by line: %s  ", name);
+	print_location(f, fn->file, fn->firstline,
+		       left_of(16 + report_cols(name) + 2 + (int)strlen(counts)), false, false);
+	fprintf(f, "%s\n", counts);
 	if (func_lines(p, pp, fs->func, &rows, &n)) {
 		fprintf(f, "    (out of memory)\n");
 		return;
 	}
 	changed = report_source_changed(p, pp, fn->file);
+	/* a note names the file whole: it says which file to look at */
 	if (changed < 0) {
 		fputs("    source: cannot read ", f);
 		text_put_clean(f, fn->file[0] ? fn->file : "(no file)");
@@ -278,14 +441,60 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	free(rows);
 }
 
+/* Functions by own_cost (their lines' own cost, native code included), then by total. */
+static int cmp_own(const void *a, const void *b, void *arg)
+{
+	const uint64_t *own = arg;
+	const struct func_stat *x = a, *y = b;
+
+	if (own[x->func] != own[y->func])
+		return own[x->func] < own[y->func] ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Per function of p: the sum of its lines' own cost (line_costs' py), in *own. */
+static int own_costs(const struct profile *p, const struct profile_target *pp, uint64_t **own)
+{
+	uint64_t *py, *nat;
+	size_t i;
+
+	*own = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(**own));
+	if (!*own || line_costs(p, pp, &py, &nat)) {
+		free(*own);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nframes; i++)
+		(*own)[p->frames[i].func] += py[i];
+	free(py);
+	free(nat);
+	return 0;
+}
+
+/*
+ * Line-by-line tables of the functions whose own lines cost the most, the
+ * native code they called included: by self time alone, a function whose
+ * lines call C code (--native moves their self time to native frames) would
+ * be passed over for ones with a handful of samples; by total time, the
+ * callers above it would fill the tables.
+ */
 static void print_line_report(FILE *f, const struct profile *p, const struct profile_target *pp,
 			      const struct report_opts *o)
 {
 	struct func_stat *st;
+	uint64_t *own;
 	size_t n, i, shown = 0;
 
 	if (!o->line_report || profile_target__func_stats(p, pp, &st, &n))
 		return;
+	if (own_costs(p, pp, &own)) {
+		free(st);
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	if (n) /* qsort_r wants a non-NULL array even for none */
+		qsort_r(st, n, sizeof(*st), cmp_own, own);
 	for (i = 0; i < n && shown < o->line_report; i++) {
 		/* machine code (--kernel) and --mode wall's off-CPU pseudo-functions have no lines */
 		if (p->funcs[st[i].func].unresolved ||
@@ -295,6 +504,7 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 		print_func_lines(f, p, pp, &st[i]);
 		shown++;
 	}
+	free(own);
 	free(st);
 }
 
@@ -428,10 +638,11 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 	if (p->native_mode)
 		fprintf(f,
 			"native stacks: %llu samples unwound (%llu stopped before their "
-			"outermost Python frame, %llu whose native and Python frames did not "
-			"agree: native frames shown below the innermost Python frame only), "
-			"%llu refused (unwind tables refused, or over the unwind's time "
-			"budget), %llu without (lost or not unwindable)\n",
+			"outermost Python frame,\n"
+			"               %llu whose native and Python frames did not "
+			"agree: native frames shown below the innermost Python frame only),\n"
+			"               %llu refused (unwind tables refused, or over the unwind's "
+			"time budget), %llu without (lost or not unwindable)\n",
 			(unsigned long long)p->ustacks, (unsigned long long)p->ustack_partial,
 			(unsigned long long)p->ustack_unplaced,
 			(unsigned long long)p->ustack_refused,

@@ -58,10 +58,22 @@ static uint32_t *by_samples(const profile_where_split *split, size_t n, size_t *
 	return ids;
 }
 
+#define WHERE_PREFIX 35 /* print_shares' columns */
+
+/* "file:line" into buf (REPORT_FIELD bytes), its path cut from the left to fit after used. */
+static char *where_location(char *buf, const char *file, int line, int used)
+{
+	char loc[REPORT_FIELD], num[16];
+	int width = REPORT_TEXT_WIDTH - used;
+
+	snprintf(loc, sizeof(loc), "%s:%s", file, report_line_str(line, num, sizeof(num)));
+	return report_fit(buf, REPORT_FIELD, loc, width < 24 ? 24 : width, REPORT_FIT_LEFT);
+}
+
 static void print_funcs(FILE *f, const struct profile *p, const profile_where_split *by_func,
 			size_t top)
 {
-	char num[16], q[REPORT_FIELD], file[REPORT_FIELD];
+	char q[REPORT_FIELD], file[REPORT_FIELD];
 	size_t n, i;
 	uint32_t *ids = by_samples(by_func, p->nfuncs, &n);
 
@@ -74,9 +86,10 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[ids[i]];
 
 		print_shares(f, by_func[ids[i]]);
-		fprintf(f, "%.*s  %s:%s\n", WHERE_NAME, text_clean(q, sizeof(q), fn->qualname),
-			text_clean(file, sizeof(file), fn->file),
-			report_line_str(fn->firstline, num, sizeof(num)));
+		report_fit(q, sizeof(q), fn->qualname, WHERE_NAME, REPORT_FIT_RIGHT);
+		fprintf(f, "%s  %s\n", q,
+			where_location(file, fn->file, fn->firstline,
+				       WHERE_PREFIX + report_cols(q) + 2));
 	}
 	free(ids);
 }
@@ -84,7 +97,7 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 static void print_lines(FILE *f, const struct profile *p, const profile_where_split *by_frame,
 			size_t top)
 {
-	char num[16], q[REPORT_FIELD], file[REPORT_FIELD];
+	char q[REPORT_FIELD], file[REPORT_FIELD];
 	size_t n, i;
 	uint32_t *ids = by_samples(by_frame, p->nframes, &n);
 
@@ -98,9 +111,10 @@ static void print_lines(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[fr->func];
 
 		print_shares(f, by_frame[ids[i]]);
-		fprintf(f, "%s:%s  %.*s\n", text_clean(file, sizeof(file), fn->file),
-			report_line_str(fr->line, num, sizeof(num)), WHERE_NAME,
-			text_clean(q, sizeof(q), fn->qualname));
+		report_fit(q, sizeof(q), fn->qualname, WHERE_NAME, REPORT_FIT_RIGHT);
+		fprintf(f, "%s  %s\n",
+			where_location(file, fn->file, fr->line, WHERE_PREFIX + report_cols(q) + 2),
+			q);
 	}
 	free(ids);
 }

@@ -21,12 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		&report_tree,	    &report_dot,    &report_mem_svg, &report_mem_folded,
 	};
 	static FILE *null;
-	const struct report_opts o = { .top_functions = 20,
-				       .top_lines = 20,
-				       .line_report = 5,
-				       .tool_version = "fuzz",
-				       .threads = true,
-				       .prune_pct = 1 };
+	const struct report_opts o = {
+		.top_functions = 20,
+		.top_lines = 20,
+		.line_report = 5,
+		.tool_version = "fuzz",
+		.threads = true,
+		.prune_pct = 1,
+		/* --merge-lines on for half the inputs: folded and flame graphs */
+		.merge_lines = size & 1
+	};
 	struct profile p = {};
 	char why[512];
 	size_t i;

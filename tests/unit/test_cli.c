@@ -173,6 +173,25 @@ static void test_option_sentences(void **state)
 	}
 }
 
+/*
+ * A command typed without `--`: its first word is refused before its own
+ * options are read as ours, and the sentence shows where `--` goes.
+ */
+static void test_command_without_dashes(void **state)
+{
+	char *argv[] = { "pybpfprof", "-d", "2", "python3", "-c", "pass", NULL };
+	char *top[] = { "pybpfprof", "top", "python3", NULL };
+	struct pyprof_config cfg;
+
+	(void)state;
+	assert_int_not_equal(parse(ARGC(argv), argv, &cfg), 0);
+	assert_string_equal(cfg.error, "unexpected argument 'python3'; to run a command put `--` "
+				       "before it: pybpfprof [OPTION...] -- python3 -c ...");
+	assert_int_not_equal(parse(ARGC(top), top, &cfg), 0);
+	assert_string_equal(cfg.error, "unexpected argument 'python3'; to run a command put `--` "
+				       "before it: pybpfprof top [OPTION...] -- python3");
+}
+
 /* The bounds themselves are accepted; a memory file turns --mem on. */
 static void test_option_bounds(void **state)
 {
@@ -293,7 +312,7 @@ static void test_report_options(void **state)
 	names = buf;
 	assert_string_equal(names,
 			    "pid match thread merge format output top lines line-report prune "
-			    "threads mem-timeline mem-folded mem-retained-folded mem-pprof "
+			    "merge-lines threads mem-timeline mem-folded mem-retained-folded mem-pprof "
 			    "verbose ");
 	assert_int_equal(cli_report_apply('a', NULL, &cfg), ARGP_ERR_UNKNOWN);
 	/* report's -p selects from the saved processes, read as a run reads it */
@@ -316,7 +335,7 @@ int main(void)
 		cmocka_unit_test(test_max_cache_mb),  cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_errors),	      cmocka_unit_test(test_option_sentences),
 		cmocka_unit_test(test_option_bounds), cmocka_unit_test(test_user),
-		cmocka_unit_test(test_user_resolve),
+		cmocka_unit_test(test_user_resolve),  cmocka_unit_test(test_command_without_dashes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "report/report.h"
+#include "report/report_common.h"
 #include "fixture_profile.h"
 #include "golden.h"
 
@@ -59,12 +60,60 @@ static void test_registry(void **state)
 	assert_null(report_for_path(NULL));
 }
 
+/* Names and paths fitted to a column: a native name's +0xOFFSET is never cut. */
+static void test_fit(void **state)
+{
+	const char *lib = "_multiarray_umath.cpython-311-x86_64-linux-gnu.so+0x174b96";
+	char buf[REPORT_FIELD];
+
+	(void)state;
+	assert_string_equal(report_fit(buf, sizeof(buf), lib, 200, REPORT_FIT_NAME), lib);
+	assert_string_equal(report_fit(buf, sizeof(buf), lib, 30, REPORT_FIT_NAME),
+			    "_multiarray_umath....+0x174b96");
+	assert_int_equal(report_cols(buf), 30);
+	/* an offset wider than the column is kept whole all the same */
+	assert_string_equal(report_fit(buf, sizeof(buf), lib, 10, REPORT_FIT_NAME),
+			    "_...+0x174b96");
+	/* not an offset: "+0x" followed by something else is cut like any name */
+	assert_string_equal(report_fit(buf, sizeof(buf), "f+0xzz_long_name", 10, REPORT_FIT_NAME),
+			    "f+0xzz_...");
+	assert_string_equal(report_fit(buf, sizeof(buf), "/usr/lib/a/b/libz.so", 12,
+				       REPORT_FIT_LEFT),
+			    "...b/libz.so");
+	/* columns are characters, not bytes; a control character is cleaned first */
+	assert_string_equal(report_fit(buf, sizeof(buf), "\xc3\xa9t\xc3\xa9\n_long", 6,
+				       REPORT_FIT_RIGHT),
+			    "\xc3\xa9t\xc3\xa9...");
+	assert_int_equal(report_cols("\xc3\xa9t\xc3\xa9?_long"), 9);
+}
+
+/* --merge-lines: the folded stacks of a function's lines (app.py:5 and :6) become one. */
+static void test_folded_merge_lines(void **state)
+{
+	struct report_opts o = { .tool_version = "0.1.0", .merge_lines = true };
+	char *out = NULL;
+	size_t len = 0;
+	struct profile p;
+	FILE *f;
+
+	(void)state;
+	build(&p);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	assert_int_equal(report_folded.write(f, &p, &o), 0);
+	fclose(f);
+	profile__free(&p);
+	assert_non_null(strstr(out, ";Klass.hot (/nonexistent/app.py) 180\n"));
+	assert_null(strstr(out, "Klass.hot (/nonexistent/app.py:"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_golden),
-		cmocka_unit_test(test_json_golden),
-		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_text_golden),	   cmocka_unit_test(test_json_golden),
+		cmocka_unit_test(test_registry),	   cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_folded_merge_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
