@@ -10,7 +10,7 @@
  * then the stronger binding (global, weak, local), then the smaller size,
  * then the earlier in the table; a global one is preferred to any local one
  * (libdwfl searches the local symbols only when no global one holds the
- * pc). With none, an unsized label (hand-written assembly) in the pc's
+ * pc, and no global unsized label is at the pc itself). With none, an unsized label (hand-written assembly) in the pc's
  * section counts, if no symbol at or below the pc reaches past it.
  */
 #define _GNU_SOURCE
@@ -446,8 +446,32 @@ static const struct sym *choose(const struct sym **cand, size_t n)
 
 #define MAX_CAND 64
 
-/* *capped: more symbols overlap x than are looked at (a hostile file's). */
-static const struct sym *lookup_sized(const struct table *t, size_t below, uint64_t x, bool *capped)
+/*
+ * A global unsized label at x itself, in x's section: libdwfl then searches
+ * no local symbol, and names x by the label even where a local symbol holds
+ * it (a linker's _edata on a .bss object's first byte).
+ */
+static const struct sym *global_label_at(const struct table *t, size_t below, uint64_t x)
+{
+	const struct sym *g = NULL;
+	int32_t sec = section_at(t, x);
+	size_t j;
+
+	for (j = below; j-- > 0 && t->syms[j].off == x && below - j <= MAX_WALK;) {
+		const struct sym *s = &t->syms[j];
+
+		if (!s->size && s->global && (s->abs || s->sec == sec) && (!g || s->idx > g->idx))
+			g = s;
+	}
+	return g;
+}
+
+/*
+ * *capped: more symbols overlap x than are looked at (a hostile file's).
+ * NULL with *label set: x is named by a global label (global_label_at).
+ */
+static const struct sym *lookup_sized(const struct table *t, size_t below, uint64_t x, bool *capped,
+				      const struct sym **label)
 {
 	const struct sym *g[MAX_CAND], *l[MAX_CAND], *best;
 	size_t j, walked = 0, ng = 0, nl = 0;
@@ -469,7 +493,10 @@ static const struct sym *lookup_sized(const struct table *t, size_t below, uint6
 			l[nl++] = s;
 	}
 	best = choose(g, ng);
-	return best ? best : choose(l, nl);
+	if (best)
+		return best;
+	*label = global_label_at(t, below, x);
+	return *label ? NULL : choose(l, nl);
 }
 
 /*
@@ -503,7 +530,7 @@ static const struct sym *lookup_label(const struct table *t, size_t below, uint6
 
 static const char *table__lookup(const struct table *t, uint64_t x, bool *capped)
 {
-	const struct sym *s;
+	const struct sym *s, *label = NULL;
 	size_t lo = 0, hi = t->n;
 
 	/* below = how many start at or before x */
@@ -517,9 +544,9 @@ static const char *table__lookup(const struct table *t, uint64_t x, bool *capped
 	}
 	if (!lo)
 		return NULL;
-	s = lookup_sized(t, lo, x, capped);
+	s = lookup_sized(t, lo, x, capped, &label);
 	if (!s)
-		s = lookup_label(t, lo, x);
+		s = label ? label : lookup_label(t, lo, x);
 	return s ? t->strs + s->name : NULL;
 }
 

@@ -310,10 +310,10 @@ static void test_report_options(void **state)
 	for (i = 0; i < n; i++)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
 	names = buf;
-	assert_string_equal(names,
-			    "pid match thread merge format output top lines line-report prune "
-			    "merge-lines threads mem-timeline mem-folded mem-retained-folded mem-pprof "
-			    "verbose ");
+	assert_string_equal(
+		names, "pid match thread merge format output top lines line-report prune "
+		       "merge-lines threads mem-timeline mem-folded mem-retained-folded mem-pprof "
+		       "verbose ");
 	assert_int_equal(cli_report_apply('a', NULL, &cfg), ARGP_ERR_UNKNOWN);
 	/* report's -p selects from the saved processes, read as a run reads it */
 	assert_int_equal(cli_report_apply('p', "7,9", &cfg), 0);
