@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -23,8 +24,8 @@ import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (Fail, PROFILER, RUN_SLACK, Skip, TARGETS, Workloads, available, check,
-                     expect_error, functions, interpreter, interrupt_profiler, line_table,
+from harness import (Fail, PROFILER, RUN_SLACK, Skip, TARGETS, Profiler, Workloads, available,
+                     check, cpu_seconds, expect_error, functions, interpreter, line_table,
                      load_report, process, protoc_decode, rounds_from, run_profiler,
                      source_line, test, usdt_ticktock_profile)
 
@@ -723,9 +724,23 @@ def formats_two_processes_sigint():
         a = wl.start(interpreter("debian"), "spin.py", "alpha")
         b = wl.start(interpreter("debian"), "spin.py", "beta")
         tmp = Path(tmp)
-        rc, err = interrupt_profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
-                                           "-o", tmp / "p.data", "-o", tmp / "p.json",
-                                           "-o", tmp / "p.speedscope.json"], 1.5)
+        prof = Profiler(["-p", a.pid, "-p", b.pid, "-F", 199, "-f", "folded",
+                         "-o", tmp / "p.data", "-o", tmp / "p.json",
+                         "-o", tmp / "p.speedscope.json"], verbose=True)
+        try:
+            # SIGINT once both have had 0.3 s of CPU since the attach: a
+            # loaded machine gives them less of the clock
+            prof.wait_attached()
+            cpu0 = [cpu_seconds(p.pid) for p in (a, b)]
+            deadline = time.monotonic() + 60
+            while (min(cpu_seconds(p.pid) - c for p, c in zip((a, b), cpu0)) < 0.3 and
+                   time.monotonic() < deadline):
+                check(prof.watch(0.05), f"pybpfprof exited early ({prof.rc})")
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(10)
+        finally:
+            prof.kill()
+        rc, err = prof.rc, prof.stderr()
         check(rc == 0, f"exit {rc} after SIGINT: {err.strip()}")
         rep = load_report(tmp / "p.json")
         roots = {}
