@@ -76,10 +76,14 @@ enum profile_offcpu_class {
 };
 #define PROFILE_OFFCPU_FILE "<off-CPU>"
 
+/* Bytes of a thread's Python (threading) name kept, with its NUL. */
+#define PROFILE_PYNAME 64
+
 struct profile_thread {
 	uint32_t tid;
-	char name[16];
-	uint64_t samples; /* its stacks' counts: --mode wall's off-CPU samples too */
+	char name[16];		     /* its comm, from /proc ("" not known) */
+	char pyname[PROFILE_PYNAME]; /* its threading name, from its memory ("" not known) */
+	uint64_t samples;	     /* its stacks' counts: --mode wall's off-CPU samples too */
 	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES];  /* --mode wall: exact, by class */
 	uint64_t gil_held, gil_released, gil_unknown; /* --gil: CPU samples */
 };
@@ -395,6 +399,11 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
  * it (a saved profile's million threads are not a million searches).
  */
 struct profile_thread *profile_target__new_thread(struct profile_target *pp, uint32_t tid);
+/*
+ * What a thread is called in every output: its Python name, else its comm,
+ * else "?". A target's string: each output cleans or escapes it.
+ */
+const char *profile_thread__label(const struct profile_thread *th);
 
 /* Adds count samples of one stack (frames innermost first). 0 or -ENOMEM. */
 int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,

@@ -31,6 +31,8 @@ double report_pct(uint64_t part, uint64_t whole);
 const char *report_line_str(int line, char *buf, size_t len);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
+/* The same, or null for an empty s (a name not known). */
+void report_json_opt_string(FILE *f, const char *s);
 /*
  * The same for a page's names (the HTML flame graphs), shown as the text
  * report shows them ('?' for a control or bidi character but the tab, or a

@@ -24,12 +24,11 @@ struct report_opts {
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
 	/*
-	 * The agent's labels: pprof puts them on every sample (and each thread's
-	 * name), otlp makes them the resource's attributes.
+	 * The agent's labels: pprof puts them on every sample (beside each
+	 * thread's name, always there), otlp makes them the resource's attributes.
 	 */
 	const char *const (*sample_labels)[2];
 	size_t nsample_labels;
-	bool thread_names;
 };
 
 struct report_writer {

@@ -57,6 +57,8 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"  sudo pybpfprof --calls -- python3 app.py   # exact calls from the start\n"
+	"  sudo pybpfprof -p 1234 -d 10 --threads   # each thread's functions, by its\n"
+	"                                          # threading name\n"
 	"  sudo pybpfprof -p 1234 --mode wall     # also where threads wait, and why\n"
 	"  sudo pybpfprof -p 1234 --gil           # who holds the GIL, who waits for it\n"
 	"  sudo pybpfprof -p 1234 --native --kernel   # C and kernel frames too\n"
@@ -264,7 +266,8 @@ static const struct cli_option cli_options[] = {
 	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
 	    "process", 3 },
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
-	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
+	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread, each by its "
+	    "tid and Python name (MainThread, worker_0)", 3 },
 	  CLI_SET, FIELD(threads, bool), 0, 0, NULL, NULL },
 	GROUP("Diagnostics:", 4),
 	{ { "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },

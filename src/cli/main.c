@@ -329,6 +329,7 @@ static void run__stop(struct run *r, long long start)
 		;
 	collector__flush_pending(&r->c);
 	collector__name_threads(&r->c);
+	collector__rename_threads(&r->c);
 	unhold_launched(r);
 	collector__check_alive(&r->c);
 	r->prof.duration_s = (mono_ns() - start) / 1e9;

@@ -156,6 +156,14 @@ bool report_is_library(const char *file)
 	return false;
 }
 
+void report_json_opt_string(FILE *f, const char *s)
+{
+	if (s[0])
+		json_string(f, s);
+	else
+		fputs("null", f);
+}
+
 void json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

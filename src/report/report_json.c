@@ -124,6 +124,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);
 		json_string(f, pp->threads[i].name);
+		fputs(", \"python_name\": ", f);
+		report_json_opt_string(f, pp->threads[i].pyname);
 		fprintf(f, ", \"samples\": %llu", (unsigned long long)pp->threads[i].samples);
 		report_wall_json_thread(f, p, pp, &pp->threads[i]);
 		fputc('}', f);

@@ -375,7 +375,13 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s[%u, ", i ? ", " : "", pp->threads[i].tid);
 		json_string(f, pp->threads[i].name);
-		fprintf(f, ", %llu]", (unsigned long long)pp->threads[i].samples);
+		fprintf(f, ", %llu", (unsigned long long)pp->threads[i].samples);
+		/* its Python name, when known: a fourth member (a model without it still loads) */
+		if (pp->threads[i].pyname[0]) {
+			fputs(", ", f);
+			json_string(f, pp->threads[i].pyname);
+		}
+		fputc(']', f);
 	}
 	fputs("],\n    \"stacks\": [", f);
 	for (i = 0; i < pp->nstacks; i++) {

@@ -38,7 +38,7 @@ static const char *thread_name(const struct profile_target *pp, uint32_t tid)
 
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
-			return pp->threads[i].name[0] ? pp->threads[i].name : "?";
+			return profile_thread__label(&pp->threads[i]);
 	return "?";
 }
 

@@ -302,7 +302,6 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 			  const struct report_opts *o)
 {
 	char time[128];
-	size_t i;
 
 	if (report_is_merged(p, pp)) {
 		fputc('\n', f);
@@ -326,15 +325,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		(unsigned long long)pp->samples, report_samples_time(p, pp, time, sizeof(time)),
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
 		(unsigned long long)pp->unresolved);
-	if (pp->nthreads) {
-		fprintf(f, "  threads:");
-		for (i = 0; i < pp->nthreads; i++) {
-			fprintf(f, "%s %u ", i ? "," : "", pp->threads[i].tid);
-			text_put_clean(f, pp->threads[i].name[0] ? pp->threads[i].name : "?");
-			fprintf(f, " (%llu)", (unsigned long long)pp->threads[i].samples);
-		}
-		fputc('\n', f);
-	}
+	report_text_thread_list(f, pp);
 	if (!pp->samples) {
 		fprintf(f,
 			"  no samples with Python code: the process was idle or ran only C code\n");

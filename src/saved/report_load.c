@@ -243,7 +243,7 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 {
 	size_t i, n = 0, k;
 	uint64_t tid, samples;
-	const char *name;
+	const char *name, *pyname = NULL;
 	char w[LD_WHERE];
 
 	if (ld_array(l, v, where, 0, 1u << 24, &n))
@@ -255,9 +255,16 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 		struct profile_thread *th;
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 3, 3, &k) || ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
+		/*
+		 * [tid, comm, samples] and, when known, its Python name: a byte the
+		 * writer made U+FFFD is three, and the name is cut to what it held
+		 */
+		if (ld_array(l, e, w, 0, 4, &k) ||
+		    (k < 3 && ld_fail(l, w, "%zu entries, fewer than 3", k)) ||
+		    ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
 		    ld_str(l, jv_at(e, 1), w, sizeof(th->name) - 1, &name) ||
-		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples))
+		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples) ||
+		    (k == 4 && ld_str(l, jv_at(e, 3), w, 3 * (sizeof(th->pyname) - 1), &pyname)))
 			return -EINVAL;
 		if (hashmap__find(tids, tid))
 			return ld_fail(l, w, "thread %llu is listed twice",
@@ -265,6 +272,8 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 		if (hashmap__set(tids, tid, i + 1) || !(th = profile_target__new_thread(pp, tid)))
 			return -ENOMEM;
 		snprintf(th->name, sizeof(th->name), "%s", name);
+		if (k == 4)
+			snprintf(th->pyname, sizeof(th->pyname), "%s", pyname);
 		th->samples = samples;
 	}
 	return 0;

@@ -211,7 +211,7 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	}
 	th = profile_target__thread(pp, s->tid);
 	if (th && !th->name[0])
-		collector__unnamed(c, ts->target_index, s->tid);
+		collector__unnamed(c, ts, s->tid);
 	if (profile_target__offcpu_block(pp, s->tid, c->scratch, s->nframes,
 					 PY_OFFCPU_CLASS(s->value), s->ktime_ns,
 					 s->value & PY_OFFCPU_PRIMED))
