@@ -70,7 +70,7 @@ char *report_nprocs(const struct profile *p, char *buf, size_t len);
  */
 char *report_samples_time(const struct profile *p, const struct profile_target *pp, char *buf,
 			  size_t len);
-/* The root label of a process's stacks when several are profiled: "pid N (comm)". */
+/* The root label of a process's stacks when several are profiled: "pid N (role)". */
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
 /*
  * Whether a source file is library code rather than the program's own: the

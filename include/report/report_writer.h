@@ -22,6 +22,7 @@ struct report_opts {
 	const char *tool_version;
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
+	double min_share; /* --min-share: the text's sections of processes with this share or more */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
 	/*
 	 * The agent's labels: pprof puts them on every sample (beside each

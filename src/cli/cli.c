@@ -57,6 +57,8 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"  sudo pybpfprof --calls -- python3 app.py   # exact calls from the start\n"
+	"  sudo pybpfprof --subprocesses -- python3 pool.py   # a table of its processes by\n"
+	"                                          # role (spawn worker of PID), busiest first\n"
 	"  sudo pybpfprof -p 1234 -d 10 --threads   # each thread's functions, by its\n"
 	"                                          # threading name\n"
 	"  sudo pybpfprof -p 1234 --mode wall     # also where threads wait, and why\n"
@@ -161,6 +163,7 @@ enum {
 	OPT_MAX_CACHE_MB,
 	OPT_USER,
 	OPT_PRUNE,
+	OPT_MIN_SHARE,
 	OPT_ASYNC,
 	OPT_MODE,
 	OPT_IDLE,
@@ -263,6 +266,11 @@ static const struct cli_option cli_options[] = {
 	    "functions under PCT % of their process's samples, 0 to 100; 0 keeps all (default: "
 	    "1)", 3 },
 	  CLI_PERCENT, FIELD(prune_pct, double), 0, 100, "--prune", "a percentage from 0 to 100" },
+	{ { "min-share", OPT_MIN_SHARE, "PCT", 0, "Text report: a section of its own for each "
+	    "process with at least PCT % of the samples, 0 to 100; the others (idle ones too) "
+	    "get a row of the process table only; 0 keeps every section (default: 1)", 3 },
+	  CLI_PERCENT, FIELD(min_share, double), 0, 100, "--min-share",
+	  "a percentage from 0 to 100" },
 	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
 	    "process", 3 },
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
@@ -520,6 +528,7 @@ static const int report_keys[] = { 'f',
 				   OPT_LINES,
 				   OPT_LINE_REPORT,
 				   OPT_PRUNE,
+				   OPT_MIN_SHARE,
 				   OPT_THREADS,
 				   OPT_MEM_TIMELINE,
 				   OPT_MEM_FOLDED,

@@ -70,6 +70,7 @@ static const char report_doc[] =
 	"  pybpfprof report prof.json -o flame.html     # a flame graph\n"
 	"  pybpfprof report prof.json -o p.pstats -o p.pb.gz -o graph.dot\n"
 	"  pybpfprof report prof.json -f tree --prune 5 # the call tree, on stdout\n"
+	"  pybpfprof report prof.json --min-share 0     # a section for every process\n"
 	"  pybpfprof report mem.json --mem-timeline rss.svg   # a --mem run's timeline";
 
 struct report_cmd {
@@ -167,6 +168,7 @@ static int write_all(const struct pyprof_config *cfg, struct outfile *outs, cons
 					.top_lines = cfg->top_lines,
 					.line_report = cfg->line_report,
 					.prune_pct = cfg->prune_pct,
+					.min_share = cfg->min_share,
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	const struct report_writer *w, *fallback;

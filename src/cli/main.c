@@ -854,6 +854,7 @@ static int run__write_reports(struct run *r)
 					.top_lines = cfg->top_lines,
 					.line_report = cfg->line_report,
 					.prune_pct = cfg->prune_pct,
+					.min_share = cfg->min_share,
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	size_t i;

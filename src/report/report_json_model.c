@@ -368,6 +368,7 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	json_string(f, pp->python);
 	fputs(", \"start_time\": ", f);
 	num(f, pp->start_time);
+	fprintf(f, ", \"ppid\": %d, \"origin\": \"%s\"", pp->ppid, profile_origin_name(pp->origin));
 	fprintf(f, ", \"exited\": %s,\n    \"counts\": [%llu, %llu, %llu, %llu], \"threads\": [",
 		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,

@@ -11,6 +11,7 @@
 #include "report/report_common.h"
 #include "report/report_source.h"
 #include "report_mem.h"
+#include "report_procs.h"
 #include "report_threads.h"
 #include "report_wall.h"
 #include "report_signatures.h"
@@ -348,7 +349,7 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 {
 	struct report_totals t = report_totals(p);
 	char procs[64];
-	size_t i;
+	size_t i, *order;
 
 	fprintf(f, "pybpfprof %s: %s profile, %s, %.2f s at %u Hz\n", o->tool_version, p->mode,
 		report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
@@ -408,8 +409,14 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->ustack_refused,
 			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
+	order = report_procs_order(p);
+	if (!order)
+		return -ENOMEM;
+	report_text_procs(f, p, order, o);
 	for (i = 0; i < p->ntargets; i++)
-		print_process(f, p, &p->targets[i], o);
+		if (report_proc_shown(p, &p->targets[order[i]], o))
+			print_process(f, p, &p->targets[order[i]], o);
+	free(order);
 	return ferror(f) ? -EIO : 0;
 }
 

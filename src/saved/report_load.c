@@ -452,6 +452,35 @@ static int load_sources(struct ld *l, const struct jval *v, const char *where,
 	return 0;
 }
 
+/* Its parent and how it came ("ppid", "origin"): a file written before them has neither. */
+static int load_origin(struct ld *l, const struct jval *jt, const char *where,
+		       struct profile_target *pp)
+{
+	const struct jval *v;
+	const char *origin;
+	long long ppid;
+	char w[LD_WHERE];
+	int o;
+
+	if ((v = jv_get(jt, "ppid"))) {
+		ld_at(w, sizeof(w), "%s.ppid", where);
+		if (ld_int(l, v, w, 0, INT_MAX, &ppid))
+			return -EINVAL;
+		pp->ppid = (int)ppid;
+	}
+	if (!(v = jv_get(jt, "origin")))
+		return 0;
+	ld_at(w, sizeof(w), "%s.origin", where);
+	if (ld_str(l, v, w, 16, &origin))
+		return -EINVAL;
+	o = profile_origin_of(origin);
+	if (o < 0)
+		return ld_fail(l, w, "\"%s\" is no origin (found, launched, forked, execed)",
+			       origin);
+	pp->origin = (enum profile_origin)o;
+	return 0;
+}
+
 static int load_target_head(struct ld *l, const struct jval *jt, const char *where,
 			    struct profile_target **out)
 {
@@ -491,7 +520,7 @@ static int load_target_head(struct ld *l, const struct jval *jt, const char *whe
 	if (ld_bool(l, ld_get(l, jt, where, "exited"), w, &pp->exited))
 		return -EINVAL;
 	*out = pp;
-	return 0;
+	return load_origin(l, jt, where, pp);
 }
 
 static int load_target(struct ld *l, const struct jval *jt, const char *where)

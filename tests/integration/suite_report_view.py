@@ -167,3 +167,88 @@ def view_thread_names_hostile():
     check(not re.search(r"^FORGED", text, re.M) and "\x1b" not in text and
           "\u202e" not in text, "the text report has a forged line or a control character")
     return f"names kept in JSON, cleaned in text: {sorted(shown.values())}"
+
+
+# ------------------------------------------------------------ which process
+
+PROC_ROW = re.compile(r"^  +(\d+) +(\d+) +(\d+) +(\d+\.\d)% +(.*?)( \(exited\))?$")
+
+
+def proc_table(text):
+    """The text report's process table: its count, rows (pid, parent,
+    samples, role) and the line of processes without a section."""
+    m = re.search(r"^processes: (\d+), busiest first \(pid, parent, samples, share, role\)\n"
+                  r"((?:  .*\n)*)", text, re.M)
+    check(m, f"no process table: {text[:800]!r}")
+    rows = [PROC_ROW.match(ln) for ln in m.group(2).splitlines()]
+    rows = [(int(r[1]), int(r[2]), int(r[3]), r[5]) for r in rows if r]
+    hidden = re.search(r"^  (\d+) without a section \((\d+) idle, (\d+) under 1%: (\d+) "
+                       r"samples\); --min-share 0 shows them$", m.group(2), re.M)
+    return int(m.group(1)), rows, hidden, text[:m.start()].count("\n")
+
+
+@per_build(builds=("debian", "pyenv38", "pyenv313", "sid315"))
+def view_process_table(build):
+    """A multiprocessing pool, forked and spawned, of three workers working
+    1.2, 0.5 and 0.25 s of CPU, run with --subprocesses: the text report's
+    first screen (40 lines, 100 columns) is the process table, busiest
+    first as the JSON counts them, each worker by its role ("fork of PARENT",
+    "spawn worker of PARENT"), the parent by its script, the busiest the
+    1.2 s worker; JSON carries each one's ppid and role; the processes under
+    1% of the samples have no section, one line counts them, and `report
+    --min-share 0` of the saved run gives every process its section."""
+    py = interpreter(build)
+    shown = []
+    for method in ("fork", "spawn"):
+        with tempfile.TemporaryDirectory() as d:
+            outs = {k: os.path.join(d, "out." + k) for k in ("txt", "json")}
+            r = run_profiler(["--subprocesses", "-F", 99, "-o", outs["txt"], "-o", outs["json"],
+                              "--", *py.argv("procs_mp_pool.py", [method])], 60 + RUN_SLACK)
+            check(r.returncode == 0, f"{method}: exit {r.returncode}: {r.stderr[-300:]}")
+            parent = int(re.search(r"^parent (\d+)$", r.stdout, re.M).group(1))
+            children = {int(a): float(b) for a, b in
+                        re.findall(r"^child (\d+) (\S+)$", r.stdout, re.M)}
+            text = Path(outs["txt"]).read_text()
+            rep = load_report(outs["json"])
+            again = run_profiler(["report", outs["json"], "--min-share", 0], RUN_SLACK)
+        check(len(children) == 3, f"{method}: the pool's children {children}")
+        first = text.splitlines()[:40]
+        n, rows, hidden, at = proc_table(text)
+        check(at < 10 and at + 1 + len(rows) <= 40, f"{method}: the table is not on the "
+              f"first screen (line {at})")
+        check(all(len(ln) <= 100 for ln in first[at:at + 1 + len(rows) + bool(hidden)]),
+              f"{method}: a line of the process table wider than 100: {first[at:at + 20]}")
+        procs = {p["pid"]: p for p in rep["processes"]}
+        check(n == len(rep["processes"]), f"{method}: table says {n}, JSON {len(procs)}")
+        want = sorted(rep["processes"], key=lambda p: -p["samples"])
+        check([(pid, s) for pid, _, s, _ in rows] == [(p["pid"], p["samples"]) for p in want],
+              f"{method}: rows {rows} are not the JSON's processes by samples")
+        role = "fork of" if method == "fork" else "spawn worker of"
+        for pid in children:
+            check(pid in procs, f"{method}: worker {pid} not profiled: {sorted(procs)}")
+            check(procs[pid]["ppid"] == parent and procs[pid]["role"] == f"{role} {parent}",
+                  f"{method}: worker {pid}: ppid {procs[pid].get('ppid')}, role "
+                  f"{procs[pid].get('role')!r}, its parent is {parent}")
+        check(procs[parent]["role"] == "procs_mp_pool.py",
+              f"{method}: the parent's role {procs[parent].get('role')!r}")
+        busiest = max(children, key=children.get)
+        check(rows[0][0] == busiest and rows[0][3] == f"{role} {parent}",
+              f"{method}: first row {rows[0]}, the busiest worker is {busiest}")
+        total = sum(p["samples"] for p in rep["processes"])
+        small = [p for p in rep["processes"] if p["samples"] * 100 < total or not p["samples"]]
+        sections = {int(x) for x in re.findall(r"^pid (\d+) ", text, re.M)}
+        check(sections == set(procs) - {p["pid"] for p in small},
+              f"{method}: sections {sorted(sections)}, processes under 1%: "
+              f"{[(p['pid'], p['samples']) for p in small]}")
+        if small:
+            check(hidden and int(hidden[1]) == len(small) and
+                  int(hidden[4]) == sum(p["samples"] for p in small),
+                  f"{method}: {len(small)} small processes, the line says "
+                  f"{hidden and hidden.group(0)!r}")
+        check(again.returncode == 0 and
+              {int(x) for x in re.findall(r"^pid (\d+) ", again.stdout, re.M)} == set(procs),
+              f"{method}: report --min-share 0 does not show every process: "
+              f"{again.stderr[-300:]}")
+        shown.append(f"{method}: {rows[0][3]} first ({rows[0][2]} samples), "
+                     f"{len(small)} without a section")
+    return "; ".join(shown)

@@ -50,6 +50,8 @@ static inline void build(struct profile *p)
 	b = profile__add_target(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3",
 				"3.11.7");
 	b->exited = true;
+	b->ppid = 41; /* forked by pid 41: its role says so */
+	b->origin = PROFILE_FORKED;
 	b->sources->creds[0].kind = SOURCE_CREDS_SELF;
 	b->sources->ncreds = 1;
 	profile_target__add_stack(b, 0, s4, 1, 2);

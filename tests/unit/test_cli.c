@@ -134,6 +134,8 @@ static void test_option_sentences(void **state)
 		{ "--prune", "100.5",
 		  "invalid --prune '100.5': expected a percentage from 0 to 100" },
 		{ "--prune", "-1", "invalid --prune '-1': expected a percentage from 0 to 100" },
+		{ "--min-share", "101",
+		  "invalid --min-share '101': expected a percentage from 0 to 100" },
 		{ "--prune", "nan", "invalid --prune 'nan': expected a percentage from 0 to 100" },
 		{ "-n", "-1", "invalid count '-1': expected a number of rows" },
 		{ "--lines", "100001", "invalid count '100001': expected a number of rows" },
@@ -292,7 +294,7 @@ static void test_report_options(void **state)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
 	names = buf;
 	assert_string_equal(names,
-			    "format output top lines line-report prune threads "
+			    "format output top lines line-report prune min-share threads "
 			    "mem-timeline mem-folded mem-retained-folded mem-pprof verbose ");
 	assert_int_equal(cli_report_apply('p', "1", &cfg), ARGP_ERR_UNKNOWN);
 	assert_int_equal(cli_report_apply('o', "a.svg", &cfg), 0);
