@@ -131,8 +131,9 @@ def view_thread_names_hostile():
     escape, a line break and a bidi override, one of 200 bytes, one that
     calls itself MainThread. JSON keeps each as the target holds it (the long
     one cut to at most 63 bytes, the impostor as MainThread: a name is
-    shown, never believed); the text report shows each as one field of its
-    row, cleaned."""
+    shown, never believed), and the real main thread, blocked all along, as
+    MainThread too; the text report shows each as one field of its row,
+    cleaned. (--mode wall --idle: every thread is charged, whatever the load.)"""
     py = interpreter("debian")
     with Workloads() as wl, tempfile.TemporaryDirectory() as d:
         os.chmod(d, 0o755)
@@ -143,7 +144,8 @@ def view_thread_names_hostile():
         p = wl.spawn([*STR_DROP, str(py.host_path()), script], wait_ready=False,
                      stdin=subprocess.PIPE)
         named = named_threads(p)
-        outs = run_outputs(["-p", p.pid, "-d", 2, "-F", 99], d, 2)
+        # wall mode charges every thread, run or not: none is left out by the machine's load
+        outs = run_outputs(["-p", p.pid, "-d", 2, "-F", 99, "--mode", "wall", "--idle"], d, 2)
         rep = load_report(outs["json"])
         text = Path(outs["txt"]).read_text()
     sect = process(rep, p.pid)
@@ -159,6 +161,9 @@ def view_thread_names_hostile():
                   f"the 200-byte name kept as {got!r}")
         else:
             check(got == name, f"thread {tid}: python_name {got!r}, it is {name!r}")
+    main = seen.get(p.pid, {})
+    check(main.get("python_name") == "MainThread",
+          f"the main thread (blocked all along): {main}")
     _, rows, _ = thread_rows(text, p.pid)
     shown = {tid: n for _, tid, n in rows}
     evil = [tid for tid, n in named.items() if n.startswith("evil")][0]
