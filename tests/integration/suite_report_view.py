@@ -68,7 +68,7 @@ def check_text_threads(text, sect, named):
               f"the rest: {more and more.group(0)!r}, the JSON has {len(rest)} more threads "
               f"with {sum(t['samples'] for t in rest)} samples")
     else:
-        check(not more, f"a 'more' line with nothing left out: {more.group(0)!r}")
+        check(not more, f"a 'more' line with nothing left out: {more and more.group(0)!r}")
     lines = [ln for ln in text.splitlines() if re.match(r"^  threads: |^    +\d+ +\d+  ", ln)]
     check(all(len(ln) <= 100 for ln in lines), f"a threads line wider than 100: {lines}")
     return rows
@@ -192,6 +192,12 @@ def proc_table(text):
     return int(m.group(1)), rows, hidden, text[:m.start()].count("\n")
 
 
+def section_counts(text):
+    """(pid, samples) of each process section of a text report."""
+    return [(int(a), int(b)) for a, b in
+            re.findall(r"^pid (\d+) .*\n.*\n  (\d+) samples \(", text, re.M)]
+
+
 @per_build(builds=("debian", "pyenv38", "pyenv313", "sid315"))
 def view_process_table(build):
     """A multiprocessing pool, forked and spawned, of three workers working
@@ -241,17 +247,19 @@ def view_process_table(build):
               f"{method}: first row {rows[0]}, the busiest worker is {busiest}")
         total = sum(p["samples"] for p in rep["processes"])
         small = [p for p in rep["processes"] if p["samples"] * 100 < total or not p["samples"]]
-        sections = {int(x) for x in re.findall(r"^pid (\d+) ", text, re.M)}
-        check(sections == set(procs) - {p["pid"] for p in small},
-              f"{method}: sections {sorted(sections)}, processes under 1%: "
+        # (pid, samples) of each: an exec'd pid has two, its images'
+        sections = sorted(section_counts(text))
+        check(sections == sorted((p["pid"], p["samples"]) for p in rep["processes"]
+                                 if p not in small),
+              f"{method}: sections {sections}, processes under 1%: "
               f"{[(p['pid'], p['samples']) for p in small]}")
         if small:
             check(hidden and int(hidden[1]) == len(small) and
                   int(hidden[4]) == sum(p["samples"] for p in small),
                   f"{method}: {len(small)} small processes, the line says "
                   f"{hidden and hidden.group(0)!r}")
-        check(again.returncode == 0 and
-              {int(x) for x in re.findall(r"^pid (\d+) ", again.stdout, re.M)} == set(procs),
+        check(again.returncode == 0 and sorted(section_counts(again.stdout)) ==
+              sorted((p["pid"], p["samples"]) for p in rep["processes"]),
               f"{method}: report --min-share 0 does not show every process: "
               f"{again.stderr[-300:]}")
         shown.append(f"{method}: {rows[0][3]} first ({rows[0][2]} samples), "
