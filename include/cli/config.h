@@ -30,6 +30,7 @@ struct pyprof_config {
 	unsigned line_report; /* functions shown line by line in the text report */
 	double prune_pct;     /* --prune: tree and dot leave out functions under this share */
 	bool merge_lines;     /* --merge-lines: folded and flame graphs by function */
+	double min_share;     /* --min-share: text sections of processes with at least this share */
 	int verbose;
 	int mem;			 /* enum pyprof_mem_mode */
 	unsigned mem_period;		 /* page faults per fault sample */
@@ -72,7 +73,8 @@ struct pyprof_config {
 #define PYPROF_CONFIG_DEFAULTS                                                                     \
 	{                                                                                          \
 		.frequency_hz = 99, .max_depth = 127, .top_functions = 20, .top_lines = 20,        \
-		.line_report = 5, .prune_pct = 1.0, .max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB,   \
+		.line_report = 5, .prune_pct = 1.0, .min_share = 1.0,                              \
+		.max_cache_mb = PYPROF_DEFAULT_MAX_CACHE_MB,                                       \
 		.mem_period = PYPROF_DEFAULT_MEM_PERIOD,                                           \
 		.alloc_period = PYPROF_DEFAULT_ALLOC_PERIOD,                                       \
 	}
@@ -86,8 +88,10 @@ int cli_parse(int argc, char **argv, struct pyprof_config *cfg, unsigned argp_fl
 
 /*
  * The run's output options that `pybpfprof report` takes too (-p, --match,
- * --thread, --merge, -f, -o, -n, --lines, --line-report, --prune, --threads,
- * --mem-timeline, --mem-folded, -v; report's -p selects from the saved processes): their argp entries, at most max of them, into options (the count is
+ * --thread, --merge, -f, -o, -n, --lines, --line-report, --prune,
+ * --merge-lines, --min-share, --threads, --mem-timeline, --mem-folded, -v;
+ * report's -p selects from the saved processes): their argp entries, at most
+ * max of them, into options (the count is
  * returned); and one of them applied to cfg as a run applies it: 0, -EINVAL
  * with a sentence in cfg->error, or ARGP_ERR_UNKNOWN for another key.
  */

@@ -235,6 +235,20 @@ int py_dump_threads(struct py_reader *r, const struct target *t, struct py_dump_
 		    size_t max, struct py_dump_state *st);
 
 /*
+ * The threading names of the target's Python threads, at most max
+ * (PY_DUMP_THREADS): out[i] gets a thread's ident, tid and name ("" when
+ * not known). A thread threading.Thread started is named by the self of its
+ * Thread._bootstrap frame (its code looked up in cc); the main thread by
+ * threading._main_thread, in the globals of such a frame: *threading keeps
+ * their address from one call to the next (0 at first), so the main thread
+ * is named once another threading thread has run. Bounded by r's deadline
+ * and read budgets. Returns the number of entries, or -errno.
+ */
+struct code_cache;
+int py_thread_names(struct py_reader *r, const struct target *t, struct code_cache *cc,
+		    struct py_thread_id *out, size_t max, uint64_t *threading);
+
+/*
  * One frame read alone (a suspended coroutine's, pybpfprof dump --async):
  * its code, position and fingerprint as the stack walk reads them. 0, or
  * -EFAULT (unreadable), -ENOENT (a shim frame, or no code).

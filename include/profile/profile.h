@@ -76,10 +76,14 @@ enum profile_offcpu_class {
 };
 #define PROFILE_OFFCPU_FILE "<off-CPU>"
 
+/* Bytes of a thread's Python (threading) name kept, with its NUL. */
+#define PROFILE_PYNAME 64
+
 struct profile_thread {
 	uint32_t tid;
-	char name[16];
-	uint64_t samples; /* its stacks' counts: --mode wall's off-CPU samples too */
+	char name[16];		     /* its comm, from /proc ("" not known) */
+	char pyname[PROFILE_PYNAME]; /* its threading name, from its memory ("" not known) */
+	uint64_t samples;	     /* its stacks' counts: --mode wall's off-CPU samples too */
 	uint64_t offcpu_ns[PROFILE_OFFCPU_NCLASSES];  /* --mode wall: exact, by class */
 	uint64_t gil_held, gil_released, gil_unknown; /* --gil: CPU samples */
 };
@@ -231,9 +235,20 @@ enum profile_usdt_trace {
 	PROFILE_USDT_NOT_TRACED, /* no usable probes: sampled only */
 };
 
+/* How a process's section came to be (the tracker's facts, not the process's claims). */
+enum profile_origin {
+	PROFILE_FOUND,	  /* running when the run started or when found (-p, -a) */
+	PROFILE_LAUNCHED, /* the command pybpfprof ran (-- COMMAND) */
+	PROFILE_FORKED,	  /* a fork of a profiled process (ppid) */
+	PROFILE_EXECED,	  /* a new image of a process seen exec (its own pid, or a child's) */
+	PROFILE_ORIGIN_N
+};
+
 struct profile_target {
 	int pid;
-	int nspid;		      /* pid inside the process's own pid namespace */
+	int nspid; /* pid inside the process's own pid namespace */
+	int ppid;  /* its parent when its section opened; 0 not known */
+	enum profile_origin origin;
 	int root_fd;		      /* O_PATH fd of its root directory (source files), or -1 */
 	struct proc_sources *sources; /* whose rights its source files are read with (source.h) */
 	char *exe, *cmdline, *comm, *python;
@@ -437,6 +452,24 @@ struct profile_thread *profile_target__thread(struct profile_target *pp, uint32_
  * it (a saved profile's million threads are not a million searches).
  */
 struct profile_thread *profile_target__new_thread(struct profile_target *pp, uint32_t tid);
+/* The key of an origin in JSON ("found", "launched", "forked", "execed"). */
+const char *profile_origin_name(enum profile_origin o);
+/* The origin of a key, or -1. */
+int profile_origin_of(const char *name);
+/*
+ * A process's role, from its command line and how it came, into buf (at most
+ * PROFILE_ROLE bytes with its NUL): "spawn worker of 1234", "forkserver of
+ * 1234", "fork of 1234", "exec of 1234", "-m package.module", "-c print(1)",
+ * "app.py". The command line is the target's: only shown, cut, never believed.
+ */
+#define PROFILE_ROLE 48
+const char *profile_target__role(const struct profile_target *pp, char *buf, size_t len);
+
+/*
+ * What a thread is called in every output: its Python name, else its comm,
+ * else "?". A target's string: each output cleans or escapes it.
+ */
+const char *profile_thread__label(const struct profile_thread *th);
 
 /* Adds count samples of one stack (frames innermost first). 0 or -ENOMEM. */
 int profile_target__add_stack(struct profile_target *pp, uint32_t tid, const uint32_t *frames,

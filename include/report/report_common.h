@@ -55,6 +55,8 @@ double report_pct(uint64_t part, uint64_t whole);
 const char *report_line_str(int line, char *buf, size_t len);
 /* Writes s as a JSON string literal, quotes included. */
 void json_string(FILE *f, const char *s);
+/* The same, or null for an empty s (a name not known). */
+void report_json_opt_string(FILE *f, const char *s);
 /*
  * The same for a page's names (the HTML flame graphs), shown as the text
  * report shows them ('?' for a control or bidi character but the tab, or a
@@ -105,7 +107,7 @@ char *report_nprocs(const struct profile *p, char *buf, size_t len);
  */
 char *report_samples_time(const struct profile *p, const struct profile_target *pp, char *buf,
 			  size_t len);
-/* The root label of a process's stacks when several are profiled: "pid N (comm)". */
+/* The root label of a process's stacks when several are profiled: "pid N (role)". */
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
 /*
  * Whether a source file is library code rather than the program's own: the

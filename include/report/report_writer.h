@@ -23,14 +23,14 @@ struct report_opts {
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
 	bool merge_lines; /* --merge-lines: folded stacks and flame graphs by function, not line */
+	double min_share; /* --min-share: the text's sections of processes with this share or more */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
 	/*
-	 * The agent's labels: pprof puts them on every sample (and each thread's
-	 * name), otlp makes them the resource's attributes.
+	 * The agent's labels: pprof puts them on every sample (beside each
+	 * thread's name, always there), otlp makes them the resource's attributes.
 	 */
 	const char *const (*sample_labels)[2];
 	size_t nsample_labels;
-	bool thread_names;
 };
 
 struct report_writer {

@@ -59,6 +59,10 @@ struct collector_target {
 	uint64_t native_stop_pc[NATIVE_STOP_N];
 	/* module bodies' files as BPF read them: names a body whose object is gone */
 	struct module_names modules;
+	/* a thread of it was first seen: its Python names are read after the poll */
+	bool pynames_due;
+	long long pynames_next_ns;  /* CLOCK_MONOTONIC before which they are not read again */
+	uint64_t threading_globals; /* threading's globals as last found (py_thread_names) */
 };
 
 /* Signature records waiting for their sample: more than CPUs' records in flight at once. */
@@ -138,6 +142,16 @@ struct collector {
 
 /* Threads waiting for their name at once, at most. */
 #define COLLECTOR_UNNAMED_MAX 4096
+/*
+ * Python thread names: one read of a process's threads (py_thread_names)
+ * takes at most COLLECTOR_PYNAMES_NS, and comes at most every
+ * COLLECTOR_PYNAMES_GAP_NS, or ten times as long as the last one took: a
+ * process that starts threads all the time costs at most a tenth of a core.
+ * A read its deadline cut is done again after the gap. The last read, at the end, has COLLECTOR_PYNAMES_END_NS.
+ */
+#define COLLECTOR_PYNAMES_NS 10000000LL
+#define COLLECTOR_PYNAMES_GAP_NS 100000000LL
+#define COLLECTOR_PYNAMES_END_NS 50000000LL
 
 /* Companions a waiting sample still expects. */
 enum collector_want {
@@ -243,13 +257,15 @@ size_t collector__compact(struct collector *c, const bool *drop, size_t *map, si
 
 /*
  * Names the threads first seen since the last call, from /proc (their comm),
- * while they still run: after each poll of the ring buffers, and at the end.
+ * while they still run: after each poll of the ring buffers, and at the end;
+ * and their Python names, from the processes' memory, bounded by
+ * COLLECTOR_PYNAMES_NS and COLLECTOR_PYNAMES_GAP_NS.
  */
 void collector__name_threads(struct collector *c);
-
 /*
- * At the end of a run: every thread of a process still running named again,
- * for the threads that named themselves after their first sample.
+ * At the end of a run: every thread of a process still running named again
+ * (its comm and its Python name), so that a thread renamed after it was
+ * first seen has the name it ends with.
  */
 void collector__rename_threads(struct collector *c);
 

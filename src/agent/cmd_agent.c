@@ -993,7 +993,7 @@ static void encode_job(struct agent *a, struct profile_target *snaps, size_t n,
 		       struct interval_jobs *out)
 {
 	const char *pairs[AGENT_MAX_LABELS][2], *mpairs[AGENT_MAX_LABELS][2];
-	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION, .thread_names = true };
+	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION };
 	struct profile v = a->prof;
 	struct agent_job *j = NULL;
 	struct view_tables vt;

@@ -62,6 +62,10 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 10 --calls    # exact call counts and latencies\n"
 	"  sudo pybpfprof -p 1234 --gc --imports   # GC pauses and import times\n"
 	"  sudo pybpfprof --calls -- python3 app.py   # exact calls from the start\n"
+	"  sudo pybpfprof --subprocesses -- python3 pool.py   # a table of its processes by\n"
+	"                                          # role (spawn worker of PID), busiest first\n"
+	"  sudo pybpfprof -p 1234 -d 10 --threads   # each thread's functions, by its\n"
+	"                                          # threading name\n"
 	"  sudo pybpfprof -p 1234 --mode wall     # also where threads wait, and why\n"
 	"  sudo pybpfprof -p 1234 --gil           # who holds the GIL, who waits for it\n"
 	"  sudo pybpfprof -p 1234 --native --kernel   # C and kernel frames too\n"
@@ -178,6 +182,7 @@ enum {
 	OPT_USER,
 	OPT_PRUNE,
 	OPT_MERGE_LINES,
+	OPT_MIN_SHARE,
 	OPT_ASYNC,
 	OPT_MODE,
 	OPT_IDLE,
@@ -287,10 +292,16 @@ static const struct cli_option cli_options[] = {
 	    "flamegraph, svg) by function: a function's lines merged into one frame (the HTML page "
 	    "opens with Merge lines on)", 3 },
 	  CLI_SET, FIELD(merge_lines, bool), 0, 0, NULL, NULL },
+	{ { "min-share", OPT_MIN_SHARE, "PCT", 0, "Text report: a section of its own for each "
+	    "process with at least PCT % of the samples, 0 to 100; the others (idle ones too) "
+	    "get a row of the process table only; 0 keeps every section (default: 1)", 3 },
+	  CLI_PERCENT, FIELD(min_share, double), 0, 100, "--min-share",
+	  "a percentage from 0 to 100" },
 	{ { "merge", OPT_MERGE, NULL, 0, "One profile for all processes instead of one per "
 	    "process", 3 },
 	  CLI_SET, FIELD(merge, bool), 0, 0, NULL, NULL },
-	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread", 3 },
+	{ { "threads", OPT_THREADS, NULL, 0, "Break each process down by thread, each by its "
+	    "tid and Python name (MainThread, worker_0)", 3 },
 	  CLI_SET, FIELD(threads, bool), 0, 0, NULL, NULL },
 	{ { "match", OPT_MATCH, "REGEX", 0, "Report only the processes whose command line "
 	    "matches REGEX (POSIX extended, anywhere in it; the others are sampled but left "
@@ -573,6 +584,7 @@ static const int report_keys[] = { 'p',
 				   OPT_LINE_REPORT,
 				   OPT_PRUNE,
 				   OPT_MERGE_LINES,
+				   OPT_MIN_SHARE,
 				   OPT_THREADS,
 				   OPT_MEM_TIMELINE,
 				   OPT_MEM_FOLDED,

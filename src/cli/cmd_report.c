@@ -96,6 +96,7 @@ static const char report_doc[] =
 	"                                               # the multiprocessing workers\n"
 	"  pybpfprof report prof.json --thread '^worker' # the threads named worker...\n"
 	"  pybpfprof report prof.json --merge           # all processes as one\n"
+	"  pybpfprof report prof.json --min-share 0     # a section for every process\n"
 	"  pybpfprof report mem.json --mem-timeline rss.svg   # a --mem run's timeline";
 
 struct report_cmd {
@@ -223,6 +224,7 @@ static int write_all(const struct pyprof_config *cfg, struct outfile *outs, cons
 					.line_report = cfg->line_report,
 					.prune_pct = cfg->prune_pct,
 					.merge_lines = cfg->merge_lines,
+					.min_share = cfg->min_share,
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	const struct report_writer *w, *fallback;

@@ -855,6 +855,7 @@ static int run__write_reports(struct run *r)
 					.line_report = cfg->line_report,
 					.prune_pct = cfg->prune_pct,
 					.merge_lines = cfg->merge_lines,
+					.min_share = cfg->min_share,
 					.tool_version = PYBPFPROF_VERSION,
 					.threads = cfg->threads };
 	size_t i;

@@ -219,6 +219,11 @@ struct profile_thread *profile_target__new_thread(struct profile_target *pp, uin
 	return &pp->threads[pp->nthreads++];
 }
 
+const char *profile_thread__label(const struct profile_thread *th)
+{
+	return th->pyname[0] ? th->pyname : th->name[0] ? th->name : "?";
+}
+
 static void stack_add_where(struct profile_stack *s, const uint64_t where[PROFILE_WHERE_N])
 {
 	int i;

@@ -127,6 +127,8 @@ static int merge_thread(struct profile_target *m, const struct profile_thread *f
 		return -ENOMEM;
 	if (!th->name[0])
 		memcpy(th->name, from->name, sizeof(th->name));
+	if (!th->pyname[0])
+		memcpy(th->pyname, from->pyname, sizeof(th->pyname));
 	th->samples += from->samples;
 	for (c = 0; c < PROFILE_OFFCPU_NCLASSES; c++)
 		th->offcpu_ns[c] += from->offcpu_ns[c];

@@ -260,7 +260,11 @@ char *report_samples_time(const struct profile *p, const struct profile_target *
 
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len)
 {
-	snprintf(buf, len, "pid %d (%s)", pp->pid, pp->comm);
+	char role[PROFILE_ROLE];
+
+	/* a section of no one pid (merged, or a saved profile's pid 0) has no role of its own */
+	snprintf(buf, len, "pid %d (%s)", pp->pid,
+		 pp->pid ? profile_target__role(pp, role, sizeof(role)) : pp->comm);
 	return folded_frame(buf);
 }
 
@@ -286,6 +290,14 @@ bool report_is_library(const char *file)
 			return true;
 	}
 	return false;
+}
+
+void report_json_opt_string(FILE *f, const char *s)
+{
+	if (s[0])
+		json_string(f, s);
+	else
+		fputs("null", f);
 }
 
 void json_string(FILE *f, const char *s)

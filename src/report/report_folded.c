@@ -3,7 +3,7 @@
  * Folded stacks, the input of flamegraph.pl, inferno and speedscope's
  * importer: one line per distinct stack, "root;...;leaf count", each frame
  * "qualname (file:line)". With several processes each stack starts at a
- * "pid N (comm)" frame so they stay apart. Threads of a process are merged:
+ * "pid N (role)" frame so they stay apart. Threads of a process are merged:
  * the same stack in two threads is one line; with --merge-lines a function's
  * lines are too, each frame "qualname (file)".
  */

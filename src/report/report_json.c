@@ -102,6 +102,7 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 			  const struct report_opts *o)
 {
 	profile_where_split total;
+	char role[PROFILE_ROLE];
 	size_t i;
 
 	fprintf(f, "\n    {\"pid\": %d, \"nspid\": %d, \"exe\": ", pp->pid, pp->nspid);
@@ -110,6 +111,11 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	json_string(f, pp->cmdline);
 	fputs(", \"python\": ", f);
 	json_string(f, pp->python);
+	if (!report_is_merged(p, pp)) {
+		fprintf(f, ", \"ppid\": %d, \"origin\": \"%s\", \"role\": ", pp->ppid,
+			profile_origin_name(pp->origin));
+		json_string(f, profile_target__role(pp, role, sizeof(role)));
+	}
 	if (report_is_merged(p, pp))
 		report_json_pids(f, ", \"merged\": ", p);
 	fprintf(f,
@@ -124,6 +130,8 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);
 		json_string(f, pp->threads[i].name);
+		fputs(", \"python_name\": ", f);
+		report_json_opt_string(f, pp->threads[i].pyname);
 		fprintf(f, ", \"samples\": %llu", (unsigned long long)pp->threads[i].samples);
 		report_wall_json_thread(f, p, pp, &pp->threads[i]);
 		fputc('}', f);

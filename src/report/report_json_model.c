@@ -370,6 +370,7 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	json_string(f, pp->python);
 	fputs(", \"start_time\": ", f);
 	num(f, pp->start_time);
+	fprintf(f, ", \"ppid\": %d, \"origin\": \"%s\"", pp->ppid, profile_origin_name(pp->origin));
 	fprintf(f, ", \"exited\": %s,\n    \"counts\": [%llu, %llu, %llu, %llu], \"threads\": [",
 		pp->exited ? "true" : "false", (unsigned long long)pp->samples,
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
@@ -377,7 +378,13 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s[%u, ", i ? ", " : "", pp->threads[i].tid);
 		json_string(f, pp->threads[i].name);
-		fprintf(f, ", %llu]", (unsigned long long)pp->threads[i].samples);
+		fprintf(f, ", %llu", (unsigned long long)pp->threads[i].samples);
+		/* its Python name, when known: a fourth member (a model without it still loads) */
+		if (pp->threads[i].pyname[0]) {
+			fputs(", ", f);
+			json_string(f, pp->threads[i].pyname);
+		}
+		fputc(']', f);
 	}
 	fputs("],\n    \"stacks\": [", f);
 	for (i = 0; i < pp->nstacks; i++) {

@@ -72,7 +72,10 @@ static void encode_resource(struct pbuf *rp, const struct report_opts *o)
 	free(any.d);
 }
 
-/* thread.id and thread.name of one thread: two attribute_table entries from *next. */
+/*
+ * thread.id and thread.name (its Python name, else its comm) of one thread:
+ * two attribute_table entries from *next.
+ */
 static void thread_attrs(struct pbuf *dict, struct pb_strtab *t, const struct profile_target *pp,
 			 uint32_t tid)
 {
@@ -82,7 +85,8 @@ static void thread_attrs(struct pbuf *dict, struct pb_strtab *t, const struct pr
 
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
-			name = pp->threads[i].name;
+			name = pp->threads[i].pyname[0] ? pp->threads[i].pyname :
+							  pp->threads[i].name;
 	pb_uint(&kvu, KVU_KEY, pb_strtab__id(t, "thread.id"));
 	pb_uint(&any, ANY_INT, tid);
 	pb_msg(&kvu, KVU_VALUE, &any);

@@ -64,7 +64,7 @@ static void label_str(struct pbuf *sample, struct pb_strtab *t, const char *key,
 	pb_msg(sample, SAMPLE_LABEL, sub);
 }
 
-/* The agent's labels, and the thread's name when it has one (o->thread_names). */
+/* The agent's labels, and the thread's name when it has one: its Python name, else its comm. */
 static void extra_labels(struct pbuf *sample, struct pb_strtab *t, const struct profile_target *pp,
 			 uint32_t tid, const struct report_opts *o, struct pbuf *sub)
 {
@@ -72,9 +72,11 @@ static void extra_labels(struct pbuf *sample, struct pb_strtab *t, const struct 
 
 	for (i = 0; i < o->nsample_labels; i++)
 		label_str(sample, t, o->sample_labels[i][0], o->sample_labels[i][1], sub);
-	for (i = 0; o->thread_names && i < pp->nthreads; i++)
-		if (pp->threads[i].tid == tid && pp->threads[i].name[0]) {
-			label_str(sample, t, "thread_name", pp->threads[i].name, sub);
+	for (i = 0; i < pp->nthreads; i++)
+		if (pp->threads[i].tid == tid &&
+		    (pp->threads[i].pyname[0] || pp->threads[i].name[0])) {
+			label_str(sample, t, "thread_name", profile_thread__label(&pp->threads[i]),
+				  sub);
 			break;
 		}
 }

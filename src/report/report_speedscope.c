@@ -41,7 +41,7 @@ static const char *thread_name(const struct profile_target *pp, uint32_t tid)
 
 	for (i = 0; i < pp->nthreads; i++)
 		if (pp->threads[i].tid == tid)
-			return pp->threads[i].name[0] ? pp->threads[i].name : "?";
+			return profile_thread__label(&pp->threads[i]);
 	return "?";
 }
 
@@ -50,7 +50,7 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 			 uint32_t tid)
 {
 	uint64_t total = 0;
-	char name[256], procs[64];
+	char name[256], procs[64], role[PROFILE_ROLE];
 	size_t i, k, n = 0;
 
 	for (i = 0; i < pp->nstacks; i++)
@@ -60,8 +60,8 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 		snprintf(name, sizeof(name), "%s, thread %u (%s)",
 			 report_nprocs(p, procs, sizeof(procs)), tid, thread_name(pp, tid));
 	else
-		snprintf(name, sizeof(name), "pid %d (%s) thread %u (%s)", pp->pid, pp->comm, tid,
-			 thread_name(pp, tid));
+		snprintf(name, sizeof(name), "pid %d (%s) thread %u (%s)", pp->pid,
+			 profile_target__role(pp, role, sizeof(role)), tid, thread_name(pp, tid));
 	fputs("  {\"type\": \"sampled\", \"name\": ", f);
 	json_string(f, name);
 	fprintf(f,

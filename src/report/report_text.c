@@ -12,6 +12,7 @@
 #include "report/report_common.h"
 #include "report/report_source.h"
 #include "report_mem.h"
+#include "report_procs.h"
 #include "report_threads.h"
 #include "report_wall.h"
 #include "report_signatures.h"
@@ -512,7 +513,6 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 			  const struct report_opts *o)
 {
 	char time[128];
-	size_t i;
 
 	if (report_is_merged(p, pp)) {
 		fputc('\n', f);
@@ -536,15 +536,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		(unsigned long long)pp->samples, report_samples_time(p, pp, time, sizeof(time)),
 		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
 		(unsigned long long)pp->unresolved);
-	if (pp->nthreads) {
-		fprintf(f, "  threads:");
-		for (i = 0; i < pp->nthreads; i++) {
-			fprintf(f, "%s %u ", i ? "," : "", pp->threads[i].tid);
-			text_put_clean(f, pp->threads[i].name[0] ? pp->threads[i].name : "?");
-			fprintf(f, " (%llu)", (unsigned long long)pp->threads[i].samples);
-		}
-		fputc('\n', f);
-	}
+	report_text_thread_list(f, pp);
 	if (!pp->samples) {
 		fprintf(f,
 			"  no samples with Python code: the process was idle or ran only C code\n");
@@ -586,7 +578,7 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 {
 	struct report_totals t = report_totals(p);
 	char procs[64];
-	size_t i;
+	size_t i, *order;
 
 	fprintf(f, "pybpfprof %s: %s profile, %s, %.2f s at %u Hz\n", o->tool_version, p->mode,
 		report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
@@ -648,8 +640,14 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->ustack_refused,
 			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
+	order = report_procs_order(p);
+	if (!order)
+		return -ENOMEM;
+	report_text_procs(f, p, order, o);
 	for (i = 0; i < p->ntargets; i++)
-		print_process(f, p, &p->targets[i], o);
+		if (report_proc_shown(p, &p->targets[order[i]], o))
+			print_process(f, p, &p->targets[order[i]], o);
+	free(order);
 	return ferror(f) ? -EIO : 0;
 }
 

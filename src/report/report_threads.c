@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
+ * A process's threads in the text report: the busiest REPORT_THREADS_SHOWN,
+ * each by tid and name (its Python name, else its comm), the rest counted.
  * --threads: each thread's own functions by self time, in the text and JSON
  * reports. A thread's view is its process's stacks with that tid, summed by
  * the same code that ranks a whole process.
@@ -11,6 +13,66 @@
 #include "report/report_common.h"
 #include "report_threads.h"
 #include "util/text.h"
+
+/*
+ * A thread's name in the text: its label, and its comm beside its Python name
+ * when the comm is its own (not the process's, nor the Python name cut by
+ * the kernel, as 3.14+ sets it): a name a program gave with prctl stays seen.
+ */
+static const char *text_name(const struct profile_target *pp, const struct profile_thread *th,
+			     char *buf, size_t len)
+{
+	char label[PROFILE_PYNAME + sizeof(th->name) + 16];
+
+	if (th->pyname[0] && th->name[0] && strcmp(th->name, pp->comm) &&
+	    strncmp(th->pyname, th->name, strlen(th->name)))
+		snprintf(label, sizeof(label), "%s (comm %s)", th->pyname, th->name);
+	else
+		snprintf(label, sizeof(label), "%s", profile_thread__label(th));
+	return text_clean(buf, len, label);
+}
+
+static int cmp_busier(const void *a, const void *b)
+{
+	const struct profile_thread *x = *(const struct profile_thread *const *)a;
+	const struct profile_thread *y = *(const struct profile_thread *const *)b;
+
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void report_text_thread_list(FILE *f, const struct profile_target *pp)
+{
+	const struct profile_thread **by;
+	char name[PROFILE_PYNAME + 32];
+	uint64_t rest = 0;
+	size_t i;
+
+	if (!pp->nthreads)
+		return;
+	by = malloc(pp->nthreads * sizeof(*by));
+	if (!by) {
+		fprintf(f, "  threads: %zu (out of memory to list them)\n", pp->nthreads);
+		return;
+	}
+	for (i = 0; i < pp->nthreads; i++)
+		by[i] = &pp->threads[i];
+	qsort(by, pp->nthreads, sizeof(*by), cmp_busier);
+	fprintf(f, "  threads: %zu, busiest first (samples, tid, name)\n", pp->nthreads);
+	for (i = 0; i < pp->nthreads; i++) {
+		if (i >= REPORT_THREADS_SHOWN) {
+			rest += by[i]->samples;
+			continue;
+		}
+		fprintf(f, "    %8llu  %7u  %s\n", (unsigned long long)by[i]->samples, by[i]->tid,
+			text_name(pp, by[i], name, sizeof(name)));
+	}
+	if (pp->nthreads > REPORT_THREADS_SHOWN)
+		fprintf(f, "    %zu more threads, with %llu samples in all\n",
+			pp->nthreads - REPORT_THREADS_SHOWN, (unsigned long long)rest);
+	free(by);
+}
 
 /* The functions of one thread, ranked; *samples its sample count. */
 static int thread_stats(const struct profile *p, const struct profile_target *pp, uint32_t tid,
@@ -44,7 +106,7 @@ void report_text_threads(FILE *f, const struct profile *p, const struct profile_
 	struct func_stat *st;
 	uint64_t samples;
 	size_t t, i, n;
-	char name[sizeof(pp->threads->name)], q[REPORT_FIELD];
+	char name[PROFILE_PYNAME + 32], q[REPORT_FIELD];
 
 	for (t = 0; t < pp->nthreads; t++) {
 		const struct profile_thread *th = &pp->threads[t];
@@ -54,8 +116,8 @@ void report_text_threads(FILE *f, const struct profile *p, const struct profile_
 			return;
 		}
 		fprintf(f, "\n  Thread %u %s: %llu samples (%.1f%% of the process)\n", th->tid,
-			text_clean(name, sizeof(name), th->name[0] ? th->name : "?"),
-			(unsigned long long)samples, report_pct(samples, pp->samples));
+			text_name(pp, th, name, sizeof(name)), (unsigned long long)samples,
+			report_pct(samples, pp->samples));
 		for (i = 0; i < n && i < o->top_functions; i++)
 			fprintf(f, "   %5.1f%%  %5.1f%%  %s\n", report_pct(st[i].self, samples),
 				report_pct(st[i].total, samples),
@@ -80,6 +142,8 @@ void report_json_threads(FILE *f, const struct profile *p, const struct profile_
 		}
 		fprintf(f, "%s\n       {\"tid\": %u, \"name\": ", t ? "," : "", th->tid);
 		json_string(f, th->name);
+		fputs(", \"python_name\": ", f);
+		report_json_opt_string(f, th->pyname);
 		fprintf(f, ", \"samples\": %llu, \"functions\": [", (unsigned long long)samples);
 		for (i = 0; i < n; i++) {
 			fprintf(f, "%s{\"qualname\": ", i ? ", " : "");

@@ -96,7 +96,7 @@ static uint64_t sum_ns(const struct profile_thread *th)
 
 static void text_threads(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
-	char name[sizeof(pp->threads->name)];
+	char name[sizeof(pp->threads->name)]; /* its column's width: a longer name is cut */
 	uint64_t unknown = 0;
 	size_t t;
 	int c;
@@ -111,7 +111,7 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 		struct wall_stat w = thread_stat(p, pp, th->tid);
 
 		fprintf(f, "  %7u  %-15s  %8.2f  %9.3f", th->tid,
-			text_clean(name, sizeof(name), th->name[0] ? th->name : "?"),
+			text_clean(name, sizeof(name), profile_thread__label(th)),
 			report_seconds(p, w.on), sum_ns(th) / 1e9);
 		for (c = 0; c < PROFILE_OFFCPU_NCLASSES; c++)
 			fprintf(f, "  %*.3f", (int)strlen(profile_offcpu_class_name(c)),

@@ -288,7 +288,7 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 {
 	size_t i, n = 0, k;
 	uint64_t tid, samples;
-	const char *name;
+	const char *name, *pyname = NULL;
 	char w[LD_WHERE];
 
 	if (ld_array(l, v, where, 0, 1u << 24, &n))
@@ -300,9 +300,16 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 		struct profile_thread *th;
 
 		ld_at(w, sizeof(w), "%s[%zu]", where, i);
-		if (ld_array(l, e, w, 3, 3, &k) || ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
+		/*
+		 * [tid, comm, samples] and, when known, its Python name: a byte the
+		 * writer made U+FFFD is three, and the name is cut to what it held
+		 */
+		if (ld_array(l, e, w, 0, 4, &k) ||
+		    (k < 3 && ld_fail(l, w, "%zu entries, fewer than 3", k)) ||
+		    ld_u64(l, jv_at(e, 0), w, UINT32_MAX, &tid) ||
 		    ld_str(l, jv_at(e, 1), w, LD_THREAD_NAME_MAX, &name) ||
-		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples))
+		    ld_u64(l, jv_at(e, 2), w, UINT64_MAX, &samples) ||
+		    (k == 4 && ld_str(l, jv_at(e, 3), w, 3 * (sizeof(th->pyname) - 1), &pyname)))
 			return -EINVAL;
 		if (hashmap__find(tids, tid))
 			return ld_fail(l, w, "thread %llu is listed twice",
@@ -310,6 +317,8 @@ static int load_threads(struct ld *l, const struct jval *v, const char *where,
 		if (hashmap__set(tids, tid, i + 1) || !(th = profile_target__new_thread(pp, tid)))
 			return -ENOMEM;
 		thread_name(th, name);
+		if (k == 4)
+			snprintf(th->pyname, sizeof(th->pyname), "%s", pyname);
 		th->samples = samples;
 	}
 	return 0;
@@ -488,6 +497,35 @@ static int load_sources(struct ld *l, const struct jval *v, const char *where,
 	return 0;
 }
 
+/* Its parent and how it came ("ppid", "origin"): a file written before them has neither. */
+static int load_origin(struct ld *l, const struct jval *jt, const char *where,
+		       struct profile_target *pp)
+{
+	const struct jval *v;
+	const char *origin;
+	long long ppid;
+	char w[LD_WHERE];
+	int o;
+
+	if ((v = jv_get(jt, "ppid"))) {
+		ld_at(w, sizeof(w), "%s.ppid", where);
+		if (ld_int(l, v, w, 0, INT_MAX, &ppid))
+			return -EINVAL;
+		pp->ppid = (int)ppid;
+	}
+	if (!(v = jv_get(jt, "origin")))
+		return 0;
+	ld_at(w, sizeof(w), "%s.origin", where);
+	if (ld_str(l, v, w, 16, &origin))
+		return -EINVAL;
+	o = profile_origin_of(origin);
+	if (o < 0)
+		return ld_fail(l, w, "\"%s\" is no origin (found, launched, forked, execed)",
+			       origin);
+	pp->origin = (enum profile_origin)o;
+	return 0;
+}
+
 static int load_target_head(struct ld *l, const struct jval *jt, const char *where,
 			    struct profile_target **out)
 {
@@ -527,7 +565,7 @@ static int load_target_head(struct ld *l, const struct jval *jt, const char *whe
 	if (ld_bool(l, ld_get(l, jt, where, "exited"), w, &pp->exited))
 		return -EINVAL;
 	*out = pp;
-	return 0;
+	return load_origin(l, jt, where, pp);
 }
 
 static int load_target(struct ld *l, const struct jval *jt, const char *where)

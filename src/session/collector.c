@@ -81,6 +81,17 @@ void collector__free(struct collector *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* Its parent now, from /proc/PID/stat (0: not known; a process's own pid namespace's 0 too). */
+static int parent_pid(pid_t pid)
+{
+	struct proc_stat st;
+	char buf[1024];
+
+	if (!proc_stat_read(pid, buf, sizeof(buf)) || proc_stat_parse(buf, &st) || st.ppid < 0)
+		return 0;
+	return st.ppid;
+}
+
 int collector__add_target(struct collector *c, const struct target *t)
 {
 	struct collector_target *ts;
@@ -107,6 +118,7 @@ int collector__add_target(struct collector *c, const struct target *t)
 	pp = &c->prof->targets[ts->target_index];
 	pp->nspid = t->nspid;
 	pp->start_time = proc_start_time(t->pid);
+	pp->ppid = parent_pid(t->pid);
 	/* Held open so its sources can be read even after the process has exited. */
 	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
 	pp->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -211,7 +223,7 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	}
 	th = profile_target__thread(pp, s->tid);
 	if (th && !th->name[0])
-		collector__unnamed(c, ts->target_index, s->tid);
+		collector__unnamed(c, ts, s->tid);
 	if (profile_target__offcpu_block(pp, s->tid, c->scratch, s->nframes,
 					 PY_OFFCPU_CLASS(s->value), s->ktime_ns,
 					 s->value & PY_OFFCPU_PRIMED))

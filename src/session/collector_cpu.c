@@ -72,7 +72,7 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 	th = profile_target__thread(pp, s->tid);
 	if (th) {
 		if (!th->samples && !th->name[0])
-			collector__unnamed(c, ts->target_index, s->tid);
+			collector__unnamed(c, ts, s->tid);
 		th->samples++;
 	}
 	switch (s->flags & PY_SAMPLE_GIL_UNKNOWN) {

@@ -25,8 +25,8 @@ int resolve__stack(struct collector *c, struct collector_target *ts, const struc
 void resolve__module(struct collector *c, struct collector_target *ts, const void *data,
 		     size_t size);
 
-/* Notes a thread of section `section` seen with no name: collector__name_threads names it. */
-void collector__unnamed(struct collector *c, size_t section, uint32_t tid);
+/* Notes a thread of ts seen with no name: collector__name_threads names it. */
+void collector__unnamed(struct collector *c, struct collector_target *ts, uint32_t tid);
 
 /* A PY_KIND_SIGNATURE record: kept until its sample comes (or COLLECTOR_SIG_PENDING more). */
 void collector__sig_keep(struct collector *c, const void *data, size_t size);

@@ -7,17 +7,25 @@
  * At the end collector__rename_threads reads them all again: a thread that
  * names itself as it starts (threading's workers with prctl or comm) may
  * have been sampled before.
+ * Its Python (threading) name is read from its process's memory in the same
+ * place: one bounded read of all the process's threads (py_thread_names) at
+ * most every COLLECTOR_PYNAMES_GAP_NS, and once more at the end
+ * (collector__rename_threads) for the threads renamed meanwhile.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "session/collector.h"
+#include "cpython/py_objects.h"
 #include "proc/procfs.h"
+#include "util/mono.h"
 #include "util/vec.h"
 #include "collector_parts.h"
 
-void collector__unnamed(struct collector *c, size_t section, uint32_t tid)
+void collector__unnamed(struct collector *c, struct collector_target *ts, uint32_t tid)
 {
-	size_t i;
+	size_t i, section = ts->target_index;
 
+	ts->pynames_due = true;
 	/* a thread's few first records come together: it is often the last one noted */
 	for (i = c->nunnamed; i-- > 0 && i + 8 >= c->nunnamed;)
 		if (c->unnamed[i].tid == tid && c->unnamed[i].section == section)
@@ -40,14 +48,83 @@ static void name_thread(struct collector *c, size_t i, uint32_t tid)
 		proc_thread_name(pp->pid, tid, th->name, sizeof(th->name));
 }
 
+/*
+ * The tid thread th of ts has in ts's pid namespace (py_thread_names's): the
+ * same, or its NSpid's last (one read of /proc); 0: not ts's.
+ */
+static pid_t ns_tid(const struct collector_target *ts, const struct profile_thread *th)
+{
+	pid_t tgid = 0, nstid = 0;
+
+	if (ts->t.nspid == ts->t.pid)
+		return (pid_t)th->tid;
+	proc_status_ids((pid_t)th->tid, &tgid, &nstid);
+	return tgid == ts->t.pid ? nstid : 0;
+}
+
+/* Into th, the name of its entry of ids (n of them), if it has one. */
+static void set_pyname(struct profile_thread *th, pid_t tid, const struct py_thread_id *ids, int n)
+{
+	int i;
+
+	for (i = 0; tid > 0 && i < n; i++)
+		if (ids[i].tid == tid && ids[i].name[0]) {
+			memcpy(th->pyname, ids[i].name, sizeof(th->pyname));
+			return;
+		}
+}
+
+/* One read of ts's Python thread names into its section's threads (all: renamed too). */
+static void python_names(struct collector *c, struct collector_target *ts, bool all)
+{
+	struct profile_target *pp = &c->prof->targets[ts->target_index];
+	struct py_thread_id *ids;
+	struct py_reader r;
+	size_t k, reads = 0;
+	long long start, end;
+	int n;
+
+	ts->pynames_due = false;
+	if (ts->exited || !ts->codes ||
+	    py_reader__init(&r, ts->t.pid, &ts->t.layout, ts->t.version))
+		return;
+	ids = calloc(PY_DUMP_THREADS, sizeof(*ids));
+	if (!ids)
+		return;
+	start = mono_ns();
+	r.deadline_ns = start + (all ? COLLECTOR_PYNAMES_END_NS : COLLECTOR_PYNAMES_NS);
+	n = py_thread_names(&r, &ts->t, ts->codes, ids, PY_DUMP_THREADS, &ts->threading_globals);
+	/* in another pid namespace, each thread costs a read of /proc: as many as ids hold */
+	for (k = 0; n > 0 && k < pp->nthreads && reads < PY_DUMP_THREADS; k++) {
+		struct profile_thread *th = &pp->threads[k];
+
+		if (!all && th->pyname[0])
+			continue;
+		reads += ts->t.nspid != ts->t.pid;
+		set_pyname(th, ns_tid(ts, th), ids, n);
+	}
+	free(ids);
+	/* cut short by its deadline: the threads not reached get the next read */
+	end = mono_ns();
+	ts->pynames_due = end >= r.deadline_ns;
+	/* a read that ran past its deadline (a slow machine) waits ten times as long */
+	ts->pynames_next_ns = end + (10 * (end - start) > COLLECTOR_PYNAMES_GAP_NS ?
+					     10 * (end - start) :
+					     COLLECTOR_PYNAMES_GAP_NS);
+}
+
 void collector__name_threads(struct collector *c)
 {
+	long long now = mono_ns();
 	size_t i, k;
 
 	for (i = 0; i < c->nunnamed; i++)
 		if (c->unnamed[i].section < c->prof->ntargets)
 			name_thread(c, c->unnamed[i].section, c->unnamed[i].tid);
 	c->nunnamed = 0;
+	for (i = 0; i < c->ntargets; i++)
+		if (c->targets[i].pynames_due && now >= c->targets[i].pynames_next_ns)
+			python_names(c, &c->targets[i], false);
 	if (!c->unnamed_overflow)
 		return;
 	c->unnamed_overflow = false;
@@ -78,4 +155,6 @@ void collector__rename_threads(struct collector *c)
 				memcpy(pp->threads[k].name, name, sizeof(name));
 		}
 	}
+	for (i = 0; i < c->ntargets; i++)
+		python_names(c, &c->targets[i], true);
 }

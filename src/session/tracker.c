@@ -152,6 +152,17 @@ static int validate(struct tracker *tr, struct tracker_pending *p)
 	return err;
 }
 
+/* How section i of the collector came (ppid: its parent, if known better than /proc's). */
+static void section_origin(struct tracker *tr, size_t i, enum profile_origin origin, pid_t ppid)
+{
+	struct profile_target *pp = &tr->c->prof->targets[tr->c->targets[i].target_index];
+
+	/* an image exec'd by a child of ours: the command we launched */
+	pp->origin = origin == PROFILE_EXECED && pp->ppid == tr->self ? PROFILE_LAUNCHED : origin;
+	if (ppid)
+		pp->ppid = ppid;
+}
+
 /*
  * One registration attempt: 0 when registered, -EAGAIN to try again later,
  * another -errno when this image will never be profiled. With p (a process
@@ -195,6 +206,9 @@ static int try_register(struct tracker *tr, pid_t pid, struct tracker_pending *p
 		return -ENOMEM;
 	tr->c->targets[tr->c->ntargets - 1].registered_ns = mono_ns();
 	tr->registered++;
+	if (p && p->exec_ns)
+		section_origin(tr, tr->c->ntargets - 1, p->held ? PROFILE_LAUNCHED : PROFILE_EXECED,
+			       0);
 	if (tr->on_section)
 		tr->on_section(tr->on_section_ctx, &tr->c->targets[tr->c->ntargets - 1], NULL,
 			       !p || !p->exec_ns ? TRACKER_RUNNING :
@@ -350,6 +364,7 @@ struct collector_target *tracker__forked_section(void *ctx, int pid)
 	if (collector__add_target(tr->c, &t))
 		return NULL;
 	tr->c->targets[tr->c->ntargets - 1].forked_from = parent + 1;
+	section_origin(tr, tr->c->ntargets - 1, PROFILE_FORKED, tr->c->targets[parent].t.pid);
 	pr_info("pid %d: forked from %d, profiled\n", pid, tr->c->targets[parent].t.pid);
 	if (tr->on_section)
 		tr->on_section(tr->on_section_ctx, &tr->c->targets[tr->c->ntargets - 1],

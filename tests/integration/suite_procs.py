@@ -297,7 +297,9 @@ def procs_threads():
           "threads' samples do not add up to the process's")
     check(txt.returncode == 0, f"text run exit {txt.returncode}: {txt.stderr.strip()}")
     for name in ("worker-a", "worker-b"):
-        check(re.search(rf"^  Thread \d+ {name}: \d+ samples", txt.stdout, re.M),
+        # its Python name, then the name it gave itself (prctl)
+        check(re.search(rf"^  Thread \d+ (.+ \(comm {name}\)|{name}): \d+ samples", txt.stdout,
+                        re.M),
               f"no text block for thread {name}: {txt.stdout[:600]!r}")
     return "; ".join(shown)
 

@@ -45,9 +45,13 @@ static inline void build(struct profile *p)
 	strcpy(profile_target__thread(a, 0)->name, "python3");
 	profile_target__thread(a, 1)->samples = 20;
 	strcpy(profile_target__thread(a, 1)->name, "worker");
+	/* its threading name, a target's string: not ASCII, with a terminal's escape */
+	strcpy(profile_target__thread(a, 1)->pyname, "w\xc3\xb6rker-1 \x1b[2J");
 	b = profile__add_target(p, 0, "/opt/py/bin/python3.11", "python3 -c pass", "python3",
 				"3.11.7");
 	b->exited = true;
+	b->ppid = 41; /* forked by pid 41: its role says so */
+	b->origin = PROFILE_FORKED;
 	b->sources->creds[0].kind = SOURCE_CREDS_SELF;
 	b->sources->ncreds = 1;
 	profile_target__add_stack(b, 0, s4, 1, 2);

@@ -134,6 +134,8 @@ static void test_option_sentences(void **state)
 		{ "--prune", "100.5",
 		  "invalid --prune '100.5': expected a percentage from 0 to 100" },
 		{ "--prune", "-1", "invalid --prune '-1': expected a percentage from 0 to 100" },
+		{ "--min-share", "101",
+		  "invalid --min-share '101': expected a percentage from 0 to 100" },
 		{ "--prune", "nan", "invalid --prune 'nan': expected a percentage from 0 to 100" },
 		{ "-n", "-1", "invalid count '-1': expected a number of rows" },
 		{ "--lines", "100001", "invalid count '100001': expected a number of rows" },
@@ -311,9 +313,10 @@ static void test_report_options(void **state)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s ", o[i].name);
 	names = buf;
 	assert_string_equal(
-		names, "pid match thread merge format output top lines line-report prune "
-		       "merge-lines threads mem-timeline mem-folded mem-retained-folded mem-pprof "
-		       "verbose ");
+		names,
+		"pid match thread merge format output top lines line-report prune "
+		"merge-lines min-share threads mem-timeline mem-folded mem-retained-folded mem-pprof "
+		"verbose ");
 	assert_int_equal(cli_report_apply('a', NULL, &cfg), ARGP_ERR_UNKNOWN);
 	/* report's -p selects from the saved processes, read as a run reads it */
 	assert_int_equal(cli_report_apply('p', "7,9", &cfg), 0);

@@ -120,12 +120,57 @@ static void test_procs_and_threads(void **state)
 	profile__free(&p);
 }
 
+/* Role of a process with this command line, origin and parent. */
+static void role_is(const char *cmdline, enum profile_origin origin, int ppid, const char *want)
+{
+	struct profile_target pp = { .pid = 300, .ppid = ppid, .origin = origin };
+	char buf[PROFILE_ROLE];
+
+	pp.cmdline = (char *)cmdline;
+	pp.comm = (char *)"python3";
+	assert_string_equal(profile_target__role(&pp, buf, sizeof(buf)), want);
+}
+
+static void test_roles(void **state)
+{
+	(void)state;
+	role_is("/usr/bin/python3 -B -c from multiprocessing.spawn import spawn_main; "
+		"spawn_main(tracker_fd=27, pipe_handle=31) --multiprocessing-fork",
+		PROFILE_EXECED, 200, "spawn worker of 200");
+	role_is("python3 -c from multiprocessing.forkserver import main; main(4, 5, ['__main__'])",
+		PROFILE_EXECED, 200, "forkserver of 200");
+	role_is("python3 -c from multiprocessing.resource_tracker import main;main(5)",
+		PROFILE_FOUND, 200, "resource tracker of 200");
+	/* a fork keeps its parent's command line, a spawn worker's or a forkserver's too */
+	role_is("python3 -c from multiprocessing.forkserver import main", PROFILE_FORKED, 201,
+		"fork of 201");
+	role_is("/usr/bin/python3 -u /srv/a/b/very/long/directory/name/for/the/app/serve.py --port 1",
+		PROFILE_FOUND, 1, "serve.py");
+	role_is("python3 -X dev -m package.module --flag", PROFILE_LAUNCHED, 1,
+		"-m package.module --flag");
+	role_is("python3 -c print(1)", PROFILE_EXECED, 1, "exec of 300: -c print(1)");
+	role_is("python3 -c "
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		PROFILE_FOUND, 1, "-c xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	role_is("python3", PROFILE_FOUND, 1, "python3"); /* no script: its comm */
+	role_is("", PROFILE_FOUND, 1, "python3");
+	{
+		struct profile_target none = { .cmdline = (char *)"", .comm = (char *)"" };
+		char buf[PROFILE_ROLE];
+
+		assert_string_equal(profile_target__role(&none, buf, sizeof(buf)), "?");
+	}
+	assert_int_equal(profile_origin_of(profile_origin_name(PROFILE_EXECED)), PROFILE_EXECED);
+	assert_int_equal(profile_origin_of("adopted"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interning),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_procs_and_threads),
+		cmocka_unit_test(test_roles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

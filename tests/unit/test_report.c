@@ -49,6 +49,44 @@ static void test_json_golden(void **state)
 	check_golden(&report_json, "report.json");
 }
 
+/*
+ * Eleven threads: the text lists the busiest 8, busiest first (equal counts
+ * by tid), each by its Python name if it has one (its comm beside when the
+ * comm is its own), else its comm, else "?";
+ * the other 3 are counted with their samples.
+ */
+static void test_thread_list_bounded(void **state)
+{
+	struct report_opts o = { .top_functions = 20, .tool_version = "0.1.0" };
+	struct profile p;
+	struct profile_thread *th;
+	size_t len;
+	char *got;
+	uint32_t tid;
+
+	(void)state;
+	build(&p);
+	for (tid = 100; tid < 109; tid++) {
+		th = profile_target__thread(&p.targets[0], tid);
+		th->samples = tid == 100 ? 500 : tid - 100;
+		if (tid != 108)
+			snprintf(th->pyname, sizeof(th->pyname), "pool-%u", tid);
+	}
+	got = golden_write(&report_text, &p, &o, &len);
+	assert_non_null(strstr(got, "  threads: 11, busiest first (samples, tid, name)\n"
+				    "         500      100  pool-100\n"
+				    "         180        0  python3\n"
+				    "          20        1  w\xc3\xb6rker-1 ?[2J (comm worker)\n"
+				    "           8      108  ?\n"
+				    "           7      107  pool-107\n"
+				    "           6      106  pool-106\n"
+				    "           5      105  pool-105\n"
+				    "           4      104  pool-104\n"
+				    "    3 more threads, with 6 samples in all\n"));
+	free(got);
+	profile__free(&p);
+}
+
 static void test_registry(void **state)
 {
 	(void)state;
@@ -111,8 +149,11 @@ static void test_folded_merge_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_golden),	   cmocka_unit_test(test_json_golden),
-		cmocka_unit_test(test_registry),	   cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_text_golden),
+		cmocka_unit_test(test_json_golden),
+		cmocka_unit_test(test_thread_list_bounded),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_folded_merge_lines),
 	};
 

@@ -270,6 +270,22 @@ static void test_refused(void **state)
 	refused_edit("[0, 150, [0,1]]", "[0, 150, []]",
 		     "x.json: not a valid pybpfprof profile: model.processes[0].stacks[0][2]: a "
 		     "stack without frames");
+	refused_edit("[1, \"worker\", 20, ", "[1, \"worker\", 20, 5, ",
+		     "x.json: not a valid pybpfprof profile: model.processes[0].threads[1]: 5 "
+		     "entries, more than 4");
+	refused_edit("[1, \"worker\", 20, ", "[1, \"worker\", 20, 5], [2, \"x\", 0, ",
+		     "x.json: not a valid pybpfprof profile: model.processes[0].threads[1]: not "
+		     "a string");
+	refused_edit("[0, \"python3\", 180]", "[0, \"python3\"]",
+		     "x.json: not a valid pybpfprof profile: model.processes[0].threads[0]: 2 "
+		     "entries, fewer than 3");
+	refused_edit("\"origin\": \"forked\", \"exited\"", "\"origin\": \"adopted\", \"exited\"",
+		     "x.json: not a valid pybpfprof profile: model.processes[1].origin: "
+		     "\"adopted\" is no origin (found, launched, forked, execed)");
+	refused_edit("\"ppid\": 41, \"origin\": \"forked\", \"exited\"",
+		     "\"ppid\": -41, \"origin\": \"forked\", \"exited\"",
+		     "x.json: not a valid pybpfprof profile: model.processes[1].ppid: -41 is out "
+		     "of range (0 to 2147483647)");
 	refused_edit("\"comm\": \"python3\"", "\"comm\": 3",
 		     "x.json: not a valid pybpfprof profile: model.processes[0].comm: not a "
 		     "string");
