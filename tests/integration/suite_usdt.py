@@ -251,7 +251,9 @@ def usdt_cprofile_script(py, script, args):
     """cProfile's ncalls for the functions of script, run as `python -m
     cProfile script args` by the same interpreter (in its root): the ground
     truth of a launch-mode --calls run."""
-    inside = "/tmp/pybpfprof-cprofile.pstats"
+    # a name of this run's own: the plain and the sanitizer pass run the same
+    # test at once, in one root
+    inside = f"/tmp/pybpfprof-cprofile-{os.getpid()}-{time.monotonic_ns()}.pstats"
     base = py.argv(script, args)
     i = base.index(str(py.python))
     argv = base[:i + 1] + ["-m", "cProfile", "-o", inside] + base[i + 1:]

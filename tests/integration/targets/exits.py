@@ -1,5 +1,8 @@
 # Busy for argv[1] seconds (default 1.5), then exits on its own, to check
-# that the profiler notices its only target is gone and stops early.
+# that the profiler notices its only target is gone and stops early. With
+# argv[2] "signal" the seconds start at SIGUSR1 (once the profiler is
+# attached), idle until then.
+import signal
 import sys
 import time
 
@@ -12,7 +15,12 @@ def busy_until(deadline):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.5
-    print("ready", flush=True)
+    if len(sys.argv) > 2 and sys.argv[2] == "signal":
+        signal.signal(signal.SIGUSR1, lambda *_: None)
+        print("ready", flush=True)
+        signal.pause()
+    else:
+        print("ready", flush=True)
     busy_until(time.monotonic() + seconds)
 
 
