@@ -13,7 +13,7 @@ import tempfile
 
 from harness import (BUILDS, CpuMeter, RUN_SLACK, Skip, Workloads, check, expect_error,
                      functions, interpreter, load_report, process, profile_json, run_profiler,
-                     sanity, test)
+                     sanity, test, until_enough)
 
 
 SEC_OFF_TARGET = "sec_off_corrupt.py"
@@ -143,7 +143,9 @@ def sec_off_negative_firstlineno():
         py = interpreter(build)
         with Workloads() as wl:
             p = wl.start(py, SEC_OFF_TARGET, "firstlineno", str(value))
-            rep = profile_json([p.pid], 2)
+            # ten samples to judge by, however loaded the machine
+            rep, _ = until_enough(lambda secs: profile_json([p.pid], secs),
+                                  lambda r: process(r, p.pid)["samples"], 10, 2)
             text = run_profiler(["-p", p.pid, "-d", 1, "-F", 99], timeout=1 + RUN_SLACK)
             check(text.returncode == 0, f"exit {text.returncode}: {text.stderr.strip()}")
         proc = process(rep, p.pid)
