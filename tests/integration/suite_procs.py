@@ -450,7 +450,9 @@ def procs_top_hot_now():
             while time.monotonic() - t0 < switch_s + 3:
                 screen = tmux("capture-pane", "-p", "-t", session)
                 rows = top_rows(screen)
-                if rows and rows[0][0] == "second":
+                # on top, with a last second wholly after the switch (the
+                # first screen that has it on top may still hold first())
+                if rows and rows[0][0] == "second" and rows[0][1] >= 90.0:
                     seen = time.monotonic() - t0
                     break
                 time.sleep(0.1)
