@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness import (Fail, LineReader, Profiler, RUN_SLACK, Reaper, Skip, TARGETS, Workloads, check,
-                     cpu_seconds, expect_error, interpreter, interrupt_profiler, load_report,
+                     cpu_seconds, expect_error, interpreter, load_report,
                      per_build, process, profile_json, run_profiler, source_line, test)
 
 
@@ -444,8 +444,17 @@ def mem_sigint():
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
         p = wl.start(py, "mem_grow.py", 0)
         out = os.path.join(tmp, "m.json")
-        rc, err = interrupt_profiler(["-p", p.pid, "--mem=alloc", "-o", out], 3)
-        check(rc == 0, f"exit {rc}: {err.strip()}")
+        prof = Profiler(["-p", p.pid, "--mem=alloc", "-o", out])
+        try:
+            # the 3 s from the attach: loading the probes may take that long
+            prof.wait_attached()
+            check(prof.watch(3), f"pybpfprof exited early ({prof.rc})")
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(10)
+        finally:
+            prof.kill()
+        rc, err = prof.rc, prof.stderr()
+        check(rc == 0, f"exit {rc}: {err.strip()[-400:]}")
         rep = load_report(out)
         # The target lives on, still allocating, after the probes are gone.
         cpu0 = cpu_seconds(p.pid)
