@@ -182,7 +182,9 @@ def fault_fork_storm(mode, build="debian"):
     check(late <= 1, f"-d {d} lasted {end:.2f} s, {late:.2f} s of it its own beyond -d "
           f"(not waiting for a CPU)")
     mb = prof.maxrss_kb / 1024
-    check(mb <= 64, f"pybpfprof's peak RSS {mb:.1f} MB")
+    # (ASan's redzones and quarantine: its RSS is bounded, not comparable)
+    cap = 3 * 64 + 128 if os.environ.get("PYBPFPROF_SANITIZE") == "1" else 64
+    check(mb <= cap, f"pybpfprof's peak RSS {mb:.1f} MB (at most {cap})")
     sanity(rep, freq)
     k = fault_kernel_counters(prof.stderr())
     # Every record the kernel sent is a sample of the report, or a counted drop.
