@@ -25,6 +25,9 @@ size_t profile_thread__names(const struct profile_thread *th,
 	/* the name is a fixed field, NUL-terminated by whoever filled it */
 	if (th->name[0] && memchr(th->name, '\0', sizeof(th->name)))
 		names[n++] = th->name;
+	/* and its Python (threading) name, when it was read */
+	if (th->pyname[0] && memchr(th->pyname, '\0', sizeof(th->pyname)))
+		names[n++] = th->pyname;
 	return n;
 }
 

@@ -302,6 +302,20 @@ def check_clean_text(data, what):
     check(b"\xe2\x80\xae" not in data, f"{what}: a bidi override in the text report")
 
 
+
+def thread_rows(text):
+    """The tids of the text report's threads tables ("threads: N, busiest
+    first (samples, tid, name)", then a row per thread)."""
+    tids, inside = [], False
+    for line in text.splitlines():
+        if re.match(rb"^  threads: \d+", line):
+            inside = True
+        elif inside and (m := re.match(rb"^ +\d+ +(\d+)  ", line)):
+            tids.append(m.group(1))
+        else:
+            inside = False
+    return tids
+
 @test
 def select_hostile_threads():
     """--thread on a run of a target by nobody whose threads name themselves
@@ -336,7 +350,7 @@ def select_hostile_threads():
         check(r.returncode == 0, f"report --thread: exit {r.returncode}: {r.stderr[-300:]}")
         out = r.stdout.encode()
         check_clean_text(out, "report")
-        shown = re.findall(rb"threads: (\d+) ", out)
+        shown = thread_rows(out)
         check([int(x) for x in shown] == clear, f"report --thread clear$: threads {shown}, "
               f"the clear thread is {clear}")
     return f"{len(got)} of {len(names)} threads kept; {sel['samples_out']} samples left out"
