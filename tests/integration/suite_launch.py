@@ -331,10 +331,15 @@ def launch_tty_relay():
         # Ctrl-Z stops the command, and pybpfprof with it: the shell's job
         term.type("\x1a")
         term.expect(rb"Stopped")
-        states = [state(cmd), state(term.shell_child())]
+        job = term.shell_child()
+        states = [state(cmd), state(job)]
         stopped = term.mode()
         term.type("fg\r")
         term.expect(rb"fg\r\n.*pybpfprof")
+        # Ctrl-C once both run again: the shell echoes the job's line before
+        # it gives the job the terminal, and a key typed before goes to it
+        check(wait_until(lambda: "T" not in (state(cmd), state(job)), 10),
+              f"after fg the command and pybpfprof are {[state(cmd), state(job)]}")
         term.type("\x03")
         sigint_at = term.expect(rb"sigint").start()
         # a job continued by fg is run alone: the rest of its line is dropped
