@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness import (PROFILER, TARGETS, Fail, Workloads, check, expect_error, interpreter,
                      python_version, read_stdout_until, run_profiler, source_line, stderr_tail,
-                     test, per_build, unsupported_interpreters)
+                     test, per_build, unsupported_interpreters, vm_hwm_kib)
 
 SCRIPT = "dump_deadlock.py"
 ZOO = "dump_zoo.py"
@@ -586,18 +586,6 @@ def asan_env():
     if os.environ.get("PYBPFPROF_SANITIZE") == "1":
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=1"
     return env
-
-
-def vm_hwm_kib(pid):
-    """The process's peak RSS so far (VmHWM), in KiB; 0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
 
 
 class DumpRun:

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from harness import (Fail, Profiler, RUN_SLACK, Workloads, check, functions, interpreter,
-                     load_report, process, source_line, test)
+                     load_report, process, source_line, test, vm_hwm_kib)
 
 
 BUD_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
@@ -50,13 +50,7 @@ class BudRun(Profiler):
         super().__init__(args, stdout=stdout)
 
     def watch_step(self):
-        try:
-            with open(f"/proc/{self.p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        self.peak_kib = max(self.peak_kib, int(line.split()[1]))
-        except (OSError, ValueError):
-            pass
+        self.peak_kib = max(self.peak_kib, vm_hwm_kib(self.p.pid))
         if self.peak_kib > self.cap * 1024:
             self.kill()
             raise Fail(f"pybpfprof's peak RSS reached {self.peak_kib // 1024} MiB, over "
