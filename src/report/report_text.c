@@ -176,6 +176,26 @@ static int by_cost(const struct profile *p, const uint64_t *cost, uint32_t **ids
 	return 0;
 }
 
+/*
+ * The top rows of a table of frames by cost: by_cost's ids and count, how
+ * many are shown (--lines), and the width their names take. -ENOMEM said
+ * in the report.
+ */
+static int top_frames(FILE *f, const struct profile *p, const uint64_t *cost,
+		      const struct report_opts *o, uint32_t **ids, size_t *n, size_t *shown, int *w)
+{
+	size_t i;
+
+	if (by_cost(p, cost, ids, n)) {
+		fprintf(f, "  (out of memory)\n");
+		return -ENOMEM;
+	}
+	*shown = *n < o->top_lines ? *n : o->top_lines;
+	for (i = 0, *w = NAME_MIN; i < *shown; i++)
+		*w = fit_name(*w, &p->funcs[p->frames[(*ids)[i]].func]);
+	return 0;
+}
+
 #define LINE_PREFIX 20 /* "   %7llu  %5.1f%%  " */
 #define LINE_LOC 36
 
@@ -191,13 +211,8 @@ static void print_python_lines(FILE *f, const struct profile *p, const struct pr
 	size_t n, i, shown;
 	int w;
 
-	if (by_cost(p, cost, &ids, &n)) {
-		fprintf(f, "  (out of memory)\n");
+	if (top_frames(f, p, cost, o, &ids, &n, &shown, &w))
 		return;
-	}
-	shown = n < o->top_lines ? n : o->top_lines;
-	for (i = 0, w = NAME_MIN; i < shown; i++)
-		w = fit_name(w, &p->funcs[p->frames[ids[i]].func]);
 	fprintf(f, "\n  Hottest lines (top %zu of %zu)", shown, n);
 	if (machine)
 		fprintf(f, ": the %s code a line called counted with it", machine);
@@ -232,13 +247,8 @@ static void print_native_frames(FILE *f, const struct profile *p, const struct p
 	size_t n, i, shown;
 	int w;
 
-	if (by_cost(p, cost, &ids, &n)) {
-		fprintf(f, "  (out of memory)\n");
+	if (top_frames(f, p, cost, o, &ids, &n, &shown, &w))
 		return;
-	}
-	shown = n < o->top_lines ? n : o->top_lines;
-	for (i = 0, w = NAME_MIN; i < shown; i++)
-		w = fit_name(w, &p->funcs[p->frames[ids[i]].func]);
 	if (n)
 		fprintf(f, "\n  Hottest native frames (top %zu of %zu)\n", shown, n);
 	if (n)
