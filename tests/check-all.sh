@@ -78,6 +78,9 @@ for pass in "plain:check" "asan:SANITIZE=1 check"; do
 	add "${pass#*:}" "$([ -n "$line" ] && echo 0 || echo "$rc")" "${line#*: }" "$secs"
 done
 slowest=$(sed -n '/^slowest tests/,/^[^ ]/p' "$log" | sed '$d')
+# The failures again at the end, shortened, where a reader of the run's last
+# lines (CI shows those) finds them; sanitizer reports after the tests too.
+failures=$(grep -E '^(FAIL |sanitizer report after)' "$log" | cut -c1-300)
 
 wait "$fuzz_pid"
 rc=$?
@@ -88,6 +91,10 @@ add "fuzz-smoke" "$rc" "$(grep -E '^fuzz: [0-9]+ passed' "$fuzz_log" | tail -1)"
 
 echo "check-all:"
 printf '%s\n' "${summary[@]}"
+if [ -n "$failures" ]; then
+	echo "failed:"
+	sed 's/^/  /' <<<"$failures"
+fi
 elapsed=$(($(date +%s) - t_start))
 # What tests/install-deps.sh took, if it ran just before (as in .ci/run).
 stamp=${PYBPFPROF_ROOTS:-/var/cache/pybpfprof/roots}/.install-deps-seconds

@@ -541,7 +541,7 @@ def check_pipeline(rep, pid, truth, path):
     """The four stages' shares of their samples against the CPU time they
     measured (3 sd + 2 pp each); each library's frames only under the line
     of the stage that calls it (load's parser, summarize's groupby,
-    enrich's FFT), and in at least a quarter of the stage's samples where
+    enrich's FFT) or under the import of its module, and in at least a quarter of the stage's samples where
     the library does the stage's work (parser, FFT); native counters:
     under 2% of the unwound stacks unplaced, under 1% of samples without
     their native frames. Returns a summary."""
@@ -562,14 +562,20 @@ def check_pipeline(rep, pid, truth, path):
         with_lib = [(n, fr) for _, n, fr in stacks
                     if any(f[3] == "native" and lib in f[1] for f in fr)]
         check(with_lib, f"no native frame of {lib} in any stack")
+        # A launched run also sees the library's module being initialised
+        # (its init calls Python, numpy's iinfo for one), under the import
+        # machinery: that is where it really runs, not astray.
+        importing = [fr for _, fr in with_lib if any(f[0] == "_find_and_load" for f in fr)]
         astray = [fr for _, fr in with_lib
-                  if not any(f[0] == stage and f[1] == path and f[2] == line for f in fr)]
+                  if not any(f[0] == stage and f[1] == path and f[2] == line for f in fr)
+                  and not any(f[0] == "_find_and_load" for f in fr)]
         check(not astray, f"{len(astray)} stacks with {lib} frames not under {stage}:{line}: "
               f"{[[f[0] for f in fr] for fr in astray[:2]]}")
         n = sum(c for c, _ in with_lib)
         if stage != "summarize":  # groupby's kernels are a small part of it
             check(n >= 0.25 * got[stage], f"{lib} in {n} of {stage}'s {got[stage]} samples")
-        shown.append(f"{lib.split('/')[-1].rstrip('.')} {n}/{got[stage]} under {stage}:{line}")
+        shown.append(f"{lib.split('/')[-1].rstrip('.')} {n}/{got[stage]} under {stage}:{line}"
+                     + (f" ({len(importing)} stacks importing it)" if importing else ""))
     nat = rep["model"]["native"]
     total = rep["samples"]["total"]
     check(nat["stacks"] > 0, f"no stack unwound: {nat}")
