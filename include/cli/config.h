@@ -29,7 +29,7 @@ struct pyprof_config {
 	unsigned top_lines;
 	unsigned line_report; /* functions shown line by line in the text report */
 	double prune_pct;     /* --prune: tree and dot leave out functions under this share */
-	bool merge_lines;     /* --merge-lines: folded and flame graphs by function */
+	bool merge_lines;     /* --merge-lines: folded, flame graphs, speedscope, pprof */
 	double min_share;     /* --min-share: text sections of processes with at least this share */
 	int verbose;
 	int mem;			 /* enum pyprof_mem_mode */

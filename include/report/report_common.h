@@ -77,6 +77,20 @@ char *report_func_label(const struct profile *p, uint32_t frame, char *buf, size
  */
 uint32_t *report_func_frames(const struct profile *p);
 /*
+ * The frames a table-of-frames format (speedscope, pprof) lists, as its
+ * places: per frame id, its place in the table. Without merge_lines every
+ * frame is listed, in order (place = id); with it only each function's first
+ * frame, its other frames taking that frame's place, so that a function is
+ * one frame whatever its lines. A frame is listed where its place is the count
+ * of frames listed before it. *n: the table's length. Free it; NULL without memory.
+ */
+uint32_t *report_frame_places(const struct profile *p, bool merge_lines, size_t *n);
+/*
+ * The line a listed frame is written with: its own, or with merge_lines its
+ * function's first line (< 1: unknown, left out).
+ */
+int report_frame_line(const struct profile *p, uint32_t frame, bool merge_lines);
+/*
  * The honest counts in one line for formats with room for a title or a
  * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".
  */

@@ -22,7 +22,7 @@ struct report_opts {
 	const char *tool_version;
 	bool threads;	  /* --threads: each thread's functions too */
 	double prune_pct; /* --prune: tree and dot leave out functions under this share */
-	bool merge_lines; /* --merge-lines: folded stacks and flame graphs by function, not line */
+	bool merge_lines; /* --merge-lines: folded, flame graphs, speedscope, pprof by function */
 	double min_share; /* --min-share: the text's sections of processes with this share or more */
 	bool color;	  /* ANSI colours: set by report_write for a terminal that takes them */
 	/*

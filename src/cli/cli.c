@@ -46,6 +46,7 @@ static const char doc[] =
 	"                                          # several formats from one run\n"
 	"  sudo pybpfprof -p 1234 --line-report=10 # line tables of 10 functions\n"
 	"  sudo pybpfprof -p 1234 -o f.html --merge-lines  # a box per function\n"
+	"  pybpfprof report run.json --merge-lines -o f.pb.gz  # pprof by function\n"
 	"  sudo pybpfprof -a -d 10                 # every CPython, new ones as well\n"
 	"  sudo pybpfprof -- python3 app.py args   # run a command and profile it\n"
 	"  sudo pybpfprof --subprocesses -- python3 pool.py   # and all its descendants\n"
@@ -288,9 +289,12 @@ static const struct cli_option cli_options[] = {
 	    "functions under PCT % of their process's samples, 0 to 100; 0 keeps all (default: "
 	    "1)", 3 },
 	  CLI_PERCENT, FIELD(prune_pct, double), 0, 100, "--prune", "a percentage from 0 to 100" },
-	{ { "merge-lines", OPT_MERGE_LINES, NULL, 0, "Folded stacks and flame graphs (folded, "
-	    "flamegraph, svg) by function: a function's lines merged into one frame (the HTML page "
-	    "opens with Merge lines on)", 3 },
+	{ { "merge-lines", OPT_MERGE_LINES, NULL, 0, "Folded stacks, flame graphs, speedscope and "
+	    "pprof (folded, flamegraph, svg, speedscope, pprof) by function: a function's lines "
+	    "merged into one frame, at its first line in speedscope and pprof (the HTML page opens "
+	    "with Merge lines on); text and json keep the lines: the text report's line tables "
+	    "are its point, and the JSON is the whole run, which `report --merge-lines` renders "
+	    "merged", 3 },
 	  CLI_SET, FIELD(merge_lines, bool), 0, 0, NULL, NULL },
 	{ { "min-share", OPT_MIN_SHARE, "PCT", 0, "Text report: a section of its own for each "
 	    "process with at least PCT % of the samples, 0 to 100; the others (idle ones too) "

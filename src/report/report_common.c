@@ -169,6 +169,32 @@ uint32_t *report_func_frames(const struct profile *p)
 	return rep;
 }
 
+uint32_t *report_frame_places(const struct profile *p, bool merge_lines, size_t *n)
+{
+	uint32_t *rep = merge_lines ? report_func_frames(p) : NULL;
+	uint32_t *place = malloc((p->nframes ? p->nframes : 1) * sizeof(*place));
+	size_t i;
+
+	*n = 0;
+	if (!place || (merge_lines && !rep)) {
+		free(rep);
+		free(place);
+		return NULL;
+	}
+	/* a function's first frame comes before its others: its place is set first */
+	for (i = 0; i < p->nframes; i++)
+		place[i] = !rep || rep[i] == i ? (uint32_t)(*n)++ : place[rep[i]];
+	free(rep);
+	return place;
+}
+
+int report_frame_line(const struct profile *p, uint32_t frame, bool merge_lines)
+{
+	const struct profile_frame *fr = &p->frames[frame];
+
+	return merge_lines ? p->funcs[fr->func].firstline : fr->line;
+}
+
 struct report_totals report_totals(const struct profile *p)
 {
 	struct report_totals t = { 0 };

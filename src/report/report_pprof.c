@@ -5,6 +5,9 @@
  * repeated messages of varints and strings. One Function per profile
  * function, one Location per (function, line) frame, one Sample per distinct
  * stack and thread, with values [samples, cpu nanoseconds] and pid/tid labels.
+ * --merge-lines: one Location per function instead (report_frame_places), its
+ * line the function's first, as go tool pprof -lines then has one row per
+ * function; the memory profile keeps its lines, as --mem-folded does.
  * --mem-pprof: the memory stacks instead, one Sample per stack and process,
  * with values in bytes per kind (mem_types), inuse_space (retained at the
  * end) the default, as go tool pprof's heap profiles have it.
@@ -82,7 +85,7 @@ static void extra_labels(struct pbuf *sample, struct pb_strtab *t, const struct 
 }
 
 static void encode_samples(struct pbuf *b, const struct profile *p, struct pb_strtab *t,
-			   uint64_t period_ns, const struct report_opts *o)
+			   uint64_t period_ns, const struct report_opts *o, const uint32_t *place)
 {
 	struct pbuf sub = {}, packed = {};
 	size_t i, j, k;
@@ -96,9 +99,9 @@ static void encode_samples(struct pbuf *b, const struct profile *p, struct pb_st
 
 			if (!s->nframes)
 				continue;
-			/* leaf first, as pprof orders locations; location id = frame id + 1 */
+			/* leaf first, as pprof orders locations; location id = place + 1 */
 			for (k = 0; k < s->nframes; k++)
-				pb_varint(&packed, s->frames[k] + 1ULL);
+				pb_varint(&packed, place[s->frames[k]] + 1ULL);
 			pb_bytes(&sample, SAMPLE_LOCATION_ID, packed.d, packed.n);
 			packed.n = 0;
 			pb_varint(&packed, s->count);
@@ -131,7 +134,8 @@ static const struct {
 };
 #define NMEM_TYPES (sizeof(mem_types) / sizeof(mem_types[0]))
 
-static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct pb_strtab *t)
+static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct pb_strtab *t,
+			       const uint32_t *place)
 {
 	struct pbuf sub = {}, packed = {};
 	size_t i, j, k;
@@ -149,7 +153,7 @@ static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct p
 			if (!s->nframes || !any)
 				continue;
 			for (k = 0; k < s->nframes; k++)
-				pb_varint(&packed, s->frames[k] + 1ULL);
+				pb_varint(&packed, place[s->frames[k]] + 1ULL);
 			pb_bytes(&sample, SAMPLE_LOCATION_ID, packed.d, packed.n);
 			packed.n = 0;
 			for (k = 0; k < NMEM_TYPES; k++)
@@ -168,10 +172,12 @@ static void encode_mem_samples(struct pbuf *b, const struct profile *p, struct p
 	free(packed.d);
 }
 
-static void encode_tables(struct pbuf *b, const struct profile *p, struct pb_strtab *t)
+/* The mapping, the Locations of the frames listed by place, and the Functions. */
+static void encode_tables(struct pbuf *b, const struct profile *p, struct pb_strtab *t,
+			  const uint32_t *place, bool merge_lines)
 {
 	struct pbuf msg = {}, sub = {};
-	size_t i;
+	size_t i, n = 0;
 
 	/*
 	 * One mapping that says every location is already symbolized, so pprof
@@ -185,11 +191,15 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct pb_str
 	pb_uint(&msg, MAPPING_HAS_LINE_NUMBERS, 1);
 	pb_msg(b, PROFILE_MAPPING, &msg);
 	for (i = 0; i < p->nframes; i++) {
-		pb_uint(&msg, LOCATION_ID, i + 1);
+		int line = report_frame_line(p, (uint32_t)i, merge_lines);
+
+		if (place[i] != n)
+			continue;
+		pb_uint(&msg, LOCATION_ID, ++n);
 		pb_uint(&msg, LOCATION_MAPPING_ID, 1);
 		pb_uint(&sub, LINE_FUNCTION_ID, p->frames[i].func + 1ULL);
-		if (p->frames[i].line > 0)
-			pb_uint(&sub, LINE_LINE, p->frames[i].line);
+		if (line > 0)
+			pb_uint(&sub, LINE_LINE, line);
 		pb_msg(&msg, LOCATION_LINE, &sub);
 		pb_msg(b, PROFILE_LOCATION, &msg);
 	}
@@ -212,7 +222,8 @@ static void encode_tables(struct pbuf *b, const struct profile *p, struct pb_str
 
 /* The sample types and samples: CPU time, or (mem) bytes per memory kind. */
 static void encode_kinds(struct pbuf *b, const struct profile *p, struct pb_strtab *t, bool mem,
-			 uint64_t period_ns, const struct report_opts *o, struct pbuf *sub)
+			 uint64_t period_ns, const struct report_opts *o, const uint32_t *place,
+			 struct pbuf *sub)
 {
 	size_t k;
 
@@ -220,17 +231,20 @@ static void encode_kinds(struct pbuf *b, const struct profile *p, struct pb_strt
 		value_type(b, PROFILE_SAMPLE_TYPE, t, "samples", "count", sub);
 		/* --mode wall: off-CPU intervals weigh in too, in samples' worth of ns */
 		value_type(b, PROFILE_SAMPLE_TYPE, t, p->wall ? "wall" : "cpu", "nanoseconds", sub);
-		encode_samples(b, p, t, period_ns, o);
+		encode_samples(b, p, t, period_ns, o, place);
 		return;
 	}
 	for (k = 0; k < NMEM_TYPES; k++)
 		value_type(b, PROFILE_SAMPLE_TYPE, t, mem_types[k].type, "bytes", sub);
-	encode_mem_samples(b, p, t);
+	encode_mem_samples(b, p, t, place);
 }
 
-/* The uncompressed Profile message: of CPU samples, or (mem) of the memory stacks. */
+/*
+ * The uncompressed Profile message: of CPU samples, or (mem) of the memory
+ * stacks; its frames by place (report_frame_places), by function with merge.
+ */
 static int encode_profile(const struct profile *p, const struct report_opts *o, bool mem,
-			  struct pbuf *b)
+			  const uint32_t *place, bool merge, struct pbuf *b)
 {
 	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
 	struct pb_strtab t;
@@ -240,8 +254,8 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 
 	pb_strtab__init(&t, PROFILE_STRING_TABLE);
 	pb_strtab__id(&t, "");
-	encode_kinds(b, p, &t, mem, period_ns, o, &sub);
-	encode_tables(b, p, &t);
+	encode_kinds(b, p, &t, mem, period_ns, o, place, &sub);
+	encode_tables(b, p, &t, place, merge);
 	/* A loaded profile has the moment saved; a run's is taken here, as it always was. */
 	if (p->start_unix_ns > 0) {
 		pb_uint(b, PROFILE_TIME_NANOS, (uint64_t)p->start_unix_ns);
@@ -268,6 +282,9 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 		 p->mode, p->frequency_hz);
 	pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, comment));
 	pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, report_counts(p, comment, sizeof(comment))));
+	if (merge)
+		pb_uint(b, PROFILE_COMMENT,
+			pb_strtab__id(&t, "lines merged: a location per function"));
 	/* The string table may sit anywhere in the message: append it last, when complete. */
 	pb_put(b, t.out.d, t.out.n);
 	b->oom |= t.out.oom | sub.oom;
@@ -308,12 +325,16 @@ static int write_gzip(FILE *f, const uint8_t *data, size_t len)
 
 static int write_either(FILE *f, const struct profile *p, const struct report_opts *o, bool mem)
 {
+	bool merge = o->merge_lines && !mem;
 	struct pbuf b = {};
-	int err = encode_profile(p, o, mem, &b);
+	size_t nplaces;
+	uint32_t *place = report_frame_places(p, merge, &nplaces);
+	int err = place ? encode_profile(p, o, mem, place, merge, &b) : -ENOMEM;
 
 	if (!err)
 		err = write_gzip(f, b.d, b.n);
 	free(b.d);
+	free(place);
 	return err ? err : ferror(f) ? -EIO : 0;
 }
 

@@ -3,7 +3,10 @@
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):
  * every frame once in a shared table, then one "sampled" profile per thread
  * of each process, its distinct stacks (root first) weighted by sample count;
- * the viewer opens on the busiest.
+ * the viewer opens on the busiest. With --merge-lines a frame is a function
+ * (report_frame_places), its line the function's first: speedscope tells
+ * frames apart by name, file and line, so one frame per line would be one
+ * row per line in its tables.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,23 +16,26 @@
 #include "util/hashmap.h"
 #include "util/vec.h"
 
-static void write_frames(FILE *f, const struct profile *p)
+/* The frames listed by place (report_frame_places), each once. */
+static void write_frames(FILE *f, const struct profile *p, const uint32_t *place, bool merge_lines)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	fputs("\"shared\": {\"frames\": [", f);
 	for (i = 0; i < p->nframes; i++) {
-		const struct profile_frame *fr = &p->frames[i];
-		const struct profile_func *fn = &p->funcs[fr->func];
+		const struct profile_func *fn = &p->funcs[p->frames[i].func];
+		int line = report_frame_line(p, (uint32_t)i, merge_lines);
 
-		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
+		if (place[i] != n)
+			continue;
+		fputs(n++ ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
 		json_string(f, fn->qualname);
 		if (fn->file[0]) {
 			fputs(", \"file\": ", f);
 			json_string(f, fn->file);
 		}
-		if (fr->line > 0)
-			fprintf(f, ", \"line\": %d", fr->line);
+		if (line > 0)
+			fprintf(f, ", \"line\": %d", line);
 		fputc('}', f);
 	}
 	fputs("]},\n", f);
@@ -45,9 +51,9 @@ static const char *thread_name(const struct profile_target *pp, uint32_t tid)
 	return "?";
 }
 
-/* One profile: the stacks of thread tid. */
+/* One profile: the stacks of thread tid, their frames by place. */
 static void write_thread(FILE *f, const struct profile *p, const struct profile_target *pp,
-			 uint32_t tid)
+			 uint32_t tid, const uint32_t *place)
 {
 	uint64_t total = 0;
 	char name[256], procs[64], role[PROFILE_ROLE];
@@ -74,7 +80,7 @@ static void write_thread(FILE *f, const struct profile *p, const struct profile_
 			continue;
 		fputs(n++ ? ",\n    [" : "\n    [", f);
 		for (k = s->nframes; k-- > 0;)
-			fprintf(f, "%u%s", s->frames[k], k ? ", " : "");
+			fprintf(f, "%u%s", place[s->frames[k]], k ? ", " : "");
 		fputc(']', f);
 	}
 	fputs("],\n   \"weights\": [", f);
@@ -131,22 +137,12 @@ static int busiest_profile(const struct profile *p, size_t *best)
 	return err;
 }
 
-static int write_speedscope(FILE *f, const struct profile *p, const struct report_opts *o)
+/* One profile per thread of each process, their frames by place. */
+static int write_profiles(FILE *f, const struct profile *p, const uint32_t *place)
 {
-	size_t i, j, nprofiles = 0, best;
-	char name[320], counts[200];
+	size_t i, j, nprofiles = 0;
 	struct hashmap tids;
 
-	if (busiest_profile(p, &best))
-		return -ENOMEM;
-	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n", f);
-	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s", p->mode, p->frequency_hz,
-		 report_counts(p, counts, sizeof(counts)));
-	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": ", o->tool_version);
-	json_string(f, name);
-	fprintf(f, ", \"activeProfileIndex\": %zu,\n", best);
-	write_frames(f, p);
-	fputs("\"profiles\": [", f);
 	for (i = 0; i < p->ntargets; i++) {
 		const struct profile_target *pp = &p->targets[i];
 
@@ -160,10 +156,38 @@ static int write_speedscope(FILE *f, const struct profile *p, const struct repor
 				return -ENOMEM;
 			}
 			fputs(nprofiles++ ? ",\n" : "\n", f);
-			write_thread(f, p, pp, pp->stacks[j].tid);
+			write_thread(f, p, pp, pp->stacks[j].tid, place);
 		}
 		hashmap__free(&tids);
 	}
+	return 0;
+}
+
+static int write_speedscope(FILE *f, const struct profile *p, const struct report_opts *o)
+{
+	char name[320], counts[200];
+	size_t best, nplaces;
+	uint32_t *place;
+	int err;
+
+	if (busiest_profile(p, &best))
+		return -ENOMEM;
+	place = report_frame_places(p, o->merge_lines, &nplaces);
+	if (!place)
+		return -ENOMEM;
+	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n", f);
+	snprintf(name, sizeof(name), "pybpfprof %s profile at %u Hz, %s%s", p->mode,
+		 p->frequency_hz, report_counts(p, counts, sizeof(counts)),
+		 o->merge_lines ? ", lines merged" : "");
+	fprintf(f, "\"exporter\": \"pybpfprof %s\", \"name\": ", o->tool_version);
+	json_string(f, name);
+	fprintf(f, ", \"activeProfileIndex\": %zu,\n", best);
+	write_frames(f, p, place, o->merge_lines);
+	fputs("\"profiles\": [", f);
+	err = write_profiles(f, p, place);
+	free(place);
+	if (err)
+		return err;
 	fputs("]}\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.tool_version = "fuzz",
 		.threads = true,
 		.prune_pct = 1,
-		/* --merge-lines on for half the inputs: folded and flame graphs */
+		/* --merge-lines on for half the inputs: folded, flame graphs, speedscope, pprof */
 		.merge_lines = size & 1
 	};
 	struct profile p = {};

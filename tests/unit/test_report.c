@@ -146,6 +146,41 @@ static void test_folded_merge_lines(void **state)
 	free(out);
 }
 
+/*
+ * The frames speedscope and pprof list: every one, or with --merge-lines one
+ * per function (Klass.hot's frames at lines 5 and 6 take one place), at its
+ * first line.
+ */
+static void test_frame_places(void **state)
+{
+	/* frames hot:5, main:12, hot:6, say:2, [unresolved] */
+	const uint32_t merged[] = { 0, 1, 0, 2, 3 };
+	struct profile p;
+	uint32_t *place;
+	size_t i, n;
+
+	(void)state;
+	build(&p);
+	assert_int_equal(p.nframes, 5);
+	place = report_frame_places(&p, false, &n);
+	assert_non_null(place);
+	assert_int_equal(n, 5);
+	for (i = 0; i < n; i++)
+		assert_int_equal(place[i], i);
+	free(place);
+	place = report_frame_places(&p, true, &n);
+	assert_non_null(place);
+	assert_int_equal(n, 4);
+	for (i = 0; i < p.nframes; i++)
+		assert_int_equal(place[i], merged[i]);
+	free(place);
+	assert_int_equal(report_frame_line(&p, 2, false), 6);
+	assert_int_equal(report_frame_line(&p, 2, true), 3);
+	assert_int_equal(report_frame_line(&p, 4, false), -1);
+	assert_true(report_frame_line(&p, 4, true) < 1); /* unknown: left out */
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_folded_merge_lines),
+		cmocka_unit_test(test_frame_places),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,13 @@ static const struct report_opts opts = {
 	.top_functions = 20, .top_lines = 20, .line_report = 5, .tool_version = "0.1.0"
 };
 
+/* The same with --merge-lines: a function's frames at several lines are one. */
+static const struct report_opts merged_opts = { .top_functions = 20,
+						.top_lines = 20,
+						.line_report = 5,
+						.tool_version = "0.1.0",
+						.merge_lines = true };
+
 static void check_golden(const struct report_writer *w, const char *name)
 {
 	struct profile p;
@@ -54,6 +61,17 @@ static void test_speedscope_golden(void **state)
 	check_golden(&report_speedscope, "report.speedscope.json");
 }
 
+/* --merge-lines: one frame for Klass.hot (line 3, its first), its stacks' weights unchanged. */
+static void test_speedscope_merged_golden(void **state)
+{
+	struct profile p;
+
+	(void)state;
+	build(&p);
+	golden_check(&report_speedscope, &p, &merged_opts, "report.merged.speedscope.json");
+	profile__free(&p);
+}
+
 static void test_flame_golden(void **state)
 {
 	(void)state;
@@ -73,7 +91,7 @@ static void test_pstats_golden(void **state)
 }
 
 /* gzip, then the protobuf as golden. */
-static void test_pprof_golden(void **state)
+static void check_pprof_golden(const struct report_opts *o, const char *name)
 {
 	unsigned char *plain = NULL;
 	struct profile p;
@@ -82,9 +100,8 @@ static void test_pprof_golden(void **state)
 	char *gz;
 	int ret;
 
-	(void)state;
 	build(&p);
-	gz = golden_write(&report_pprof, &p, &opts, &len);
+	gz = golden_write(&report_pprof, &p, o, &len);
 	profile__free(&p);
 	assert_true(len > 18);
 	assert_int_equal((unsigned char)gz[0], 0x1f); /* gzip magic */
@@ -99,10 +116,23 @@ static void test_pprof_golden(void **state)
 	ret = inflate(&z, Z_FINISH);
 	assert_int_equal(ret, Z_STREAM_END);
 	assert_int_equal(z.avail_in, 0); /* nothing after the gzip member */
-	golden_compare("report.pb", (char *)plain, z.total_out);
+	golden_compare(name, (char *)plain, z.total_out);
 	inflateEnd(&z);
 	free(plain);
 	free(gz);
+}
+
+static void test_pprof_golden(void **state)
+{
+	(void)state;
+	check_pprof_golden(&opts, "report.pb");
+}
+
+/* --merge-lines: one Location for Klass.hot, at line 3 (its first), and a comment saying so. */
+static void test_pprof_merged_golden(void **state)
+{
+	(void)state;
+	check_pprof_golden(&merged_opts, "report.merged.pb");
 }
 
 /*
@@ -424,12 +454,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_golden),
 		cmocka_unit_test(test_speedscope_golden),
+		cmocka_unit_test(test_speedscope_merged_golden),
 		cmocka_unit_test(test_flame_golden),
 		cmocka_unit_test(test_svg_golden),
 		cmocka_unit_test(test_svg_hostile_strings),
 		cmocka_unit_test(test_svg_bounded),
 		cmocka_unit_test(test_pstats_golden),
 		cmocka_unit_test(test_pprof_golden),
+		cmocka_unit_test(test_pprof_merged_golden),
 		cmocka_unit_test(test_pstats_python_samples),
 		cmocka_unit_test(test_pstats_python_calls),
 		cmocka_unit_test(test_pstats_big_counts),
