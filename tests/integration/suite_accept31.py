@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ET
 
 from pathlib import Path
 
-from harness import (RUN_SLACK, Skip, check, interpreter, load_report, run_profiler, sanity,
-                     test)
+from harness import (RUN_SLACK, Skip, Workloads, check, interpreter, load_report,
+                     read_stdout_until, run_profiler, sanity, test)
 from suite_formats import ARTIFACTS, SPEEDSCOPE_DIR, WebDriver, go_tool
 from suite_report_view import proc_table
 from suite_views import busiest_on_screen, views_flame_page
@@ -240,3 +240,63 @@ def accept_server_first_screens():
         heavy = (by_cpu[0]["tid"], by_cpu[0]["name"])
         seen = check_first_screens(outs, wd, "server", server, "accept31_server.py", heavy)
     return f"{heavy[1]} ({by_cpu[0]['thread_cpu']:.2f} s of 60 threads): " + "; ".join(seen)
+
+
+ACCEPT_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+
+@test
+def accept_hostile_names_first_screens():
+    """The names the first screens now show are a hostile target's: a
+    process run by nobody from a file whose name has an escape, its busy
+    thread named "accept31<ESC>[2J<LF>FORGED<U+202E></script>&". The flame
+    graph page's title, the SVG's busiest row and go tool pprof -top's
+    header name that thread with each control and bidi character as "?",
+    the "</script>" kept as text (the page still has exactly its own two
+    script ends, the SVG parses as XML), and no escape reaches pprof's
+    terminal output. Before: none of them named a thread."""
+    py = interpreter("debian")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        script = Path(d) / "accept31_\x1b[2Jevil.py"
+        script.write_bytes((Path(__file__).parent / "targets" / "accept31_evil.py").read_bytes())
+        os.chmod(script, 0o644)
+        p = wl.spawn([*ACCEPT_NOBODY, str(py.host_path()), str(script)], wait_ready=False,
+                     stdin=subprocess.PIPE)
+        buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready").decode()
+        tid = int(re.search(r"^tid (\d+)$", buf, re.M).group(1))
+        outs = {k: Path(d) / f"p.{k}" for k in ("html", "svg", "pb.gz", "json")}
+        r = run_profiler(["-p", p.pid, "-d", 2, "-F", FREQ,
+                          *(a for f in outs.values() for a in ("-o", f))], 2 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        rep = load_report(outs["json"])
+        page = outs["html"].read_text()
+        svg = ET.parse(outs["svg"]).getroot()
+        head, _ = pprof_views(outs["pb.gz"])
+        top = pprof_top_text(outs["pb.gz"])
+    check(rep["processes"][0]["samples"], "the spinning thread has no sample")
+    want = f"; its thread {tid} (accept31?[2J?FORGED?</script>&), "
+    start = page.index('<script type="application/json" id="profile">\n') + 46
+    title = json.loads(page[start:page.index("\n</script>", start)])["title"]
+    check(want in title and f"busiest: pid {p.pid} (" in title and
+          not re.search("[\x00-\x1f\x7f\u202e]", title), f"flame graph title {title!r}")
+    check(page.count("</script>") == 2, f"the page has {page.count('</script>')} script ends")
+    row = [("".join(t.itertext())) for t in svg.iter("{http://www.w3.org/2000/svg}text")
+           if t.get("id") == "busiest"]
+    check(row and want in row[0] and f"busiest: pid {p.pid} (" in row[0] and
+          not re.search("[\x00-\x1f\x7f\u202e]", row[0]), f"SVG busiest row {row}")
+    line = [ln for ln in head if ln.startswith("busiest: ")]
+    check(line and want in line[0] and f"busiest: pid {p.pid} (" in line[0],
+          f"go tool pprof -top header {head}")
+    check(not re.search("[\x1b\u202e]", top), "an escape or bidi control in pprof -top's output")
+    return f"title, SVG and pprof: {line[0]!r}"
+
+
+def pprof_top_text(path):
+    """go tool pprof -top's whole output."""
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
+        r = subprocess.run([go_tool(), "tool", "pprof", "-top", "-sample_index=samples",
+                            str(path)], capture_output=True, text=True, timeout=120, env=env)
+    check(r.returncode == 0, f"go tool pprof -top: {r.stderr.strip()[-300:]}")
+    return r.stdout
