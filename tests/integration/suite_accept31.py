@@ -7,6 +7,7 @@
 # -top and -tags, the JSON's first process. The ground truth is the
 # target's: each task or connection measures its own thread's CPU
 # (time.thread_time) and its process's (time.process_time) and prints them.
+# Last, the same names from a hostile target (run by nobody) arrive cleaned.
 
 import gzip
 import json
