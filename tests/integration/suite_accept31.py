@@ -2,14 +2,13 @@
 # thread-per-connection server of our own, the first screen of every format
 # names the busiest process and thread by their roles and Python names. One
 # run writes every format; each is then opened as a person opens it: the
-# text's first 24 lines, the flame graph page in headless Chromium at
-# 1280x800, the SVG's title rows, speedscope's own viewer, go tool pprof's
-# -top and -tags, the JSON's first process. The ground truth is the
+# text's and the call tree's first 24 lines, the flame graph page in
+# headless Chromium at 1280x800, the SVG's title rows, speedscope's own
+# viewer, go tool pprof's -top and -tags, the JSON's first process. The ground truth is the
 # target's: each task or connection measures its own thread's CPU
 # (time.thread_time) and its process's (time.process_time) and prints them.
 # Last, the same names from a hostile target (run by nobody) arrive cleaned.
 
-import gzip
 import json
 import os
 import re
@@ -29,7 +28,8 @@ from suite_views import busiest_on_screen, views_flame_page
 FIRST_LINES = 24  # a terminal's first screen of the text report
 FREQ = 99
 OUTPUTS = {"text": "p.txt", "json": "p.json", "folded": "p.folded", "html": "p.html",
-           "svg": "p.svg", "speedscope": "p.speedscope.json", "pprof": "p.pb.gz"}
+           "svg": "p.svg", "speedscope": "p.speedscope.json", "pprof": "p.pb.gz",
+           "tree": "p.tree"}
 
 
 def accept_run(d, argv):
@@ -134,6 +134,13 @@ def check_first_screens(outs, wd, tag, proc, role, thread):
     check(row, f"text: thread {thread[0]} ({thread[1]}) not in the first {FIRST_LINES} lines: "
           f"{first}")
     shown.append(f"text: {(rows[0][3] if rows else label)!r} and {row[0].strip()!r}")
+    # the call tree (a text read in a terminal too): its first 24 lines, its first tree
+    first = outs["tree"].read_text().splitlines()[:FIRST_LINES]
+    pids = [ln for ln in first if re.match(r"pid \d+  ", ln)]
+    check(any(ln.startswith(f"busiest: {who}") and th in ln for ln in first) and pids and
+          pids[0].startswith(f"pid {proc}  "),
+          f"call tree: its first {FIRST_LINES} lines {first} do not name {label} and thread "
+          f"{thread} first")
     # JSON: the first process is the busiest, with its role and its busiest thread
     rep = load_report(outs["json"])
     sanity(rep, FREQ)
