@@ -124,6 +124,14 @@ char *report_samples_time(const struct profile *p, const struct profile_target *
 /* The root label of a process's stacks when several are profiled: "pid N (role)". */
 char *report_proc_label(const struct profile_target *pp, char *buf, size_t len);
 /*
+ * The process with the most samples and its thread with the most, for the
+ * formats whose first screen is a title or a comment (the flame graphs,
+ * pprof): "busiest: pid N (role), P% of the samples; its thread TID (name),
+ * P%", the names cleaned as text_clean does; "" without samples.
+ */
+#define REPORT_BUSIEST_LEN 256
+char *report_busiest(const struct profile *p, char *buf, size_t len);
+/*
  * Whether a source file is library code rather than the program's own: the
  * standard library (.../lib/pythonX.Y/, frozen modules) or an installed
  * package (site-packages, dist-packages). The call tree collapses it.

@@ -294,6 +294,49 @@ char *report_proc_label(const struct profile_target *pp, char *buf, size_t len)
 	return folded_frame(buf);
 }
 
+/* The first of those with the most samples, NULL if none has any. */
+static const struct profile_thread *busiest_thread(const struct profile_target *pp)
+{
+	const struct profile_thread *th = NULL;
+	size_t i;
+
+	for (i = 0; i < pp->nthreads; i++)
+		if (pp->threads[i].samples && (!th || pp->threads[i].samples > th->samples))
+			th = &pp->threads[i];
+	return th;
+}
+
+char *report_busiest(const struct profile *p, char *buf, size_t len)
+{
+	const struct profile_target *pp = NULL;
+	const struct profile_thread *th;
+	char who[PROFILE_ROLE + 64], name[PROFILE_PYNAME];
+	uint64_t total = 0;
+	size_t i;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->ntargets; i++) {
+		total += p->targets[i].samples;
+		if (p->targets[i].samples && (!pp || p->targets[i].samples > pp->samples))
+			pp = &p->targets[i];
+	}
+	if (!pp)
+		return buf;
+	if (report_is_merged(p, pp))
+		report_nprocs(p, who, sizeof(who));
+	else
+		report_proc_label(pp, who, sizeof(who));
+	n = snprintf(buf, len, "busiest: %s, %.1f%% of the samples", who,
+		     report_pct(pp->samples, total));
+	th = busiest_thread(pp);
+	if (th && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "; its thread %u (%s), %.1f%%", th->tid,
+			 text_clean(name, sizeof(name), profile_thread__label(th)),
+			 report_pct(th->samples, total));
+	return buf;
+}
+
 bool report_is_library(const char *file)
 {
 	const char *c;

@@ -10,6 +10,7 @@
 #include "report/report_common.h"
 #include "report_json_model.h"
 #include "report_mem.h"
+#include "report_procs.h"
 #include "report_signatures.h"
 #include "report_threads.h"
 #include "report_wall.h"
@@ -151,7 +152,7 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 static int write_json(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	struct report_totals t = report_totals(p);
-	size_t i;
+	size_t i, *order;
 
 	fprintf(f, "{\"tool\": \"pybpfprof\", \"schema\": %d, \"version\": ", REPORT_SCHEMA);
 	json_string(f, o->tool_version);
@@ -190,12 +191,17 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 		fputs(",\n", f);
 	}
 	report_usdt_json_counts(f, p);
+	order = report_procs_order(p);
+	if (!order)
+		return -ENOMEM;
+	/* busiest first, as the text report's table: the first one read is the one that matters */
 	fputs(" \"processes\": [", f);
 	for (i = 0; i < p->ntargets; i++) {
 		if (i)
 			fputc(',', f);
-		write_process(f, p, &p->targets[i], o);
+		write_process(f, p, &p->targets[order[i]], o);
 	}
+	free(order);
 	fputs("],", f);
 	report_json_model(f, p);
 	fputs("}\n", f);

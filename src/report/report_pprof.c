@@ -249,7 +249,7 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	uint64_t period_ns = p->frequency_hz ? 1000000000ULL / p->frequency_hz : 0;
 	struct pb_strtab t;
 	struct pbuf sub = {};
-	char comment[200];
+	char comment[REPORT_BUSIEST_LEN];
 	int err;
 
 	pb_strtab__init(&t, PROFILE_STRING_TABLE);
@@ -282,6 +282,9 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 		 p->mode, p->frequency_hz);
 	pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, comment));
 	pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, report_counts(p, comment, sizeof(comment))));
+	/* go tool pprof prints the comments above its tables: its first view names them */
+	if (!mem && report_busiest(p, comment, sizeof(comment))[0])
+		pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, comment));
 	if (merge)
 		pb_uint(b, PROFILE_COMMENT,
 			pb_strtab__id(&t, "lines merged: a location per function"));

@@ -28,7 +28,7 @@
 #define SVG_WIDTH 1200
 #define SVG_PAD 10	    /* left and right margin; the script uses the same */
 #define SVG_ROW 16	    /* one level of the tree */
-#define SVG_TOP 50	    /* title and buttons */
+#define SVG_TOP 66	    /* title, buttons and the busiest process */
 #define SVG_BOTTOM 34	    /* details and matched share */
 #define SVG_CHAR 7.08	    /* mean width of a 12px character; the script's CHAR */
 #define SVG_ROOT UINT32_MAX /* the root's label */
@@ -324,7 +324,7 @@ static void write_header(struct svg *g, const struct report_opts *o, size_t draw
 {
 	const struct profile *p = g->p;
 	unsigned height = SVG_TOP + g->levels * SVG_ROW + SVG_BOTTOM;
-	char counts[200];
+	char counts[200], busiest[REPORT_BUSIEST_LEN];
 	FILE *f = g->f;
 
 	fprintf(f,
@@ -349,6 +349,10 @@ static void write_header(struct svg *g, const struct report_opts *o, size_t draw
 		fprintf(f, "; %zu frames narrower than %.3g%% of the samples not drawn",
 			g->nall - drawn,
 			g->nwide > SVG_MAX_FRAMES ? report_pct(g->min_samples, g->total) : 0.1);
+	/* the first rows a browser shows, root at the bottom: which process and thread */
+	fprintf(f, "</text>\n<text id=\"busiest\" x=\"%d\" y=\"56\" text-anchor=\"middle\">",
+		SVG_WIDTH / 2);
+	report_xml_text(f, report_busiest(p, busiest, sizeof(busiest)), SIZE_MAX);
 	fprintf(f,
 		"</text>\n"
 		"<text id=\"reset\" x=\"%d\" y=\"20\" visibility=\"hidden\">Reset Zoom</text>\n"

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
+#include "report_procs.h"
 #include "util/hashmap.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -377,15 +378,22 @@ static int print_process(FILE *f, const struct profile *p, const struct profile_
 
 static int write_tree(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	char counts[200], procs[64];
-	size_t i;
+	char counts[200], procs[64], busiest[REPORT_BUSIEST_LEN];
+	size_t i, *order;
 	int err = 0;
 
 	fprintf(f, "pybpfprof %s: %s profile, call tree, %s, %.2f s at %u Hz\n", o->tool_version,
 		p->mode, report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
 	fprintf(f, "%s\n", report_counts(p, counts, sizeof(counts)));
+	/* the first screen names the busiest process and thread, and its tree comes first */
+	if (report_busiest(p, busiest, sizeof(busiest))[0])
+		fprintf(f, "%s\n", busiest);
+	order = report_procs_order(p);
+	if (!order)
+		return -ENOMEM;
 	for (i = 0; i < p->ntargets && !err; i++)
-		err = print_process(f, p, &p->targets[i], o);
+		err = print_process(f, p, &p->targets[order[i]], o);
+	free(order);
 	return err ? err : ferror(f) ? -EIO : 0;
 }
 

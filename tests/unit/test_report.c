@@ -50,6 +50,38 @@ static void test_json_golden(void **state)
 }
 
 /*
+ * The title line of the flame graphs and pprof's comment: the process with
+ * the most samples by pid and role, its thread with the most by tid and
+ * name, the name cleaned (a target's escape is not sent on); the lead moved
+ * to the other process moves both; nothing without samples.
+ */
+static void test_busiest(void **state)
+{
+	char buf[REPORT_BUSIEST_LEN];
+	struct profile p;
+
+	(void)state;
+	build(&p);
+	p.targets[0].pid = 4242;
+	p.targets[1].pid = 4243;
+	assert_string_equal(report_busiest(&p, buf, sizeof(buf)),
+			    "busiest: pid 4242 (app.py), 99.0% of the samples; its thread 0 "
+			    "(python3), 89.1%");
+	profile_target__thread(&p.targets[0], 1)->samples = 190;
+	assert_string_equal(report_busiest(&p, buf, sizeof(buf)),
+			    "busiest: pid 4242 (app.py), 99.0% of the samples; its thread 1 "
+			    "(w\xc3\xb6rker-1 ?[2J), 94.1%");
+	p.targets[1].samples = 300;
+	profile_target__thread(&p.targets[1], 0)->samples = 300;
+	assert_string_equal(report_busiest(&p, buf, sizeof(buf)),
+			    "busiest: pid 4243 (fork of 41), 60.0% of the samples; its thread 0 "
+			    "(?), 60.0%");
+	p.targets[0].samples = p.targets[1].samples = 0;
+	assert_string_equal(report_busiest(&p, buf, sizeof(buf)), "");
+	profile__free(&p);
+}
+
+/*
  * Eleven threads: the text lists the busiest 8, busiest first (equal counts
  * by tid), each by its Python name if it has one (its comm beside when the
  * comm is its own), else its comm, else "?";
@@ -187,6 +219,7 @@ int main(void)
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_thread_list_bounded),
+		cmocka_unit_test(test_busiest),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_folded_merge_lines),
