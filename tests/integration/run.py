@@ -54,7 +54,8 @@ SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_for
           "suite_sec_agent",
           "suite_async", "suite_wall",
           "suite_signatures", "suite_native", "suite_launch", "suite_apps", "suite_peers",
-          "suite_dumpview", "suite_select", "suite_views", "suite_report_view")
+          "suite_dumpview", "suite_select", "suite_views", "suite_report_view",
+          "suite_top_view")
 
 for _suite in SUITES:
     importlib.import_module(_suite)
