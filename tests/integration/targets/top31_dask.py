@@ -53,7 +53,7 @@ def main():
     workers, tasks, cpu_s = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
     print(f"parent {os.getpid()}\nmodule {path}", flush=True)
     for i, line in enumerate(SOURCE.splitlines(), 1):
-        if line.lstrip().startswith("def ") or "the hot line" in line:
+        if line.lstrip().startswith(("def ", "while ")) or "the hot line" in line:
             print(f"line {i} {line.strip()}", flush=True)
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(task, [(site, cpu_s)] * tasks, chunksize=1)
