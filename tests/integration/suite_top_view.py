@@ -1,19 +1,102 @@
-# Issue 31's leftovers: the text report's first screen holds in 100 columns
-# for real services (a dask-like spawn pool whose code lives deep in
-# site-packages, a thread-per-connection server of 120 threads), paths cut
-# from the left with their line numbers whole. The ground truth is the workloads' own:
-# the pids, paths and lines they print.
+# Issue 31's leftovers: `top` names each process by its role and its busiest
+# threads by tid and Python name, as the report's process table and threads
+# lists do; and the text report's first screen holds in 100 columns for real
+# services (a dask-like spawn pool whose code lives deep in site-packages, a
+# thread-per-connection server of 120 threads), paths cut from the left with
+# their line numbers whole. The ground truth is the workloads' own: the
+# pids, tids, paths and lines they print.
 
 import os
 import re
+import shutil
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 
-from harness import (RUN_SLACK, Workloads, check, interpreter, load_report, process,
-                     read_stdout_until, run_profiler, test)
+from harness import (PROFILER, RUN_SLACK, Skip, Workloads, check, interpreter, load_report,
+                     process, read_stdout_until, run_profiler, test)
+from suite_procs import tmux
 
 SCREEN_WIDTH = 100  # REPORT_SCREEN_WIDTH in include/report/report_common.h
 FIRST_SCREEN = 60   # lines of the text report that must hold in it
+
+# top's process rows: last second %, since start %, pid, "role: tid name, ..."
+TOP_PROC = re.compile(r"^  +([\d.]+)% +([\d.]+)% +(\d+)  (.*?):(?: (.*))?$")
+
+
+def top_procs(screen):
+    """top's process rows, busiest first: (pid, role, threads text)."""
+    lines = screen.splitlines()
+    at = [i for i, ln in enumerate(lines) if ln.startswith("   last s  since start      pid")]
+    if not at:
+        return []
+    rows = []
+    for ln in lines[at[0] + 1:]:
+        m = TOP_PROC.match(ln)
+        if not m:
+            break
+        rows.append((int(m[3]), m[4], m[5] or ""))
+    return rows
+
+
+@test
+def top_view_roles_threads():
+    """`top -p PARENT --subprocesses` in tmux (200x50) on top31_mix.py: the
+    parent's row names it by its script and its busiest thread as
+    "TID top31-cruncher" (its threading name); once it starts a spawn and a
+    fork pool, their workers' rows say "spawn worker of PARENT" and "fork
+    of PARENT", each with its tid first, and the busiest row is a worker,
+    by its role (before: one line of pids and comms, "python3.11", no
+    thread)."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed (Debian package tmux)")
+    session = f"pybpfprof-top31-{os.getpid()}"
+    py = interpreter("debian")
+    with Workloads() as wl:
+        p = wl.spawn(py.argv("top31_mix.py"), wait_ready=False, stdin=subprocess.PIPE)
+        buf = read_stdout_until(p, lambda b: b"waiting\n" in b, "waiting").decode()
+        cruncher = int(re.search(r"^cruncher (\d+)$", buf, re.M)[1])
+        tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "50",
+             f"{PROFILER} top --subprocesses -p {p.pid}; sleep 60")
+        try:
+            screen, seen = "", {}
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and "parent" not in seen:
+                screen = tmux("capture-pane", "-p", "-t", session)
+                for pid, role, threads in top_procs(screen):
+                    if pid == p.pid and role == "top31_mix.py" and \
+                            re.match(rf"{cruncher} top31-cruncher(,|$)", threads):
+                        seen["parent"] = threads
+                time.sleep(0.2)
+            check("parent" in seen, f"no row of pid {p.pid} as top31_mix.py with its thread "
+                  f"{cruncher} top31-cruncher first: {screen[:1500]!r}")
+            p.stdin.write(b"go\n")
+            p.stdin.flush()
+            buf = read_stdout_until(p, lambda b: b"ready\n" in b, "ready", 120).decode()
+            spawned = set(map(int, re.search(r"^spawn (.*)$", buf, re.M)[1].split()))
+            forked = set(map(int, re.search(r"^fork (.*)$", buf, re.M)[1].split()))
+            want = {"spawn": f"spawn worker of {p.pid}", "fork": f"fork of {p.pid}"}
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not {"spawn", "fork", "first"} <= set(seen):
+                screen = tmux("capture-pane", "-p", "-t", session)
+                rows = top_procs(screen)
+                for pid, role, threads in rows:
+                    for k, pids in (("spawn", spawned), ("fork", forked)):
+                        if pid in pids and role == want[k] and threads.startswith(f"{pid} "):
+                            seen[k] = f"{pid} {role}: {threads}"
+                # the busiest row a worker (four of the five busy processes), by its role
+                if rows and rows[0][1] == want["spawn" if rows[0][0] in spawned else "fork"] \
+                        and rows[0][0] in spawned | forked:
+                    seen["first"] = f"{rows[0][0]} {rows[0][1]}"
+                time.sleep(0.2)
+            tmux("send-keys", "-t", session, "q")
+        finally:
+            tmux("kill-session", "-t", session, check_rc=False)
+    for k in ("spawn", "fork", "first"):
+        check(k in seen, f"no {k} row as expected (spawn {sorted(spawned)}, fork "
+              f"{sorted(forked)}, parent {p.pid}): {screen[:2000]!r}")
+    return "; ".join(f"{k}: {v}" for k, v in seen.items())
 
 
 def wide_lines(text):
