@@ -25,6 +25,13 @@
  * names and paths are fitted into what the fixed columns leave.
  */
 #define REPORT_TEXT_WIDTH 160
+/*
+ * The widest line of a text report without --native or --kernel (whose
+ * library+0xOFFSET names need REPORT_TEXT_WIDTH), so that its first screen
+ * reads in a 100-column terminal: paths are cut from the left, names and
+ * source from the right, the line number and +0xOFFSET kept whole.
+ */
+#define REPORT_SCREEN_WIDTH 100
 
 enum report_fit {
 	REPORT_FIT_LEFT,  /* "...tail": a path, whose file name matters most */

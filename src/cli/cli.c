@@ -112,7 +112,9 @@ static const char doc[] =
 
 static const char top_doc[] =
 	"pybpfprof top: the run as a live view in this terminal, redrawn every second: the "
-	"processes, samples per second, drops, the busiest processes, and the functions over all "
+	"processes, samples per second, drops; the busiest processes, each by its role as the "
+	"report's process table names it (spawn worker of PID, fork of PID, -m module, the "
+	"script) with its busiest threads by tid and Python name; and the functions over all "
 	"processes by self and total share in the last second (which sets the order) and since "
 	"the start; with --mode wall, under each off-CPU row the lines that waited so. q or Ctrl-C quits and restores the terminal; it writes no file (no -o). "
 	"Its other options are the run's (pybpfprof --help)."
@@ -120,6 +122,7 @@ static const char top_doc[] =
 	"Examples:\n"
 	"  sudo pybpfprof top -a                   # every CPython on the machine\n"
 	"  sudo pybpfprof top -p 1234 -p 5678      # two processes\n"
+	"  sudo pybpfprof top --subprocesses -p 1234  # a service and its workers, by role\n"
 	"  sudo pybpfprof top --mode wall -p 1234  # where its threads wait, and why\n"
 	"  sudo pybpfprof top -- python3 app.py    # a command, from its first bytecode";
 

@@ -42,6 +42,7 @@ void top__init(struct top_view *v, unsigned rows, long long now)
 
 	memset(v, 0, sizeof(*v));
 	hashmap__init(&v->waits_prev);
+	hashmap__init(&v->counts_prev);
 	v->rows = rows ? rows : 20;
 	v->last_ns = now;
 	v->next_ns = now;
@@ -65,6 +66,7 @@ void top__end(struct top_view *v)
 	v->prev = NULL;
 	v->nprev = 0;
 	hashmap__free(&v->waits_prev);
+	hashmap__free(&v->counts_prev);
 	if (v->tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	v->tty = false;
@@ -147,44 +149,147 @@ static void put_line(unsigned cols, const char *fmt, ...)
 	printf("%s\033[K\n", line);
 }
 
-/* Indices of the (up to) n busiest running processes, most samples first. */
-static size_t busiest(const struct profile *p, size_t *idx, size_t n)
+/* A process's (tid 0) or a thread's key in top_view's counts. */
+static uint64_t count_key(int pid, uint32_t tid)
 {
-	size_t i, j, k = 0;
+	return (uint64_t)(uint32_t)pid << 32 | tid;
+}
 
+/* count's part since the last redraw (was: the counts then), noted in next. */
+static uint64_t since_last(const struct hashmap *was, struct hashmap *next, uint64_t key,
+			   uint64_t count)
+{
+	uint64_t *then = hashmap__find(was, key);
+
+	hashmap__set(next, key, count); /* out of memory: it counts from the start next time */
+	/* counts only grow: a pid seen again is another process, counted from its start */
+	return then && *then <= count ? count - *then : count;
+}
+
+/* A running process or one of its threads, by its samples in the last interval. */
+struct top_row {
+	size_t index; /* the process's, or the thread's in it */
+	uint64_t recent, all;
+};
+
+/* Busiest in the last interval first, then since the start, then the first seen. */
+static int cmp_row(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->recent != y->recent)
+		return x->recent < y->recent ? 1 : -1;
+	if (x->all != y->all)
+		return x->all < y->all ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The running processes with samples, busiest first (*n of them), each with
+ * its last interval's samples; every process's and thread's count noted in
+ * next. NULL with *n 0 when there are none or memory ran out.
+ */
+static struct top_row *busiest(const struct top_view *v, const struct profile *p,
+			       struct hashmap *next, size_t *n)
+{
+	struct top_row *rows = calloc(p->ntargets + 1, sizeof(*rows));
+	size_t i, k;
+
+	*n = 0;
+	if (!rows)
+		return NULL;
 	for (i = 0; i < p->ntargets; i++) {
-		uint64_t mine = p->targets[i].samples;
+		const struct profile_target *pp = &p->targets[i];
 
-		if (p->targets[i].exited || !mine)
+		/* an exec's old image (exited) has its pid: it is not shown, nor counted */
+		if (pp->exited || !pp->samples)
 			continue;
-		if (k < n)
+		rows[(*n)++] = (struct top_row){
+			.index = i,
+			.recent = since_last(&v->counts_prev, next, count_key(pp->pid, 0),
+					     pp->samples),
+			.all = pp->samples,
+		};
+		for (k = 0; k < pp->nthreads; k++)
+			since_last(&v->counts_prev, next, count_key(pp->pid, pp->threads[k].tid),
+				   pp->threads[k].samples);
+	}
+	qsort(rows, *n, sizeof(*rows), cmp_row);
+	return rows;
+}
+
+/* "24460 MainThread, 24471 fetcher": pp's busiest threads of the last interval, into buf. */
+static void busiest_threads(const struct top_view *v, const struct profile_target *pp, char *buf,
+			    size_t len)
+{
+	struct top_row by[TOP_THREADS_SHOWN];
+	size_t i, j, k = 0, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < pp->nthreads; i++) {
+		const struct profile_thread *th = &pp->threads[i];
+		uint64_t *then = hashmap__find(&v->counts_prev, count_key(pp->pid, th->tid));
+		struct top_row r = { i,
+				     then && *then <= th->samples ? th->samples - *then :
+								    th->samples,
+				     th->samples };
+
+		if (!th->samples)
+			continue;
+		if (k < TOP_THREADS_SHOWN)
 			j = k++;
-		else if (mine > p->targets[idx[n - 1]].samples)
-			j = n - 1;
+		else if (cmp_row(&r, &by[k - 1]) < 0)
+			j = k - 1;
 		else
 			continue;
 		/* insertion into a short sorted list */
-		for (; j > 0 && p->targets[idx[j - 1]].samples < mine; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = i;
+		for (; j > 0 && cmp_row(&r, &by[j - 1]) < 0; j--)
+			by[j] = by[j - 1];
+		by[j] = r;
 	}
-	return k;
+	for (i = 0; i < k && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%u %s", i ? ", " : "",
+				 pp->threads[by[i].index].tid,
+				 profile_thread__label(&pp->threads[by[i].index]));
 }
 
-/* "pid comm share%, ..." of the busiest running processes, in one line. */
-static void put_processes(const struct profile *p, uint64_t samples, unsigned cols)
+/*
+ * The busiest running processes (up to shown rows), each by its share of the
+ * last interval and since the start, pid, role (as the report's process
+ * table names it) and busiest threads (tid and Python name); the rest in
+ * one line. Before the counts of this redraw replace v->counts_prev.
+ */
+static void put_processes(struct top_view *v, const struct profile *p, uint64_t recent,
+			  uint64_t samples, unsigned cols, size_t shown)
 {
-	char line[512];
-	size_t idx[8], n = busiest(p, idx, 8), i, used = 0;
+	char role[PROFILE_ROLE], threads[TOP_THREADS_TEXT];
+	uint64_t rest_recent = recent, rest_all = samples;
+	struct hashmap next;
+	struct top_row *rows;
+	size_t n, i;
 
-	used = snprintf(line, sizeof(line), "  busiest:");
-	for (i = 0; i < n && used < sizeof(line); i++) {
-		const struct profile_target *pp = &p->targets[idx[i]];
+	hashmap__init(&next);
+	rows = busiest(v, p, &next, &n);
+	put_line(cols, "   last s  since start      pid  process: busiest threads (tid name)");
+	if (!n)
+		put_line(cols, "  (no samples yet)");
+	for (i = 0; i < n && i < shown; i++) {
+		const struct profile_target *pp = &p->targets[rows[i].index];
 
-		used += snprintf(line + used, sizeof(line) - used, "%s %d %s %.1f%%", i ? "," : "",
-				 pp->pid, pp->comm, report_pct(pp->samples, samples));
+		busiest_threads(v, pp, threads, sizeof(threads));
+		put_line(cols, "  %6.1f%%  %10.1f%%  %7d  %s: %s",
+			 report_pct(rows[i].recent, recent), report_pct(rows[i].all, samples),
+			 pp->pid, profile_target__role(pp, role, sizeof(role)), threads);
+		rest_recent -= rest_recent >= rows[i].recent ? rows[i].recent : rest_recent;
+		rest_all -= rows[i].all;
 	}
-	put_line(cols, "%s", n ? line : "  busiest: (no samples yet)");
+	if (p->ntargets > i && n)
+		put_line(cols, "  %6.1f%%  %10.1f%%           %zu more process%s",
+			 report_pct(rest_recent, recent), report_pct(rest_all, samples),
+			 p->ntargets - i, p->ntargets - i == 1 ? "" : "es");
+	free(rows);
+	hashmap__free(&v->counts_prev);
+	v->counts_prev = next;
 }
 
 /* Self and total of the last interval: the counts now minus those at the last redraw. */
@@ -340,14 +445,38 @@ static unsigned put_waits(const struct profile *p, const struct wait_stat *w, si
 	return shown;
 }
 
-bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, long long now)
+/*
+ * Fits the window (when stdout is a terminal): the process rows (returned) and
+ * function rows (*rows), with the header lines and one spare line, so that
+ * the cursor never scrolls the screen; *cols its width (0: not known).
+ */
+static size_t fit_window(unsigned *rows, unsigned *cols, size_t ntargets)
 {
 	struct winsize ws = { 0 };
+	size_t procs = ntargets < TOP_PROCS_SHOWN ? ntargets : TOP_PROCS_SHOWN;
+	/* title, process header, a "more" line, blank, two function headers, spare */
+	const unsigned fixed = 7;
+	unsigned keep = *rows < 3 ? *rows : 3; /* function rows kept before process rows */
+
+	if (!procs)
+		procs = 1; /* "no samples yet" */
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_row)
+		return procs;
+	*cols = ws.ws_col;
+	while (procs > 1 && fixed + procs + keep > ws.ws_row)
+		procs--;
+	if (fixed + procs + *rows > ws.ws_row)
+		*rows = ws.ws_row > fixed + procs ? ws.ws_row - fixed - procs : 1;
+	return procs;
+}
+
+bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, long long now)
+{
 	unsigned rows = v->rows, cols = 0;
 	struct func_stat *st, *d;
 	struct wait_stat *waits;
 	uint64_t samples, recent;
-	size_t n, i, alive, nwaits;
+	size_t n, i, alive, nwaits, procs;
 	unsigned used;
 	double rate;
 
@@ -367,19 +496,14 @@ bool top__tick(struct top_view *v, const struct profile *p, uint64_t dropped, lo
 	rate = now > v->last_ns ? recent * 1e9 / (now - v->last_ns) : 0;
 	v->last_samples = samples;
 	v->last_ns = now;
-	/* fit the window: five header lines, one spare so the cursor never scrolls it */
-	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row) {
-		cols = ws.ws_col;
-		if (rows > ws.ws_row - 6u)
-			rows = ws.ws_row > 6 ? ws.ws_row - 6 : 1;
-	}
+	procs = fit_window(&rows, &cols, p->ntargets);
 	printf("\033[H");
 	put_line(cols,
 		 "pybpfprof top: %zu process%s (%zu running), %.0f samples/s, %llu samples, "
 		 "%llu dropped   (q to quit)",
 		 p->ntargets, p->ntargets == 1 ? "" : "es", alive, rate,
 		 (unsigned long long)samples, (unsigned long long)dropped);
-	put_processes(p, samples, cols);
+	put_processes(v, p, recent, samples, cols, procs);
 	put_line(cols, "");
 	put_line(cols, "   last second     since start");
 	put_line(cols, "  self%%  total%%   self%%  total%%  function (location)");

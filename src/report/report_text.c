@@ -29,6 +29,13 @@
 #define NAME_MAX 48   /* a Python name's column */
 #define NATIVE_MAX 72 /* a native name's: library+0xOFFSET names are long */
 #define LOC_MIN 24    /* the least a location is fitted to */
+#define SRC_MIN 26    /* the least a line of source is fitted to */
+
+/* The widest line: --native's and --kernel's library+0xOFFSET names need more. */
+static int text_width(const struct profile *p)
+{
+	return p->native_mode || p->kernel_mode ? REPORT_TEXT_WIDTH : REPORT_SCREEN_WIDTH;
+}
 
 static bool is_machine(const struct profile_func *fn)
 {
@@ -55,10 +62,10 @@ static void print_name(FILE *f, const struct profile_func *fn, int width, bool p
 	report_put_padded(f, q, pad ? width : 0);
 }
 
-/* What is left of the line after used columns, never less than LOC_MIN. */
-static int left_of(int used)
+/* What is left of a line width wide after used columns, never less than LOC_MIN. */
+static int left_of(int width, int used)
 {
-	return REPORT_TEXT_WIDTH - used < LOC_MIN ? LOC_MIN : REPORT_TEXT_WIDTH - used;
+	return width - used < LOC_MIN ? LOC_MIN : width - used;
 }
 
 /*
@@ -86,9 +93,9 @@ static void print_location(FILE *f, const char *file, int line, int width, bool 
 static void print_functions(FILE *f, const struct profile *p, const struct profile_target *pp,
 			    const struct report_opts *o)
 {
+	int width = text_width(p), most = width - FUNC_PREFIX - 2 - LOC_MIN, w;
 	struct func_stat *st;
 	size_t n, i, shown;
-	int w;
 
 	if (profile_target__func_stats(p, pp, &st, &n)) {
 		fprintf(f, "  (out of memory)\n");
@@ -97,6 +104,8 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 	shown = n < o->top_functions ? n : o->top_functions;
 	for (i = 0, w = NAME_MIN; i < shown; i++)
 		w = fit_name(w, &p->funcs[st[i].func]);
+	if (w > most) /* the location keeps LOC_MIN columns, its line number whole */
+		w = most;
 	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", shown, n);
 	fprintf(f, "    self%%  total%%   self s  total s  %-*s  %s\n", w, "function", "location");
 	for (i = 0; i < shown; i++) {
@@ -107,7 +116,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 			report_seconds(p, st[i].self), report_seconds(p, st[i].total));
 		print_name(f, fn, w, true);
 		fputs("  ", f);
-		print_location(f, fn->file, fn->firstline, left_of(FUNC_PREFIX + w + 2),
+		print_location(f, fn->file, fn->firstline, left_of(width, FUNC_PREFIX + w + 2),
 			       is_machine(fn), false);
 		fputc('\n', f);
 	}
@@ -196,8 +205,9 @@ static int top_frames(FILE *f, const struct profile *p, const uint64_t *cost,
 	return 0;
 }
 
-#define LINE_PREFIX 20 /* "   %7llu  %5.1f%%  " */
-#define LINE_LOC 36
+#define LINE_PREFIX 20	   /* "   %7llu  %5.1f%%  " */
+#define LINE_LOC 36	   /* the location's column, REPORT_TEXT_WIDTH wide */
+#define LINE_LOC_SCREEN 28 /* and REPORT_SCREEN_WIDTH wide */
 
 static void print_python_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
 			       const uint64_t *cost, const struct report_opts *o)
@@ -206,18 +216,20 @@ static void print_python_lines(FILE *f, const struct profile *p, const struct pr
 			      p->native_mode		       ? "native" :
 			      p->kernel_mode		       ? "kernel" :
 								 NULL;
+	int width = text_width(p), loc = width < REPORT_TEXT_WIDTH ? LINE_LOC_SCREEN : LINE_LOC, w;
 	char src[SRC_TEXT], fit[SRC_TEXT];
 	uint32_t *ids;
 	size_t n, i, shown;
-	int w;
 
 	if (top_frames(f, p, cost, o, &ids, &n, &shown, &w))
 		return;
+	if (w > width - LINE_PREFIX - loc - 4 - SRC_MIN)
+		w = width - LINE_PREFIX - loc - 4 - SRC_MIN;
 	fprintf(f, "\n  Hottest lines (top %zu of %zu)", shown, n);
 	if (machine)
 		fprintf(f, ": the %s code a line called counted with it", machine);
 	fputc('\n', f);
-	fprintf(f, "   samples   self%%  %-*s  %-*s  %s\n", LINE_LOC, "location", w, "function",
+	fprintf(f, "   samples   self%%  %-*s  %-*s  %s\n", loc, "location", w, "function",
 		"source");
 	for (i = 0; i < shown; i++) {
 		const struct profile_frame *fr = &p->frames[ids[i]];
@@ -227,13 +239,13 @@ static void print_python_lines(FILE *f, const struct profile *p, const struct pr
 		report_frame_source(p, pp, ids[i], src, sizeof(src));
 		fprintf(f, "   %7llu  %5.1f%%  ", (unsigned long long)cost[ids[i]],
 			report_pct(cost[ids[i]], pp->samples));
-		print_location(f, fn->file, fr->line, LINE_LOC, false, true);
+		print_location(f, fn->file, fr->line, loc, false, true);
 		fputs("  ", f);
 		print_name(f, fn, w, src[0]);
 		if (src[0])
 			fprintf(f, "  %s",
 				report_fit(fit, sizeof(fit), src,
-					   left_of(LINE_PREFIX + LINE_LOC + 2 + w + 2),
+					   width - (LINE_PREFIX + loc + 2 + w + 2),
 					   REPORT_FIT_RIGHT));
 		fputc('\n', f);
 	}
@@ -260,7 +272,8 @@ static void print_native_frames(FILE *f, const struct profile *p, const struct p
 			report_pct(cost[ids[i]], pp->samples));
 		print_name(f, fn, w, true);
 		fputs("  ", f);
-		print_location(f, fn->file, 0, left_of(LINE_PREFIX + w + 2), true, false);
+		print_location(f, fn->file, 0, left_of(text_width(p), LINE_PREFIX + w + 2), true,
+			       false);
 		fputc('\n', f);
 	}
 	free(ids);
@@ -362,7 +375,7 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 #define ROW_PREFIX 48 /* "    %5d  %8llu  %5.1f%%  %5.1f%%  %7llu  " */
 
 static void print_row(FILE *f, const struct profile_target *pp, const struct func_stat *fs,
-		      const struct line_row *r, const char *src)
+		      const struct line_row *r, const char *src, int width)
 {
 	char fit[SRC_TEXT];
 
@@ -375,8 +388,7 @@ static void print_row(FILE *f, const struct profile_target *pp, const struct fun
 		(unsigned long long)r->self);
 	if (src[0])
 		fprintf(f, "  %s",
-			report_fit(fit, sizeof(fit), src, REPORT_TEXT_WIDTH - ROW_PREFIX,
-				   REPORT_FIT_RIGHT));
+			report_fit(fit, sizeof(fit), src, width - ROW_PREFIX, REPORT_FIT_RIGHT));
 	fputc('\n', f);
 }
 
@@ -407,7 +419,8 @@ static void print_rows(FILE *f, const struct profile *p, const struct profile_ta
 			print_row(f, pp, fs, &rows[i + k],
 				  readable && !found[k] && rows[i + k].line > 0 ?
 					  "(no such line)" :
-					  texts + k * SRC_TEXT);
+					  texts + k * SRC_TEXT,
+				  text_width(p));
 	}
 	free(texts);
 }
@@ -418,18 +431,17 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	const struct profile_func *fn = &p->funcs[fs->func];
 	struct line_row *rows;
 	size_t n;
-	char name[REPORT_FIELD], counts[128];
+	char name[REPORT_FIELD];
 	int changed;
 
-	snprintf(counts, sizeof(counts),
-		 "  (%llu samples, %.1f%% of the process; %.1f%% in the function itself)",
-		 (unsigned long long)fs->total, report_pct(fs->total, pp->samples),
-		 report_pct(fs->self, fs->total));
 	report_fit(name, sizeof(name), fn->qualname, NAME_MAX, REPORT_FIT_RIGHT);
 	fprintf(f, "\n  Line by line: %s  ", name);
 	print_location(f, fn->file, fn->firstline,
-		       left_of(16 + report_cols(name) + 2 + (int)strlen(counts)), false, false);
-	fprintf(f, "%s\n", counts);
+		       left_of(text_width(p), 16 + report_cols(name) + 2), false, false);
+	/* on a line of their own: beside a name and a path they made lines of 150 columns */
+	fprintf(f, "\n    (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
+		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
+		report_pct(fs->self, fs->total));
 	if (func_lines(p, pp, fs->func, &rows, &n)) {
 		fprintf(f, "    (out of memory)\n");
 		return;
@@ -519,33 +531,53 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 	free(st);
 }
 
+#define PYTHON_MAX 24 /* a Python version's columns (the target's string) */
+
+/*
+ * A section's first lines: pid and command line (cut at the right: the
+ * process table gave its role, JSON has it whole), Python and executable
+ * (cut at the left).
+ */
+static void print_process_head(FILE *f, const struct profile *p, const struct profile_target *pp)
+{
+	const char *gone = !pp->exited		   ? "" :
+			   report_is_merged(p, pp) ? " (all exited during the run)" :
+						     " (exited during the run)";
+	char head[64], fit[REPORT_FIELD], py[REPORT_FIELD];
+	int width = text_width(p), used;
+
+	if (report_is_merged(p, pp))
+		head[0] = '\0';
+	else if (pp->nspid != pp->pid)
+		snprintf(head, sizeof(head), "pid %d (pid %d in its namespace)  ", pp->pid,
+			 pp->nspid);
+	else
+		snprintf(head, sizeof(head), "pid %d  ", pp->pid);
+	used = (int)strlen(head);
+	fprintf(f, "\n%s%s\n", head,
+		report_fit(fit, sizeof(fit),
+			   report_is_merged(p, pp) || pp->cmdline[0] ? pp->cmdline : pp->comm,
+			   width - used, REPORT_FIT_RIGHT));
+	report_fit(py, sizeof(py), pp->python, PYTHON_MAX, REPORT_FIT_RIGHT);
+	used = 11 + report_cols(py) + (int)strlen(gone); /* "  Python , " */
+	fprintf(f, "  Python %s, %s%s\n", py,
+		report_fit(fit, sizeof(fit), pp->exe, left_of(width, used), REPORT_FIT_LEFT), gone);
+}
+
 static void print_process(FILE *f, const struct profile *p, const struct profile_target *pp,
 			  const struct report_opts *o)
 {
-	char time[128];
+	char time[128], flaws[96];
+	int n;
 
-	if (report_is_merged(p, pp)) {
-		fputc('\n', f);
-		text_put_clean(f, pp->cmdline);
-	} else {
-		if (pp->nspid != pp->pid)
-			fprintf(f, "\npid %d (pid %d in its namespace)  ", pp->pid, pp->nspid);
-		else
-			fprintf(f, "\npid %d  ", pp->pid);
-		text_put_clean(f, pp->cmdline[0] ? pp->cmdline : pp->comm);
-	}
-	fputs("\n  Python ", f);
-	text_put_clean(f, pp->python);
-	fputs(", ", f);
-	text_put_clean(f, pp->exe);
-	fprintf(f, "%s\n",
-		pp->exited ? report_is_merged(p, pp) ? " (all exited during the run)" :
-						       " (exited during the run)" :
-			     "");
-	fprintf(f, "  %llu samples (%s); %llu truncated, %llu partial, %llu unresolved\n",
-		(unsigned long long)pp->samples, report_samples_time(p, pp, time, sizeof(time)),
-		(unsigned long long)pp->truncated, (unsigned long long)pp->partial,
-		(unsigned long long)pp->unresolved);
+	print_process_head(f, p, pp);
+	n = fprintf(f, "  %llu samples (%s);", (unsigned long long)pp->samples,
+		    report_samples_time(p, pp, time, sizeof(time)));
+	n += snprintf(flaws, sizeof(flaws), "%llu truncated, %llu partial, %llu unresolved",
+		      (unsigned long long)pp->truncated, (unsigned long long)pp->partial,
+		      (unsigned long long)pp->unresolved);
+	/* --mode wall's times fill a line: the flaws go to the next */
+	fprintf(f, "%s%s\n", n + 1 > text_width(p) ? "\n    " : " ", flaws);
 	report_text_thread_list(f, pp);
 	if (!pp->samples) {
 		fprintf(f,
@@ -584,6 +616,99 @@ static void print_selection(FILE *f, const struct profile *p)
 		      f);
 }
 
+#define PIDS_PID 9   /* ", 4194304" */
+#define PIDS_MORE 16 /* ", 4194304 more" */
+
+#define PIDS_MERGED ", merged into one section"
+#define PIDS_LABEL (REPORT_FIELD + 4 * PYTHON_MAX + 32) /* interpreter_label's buffer */
+
+/*
+ * " (Python 3.11.2, /usr/bin/python3.11)" of pp into buf, to fit a pids line
+ * width wide beside besides columns of other words.
+ */
+static const char *interpreter_label(const struct profile_target *pp, int width, int besides,
+				     char *buf, size_t len)
+{
+	char py[4 * PYTHON_MAX + 8], exe[REPORT_FIELD];
+	int room;
+
+	report_fit(py, sizeof(py), pp->python, PYTHON_MAX, REPORT_FIT_RIGHT);
+	/* the first pid's label always fits: "pids:", its pid, room to say how many more */
+	room = width - 5 - PIDS_PID - PIDS_MORE - besides - 13 - report_cols(py);
+	snprintf(buf, len, " (Python %s, %s)", py,
+		 report_fit(exe, sizeof(exe), pp->exe, room, REPORT_FIT_LEFT));
+	return buf;
+}
+
+static bool same_interpreter(const struct profile_target *a, const struct profile_target *b)
+{
+	return a->python && b->python && a->exe && b->exe && !strcmp(a->python, b->python) &&
+	       !strcmp(a->exe, b->exe);
+}
+
+/*
+ * "pids: 24450, 24459 (Python 3.11.2, /usr/bin/python3.11), 12 more": the
+ * pids that fit the line, a run of pids of one interpreter named once, the
+ * rest counted (the process table lists them).
+ */
+static void print_pids(FILE *f, const struct profile *p)
+{
+	int width = text_width(p), used = 5, k;
+	char label[PIDS_LABEL], num[32];
+	bool open = false; /* pids written whose interpreter is not yet */
+	size_t i, n = p->ntargets;
+
+	fputs("pids:", f);
+	for (i = 0; i < n; i++) {
+		const struct profile_target *pp = &p->targets[i];
+		bool ends = i + 1 == n || !same_interpreter(pp, &p->targets[i + 1]);
+
+		k = snprintf(num, sizeof(num), "%s %d", i ? "," : "", pp->pid);
+		interpreter_label(pp, width, 0, label, sizeof(label));
+		/* room for its interpreter and the count of the rest, whichever comes */
+		if (i && used + k + report_cols(label) + (i + 1 < n ? PIDS_MORE : 0) > width)
+			break;
+		fputs(num, f);
+		used += k;
+		if (ends) {
+			fputs(label, f);
+			used += report_cols(label);
+		}
+		open = !ends;
+	}
+	if (open)
+		fputs(interpreter_label(&p->targets[i - 1], width, 0, label, sizeof(label)), f);
+	if (i < n)
+		fprintf(f, ", %zu more", n - i);
+	fputc('\n', f);
+}
+
+/* --merge: "pids: 4242, 4243, merged into one section (Python ...)", the pids that fit. */
+static void print_merged_pids(FILE *f, const struct profile *p)
+{
+	int width = text_width(p), used = 5, k;
+	char label[PIDS_LABEL], num[32];
+	size_t i;
+
+	if (p->ntargets)
+		interpreter_label(&p->targets[0], width, sizeof(PIDS_MERGED) - 1, label,
+				  sizeof(label));
+	else
+		label[0] = '\0';
+	fputs("pids:", f);
+	for (i = 0; i < p->nmerged; i++) {
+		k = snprintf(num, sizeof(num), "%s %d", i ? "," : "", p->merged_pids[i]);
+		if (i && used + k + PIDS_MORE + (int)sizeof(PIDS_MERGED) - 1 + report_cols(label) >
+				 width)
+			break;
+		fputs(num, f);
+		used += k;
+	}
+	if (i < p->nmerged)
+		fprintf(f, ", %zu more", p->nmerged - i);
+	fprintf(f, PIDS_MERGED "%s\n", label);
+}
+
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	struct report_totals t = report_totals(p);
@@ -592,25 +717,13 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 
 	fprintf(f, "pybpfprof %s: %s profile, %s, %.2f s at %u Hz\n", o->tool_version, p->mode,
 		report_nprocs(p, procs, sizeof(procs)), p->duration_s, p->frequency_hz);
-	for (i = 0; i < p->nmerged; i++)
-		fprintf(f, "%s %d", i ? "," : "pids:", p->merged_pids[i]);
-	if (p->nmerged && p->ntargets) {
-		fputs(", merged into one section (Python ", f);
-		text_put_clean(f, p->targets[0].python);
-		fputs(", ", f);
-		text_put_clean(f, p->targets[0].exe);
-		fputs(")\n", f);
-	}
-	for (i = 0; !p->nmerged && i < p->ntargets; i++) {
-		fprintf(f, "%s %d (Python ", i ? "," : "pids:", p->targets[i].pid);
-		text_put_clean(f, p->targets[i].python);
-		fputs(", ", f);
-		text_put_clean(f, p->targets[i].exe);
-		fprintf(f, ")%s", i + 1 == p->ntargets ? "\n" : "");
-	}
+	if (p->nmerged)
+		print_merged_pids(f, p);
+	else if (p->ntargets)
+		print_pids(f, p);
 	fprintf(f,
-		"samples: %llu total, %llu dropped, %llu truncated, %llu unresolved"
-		" (%llu partial; %llu ticks in threads without Python frames)\n",
+		"samples: %llu total, %llu dropped, %llu truncated, %llu unresolved (%llu partial)\n"
+		"         %llu ticks in threads without Python frames\n",
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python);

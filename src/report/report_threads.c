@@ -45,7 +45,7 @@ static int cmp_busier(const void *a, const void *b)
 void report_text_thread_list(FILE *f, const struct profile_target *pp)
 {
 	const struct profile_thread **by;
-	char name[PROFILE_PYNAME + 32];
+	char name[PROFILE_PYNAME + 32], fit[PROFILE_PYNAME + 32];
 	uint64_t rest = 0;
 	size_t i;
 
@@ -66,7 +66,8 @@ void report_text_thread_list(FILE *f, const struct profile_target *pp)
 			continue;
 		}
 		fprintf(f, "    %8llu  %7u  %s\n", (unsigned long long)by[i]->samples, by[i]->tid,
-			text_name(pp, by[i], name, sizeof(name)));
+			report_fit(fit, sizeof(fit), text_name(pp, by[i], name, sizeof(name)),
+				   REPORT_SCREEN_WIDTH - 23, REPORT_FIT_RIGHT));
 	}
 	if (pp->nthreads > REPORT_THREADS_SHOWN)
 		fprintf(f, "    %zu more threads, with %llu samples in all\n",

@@ -59,15 +59,34 @@ static uint32_t *by_samples(const profile_where_split *split, size_t n, size_t *
 }
 
 #define WHERE_PREFIX 35 /* print_shares' columns */
+#define WHERE_LOC 24	/* the least a location is fitted to */
 
-/* "file:line" into buf (REPORT_FIELD bytes), its path cut from the left to fit after used. */
-static char *where_location(char *buf, const char *file, int line, int used)
+/* The widest line: as the text report's, wider with --native's and --kernel's names. */
+static int where_width(const struct profile *p)
+{
+	return p->native_mode || p->kernel_mode ? REPORT_TEXT_WIDTH : REPORT_SCREEN_WIDTH;
+}
+
+/* A name's columns: WHERE_NAME, less when the line would leave its location too few. */
+static int name_width(const struct profile *p)
+{
+	int most = where_width(p) - WHERE_PREFIX - 2 - WHERE_LOC;
+
+	return most < WHERE_NAME ? most : WHERE_NAME;
+}
+
+/*
+ * "file:line" into buf (REPORT_FIELD bytes), its path cut from the left to
+ * fit after used columns of a line width wide.
+ */
+static char *where_location(char *buf, const char *file, int line, int used, int width)
 {
 	char loc[REPORT_FIELD], num[16];
-	int width = REPORT_TEXT_WIDTH - used;
+	int room = width - used;
 
 	snprintf(loc, sizeof(loc), "%s:%s", file, report_line_str(line, num, sizeof(num)));
-	return report_fit(buf, REPORT_FIELD, loc, width < 24 ? 24 : width, REPORT_FIT_LEFT);
+	return report_fit(buf, REPORT_FIELD, loc, room < WHERE_LOC ? WHERE_LOC : room,
+			  REPORT_FIT_LEFT);
 }
 
 static void print_funcs(FILE *f, const struct profile *p, const profile_where_split *by_func,
@@ -86,10 +105,10 @@ static void print_funcs(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[ids[i]];
 
 		print_shares(f, by_func[ids[i]]);
-		report_fit(q, sizeof(q), fn->qualname, WHERE_NAME, REPORT_FIT_RIGHT);
+		report_fit(q, sizeof(q), fn->qualname, name_width(p), REPORT_FIT_RIGHT);
 		fprintf(f, "%s  %s\n", q,
 			where_location(file, fn->file, fn->firstline,
-				       WHERE_PREFIX + report_cols(q) + 2));
+				       WHERE_PREFIX + report_cols(q) + 2, where_width(p)));
 	}
 	free(ids);
 }
@@ -111,9 +130,10 @@ static void print_lines(FILE *f, const struct profile *p, const profile_where_sp
 		const struct profile_func *fn = &p->funcs[fr->func];
 
 		print_shares(f, by_frame[ids[i]]);
-		report_fit(q, sizeof(q), fn->qualname, WHERE_NAME, REPORT_FIT_RIGHT);
+		report_fit(q, sizeof(q), fn->qualname, name_width(p), REPORT_FIT_RIGHT);
 		fprintf(f, "%s  %s\n",
-			where_location(file, fn->file, fr->line, WHERE_PREFIX + report_cols(q) + 2),
+			where_location(file, fn->file, fr->line, WHERE_PREFIX + report_cols(q) + 2,
+				       where_width(p)),
 			q);
 	}
 	free(ids);

@@ -400,8 +400,8 @@ def procs_top_tmux():
             check(shown is not None, f"spin_alpha not shown within 3 s: {screen[-800:]!r}")
             check(re.search(r"pybpfprof top: 1 process \(1 running\), \d+ samples/s", screen),
                   f"no header line: {screen[:300]!r}")
-            check(re.search(rf"^  busiest: {p.pid} python3\S* 100\.0%", screen, re.M),
-                  f"no busiest-processes line naming pid {p.pid}: {screen[:400]!r}")
+            check(re.search(rf"^ +[\d.]+% +100\.0% +{p.pid}  spin\.py: {p.pid} ", screen, re.M),
+                  f"no process row naming pid {p.pid} by its script: {screen[:600]!r}")
             tmux("send-keys", "-t", session, "q")
             deadline = time.monotonic() + 3
             while "top-exited-" not in screen and time.monotonic() < deadline:

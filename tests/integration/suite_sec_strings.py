@@ -436,8 +436,9 @@ def sec_str_top():
                 screen = tmux("capture-pane", "-p", "-t", session)
             check(b"spin_q" in screen, f"the target's functions not shown: {screen[-500:]!r}")
             text = check_text("top", screen)
-            check(re.search(rf"^  busiest: {p.pid} py\?FORGED\?\? ", text, re.M),
-                  f"no busiest line naming pid {p.pid} as py?FORGED??: {text[:500]!r}")
+            row = re.search(rf"^ +[\d.]+% +[\d.]+% +{p.pid}  strings_hostile\.py: .*$", text,
+                            re.M)
+            check(row, f"no process row naming pid {p.pid} by its script: {text[:800]!r}")
         finally:
             tmux("kill-session", "-t", session)
-    return [ln for ln in text.splitlines() if "busiest" in ln][0].strip()
+    return row[0].strip()

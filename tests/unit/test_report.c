@@ -119,6 +119,68 @@ static void test_thread_list_bounded(void **state)
 	profile__free(&p);
 }
 
+/* Every line of got at most width columns (bytes: the fixture's strings are ASCII). */
+static void assert_lines_within(const char *got, size_t width)
+{
+	const char *ln, *end;
+
+	for (ln = got; *ln; ln = *end ? end + 1 : end) {
+		end = strchrnul(ln, '\n');
+		if ((size_t)(end - ln) > width)
+			fail_msg("a line of %zu columns: %.*s", (size_t)(end - ln), (int)(end - ln),
+				 ln);
+	}
+}
+
+/*
+ * Thirty-one more processes, one with an executable path of 319 characters
+ * and a command line of 419: the pids line shows the pids that fit, a run
+ * of one interpreter named once, and counts the rest; no line is over 100
+ * columns (the paths cut from the left, the command line at the end).
+ */
+static void test_pids_line_bounded(void **state)
+{
+	struct report_opts o = { .top_functions = 20,
+				 .top_lines = 20,
+				 .line_report = 5,
+				 .tool_version = "0.1.0" };
+	char exe[320], cmd[420];
+	struct profile p;
+	size_t len;
+	char *got;
+	int pid;
+
+	(void)state;
+	build(&p);
+	memset(exe, 'd', sizeof(exe) - 1);
+	exe[0] = '/';
+	exe[sizeof(exe) - 1] = '\0';
+	memcpy(exe + sizeof(exe) - 10, "/python3X", 10);
+	memset(cmd, 'c', sizeof(cmd) - 1);
+	cmd[sizeof(cmd) - 1] = '\0';
+	assert_non_null(profile__add_target(&p, 4000, exe, cmd, "python3", "3.11.2"));
+	for (pid = 5000; pid < 5030; pid++)
+		assert_non_null(profile__add_target(&p, pid, "/usr/bin/python3.11", "python3 w.py",
+						    "python3", "3.11.2"));
+	got = golden_write(&report_text, &p, &o, &len);
+	assert_non_null(strstr(got, "\npids: 0 (Python 3.11.2, /usr/bin/python3.11), 32 more\n"));
+	assert_non_null(strstr(got, "\npid 4000  ccccc"));
+	assert_lines_within(got, 100);
+	free(got);
+	profile__free(&p);
+	/* a run of one interpreter named once */
+	profile__init(&p, "cpu", 100);
+	for (pid = 5000; pid < 5030; pid++)
+		assert_non_null(profile__add_target(&p, pid, "/usr/bin/python3.11", "python3 w.py",
+						    "python3", "3.11.2"));
+	got = golden_write(&report_text, &p, &o, &len);
+	assert_non_null(strstr(got, "\npids: 5000, 5001, 5002, 5003, 5004, 5005, 5006 (Python "
+				    "3.11.2, /usr/bin/python3.11), 23 more\n"));
+	assert_lines_within(got, 100);
+	free(got);
+	profile__free(&p);
+}
+
 static void test_registry(void **state)
 {
 	(void)state;
@@ -220,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_json_golden),
 		cmocka_unit_test(test_thread_list_bounded),
 		cmocka_unit_test(test_busiest),
+		cmocka_unit_test(test_pids_line_bounded),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_folded_merge_lines),
