@@ -61,7 +61,14 @@ struct collector_target {
 	struct module_names modules;
 	/* a thread of it was first seen: its Python names are read after the poll */
 	bool pynames_due;
-	long long pynames_next_ns;  /* CLOCK_MONOTONIC before which they are not read again */
+	long long pynames_next_ns; /* CLOCK_MONOTONIC before which they are not read again */
+	/*
+	 * a thread of it has no Python name yet, or CPython's default one: read
+	 * again after pynames_wait_ns, which doubles each time (reset by a new
+	 * thread), as a thread may name itself after its first sample
+	 */
+	bool pynames_open;
+	long long pynames_wait_ns;
 	uint64_t threading_globals; /* threading's globals as last found (py_thread_names) */
 };
 
@@ -152,6 +159,9 @@ struct collector {
 #define COLLECTOR_PYNAMES_NS 10000000LL
 #define COLLECTOR_PYNAMES_GAP_NS 100000000LL
 #define COLLECTOR_PYNAMES_END_NS 50000000LL
+/* A process with threads not named yet is read again after 1 s, 2 s, ... at most 64 s. */
+#define COLLECTOR_PYNAMES_OPEN_NS 1000000000LL
+#define COLLECTOR_PYNAMES_OPEN_MAX_NS 64000000000LL
 
 /* Companions a waiting sample still expects. */
 enum collector_want {

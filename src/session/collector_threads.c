@@ -10,7 +10,10 @@
  * Its Python (threading) name is read from its process's memory in the same
  * place: one bounded read of all the process's threads (py_thread_names) at
  * most every COLLECTOR_PYNAMES_GAP_NS, and once more at the end
- * (collector__rename_threads) for the threads renamed meanwhile.
+ * (collector__rename_threads) for the threads renamed meanwhile. A thread
+ * still without a name, or with CPython's default one ("Thread-3 (run)"),
+ * may name itself later (a server's handler does as it starts) and may be
+ * gone by the end: its process is read again after 1 s, 2 s, 4 s ... 64 s.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@ void collector__unnamed(struct collector *c, struct collector_target *ts, uint32
 	size_t i, section = ts->target_index;
 
 	ts->pynames_due = true;
+	ts->pynames_wait_ns = COLLECTOR_PYNAMES_OPEN_NS;
 	/* a thread's few first records come together: it is often the last one noted */
 	for (i = c->nunnamed; i-- > 0 && i + 8 >= c->nunnamed;)
 		if (c->unnamed[i].tid == tid && c->unnamed[i].section == section)
@@ -74,6 +78,30 @@ static void set_pyname(struct profile_thread *th, pid_t tid, const struct py_thr
 		}
 }
 
+/*
+ * Whether name is no name yet or one threading gave by default
+ * (threading._newname's "Thread-N", since 3.10 "Thread-N (target)";
+ * "Dummy-N" for a thread it did not start): one the thread may still change.
+ */
+static bool provisional_name(const char *name)
+{
+	const char *p;
+
+	if (!name[0])
+		return true;
+	if (!strncmp(name, "Thread-", 7))
+		p = name + 7;
+	else if (!strncmp(name, "Dummy-", 6))
+		p = name + 6;
+	else
+		return false;
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return !*p || !strncmp(p, " (", 2);
+}
+
 /* One read of ts's Python thread names into its section's threads (all: renamed too). */
 static void python_names(struct collector *c, struct collector_target *ts, bool all)
 {
@@ -84,7 +112,7 @@ static void python_names(struct collector *c, struct collector_target *ts, bool 
 	long long start, end;
 	int n;
 
-	ts->pynames_due = false;
+	ts->pynames_due = ts->pynames_open = false;
 	if (ts->exited || !ts->codes ||
 	    py_reader__init(&r, ts->t.pid, &ts->t.layout, ts->t.version))
 		return;
@@ -98,12 +126,15 @@ static void python_names(struct collector *c, struct collector_target *ts, bool 
 	for (k = 0; n > 0 && k < pp->nthreads && reads < PY_DUMP_THREADS; k++) {
 		struct profile_thread *th = &pp->threads[k];
 
-		if (!all && th->pyname[0])
+		if (!all && !provisional_name(th->pyname))
 			continue;
 		reads += ts->t.nspid != ts->t.pid;
 		set_pyname(th, ns_tid(ts, th), ids, n);
 	}
 	free(ids);
+	ts->pynames_open = false;
+	for (k = 0; k < pp->nthreads && !ts->pynames_open; k++)
+		ts->pynames_open = provisional_name(pp->threads[k].pyname);
 	/* cut short by its deadline: the threads not reached get the next read */
 	end = mono_ns();
 	ts->pynames_due = end >= r.deadline_ns;
@@ -122,9 +153,19 @@ void collector__name_threads(struct collector *c)
 		if (c->unnamed[i].section < c->prof->ntargets)
 			name_thread(c, c->unnamed[i].section, c->unnamed[i].tid);
 	c->nunnamed = 0;
-	for (i = 0; i < c->ntargets; i++)
-		if (c->targets[i].pynames_due && now >= c->targets[i].pynames_next_ns)
-			python_names(c, &c->targets[i], false);
+	for (i = 0; i < c->ntargets; i++) {
+		struct collector_target *ts = &c->targets[i];
+
+		if (ts->pynames_due && now >= ts->pynames_next_ns) {
+			python_names(c, ts, false);
+		} else if (ts->pynames_open && now >= ts->pynames_next_ns + ts->pynames_wait_ns) {
+			python_names(c, ts, false);
+			ts->pynames_wait_ns = ts->pynames_wait_ns * 2 <
+							      COLLECTOR_PYNAMES_OPEN_MAX_NS ?
+						      ts->pynames_wait_ns * 2 :
+						      COLLECTOR_PYNAMES_OPEN_MAX_NS;
+		}
+	}
 	if (!c->unnamed_overflow)
 		return;
 	c->unnamed_overflow = false;

@@ -339,6 +339,42 @@ def procs_thread_renamed_late():
     return f"thread {tid} {t['name']}: {t['samples']} samples"
 
 @test
+def procs_thread_pyname_late():
+    """A thread sampled under threading's default name ("Thread-1 (late)"),
+    that then names itself (as a server's handler does once it knows its
+    connection) and ends before the run does: the report has the name it
+    took, read while it lived, not the default one."""
+    freq = 199
+    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
+        p = wl.start(interpreter("debian"), "procs_pyname_late.py", 0.3)
+        out = Path(d) / "r.json"
+        prof = Profiler(["-p", p.pid, "-F", freq, "--threads", "-o", out])
+        try:
+            prof.wait_attached()
+            os.kill(p.pid, signal.SIGUSR1)
+            done = read_stdout_until(p, lambda b: b.endswith(b"\n"), "done",
+                                     timeout=60).decode()
+            gone = read_stdout_until(p, lambda b: b.endswith(b"\n"), "gone",
+                                     timeout=60).decode()
+            prof.p.send_signal(signal.SIGINT)
+            prof.wait(RUN_SLACK)
+        finally:
+            prof.kill()
+        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
+        rep = load_report(out)
+    m = re.fullmatch(r"done (\d+)\n", done)
+    check(m and gone == f"gone {m.group(1)}\n", f"the workload said {done!r}, {gone!r}")
+    tid = int(m.group(1))
+    threads = {t["tid"]: t for t in process(rep, p.pid)["threads"]}
+    check(tid in threads, f"thread {tid} not in the report: {sorted(threads)}")
+    t = threads[tid]
+    check(t["samples"] >= 0.6 * freq / 3, f"thread {tid}: {t['samples']} samples")
+    check(t.get("python_name") == "pyname-late", f"thread {tid}'s Python name "
+          f"{t.get('python_name')!r}, not the one it took")
+    return f"thread {tid} {t['python_name']}: {t['samples']} samples"
+
+
+@test
 def procs_merge():
     freq, secs = 199, 1
     py = interpreter("debian")
