@@ -305,38 +305,49 @@ def procs_threads():
 
 
 
-@test
-def procs_thread_renamed_late():
-    """A thread sampled under the name it was born with, then renamed (as
-    threading's workers name themselves once started): the report names it
-    as it is at the end of the run, with all its samples."""
+def renamed_late(mode):
+    """procs_rename_late.py MODE run with --threads at 199 Hz, told to start
+    once attached, the profiler stopped once the thread is done (and, for
+    "python", gone): its thread's entry in the report, with 0.6 s of CPU
+    (a third of it is plenty on any load)."""
     freq = 199
     with Workloads() as wl, tempfile.TemporaryDirectory() as d:
-        p = wl.start(interpreter("debian"), "procs_rename_late.py", 0.3)
+        p = wl.start(interpreter("debian"), "procs_rename_late.py", mode, 0.3)
         out = Path(d) / "r.json"
         prof = Profiler(["-p", p.pid, "-F", freq, "--threads", "-o", out])
         try:
             prof.wait_attached()
             os.kill(p.pid, signal.SIGUSR1)
-            line = read_stdout_until(p, lambda b: b.endswith(b"\n"), "done",
-                                     timeout=60).decode()
+            said = [read_stdout_until(p, lambda b: b.endswith(b"\n"), what,
+                                      timeout=60).decode()
+                    for what in (("done", "gone") if mode == "python" else ("done",))]
             prof.p.send_signal(signal.SIGINT)
             prof.wait(RUN_SLACK)
         finally:
             prof.kill()
         check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
         rep = load_report(out)
-    m = re.fullmatch(r"done (\d+)\n", line)
-    check(m, f"the workload said {line!r}")
+    m = re.fullmatch(r"done (\d+)\n", said[0])
+    check(m and all(s == f"{w} {m.group(1)}\n" for s, w in zip(said[1:], ["gone"])),
+          f"the workload said {said!r}")
     tid = int(m.group(1))
     threads = {t["tid"]: t for t in process(rep, p.pid)["threads"]}
     check(tid in threads, f"thread {tid} not in the report: {sorted(threads)}")
     t = threads[tid]
-    # 0.6 s of CPU at freq: a third of it is plenty on any load
     check(t["samples"] >= 0.6 * freq / 3, f"thread {tid}: {t['samples']} samples")
-    check(t["name"] == "renamed-late", f"thread {tid} named {t['name']!r}, "
+    return t
+
+
+@test
+def procs_thread_renamed_late():
+    """A thread sampled under the name it was born with, then renamed (as
+    threading's workers name themselves once started): the report names it
+    as it is at the end of the run, with all its samples."""
+    t = renamed_late("comm")
+    check(t["name"] == "renamed-late", f"thread {t['tid']} named {t['name']!r}, "
           f"not the name it took")
-    return f"thread {tid} {t['name']}: {t['samples']} samples"
+    return f"thread {t['tid']} {t['name']}: {t['samples']} samples"
+
 
 @test
 def procs_thread_pyname_late():
@@ -344,34 +355,10 @@ def procs_thread_pyname_late():
     that then names itself (as a server's handler does once it knows its
     connection) and ends before the run does: the report has the name it
     took, read while it lived, not the default one."""
-    freq = 199
-    with Workloads() as wl, tempfile.TemporaryDirectory() as d:
-        p = wl.start(interpreter("debian"), "procs_pyname_late.py", 0.3)
-        out = Path(d) / "r.json"
-        prof = Profiler(["-p", p.pid, "-F", freq, "--threads", "-o", out])
-        try:
-            prof.wait_attached()
-            os.kill(p.pid, signal.SIGUSR1)
-            done = read_stdout_until(p, lambda b: b.endswith(b"\n"), "done",
-                                     timeout=60).decode()
-            gone = read_stdout_until(p, lambda b: b.endswith(b"\n"), "gone",
-                                     timeout=60).decode()
-            prof.p.send_signal(signal.SIGINT)
-            prof.wait(RUN_SLACK)
-        finally:
-            prof.kill()
-        check(prof.rc == 0, f"exit {prof.rc}: {prof.stderr().strip()[-300:]}")
-        rep = load_report(out)
-    m = re.fullmatch(r"done (\d+)\n", done)
-    check(m and gone == f"gone {m.group(1)}\n", f"the workload said {done!r}, {gone!r}")
-    tid = int(m.group(1))
-    threads = {t["tid"]: t for t in process(rep, p.pid)["threads"]}
-    check(tid in threads, f"thread {tid} not in the report: {sorted(threads)}")
-    t = threads[tid]
-    check(t["samples"] >= 0.6 * freq / 3, f"thread {tid}: {t['samples']} samples")
-    check(t.get("python_name") == "pyname-late", f"thread {tid}'s Python name "
+    t = renamed_late("python")
+    check(t.get("python_name") == "pyname-late", f"thread {t['tid']}'s Python name "
           f"{t.get('python_name')!r}, not the one it took")
-    return f"thread {tid} {t['python_name']}: {t['samples']} samples"
+    return f"thread {t['tid']} {t['python_name']}: {t['samples']} samples"
 
 
 @test
