@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness import (RUN_SLACK, Skip, Workloads, check, interpreter, load_report,
                      read_stdout_until, run_profiler, sanity, test)
-from suite_formats import ARTIFACTS, SPEEDSCOPE_DIR, WebDriver, go_tool
+from suite_formats import ARTIFACTS, SPEEDSCOPE_DIR, WebDriver, go_pprof
 from suite_report_view import proc_table
 from suite_views import busiest_on_screen, views_flame_page
 
@@ -53,15 +53,7 @@ def result(stdout):
 def pprof_views(path):
     """go tool pprof -top's lines above its table, and -tags' first value of
     each tag: (header lines, {tag: first value})."""
-    go = go_tool()
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
-        views = []
-        for how in ("-top", "-tags"):
-            r = subprocess.run([go, "tool", "pprof", how, "-sample_index=samples", str(path)],
-                               capture_output=True, text=True, timeout=120, env=env)
-            check(r.returncode == 0, f"go tool pprof {how}: {r.stderr.strip()[-300:]}")
-            views.append(r.stdout)
+    views = [go_pprof(path, how, "-sample_index=samples") for how in ("-top", "-tags")]
     head = []
     for ln in views[0].splitlines():
         if re.match(r"\s*flat\s+flat%", ln) or ln.startswith("Showing nodes"):
@@ -302,9 +294,4 @@ def accept_hostile_names_first_screens():
 
 def pprof_top_text(path):
     """go tool pprof -top's whole output."""
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
-        r = subprocess.run([go_tool(), "tool", "pprof", "-top", "-sample_index=samples",
-                            str(path)], capture_output=True, text=True, timeout=120, env=env)
-    check(r.returncode == 0, f"go tool pprof -top: {r.stderr.strip()[-300:]}")
-    return r.stdout
+    return go_pprof(path, "-top", "-sample_index=samples")

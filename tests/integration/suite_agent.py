@@ -23,7 +23,7 @@ from agent_receiver import Receiver, decode_otlp, decode_otlp_mem, decode_pprof
 from harness import (ROOT, TARGETS, CpuMeter, LineReader, Profiler, READY_TIMEOUT, Skip, Workloads, check,
                      check_cpu_samples, expect_error, interpreter, per_build, protoc_decode,
                      read_stdout_until, run_profiler, source_line, test)
-from suite_formats import go_tool
+from suite_formats import go_pprof
 
 SPIN = "spin.py"
 FREQ = 99
@@ -762,13 +762,8 @@ def pprof_sample_labels(path):
 
 def pprof_tags(path):
     """go tool pprof -tags (in samples): {tag: (its total, {value: samples})}."""
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
-        r = subprocess.run([go_tool(), "tool", "pprof", "-tags", "-sample_index=samples",
-                            str(path)], capture_output=True, text=True, timeout=120, env=env)
-    check(r.returncode == 0, f"go tool pprof -tags: {r.stderr.strip()[-300:]}")
     tags, cur = {}, None
-    for line in r.stdout.splitlines():
+    for line in go_pprof(path, "-tags", "-sample_index=samples").splitlines():
         m = re.match(r"\s*(\S+): Total ([\d.]+)$", line)
         if m:
             cur = tags[m.group(1)] = (float(m.group(2)), {})

@@ -201,30 +201,35 @@ def go_tool():
     return str(found)
 
 
+def go_pprof(path, *args):
+    """go tool pprof ARGS PATH's output (text), run with a HOME of its own
+    (no saved settings, no downloads); a failure fails the test."""
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
+        r = subprocess.run([go_tool(), "tool", "pprof", *args, str(path)], capture_output=True,
+                           text=True, timeout=120, env=env)
+    check(r.returncode == 0, f"go tool pprof {' '.join(args)}: {r.stderr.strip()[-300:]}")
+    return r.stdout
+
+
 @test
 def formats_pprof_go():
     # pprof's own reader: go tool pprof's flat samples per function must be
     # the JSON report's self samples, and its total the run's samples.
     run = formats_run()
-    go = go_tool()
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
-        r = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=1000",
-                            "-sample_index=samples", str(run["files"]["pprof"])],
-                           capture_output=True, text=True, timeout=120, env=env)
-    check(r.returncode == 0, f"go tool pprof failed: {r.stderr.strip()[-300:]}")
-    m = re.search(r"Total samples = (\d+)", r.stdout)
+    out = go_pprof(run["files"]["pprof"], "-top", "-nodecount=1000", "-sample_index=samples")
+    m = re.search(r"Total samples = (\d+)", out)
     check(m and int(m.group(1)) == run["samples"],
-          f"go tool pprof total {m and m.group(1)}, the run {run['samples']}: {r.stdout[:300]}")
+          f"go tool pprof total {m and m.group(1)}, the run {run['samples']}: {out[:300]}")
     flat = {}
-    for ln in r.stdout.splitlines():
+    for ln in out.splitlines():
         row = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$", ln)
         if row and int(row.group(1)):
             add(flat, row.group(3).strip(), int(row.group(1)))
     jself = {name: f["self"] for name, f in functions(process(run["json"], run["pid"])).items()
              if f["self"]}
     check(flat == jself, f"go tool pprof flat {flat} != json self {jself}")
-    check("<module>" in r.stdout, "go tool pprof lost the name <module>")
+    check("<module>" in out, "go tool pprof lost the name <module>")
     return f"go tool pprof: {run['samples']} samples, flat per function = json self ({flat})"
 
 

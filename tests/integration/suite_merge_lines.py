@@ -8,16 +8,14 @@
 # unmerged (the figures to compare with) and merged (byte for byte the run's).
 
 import json
-import os
 import re
-import subprocess
 import tempfile
 
 from pathlib import Path
 
 from harness import (RUN_SLACK, check, functions, interpreter, load_report, process,
                      run_profiler, source_line, test)
-from suite_formats import SPEEDSCOPE_DIR, go_tool, schema_errors
+from suite_formats import SPEEDSCOPE_DIR, go_pprof, schema_errors
 
 SPREAD = "mlines31_spread.py"
 SPREAD_FREQ = 199
@@ -129,15 +127,11 @@ def merge_lines_speedscope():
 def pprof_lines_top(path):
     """go tool pprof -lines -top of samples, every node: (total, rows of
     (flat, cum, "function file:line"))."""
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
-        r = subprocess.run([go_tool(), "tool", "pprof", "-lines", "-top", "-nodecount=100000",
-                            "-nodefraction=0", "-sample_index=samples", str(path)],
-                           capture_output=True, text=True, timeout=120, env=env)
-    check(r.returncode == 0, f"go tool pprof -lines failed: {r.stderr.strip()[-300:]}")
-    m = re.search(r"Showing nodes accounting for \d+, [\d.]+% of (\d+) total", r.stdout)
-    check(m, f"go tool pprof -lines: no total: {r.stdout[:300]}")
-    rows = re.findall(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$", r.stdout, re.M)
+    out = go_pprof(path, "-lines", "-top", "-nodecount=100000", "-nodefraction=0",
+                   "-sample_index=samples")
+    m = re.search(r"Showing nodes accounting for \d+, [\d.]+% of (\d+) total", out)
+    check(m, f"go tool pprof -lines: no total: {out[:300]}")
+    rows = re.findall(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+)$", out, re.M)
     return int(m.group(1)), [(int(f), int(c), where.strip()) for f, c, where in rows]
 
 

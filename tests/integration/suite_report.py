@@ -11,9 +11,7 @@
 # escapes. Then the refusals, with their sentences.
 
 import json
-import os
 import pstats
-import subprocess
 import tempfile
 
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 from harness import (RUN_SLACK, Workloads, check, functions,
                      interpreter, load_report, process, run_profiler, test,
                      usdt_ticktock_profile)
-from suite_formats import go_tool, pprof_self, render_dot
+from suite_formats import go_pprof, pprof_self, render_dot
 
 SPLIT_FREQ = 499
 SPLIT_SECONDS = 3
@@ -106,14 +104,8 @@ def report_consumers():
     self_, total, _ = pprof_self(one / "p.pb.gz")
     check(total == n, f"protoc: {total} samples in the pprof report wrote, the run {n}")
     check(self_.get("slow") == fns["slow"]["self"], f"protoc: slow {self_.get('slow')}")
-    go = go_tool()
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, PPROF_TMPDIR=home, GOFLAGS="", GOTOOLCHAIN="local")
-        r = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples",
-                            str(one / "p.pb.gz")], capture_output=True, text=True,
-                           timeout=120, env=env)
-    check(r.returncode == 0 and f"Total samples = {n}" in r.stdout,
-          f"go tool pprof: {r.stdout[:300]} {r.stderr[-300:]}")
+    out = go_pprof(one / "p.pb.gz", "-top", "-sample_index=samples")
+    check(f"Total samples = {n}" in out, f"go tool pprof: {out[:300]}")
     svg = render_dot(one / "p.dot")
     check(">slow</text>" in svg and ">fast</text>" in svg, "dot drew no slow or fast")
     return (f"pstats: slow {share:.1%} of slow+fast, tottimes = JSON self / {SPLIT_FREQ} Hz; "
