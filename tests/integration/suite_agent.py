@@ -75,15 +75,25 @@ def scrape(port):
     return out
 
 
-def check_contiguous(pushes, interval, what):
+def check_contiguous(pushes, interval, what, skipped_ok=False):
     """Each push's from is the previous one's until; interior intervals last
-    `interval` seconds (whole seconds: 1 either way for the rounding)."""
+    `interval` seconds (whole seconds: 1 either way for the rounding). With
+    skipped_ok, a gap of whole intervals is allowed (an interval with no
+    sample makes no profile, and the agent counts it): returns how many
+    intervals were skipped."""
+    skipped = 0
     for a, b in zip(pushes, pushes[1:]):
+        gap = b.start - a.until
+        whole = round(gap / interval)
+        if skipped_ok and whole >= 1 and abs(gap - whole * interval) <= 1:
+            skipped += whole
+            continue
         check(b.start == a.until, f"{what}: interval [{a.start}, {a.until}] then "
               f"[{b.start}, {b.until}]: not contiguous")
     for p in pushes[1:-1]:
         check(abs(p.until - p.start - interval) <= 1,
               f"{what}: interval [{p.start}, {p.until}] is not {interval} s")
+    return skipped
 
 
 def stop_agent(prof, sig=signal.SIGTERM):
@@ -120,9 +130,15 @@ def agent_push_a_interval2():
         pushes = rcv.snapshot()
         per = by_pid(pushes, [a.pid, b.pid, c.pid])
         host = socket.gethostname()
+        # An interval in which a process had no sample (a loaded machine can
+        # keep a spinner off the CPU that long) makes no profile: the agent
+        # counts it ("N empty ones not made"), and only so many may be missing.
+        summary = [ln for ln in prof.stderr().splitlines() if "profiles closed" in ln]
+        empty = int(re.findall(r"; (\d+) empty", summary[-1])[0]) if summary else 0
+        skipped = 0
         for pid, mine in per.items():
             check(len(mine) >= 3, f"pid {pid}: {len(mine)} pushes in 7.5 s at --interval 2")
-            check_contiguous(mine, 2, f"pid {pid}")
+            skipped += check_contiguous(mine, 2, f"pid {pid}", skipped_ok=True)
             for p in mine:
                 check(p.app == "spin", f"application name {p.app!r}, expected spin")
                 check(p.query.get("spyName") == "pybpfprof" and
@@ -132,24 +148,26 @@ def agent_push_a_interval2():
                       p.labels.get("service_name") == "spin" and
                       p.labels.get("python_version", "").startswith("3.11") and
                       tok in p.labels.get("command", ""), f"labels {p.labels}")
+        check(skipped <= empty, f"{skipped} intervals not pushed, the agent counts {empty} "
+              f"empty: {summary}")
         # to the nanosecond, by the profiles' own times: no gap, no overlap
         for pid, mine in per.items():
             dec = [p.decoded() for p in mine]
             for x, y in zip(dec, dec[1:]):
+                if y["time"] - (x["time"] + x["duration"]) > 1_000_000_000:
+                    continue  # an empty interval between them, counted above
                 check(abs(x["time"] + x["duration"] - y["time"]) < 2_000_000,
                       f"pid {pid}: profile at {x['time']} + {x['duration']} ns, next at "
                       f"{y['time']}")
         check(all(h and h.startswith("Basic ") for h in rcv.auth),
               f"Authorization headers {set(rcv.auth)}")
         # a push every 2 s per process: the receiver's clock, the same grid
-        arrivals = [p.t for p in per[a.pid]]
-        gaps = [y - x for x, y in zip(arrivals, arrivals[1:-1])]
+        arrivals = [(p.t, p.start, p.until) for p in per[a.pid]]
+        gaps = [y[0] - x[0] for x, y in zip(arrivals, arrivals[1:-1]) if y[1] == x[2]]
         check(all(abs(g - 2) < 0.5 for g in gaps), f"pushes of pid {a.pid} {gaps} s apart")
         # the last partial interval arrived, after the signal (unless it had no sample:
         # then it makes no profile, and is counted)
-        summary = [ln for ln in prof.stderr().splitlines() if "profiles closed" in ln]
-        empty = int(re.findall(r"; (\d+) empty", summary[-1])[0]) if summary else 0
-        check(per[a.pid][-1].t >= t_stop or empty >= 1,
+        check(per[a.pid][-1].t >= t_stop or empty > skipped,
               f"no push after SIGTERM, and no empty interval: {summary}")
         # the new process: in the interval it started in (or the next)
         first = per[c.pid][0]
@@ -171,7 +189,8 @@ def agent_push_a_interval2():
                   f"pid {pid}: sample labels {labs}, {dec[1]['nums']}")
             totals[pid] = (n, round(cpu * FREQ))
         return (f"{len(pushes)} pushes; samples (intervals, cpu x Hz): {totals}; "
-                f"new pid first pushed {first.t - t_new:.1f} s after its start")
+                f"new pid first pushed {first.t - t_new:.1f} s after its start; "
+                f"{skipped} empty intervals not pushed")
 
 
 @test
