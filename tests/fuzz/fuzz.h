@@ -25,6 +25,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include "cpython/code_cache.h"
+#include "cpython/py_objects.h"
 #include "cpython/target.h"
 #include "cpython/py_layout.h"
 #include "cpython/remote_mem.h"
@@ -140,6 +141,34 @@ static inline void fuzz_layouts(const uint32_t *versions, size_t n, struct py_la
 			abort();
 		}
 	}
+}
+
+/*
+ * The input as a target (the thread, dump and task harnesses' format):
+ * data[0] picks one of the n versions, the rest is the memory image, the
+ * runtime at its first segment's address. t and r are set for it; false
+ * when the input holds no memory.
+ */
+static inline bool fake_target(const uint8_t *data, size_t size, const uint32_t *versions,
+			       const struct py_layout *layouts, unsigned n, struct target *t,
+			       struct py_reader *r)
+{
+	unsigned v;
+
+	if (size < 1)
+		return false;
+	v = data[0] % n;
+	fake_mem_load(data + 1, size - 1);
+	if (!fake_nsegs)
+		return false;
+	memset(t, 0, sizeof(*t));
+	t->pid = t->nspid = 1;
+	t->version = versions[v];
+	t->layout = layouts[v];
+	t->runtime_addr = fake_segs[0].addr;
+	if (py_reader__init(r, 1, &t->layout, t->version))
+		abort();
+	return true;
 }
 
 /*

@@ -37,21 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct py_async_layout A;
 	uint64_t keys[PY_DICT_ITEMS], values[PY_DICT_ITEMS], cache = 0, task;
 	size_t total, i, k;
-	unsigned v;
 	int n;
 
-	if (size < 1)
+	if (!fake_target(data, size, versions, layouts, 5, &t, &r))
 		return 0;
-	v = data[0] % 5;
-	fake_mem_load(data + 1, size - 1);
-	if (!fake_nsegs)
-		return 0;
-	memset(&t, 0, sizeof(t));
-	t.pid = 1;
-	t.version = versions[v];
-	t.layout = layouts[v];
-	t.runtime_addr = fake_segs[0].addr;
-	if (py_reader__init(&r, 1, &t.layout, t.version) || py_layout__async(t.version, &A))
+	if (py_layout__async(t.version, &A))
 		abort();
 	n = py_async_tasks(&r, &t, tasks, 64, &st);
 	if (n > 64)

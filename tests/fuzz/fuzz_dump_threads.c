@@ -35,22 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct py_reader r;
 	static struct target t;
 	struct py_dump_state st;
-	unsigned v;
 	int n, i, j;
 
-	if (size < 1)
+	if (!fake_target(data, size, versions, layouts, 5, &t, &r))
 		return 0;
-	v = data[0] % 5;
-	fake_mem_load(data + 1, size - 1);
-	if (!fake_nsegs)
-		return 0;
-	memset(&t, 0, sizeof(t));
-	t.pid = t.nspid = 1;
-	t.version = versions[v];
-	t.layout = layouts[v];
-	t.runtime_addr = fake_segs[0].addr;
-	if (py_reader__init(&r, 1, &t.layout, t.version))
-		abort();
 	n = py_dump_threads(&r, &t, threads, THREADS, &st);
 	if (n < 0 || n > THREADS)
 		abort();

@@ -41,21 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct py_reader r;
 	static struct target t;
 	struct code_cache *cc;
-	unsigned v;
 	int n, i;
 
-	if (size < 1)
+	if (!fake_target(data, size, versions, layouts, NVERSIONS, &t, &r))
 		return 0;
-	v = data[0] % NVERSIONS;
-	fake_mem_load(data + 1, size - 1);
-	if (!fake_nsegs)
-		return 0;
-	memset(&t, 0, sizeof(t));
-	t.pid = t.nspid = 1;
-	t.version = versions[v];
-	t.layout = layouts[v];
-	t.runtime_addr = fake_segs[0].addr;
-	if (py_reader__init(&r, 1, &t.layout, t.version) || !(cc = code_cache__new(&budget)))
+	if (!(cc = code_cache__new(&budget)))
 		abort();
 	memset(ids, 0xa5, sizeof(ids));
 	n = py_thread_names(&r, &t, cc, ids, THREADS, &threading_globals);
