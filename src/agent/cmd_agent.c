@@ -1410,10 +1410,12 @@ int cmd_agent(int argc, char **argv)
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	err = agent__prepare(a);
-	a->from_mono = mono_ns();
-	a->from_real = real_ns();
 	if (!err)
 		err = agent__attach(a);
+	/* the first interval starts with the sampling, not before the attach (which a loaded
+	 * machine can stretch over most of an interval) */
+	a->from_mono = mono_ns();
+	a->from_real = real_ns();
 	/* --metrics: the kernel times each BPF program while this fd is open */
 	a->stats_fd = !err && a->metrics ? bpf_enable_stats(BPF_STATS_RUN_TIME) : -1;
 	if (err)
