@@ -300,10 +300,12 @@ def wall_open_repeat(build):
     low = len(done) * 99_000_000 + (t_stop - long_start) - 10_000_000
     high = sum(e - s for s, e in done) + (t_exit - long_start)
     got = sl["off_cpu_ns"]["sleep"]
+    wall = rep["model"]["wall"]
     check(low <= got <= high,
           f"sleeper: {got / 1e9:.3f} s asleep, expected {low / 1e9:.3f}-{high / 1e9:.3f} s "
           f"(finished sleeps {[round((e - s) / 1e9, 3) for s, e in done]}, then "
-          f"{(t_stop - long_start) / 1e9:.3f} s to the Ctrl-C)")
+          f"{(t_stop - long_start) / 1e9:.3f} s to the Ctrl-C); its off-CPU ns "
+          f"{sl['off_cpu_ns']}, wall counters {wall}")
     out = [f"sleeper {got / 1e9:.3f} s of {low / 1e9:.3f}-{high / 1e9:.3f}"]
     for tid, end in truth["workers"].items():
         w = thread(proc, int(tid))
@@ -313,7 +315,6 @@ def wall_open_repeat(build):
               f"worker {tid}: {off / 1e9:.3f} s off the CPU, idle "
               f"{(t_stop - end) / 1e9:.3f} s before the Ctrl-C: {w['off_cpu_ns']}")
         out.append(f"worker {off / 1e9:.2f}/{(t_stop - end) / 1e9:.2f} s")
-    wall = rep["model"]["wall"]
     check(wall["unmatched"] == 0 and wall["dropped"] == 0, f"intervals lost: {wall}")
     return ", ".join(out)
 
