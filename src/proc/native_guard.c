@@ -12,6 +12,7 @@
 #include <lzma.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "native_cfi.h"
@@ -242,6 +243,56 @@ static int check_cfi(Elf *elf, bool whole, uint64_t size, char *why, size_t whyl
 		in.hdr_vaddr = hsh.sh_addr;
 	}
 	return native_cfi__check(&in, why, whylen);
+}
+
+/*
+ * The .gnu_debugdata of elf decompressed into memory of its own, for what
+ * must be read of it safely (symcache.c: its string table's bounds). The
+ * guard has bounded what it expands to; past NATIVE_GUARD_MAX_DEBUGDATA,
+ * damaged, or absent: NULL.
+ */
+void *native_guard__debugdata(Elf *elf, size_t *len)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	lzma_ret ret = LZMA_OK;
+	size_t shstrndx, cap = 0;
+	uint8_t *out = NULL, *p;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+
+	*len = 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) ||
+	    !(scn = section_named(elf, shstrndx, ".gnu_debugdata", &sh)) ||
+	    !(d = elf_rawdata(scn, NULL)) || !d->d_buf ||
+	    lzma_auto_decoder(&s, DEBUGDATA_MEMLIMIT, LZMA_CONCATENATED) != LZMA_OK)
+		return NULL;
+	s.next_in = d->d_buf;
+	s.avail_in = d->d_size;
+	while (ret == LZMA_OK) {
+		if (*len == cap) {
+			/* one byte past the bound tells a stream that goes past it */
+			if (cap > NATIVE_GUARD_MAX_DEBUGDATA)
+				break;
+			cap = cap ? 2 * cap : 64 << 10;
+			cap = cap > NATIVE_GUARD_MAX_DEBUGDATA ? NATIVE_GUARD_MAX_DEBUGDATA + 1 :
+								 cap;
+			if (!(p = realloc(out, cap)))
+				break;
+			out = p;
+		}
+		s.next_out = out + *len;
+		s.avail_out = cap - *len;
+		ret = lzma_code(&s, LZMA_FINISH);
+		*len = cap - s.avail_out;
+	}
+	lzma_end(&s);
+	if (ret != LZMA_STREAM_END || *len > NATIVE_GUARD_MAX_DEBUGDATA) {
+		free(out);
+		*len = 0;
+		return NULL;
+	}
+	return out;
 }
 
 int native_guard__check(int fd, bool *whole, char *why, size_t whylen)

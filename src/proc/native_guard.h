@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <libelf.h>
 
 /* What the declared sizes of a file's compressed sections may add up to. */
 #define NATIVE_GUARD_MAX_EXPANDED (256ULL << 20)
@@ -37,5 +38,11 @@
  * -EFBIG.
  */
 int native_guard__check(int fd, bool *whole, char *why, size_t whylen);
+
+/*
+ * The .gnu_debugdata of a checked file, decompressed (malloc'd, *len bytes),
+ * or NULL: none, damaged, or past NATIVE_GUARD_MAX_DEBUGDATA.
+ */
+void *native_guard__debugdata(Elf *elf, size_t *len);
 
 #endif

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "proc/symcache.h"
+#include "native_guard.h"
 
 #define BUILD_ID_MAX 64
 /* A longer name is cut: names end up in reports, not in a linker. */
@@ -254,11 +255,9 @@ static int32_t section_at(const struct table *t, uint64_t x)
  * Strings of the table, grown as needed, within max bytes (many symbols can
  * share one long name in the file): 0, -E2BIG or -ENOMEM.
  */
-static int strs__add(struct table *t, size_t *len, size_t *cap, const char *name, uint32_t *at,
-		     size_t max)
+static int strs__add(struct table *t, size_t *len, size_t *cap, const char *name, size_t n,
+		     uint32_t *at, size_t max)
 {
-	size_t n = strnlen(name, NAME_MAX_LEN - 1);
-
 	if (*len + n + 1 > max)
 		return -E2BIG;
 	if (*len + n + 1 > *cap) {
@@ -287,6 +286,105 @@ static void shrink(void **p, size_t bytes)
 		*p = q;
 }
 
+/*
+ * Where a symbol's name may be read. libdwfl hands out a name as its string
+ * table's bytes at st_name, checked to start in the table but not to end in
+ * it: a hostile file's table without its last NUL made the name run past
+ * libelf's buffer (the fuzzer read the heap past it). So a name is read only
+ * within a table known here: the main file's string tables its symbol
+ * tables link to (libdwfl's own Elf_Data, by the pointer), else the mini
+ * symbol table's in .gnu_debugdata, decompressed here (by st_name). A name
+ * in neither (a table libdwfl found by the dynamic segment) is not read.
+ */
+#define MAX_STRTABS 8
+
+struct strtabs {
+	struct strtab {
+		const char *buf;
+		size_t len;
+	} main[MAX_STRTABS], aux;
+	int nmain;
+	Elf *elf, *aux_elf;
+	void *aux_image;
+	bool aux_tried;
+};
+
+static void strtabs__init(struct strtabs *st, Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t i = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->elf = dwfl_module_getelf(mod, &bias);
+	while (st->elf && st->nmain < MAX_STRTABS && (scn = elf_nextscn(st->elf, scn)) &&
+	       i++ < NATIVE_GUARD_MAX_SECTIONS) {
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(elf_getscn(st->elf, sh.sh_link), NULL);
+		if (d && d->d_buf && d->d_size)
+			st->main[st->nmain++] = (struct strtab){ d->d_buf, d->d_size };
+	}
+}
+
+/* The .gnu_debugdata's symbol table's strings, in memory of our own. */
+static void strtabs__aux(struct strtabs *st)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t len, i = 0;
+
+	st->aux_tried = true;
+	if (!st->elf || !(st->aux_image = native_guard__debugdata(st->elf, &len)) ||
+	    !(st->aux_elf = elf_memory(st->aux_image, len)))
+		return;
+	/* libdwfl's: the first SHT_SYMTAB */
+	while ((scn = elf_nextscn(st->aux_elf, scn)) && i++ < NATIVE_GUARD_MAX_SECTIONS) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(elf_getscn(st->aux_elf, sh.sh_link), NULL);
+		if (d && d->d_buf)
+			st->aux = (struct strtab){ d->d_buf, d->d_size };
+		return;
+	}
+}
+
+static void strtabs__free(struct strtabs *st)
+{
+	elf_end(st->aux_elf);
+	free(st->aux_image);
+}
+
+/* The name libdwfl gave for st_name, read within its table: *n bytes; NULL if none. */
+static const char *strtabs__name(struct strtabs *st, const char *name, GElf_Word st_name, size_t *n)
+{
+	uintptr_t at = (uintptr_t)name;
+	const struct strtab *t = NULL;
+	int i;
+
+	for (i = 0; i < st->nmain && !t; i++)
+		if (at >= (uintptr_t)st->main[i].buf &&
+		    at - (uintptr_t)st->main[i].buf < st->main[i].len)
+			t = &st->main[i];
+	if (t) {
+		*n = strnlen(name, t->buf + t->len - name);
+	} else {
+		if (!st->aux_tried)
+			strtabs__aux(st);
+		if (!st->aux.buf || st_name >= st->aux.len)
+			return NULL;
+		name = st->aux.buf + st_name;
+		*n = strnlen(name, st->aux.len - st_name);
+	}
+	if (*n > NAME_MAX_LEN - 1)
+		*n = NAME_MAX_LEN - 1;
+	return *n ? name : NULL;
+}
+
 /* Whether libdwfl would consider this symbol at all. */
 static bool eligible(const char *name, const GElf_Sym *s, GElf_Addr value, Dwarf_Addr start)
 {
@@ -296,11 +394,46 @@ static bool eligible(const char *name, const GElf_Sym *s, GElf_Addr value, Dwarf
 	       type != STT_FILE && type != STT_TLS && value >= start;
 }
 
+/* Symbols 1..n-1 of mod, the eligible ones with their names, into t. */
+static int table__symbols(struct table *t, Dwfl_Module *mod, Dwarf_Addr start, int n,
+			  int first_global, struct strtabs *st, size_t *len, size_t *cap,
+			  size_t max_bytes)
+{
+	size_t nlen;
+	int i, err;
+
+	for (i = 1; i < n; i++) {
+		struct sym *s = &t->syms[t->n];
+		GElf_Word shndx = 0;
+		GElf_Addr value = 0;
+		const char *name;
+		GElf_Sym gs;
+
+		name = dwfl_module_getsym_info(mod, i, &gs, &value, &shndx, NULL, NULL);
+		if (!eligible(name, &gs, value, start) ||
+		    !(name = strtabs__name(st, name, gs.st_name, &nlen)))
+			continue;
+		s->off = value - start;
+		s->size = gs.st_size;
+		s->idx = (uint32_t)i;
+		s->bind = bind_value(&gs);
+		s->global = first_global <= 0 || i >= first_global;
+		s->abs = shndx >= SHN_LORESERVE;
+		err = strs__add(t, len, cap, name, nlen, &s->name,
+				max_bytes - (size_t)n * sizeof(*s));
+		if (err)
+			return err;
+		t->n++;
+	}
+	return 0;
+}
+
 /* The module's eligible symbols into t (unsorted): 0, -E2BIG or -ENOMEM. */
 static int table__read(struct table *t, Dwfl_Module *mod, Dwarf_Addr start, size_t max_bytes)
 {
-	int n = dwfl_module_getsymtab(mod), first_global, i, err;
+	int n = dwfl_module_getsymtab(mod), first_global, err;
 	size_t len = 0, cap = 0;
+	struct strtabs st;
 
 	if (n <= 1)
 		return 0;
@@ -313,27 +446,11 @@ static int table__read(struct table *t, Dwfl_Module *mod, Dwarf_Addr start, size
 	t->syms = calloc((size_t)n, sizeof(*t->syms));
 	if (!t->syms)
 		return -ENOMEM;
-	for (i = 1; i < n; i++) {
-		struct sym *s = &t->syms[t->n];
-		GElf_Word shndx = 0;
-		GElf_Addr value = 0;
-		const char *name;
-		GElf_Sym gs;
-
-		name = dwfl_module_getsym_info(mod, i, &gs, &value, &shndx, NULL, NULL);
-		if (!eligible(name, &gs, value, start))
-			continue;
-		s->off = value - start;
-		s->size = gs.st_size;
-		s->idx = (uint32_t)i;
-		s->bind = bind_value(&gs);
-		s->global = first_global <= 0 || i >= first_global;
-		s->abs = shndx >= SHN_LORESERVE;
-		err = strs__add(t, &len, &cap, name, &s->name, max_bytes - (size_t)n * sizeof(*s));
-		if (err)
-			return err;
-		t->n++;
-	}
+	strtabs__init(&st, mod);
+	err = table__symbols(t, mod, start, n, first_global, &st, &len, &cap, max_bytes);
+	strtabs__free(&st);
+	if (err)
+		return err;
 	/* what is kept is what is counted */
 	shrink((void **)&t->strs, len);
 	shrink((void **)&t->syms, t->n * sizeof(*t->syms));
