@@ -34,7 +34,11 @@ def spin(seconds):
 
 
 def report(func, seconds):
-    print(f"cpu: {func} {os.getpid()} {threading.get_native_id()} {seconds:.4f}", flush=True)
+    # one write of the whole line: three processes share the pipe, and print's
+    # text and newline are two writes between which another thread's flush
+    # can send the text alone (a fresh run read "...0.8000cpu: spawn_work ...")
+    line = f"cpu: {func} {os.getpid()} {threading.get_native_id()} {seconds:.4f}\n"
+    os.write(sys.stdout.fileno(), line.encode())
 
 
 def alpha_work(seconds):
