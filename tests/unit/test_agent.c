@@ -146,6 +146,153 @@ static void test_labels(void **state)
 	assert_int_equal(agent_labels_user(l, AGENT_MAX_LABELS - 1, 1, "x"), AGENT_MAX_LABELS - 1);
 }
 
+/* An environ of the NUL-separated entries given (each a C string), into buf: its length. */
+static size_t environ_of(char *buf, size_t cap, const char *const *vars, size_t n)
+{
+	size_t len = 0, i, k;
+
+	for (i = 0; i < n; i++) {
+		k = strlen(vars[i]) + 1;
+		assert_true(len + k <= cap);
+		memcpy(buf + len, vars[i], k);
+		len += k;
+	}
+	return len;
+}
+
+static const struct agent_label *env_label(const struct agent_env *e, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		if (!strcmp(e->labels[i].key, key))
+			return &e->labels[i];
+	return NULL;
+}
+
+static void test_env_labels(void **state)
+{
+	static const char *const vars[] = {
+		"PATH=/usr/bin",
+		"OTEL_RESOURCE_ATTRIBUTES= service.name=ignored, service.version = 1.2%2E3 ,"
+		"deployment.environment=prod%20eu,team.name=pay%ZZ,other=x,bad key=1,novalue,"
+		"k8s.pod.name=",
+		"OTEL_SERVICE_NAME=checkout{x}",
+		"OTEL_SERVICE_NAME=second",
+		"PYROSCOPE_TAGS=region=eu-west,zone=b,a.b=1,team_name=dup",
+	};
+	const char *keys[] = { "team.name" };
+	char buf[4096];
+	struct agent_env e;
+	const struct agent_label *l;
+	size_t len = environ_of(buf, sizeof(buf), vars, 5);
+
+	(void)state;
+	agent_env_parse(buf, len, keys, 1, &e);
+	/* OTEL_SERVICE_NAME (its first) over service.name, reduced */
+	assert_string_equal(e.service, "checkout_x_");
+	l = env_label(&e, "service_version");
+	assert_non_null(l);
+	assert_string_equal(l->otel, "service.version");
+	assert_string_equal(l->value, "1.2.3");
+	/* the older name, under the current one; a decoded space reduced */
+	l = env_label(&e, "deployment_environment_name");
+	assert_non_null(l);
+	assert_string_equal(l->otel, "deployment.environment.name");
+	assert_string_equal(l->value, "prod_eu");
+	/* a listed key; a malformed escape kept as is (then reduced) */
+	l = env_label(&e, "team_name");
+	assert_non_null(l);
+	assert_string_equal(l->value, "pay_ZZ");
+	assert_null(env_label(&e, "other")); /* not asked for */
+	assert_string_equal(env_label(&e, "region")->value, "eu-west");
+	assert_string_equal(env_label(&e, "zone")->otel, "zone");
+	assert_int_equal(e.n, 5);
+	/* refused: "bad key", "novalue", k8s.pod.name empty, a.b (a dot in a tag), team_name again */
+	assert_int_equal(e.refused, 5);
+	assert_int_equal(e.cut, 0);
+	/* nothing set: nothing; an environ cut mid-entry is read as far as it goes */
+	agent_env_parse(NULL, 0, NULL, 0, &e);
+	assert_int_equal(e.n + e.refused + e.service[0], 0);
+	agent_env_parse("OTEL_SERVICE_NAME=abcdef", 20, NULL, 0, &e);
+	assert_string_equal(e.service, "ab");
+	/* service.name when OTEL_SERVICE_NAME is not set; no '/' (it names files) */
+	agent_env_parse("OTEL_RESOURCE_ATTRIBUTES=service.name=a%2Fb", 44, NULL, 0, &e);
+	assert_string_equal(e.service, "a_b");
+}
+
+static void test_env_caps(void **state)
+{
+	char tags[8192], big[1024], buf[16384];
+	const char *vars[1] = { tags };
+	struct agent_label l[AGENT_MAX_LABELS];
+	struct agent_env e;
+	size_t n, m, i;
+
+	(void)state;
+	/* 20 tags: the first AGENT_ENV_LABELS taken, the rest refused */
+	n = snprintf(tags, sizeof(tags), "PYROSCOPE_TAGS=");
+	for (i = 0; i < 20; i++)
+		n += snprintf(tags + n, sizeof(tags) - n, "k%zu=v%zu,", i, i);
+	/* a huge value of control bytes and invalid UTF-8: cut and reduced */
+	memset(big, '\x01', sizeof(big) - 1);
+	big[0] = 'O';
+	big[1] = '\xff';
+	big[sizeof(big) - 1] = '\0';
+	snprintf(buf, sizeof(buf), "OTEL_RESOURCE_ATTRIBUTES=service.version=%%C3%%28%s", big + 1);
+	agent_env_parse(buf, strlen(buf) + 1, NULL, 0, &e);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.cut, 1);
+	assert_int_equal(strlen(e.labels[0].value), AGENT_LABEL_MAX - 1);
+	for (i = 0; e.labels[0].value[i]; i++)
+		assert_true(e.labels[0].value[i] == '_');
+	n = environ_of(buf, sizeof(buf), vars, 1);
+	agent_env_parse(buf, n, NULL, 0, &e);
+	assert_int_equal(e.n, AGENT_ENV_LABELS);
+	assert_int_equal(e.refused, 20 - AGENT_ENV_LABELS);
+	/* after ours: the environment's, then its count of the refused */
+	m = agent_labels(l, "h", "s", 1, "", "3.11", "");
+	n = agent_labels_env(l, m, &e);
+	assert_int_equal(n, m + AGENT_ENV_LABELS + 1);
+	assert_string_equal(l[n - 1].key, "env_labels_refused");
+	assert_string_equal(l[n - 1].value, "12");
+	assert_string_equal(agent_label_otel(&l[m]), "k0");
+	assert_string_equal(agent_label_otel(&l[0]), "host.name");
+	/* room left for uid and user */
+	assert_int_equal(agent_labels_user(l, n, 1, "x"), n + 2);
+}
+
+static void test_env_ours_win(void **state)
+{
+	static const char env[] = "PYROSCOPE_TAGS=uid=0,user=root,hostname=x,pid=1,cgroup=y\0"
+				  "OTEL_RESOURCE_ATTRIBUTES=container.id=abc,host.name=h2,"
+				  "process.runtime.name=X";
+	const char *keys[] = { "host.name", "process.runtime.name" };
+	struct agent_label l[AGENT_MAX_LABELS];
+	struct agent_env e;
+	size_t n, m, i;
+
+	(void)state;
+	agent_env_parse(env, sizeof(env), keys, 2, &e);
+	/* a cgroup named a container: its id, not the environment's */
+	m = agent_labels(l, "h", "s", 1, "", "3.11",
+			 "0::/docker/0123456789abcdef0123456789abcdef"
+			 "0123456789abcdef0123456789abcdef\n");
+	n = agent_labels_env(l, m, &e);
+	assert_int_equal(n, m + 1);
+	assert_string_equal(l[m].key, "env_labels_refused");
+	assert_string_equal(l[m].value, "8");
+	for (i = 0; i < m; i++)
+		assert_string_not_equal(l[i].value, "abc");
+	/* no container from the cgroup: the environment's container.id */
+	m = agent_labels(l, "h", "s", 1, "", "3.11", "");
+	n = agent_labels_env(l, m, &e);
+	assert_string_equal(l[m].key, "container_id");
+	assert_string_equal(agent_label_otel(&l[m]), "container.id");
+	assert_string_equal(l[m].value, "abc");
+	assert_string_equal(l[n - 1].value, "7");
+}
+
 static void test_file_names(void **state)
 {
 	char name[128];
@@ -600,7 +747,8 @@ int main(void)
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
 		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
-		cmocka_unit_test(test_client_keys),
+		cmocka_unit_test(test_client_keys),	cmocka_unit_test(test_env_labels),
+		cmocka_unit_test(test_env_caps),	cmocka_unit_test(test_env_ours_win),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
