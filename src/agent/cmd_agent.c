@@ -195,8 +195,8 @@ static const struct argp_option agent_options[] = {
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
 	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
 	{ "merge", OPT_MERGE, NULL, 0,
-	  "One profile per service and user, not per process (another user's process of that "
-	  "name is apart)",
+	  "One profile per service, user and labels, not per process (another user's process "
+	  "of that name is apart, as is one in another container, pod or environment)",
 	  3 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
 	  "The service label of a profile whose process's environment names none "
@@ -1115,6 +1115,26 @@ static void agent__submit(struct agent *a, const struct interval_jobs *ij)
 		agent__submit_one(a, ij->mem);
 }
 
+/* Whether two processes' labels, pid and command aside, are the same: one series. */
+static bool same_labels(const struct agent_proc *x, const struct agent_proc *y)
+{
+	size_t i = 0, k = 0;
+
+	for (;; i++, k++) {
+		while (i < x->nlabels &&
+		       (!strcmp(x->labels[i].key, "pid") || !strcmp(x->labels[i].key, "command")))
+			i++;
+		while (k < y->nlabels &&
+		       (!strcmp(y->labels[k].key, "pid") || !strcmp(y->labels[k].key, "command")))
+			k++;
+		if (i == x->nlabels || k == y->nlabels)
+			return i == x->nlabels && k == y->nlabels;
+		if (strcmp(x->labels[i].key, y->labels[k].key) ||
+		    strcmp(x->labels[i].value, y->labels[k].value))
+			return false;
+	}
+}
+
 /* --merge: the snapshots of service i's processes, put together. */
 static void submit_merged(struct agent *a, struct profile_target *snaps, const size_t *idx,
 			  size_t n, long long until_mono, long long until_real)
@@ -1128,10 +1148,15 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 		if (taken[i])
 			continue;
 		for (k = i, g = 0; k < n; k++)
-			/* one service per user: another user's process of that name is apart */
+			/*
+			 * one service per user and labels: another user's process of that
+			 * name is apart, and so is one in another pod, container or
+			 * environment (the profile's labels are every process's in it)
+			 */
 			if (!taken[k] &&
 			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service) &&
-			    a->procs[idx[k]].uid == a->procs[idx[i]].uid) {
+			    a->procs[idx[k]].uid == a->procs[idx[i]].uid &&
+			    same_labels(&a->procs[idx[k]], &a->procs[idx[i]])) {
 				group[g++] = snaps[k];
 				taken[k] = true;
 			}

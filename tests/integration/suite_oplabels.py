@@ -249,3 +249,46 @@ def env_hostile(out):
         check_safe({k: v for k, v in r.items() if isinstance(v, str)}, "OTLP")
     return (f"{len(per[a.pid])} pushes, {len(files[a.pid])} files, {len(mine)} OTLP requests: "
             f"service {service!r}, 6 labels from the environment, 42 refused, 1 cut")
+
+
+@test
+def oplabels_merge_by_labels():
+    """--merge keeps one profile per service, user and labels: three
+    processes name the same service in their environment, two in pod p1 and
+    one in pod p2. p1's profiles hold only the two p1 processes' samples
+    (pprof's numeric pid labels) and p2's only the other's; a process in
+    another pod is never counted under the first one's labels."""
+    tok = token()
+    service = f"shop{tok}"
+    with Workloads() as wl, Receiver() as rcv:
+        a, b, c = (env_target(wl, [f"OTEL_SERVICE_NAME={service}",
+                                   f"OTEL_RESOURCE_ATTRIBUTES=k8s.pod.name={pod}"])
+                   for pod in ("p1", "p2", "p1"))
+        prof = agent(["-p", f"{a.pid},{b.pid},{c.pid}", "--interval", 1, "--merge",
+                      "--push", rcv.url])
+        try:
+            prof.wait_attached()
+            deadline = time.monotonic() + 60
+            while True:
+                pods = {}
+                for p in rcv.snapshot():
+                    pods.setdefault(p.labels.get("k8s_pod_name"), []).append(p)
+                seen = {pod: set().union(*(p.decoded()["nums"].get("pid", set()) for p in ps))
+                        for pod, ps in pods.items()}
+                if seen.get("p1", set()) >= {a.pid, c.pid} and len(pods.get("p2", [])) >= 2:
+                    break
+                check(time.monotonic() < deadline and prof.watch(0.3),
+                      f"not both p1 processes and 2 p2 profiles in 60 s: {seen}; "
+                      f"{prof.stderr()[-300:]}")
+            stop_agent(prof)
+        finally:
+            prof.kill()
+    check(set(pods) == {"p1", "p2"}, f"profiles by pod: {set(pods)}")
+    for pod, want in (("p1", {a.pid, c.pid}), ("p2", {b.pid})):
+        for p in pods[pod]:
+            check(p.app == service and "pid" not in p.labels,
+                  f"pod {pod}: pushed as {p.name}")
+        check(seen[pod] <= want, f"pod {pod}'s profiles hold the samples of pids {seen[pod]}, "
+              f"expected only {want}")
+    return (f"p1: {len(pods['p1'])} profiles of pids {sorted(seen['p1'])}; p2: "
+            f"{len(pods['p2'])} of pid {sorted(seen['p2'])}")
