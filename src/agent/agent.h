@@ -17,8 +17,8 @@
 #include <time.h>
 
 #define AGENT_ENV_LABELS 8 /* labels from a target's environment, at most */
-/* ours (8), the environment's, and its two counts (refused, cut) */
-#define AGENT_MAX_LABELS (8 + AGENT_ENV_LABELS + 2)
+/* ours (9), the environment's, and its two counts (refused, cut) */
+#define AGENT_MAX_LABELS (9 + AGENT_ENV_LABELS + 2)
 #define AGENT_LABEL_MAX 128 /* bytes of one label value, NUL included */
 #define AGENT_KEY_MAX 48    /* bytes of one label key, NUL included */
 #define AGENT_SERVICE_MAX 64
@@ -67,9 +67,19 @@ void agent_service_name(const char *cmdline, const char *comm, char *out, size_t
  * path other than "/" -> 2 and the path; else 0.
  */
 int agent_cgroup_parse(const char *text, char *out, size_t len);
+/*
+ * Pure: the Kubernetes pod's uid a kubelet's cgroup path in that text names
+ * ("pod" then 8-4-4-4-12 hex digits, '-' or systemd's '_' between them, in a
+ * line that says "kubepods"), into out with '-' (at most 36 bytes and the
+ * NUL); false, out "", if none.
+ */
+bool agent_cgroup_pod_uid(const char *text, char *out, size_t len);
 /* A label value safe in Pyroscope's name{k=v}: other bytes become '_', cut to len - 1. */
 void agent_label_value(const char *in, char *out, size_t len);
-/* The labels of one process: host, service, pid, command, python, container or cgroup. */
+/*
+ * The labels of one process: host, service, pid, command, python, container
+ * or cgroup, and the Kubernetes pod's uid when the cgroup names one.
+ */
 size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
 		    const char *cmdline, const char *python, const char *cgroup_text);
 /*

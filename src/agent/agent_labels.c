@@ -181,6 +181,44 @@ int agent_cgroup_parse(const char *text, char *out, size_t len)
 	return out[0] ? 2 : 0;
 }
 
+/* A pod's uid at s (after "pod"), then no hex digit, into out with '-'. */
+static bool pod_uid_at(const char *s, char *out)
+{
+	int i;
+
+	for (i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		/* a NUL or a newline fails either test: the scan ends there */
+		if (dash ? s[i] != '-' && s[i] != '_' : !isxdigit((unsigned char)s[i]))
+			return false;
+		out[i] = dash ? '-' : s[i];
+	}
+	out[36] = '\0';
+	return !isxdigit((unsigned char)s[36]);
+}
+
+bool agent_cgroup_pod_uid(const char *text, char *out, size_t len)
+{
+	const char *line, *end, *p;
+	char uid[37];
+
+	if (len)
+		out[0] = '\0';
+	for (line = text; line && *line; line = *end ? end + 1 : NULL) {
+		end = line + strcspn(line, "\n");
+		if (!memmem(line, end - line, "kubepods", 8))
+			continue;
+		for (p = line; end - p >= 3 + 36; p++)
+			if (!memcmp(p, "pod", 3) && pod_uid_at(p + 3, uid)) {
+				if (len > 36)
+					memcpy(out, uid, sizeof(uid));
+				return len > 36;
+			}
+	}
+	return false;
+}
+
 static void label_set(struct agent_label *l, const char *key, const char *value)
 {
 	snprintf(l->key, sizeof(l->key), "%s", key);
@@ -204,6 +242,8 @@ size_t agent_labels(struct agent_label *l, const char *host, const char *service
 	kind = cgroup_text ? agent_cgroup_parse(cgroup_text, buf, sizeof(buf)) : 0;
 	if (kind)
 		label_set(&l[n++], kind == 1 ? "container_id" : "cgroup", buf);
+	if (cgroup_text && agent_cgroup_pod_uid(cgroup_text, buf, sizeof(buf)))
+		label_set(&l[n++], "k8s_pod_uid", buf);
 	return n;
 }
 
@@ -230,6 +270,7 @@ const char *agent_otel_key(const char *key)
 		{ "python_version", "process.runtime.version" },
 		{ "container_id", "container.id" },
 		{ "cgroup", "process.linux.cgroup" },
+		{ "k8s_pod_uid", "k8s.pod.uid" },
 		/* the effective user's: not process.owner, whose user the conventions leave open */
 		{ "uid", "process.user.id" },
 		{ "user", "process.user.name" },

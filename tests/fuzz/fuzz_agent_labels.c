@@ -115,6 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!agent_push_url(url, sizeof(url), "http://127.0.0.1:4040", &j))
 		check_url(url);
+	if (agent_cgroup_pod_uid(cgroup, name, sizeof(name)) &&
+	    (strlen(name) != 36 || strspn(name, "0123456789abcdefABCDEF-") != 36))
+		abort();
 	free(text);
 	check_environ(data, size);
 	return 0;

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agent_receiver import Receiver, decode_otlp, decode_pprof
-from harness import Workloads, check, test
+from harness import Skip, Workloads, check, test
 from suite_agent import agent, by_pid, pprof_tags, stop_agent, token
 from suite_sec_agent import AS_NOBODY, NOBODY, need_setpriv
 
@@ -292,3 +292,76 @@ def oplabels_merge_by_labels():
               f"expected only {want}")
     return (f"p1: {len(pods['p1'])} profiles of pids {sorted(seen['p1'])}; p2: "
             f"{len(pods['p2'])} of pid {sorted(seen['p2'])}")
+
+
+def cgroup2_root():
+    """Where the cgroup2 hierarchy is mounted (its mount point), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.split()[:1] == ["cgroup2"]:
+                return pre.split()[4]
+    return None
+
+
+def remove_cgroups(paths):
+    """The cgroups made, deepest first (each empty once its processes are reaped)."""
+    for p in reversed(paths):
+        for _ in range(50):
+            try:
+                os.rmdir(p)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.1)  # its last process not yet gone from it
+
+
+@test
+def oplabels_k8s_pod_uid():
+    """A process in a cgroup as a kubelet (systemd driver) names a pod's
+    container: kubepods-besteffort-pod<uid with '_'>.slice/cri-containerd-<64
+    hex digits>.scope, made under a cgroup of the test's own in the cgroup2
+    hierarchy. Its profiles carry the container's id and the pod's uid (with
+    '-') as k8s_pod_uid in the Pyroscope pushes and the pprof files, and as
+    container.id and k8s.pod.uid in the OTLP resource."""
+    root = cgroup2_root()
+    if not root:
+        raise Skip("no cgroup2 hierarchy mounted")
+    uid = "3e6c8f6e-1a2b-4c3d-8e9f-" + os.urandom(6).hex()
+    cid = os.urandom(32).hex()
+    base = tempfile.mkdtemp(prefix="pybpfprof-oplabels-", dir=root)
+    made = [base]
+    try:
+        for name in ("kubepods.slice", "kubepods-besteffort.slice",
+                     f"kubepods-besteffort-pod{uid.replace('-', '_')}.slice",
+                     f"cri-containerd-{cid}.scope"):
+            made.append(os.path.join(made[-1], name))
+            os.mkdir(made[-1])
+        with tempfile.TemporaryDirectory() as out:
+            with Workloads() as wl, Receiver() as rcv:
+                a = env_target(wl, [])
+                Path(made[-1], "cgroup.procs").write_text(f"{a.pid}\n")
+                prof = agent(["-p", a.pid, "--interval", 1, "--push", rcv.url, "--otlp",
+                              rcv.url, "--output-dir", out])
+                try:
+                    prof.wait_attached()
+                    per, res, files = run_until(prof, rcv, out, [a.pid])
+                finally:
+                    prof.kill()
+            want = {"container_id": cid, "k8s_pod_uid": uid}
+            for p in per[a.pid]:
+                got = {k: p.labels.get(k) for k in want}
+                check(got == want, f"Pyroscope tags {p.labels}, expected {want}")
+            for f in files[a.pid]:
+                labs = decode_pprof(f.read_bytes())["labels"]
+                check({k: labs.get(k) for k in want} == {k: {v} for k, v in want.items()},
+                      f"pprof {f.name}: labels {labs}")
+        mine = [r for r in res if r.get("process.pid") == a.pid]
+        for r in mine:
+            check(r.get("container.id") == cid and r.get("k8s.pod.uid") == uid,
+                  f"OTLP resource attributes {r}")
+        return (f"{len(per[a.pid])} pushes, {len(files[a.pid])} files, {len(mine)} OTLP "
+                f"requests: pod {uid}, container {cid[:12]}...")
+    finally:
+        remove_cgroups(made)

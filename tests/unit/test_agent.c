@@ -100,6 +100,37 @@ static void test_cgroup(void **state)
 	assert_string_equal(out, "/a_b__c__x_");
 }
 
+static void test_pod_uid(void **state)
+{
+	char out[AGENT_LABEL_MAX], small[36];
+
+	(void)state;
+	/* the systemd driver's slice, '_' between the groups */
+	assert_true(agent_cgroup_pod_uid(
+		"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod3e6c8f6e_"
+		"1a2b_4c3d_8e9f_0123456789ab.slice/cri-containerd-x.scope\n",
+		out, sizeof(out)));
+	assert_string_equal(out, "3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab");
+	/* cgroupfs's directories, on a v1 line after others */
+	assert_true(agent_cgroup_pod_uid("12:pids:/\n4:memory:/kubepods/burstable/"
+					 "pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789AB/abc\n",
+					 out, sizeof(out)));
+	assert_string_equal(out, "3e6c8f6e-1a2b-4c3d-8e9f-0123456789AB");
+	/* not a kubelet's path, a short or long uid, a cut line: none */
+	assert_false(agent_cgroup_pod_uid(
+		"0::/user.slice/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab\n", out, sizeof(out)));
+	assert_string_equal(out, "");
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789abc\n",
+					  out, sizeof(out)));
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789a\n",
+					  out, sizeof(out)));
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b\n4c3d-8e9f-0123456789ab",
+					  out, sizeof(out)));
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab",
+					  small, sizeof(small)));
+	assert_false(agent_cgroup_pod_uid("", out, sizeof(out)));
+}
+
 static void test_labels(void **state)
 {
 	struct agent_label l[AGENT_MAX_LABELS];
@@ -118,6 +149,15 @@ static void test_labels(void **state)
 	assert_string_equal(l[5].key, "cgroup");
 	assert_string_equal(l[5].value, "/system.slice/x.service");
 	assert_int_equal(agent_labels(l, "h", "s", 1, "", "", "0::/\n"), 5);
+	/* in a pod: its container and its uid */
+	n = agent_labels(l, "h", "s", 1, "", "",
+			 "0::/kubepods/besteffort/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab/"
+			 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+	assert_int_equal(n, 7);
+	assert_string_equal(l[5].key, "container_id");
+	assert_string_equal(l[6].key, "k8s_pod_uid");
+	assert_string_equal(l[6].value, "3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab");
+	assert_string_equal(agent_label_otel(&l[6]), "k8s.pod.uid");
 	/* OTLP: the same labels by their OpenTelemetry names */
 	assert_string_equal(agent_otel_key("hostname"), "host.name");
 	assert_string_equal(agent_otel_key("service_name"), "service.name");
@@ -749,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
 		cmocka_unit_test(test_client_keys),	cmocka_unit_test(test_env_labels),
 		cmocka_unit_test(test_env_caps),	cmocka_unit_test(test_env_ours_win),
+		cmocka_unit_test(test_pod_uid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
