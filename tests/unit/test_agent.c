@@ -20,11 +20,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
+#include "proc/procfs.h"
 #include "util/mono.h"
 
 static void test_boundaries(void **state)
@@ -331,6 +335,46 @@ static void test_env_ours_win(void **state)
 	assert_string_equal(agent_label_otel(&l[m]), "container.id");
 	assert_string_equal(l[m].value, "abc");
 	assert_string_equal(l[n - 1].value, "7");
+}
+
+/*
+ * proc_read_environ on a real process: a child exec'ed with a 9000-byte
+ * environment (past a page: /proc reads stop at one) is read whole, or up
+ * to the cap; a pid that is gone reads nothing.
+ */
+static void test_read_environ(void **state)
+{
+	static char big[9003], env_bytes[9100], buf[16384];
+	char *const argv[] = { "sleep", "30", NULL };
+	char *const envp[] = { big, "B=1", NULL };
+	struct timespec nap = { 0, 10000000 };
+	size_t want, n = 0;
+	int i, st;
+	pid_t pid;
+
+	(void)state;
+	memcpy(big, "A=", 2);
+	memset(big + 2, 'x', sizeof(big) - 3);
+	want = sizeof(big) + 4;
+	memcpy(env_bytes, big, sizeof(big));
+	memcpy(env_bytes + sizeof(big), "B=1", 4);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execve("/bin/sleep", argv, envp);
+		_exit(127);
+	}
+	/* until the exec: before it, the child's environment is ours */
+	for (i = 0; i < 500 && n != want; i++, nanosleep(&nap, NULL))
+		n = proc_read_environ(pid, buf, sizeof(buf));
+	assert_int_equal(n, want);
+	assert_memory_equal(buf, env_bytes, want);
+	assert_int_equal(proc_read_environ(pid, buf, 6000), 6000);
+	assert_int_equal(proc_read_environ(pid, buf, 1), 1);
+	assert_int_equal(buf[0], 'A');
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(proc_read_environ(pid, buf, sizeof(buf)), 0);
 }
 
 static void test_file_names(void **state)
@@ -789,7 +833,7 @@ int main(void)
 		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
 		cmocka_unit_test(test_client_keys),	cmocka_unit_test(test_env_labels),
 		cmocka_unit_test(test_env_caps),	cmocka_unit_test(test_env_ours_win),
-		cmocka_unit_test(test_pod_uid),
+		cmocka_unit_test(test_pod_uid),		cmocka_unit_test(test_read_environ),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
