@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agent_receiver import Receiver, decode_otlp, decode_pprof
-from harness import Skip, Workloads, check, test
+from harness import Skip, Workloads, check, run_profiler, test
 from suite_agent import agent, by_pid, pprof_tags, stop_agent, token
 from suite_sec_agent import AS_NOBODY, NOBODY, need_setpriv
 
@@ -365,3 +365,26 @@ def oplabels_k8s_pod_uid():
                 f"requests: pod {uid}, container {cid[:12]}...")
     finally:
         remove_cgroups(made)
+
+
+@test
+def oplabels_label_env_refused():
+    """--label-env takes an attribute name only, 8 at most: anything else is
+    one sentence saying what to give, exit 2, and no file in --output-dir."""
+    with tempfile.TemporaryDirectory() as tmp:
+        eight = [a for i in range(8) for a in ("--label-env", f"k{i}")]
+        for args, want in ((["--label-env", "1team"], "--label-env '1team': not an attribute "
+                            "name; give a letter, then letters, digits"),
+                           (["--label-env", "team name"], "--label-env 'team name': not an"),
+                           (["--label-env", "a" * 48], "not an attribute name"),
+                           (["--label-env", ""], "--label-env '': not an attribute name"),
+                           ([*eight, "--label-env", "k8"], "--label-env takes at most 8 keys")):
+            r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
+            check(r.returncode == 2 and r.stderr.startswith("pybpfprof agent: ") and
+                  want in r.stderr.splitlines()[0], f"{args[-2:]}: exit {r.returncode}, "
+                  f"{r.stderr!r}")
+            check(not os.listdir(tmp), f"{args[-2:]}: files left {os.listdir(tmp)}")
+        r = run_profiler(["agent", "--output-dir", tmp, *eight[:-2], "--label-env",
+                          "k8s.cluster-name_x", "--help"], timeout=15)
+        check(r.returncode == 0, f"8 valid keys refused: {r.stderr!r}")
+    return "5 refusals, 8 keys taken"
