@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The agent's pure parts: interval boundaries, labels from what a target
- * shows (its command line and /proc/PID/cgroup, both the target's to write,
- * so every value is bounded and reduced to safe bytes), file names, the
- * ingest URL and the disk budget. See agent.h.
+ * shows (its command line, /proc/PID/cgroup and its environment, all the
+ * target's to write, so every value is bounded and reduced to safe bytes),
+ * file names, the ingest URL and the disk budget. See agent.h.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
