@@ -58,6 +58,13 @@ int maps_exec_range(pid_t pid, uint64_t inode, uint64_t *start, uint64_t *end);
 void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_space);
 
 /*
+ * The first len bytes at most of /proc/PID/environ (the target's memory, as
+ * it is now: any bytes, NUL-separated, rewritable by the target at any time)
+ * into buf, not terminated; their count (0 when it cannot be read).
+ */
+size_t proc_read_environ(pid_t pid, char *buf, size_t len);
+
+/*
  * Reads /proc/PID/stat into buf; returns the last ')' (the end of comm, which
  * may hold anything: the other fields follow it), or NULL.
  */

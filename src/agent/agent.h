@@ -16,12 +16,18 @@
 #include <stdio.h>
 #include <time.h>
 
-#define AGENT_MAX_LABELS 10
+#define AGENT_ENV_LABELS 8 /* labels from a target's environment, at most */
+/* ours (9), the environment's, and its two counts (refused, cut) */
+#define AGENT_MAX_LABELS (9 + AGENT_ENV_LABELS + 2)
 #define AGENT_LABEL_MAX 128 /* bytes of one label value, NUL included */
+#define AGENT_KEY_MAX 48    /* bytes of one label key, NUL included */
 #define AGENT_SERVICE_MAX 64
+#define AGENT_ENVIRON_MAX 65536 /* bytes of a target's /proc/PID/environ read */
+#define AGENT_LABEL_ENV_MAX 8	/* --label-env keys */
 
 struct agent_label {
-	const char *key;
+	char key[AGENT_KEY_MAX];  /* pprof's and Pyroscope's: [A-Za-z_][A-Za-z0-9_]* */
+	char otel[AGENT_KEY_MAX]; /* OTLP's attribute name; "": agent_otel_key(key) */
 	char value[AGENT_LABEL_MAX];
 };
 
@@ -61,9 +67,19 @@ void agent_service_name(const char *cmdline, const char *comm, char *out, size_t
  * path other than "/" -> 2 and the path; else 0.
  */
 int agent_cgroup_parse(const char *text, char *out, size_t len);
+/*
+ * Pure: the Kubernetes pod's uid a kubelet's cgroup path in that text names
+ * ("pod" then 8-4-4-4-12 hex digits, '-' or systemd's '_' between them, in a
+ * line that says "kubepods"), into out with '-' (at most 36 bytes and the
+ * NUL); false, out "", if none.
+ */
+bool agent_cgroup_pod_uid(const char *text, char *out, size_t len);
 /* A label value safe in Pyroscope's name{k=v}: other bytes become '_', cut to len - 1. */
 void agent_label_value(const char *in, char *out, size_t len);
-/* The labels of one process: host, service, pid, command, python, container or cgroup. */
+/*
+ * The labels of one process: host, service, pid, command, python, container
+ * or cgroup, and the Kubernetes pod's uid when the cgroup names one.
+ */
 size_t agent_labels(struct agent_label *l, const char *host, const char *service, int pid,
 		    const char *cmdline, const char *python, const char *cgroup_text);
 /*
@@ -72,8 +88,37 @@ size_t agent_labels(struct agent_label *l, const char *host, const char *service
  * NULL or ""). The new count.
  */
 size_t agent_labels_user(struct agent_label *l, size_t n, long long uid, const char *user);
+/*
+ * What a target's environment (/proc/PID/environ: NUL-separated, any bytes,
+ * the target's to rewrite at any time) says of it: OTEL_SERVICE_NAME (else
+ * service.name of OTEL_RESOURCE_ATTRIBUTES) as service; of
+ * OTEL_RESOURCE_ATTRIBUTES's pairs (values percent-decoded),
+ * service.version, deployment.environment.name (or the older
+ * deployment.environment), container.id, k8s.pod.name, k8s.namespace.name
+ * and the keys the operator listed (--label-env); then PYROSCOPE_TAGS's
+ * k=v pairs. Keys as the OpenTelemetry names them (otel) and as pprof and
+ * Pyroscope can carry them (key: '.' and '-' made '_'); values reduced by
+ * agent_label_value. At most AGENT_ENV_LABELS; the first of a key wins.
+ */
+struct agent_env {
+	char service[AGENT_SERVICE_MAX]; /* "": none */
+	struct agent_label labels[AGENT_ENV_LABELS];
+	size_t n;
+	unsigned refused; /* pairs not taken: key invalid, a duplicate, beyond the cap */
+	unsigned cut;	  /* values cut to AGENT_LABEL_MAX - 1 bytes */
+};
+void agent_env_parse(const char *env, size_t len, const char *const *keys, size_t nkeys,
+		     struct agent_env *out);
+/*
+ * The environment's labels after the n of agent_labels: those whose key is
+ * none of the n (ours win) nor one agent_labels_user or the pprof samples
+ * use; then env_labels_refused and env_values_cut when not 0. The new count.
+ */
+size_t agent_labels_env(struct agent_label *l, size_t n, const struct agent_env *env);
 /* The OpenTelemetry resource attribute for one of our label keys (semantic conventions). */
 const char *agent_otel_key(const char *key);
+/* A label's OpenTelemetry name: its own, else agent_otel_key's. */
+const char *agent_label_otel(const struct agent_label *l);
 /* 20261124T081500Z-SERVICE-PID.pb.gz (PID "all" for 0): sorts by time. -ENAMETOOLONG or 0. */
 int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid);
 /* Whether name is one agent_file_name makes (the only files --max-disk deletes). */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The agent's pure parts: interval boundaries, labels from what a target
- * shows (its command line and /proc/PID/cgroup, both the target's to write,
- * so every value is bounded and reduced to safe bytes), file names, the
- * ingest URL and the disk budget. See agent.h.
+ * shows (its command line, /proc/PID/cgroup and its environment, all the
+ * target's to write, so every value is bounded and reduced to safe bytes),
+ * file names, the ingest URL and the disk budget. See agent.h.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -181,9 +181,48 @@ int agent_cgroup_parse(const char *text, char *out, size_t len)
 	return out[0] ? 2 : 0;
 }
 
+/* A pod's uid at s (after "pod"), then no hex digit, into out with '-'. */
+static bool pod_uid_at(const char *s, char *out)
+{
+	int i;
+
+	for (i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		/* a NUL or a newline fails either test: the scan ends there */
+		if (dash ? s[i] != '-' && s[i] != '_' : !isxdigit((unsigned char)s[i]))
+			return false;
+		out[i] = dash ? '-' : s[i];
+	}
+	out[36] = '\0';
+	return !isxdigit((unsigned char)s[36]);
+}
+
+bool agent_cgroup_pod_uid(const char *text, char *out, size_t len)
+{
+	const char *line, *end, *p;
+	char uid[37];
+
+	if (len)
+		out[0] = '\0';
+	for (line = text; line && *line; line = *end ? end + 1 : NULL) {
+		end = line + strcspn(line, "\n");
+		if (!memmem(line, end - line, "kubepods", 8))
+			continue;
+		for (p = line; end - p >= 3 + 36; p++)
+			if (!memcmp(p, "pod", 3) && pod_uid_at(p + 3, uid)) {
+				if (len > 36)
+					memcpy(out, uid, sizeof(uid));
+				return len > 36;
+			}
+	}
+	return false;
+}
+
 static void label_set(struct agent_label *l, const char *key, const char *value)
 {
-	l->key = key;
+	snprintf(l->key, sizeof(l->key), "%s", key);
+	l->otel[0] = '\0';
 	agent_label_value(value, l->value, sizeof(l->value));
 }
 
@@ -203,6 +242,8 @@ size_t agent_labels(struct agent_label *l, const char *host, const char *service
 	kind = cgroup_text ? agent_cgroup_parse(cgroup_text, buf, sizeof(buf)) : 0;
 	if (kind)
 		label_set(&l[n++], kind == 1 ? "container_id" : "cgroup", buf);
+	if (cgroup_text && agent_cgroup_pod_uid(cgroup_text, buf, sizeof(buf)))
+		label_set(&l[n++], "k8s_pod_uid", buf);
 	return n;
 }
 
@@ -229,6 +270,7 @@ const char *agent_otel_key(const char *key)
 		{ "python_version", "process.runtime.version" },
 		{ "container_id", "container.id" },
 		{ "cgroup", "process.linux.cgroup" },
+		{ "k8s_pod_uid", "k8s.pod.uid" },
 		/* the effective user's: not process.owner, whose user the conventions leave open */
 		{ "uid", "process.user.id" },
 		{ "user", "process.user.name" },
@@ -239,6 +281,260 @@ const char *agent_otel_key(const char *key)
 		if (!strcmp(key, map[i][0]))
 			return map[i][1];
 	return key;
+}
+
+const char *agent_label_otel(const struct agent_label *l)
+{
+	return l->otel[0] ? l->otel : agent_otel_key(l->key);
+}
+
+/* One NAME=value of the environment: its value, n its bytes. */
+struct env_var {
+	const char *v;
+	size_t n;
+};
+
+/* The entries of an environment read at most (a count cap besides the byte one). */
+#define ENV_VARS_MAX 4096
+
+/* The first NAME= of env[0..len) (getenv's pick), or none (v NULL). */
+static struct env_var env_find(const char *env, size_t len, const char *name)
+{
+	size_t nl = strlen(name), i = 0, k, e;
+
+	for (k = 0; i < len && k < ENV_VARS_MAX; k++, i = e + 1) {
+		const char *nul = memchr(env + i, '\0', len - i);
+
+		e = nul ? (size_t)(nul - env) : len;
+		if (e - i > nl && !memcmp(env + i, name, nl) && env[i + nl] == '=')
+			return (struct env_var){ env + i + nl + 1, e - i - nl - 1 };
+	}
+	return (struct env_var){ NULL, 0 };
+}
+
+/* [*s, *e) without the spaces and tabs at either end. */
+static void trim(const char **s, const char **e)
+{
+	while (*s < *e && (**s == ' ' || **s == '\t'))
+		(*s)++;
+	while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t'))
+		(*e)--;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* [s, e) percent-decoded (a malformed escape kept as is) into out; false: cut. */
+static bool decode_value(const char *s, const char *e, bool percent, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; s < e; s++) {
+		int hi = -1, lo = -1;
+
+		if (n + 1 >= len) {
+			out[n] = '\0';
+			return false;
+		}
+		if (percent && *s == '%' && e - s >= 3) {
+			hi = hex_digit(s[1]);
+			lo = hex_digit(s[2]);
+		}
+		if (hi >= 0 && lo >= 0) {
+			/* a decoded NUL ends nothing: agent_label_value reads to the first */
+			out[n++] = (char)(hi << 4 | lo) ? (char)(hi << 4 | lo) : '_';
+			s += 2;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n] = '\0';
+	return true;
+}
+
+/*
+ * A key as OpenTelemetry may name it: a letter, then letters, digits, '.',
+ * '-' and '_'; dots allowed only when dots is set (PYROSCOPE_TAGS's are
+ * label names). Into otel, and key made pprof's and Pyroscope's.
+ */
+static bool env_key(const char *s, const char *e, bool dots, char *otel, char *key)
+{
+	size_t n = e - s, i;
+
+	if (!n || n >= AGENT_KEY_MAX || !isalpha((unsigned char)*s))
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (!isalnum(c) && c != '_' && !(dots && (c == '.' || c == '-')))
+			return false;
+		otel[i] = (char)c;
+		key[i] = isalnum(c) ? (char)c : '_';
+	}
+	otel[i] = key[i] = '\0';
+	return true;
+}
+
+/* Whether OTEL_RESOURCE_ATTRIBUTES's key is one the agent takes (*name: under which). */
+static bool env_wanted(const char *otel, const char *const *keys, size_t nkeys, const char **name)
+{
+	static const char *const std[] = { "service.version", "deployment.environment.name",
+					   "container.id", "k8s.pod.name", "k8s.namespace.name" };
+	size_t i;
+
+	*name = otel;
+	/* the attribute's name before semantic conventions 1.27 */
+	if (!strcmp(otel, "deployment.environment")) {
+		*name = "deployment.environment.name";
+		return true;
+	}
+	for (i = 0; i < sizeof(std) / sizeof(std[0]); i++)
+		if (!strcmp(otel, std[i]))
+			return true;
+	for (i = 0; i < nkeys; i++)
+		if (!strcmp(otel, keys[i]))
+			return true;
+	return false;
+}
+
+/* One k=v of [s, e) taken into out (or refused and counted). */
+static void env_pair(const char *s, const char *e, bool otel_attrs, const char *const *keys,
+		     size_t nkeys, struct agent_env *out)
+{
+	const char *eq = memchr(s, '=', e - s), *ks = s, *ke = eq, *name, *vs, *ve = e;
+	char otel[AGENT_KEY_MAX], key[AGENT_KEY_MAX], val[AGENT_LABEL_MAX];
+	struct agent_label *l;
+	size_t i;
+
+	trim(&s, &e);
+	if (s == e)
+		return; /* an empty member: "a=1,,b=2" */
+	if (!eq) {
+		out->refused++;
+		return;
+	}
+	trim(&ks, &ke);
+	vs = eq + 1;
+	trim(&vs, &ve);
+	if (!env_key(ks, ke, otel_attrs, otel, key)) {
+		out->refused++;
+		return;
+	}
+	if (otel_attrs && !strcmp(otel, "service.name")) {
+		/* OTEL_SERVICE_NAME, read first, wins */
+		if (!out->service[0]) {
+			decode_value(vs, ve, true, val, AGENT_SERVICE_MAX);
+			agent_label_value(val, out->service, sizeof(out->service));
+		}
+		return;
+	}
+	if (otel_attrs && !env_wanted(otel, keys, nkeys, &name))
+		return;
+	if (otel_attrs && name != otel)
+		env_key(name, name + strlen(name), true, otel, key);
+	for (i = 0; i < out->n; i++)
+		if (!strcmp(out->labels[i].key, key))
+			break;
+	if (vs == ve || i < out->n || out->n == AGENT_ENV_LABELS) {
+		out->refused++;
+		return;
+	}
+	l = &out->labels[out->n++];
+	memcpy(l->key, key, sizeof(key));
+	memcpy(l->otel, otel, sizeof(otel));
+	out->cut += !decode_value(vs, ve, otel_attrs, val, sizeof(val));
+	agent_label_value(val, l->value, sizeof(l->value));
+}
+
+/* The comma-separated pairs of one variable's value. */
+static void env_pairs(struct env_var v, bool otel_attrs, const char *const *keys, size_t nkeys,
+		      struct agent_env *out)
+{
+	const char *s = v.v, *end, *c;
+
+	if (!s)
+		return;
+	for (end = s + v.n; s < end; s = c + 1) {
+		c = memchr(s, ',', end - s);
+		if (!c)
+			c = end;
+		env_pair(s, c, otel_attrs, keys, nkeys, out);
+	}
+}
+
+void agent_env_parse(const char *env, size_t len, const char *const *keys, size_t nkeys,
+		     struct agent_env *out)
+{
+	struct env_var name = env_find(env, len, "OTEL_SERVICE_NAME");
+	char val[AGENT_SERVICE_MAX];
+	const char *s = name.v, *e;
+
+	memset(out, 0, sizeof(*out));
+	if (s) {
+		e = s + name.n;
+		trim(&s, &e);
+		decode_value(s, e, false, val, sizeof(val));
+		agent_label_value(val, out->service, sizeof(out->service));
+	}
+	env_pairs(env_find(env, len, "OTEL_RESOURCE_ATTRIBUTES"), true, keys, nkeys, out);
+	env_pairs(env_find(env, len, "PYROSCOPE_TAGS"), false, keys, nkeys, out);
+	/* the service names files (agent_file_name): no '/' */
+	for (s = strchr(out->service, '/'); s; s = strchr(s, '/'))
+		out->service[s - out->service] = '_';
+}
+
+/* Whether key (pprof's) or otel is taken by one of l[0..n) or by a label of ours. */
+static bool label_taken(const struct agent_label *l, size_t n, const struct agent_label *e)
+{
+	static const char *const ours[] = {
+		"hostname",	  "service_name", "pid",	 "command",
+		"python_version", "container_id", "cgroup",	 "uid",
+		"user",		  "tid",	  "thread_name", "env_labels_refused",
+		"env_values_cut"
+	};
+	size_t i;
+
+	if (!strcmp(e->otel, "process.runtime.name")) /* encode_otlp's */
+		return true;
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (!strcmp(e->key, ours[i]) || !strcmp(e->otel, agent_otel_key(ours[i])))
+			break;
+	/* container.id is ours only when the cgroup named one: below */
+	if (i < sizeof(ours) / sizeof(ours[0]) && strcmp(e->key, "container_id"))
+		return true;
+	for (i = 0; i < n; i++)
+		if (!strcmp(e->key, l[i].key) || !strcmp(e->otel, agent_label_otel(&l[i])))
+			return true;
+	return false;
+}
+
+size_t agent_labels_env(struct agent_label *l, size_t n, const struct agent_env *env)
+{
+	unsigned refused = env->refused;
+	size_t i, base = n;
+	char buf[16];
+
+	for (i = 0; i < env->n; i++) {
+		if (n + 4 > AGENT_MAX_LABELS || label_taken(l, base, &env->labels[i])) {
+			refused++;
+			continue;
+		}
+		l[n++] = env->labels[i];
+	}
+	if (refused && n + 2 < AGENT_MAX_LABELS) {
+		snprintf(buf, sizeof(buf), "%u", refused);
+		label_set(&l[n++], "env_labels_refused", buf);
+	}
+	if (env->cut && n + 2 < AGENT_MAX_LABELS) {
+		snprintf(buf, sizeof(buf), "%u", env->cut);
+		label_set(&l[n++], "env_values_cut", buf);
+	}
+	return n;
 }
 
 int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid)
@@ -301,7 +597,7 @@ static bool put_encoded(char *out, size_t len, size_t *n, const char *s)
 
 int agent_push_url(char *out, size_t len, const char *base, const struct agent_job *j)
 {
-	char name[2048], tail[160];
+	char name[4096], tail[160];
 	size_t i, n, used;
 	int m;
 

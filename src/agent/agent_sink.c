@@ -470,7 +470,7 @@ static enum send_result push_send(struct agent_sink *s, const struct agent_job *
 static enum send_result push_once(struct agent_sink *s, const struct agent_job *j, char *why,
 				  size_t whylen)
 {
-	char url[8192];
+	char url[16384];
 	long code = 0;
 	CURLcode rc;
 

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pwd.h>
@@ -66,6 +67,8 @@ struct agent_opts {
 	size_t nmatch_uids;
 	unsigned hz, max_depth, max_cache_mb, interval_s;
 	const char *service_name;
+	const char *label_env[AGENT_LABEL_ENV_MAX]; /* --label-env: OTEL_RESOURCE_ATTRIBUTES keys */
+	size_t nlabel_env;
 	const char *output_dir;
 	double max_disk_mb;
 	unsigned queue;
@@ -147,6 +150,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_MERGE,
 	OPT_SERVICE,
+	OPT_LABEL_ENV,
 	OPT_OUTDIR,
 	OPT_MAXDISK,
 	OPT_PUSH,
@@ -191,11 +195,19 @@ static const struct argp_option agent_options[] = {
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
 	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
 	{ "merge", OPT_MERGE, NULL, 0,
-	  "One profile per service and user, not per process (another user's process of that "
-	  "name is apart)",
+	  "One profile per service, user and labels, not per process (another user's process "
+	  "of that name is apart, as is one in another container, pod or environment)",
 	  3 },
 	{ "service-name", OPT_SERVICE, "NAME", 0,
-	  "The service label of every profile (default: the script or module name)", 3 },
+	  "The service label of a profile whose process's environment names none "
+	  "(OTEL_SERVICE_NAME, or service.name in OTEL_RESOURCE_ATTRIBUTES) (default: the script "
+	  "or module name)",
+	  3 },
+	{ "label-env", OPT_LABEL_ENV, "KEY", 0,
+	  "Also label each profile with KEY of its process's OTEL_RESOURCE_ATTRIBUTES, when set "
+	  "(repeatable, at most 8; KEY: a letter, then letters, digits, '.', '-', '_', under 48 "
+	  "bytes)",
+	  3 },
 	{ NULL, 0, NULL, 0, "Sinks (any combination, at least one):", 4 },
 	{ "output-dir", OPT_OUTDIR, "DIR", 0,
 	  "One gzip pprof file per process and interval (with samples) in DIR, opened once at the "
@@ -239,9 +251,15 @@ static const char agent_doc[] =
 	"server, an OpenTelemetry collector (OTLP profiles), in any combination. Stops on SIGTERM or SIGINT, after the last partial interval is out."
 	"\v"
 	"Labels on every profile: hostname, service_name, pid, command, python_version, "
-	"container_id (or cgroup) when the process is in one, and whose the process is: uid (its "
+	"container_id (or cgroup) when the process is in one, k8s_pod_uid when a kubelet's cgroup "
+	"names its pod, and whose the process is: uid (its "
 	"effective uid) and user (its name, when the user database has one); each sample also "
-	"carries its thread's id and name. An interval in which a process had no sample makes no "
+	"carries its thread's id and name. From the process's own environment: OTEL_SERVICE_NAME "
+	"(or service.name of OTEL_RESOURCE_ATTRIBUTES) names the service, before --service-name; "
+	"service.version, deployment.environment.name, k8s.pod.name, k8s.namespace.name, "
+	"container.id and the --label-env keys of OTEL_RESOURCE_ATTRIBUTES, and PYROSCOPE_TAGS's "
+	"k=v pairs, are labels too (at most 8, bounded, reduced to safe bytes; never one of the "
+	"agent's own). An interval in which a process had no sample makes no "
 	"profile (counted in --metrics).\n"
 	"\n"
 	"Examples:\n"
@@ -251,7 +269,8 @@ static const char agent_doc[] =
 	"  sudo pybpfprof agent --match 'gunicorn|celery' --merge --push https://p.example "
 	"--basic-auth-file /etc/pybpfprof/auth\n"
 	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof\n"
-	"  sudo pybpfprof agent --otlp http://otel-collector:4318";
+	"  sudo pybpfprof agent --otlp http://otel-collector:4318\n"
+	"  sudo pybpfprof agent --push http://pyroscope:4040 --label-env team.name";
 
 /* An unsigned from min to max, or a sentence via argp_error. */
 static unsigned parse_uint(struct argp_state *st, const char *opt, const char *arg, unsigned min,
@@ -294,6 +313,22 @@ static void parse_pids(struct argp_state *st, struct agent_opts *o, const char *
 }
 
 /* --match-user: names (the user database's, now) and uids, into o->match_uids. */
+/* --label-env KEY: an OpenTelemetry attribute name agent_env_parse can take. */
+static void parse_label_env(struct argp_state *st, struct agent_opts *o, const char *arg)
+{
+	size_t n = strlen(arg);
+
+	if (o->nlabel_env == AGENT_LABEL_ENV_MAX)
+		argp_error(st, "--label-env takes at most %d keys", AGENT_LABEL_ENV_MAX);
+	if (!n || n >= AGENT_KEY_MAX || !isalpha((unsigned char)arg[0]) ||
+	    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n)
+		argp_error(st,
+			   "--label-env '%s': not an attribute name; give a letter, then letters, "
+			   "digits, '.', '-' or '_', under %d bytes (e.g. --label-env team.name)",
+			   arg, AGENT_KEY_MAX);
+	o->label_env[o->nlabel_env++] = arg;
+}
+
 static void parse_users(struct argp_state *st, struct agent_opts *o, const char *arg)
 {
 	char buf[4096], pwbuf[4096], *tok, *save;
@@ -405,6 +440,9 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_SERVICE:
 		o->service_name = arg;
+		break;
+	case OPT_LABEL_ENV:
+		parse_label_env(st, o, arg);
 		break;
 	case 'v':
 		o->verbose++;
@@ -696,18 +734,29 @@ static void agent__see(struct agent *a, size_t i)
 	const struct profile_target *pp = &a->prof.targets[i];
 	struct agent_proc *ap = &a->procs[i];
 	char path[64], cgroup[4096];
+	struct agent_env env;
+	char *environ_buf;
+	size_t n;
 
 	memset(ap, 0, sizeof(*ap));
 	ap->skip = a->o.match && regexec(&a->re, pp->cmdline, 0, NULL, 0);
-	if (a->o.service_name)
+	/* the target's environment, its own memory: bounded here, every value reduced */
+	environ_buf = malloc(AGENT_ENVIRON_MAX);
+	n = environ_buf ? proc_read_environ(pp->pid, environ_buf, AGENT_ENVIRON_MAX) : 0;
+	agent_env_parse(environ_buf, n, a->o.label_env, a->o.nlabel_env, &env);
+	free(environ_buf);
+	if (env.service[0])
+		snprintf(ap->service, sizeof(ap->service), "%s", env.service);
+	else if (a->o.service_name)
 		agent_label_value(a->o.service_name, ap->service, sizeof(ap->service));
 	else
 		agent_service_name(pp->cmdline, pp->comm, ap->service, sizeof(ap->service));
 	/* the target writes its cgroup path (by naming its cgroup): bounded, then reduced */
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pp->pid);
 	proc_read_small_file(path, cgroup, sizeof(cgroup), false);
-	ap->nbase = ap->nlabels = agent_labels(ap->labels, a->host, ap->service, pp->pid,
-					       pp->cmdline, pp->python, cgroup);
+	n = agent_labels(ap->labels, a->host, ap->service, pp->pid, pp->cmdline, pp->python,
+			 cgroup);
+	ap->nbase = ap->nlabels = agent_labels_env(ap->labels, n, &env);
 	ap->uid = -1;
 	agent__look_user(a, i);
 }
@@ -814,7 +863,7 @@ static int encode_otlp(struct agent_job *j, const struct profile *v, const struc
 	FILE *f;
 
 	for (i = 0; i < j->nlabels; i++) {
-		pairs[i][0] = agent_otel_key(j->labels[i].key);
+		pairs[i][0] = agent_label_otel(&j->labels[i]);
 		pairs[i][1] = j->labels[i].value;
 	}
 	pairs[i][0] = "process.runtime.name";
@@ -1067,6 +1116,26 @@ static void agent__submit(struct agent *a, const struct interval_jobs *ij)
 		agent__submit_one(a, ij->mem);
 }
 
+/* Whether two processes' labels, pid and command aside, are the same: one series. */
+static bool same_labels(const struct agent_proc *x, const struct agent_proc *y)
+{
+	size_t i = 0, k = 0;
+
+	for (;; i++, k++) {
+		while (i < x->nlabels &&
+		       (!strcmp(x->labels[i].key, "pid") || !strcmp(x->labels[i].key, "command")))
+			i++;
+		while (k < y->nlabels &&
+		       (!strcmp(y->labels[k].key, "pid") || !strcmp(y->labels[k].key, "command")))
+			k++;
+		if (i == x->nlabels || k == y->nlabels)
+			return i == x->nlabels && k == y->nlabels;
+		if (strcmp(x->labels[i].key, y->labels[k].key) ||
+		    strcmp(x->labels[i].value, y->labels[k].value))
+			return false;
+	}
+}
+
 /* --merge: the snapshots of service i's processes, put together. */
 static void submit_merged(struct agent *a, struct profile_target *snaps, const size_t *idx,
 			  size_t n, long long until_mono, long long until_real)
@@ -1080,10 +1149,15 @@ static void submit_merged(struct agent *a, struct profile_target *snaps, const s
 		if (taken[i])
 			continue;
 		for (k = i, g = 0; k < n; k++)
-			/* one service per user: another user's process of that name is apart */
+			/*
+			 * one service per user and labels: another user's process of that
+			 * name is apart, and so is one in another pod, container or
+			 * environment (the profile's labels are every process's in it)
+			 */
 			if (!taken[k] &&
 			    !strcmp(a->procs[idx[k]].service, a->procs[idx[i]].service) &&
-			    a->procs[idx[k]].uid == a->procs[idx[i]].uid) {
+			    a->procs[idx[k]].uid == a->procs[idx[i]].uid &&
+			    same_labels(&a->procs[idx[k]], &a->procs[idx[i]])) {
 				group[g++] = snaps[k];
 				taken[k] = true;
 			}

@@ -71,6 +71,29 @@ void proc_read_small_file(const char *path, char *buf, size_t len, bool nul_to_s
 		buf[--n] = '\0';
 }
 
+size_t proc_read_environ(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	size_t n = 0;
+	ssize_t r = 1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* a read stops at a page: until len, its end or an error (then what was read) */
+	while (n < len && r > 0) {
+		r = read(fd, buf + n, len - n);
+		if (r < 0 && errno == EINTR)
+			r = 1;
+		else if (r > 0)
+			n += r;
+	}
+	close(fd);
+	return n;
+}
+
 const char *proc_stat_read(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

@@ -8,9 +8,15 @@
  * name has no '/'; the ingest URL is percent-encoded (no brace, comma, equals
  * sign, space or control byte in its query).
  *
+ * The same bytes are also a target's /proc/PID/environ (NUL-separated, not
+ * terminated, any bytes): its labels and service name hold only those bytes
+ * too, keys only [A-Za-z0-9_] (and the OpenTelemetry names [A-Za-z0-9._-]),
+ * never more than the caps, never a key of ours, and the service no '/'.
+ *
  * Input: the command line, a NUL byte, then the cgroup file's text.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,53 @@ static void check_url(const char *url)
 			abort();
 }
 
+static void check_key(const char *k, const char *allowed)
+{
+	if (strnlen(k, AGENT_KEY_MAX) == AGENT_KEY_MAX || !k[0])
+		abort();
+	for (; *k; k++)
+		if (!isalnum((unsigned char)*k) && !strchr(allowed, *k))
+			abort();
+}
+
+/* data as a target's environ, in a buffer of its own size (ASan sees a read past it) */
+static void check_environ(const uint8_t *data, size_t size)
+{
+	static const char *const keys[] = { "team.name", "a", "k8s.cluster.name" };
+	struct agent_job j = { .hz = 99, .pid = 1 };
+	char *env = malloc(size ? size : 1), url[16384];
+	struct agent_env e;
+	size_t i, n;
+
+	if (!env)
+		return;
+	memcpy(env, data, size);
+	agent_env_parse(env, size, keys, 3, &e);
+	free(env);
+	check_value(e.service, sizeof(e.service));
+	if (strchr(e.service, '/') || e.n > AGENT_ENV_LABELS)
+		abort();
+	snprintf(j.service, sizeof(j.service), "%s", e.service[0] ? e.service : "s");
+	n = agent_labels(j.labels, "h", j.service, 1, "c", "3.11", "0::/x\n");
+	j.nlabels = agent_labels_env(j.labels, n, &e);
+	j.nlabels = agent_labels_user(j.labels, j.nlabels, 0, "root");
+	if (j.nlabels > AGENT_MAX_LABELS)
+		abort();
+	for (i = 0; i < j.nlabels; i++) {
+		check_key(j.labels[i].key, "_");
+		check_key(agent_label_otel(&j.labels[i]), "._-");
+		check_value(j.labels[i].value, sizeof(j.labels[i].value));
+		/* ours only where ours put them */
+		if (i >= n && i + 2 < j.nlabels &&
+		    (!strcmp(j.labels[i].key, "uid") || !strcmp(j.labels[i].key, "hostname")))
+			abort();
+	}
+	if (!agent_push_url(url, sizeof(url), "http://127.0.0.1:4040", &j))
+		check_url(url);
+	else if (j.nlabels < AGENT_MAX_LABELS)
+		abort(); /* every label set fits the URL */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 2), *cgroup, name[256], url[16384];
@@ -62,6 +115,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!agent_push_url(url, sizeof(url), "http://127.0.0.1:4040", &j))
 		check_url(url);
+	if (agent_cgroup_pod_uid(cgroup, name, sizeof(name)) &&
+	    (strlen(name) != 36 || strspn(name, "0123456789abcdefABCDEF-") != 36))
+		abort();
 	free(text);
+	check_environ(data, size);
 	return 0;
 }

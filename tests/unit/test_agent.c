@@ -20,11 +20,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
+#include "proc/procfs.h"
 #include "util/mono.h"
 
 static void test_boundaries(void **state)
@@ -100,6 +104,37 @@ static void test_cgroup(void **state)
 	assert_string_equal(out, "/a_b__c__x_");
 }
 
+static void test_pod_uid(void **state)
+{
+	char out[AGENT_LABEL_MAX], small[36];
+
+	(void)state;
+	/* the systemd driver's slice, '_' between the groups */
+	assert_true(agent_cgroup_pod_uid(
+		"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod3e6c8f6e_"
+		"1a2b_4c3d_8e9f_0123456789ab.slice/cri-containerd-x.scope\n",
+		out, sizeof(out)));
+	assert_string_equal(out, "3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab");
+	/* cgroupfs's directories, on a v1 line after others */
+	assert_true(agent_cgroup_pod_uid("12:pids:/\n4:memory:/kubepods/burstable/"
+					 "pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789AB/abc\n",
+					 out, sizeof(out)));
+	assert_string_equal(out, "3e6c8f6e-1a2b-4c3d-8e9f-0123456789AB");
+	/* not a kubelet's path, a short or long uid, a cut line: none */
+	assert_false(agent_cgroup_pod_uid(
+		"0::/user.slice/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab\n", out, sizeof(out)));
+	assert_string_equal(out, "");
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789abc\n",
+					  out, sizeof(out)));
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789a\n",
+					  out, sizeof(out)));
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b\n4c3d-8e9f-0123456789ab",
+					  out, sizeof(out)));
+	assert_false(agent_cgroup_pod_uid("0::/kubepods/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab",
+					  small, sizeof(small)));
+	assert_false(agent_cgroup_pod_uid("", out, sizeof(out)));
+}
+
 static void test_labels(void **state)
 {
 	struct agent_label l[AGENT_MAX_LABELS];
@@ -118,6 +153,15 @@ static void test_labels(void **state)
 	assert_string_equal(l[5].key, "cgroup");
 	assert_string_equal(l[5].value, "/system.slice/x.service");
 	assert_int_equal(agent_labels(l, "h", "s", 1, "", "", "0::/\n"), 5);
+	/* in a pod: its container and its uid */
+	n = agent_labels(l, "h", "s", 1, "", "",
+			 "0::/kubepods/besteffort/pod3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab/"
+			 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+	assert_int_equal(n, 7);
+	assert_string_equal(l[5].key, "container_id");
+	assert_string_equal(l[6].key, "k8s_pod_uid");
+	assert_string_equal(l[6].value, "3e6c8f6e-1a2b-4c3d-8e9f-0123456789ab");
+	assert_string_equal(agent_label_otel(&l[6]), "k8s.pod.uid");
 	/* OTLP: the same labels by their OpenTelemetry names */
 	assert_string_equal(agent_otel_key("hostname"), "host.name");
 	assert_string_equal(agent_otel_key("service_name"), "service.name");
@@ -144,6 +188,193 @@ static void test_labels(void **state)
 	assert_string_equal(l[n + 1].value, "a_b__c_d");
 	/* never past the array */
 	assert_int_equal(agent_labels_user(l, AGENT_MAX_LABELS - 1, 1, "x"), AGENT_MAX_LABELS - 1);
+}
+
+/* An environ of the NUL-separated entries given (each a C string), into buf: its length. */
+static size_t environ_of(char *buf, size_t cap, const char *const *vars, size_t n)
+{
+	size_t len = 0, i, k;
+
+	for (i = 0; i < n; i++) {
+		k = strlen(vars[i]) + 1;
+		assert_true(len + k <= cap);
+		memcpy(buf + len, vars[i], k);
+		len += k;
+	}
+	return len;
+}
+
+static const struct agent_label *env_label(const struct agent_env *e, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		if (!strcmp(e->labels[i].key, key))
+			return &e->labels[i];
+	return NULL;
+}
+
+static void test_env_labels(void **state)
+{
+	static const char *const vars[] = {
+		"PATH=/usr/bin",
+		"OTEL_RESOURCE_ATTRIBUTES= service.name=ignored, service.version = 1.2%2E3 ,"
+		"deployment.environment=prod%20eu,team.name=pay%ZZ,other=x,bad key=1,novalue,"
+		"k8s.pod.name=",
+		"OTEL_SERVICE_NAME=checkout{x}",
+		"OTEL_SERVICE_NAME=second",
+		"PYROSCOPE_TAGS=region=eu-west,zone=b,a.b=1,team_name=dup",
+	};
+	const char *keys[] = { "team.name" };
+	char buf[4096];
+	struct agent_env e;
+	const struct agent_label *l;
+	size_t len = environ_of(buf, sizeof(buf), vars, 5);
+
+	(void)state;
+	agent_env_parse(buf, len, keys, 1, &e);
+	/* OTEL_SERVICE_NAME (its first) over service.name, reduced */
+	assert_string_equal(e.service, "checkout_x_");
+	l = env_label(&e, "service_version");
+	assert_non_null(l);
+	assert_string_equal(l->otel, "service.version");
+	assert_string_equal(l->value, "1.2.3");
+	/* the older name, under the current one; a decoded space reduced */
+	l = env_label(&e, "deployment_environment_name");
+	assert_non_null(l);
+	assert_string_equal(l->otel, "deployment.environment.name");
+	assert_string_equal(l->value, "prod_eu");
+	/* a listed key; a malformed escape kept as is (then reduced) */
+	l = env_label(&e, "team_name");
+	assert_non_null(l);
+	assert_string_equal(l->value, "pay_ZZ");
+	assert_null(env_label(&e, "other")); /* not asked for */
+	assert_string_equal(env_label(&e, "region")->value, "eu-west");
+	assert_string_equal(env_label(&e, "zone")->otel, "zone");
+	assert_int_equal(e.n, 5);
+	/* refused: "bad key", "novalue", k8s.pod.name empty, a.b (a dot in a tag), team_name again */
+	assert_int_equal(e.refused, 5);
+	assert_int_equal(e.cut, 0);
+	/* nothing set: nothing; an environ cut mid-entry is read as far as it goes */
+	agent_env_parse(NULL, 0, NULL, 0, &e);
+	assert_int_equal(e.n + e.refused + e.service[0], 0);
+	agent_env_parse("OTEL_SERVICE_NAME=abcdef", 20, NULL, 0, &e);
+	assert_string_equal(e.service, "ab");
+	/* service.name when OTEL_SERVICE_NAME is not set; no '/' (it names files) */
+	agent_env_parse("OTEL_RESOURCE_ATTRIBUTES=service.name=a%2Fb", 44, NULL, 0, &e);
+	assert_string_equal(e.service, "a_b");
+}
+
+static void test_env_caps(void **state)
+{
+	char tags[8192], big[1024], buf[16384];
+	const char *vars[1] = { tags };
+	struct agent_label l[AGENT_MAX_LABELS];
+	struct agent_env e;
+	size_t n, m, i;
+
+	(void)state;
+	/* 20 tags: the first AGENT_ENV_LABELS taken, the rest refused */
+	n = snprintf(tags, sizeof(tags), "PYROSCOPE_TAGS=");
+	for (i = 0; i < 20; i++)
+		n += snprintf(tags + n, sizeof(tags) - n, "k%zu=v%zu,", i, i);
+	/* a huge value of control bytes and invalid UTF-8: cut and reduced */
+	memset(big, '\x01', sizeof(big) - 1);
+	big[0] = 'O';
+	big[1] = '\xff';
+	big[sizeof(big) - 1] = '\0';
+	snprintf(buf, sizeof(buf), "OTEL_RESOURCE_ATTRIBUTES=service.version=%%C3%%28%s", big + 1);
+	agent_env_parse(buf, strlen(buf) + 1, NULL, 0, &e);
+	assert_int_equal(e.n, 1);
+	assert_int_equal(e.cut, 1);
+	assert_int_equal(strlen(e.labels[0].value), AGENT_LABEL_MAX - 1);
+	for (i = 0; e.labels[0].value[i]; i++)
+		assert_true(e.labels[0].value[i] == '_');
+	n = environ_of(buf, sizeof(buf), vars, 1);
+	agent_env_parse(buf, n, NULL, 0, &e);
+	assert_int_equal(e.n, AGENT_ENV_LABELS);
+	assert_int_equal(e.refused, 20 - AGENT_ENV_LABELS);
+	/* after ours: the environment's, then its count of the refused */
+	m = agent_labels(l, "h", "s", 1, "", "3.11", "");
+	n = agent_labels_env(l, m, &e);
+	assert_int_equal(n, m + AGENT_ENV_LABELS + 1);
+	assert_string_equal(l[n - 1].key, "env_labels_refused");
+	assert_string_equal(l[n - 1].value, "12");
+	assert_string_equal(agent_label_otel(&l[m]), "k0");
+	assert_string_equal(agent_label_otel(&l[0]), "host.name");
+	/* room left for uid and user */
+	assert_int_equal(agent_labels_user(l, n, 1, "x"), n + 2);
+}
+
+static void test_env_ours_win(void **state)
+{
+	static const char env[] = "PYROSCOPE_TAGS=uid=0,user=root,hostname=x,pid=1,cgroup=y\0"
+				  "OTEL_RESOURCE_ATTRIBUTES=container.id=abc,host.name=h2,"
+				  "process.runtime.name=X";
+	const char *keys[] = { "host.name", "process.runtime.name" };
+	struct agent_label l[AGENT_MAX_LABELS];
+	struct agent_env e;
+	size_t n, m, i;
+
+	(void)state;
+	agent_env_parse(env, sizeof(env), keys, 2, &e);
+	/* a cgroup named a container: its id, not the environment's */
+	m = agent_labels(l, "h", "s", 1, "", "3.11",
+			 "0::/docker/0123456789abcdef0123456789abcdef"
+			 "0123456789abcdef0123456789abcdef\n");
+	n = agent_labels_env(l, m, &e);
+	assert_int_equal(n, m + 1);
+	assert_string_equal(l[m].key, "env_labels_refused");
+	assert_string_equal(l[m].value, "8");
+	for (i = 0; i < m; i++)
+		assert_string_not_equal(l[i].value, "abc");
+	/* no container from the cgroup: the environment's container.id */
+	m = agent_labels(l, "h", "s", 1, "", "3.11", "");
+	n = agent_labels_env(l, m, &e);
+	assert_string_equal(l[m].key, "container_id");
+	assert_string_equal(agent_label_otel(&l[m]), "container.id");
+	assert_string_equal(l[m].value, "abc");
+	assert_string_equal(l[n - 1].value, "7");
+}
+
+/*
+ * proc_read_environ on a real process: a child exec'ed with a 9000-byte
+ * environment (past a page: /proc reads stop at one) is read whole, or up
+ * to the cap; a pid that is gone reads nothing.
+ */
+static void test_read_environ(void **state)
+{
+	static char big[9003], env_bytes[9100], buf[16384];
+	char *const argv[] = { "sleep", "30", NULL };
+	char *const envp[] = { big, "B=1", NULL };
+	struct timespec nap = { 0, 10000000 };
+	size_t want, n = 0;
+	int i, st;
+	pid_t pid;
+
+	(void)state;
+	memcpy(big, "A=", 2);
+	memset(big + 2, 'x', sizeof(big) - 3);
+	want = sizeof(big) + 4;
+	memcpy(env_bytes, big, sizeof(big));
+	memcpy(env_bytes + sizeof(big), "B=1", 4);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		execve("/bin/sleep", argv, envp);
+		_exit(127);
+	}
+	/* until the exec: before it, the child's environment is ours */
+	for (i = 0; i < 500 && n != want; i++, nanosleep(&nap, NULL))
+		n = proc_read_environ(pid, buf, sizeof(buf));
+	assert_int_equal(n, want);
+	assert_memory_equal(buf, env_bytes, want);
+	assert_int_equal(proc_read_environ(pid, buf, 6000), 6000);
+	assert_int_equal(proc_read_environ(pid, buf, 1), 1);
+	assert_int_equal(buf[0], 'A');
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(proc_read_environ(pid, buf, sizeof(buf)), 0);
 }
 
 static void test_file_names(void **state)
@@ -600,7 +831,9 @@ int main(void)
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
 		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
-		cmocka_unit_test(test_client_keys),
+		cmocka_unit_test(test_client_keys),	cmocka_unit_test(test_env_labels),
+		cmocka_unit_test(test_env_caps),	cmocka_unit_test(test_env_ours_win),
+		cmocka_unit_test(test_pod_uid),		cmocka_unit_test(test_read_environ),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
