@@ -312,7 +312,6 @@ static void parse_pids(struct argp_state *st, struct agent_opts *o, const char *
 	}
 }
 
-/* --match-user: names (the user database's, now) and uids, into o->match_uids. */
 /* --label-env KEY: an OpenTelemetry attribute name agent_env_parse can take. */
 static void parse_label_env(struct argp_state *st, struct agent_opts *o, const char *arg)
 {
@@ -329,6 +328,7 @@ static void parse_label_env(struct argp_state *st, struct agent_opts *o, const c
 	o->label_env[o->nlabel_env++] = arg;
 }
 
+/* --match-user: names (the user database's, now) and uids, into o->match_uids. */
 static void parse_users(struct argp_state *st, struct agent_opts *o, const char *arg)
 {
 	char buf[4096], pwbuf[4096], *tok, *save;
