@@ -35,8 +35,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from harness import (HERE, RUN_SLACK, TARGETS, Workloads, check, interpreter, load_report,
-                     run_profiler, test, until_enough, workload_split)
+from harness import (HERE, RUN_SLACK, TARGETS, Profiler, Workloads, check, interpreter,
+                     load_report, run_profiler, test, until_enough, workload_split)
 
 Z95 = 1.959963984540054
 Z_TEST = 4.06  # two-sided 5e-5
@@ -67,15 +67,24 @@ def profile(p, freq, need, secs, out):
     (its JSON, slow()'s share of the CPU the workload measured meanwhile in
     percent, that CPU time in seconds, and the run's -d)."""
     def run(seconds):
-        f0, s0 = workload_split(p)
-        r = run_profiler(["-p", p.pid, "-d", seconds, "-F", freq, "-o", out],
-                         timeout=seconds + RUN_SLACK)
+        # the CPU the workload used while it was sampled: from -v's "attached"
+        # (sampling starts right after it) to the profiler's exit, the report
+        # written (a loaded machine can take seconds to start one, which the
+        # sampling rate must not be charged with)
+        prof = Profiler(["-p", p.pid, "-d", seconds, "-F", freq, "-o", out])
+        try:
+            prof.wait_attached()
+            f0, s0 = workload_split(p)
+            rc = prof.wait(seconds + RUN_SLACK)
+        finally:
+            prof.kill()
         f1, s1 = workload_split(p)
-        check(r.returncode == 0, f"-F {freq}: exit {r.returncode}: {r.stderr.strip()}")
+        check(rc == 0, f"-F {freq}: exit {rc}: {prof.stderr().strip()[-400:]}")
         rep = load_report(out)
         return rep, 100 * (s1 - s0) / max(1, s1 - s0 + f1 - f0), (s1 - s0 + f1 - f0) / 1e9
 
-    res, secs = until_enough(run, lambda res: res[0]["samples"]["total"], need, secs)
+    # a workload given a sixth of a CPU under load still gets there (2 s at 999 Hz: 32 s)
+    res, secs = until_enough(run, lambda res: res[0]["samples"]["total"], need, secs, tries=5)
     n = res[0]["samples"]["total"]
     check(n >= need, f"-F {freq}: {n} samples, fewer than the {need} the bounds need")
     return (*res, secs)
@@ -128,7 +137,7 @@ def errbars_interval_rates():
     with Workloads() as wl:
         p = wl.spawn(["nice", "-n", "-10", py.python, app(out / "v1"), "0.7"])
         r99, t99, cpu99, secs = profile(p, 99, 600, 8, out / "r99.json")
-        # as long: the CPU the workload measured includes the profiler's start and end
+        # as long, so that both windows have the same start and end effects
         r999, t999, cpu999, _ = profile(p, 999, 2500, secs, out / "r999.json")
     half99, s99 = check_interval(r99, t99, "99 Hz")
     half999, s999 = check_interval(r999, t999, "999 Hz")
@@ -182,10 +191,12 @@ def errbars_fail_above():
         check(r.returncode == 0 and not r.stderr,
               f"unchanged program, runs {a} and {b}: exit {r.returncode}, {r.stderr!r}")
         check("±" in r.stdout and "*: significant" in r.stdout, f"no ± in {r.stdout[:600]}")
+    # one at a time: two spinners would halve each other's CPU
     with Workloads() as wl:
         p1 = wl.spawn(["nice", "-n", "-10", py.python, app(out / "v1"), "0.3"])
-        p2 = wl.spawn(["nice", "-n", "-10", py.python, app(out / "v2"), "0.6"])
         _, t1, _, _ = profile(p1, 999, 1500, 2, out / "v1.json")
+    with Workloads() as wl:
+        p2 = wl.spawn(["nice", "-n", "-10", py.python, app(out / "v2"), "0.6"])
         _, t2, _, _ = profile(p2, 999, 1500, 2, out / "v2.json")
     r = diff(out / "v1.json", out / "v2.json", "--fail-above", 5, "-n", 5, "--lines", 0)
     tripped = r.stderr.strip().splitlines()
@@ -208,15 +219,32 @@ def errbars_fail_above():
 @test
 def errbars_saved_before():
     """A profile saved by main's binary before the intervals existed
-    (153d97e) reads back with them, computed from its counts; intervals a
-    file claims in its summary are never believed; and diff of it with
-    itself finds no change."""
+    (153d97e) reads back with them, computed from its counts, in JSON and
+    in the text tables' titles; intervals a file claims in its summary are
+    never believed; and diff of it with itself finds no change."""
     out = Path(tempfile.mkdtemp(prefix="pybpfprof-errbars-"))
     old = load_report(FIXTURE)
     check("self_ci95" not in old["processes"][0]["functions"][0], "the fixture is not old")
     r = run_profiler(["report", FIXTURE, "-f", "json"], timeout=60)
     check(r.returncode == 0, f"report: exit {r.returncode}: {r.stderr.strip()}")
     check_interval(load_report(text=r.stdout), 70.0, "saved by 153d97e")
+    # the text says the tables' widest interval in their titles (all rows shown here)
+    proc = old["processes"][0]
+    n = proc["samples"]
+    check(len(proc["functions"]) <= 20 and len(proc["lines"]) <= 20, "the fixture grew")
+
+    def widest(counts):
+        return max((wilson(k, n)[1] - wilson(k, n)[0]) / 2 for k in counts)
+
+    text = run_profiler(["report", FIXTURE], timeout=60)
+    for title, counts in (("Functions by self time",
+                           [f[k] for f in proc["functions"] for k in ("self", "total")]),
+                          ("Hottest lines", [ln["self"] for ln in proc["lines"]])):
+        want = f", each share ±{widest(counts):.1f} pp or less at 95 %)"
+        check(text.returncode == 0 and any(ln.strip().startswith(title) and ln.endswith(want)
+                                           for ln in text.stdout.splitlines()),
+              f"no {title!r} title ending {want!r}: exit {text.returncode}, "
+              f"{text.stdout[:1200]}")
     # the same file with a forged summary: the report is the same, byte for byte
     old["processes"][0]["functions"][0]["self_ci95"] = [0, 0.5]
     old["processes"][0]["lines"][0]["self_ci95"] = "forged"
