@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "profile/profile.h"
+#include "report/report_ci.h"
 
 struct outfile;
 
@@ -31,6 +32,8 @@ struct report_diff_row {
 	int line;		    /* functions: first line; lines: the line (-1: unknown) */
 	uint64_t self[2], total[2]; /* samples */
 	double self_pct[2], total_pct[2];
+	/* 95 % intervals of AFTER's share minus BEFORE's (fractions; report_ci.h) */
+	struct report_ci d_self, d_total;
 	bool in[2];    /* has samples in that profile */
 	bool claimed;  /* while building: an AFTER function matched it */
 	uint64_t seen; /* while building: the last stack its total counted */
@@ -78,6 +81,13 @@ char *report_diff_side_str(const struct report_diff_side *sd, char *buf, size_t 
 char *report_diff_file_key(const char *file, bool *library, char *buf, size_t len);
 /* Trailing path components two paths share ("a/b/c.py" and "x/b/c.py": 2). */
 unsigned report_diff_common_suffix(const char *a, const char *b);
+/*
+ * Whether a function's self share grew by more than pp percentage points
+ * beyond the luck of the draw: the low end of the 95 % interval of its growth
+ * lies above pp (--fail-above; pp >= 0), which also makes it significant.
+ */
+bool report_diff_row_over(const struct report_diff_row *r, double pp);
+
 /*
  * Order of the rows: larger |delta self pp| first, then larger |delta total
  * pp|, then qualname, file and line; qsort-compatible.

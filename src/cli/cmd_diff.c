@@ -17,20 +17,25 @@
 #include "commands.h"
 #include "saved/report_diff.h"
 #include "saved/report_load.h"
+#include "report/report_common.h"
 #include "util/log.h"
 #include "util/outfile.h"
+#include "util/text.h"
 
 #define DIFF_MAX_OUTPUTS 8
 #define DIFF_MAX_ROWS 100000
+/* the exit status of a diff that --fail-above tripped (1: an error, 2: a usage error) */
+#define DIFF_EXIT_GREW 3
 
-enum { OPT_LINES = 256 };
+enum { OPT_LINES = 256, OPT_FAIL_ABOVE };
 
 struct diff_args {
 	const char *paths[2];
 	size_t npaths;
 	const char *outputs[DIFF_MAX_OUTPUTS];
 	size_t noutputs;
-	int format; /* -f, or -1 */
+	int format;	   /* -f, or -1 */
+	double fail_above; /* --fail-above PP, or -1 */
 	struct report_diff_opts opts;
 };
 
@@ -48,12 +53,25 @@ static const char doc[] =
 	"flame graph: widths are AFTER's shares, red where a frame's share grew, blue where it "
 	"shrank.\n"
 	"\n"
+	"Each self delta carries its 95 % interval, from both profiles' sample counts "
+	"(Newcombe's hybrid score interval of a difference of two binomial shares), shown as "
+	"±half its width, and * when it excludes 0 (significant: not the luck of the draw). "
+	"It covers sampling error only, not systematic error (a function too short for any "
+	"tick). --fail-above PP makes diff exit with status 3 when a function's self share "
+	"grew by more than PP percentage points even at the low end of that interval, and "
+	"name each such function on stderr, one line each: for two runs of an unchanged "
+	"program, at any rates, the low end of a function's change is above 0 about 1 time in "
+	"40, above PP > 0 far less often. Exit status: 0, 1 (an error), 2 (a usage error), "
+	"3 (--fail-above tripped).\n"
+	"\n"
 	"Examples:\n"
 	"  sudo pybpfprof -p 1234 -d 30 -o before.json   # change the code, then\n"
 	"  sudo pybpfprof -p 5678 -d 10 -F 499 -o after.json\n"
 	"  pybpfprof diff before.json after.json         # text on stdout\n"
 	"  pybpfprof diff before.json after.json -o diff.html -o diff.json\n"
-	"  pybpfprof diff -f json before.json after.json | jq '.functions[0]'";
+	"  pybpfprof diff -f json before.json after.json | jq '.functions[0]'\n"
+	"  pybpfprof diff --fail-above 5 base.json head.json || exit  # CI: fails when a "
+	"function grew by 5 pp or more";
 
 static const struct argp_option options[] = {
 	{ "format", 'f', "FORMAT", 0,
@@ -66,8 +84,26 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "top", 'n', "N", 0, "rows in each functions table of the text (default: 20)", 0 },
 	{ "lines", OPT_LINES, "N", 0, "rows in each lines table of the text (default: 20)", 0 },
+	{ "fail-above", OPT_FAIL_ABOVE, "PP", 0,
+	  "exit with status 3, naming each function on stderr, when a function's self share "
+	  "grew by more than PP percentage points (0 to 100) at the low end of its 95 % "
+	  "interval (default: off)",
+	  0 },
 	{ 0 }
 };
+
+static int parse_pp(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0.0 && v <= 100.0))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
 
 static int parse_rows(const char *arg, unsigned *out)
 {
@@ -120,6 +156,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_rows(arg, key == 'n' ? &a->opts.top_functions : &a->opts.top_lines))
 			usage_error(state, "%s takes a number of rows from 0 to %d, not '%s'",
 				    key == 'n' ? "-n" : "--lines", DIFF_MAX_ROWS, arg);
+		break;
+	case OPT_FAIL_ABOVE:
+		if (parse_pp(arg, &a->fail_above))
+			usage_error(state,
+				    "--fail-above takes percentage points from 0 to 100, not '%s'",
+				    arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (a->npaths == 2)
@@ -207,6 +249,32 @@ static int write_outputs(const struct diff_args *a, const int *fmt, struct outfi
 	return err;
 }
 
+/*
+ * --fail-above: each function whose self share grew by more than pp at the
+ * low end of its interval, one line each on stderr; how many.
+ */
+static size_t report_grown(const struct report_diff *d, double pp)
+{
+	char q[256], file[512], num[16];
+	size_t i, n = 0;
+
+	for (i = 0; i < d->nfuncs; i++) {
+		const struct report_diff_row *r = &d->funcs[i];
+
+		if (!report_diff_row_over(r, pp))
+			continue;
+		pr_err("%s (%s:%s): self share %.1f%% -> %.1f%%, %+.1fpp (95%% interval %+.1f to "
+		       "%+.1f), more than --fail-above %g\n",
+		       text_clean(q, sizeof(q), r->qualname),
+		       text_clean(file, sizeof(file), r->file),
+		       report_line_str(r->line, num, sizeof(num)), r->self_pct[DIFF_BEFORE],
+		       r->self_pct[DIFF_AFTER], r->self_pct[DIFF_AFTER] - r->self_pct[DIFF_BEFORE],
+		       100.0 * r->d_self.lo, 100.0 * r->d_self.hi, pp);
+		n++;
+	}
+	return n;
+}
+
 /* Reads both profiles and compares them; 0, or -errno once the reason is said. */
 static int load_and_compare(const struct diff_args *a, struct profile *p, struct report_diff *d)
 {
@@ -237,10 +305,12 @@ int cmd_diff(int argc, char **argv)
 					  NULL,	   NULL };
 	struct diff_args a = {
 		.format = -1,
+		.fail_above = -1,
 		.opts = { .tool_version = PYBPFPROF_VERSION, .top_functions = 20, .top_lines = 20 }
 	};
 	struct outfile outs[DIFF_MAX_OUTPUTS];
 	int fmt[DIFF_MAX_OUTPUTS], err;
+	bool grew = false;
 	struct profile p[2];
 	struct report_diff d;
 	size_t i;
@@ -260,11 +330,13 @@ int cmd_diff(int argc, char **argv)
 		err = load_and_compare(&a, p, &d);
 	if (!err) {
 		err = write_outputs(&a, fmt, outs, &d);
+		if (!err && a.fail_above >= 0 && report_grown(&d, a.fail_above))
+			grew = true;
 		report_diff__free(&d);
 		profile__free(&p[0]);
 		profile__free(&p[1]);
 	}
 	for (i = 0; i < a.noutputs; i++)
 		outfile__close(&outs[i]);
-	return err ? 1 : 0;
+	return err ? 1 : grew ? DIFF_EXIT_GREW : 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
+#include "report/report_ci.h"
 #include "report_json_model.h"
 #include "report_mem.h"
 #include "report_procs.h"
@@ -16,6 +17,18 @@
 #include "report_wall.h"
 #include "report_usdt.h"
 #include "report_where.h"
+
+/*
+ * ", \"NAME\": [lo, hi]": the 95 % interval of k of the section's n samples,
+ * in percent as the text shows shares; computed from the counts here, never
+ * read back (report_load reads only the model).
+ */
+static void write_ci(FILE *f, const char *name, uint64_t k, uint64_t n)
+{
+	struct report_ci c = report_ci_wilson(k, n);
+
+	fprintf(f, ", \"%s\": [%.4f, %.4f]", name, 100.0 * c.lo, 100.0 * c.hi);
+}
 
 static void write_functions(FILE *f, const struct profile *p, const struct profile_target *pp)
 {
@@ -46,6 +59,8 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 		fprintf(f, ", \"line\": %d, \"self\": %llu, \"total\": %llu%s", fn->firstline,
 			(unsigned long long)st[i].self, (unsigned long long)st[i].total,
 			fn->unresolved ? ", \"unresolved\": true" : "");
+		write_ci(f, "self_ci95", st[i].self, pp->samples);
+		write_ci(f, "total_ci95", st[i].total, pp->samples);
 		if (wf)
 			report_wall_json_stat(f, p, &wf[st[i].func]);
 		report_where_json(f, where ? where[st[i].func] : NULL);
@@ -87,6 +102,7 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 		fprintf(f, ", \"line\": %d, \"qualname\": ", fr->line);
 		json_string(f, fn->qualname);
 		fprintf(f, ", \"self\": %llu", (unsigned long long)st[i].self);
+		write_ci(f, "self_ci95", st[i].self, pp->samples);
 		if (wl)
 			report_wall_json_stat(f, p, &wl[st[i].frame]);
 		report_where_json(f, where ? where[st[i].frame] : NULL);

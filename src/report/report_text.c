@@ -10,6 +10,7 @@
 #include <string.h>
 #include "report/report_writer.h"
 #include "report/report_common.h"
+#include "report/report_ci.h"
 #include "report/report_source.h"
 #include "report_mem.h"
 #include "report_procs.h"
@@ -88,6 +89,25 @@ static void print_location(FILE *f, const char *file, int line, int width, bool 
 	report_put_padded(f, fit, pad ? width : 0);
 }
 
+/*
+ * The sampling error of a table's shares, said once in its title: the widest
+ * half 95 % interval among the counts shown (Wilson's, report_ci.h; widest
+ * for the share nearest 50 %), so that every share of the table is known to
+ * ± that many points or better. A column of its own per share would take the
+ * 100 columns' room the names need; JSON has each share's own interval.
+ */
+static double widest_half(const uint64_t *k, size_t nk, uint64_t n)
+{
+	double most = 0, h;
+	size_t i;
+
+	for (i = 0; i < nk; i++) {
+		h = report_ci_half_pp(report_ci_wilson(k[i], n));
+		most = h > most ? h : most;
+	}
+	return most;
+}
+
 #define FUNC_PREFIX 37 /* "   %5.1f%%  %5.1f%%  %7.2f  %7.2f  " */
 
 static void print_functions(FILE *f, const struct profile *p, const struct profile_target *pp,
@@ -96,6 +116,7 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 	int width = text_width(p), most = width - FUNC_PREFIX - 2 - LOC_MIN, w;
 	struct func_stat *st;
 	size_t n, i, shown;
+	double err;
 
 	if (profile_target__func_stats(p, pp, &st, &n)) {
 		fprintf(f, "  (out of memory)\n");
@@ -106,7 +127,15 @@ static void print_functions(FILE *f, const struct profile *p, const struct profi
 		w = fit_name(w, &p->funcs[st[i].func]);
 	if (w > most) /* the location keeps LOC_MIN columns, its line number whole */
 		w = most;
-	fprintf(f, "\n  Functions by self time (top %zu of %zu)\n", shown, n);
+	for (i = 0, err = 0; i < shown; i++) {
+		const uint64_t k[2] = { st[i].self, st[i].total };
+		double h = widest_half(k, 2, pp->samples);
+
+		err = h > err ? h : err;
+	}
+	fprintf(f,
+		"\n  Functions by self time (top %zu of %zu, each share ±%.1f pp or less at 95 %%)\n",
+		shown, n, err);
 	fprintf(f, "    self%%  total%%   self s  total s  %-*s  %s\n", w, "function", "location");
 	for (i = 0; i < shown; i++) {
 		const struct profile_func *fn = &p->funcs[st[i].func];
@@ -205,6 +234,19 @@ static int top_frames(FILE *f, const struct profile *p, const uint64_t *cost,
 	return 0;
 }
 
+/* widest_half over the shown rows of a table of frames by cost */
+static double frames_error(const uint64_t *cost, const uint32_t *ids, size_t shown, uint64_t n)
+{
+	double most = 0, h;
+	size_t i;
+
+	for (i = 0; i < shown; i++) {
+		h = widest_half(&cost[ids[i]], 1, n);
+		most = h > most ? h : most;
+	}
+	return most;
+}
+
 #define LINE_PREFIX 20	   /* "   %7llu  %5.1f%%  " */
 #define LINE_LOC 36	   /* the location's column, REPORT_TEXT_WIDTH wide */
 #define LINE_LOC_SCREEN 28 /* and REPORT_SCREEN_WIDTH wide */
@@ -225,7 +267,8 @@ static void print_python_lines(FILE *f, const struct profile *p, const struct pr
 		return;
 	if (w > width - LINE_PREFIX - loc - 4 - SRC_MIN)
 		w = width - LINE_PREFIX - loc - 4 - SRC_MIN;
-	fprintf(f, "\n  Hottest lines (top %zu of %zu)", shown, n);
+	fprintf(f, "\n  Hottest lines (top %zu of %zu, each share ±%.1f pp or less at 95 %%)",
+		shown, n, frames_error(cost, ids, shown, pp->samples));
 	if (machine)
 		fprintf(f, ": the %s code a line called counted with it", machine);
 	fputc('\n', f);
@@ -262,7 +305,10 @@ static void print_native_frames(FILE *f, const struct profile *p, const struct p
 	if (top_frames(f, p, cost, o, &ids, &n, &shown, &w))
 		return;
 	if (n)
-		fprintf(f, "\n  Hottest native frames (top %zu of %zu)\n", shown, n);
+		fprintf(f,
+			"\n  Hottest native frames (top %zu of %zu, each share ±%.1f pp or less at "
+			"95 %%)\n",
+			shown, n, frames_error(cost, ids, shown, pp->samples));
 	if (n)
 		fprintf(f, "   samples   self%%  %-*s  %s\n", w, "function", "library");
 	for (i = 0; i < shown; i++) {

@@ -494,6 +494,19 @@ static void shares(struct report_diff_row *rows, size_t n, const struct report_d
 			rows[i].self_pct[s] = 100.0 * (double)rows[i].self[s] / whole;
 			rows[i].total_pct[s] = 100.0 * (double)rows[i].total[s] / whole;
 		}
+	for (i = 0; i < n; i++) {
+		const uint64_t nb = d->side[DIFF_BEFORE].samples, na = d->side[DIFF_AFTER].samples;
+
+		rows[i].d_self = report_ci_diff(rows[i].self[DIFF_BEFORE], nb,
+						rows[i].self[DIFF_AFTER], na);
+		rows[i].d_total = report_ci_diff(rows[i].total[DIFF_BEFORE], nb,
+						 rows[i].total[DIFF_AFTER], na);
+	}
+}
+
+bool report_diff_row_over(const struct report_diff_row *r, double pp)
+{
+	return 100.0 * r->d_self.lo > pp && report_ci_significant(r->d_self);
 }
 
 /* Rows with samples on neither side (functions only named by other records) go. */

@@ -39,10 +39,13 @@ static void side_line(FILE *f, const char *what, const struct report_diff_side *
 
 static void row_line(FILE *f, const struct report_diff_row *r)
 {
-	char num[16];
+	char num[16], ci[32];
 
-	fprintf(f, "  %6.1f%% %6.1f%% %+7.1fpp   %6.1f%% %6.1f%% %+7.1fpp  ",
-		r->self_pct[DIFF_BEFORE], r->self_pct[DIFF_AFTER], delta(r->self_pct),
+	/* "±" is two bytes and one column: padded to 8 bytes, 7 columns */
+	snprintf(ci, sizeof(ci), "±%.1f%s", report_ci_half_pp(r->d_self),
+		 report_ci_significant(r->d_self) ? "*" : "");
+	fprintf(f, "  %6.1f%% %6.1f%% %+7.1fpp  %-8s %6.1f%% %6.1f%% %+7.1fpp  ",
+		r->self_pct[DIFF_BEFORE], r->self_pct[DIFF_AFTER], delta(r->self_pct), ci,
 		r->total_pct[DIFF_BEFORE], r->total_pct[DIFF_AFTER], delta(r->total_pct));
 	text_put_clean(f, r->qualname);
 	fputs("  ", f);
@@ -71,8 +74,8 @@ static void table(FILE *f, const struct report_diff_row *rows, size_t n, int sig
 		return;
 	}
 	fprintf(f, "\n  %s (top %zu of %zu)\n", title, all < max ? all : (size_t)max, all);
-	fputs("   self%: before   after     delta  total%: before   after     delta  function  "
-	      "location\n",
+	fputs("   self%: before   after     delta  ±95%   total%: before   after     delta  "
+	      "function  location\n",
 	      f);
 	for (i = 0; i < n && shown < max; i++) {
 		const struct report_diff_row *r = &rows[i];
@@ -122,6 +125,9 @@ int report_diff_text(FILE *f, const struct report_diff *d, const struct report_d
 		matched += both(&d->funcs[i]);
 	fprintf(f, "functions: %zu in both, %zu only in BEFORE or only in AFTER\n", matched,
 		d->nfuncs - matched);
+	fputs("±: half the 95 % interval of the self delta from both runs' sample counts; "
+	      "*: significant (the interval excludes 0)\n",
+	      f);
 	table(f, d->funcs, d->nfuncs, -1, o->top_functions,
 	      "Functions whose share shrank (faster), biggest change first", false);
 	table(f, d->funcs, d->nfuncs, 1, o->top_functions,
@@ -163,13 +169,19 @@ static void json_rows(FILE *f, const char *name, const struct report_diff_row *r
 		json_string(f, r->file);
 		fprintf(f,
 			", \"line\": %d, \"before_self_pct\": %.4f, \"after_self_pct\": %.4f, "
-			"\"delta_self_pp\": %.4f, \"before_total_pct\": %.4f, "
+			"\"delta_self_pp\": %.4f, \"delta_self_ci95\": [%.4f, %.4f], "
+			"\"delta_self_significant\": %s, \"before_total_pct\": %.4f, "
 			"\"after_total_pct\": %.4f, \"delta_total_pp\": %.4f, "
+			"\"delta_total_ci95\": [%.4f, %.4f], \"delta_total_significant\": %s, "
 			"\"before_self\": %llu, \"after_self\": %llu, \"before_total\": %llu, "
 			"\"after_total\": %llu, \"in_before\": %s, \"in_after\": %s}",
 			r->line, r->self_pct[DIFF_BEFORE], r->self_pct[DIFF_AFTER],
-			delta(r->self_pct), r->total_pct[DIFF_BEFORE], r->total_pct[DIFF_AFTER],
-			delta(r->total_pct), (unsigned long long)r->self[DIFF_BEFORE],
+			delta(r->self_pct), 100.0 * r->d_self.lo, 100.0 * r->d_self.hi,
+			report_ci_significant(r->d_self) ? "true" : "false",
+			r->total_pct[DIFF_BEFORE], r->total_pct[DIFF_AFTER], delta(r->total_pct),
+			100.0 * r->d_total.lo, 100.0 * r->d_total.hi,
+			report_ci_significant(r->d_total) ? "true" : "false",
+			(unsigned long long)r->self[DIFF_BEFORE],
 			(unsigned long long)r->self[DIFF_AFTER],
 			(unsigned long long)r->total[DIFF_BEFORE],
 			(unsigned long long)r->total[DIFF_AFTER],

@@ -466,16 +466,20 @@ static void test_text(void **state)
 		t, "after:  after.json: 200 samples at 499 Hz in 0.40 s, 1 process (0 dropped, 0 "
 		   "truncated, 0 unresolved, 0 partial)\n"));
 	/* both grew, the bigger change first; then what only BEFORE has */
-	slow = strstr(t, "   37.5%   50.0%   +12.5pp     37.5%   50.0%   +12.5pp  slow  "
+	/* the interval of +12.5pp of 200 and 200 samples: +2.8 to +21.9, 9.6 each side */
+	slow = strstr(t, "   37.5%   50.0%   +12.5pp  ±9.6*     37.5%   50.0%   +12.5pp  slow  "
 			 "/tmp/run1/app.py:1\n");
-	fast = strstr(t, "   12.5%   50.0%   +37.5pp     12.5%   50.0%   +37.5pp  fast  ");
+	fast = strstr(t, "   12.5%   50.0%   +37.5pp  ±8.3*     12.5%   50.0%   +37.5pp  fast  ");
 	only = strstr(t, "Only in BEFORE: 1 function, 50.0% of its samples");
 	assert_non_null(slow);
 	assert_non_null(fast);
 	assert_non_null(only);
 	assert_true(fast < slow && slow < only);
-	assert_non_null(strstr(t, "   50.0%    0.0%   -50.0pp     50.0%    0.0%   -50.0pp  "
+	assert_non_null(strstr(t, "   50.0%    0.0%   -50.0pp  ±7.0*     50.0%    0.0%   -50.0pp  "
 				  "old_helper  /tmp/run1/app.py:1\n"));
+	assert_non_null(strstr(t, "   self%: before   after     delta  ±95%   total%: before   "
+				  "after     delta  function  location\n"));
+	assert_non_null(strstr(t, "\n±: half the 95 % interval of the self delta"));
 	free(t);
 	report_diff__free(&d);
 	profile__free(&b);
@@ -492,11 +496,15 @@ static void test_json(void **state)
 	build_pair(&b, &a);
 	build_diff(&d, &b, &a);
 	j = render(report_diff_json, &d);
-	assert_non_null(strstr(j, "{\"qualname\": \"slow\", \"file\": \"/tmp/run1/app.py\", "
-				  "\"line\": 1, \"before_self_pct\": 75.0000, \"after_self_pct\": "
-				  "50.0000, \"delta_self_pp\": -25.0000, \"before_total_pct\": "
-				  "75.0000, \"after_total_pct\": 50.0000, \"delta_total_pp\": "
-				  "-25.0000, \"before_self\": 75, \"after_self\": 100"));
+	assert_non_null(strstr(j,
+			       "{\"qualname\": \"slow\", \"file\": \"/tmp/run1/app.py\", "
+			       "\"line\": 1, \"before_self_pct\": 75.0000, \"after_self_pct\": "
+			       "50.0000, \"delta_self_pp\": -25.0000, \"delta_self_ci95\": "
+			       "[-35.1335, -13.4377], \"delta_self_significant\": true, "
+			       "\"before_total_pct\": 75.0000, \"after_total_pct\": 50.0000, "
+			       "\"delta_total_pp\": -25.0000, \"delta_total_ci95\": [-35.1335, "
+			       "-13.4377], \"delta_total_significant\": true, \"before_self\": 75, "
+			       "\"after_self\": 100"));
 	assert_non_null(
 		strstr(j, "\"before\": {\"path\": \"before.json\", \"samples\": 100, "
 			  "\"frequency_hz\": 99, \"duration_s\": 1.000, \"processes\": 1, "
@@ -505,6 +513,35 @@ static void test_json(void **state)
 				  "\"line\": 6, \"before_self_pct\": 0.0000, \"after_self_pct\": "
 				  "20.0000"));
 	free(j);
+	report_diff__free(&d);
+	profile__free(&b);
+	profile__free(&a);
+}
+
+/*
+ * --fail-above: a growth counts only when even the low end of its interval is
+ * above PP. fast grew by 25 pp (25 of 100 to 100 of 200): its interval's low
+ * end is +13.44 pp (Newcombe, as test_report_ci computes it).
+ */
+static void test_fail_above(void **state)
+{
+	const struct report_diff_row *fast, *slow, *main_;
+	struct profile b, a;
+	struct report_diff d;
+
+	(void)state;
+	build_pair(&b, &a);
+	build_diff(&d, &b, &a);
+	fast = find(d.funcs, d.nfuncs, "fast", -1);
+	slow = find(d.funcs, d.nfuncs, "slow", -1);
+	main_ = find(d.funcs, d.nfuncs, "main", -1);
+	assert_float_equal(100.0 * fast->d_self.lo, 13.4377, 1e-4);
+	assert_true(report_diff_row_over(fast, 0));
+	assert_true(report_diff_row_over(fast, 13.4));
+	assert_false(report_diff_row_over(fast, 13.5)); /* +25 pp, but not beyond chance */
+	assert_false(report_diff_row_over(fast, 25));
+	assert_false(report_diff_row_over(slow, 0));  /* shrank */
+	assert_false(report_diff_row_over(main_, 0)); /* 0 of 100, 0 of 200 */
 	report_diff__free(&d);
 	profile__free(&b);
 	profile__free(&a);
@@ -602,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_fail_above),
 		cmocka_unit_test(test_html_tree),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_many_same_name),
