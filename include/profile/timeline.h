@@ -80,7 +80,7 @@ struct profile_tl_event {
 
 struct profile_tl_proc {
 	int pid;
-	char *name;    /* its latest image's (comm); see profile__tl_proc_name */
+	char *name;    /* its latest image's comm; see profile__tl_proc_name */
 	char *cmdline; /* idem */
 	bool ended;    /* its exit was seen: a later process with its pid is another one */
 };
@@ -174,12 +174,16 @@ uint64_t profile_timeline__dropped(const struct profile_timeline *t);
 uint32_t *profile_timeline__order(const struct profile_timeline *t);
 
 /*
- * The names a timeline shows: a process's (its latest image's comm), and a
- * thread's as the reports name it in the sections of its process (its
- * Python name, its comm beside it when that is its own; the comm alone
- * without one), into buf, raw: each writer escapes it; "" if unknown.
+ * The names a timeline shows, into buf, raw (each writer escapes them): a
+ * process's as the process table names it, by the role of its newest
+ * section (its latest image: "app.py", "spawn worker of 1234"; its comm
+ * without a section, or in a --merge profile); a thread's as the reports
+ * name it in the sections of its process (its Python name, its comm
+ * beside it when that is its own; the comm alone without one; "" if
+ * unknown).
  */
-const char *profile__tl_proc_name(const struct profile *p, const struct profile_tl_proc *pr);
+const char *profile__tl_proc_name(const struct profile *p, const struct profile_tl_proc *pr,
+				  char *buf, size_t len);
 #define PROFILE_TL_THREAD_NAME (PROFILE_PYNAME + 16 + 16)
 const char *profile__tl_thread_name(const struct profile *p, const struct profile_tl_proc *pr,
 				    uint32_t tid, char *buf, size_t len);

@@ -317,9 +317,15 @@ uint32_t *profile_timeline__order(const struct profile_timeline *t)
 	return idx;
 }
 
-const char *profile__tl_proc_name(const struct profile *p, const struct profile_tl_proc *pr)
+const char *profile__tl_proc_name(const struct profile *p, const struct profile_tl_proc *pr,
+				  char *buf, size_t len)
 {
-	(void)p;
+	size_t i;
+
+	/* its newest section: its latest image, named as the process table names it */
+	for (i = p->ntargets; pr->pid > 0 && i-- > 0;)
+		if (p->targets[i].pid == pr->pid)
+			return profile_target__role(&p->targets[i], buf, len);
 	return pr->name;
 }
 

@@ -276,13 +276,15 @@ static void descriptor(struct pf *f)
 static void process_tracks(struct pf *f)
 {
 	const struct profile_timeline *t = f->v->t;
+	char role[PROFILE_ROLE];
 	uint32_t i;
 
 	for (i = 0; i < t->nprocs; i++) {
 		pb_uint(&f->msg, TRACK_UUID, proc_uuid(f, i));
 		pb_uint(&f->sub, PROCESS_PID, (uint64_t)(uint32_t)t->procs[i].pid);
 		pb_text(&f->sub, PROCESS_CMDLINE, t->procs[i].cmdline);
-		pb_text(&f->sub, PROCESS_NAME, profile__tl_proc_name(f->p, &t->procs[i]));
+		pb_text(&f->sub, PROCESS_NAME,
+			profile__tl_proc_name(f->p, &t->procs[i], role, sizeof(role)));
 		pb_msg(&f->msg, TRACK_PROCESS, &f->sub);
 		descriptor(f);
 	}

@@ -188,8 +188,8 @@ static int write_threads(struct tj *j)
 		j->pid = pr->pid;
 		if (j->th->proc != proc) {
 			proc = j->th->proc;
-			snprintf(name, sizeof(name), "%s", profile__tl_proc_name(v->p, pr));
-			metadata(j, (uint32_t)pr->pid, "process_name", name);
+			metadata(j, (uint32_t)pr->pid, "process_name",
+				 profile__tl_proc_name(v->p, pr, name, sizeof(name)));
 		}
 		thread_names(j, pr, has_companion(v, j->th));
 		if (tl_thread__slices(v, j->th, &cb))

@@ -343,19 +343,27 @@ def check_samples(run):
 
 @test
 def timeline_perfetto():
-    """The Perfetto file: tracks named as the model names them, the waits,
+    """The Perfetto file: tracks named as the report names them (a process
+    by its latest image's role, a thread by its Python name), the waits,
     GC, imports and process events between the workload's stamps, the
     samples the report counts, and the run's counts at the start."""
     run = tl_run()
     tr, rep, m = run["perfetto"], run["json"], run["marks"]
     model = {p["pid"]: p for p in rep["model"]["processes"]}
+    roles = collections.defaultdict(set)  # a forked child that execs: two sections
+    for proc in rep["processes"]:
+        roles[proc["pid"]].add(proc["role"])
     for proc in rep["processes"]:
         d = tr.tracks[tr.process_track(proc["pid"])]["process"][0]
-        check(d["process_name"] == [model[proc["pid"]]["comm"]], f"process {proc['pid']}: {d}")
+        check(d["process_name"][0] in roles[proc["pid"]],
+              f"process {proc['pid']}: {d}, its roles {roles[proc['pid']]}")
         for t in proc["threads"]:
             name = tr.tracks[tr.thread_track(t["tid"])]["thread"][0].get("thread_name", [""])
             want = thread_label(model[proc["pid"]]["comm"], t)
             check(name == [want], f"thread {t['tid']} named {name}, the report {want!r}")
+    child = tr.tracks[tr.process_track(m["child_pid"])]["process"][0]["process_name"][0]
+    check(child.startswith(f"exec of {m['child_pid']}") and child.endswith("timeline_child.py"),
+          f"the exec'd child's process is named {child!r}, not by its latest image's role")
     waits = check_waits(run)
     n_side = check_gc_imports(run)
     check_processes(run)
@@ -524,7 +532,8 @@ def timeline_speedscope():
                                 ("tl-reader", "io", "I/O")):
         tid = m[key]
         name = tr.tracks[tr.thread_track(tid)]["thread"][0].get("thread_name", [""])[0]
-        profile = f"python3.11 (pid {m['pid']}), {name} (tid {tid})"
+        pname = tr.tracks[tr.process_track(m["pid"])]["process"][0]["process_name"][0]
+        profile = f"{pname} (pid {m['pid']}), {name} (tid {tid})"
         check(profile in shown, f"no speedscope profile {profile!r}: {sorted(shown)}")
         wait = f"{reason} at {script_at(marker)}"
         got = shown[profile].get(wait)
