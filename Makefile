@@ -76,7 +76,7 @@ endif
 
 .PHONY: all check check-unit check-integration tests-build check-matrix check-layout example vmlinux lint clean bench \
 	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures \
-	bench-peers bench-peers-self-test fuzz fuzz-smoke fuzz-build check-all
+	bench-peers bench-peers-self-test bench-timeline fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -225,6 +225,15 @@ $(OUTPUT)/bench/formats: bench/formats.c $(LIB_OBJS)
 	$(Q)$(CC) $(TEST_CFLAGS) -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 bench-formats: $(OUTPUT)/bench/formats
+	$(Q)$<
+
+# What --timeline adds per CPU sample, and what its writers cost (no root).
+$(OUTPUT)/bench/timeline: bench/timeline.c $(LIB_OBJS)
+	$(call msg,BENCH-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TEST_CFLAGS) -MMD -MP $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+bench-timeline: $(OUTPUT)/bench/timeline
 	$(Q)$<
 
 # What --signatures costs per sample, BPF and userspace (root; not part of check).

@@ -57,7 +57,9 @@ struct pyprof_config {
 	bool gil;	       /* --gil: GIL held, waiting or released per sample */
 	bool signatures;       /* --signatures: split functions by their arguments' types */
 	unsigned native_modes; /* enum native_mode: --kernel */
-	char error[256];       /* why parsing failed */
+	bool timeline;	       /* --timeline, or a timeline output: keep every event in time */
+	unsigned long timeline_events; /* --timeline-events: at most this many (0: the default) */
+	char error[256];	       /* why parsing failed */
 };
 
 /* --mem=alloc: one sample per 512 KiB allocated on average (per thread). */
@@ -112,5 +114,12 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen);
  * Returns 0, or -EINVAL with a sentence in why.
  */
 int config_check_outputs(const struct pyprof_config *cfg, char *why, size_t whylen);
+/*
+ * Sets cfg->timeline when an output draws the timeline (by its ending, or
+ * -f's format) or --timeline-events was given; refuses it beside a cut
+ * report (--match, --thread; and --pid in `pybpfprof report`, where it
+ * selects). Returns 0, or -EINVAL with a sentence in why.
+ */
+int config_check_timeline(struct pyprof_config *cfg, bool report, char *why, size_t whylen);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "profile/mem_ranges.h"
+#include "profile/timeline.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -277,6 +278,7 @@ struct profile_target {
 	struct profile_offcpu_pending *pending;
 	size_t npending, cap_pending;
 	size_t last_stack; /* index of the stack profile_target__add_stack added to */
+	uint32_t tl_proc;  /* 1 + its process's index on the timeline; 0: none */
 };
 
 struct profile_counts {
@@ -374,6 +376,8 @@ struct profile {
 	uint64_t sel_procs_out, sel_threads_out, sel_samples_out;
 	/* --thread cut a kept process: its truncated, partial, unresolved stay whole */
 	bool sel_threads_cut;
+	/* --timeline, or a timeline output: every event in time (profile/timeline.h) */
+	struct profile_timeline timeline;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -547,7 +551,10 @@ int profile_target__add_hist(struct profile_target *pp, uint32_t func,
 /* --imports: opens an import on tid, nested in the innermost open one. 0 or -ENOMEM. */
 int profile_target__import_start(struct profile_target *pp, uint32_t tid, const char *module,
 				 uint64_t ktime_ns);
-/* Closes tid's innermost open import. -ENOENT when none is open (began before attach). */
+/*
+ * Closes tid's innermost open import: its index in pp->imports, or -ENOENT
+ * when none is open (it began before attach).
+ */
 int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool found,
 				uint64_t ktime_ns);
 
@@ -561,12 +568,14 @@ int profile_target__offcpu_block(struct profile_target *pp, uint32_t tid, const 
 int profile_target__offcpu_again(struct profile_target *pp, uint32_t tid, unsigned cls,
 				 uint64_t start_ns);
 /*
- * It came back after ns off the CPU (the kernel's exact figure): its open
- * interval is charged to its stack. -ENOENT when none was open (its block
- * record was lost).
+ * It came back at end_ns after ns off the CPU (the kernel's exact figures):
+ * its open interval is charged to its stack, and starts at end_ns - ns (its
+ * block record is stamped after the stack walk that followed the switch;
+ * end_ns 0: unknown, that stamp is kept). -ENOENT when none was open (its
+ * block record was lost).
  */
 int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uint32_t tid,
-			       uint64_t ns);
+			       uint64_t ns, uint64_t end_ns);
 /*
  * At the run's end, the kernel's view first: every interval closed here,
  * then each one the kernel still holds open (wall.c reads its map) opened

@@ -38,6 +38,7 @@ struct report_writer {
 	const char *exts[3]; /* file name endings that select it, with the dot */
 	int (*write)(FILE *f, const struct profile *p, const struct report_opts *o);
 	bool plain_text; /* read on a terminal: written through text_sanitize_lines */
+	bool timeline;	 /* draws the timeline: a run asked for it keeps one (--timeline) */
 };
 
 extern const struct report_writer report_text;
@@ -50,6 +51,9 @@ extern const struct report_writer report_pprof;
 extern const struct report_writer report_svg;
 extern const struct report_writer report_tree;
 extern const struct report_writer report_dot;
+/* The timeline (profile/timeline.h): Perfetto's protobuf trace, Chrome's trace event JSON. */
+extern const struct report_writer report_perfetto;
+extern const struct report_writer report_trace_json;
 /* --mem-timeline's SVG; written beside the report, not chosen by -f. */
 extern const struct report_writer report_mem_svg;
 /* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */

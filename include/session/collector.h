@@ -207,6 +207,12 @@ void collector__free(struct collector *c);
 
 /* Takes ownership of a copy of *t and opens its profile section. 0 or -ENOMEM. */
 int collector__add_target(struct collector *c, const struct target *t);
+/*
+ * The same for a process that began as how says at ktime_ns (its exec, for
+ * an image profiled from its exec; 0: now), as the timeline shows it.
+ */
+int collector__add_target_since(struct collector *c, const struct target *t,
+				enum profile_tl_start how, uint64_t ktime_ns);
 struct collector_target *collector__find(struct collector *c, int pid);
 
 /*

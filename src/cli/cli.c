@@ -75,10 +75,15 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 --native --kernel   # C and kernel frames too\n"
 	"  sudo pybpfprof -v --native -- python3 app.py   # and where unwinds were cut\n"
 	"  sudo pybpfprof -p 1234 --signatures    # functions split by argument types\n"
+	"  sudo pybpfprof -p 1234 -d 10 --mode wall -o run.perfetto-trace\n"
+	"                                          # every thread over time, for Perfetto\n"
+	"  sudo pybpfprof --mode wall --gc -o t.trace.json -o t.json -- python3 app.py\n"
+	"                                          # as Chrome's trace JSON, and saved\n"
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
 	"  pybpfprof report prof.json -o p.html    # a saved profile in another format\n"
+	"  pybpfprof report t.json -o t.pftrace    # a saved timeline, for Perfetto\n"
 	"                                          # (see pybpfprof report --help)\n"
 	"  pybpfprof diff before.json after.json   # compare two saved runs\n"
 	"\n"
@@ -102,7 +107,10 @@ static const char doc[] =
 	"(.pb.gz or .pprof: for go tool pprof, Pyroscope, Grafana), svg (.svg: a flame graph "
 	"as flamegraph.pl draws it, interactive in a browser), tree (.tree: the call tree of "
 	"each process, like pyinstrument's, coloured on a terminal), dot (.dot or .gv: the call "
-	"graph for Graphviz, like gprof2dot's). A FILE whose extension names no format is "
+	"graph for Graphviz, like gprof2dot's), perfetto (.perfetto-trace or .pftrace: the "
+	"timeline of every process and thread, for ui.perfetto.dev), trace-json (.trace.json: "
+	"the same timeline as Chrome's trace event JSON, for Perfetto, chrome://tracing, the "
+	"Firefox Profiler and speedscope). A FILE whose extension names no format is "
 	"refused, unless -f gives its format; a FILE without an extension, or a character "
 	"device such as /dev/stdout, is written in the -f format.\n"
 	"\n"
@@ -199,6 +207,8 @@ enum {
 	OPT_NATIVE,
 	OPT_MATCH,
 	OPT_THREAD,
+	OPT_TIMELINE,
+	OPT_TIMELINE_EVENTS,
 };
 
 // clang-format off
@@ -275,8 +285,8 @@ static const struct cli_option cli_options[] = {
 	  CLI_SET, FIELD(py311_line, bool), 0, 0, NULL, NULL },
 	GROUP("Output:", 3),
 	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats, "
-	    "pprof, svg, tree or dot: the format on stdout, and of any -o FILE whose extension "
-	    "names none (default: text)", 3 },
+	    "pprof, svg, tree, dot, perfetto or trace-json: the format on stdout, and of any -o "
+	    "FILE whose extension names none (default: text)", 3 },
 	  CLI_FORMAT, FIELD(format, const char *), 0, 0, NULL, NULL },
 	{ { "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "
 	    "its extension names; repeat for several formats from one run", 3 },
@@ -321,6 +331,19 @@ static const struct cli_option cli_options[] = {
 	    "REGEX (POSIX extended), and the processes that have one; not with --mem, --calls, "
 	    "--gc or --imports, whose figures are per process", 3 },
 	  CLI_NAME, FIELD(thread, const char *), 0, 0, "--thread", "a regular expression" },
+	{ { "timeline", OPT_TIMELINE, NULL, 0, "Keep every event in time, per process and "
+	    "thread: CPU samples with their stacks, off-CPU intervals with their reason "
+	    "(--mode wall, --gil), GC pauses (--gc), imports (--imports), process starts, forks, "
+	    "execs and exits; for the timeline formats (perfetto, trace-json), and in a JSON "
+	    "profile for `pybpfprof report` to write them later. Implied by an -o FILE in a "
+	    "timeline format", 3 },
+	  CLI_SET, FIELD(timeline, bool), 0, 0, NULL, NULL },
+	{ { "timeline-events", OPT_TIMELINE_EVENTS, "N", 0, "Keep at most N timeline events "
+	    "(40 bytes each; default: " STR(PROFILE_TL_DEFAULT_CAP) ", at most "
+	    STR(PROFILE_TL_MAX_CAP) "); those beyond are dropped and counted in every report "
+	    "(implies --timeline)", 3 },
+	  CLI_ULONG, FIELD(timeline_events, unsigned long), 1, PROFILE_TL_MAX_CAP,
+	  "--timeline-events", "1 to " STR(PROFILE_TL_MAX_CAP) " events" },
 	GROUP("Diagnostics:", 4),
 	{ { "verbose", 'v', NULL, 0, "More messages on stderr (-vv: libbpf and verifier)", 4 },
 	  CLI_COUNT, FIELD(verbose, int), 0, 0, NULL, NULL },

@@ -97,6 +97,8 @@ static const char report_doc[] =
 	"  pybpfprof report prof.json --thread '^worker' # the threads named worker...\n"
 	"  pybpfprof report prof.json --merge           # all processes as one\n"
 	"  pybpfprof report prof.json --min-share 0     # a section for every process\n"
+	"  pybpfprof report run.json -o run.perfetto-trace -o run.trace.json\n"
+	"                                  # the timeline of a run recorded with --timeline\n"
 	"  pybpfprof report mem.json --mem-timeline rss.svg   # a --mem run's timeline";
 
 struct report_cmd {
@@ -121,7 +123,9 @@ static error_t report_parse_opt(int key, char *arg, struct argp_state *state)
 			snprintf(cfg->error, sizeof(cfg->error),
 				 "no profile: give the JSON file a run wrote with -o FILE.json");
 		else if (key == ARGP_KEY_END)
-			err = config_check_outputs(cfg, cfg->error, sizeof(cfg->error));
+			err = config_check_outputs(cfg, cfg->error, sizeof(cfg->error)) ?:
+				      config_check_timeline(cfg, true, cfg->error,
+							    sizeof(cfg->error));
 		else
 			return ARGP_ERR_UNKNOWN;
 		if (cfg->error[0] && !err)
@@ -139,6 +143,13 @@ static int check_needs(const struct report_cmd *rc, const struct profile *p, cha
 	const char *paths[NMEM_OUTPUTS];
 	size_t i;
 
+	if (rc->cfg.timeline && !p->timeline.on) {
+		snprintf(why, len,
+			 "%s: the timeline formats draw every event in time, and this profile has "
+			 "none: record with --timeline (or a timeline output) beside -o FILE.json",
+			 rc->file);
+		return -EINVAL;
+	}
 	mem_paths(&rc->cfg, paths);
 	for (i = 0; i < NMEM_OUTPUTS && !p->mem; i++)
 		if (paths[i]) {

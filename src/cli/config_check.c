@@ -20,6 +20,36 @@ static int refuse(char *why, size_t whylen, const char *sentence)
 	return -EINVAL;
 }
 
+/* Whether an output draws the timeline: by its ending, or by -f's format without one. */
+static bool timeline_output(const struct pyprof_config *cfg)
+{
+	const struct report_writer *w, *f = cfg->format ? report_find(cfg->format) : NULL;
+	size_t i;
+
+	if (!cfg->noutputs && f && f->timeline)
+		return true;
+	for (i = 0; i < cfg->noutputs; i++) {
+		w = report_for_path(cfg->outputs[i]);
+		if ((w && w->timeline) || (!w && f && f->timeline))
+			return true;
+	}
+	return false;
+}
+
+int config_check_timeline(struct pyprof_config *cfg, bool report, char *why, size_t whylen)
+{
+	/* The timeline files are drawn from the timeline. */
+	if (cfg->timeline_events || timeline_output(cfg))
+		cfg->timeline = true;
+	/* it keeps every process and thread: a cut report beside it would not be its figures */
+	if (cfg->timeline && (cfg->match || cfg->thread || (report && cfg->npids)))
+		return refuse(
+			why, whylen,
+			"the timeline keeps every process and thread of the run, and --pid, "
+			"--match and --thread cut the report: write the timeline without them");
+	return 0;
+}
+
 int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 {
 	bool followed = cfg->all || cfg->command || cfg->subprocesses;
@@ -28,6 +58,8 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 	if ((cfg->mem_folded || cfg->mem_timeline || cfg->mem_retained_folded || cfg->mem_pprof) &&
 	    !cfg->mem)
 		cfg->mem = PYPROF_MEM_FAULTS;
+	if (config_check_timeline(cfg, false, why, whylen))
+		return -EINVAL;
 
 	if (!cfg->npids && !cfg->all && !cfg->command)
 		return refuse(why, whylen, "no target: give -p PID, -a, or a command after --");
@@ -56,6 +88,10 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 		return refuse(why, whylen,
 			      "top shows a live view and writes no file: drop -o, "
 			      "--mem-timeline and --mem-folded, or record without top");
+	if (cfg->top && cfg->timeline)
+		return refuse(why, whylen,
+			      "top shows a live view and keeps no timeline: drop --timeline, or "
+			      "record without top");
 	if (cfg->mode && strcmp(cfg->mode, "cpu") && strcmp(cfg->mode, "wall"))
 		return refuse(why, whylen, "invalid --mode: expected cpu or wall");
 	if (cfg->idle && !(cfg->mode && !strcmp(cfg->mode, "wall")))

@@ -659,6 +659,8 @@ static int run__prepare(struct run *r)
 	prof->start_ns = mono_ns();
 	clock_gettime(CLOCK_REALTIME, &now);
 	prof->start_unix_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+	if (cfg->timeline)
+		profile__timeline_on(prof, cfg->timeline_events);
 	prof->calls_mode = cfg->usdt_modes & USDT_CALLS;
 	prof->gc_mode = cfg->usdt_modes & USDT_GC;
 	prof->imports_mode = cfg->usdt_modes & USDT_IMPORTS;
@@ -921,6 +923,7 @@ static int run__record(struct run *r)
 	if (command_done(r))
 		return 0;
 	wall__finish(&r->w, r->s, c);
+	profile__tl_finish(&r->prof, (uint64_t)r->prof.end_ns);
 	record_counters(r->s, c);
 	if (cfg->mem)
 		mem__finish(&r->mem, r->s, c);

@@ -86,6 +86,7 @@ void profile__free(struct profile *p)
 	free(p->selection);
 	hashmap__free(&p->func_index);
 	hashmap__free(&p->frame_index);
+	profile_timeline__free(&p->timeline);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -505,7 +506,7 @@ int profile_target__import_done(struct profile_target *pp, uint32_t tid, bool fo
 	pp->imports[i].ns = ktime_ns > pp->imports[i].start_ns ?
 				    ktime_ns - pp->imports[i].start_ns :
 				    0;
-	return 0;
+	return i;
 }
 
 int profile_target__call_totals(const struct profile *p, const struct profile_target *pp,

@@ -100,9 +100,18 @@ static int charge(struct profile *p, struct profile_target *pp, struct profile_o
 {
 	struct profile_thread *th = profile_target__thread(pp, q->tid);
 	uint64_t samples = profile_ns_to_samples(p->frequency_hz, ns, &q->rem_ns);
+	struct profile_tl_add a = { .kind = PROFILE_TL_OFFCPU,
+				    .arg = (uint8_t)q->cls,
+				    .tid = q->tid,
+				    .ktime_ns = q->start_ns,
+				    .dur_ns = ns,
+				    .frames = q->frames,
+				    .nframes = q->nframes };
 	uint32_t *frames, pseudo;
 	int err;
 
+	/* every interval, the ones too short to make a sample too */
+	profile_target__tl_add(p, pp, &a);
 	if (!th)
 		return -ENOMEM;
 	th->offcpu_ns[q->cls] += ns;
@@ -129,7 +138,7 @@ static int charge(struct profile *p, struct profile_target *pp, struct profile_o
 }
 
 int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uint32_t tid,
-			       uint64_t ns)
+			       uint64_t ns, uint64_t end_ns)
 {
 	struct profile_offcpu_pending *q = pending_of(pp, tid, false);
 
@@ -138,6 +147,8 @@ int profile_target__offcpu_end(struct profile *p, struct profile_target *pp, uin
 		return -ENOENT;
 	}
 	q->open = false;
+	if (end_ns >= ns && end_ns)
+		q->start_ns = end_ns - ns;
 	return charge(p, pp, q, ns);
 }
 

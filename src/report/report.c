@@ -15,8 +15,9 @@
 #include "util/text.h"
 
 static const struct report_writer *writers[] = {
-	&report_text,	&report_json,  &report_folded, &report_flame, &report_speedscope,
-	&report_pstats, &report_pprof, &report_svg,    &report_tree,  &report_dot,
+	&report_text,	    &report_json,   &report_folded,   &report_flame,
+	&report_speedscope, &report_pstats, &report_pprof,    &report_svg,
+	&report_tree,	    &report_dot,    &report_perfetto, &report_trace_json,
 };
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
 
@@ -49,7 +50,8 @@ const struct report_writer *report_for_path(const char *path)
 
 const char *report_names(void)
 {
-	return "text, json, folded, flamegraph, speedscope, pstats, pprof, svg, tree, dot";
+	return "text, json, folded, flamegraph, speedscope, pstats, pprof, svg, tree, dot, "
+	       "perfetto, trace-json";
 }
 
 char *report_extensions(char *buf, size_t len)

@@ -14,6 +14,7 @@
 #include "report_procs.h"
 #include "report_signatures.h"
 #include "report_threads.h"
+#include "report_timeline.h"
 #include "report_wall.h"
 #include "report_usdt.h"
 #include "report_where.h"
@@ -207,6 +208,7 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 		fputs(",\n", f);
 	}
 	report_usdt_json_counts(f, p);
+	report_timeline_json(f, p);
 	order = report_procs_order(p);
 	if (!order)
 		return -ENOMEM;

@@ -409,6 +409,47 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 	fputc('}', f);
 }
 
+/*
+ * The timeline (profile/timeline.h): its cap and start, what it dropped by
+ * kind, its processes, module names and stacks, then each event as
+ * [kind, t_ns, dur_ns, proc, tid, ref, value, arg], in the order counted.
+ */
+static void write_timeline(FILE *f, const struct profile_timeline *t)
+{
+	size_t i;
+
+	fprintf(f, ",\n  \"timeline\": {\"cap\": %llu, \"start_mono_ns\": %llu, \"dropped\": ",
+		(unsigned long long)t->cap, (unsigned long long)t->start_mono_ns);
+	u64s(f, t->dropped, PROFILE_TL_NKINDS);
+	fputs(",\n   \"procs\": [", f);
+	for (i = 0; i < t->nprocs; i++) {
+		fprintf(f, "%s[%d, ", i ? ", " : "", t->procs[i].pid);
+		json_string(f, t->procs[i].name);
+		fputs(", ", f);
+		json_string(f, t->procs[i].cmdline);
+		fprintf(f, ", %s]", t->procs[i].ended ? "true" : "false");
+	}
+	fputs("],\n   \"strings\": [", f);
+	for (i = 0; i < t->nstrings; i++) {
+		fputs(i ? ", " : "", f);
+		json_string(f, t->strings[i]);
+	}
+	fputs("],\n   \"stacks\": [", f);
+	for (i = 0; i < t->nstacks; i++) {
+		fputs(i ? (i % 8 ? ", " : ",\n    ") : "", f);
+		frames(f, t->frames + t->stacks[i].off, t->stacks[i].n);
+	}
+	fputs("],\n   \"events\": [", f);
+	for (i = 0; i < t->n; i++) {
+		const struct profile_tl_event *e = &t->events[i];
+
+		fprintf(f, "%s[%u,%lld,%llu,%u,%u,%lld,%u,%u]", i ? (i % 4 ? ", " : ",\n    ") : "",
+			e->kind, (long long)e->t_ns, (unsigned long long)e->dur_ns, e->proc, e->tid,
+			e->ref == PROFILE_TL_NO_STACK ? -1LL : (long long)e->ref, e->value, e->arg);
+	}
+	fputs("]}", f);
+}
+
 void report_json_model(FILE *f, const struct profile *p)
 {
 	struct hashmap byptr;
@@ -422,6 +463,9 @@ void report_json_model(FILE *f, const struct profile *p)
 		fputs(i ? "," : "", f);
 		write_target(f, p, &p->targets[i], &byptr);
 	}
-	fputs("]}", f);
+	fputc(']', f);
+	if (p->timeline.on)
+		write_timeline(f, &p->timeline);
+	fputc('}', f);
 	hashmap__free(&byptr);
 }

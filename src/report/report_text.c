@@ -17,6 +17,7 @@
 #include "report_threads.h"
 #include "report_wall.h"
 #include "report_signatures.h"
+#include "report_timeline.h"
 #include "report_usdt.h"
 #include "report_where.h"
 #include "util/hashmap.h"
@@ -809,6 +810,7 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->ustack_refused,
 			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
+	report_timeline_text(f, p);
 	order = report_procs_order(p);
 	if (!order)
 		return -ENOMEM;

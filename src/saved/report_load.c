@@ -632,6 +632,8 @@ static int load_model(struct ld *l, const struct jval *root)
 		ld_at(w, sizeof(w), "model.processes[%zu]", i);
 		err = load_target(l, jv_at(procs, i), w);
 	}
+	if (!err)
+		err = ld_timeline(l, m);
 	return err;
 }
 

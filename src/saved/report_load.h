@@ -56,5 +56,7 @@ int ld_mem(struct ld *l, const struct jval *jt, const char *where, struct profil
 int ld_wall_header(struct ld *l, const struct jval *m);
 int ld_wall(struct ld *l, const struct jval *jt, const char *where, struct profile_target *pp,
 	    const struct hashmap *tids);
+/* The timeline (report_load_timeline.c), once the functions and frames are read (absent: off). */
+int ld_timeline(struct ld *l, const struct jval *m);
 
 #endif

@@ -94,6 +94,12 @@ static int parent_pid(pid_t pid)
 
 int collector__add_target(struct collector *c, const struct target *t)
 {
+	return collector__add_target_since(c, t, PROFILE_TL_FOUND, 0);
+}
+
+int collector__add_target_since(struct collector *c, const struct target *t,
+				enum profile_tl_start how, uint64_t ktime_ns)
+{
 	struct collector_target *ts;
 	struct profile_target *pp;
 	char root[64];
@@ -119,6 +125,8 @@ int collector__add_target(struct collector *c, const struct target *t)
 	pp->nspid = t->nspid;
 	pp->start_time = proc_start_time(t->pid);
 	pp->ppid = parent_pid(t->pid);
+	pp->tl_proc = profile__tl_proc(c->prof, t->pid, t->comm, t->cmdline, how, 0,
+				       ktime_ns ? ktime_ns : (uint64_t)mono_ns());
 	/* Held open so its sources can be read even after the process has exited. */
 	snprintf(root, sizeof(root), "/proc/%d/root", t->pid);
 	pp->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -218,7 +226,7 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 		if (s->value & PY_OFFCPU_SAME)
 			profile_target__offcpu_again(pp, s->tid, PY_OFFCPU_END_CLASS(s->value),
 						     s->ktime_ns - ns);
-		profile_target__offcpu_end(c->prof, pp, s->tid, ns);
+		profile_target__offcpu_end(c->prof, pp, s->tid, ns, s->ktime_ns);
 		return;
 	}
 	th = profile_target__thread(pp, s->tid);
@@ -309,6 +317,23 @@ void collector__expire_parked(struct collector *c)
 	}
 }
 
+/* A collection on the timeline: it ended at the record's time, after its ns. */
+static void timeline_gc(struct collector *c, const struct collector_target *ts,
+			const struct py_sample *s)
+{
+	uint64_t ns = PY_GC_NS(s->value);
+	struct profile_tl_add a = { .kind = PROFILE_TL_GC,
+				    .arg = PY_GC_GEN(s->value),
+				    .tid = s->tid,
+				    .ktime_ns = s->ktime_ns - (ns < s->ktime_ns ? ns : s->ktime_ns),
+				    .dur_ns = ns,
+				    .frames = c->scratch,
+				    .nframes = s->nframes,
+				    .value = (uint32_t)PY_GC_COLLECTED(s->value) };
+
+	profile_target__tl_add(c->prof, &c->prof->targets[ts->target_index], &a);
+}
+
 /* s, whose frames are named in c->scratch, goes where its kind says. */
 static void count_sample(struct collector *c, struct collector_target *ts,
 			 const struct py_sample *s, size_t size, bool unresolved)
@@ -351,6 +376,7 @@ static void count_sample(struct collector *c, struct collector_target *ts,
 					   s->nframes, PY_GC_GEN(s->value), PY_GC_NS(s->value),
 					   PY_GC_COLLECTED(s->value)))
 			c->malformed++;
+		timeline_gc(c, ts, s);
 		break;
 	default:
 		c->malformed++;

@@ -40,6 +40,32 @@ static void offcpu_running(struct profile_target *pp, uint32_t tid)
 			pp->pending[i].open = pp->pending[i].primed = false;
 }
 
+/* A CPU sample on the timeline, with where it ran and the GIL (0: unknown, not followed). */
+static void timeline_cpu(struct profile *p, const struct profile_target *pp,
+			 const struct py_sample *s, const uint32_t *frames, uint32_t n)
+{
+	uint8_t where = (s->flags & PY_SAMPLE_WHERE_MASK) == PY_WHERE_PYTHON ?
+				1 + PROFILE_WHERE_PYTHON :
+			(s->flags & PY_SAMPLE_WHERE_MASK) == PY_WHERE_NATIVE ?
+				1 + PROFILE_WHERE_NATIVE :
+			(s->flags & PY_SAMPLE_WHERE_MASK) == PY_WHERE_SYSTEM ?
+				1 + PROFILE_WHERE_SYSTEM :
+				0;
+	uint8_t gil = (s->flags & PY_SAMPLE_GIL_UNKNOWN) == PY_SAMPLE_GIL_UNKNOWN ?
+			      1 + PROFILE_GIL_UNKNOWN :
+		      (s->flags & PY_SAMPLE_GIL_HELD)	  ? 1 + PROFILE_GIL_HELD :
+		      (s->flags & PY_SAMPLE_GIL_RELEASED) ? 1 + PROFILE_GIL_RELEASED :
+							    0;
+	struct profile_tl_add a = { .kind = PROFILE_TL_CPU,
+				    .arg = PROFILE_TL_CPU_ARG(where, gil),
+				    .tid = s->tid,
+				    .ktime_ns = s->ktime_ns,
+				    .frames = frames,
+				    .nframes = n };
+
+	profile_target__tl_add(p, pp, &a);
+}
+
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
 void collector__add_cpu(struct collector *c, struct collector_target *ts, const struct py_sample *s,
 			const uint32_t *frames, uint32_t n, bool unresolved)
@@ -88,6 +114,8 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 	}
 	if (c->prof->wall)
 		offcpu_running(pp, s->tid);
+	if (c->prof->timeline.on)
+		timeline_cpu(c->prof, pp, s, frames, n);
 }
 
 /* A waiting sample older than this, by the clock of the records arriving, lost its stack. */

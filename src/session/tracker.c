@@ -101,9 +101,12 @@ void tracker__watch(struct tracker *tr, pid_t pid, long long exec_ns)
 						   .exec_ns = exec_ns };
 }
 
-static int add_target(struct tracker *tr, const struct target *t)
+/* A new section; exec_ns: the exec its image was profiled from (0: found running). */
+static int add_target(struct tracker *tr, const struct target *t, long long exec_ns)
 {
-	int err = collector__add_target(tr->c, t);
+	int err = collector__add_target_since(tr->c, t,
+					      exec_ns ? PROFILE_TL_EXECED : PROFILE_TL_FOUND,
+					      (uint64_t)exec_ns);
 
 	if (!err)
 		err = session__add_target(tr->s, t);
@@ -202,7 +205,7 @@ static int try_register(struct tracker *tr, pid_t pid, struct tracker_pending *p
 		/* libpython not mapped yet, or the interpreter is still being built */
 		return -EAGAIN;
 	}
-	if (add_target(tr, &t))
+	if (add_target(tr, &t, p ? p->exec_ns : 0))
 		return -ENOMEM;
 	tr->c->targets[tr->c->ntargets - 1].registered_ns = mono_ns();
 	tr->registered++;
@@ -322,6 +325,15 @@ void tracker__tick(struct tracker *tr, long long now)
 	retry_due(tr, now);
 }
 
+/* The fork on the timeline: on the parent's track, and the child's first event. */
+static void timeline_fork(struct profile *p, const struct profile_target *parent,
+			  const struct py_proc_event *e)
+{
+	profile__tl_proc_event(p, (int)e->ppid, PROFILE_TL_FORK, e->pid, e->ktime_ns);
+	profile__tl_proc(p, (int)e->pid, parent->comm, parent->cmdline, PROFILE_TL_FORKED,
+			 (int)e->ppid, e->ktime_ns);
+}
+
 /*
  * A fork: the kernel already samples the child when it copied the entry.
  * Its section opens with its first sample, so a child that only execs
@@ -339,6 +351,7 @@ static void on_fork(struct tracker *tr, const struct py_proc_event *e)
 		session__remove_target(tr->s, e->pid);
 		return;
 	}
+	timeline_fork(tr->c->prof, &tr->c->prof->targets[parent->target_index], e);
 	drop_forked(tr, e->pid);
 	if (vec_grow((void **)&tr->forked, &tr->cap_forked, tr->nforked + 1, sizeof(*tr->forked))) {
 		session__remove_target(tr->s, e->pid);
@@ -399,6 +412,7 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 			break;
 		}
 		/* the old image's section keeps its samples; a new one may follow */
+		profile__tl_proc_event(tr->c->prof, (int)e->pid, PROFILE_TL_EXEC, 0, e->ktime_ns);
 		mark_exited(tr, e->pid);
 		forked_gone(tr, e->pid);
 		tracker__watch(tr, e->pid, e->ktime_ns);
@@ -422,6 +436,7 @@ int tracker__on_event(void *ctx, void *data, size_t size)
 		break;
 	case PY_PROC_EXIT:
 		tr->exits++;
+		profile__tl_proc_event(tr->c->prof, (int)e->pid, PROFILE_TL_EXIT, 0, e->ktime_ns);
 		mark_exited(tr, e->pid);
 		/* a child never sampled: forgotten soon (bounded memory under -a) */
 		forked_gone(tr, e->pid);

@@ -340,6 +340,20 @@ void usdt__detach(struct usdt *u)
 	memset(u, 0, sizeof(*u));
 }
 
+/* A finished import on the timeline, nested in its parent by its times. */
+static void timeline_import(struct profile *p, const struct profile_target *pp,
+			    const struct profile_import *im)
+{
+	struct profile_tl_add a = { .kind = PROFILE_TL_IMPORT,
+				    .arg = im->found ? PROFILE_TL_IMPORT_FOUND : 0,
+				    .tid = im->tid,
+				    .ktime_ns = im->start_ns,
+				    .dur_ns = im->ns,
+				    .name = im->module };
+
+	profile_target__tl_add(p, pp, &a);
+}
+
 int usdt__on_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -364,8 +378,12 @@ int usdt__on_event(void *ctx, void *data, size_t size)
 		if (profile_target__import_start(pp, e->tid, name, e->ktime_ns))
 			c->malformed++;
 	} else if (e->kind == PY_EVENT_IMPORT_DONE) {
-		if (profile_target__import_done(pp, e->tid, e->found, e->ktime_ns))
+		int i = profile_target__import_done(pp, e->tid, e->found, e->ktime_ns);
+
+		if (i < 0)
 			c->prof->usdt.imports_unmatched++;
+		else
+			timeline_import(c->prof, pp, &pp->imports[i]);
 	} else {
 		c->malformed++;
 	}

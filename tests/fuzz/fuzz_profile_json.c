@@ -3,8 +3,9 @@
  * The saved-profile loader (report_load.c) on any bytes: a profile file is
  * anyone's (`pybpfprof report FILE` reads what a user hands it). What it
  * accepts must be a profile every writer can write: each loaded profile is
- * written in every format, so an index or count the loader let through that
- * a writer trusts shows up here as a sanitizer report.
+ * written in every format, the timeline's (Perfetto, trace JSON) too, so an
+ * index or count the loader let through that a writer trusts (a timeline's
+ * stack, string or process id) shows up here as a sanitizer report.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct report_writer *const ws[] = {
-		&report_text,	    &report_json,   &report_folded,  &report_flame,
-		&report_speedscope, &report_pstats, &report_pprof,   &report_svg,
-		&report_tree,	    &report_dot,    &report_mem_svg, &report_mem_folded,
+		&report_text,	    &report_json,	&report_folded,	 &report_flame,
+		&report_speedscope, &report_pstats,	&report_pprof,	 &report_svg,
+		&report_tree,	    &report_dot,	&report_mem_svg, &report_mem_folded,
+		&report_perfetto,   &report_trace_json,
 	};
 	static FILE *null;
 	const struct report_opts o = {

@@ -256,6 +256,58 @@ static void test_mem_files_imply_mem(void **state)
 	assert_int_equal(none.mem, PYPROF_MEM_OFF);
 }
 
+/*
+ * A timeline output, or --timeline-events, keeps the timeline: by the file's
+ * ending (.trace.json over .json), or by -f's format for a name without one.
+ * The timeline keeps every process and thread: not beside --match or
+ * --thread, nor --pid in `pybpfprof report`, which cut the report.
+ */
+static void test_timeline_outputs(void **state)
+{
+	static const char refused[] = "the timeline keeps every process and thread of the run, "
+				      "and --pid, --match and --thread cut the report: write the "
+				      "timeline without them";
+	struct pyprof_config trace = with_pid(), pf = with_pid(), json = with_pid();
+	struct pyprof_config fmt = with_pid(), events = with_pid(), match = with_pid();
+	struct pyprof_config report = with_pid();
+	char why[256] = "";
+
+	(void)state;
+	trace.outputs[0] = "run.trace.json";
+	trace.noutputs = 1;
+	pf.outputs[0] = "run.pftrace";
+	pf.noutputs = 1;
+	json.outputs[0] = "run.json";
+	json.noutputs = 1;
+	fmt.format = "perfetto";
+	fmt.outputs[0] = "trace";
+	fmt.noutputs = 1;
+	events.timeline_events = 100;
+	expect_ok(trace);
+	assert_int_equal(config_check(&trace, why, sizeof(why)), 0);
+	assert_true(trace.timeline);
+	assert_int_equal(config_check(&pf, why, sizeof(why)), 0);
+	assert_true(pf.timeline);
+	assert_int_equal(config_check(&json, why, sizeof(why)), 0);
+	assert_false(json.timeline);
+	assert_int_equal(config_check(&fmt, why, sizeof(why)), 0);
+	assert_true(fmt.timeline);
+	assert_int_equal(config_check(&events, why, sizeof(why)), 0);
+	assert_true(events.timeline);
+	match.timeline = true;
+	match.match = "worker";
+	expect_refused(match, refused);
+	match.match = NULL;
+	match.thread = "^w";
+	expect_refused(match, refused);
+	/* -p is a target in a run, a cut in report */
+	report.timeline = true;
+	why[0] = '\0';
+	assert_int_equal(config_check_timeline(&report, false, why, sizeof(why)), 0);
+	assert_int_equal(config_check_timeline(&report, true, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, refused);
+}
+
 /* The outputs' formats: one of pid's -o files is path; format the -f given (NULL: none). */
 static int check_output(const char *path, const char *format, char *why, size_t whylen)
 {
@@ -293,7 +345,7 @@ static void test_output_extensions(void **state)
 		why,
 		"unknown extension '.xyz' in -o /tmp/profile.xyz: use one of "
 		".txt, .json, .folded, .html, .speedscope.json, .speedscope, "
-		".pstats, .prof, .pb.gz, .pprof, .svg, .tree, .dot, .gv, or give the format with -f");
+		".pstats, .prof, .pb.gz, .pprof, .svg, .tree, .dot, .gv, .perfetto-trace, .pftrace, .trace.json, or give the format with -f");
 	assert_int_equal(check_output("p.gz", NULL, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "'.gz'"));
 	/* -f names the format of every file whose name does not */
@@ -341,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_mem_alloc_pids_only),
 		cmocka_unit_test(test_mem_files_imply_mem),
 		cmocka_unit_test(test_first_rule_wins),
+		cmocka_unit_test(test_timeline_outputs),
 		cmocka_unit_test(test_output_extensions),
 		cmocka_unit_test(test_short_buffer),
 	};

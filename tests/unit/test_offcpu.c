@@ -80,14 +80,14 @@ static void test_intervals(void **state)
 	fr[0] = profile__frame(&p, profile__func(&p, "work", "/x.py", 4, false), 5);
 	fr[1] = profile__frame(&p, profile__func(&p, "main", "/x.py", 1, false), 1);
 	/* an end with no start: not charged, counted */
-	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 5000000), -2 /* -ENOENT */);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 5000000, 0), -2 /* -ENOENT */);
 	assert_int_equal(p.offcpu_unmatched, 1);
 	/* 4 ms of waiting for a CPU at 100 Hz: no sample yet, so no stack and no
 	 * frame (a frame without weight would be drawn on-CPU by the flame graph) */
 	assert_int_equal(profile_target__offcpu_block(pp, 11, fr, 2, PROFILE_OFFCPU_RUNQUEUE, 0,
 						      false),
 			 0);
-	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 4000000), 0);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 4000000, 0), 0);
 	assert_int_equal(pp->nstacks, 0);
 	assert_int_equal(p.nframes, 2);
 	assert_int_equal(profile_target__thread(pp, 11)->offcpu_ns[PROFILE_OFFCPU_RUNQUEUE],
@@ -96,7 +96,7 @@ static void test_intervals(void **state)
 	assert_int_equal(profile_target__offcpu_block(pp, 11, fr, 2, PROFILE_OFFCPU_SLEEP, 1000,
 						      false),
 			 0);
-	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 250000000), 0);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 250000000, 0), 0);
 	assert_int_equal(pp->nstacks, 1);
 	assert_int_equal(pp->stacks[0].count, 25);
 	assert_int_equal(pp->stacks[0].nframes, 3);
@@ -107,10 +107,10 @@ static void test_intervals(void **state)
 	assert_int_equal(profile_target__thread(pp, 11)->offcpu_ns[PROFILE_OFFCPU_SLEEP],
 			 250000000);
 	/* closed: a second end is unmatched */
-	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 1), -2);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 1, 0), -2);
 	/* blocked where it blocked last time: the same stack, 100 ms more, as I/O now */
 	assert_int_equal(profile_target__offcpu_again(pp, 11, PROFILE_OFFCPU_IO, 5), 0);
-	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 100000000), 0);
+	assert_int_equal(profile_target__offcpu_end(&p, pp, 11, 100000000, 0), 0);
 	assert_int_equal(pp->nstacks, 2);
 	assert_int_equal(pp->stacks[1].count, 10);
 	assert_memory_equal(pp->stacks[1].frames + 1, fr, sizeof(fr));
@@ -158,12 +158,12 @@ static void test_end_of_run(void **state)
 	fr[0] = profile__frame(&p, profile__func(&p, "work", "/x.py", 4, false), 5);
 	/* 21: slept 100 ms, then slept again at the same place from 1 s: no record */
 	profile_target__offcpu_block(pp, 21, fr, 1, PROFILE_OFFCPU_SLEEP, 0, false);
-	profile_target__offcpu_end(&p, pp, 21, 100000000);
+	profile_target__offcpu_end(&p, pp, 21, 100000000, 0);
 	/* 22: its closing record was lost: this side still thinks it off the CPU */
 	profile_target__offcpu_block(pp, 22, fr, 1, PROFILE_OFFCPU_IO, 0, false);
 	/* 23: blocked at 2 s, but its record never came: the stack known is older */
 	profile_target__offcpu_block(pp, 23, fr, 1, PROFILE_OFFCPU_LOCK, 1000, false);
-	profile_target__offcpu_end(&p, pp, 23, 1000);
+	profile_target__offcpu_end(&p, pp, 23, 1000, 0);
 	/* 24: blocked at 1.5 s, its record came (stamped a little after) */
 	profile_target__offcpu_block(pp, 24, fr, 1, PROFILE_OFFCPU_IO, 1500000100, false);
 	assert_int_equal(pp->samples, 10);

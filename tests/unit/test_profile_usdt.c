@@ -108,11 +108,11 @@ static void test_imports(void **state)
 	assert_int_equal(profile_target__import_start(pp, 1, "json.decoder", 110), 0);
 	assert_int_equal(profile_target__import_start(pp, 2, "csv", 115), 0);
 	assert_int_equal(profile_target__import_start(pp, 1, "re", 120), 0);
-	assert_int_equal(profile_target__import_done(pp, 1, true, 150), 0);
-	assert_int_equal(profile_target__import_done(pp, 2, false, 160), 0);
-	assert_int_equal(profile_target__import_done(pp, 1, true, 170), 0);
+	assert_int_equal(profile_target__import_done(pp, 1, true, 150), 3);
+	assert_int_equal(profile_target__import_done(pp, 2, false, 160), 2);
+	assert_int_equal(profile_target__import_done(pp, 1, true, 170), 1);
 	assert_int_equal(profile_target__import_start(pp, 1, "json.encoder", 175), 0);
-	assert_int_equal(profile_target__import_done(pp, 1, true, 185), 0);
+	assert_int_equal(profile_target__import_done(pp, 1, true, 185), 4);
 	assert_int_equal(profile_target__import_done(pp, 1, true, 200), 0);
 	assert_int_equal(pp->nimports, 5);
 	assert_string_equal(pp->imports[0].module, "json");
