@@ -341,15 +341,9 @@ static void add_rec(struct pf *f, struct pf_rec r)
 static void gil_rec(struct pf *f, uint32_t j, uint32_t ev, int *last)
 {
 	const struct profile_tl_event *e = &f->v->t->events[ev];
-	int held;
+	int held = tl_gil_held(e);
 
-	if (e->kind == PROFILE_TL_CPU && PROFILE_TL_CPU_GIL(e->arg) == 1 + PROFILE_GIL_HELD)
-		held = 1;
-	else if ((e->kind == PROFILE_TL_CPU &&
-		  PROFILE_TL_CPU_GIL(e->arg) == 1 + PROFILE_GIL_RELEASED) ||
-		 (e->kind == PROFILE_TL_OFFCPU && e->arg == PROFILE_OFFCPU_GIL))
-		held = 0;
-	else
+	if (held < 0)
 		return;
 	if (held != *last)
 		add_rec(f,

@@ -291,3 +291,13 @@ void report_timeline_json(FILE *f, const struct profile *p)
 			(unsigned long long)t->dropped[k]);
 	fputs("}},\n", f);
 }
+
+int tl_gil_held(const struct profile_tl_event *e)
+{
+	if (e->kind == PROFILE_TL_CPU && PROFILE_TL_CPU_GIL(e->arg) == 1 + PROFILE_GIL_HELD)
+		return 1;
+	if ((e->kind == PROFILE_TL_CPU && PROFILE_TL_CPU_GIL(e->arg) == 1 + PROFILE_GIL_RELEASED) ||
+	    (e->kind == PROFILE_TL_OFFCPU && e->arg == PROFILE_OFFCPU_GIL))
+		return 0;
+	return -1;
+}

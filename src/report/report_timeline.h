@@ -72,6 +72,8 @@ char *tl_interval_name(const struct profile *p, const struct profile_timeline *t
 /* "fork: pid 1235", "exec", "exit", "start: forked from pid 1234", ... */
 char *tl_proc_event_name(const struct profile_tl_event *e, char *buf, size_t len);
 /* The innermost Python frame of a stack (its line), or UINT32_MAX. */
+/* The GIL as event e shows it (--gil): 1 held, 0 not held (released, or waited for), -1 unsaid. */
+int tl_gil_held(const struct profile_tl_event *e);
 uint32_t tl_python_frame(const struct profile *p, const uint32_t *frames, uint32_t n);
 
 /*

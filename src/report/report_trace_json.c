@@ -110,17 +110,9 @@ static void thread_names(struct tj *j, const struct profile_tl_proc *pr, bool co
 /* --gil: the GIL held (1) or not (0) at each change, as a counter of the thread. */
 static void gil(struct tj *j, const struct profile_tl_event *e, int *last)
 {
-	int held;
+	int held = tl_gil_held(e);
 
-	if (e->kind == PROFILE_TL_CPU && PROFILE_TL_CPU_GIL(e->arg) == 1 + PROFILE_GIL_HELD)
-		held = 1;
-	else if ((e->kind == PROFILE_TL_CPU &&
-		  PROFILE_TL_CPU_GIL(e->arg) == 1 + PROFILE_GIL_RELEASED) ||
-		 (e->kind == PROFILE_TL_OFFCPU && e->arg == PROFILE_OFFCPU_GIL))
-		held = 0;
-	else
-		return;
-	if (held == *last)
+	if (held < 0 || held == *last)
 		return;
 	*last = held;
 	head(j, "C", j->th->tid, e->t_ns);
