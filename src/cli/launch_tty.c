@@ -31,6 +31,14 @@
 /* The terminal whose mode the relay changed, and that mode as it was: for any way out. */
 static struct termios saved_mode;
 static atomic_int saved_fd = -1;
+/*
+ * The last way out (a second stop signal, then _exit) has the terminal: the
+ * relay thread, which sets raw mode again whenever it finds it gone, must
+ * not do it between that restore and the exit (it did, relaying the
+ * command's answer to the signal, and left root's shell in raw mode).
+ */
+static atomic_bool tty_final;
+static atomic_int in_keys_raw;
 
 /* The SIGWINCH handler's way to the thread. */
 static volatile sig_atomic_t winch_fd = -1;
@@ -61,6 +69,19 @@ void launch_tty__restore(void)
 	log_set_crlf(false);
 }
 
+void launch_tty__restore_final(void)
+{
+	const struct timespec ms = { 0, 1000000 };
+	int i;
+
+	atomic_store(&tty_final, true);
+	/* a change under way on the relay thread ends first; bounded, as this may have
+	 * interrupted one on its own thread */
+	for (i = 0; i < 100 && atomic_load(&in_keys_raw); i++)
+		nanosleep(&ms, NULL);
+	launch_tty__restore();
+}
+
 /* Whether a and b put the terminal in the same mode. */
 static bool same_mode(const struct termios *a, const struct termios *b)
 {
@@ -78,6 +99,12 @@ static void keys_raw(struct launch_tty *t)
 {
 	struct termios cur, raw;
 
+	/* counted before the look: launch_tty__restore_final waits for what it did not stop */
+	atomic_fetch_add(&in_keys_raw, 1);
+	if (atomic_load(&tty_final)) {
+		atomic_fetch_sub(&in_keys_raw, 1);
+		return;
+	}
 	pthread_mutex_lock(&t->mode_lock);
 	if (atomic_load(&t->keys_off) || tcgetattr(t->keys_fd, &cur))
 		goto out;
@@ -94,6 +121,7 @@ static void keys_raw(struct launch_tty *t)
 		log_set_crlf(false);
 out:
 	pthread_mutex_unlock(&t->mode_lock);
+	atomic_fetch_sub(&in_keys_raw, 1);
 }
 
 static void on_winch(int sig)

@@ -81,6 +81,11 @@ void launch_tty__close(struct launch_tty *t);
 
 /* Our terminal's mode as it was, if the relay changed it; async-signal-safe. */
 void launch_tty__restore(void);
+/*
+ * The same before an _exit: the relay thread changes the mode no more, and
+ * a change it had under way ends first (at most 0.1 s); async-signal-safe.
+ */
+void launch_tty__restore_final(void);
 
 /*
  * Pure: the mode our terminal takes while its keys are relayed: every key

@@ -65,7 +65,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 	(void)uctx;
 	if (stop_requested) {
 		top__restore_terminal();
-		launch_tty__restore();
+		launch_tty__restore_final();
 		if (launched)
 			launch__signal_now(sig);
 		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
