@@ -7,7 +7,8 @@ Prints "session own=BOOL tty=NAME isatty=B0B1B2 size=COLSxROWS pid=PID", then
 lines"; then spins in relay_spin until SIGINT, prints "sigint" and exits 7.
 
 With hold: prints "pid PID" and "ready", then prints "got SIGTERM" at each
-SIGTERM and goes on sleeping (at most 60 s).
+SIGTERM and goes on sleeping (at most 60 s), printing a line every
+millisecond after the first.
 """
 
 import os
@@ -31,12 +32,22 @@ def relay_spin():
 
 
 def hold():
-    signal.signal(signal.SIGTERM, lambda *_: print("got SIGTERM", flush=True))
+    def on_term(*_):
+        print("got SIGTERM", flush=True)
+        flags["int"] = True
+
+    signal.signal(signal.SIGTERM, on_term)
     print("pid", os.getpid(), flush=True)
     print("ready", flush=True)
     end = time.monotonic() + 60
+    n = 0
     while time.monotonic() < end:
-        time.sleep(0.05)
+        # after the first SIGTERM a line every millisecond: the relay is busy when the
+        # second one ends pybpfprof (its thread then put raw mode back after the restore)
+        if flags["int"]:
+            n += 1
+            print(f"tick {n}", flush=True)
+        time.sleep(0.001 if flags["int"] else 0.05)
 
 
 def main():
