@@ -101,7 +101,7 @@ int mem__find_libc(int pid, char *shown, size_t len, int *fd)
 	return *fd >= 0 ? 0 : -ENOENT;
 }
 
-/* The allocator entry points probed, with their programs. */
+/* The allocator entry points probed, with their programs; free is the last (attach_alloc). */
 static const char *const alloc_funcs[] = {
 	"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "free",
 };
@@ -143,8 +143,9 @@ static int attach_alloc(struct mem *m, struct pybpfprof_bpf *skel, int pid, char
 {
 	char libc[PATH_MAX], held[64];
 	struct elf_file *ef;
+	const size_t n = sizeof(alloc_funcs) / sizeof(alloc_funcs[0]);
 	uint64_t off;
-	size_t i;
+	size_t i, k;
 	int err, fd;
 
 	err = mem__find_libc(pid, libc, sizeof(libc), &fd);
@@ -163,8 +164,16 @@ static int attach_alloc(struct mem *m, struct pybpfprof_bpf *skel, int pid, char
 			 libc, strerror(-err));
 		return err;
 	}
-	for (i = 0; i < sizeof(alloc_funcs) / sizeof(alloc_funcs[0]); i++) {
-		bool is_free = !strcmp(alloc_funcs[i], "free");
+	/*
+	 * free first: every allocation seen from then on has its free seen too.
+	 * Attaching the probes can take 1-2 s, and with free last the blocks a
+	 * target churned meanwhile could only be counted live, for good.
+	 */
+	for (k = 0; k < n; k++) {
+		bool is_free;
+
+		i = (k + n - 1) % n;
+		is_free = !strcmp(alloc_funcs[i], "free");
 
 		err = elf_file__func_offset(ef, alloc_funcs[i], &off);
 		if (err) {
@@ -292,7 +301,8 @@ void mem__detach(struct mem *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->nuprobes; i++)
+	/* in the reverse of attach_alloc's order: free goes last, as it came first */
+	for (i = m->nuprobes; i-- > 0;)
 		bpf_link__destroy(m->uprobes[i]);
 	free(m->uprobes);
 	m->uprobes = NULL;
