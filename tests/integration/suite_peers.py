@@ -278,7 +278,10 @@ def peers_consistent_stacks(build):
           f"partial: {bad[:3]}")
     # a loaded machine gives the threads less CPU: a few of each suffice
     check(all(v >= 5 for v in seen.values()), f"too few samples of some stacks: {seen}")
-    cnt = check_counters(rep, {p.pid})
+    # the stacks kept are this test's subject: at 999 Hz on three busy threads, a pool at
+    # full load made both builds' runs drop 1 % and 27 % at once (counted: the check is
+    # that they are counted, in the counters, not how many the machine's load cost)
+    cnt = check_counters(rep, {p.pid}, dropped=0.5)
     return f"stacks seen {seen}, {torn} cut short and counted partial; counters {cnt}"
 
 
