@@ -20,16 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "report/report.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t next(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
-}
+#include "bench_rng.h"
 
 static double cpu_now(void)
 {
