@@ -154,12 +154,11 @@ static __always_inline __u64 offcpu_where(struct py_target *proc, __u32 pid, __u
  * userspace reuses the last stack. Opens the interval in offcpu_start.
  */
 static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 tid, __u64 value,
-				       __u64 now)
+				       __u64 now, struct py_offcpu_open *open, __u64 cpu_ns)
 {
 	bool preempted = PY_OFFCPU_CLASS(value) == PY_OFFCPU_RUNQUEUE;
-	struct py_offcpu_open fresh = { .start_ns = now, .pid = pid }, *open;
+	struct py_offcpu_open fresh = { .start_ns = now, .pid = pid, .cpu_ns = cpu_ns };
 
-	open = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!open) {
 		/* the thread's first block: its entry first, closed by the next switch-in */
 		fresh.where = offcpu_where(proc, pid, tid, preempted, &fresh.tstate);
@@ -173,6 +172,7 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 	}
 	fresh.where = offcpu_where(proc, pid, tid, preempted, &open->tstate);
 	open->start_ns = now;
+	open->cpu_ns = cpu_ns;
 	open->pid = pid;
 	if (fresh.where && open->where == fresh.where) {
 		open->same = value | PY_OFFCPU_SAME;
@@ -188,12 +188,48 @@ static __always_inline int offcpu_send(struct py_target *proc, __u32 pid, __u32 
 	return 0;
 }
 
+/* An interval's END record, stamped at its end; value: its ns, or PY_OFFCPU_END_SAME. */
+static __always_inline void offcpu_end_send(__u32 pid, __u32 tid, __u64 end_ns, __u64 value)
+{
+	struct offcpu_end end = {};
+
+	end.pid = pid;
+	end.tid = tid;
+	end.ktime_ns = end_ns;
+	end.kind = PY_KIND_OFFCPU_END;
+	end.cpu = bpf_get_smp_processor_id();
+	end.value = value;
+	if (bpf_ringbuf_output(&samples, &end, sizeof(end), BPF_RB_NO_WAKEUP))
+		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_DROPPED);
+	else
+		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_SENT);
+}
+
+/*
+ * The thread leaves with its last interval still open: the kernel never
+ * reported its return (PY_OFFCPU_INFERRED). It came back when it had as
+ * much CPU time left to run as it ran since: the interval ends there.
+ */
+static __always_inline void offcpu_close_unseen(struct py_offcpu_open *open, __u32 tid, __u64 now,
+						__u64 cpu_ns)
+{
+	__u64 start = open->start_ns, ran = cpu_ns > open->cpu_ns ? cpu_ns - open->cpu_ns : 0;
+	__u64 end = now > start + ran ? now - ran : start, ns = end - start;
+
+	offcpu_end_send(open->pid, tid, end,
+			(open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns) |
+				PY_OFFCPU_INFERRED);
+	open->start_ns = 0;
+}
+
 /* prev leaves the CPU: a thread of a profiled process sends its stack. */
 static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __u32 tid)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct py_offcpu_open *open;
 	struct py_target *proc;
 	struct pt_regs *regs;
-	__u64 arg0;
+	__u64 arg0, now, cpu_ns;
 	__u32 cls;
 	long nr;
 
@@ -207,12 +243,18 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	proc = bpf_map_lookup_elem(&targets, &pid);
 	if (!proc)
 		return NULL;
+	now = bpf_ktime_get_ns();
+	/* brought up to date by the scheduler before the tracepoint */
+	cpu_ns = task->se.sum_exec_runtime;
+	open = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (open && open->start_ns)
+		offcpu_close_unseen(open, tid, now, cpu_ns);
 	if (!state) {
 		cls = PY_OFFCPU_RUNQUEUE;
 		nr = -1;
 	} else {
 		/* prev is current here; the helper wants the typed pointer only this gives */
-		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		/* a typed pointer too: plain loads (faults read as 0) */
 		nr = (long)regs->orig_ax;
 		arg0 = regs->di;
@@ -221,7 +263,7 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
 		return proc;
-	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), bpf_ktime_get_ns());
+	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), now, open, cpu_ns);
 	return proc;
 }
 
@@ -234,7 +276,6 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 					 struct py_target *prev_proc)
 {
 	__u32 ids[2] = {}, pid, tid;
-	struct offcpu_end end = {};
 	struct py_offcpu_open *open;
 	__u64 now, ns;
 
@@ -259,17 +300,9 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 		return;
 	now = bpf_ktime_get_ns();
 	ns = now > open->start_ns ? now - open->start_ns : 0;
-	end.pid = pid;
-	end.tid = tid;
-	end.ktime_ns = now;
-	end.kind = PY_KIND_OFFCPU_END;
-	end.cpu = bpf_get_smp_processor_id();
-	end.value = open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns;
 	open->start_ns = 0;
-	if (bpf_ringbuf_output(&samples, &end, sizeof(end), BPF_RB_NO_WAKEUP))
-		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_DROPPED);
-	else
-		count_kind(PY_KIND_OFFCPU_END, PYPROF_CNT_SENT);
+	offcpu_end_send(pid, tid, now,
+			open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns);
 }
 
 /* TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) */

@@ -428,6 +428,15 @@ enum py_offcpu_class {
 #define PY_OFFCPU_END_SAME(ns, cls)                                                                \
 	(((ns)&PY_OFFCPU_NS_MASK) | ((__u64)((cls)&0xf) << 56) | PY_OFFCPU_SAME)
 #define PY_OFFCPU_END_CLASS(v) ((unsigned)(((v) >> 56) & 0xf))
+/*
+ * On an END record: the kernel did not report the thread's return to the
+ * CPU (this kernel lets a switch pass without its sched_switch tracepoint,
+ * now and then, as its own trace events show too); the thread was seen
+ * leaving again with an interval still open. The interval's end is then
+ * its next leave less the CPU time it had run since it opened, exact to
+ * the scheduler's accounting: the record is sent at that next leave.
+ */
+#define PY_OFFCPU_INFERRED (1ULL << 61)
 
 /*
  * Value of the kernel's offcpu_start map: tid -> its interval, kept while the
@@ -441,6 +450,7 @@ struct py_offcpu_open {
 	__u64 same;	/* 0, or the class and system call | PY_OFFCPU_SAME */
 	__u64 where;	/* where its last full BLOCK record was taken (offcpu_where) */
 	__u64 tstate;	/* its PyThreadState then (checked again at each use) */
+	__u64 cpu_ns;	/* its CPU time (se.sum_exec_runtime) at its last switch seen */
 	__u32 pid;	/* its process, for the end of the run */
 	__u32 pad;
 };

@@ -346,6 +346,7 @@ struct profile {
 	uint64_t offcpu_unmatched;   /* interval ends whose start record was lost: not charged */
 	uint64_t offcpu_idle_hidden; /* threads blocked the whole run, left out (no --idle) */
 	uint64_t offcpu_dropped;     /* off-CPU records lost: kernel ring buffer full */
+	uint64_t offcpu_inferred;    /* intervals whose end the kernel did not report (inferred) */
 	/*
 	 * --signatures: the innermost PY_SIG_FRAMES frames of a CPU sample are
 	 * named "qualname(arg: type, ...)" by the arguments they had then.

@@ -569,6 +569,18 @@ static void record_counters(struct session *s, struct collector *c)
 		(unsigned long long)k[PYPROF_CNT_TRUNCATED],
 		(unsigned long long)k[PYPROF_CNT_DROPPED],
 		(unsigned long long)k[PYPROF_CNT_TSTATE_SCAN]);
+	if (c->prof->wall || c->prof->gil) {
+		const uint64_t *b = k + PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, 0);
+
+		pr_info("kernel counters (off-CPU blocks): events %llu sent %llu no-tstate %llu "
+			"no-frame %llu unreadable %llu dropped %llu\n",
+			(unsigned long long)b[PYPROF_CNT_EVENTS],
+			(unsigned long long)b[PYPROF_CNT_SENT],
+			(unsigned long long)b[PYPROF_CNT_NO_TSTATE],
+			(unsigned long long)b[PYPROF_CNT_NO_FRAME],
+			(unsigned long long)b[PYPROF_CNT_UNREADABLE],
+			(unsigned long long)b[PYPROF_CNT_DROPPED]);
+	}
 }
 
 /*

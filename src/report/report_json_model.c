@@ -111,11 +111,13 @@ static void write_header(FILE *f, const struct profile *p)
 	if (p->wall || p->gil)
 		fprintf(f,
 			",\n  \"wall\": {\"wall\": %s, \"gil\": %s, \"idle\": %s, "
-			"\"unmatched\": %llu, \"idle_hidden\": %llu, \"dropped\": %llu}",
+			"\"unmatched\": %llu, \"idle_hidden\": %llu, \"dropped\": %llu, "
+			"\"inferred\": %llu}",
 			p->wall ? "true" : "false", p->gil ? "true" : "false",
 			p->idle ? "true" : "false", (unsigned long long)p->offcpu_unmatched,
 			(unsigned long long)p->offcpu_idle_hidden,
-			(unsigned long long)p->offcpu_dropped);
+			(unsigned long long)p->offcpu_dropped,
+			(unsigned long long)p->offcpu_inferred);
 	if (p->nmerged)
 		report_json_pids(f, ",\n  \"merged\": ", p);
 	if (p->selection)

@@ -141,6 +141,11 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 	if (p->offcpu_unmatched)
 		fprintf(f, "  %llu off-CPU intervals whose start was lost are not charged\n",
 			(unsigned long long)p->offcpu_unmatched);
+	if (p->offcpu_inferred)
+		fprintf(f,
+			"  %llu off-CPU intervals ended where the kernel did not report the thread's "
+			"return: each ends where the thread's CPU time since says it came back\n",
+			(unsigned long long)p->offcpu_inferred);
 }
 
 /* The class with the most off-CPU samples of w, or NULL. */

@@ -26,6 +26,10 @@ int ld_wall_header(struct ld *l, const struct jval *m)
 	    ld_u64(l, ld_get(l, w, "model.wall", "dropped"), "model.wall.dropped", UINT64_MAX,
 		   &p->offcpu_dropped))
 		return -EINVAL;
+	/* newer than the others: a profile saved before it has none */
+	if (jv_get(w, "inferred") && ld_u64(l, jv_get(w, "inferred"), "model.wall.inferred",
+					    UINT64_MAX, &p->offcpu_inferred))
+		return -EINVAL;
 	return 0;
 }
 

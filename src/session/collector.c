@@ -222,6 +222,9 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	if (s->kind == PY_KIND_OFFCPU_END) {
 		uint64_t ns = s->value & PY_OFFCPU_NS_MASK;
 
+		if (s->value & PY_OFFCPU_INFERRED)
+			c->prof->offcpu_inferred++;
+
 		/* where it blocked last time: its last stack, if known here (else unmatched) */
 		if (s->value & PY_OFFCPU_SAME)
 			profile_target__offcpu_again(pp, s->tid, PY_OFFCPU_END_CLASS(s->value),

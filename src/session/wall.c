@@ -61,6 +61,26 @@ static bool task_blocked(int pid, int tid, long *nr, uint64_t *arg0)
 }
 
 /*
+ * The thread's CPU time in ns (the scheduler's sum_exec_runtime, as the
+ * kernel side reads it at a switch), or 0 when it cannot be read.
+ */
+static uint64_t task_cpu_ns(int pid, int tid)
+{
+	char path[64], buf[96];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/*
  * One blocked thread's interval opened from the run's start, as a BLOCK
  * record would. tid: its task as the host numbers it (the kernel's key).
  */
@@ -76,7 +96,9 @@ static void prime_thread(struct session *s, struct collector *c, struct collecto
 
 	if (tid <= 0 || !task_blocked(ts->t.pid, tid, &nr, &arg0) || !th->nframes)
 		return;
-	struct py_offcpu_open open = { .start_ns = now, .pid = ts->t.pid };
+	struct py_offcpu_open open = { .start_ns = now,
+				       .pid = ts->t.pid,
+				       .cpu_ns = task_cpu_ns(ts->t.pid, tid) };
 	uint32_t key = (uint32_t)tid;
 
 	/* seen by the tracepoint already: switched in since, its blocks are its own */
@@ -233,12 +255,35 @@ void wall__tick(struct wall *w, struct session *s, struct collector *c, long lon
 }
 
 /*
+ * An interval the kernel holds open at the end whose thread has run since
+ * it opened came back unseen (PY_OFFCPU_INFERRED): it is closed where the
+ * thread's CPU time since says it came back, if that is before the end.
+ */
+static void close_unseen_at_end(struct collector *c, struct profile_target *pp, uint32_t tid,
+				const struct py_offcpu_open *open, uint64_t end_ns)
+{
+	uint64_t cpu_ns = open->cpu_ns ? task_cpu_ns((int)open->pid, (int)tid) : 0;
+	uint64_t now = (uint64_t)mono_ns(), back;
+
+	if (cpu_ns <= open->cpu_ns || now < cpu_ns - open->cpu_ns)
+		return;
+	/* as if it ran without a break up to now: it never left again, or that was seen */
+	back = now - (cpu_ns - open->cpu_ns);
+	if (back >= end_ns)
+		return;
+	if (back < open->start_ns)
+		back = open->start_ns;
+	if (!profile_target__offcpu_end(c->prof, pp, tid, back - open->start_ns, back))
+		c->prof->offcpu_inferred++;
+}
+
+/*
  * The intervals the kernel still holds open, each opened again in the
  * profile: a repeat block sent no stack (its thread's last one is charged),
  * and only the kernel knows it is open. 0, or -errno when the map could not
  * be read through.
  */
-static int reopen_kernel_intervals(struct session *s, struct collector *c)
+static int reopen_kernel_intervals(struct session *s, struct collector *c, uint64_t end_ns)
 {
 	int map = bpf_map__fd(session__skel(s)->maps.offcpu_start);
 	uint32_t key, next, n, max = bpf_map__max_entries(session__skel(s)->maps.offcpu_start);
@@ -260,12 +305,16 @@ static int reopen_kernel_intervals(struct session *s, struct collector *c)
 							      key, PY_OFFCPU_CLASS(open.same),
 							      open.start_ns, open.same != 0))
 			c->prof->offcpu_unmatched++;
+		else
+			close_unseen_at_end(c, &c->prof->targets[ts->target_index], key, &open,
+					    end_ns);
 	}
 	return -E2BIG;
 }
 
 void wall__finish(struct wall *w, struct session *s, struct collector *c)
 {
+	uint64_t end_ns = (uint64_t)(w->end_ns ? w->end_ns : mono_ns());
 	int err;
 
 	if (w->mode == WALL_OFF)
@@ -277,12 +326,12 @@ void wall__finish(struct wall *w, struct session *s, struct collector *c)
 	 * dropped): it is not charged up to the end.
 	 */
 	profile__offcpu_close_all(c->prof);
-	err = reopen_kernel_intervals(s, c);
+	err = reopen_kernel_intervals(s, c, end_ns);
 	if (err)
 		pr_warn("cannot read the open off-CPU intervals: %s; those of repeat blocks are "
 			"not charged\n",
 			strerror(-err));
-	profile__offcpu_flush(c->prof, (uint64_t)(w->end_ns ? w->end_ns : mono_ns()));
+	profile__offcpu_flush(c->prof, end_ns);
 }
 
 /* The run's end for the intervals still open: when the tracepoint stopped. */

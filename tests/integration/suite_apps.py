@@ -488,11 +488,7 @@ def apps_gunicorn_wall():
     whole = rep["duration_s"] * freq
     # the off-CPU part is measured (exact to a sample); the on-CPU part is counted by a timer,
     # as many as the thread's run slices happened to catch: within 3 sd of its count
-    on_cpu = {}
-    for pid in pids | {shop.p.pid}:
-        for tid, n, fr in model_stacks(rep, pid):
-            if not fr or fr[0][3] != "off-cpu":
-                on_cpu[tid] = on_cpu.get(tid, 0) + n
+    on_cpu = on_cpu_counts(rep, pids | {shop.p.pid})
     short = [f"{'master' if pid == shop.p.pid else 'worker'} {pid} thread {t['tid']}: "
              f"{t['samples']} ({on_cpu.get(t['tid'], 0)} on the CPU)"
              for pid in sorted(pids | {shop.p.pid}) for t in sections[pid]["threads"]
@@ -824,6 +820,18 @@ def apps_dump_deadlock():
 POOL = "apps_pool_idle.py"
 
 
+def on_cpu_counts(rep, pids):
+    """Each thread's on-CPU samples in rep (tid: count): the part of a wall
+    profile a timer counts, as many as the thread's run slices happened to
+    catch, where the off-CPU part is measured exactly."""
+    on_cpu = {}
+    for pid in pids:
+        for tid, n, fr in model_stacks(rep, pid):
+            if not fr or fr[0][3] != "off-cpu":
+                on_cpu[tid] = on_cpu.get(tid, 0) + n
+    return on_cpu
+
+
 def pool_truth(p):
     os.kill(p.pid, signal.SIGUSR1)
     buf = read_stdout_until(p, lambda b: b"truth " in b and b.endswith(b"\n"), "truth")
@@ -876,11 +884,15 @@ def apps_idle_pool_wall():
     proc = [q for q in rep["processes"] if q["pid"] == p.pid][0]
     threads = {t["tid"]: t for t in proc["threads"]}
     whole = rep["duration_s"] * freq
-    short = [f"{tid}: {threads.get(tid, {}).get('samples', 0)}"
+    on_cpu = on_cpu_counts(rep, {p.pid})
+    short = [f"{tid}: {threads.get(tid, {}).get('samples', 0)} ({on_cpu.get(tid, 0)} on the "
+             f"CPU; off-CPU ns {threads.get(tid, {}).get('off_cpu_ns')})"
              for tid in [p.pid, *busy, *burst, *idle]
-             if abs(threads.get(tid, {}).get("samples", 0) - whole) > 0.02 * whole + 2]
-    check(not short, f"threads not charged the whole run ({whole:.0f} samples): "
-          f"{'; '.join(short)} (main {p.pid}, busy {busy}, burst {burst}, idle {idle})")
+             if abs(threads.get(tid, {}).get("samples", 0) - whole) >
+             3 * math.sqrt(on_cpu.get(tid, 0)) + 0.02 * whole + 2]
+    check(not short, f"threads not charged the whole run ({whole:.0f} samples on and off the "
+          f"CPU): {'; '.join(short)} (main {p.pid}, busy {busy}, burst {burst}, idle {idle}); "
+          f"wall counters {rep['model']['wall']}")
     stacks = model_stacks(rep, p.pid)
     for tid in idle:
         mine = [(n, fr) for t, n, fr in stacks if t == tid]
@@ -913,6 +925,8 @@ def apps_idle_pool_wall():
     cnt = check_counters(rep, {p.pid})
     return (f"idle workers {[threads[t]['samples'] for t in idle]}, burst "
             f"{[threads[t]['samples'] for t in burst]}, busy "
-            f"{threads[busy[0]]['samples']}, main {threads[p.pid]['samples']} of {whole:.0f}; "
+            f"{threads[busy[0]]['samples']}, main {threads[p.pid]['samples']} "
+            f"({on_cpu.get(p.pid, 0)} on the CPU) of {whole:.0f}; "
             f"resize_image {fn.get('total', 0)} for {want:.0f} measured ({jobs} jobs); "
-            f"hidden without --idle {hw['idle_hidden']}; counters {cnt}")
+            f"hidden without --idle {hw['idle_hidden']}; intervals whose return was inferred "
+            f"{w['inferred']}; counters {cnt}")
