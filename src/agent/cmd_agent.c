@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <regex.h>
 #include <signal.h>
@@ -1293,6 +1294,13 @@ static void agent__cut(struct agent *a, bool last)
 	agent__compact(a);
 	a->from_mono = until_mono;
 	a->from_real = until_real;
+	/*
+	 * An interval's profiles are megabytes that come and go: glibc keeps
+	 * what they leave free in each thread's arena, scattered, and an agent
+	 * left on for weeks would hold its largest intervals' worth for good.
+	 * Given back once per interval (every arena, a few ms at most).
+	 */
+	malloc_trim(0);
 }
 
 /* Each BPF program's run time and count (with the kernel's statistics on). */
