@@ -347,6 +347,9 @@ struct profile {
 	uint64_t offcpu_idle_hidden; /* threads blocked the whole run, left out (no --idle) */
 	uint64_t offcpu_dropped;     /* off-CPU records lost: kernel ring buffer full */
 	uint64_t offcpu_inferred;    /* intervals whose end the kernel did not report (inferred) */
+	uint64_t offcpu_no_python;   /* blocks of threads with no Python frame then: not charged */
+	uint64_t
+		offcpu_unreadable; /* blocks whose innermost frame could not be read: not charged */
 	/*
 	 * --signatures: the innermost PY_SIG_FRAMES frames of a CPU sample are
 	 * named "qualname(arg: type, ...)" by the arguments they had then.

@@ -141,6 +141,16 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 	if (p->offcpu_unmatched)
 		fprintf(f, "  %llu off-CPU intervals whose start was lost are not charged\n",
 			(unsigned long long)p->offcpu_unmatched);
+	if (p->offcpu_unreadable)
+		fprintf(f,
+			"  %llu off-CPU intervals whose stack could not be read (its innermost frame) "
+			"are not charged\n",
+			(unsigned long long)p->offcpu_unreadable);
+	if (p->offcpu_no_python)
+		fprintf(f,
+			"  %llu off-CPU intervals of threads with no Python frame then (C threads, "
+			"startup, exit) are not charged\n",
+			(unsigned long long)p->offcpu_no_python);
 	if (p->offcpu_inferred)
 		fprintf(f,
 			"  %llu off-CPU intervals ended where the kernel did not report the thread's "

@@ -26,9 +26,13 @@ int ld_wall_header(struct ld *l, const struct jval *m)
 	    ld_u64(l, ld_get(l, w, "model.wall", "dropped"), "model.wall.dropped", UINT64_MAX,
 		   &p->offcpu_dropped))
 		return -EINVAL;
-	/* newer than the others: a profile saved before it has none */
-	if (jv_get(w, "inferred") && ld_u64(l, jv_get(w, "inferred"), "model.wall.inferred",
-					    UINT64_MAX, &p->offcpu_inferred))
+	/* newer than the others: a profile saved before them has none */
+	if ((jv_get(w, "inferred") && ld_u64(l, jv_get(w, "inferred"), "model.wall.inferred",
+					     UINT64_MAX, &p->offcpu_inferred)) ||
+	    (jv_get(w, "no_python") && ld_u64(l, jv_get(w, "no_python"), "model.wall.no_python",
+					      UINT64_MAX, &p->offcpu_no_python)) ||
+	    (jv_get(w, "unreadable") && ld_u64(l, jv_get(w, "unreadable"), "model.wall.unreadable",
+					       UINT64_MAX, &p->offcpu_unreadable)))
 		return -EINVAL;
 	return 0;
 }

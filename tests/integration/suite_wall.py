@@ -1,8 +1,8 @@
 # --mode wall and --gil against workloads that know their own truth: a loop
 # that computes half the time and sleeps the other half (it measures both
 # itself), one thread per kind of wait (sleep, pipe read, lock), threads
-# fighting for the GIL next to one that sleeps, and a thread blocked for the
-# whole run (--idle).
+# fighting for the GIL next to one that sleeps, a thread blocked for the
+# whole run (--idle), and a C thread that never runs Python.
 
 from harness import (Fail, Workloads, available, check, functions, interpreter, load_report,
                      per_build, process, profile_json, read_stdout_until, run_profiler, test)
@@ -401,6 +401,50 @@ def wall_headers():
               f"{re.findall(r'[0-9]+ samples [(][^)]*[)]', body)}")
         check("s of CPU" not in body, f"{name} says 's of CPU'")
     return want
+
+
+def task_switches(pid, tid):
+    """The voluntary and involuntary context switches of a task so far."""
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return (int(fields["voluntary_ctxt_switches"]) +
+            int(fields["nonvoluntary_ctxt_switches"]))
+
+
+@test
+def wall_no_python():
+    """A thread that never runs Python (faulthandler's watchdog, a C thread
+    blocking every 50 ms) is not charged, and its blocks are counted as
+    such: model.wall.no_python is the switches it made during the run (its
+    /proc counters, read after the attach and after the end: at most that,
+    at least that less 0.3 s of them and 2), the text says how many, and
+    the main thread alone is in the profile."""
+    import tempfile
+    from pathlib import Path
+    from harness import Profiler
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p, tids = start_with_tids(wl, interpreter("debian"), "wall_c_thread.py")
+        dog = tids["watchdog"]
+        txt, js = Path(tmp) / "w.txt", Path(tmp) / "w.json"
+        prof = Profiler(["-p", p.pid, "--mode", "wall", "-d", 2, "-o", txt, "-o", js])
+        prof.wait_attached()
+        s0 = task_switches(p.pid, dog)
+        rc = prof.wait(2 + 20)
+        s1 = task_switches(p.pid, dog)
+        check(rc == 0, f"exit {rc}: {prof.stderr().strip()[-300:]}")
+        rep = load_report(js)
+        text = txt.read_text()
+    w = rep["model"]["wall"]
+    made = s1 - s0
+    check(made - 0.3 * made / 2.0 - 2 <= w["no_python"] <= made,
+          f"{w['no_python']} blocks without Python counted, the watchdog switched {made} times")
+    check(w["unreadable"] == 0 and w["dropped"] == 0, f"wall counters {w}")
+    want = f"{w['no_python']} off-CPU intervals of threads with no Python frame then"
+    check(want in text, f"the text does not say {want!r}")
+    tids_seen = [t["tid"] for t in process(rep, p.pid)["threads"]]
+    check(tids_seen == [p.pid], f"threads in the profile: {tids_seen} (main {p.pid}, "
+          f"watchdog {dog})")
+    return f"{w['no_python']} of the watchdog's {made} switches counted, none charged"
 
 
 @per_build(builds=("debian", "pyenv38", "pyenv312", "trixie313", "sid315"))
