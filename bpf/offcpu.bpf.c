@@ -249,6 +249,8 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (open && open->start_ns)
 		offcpu_close_unseen(open, tid, now, cpu_ns);
+	if (open)
+		open->in_ns = 0;
 	if (!state) {
 		cls = PY_OFFCPU_RUNQUEUE;
 		nr = -1;
@@ -277,7 +279,7 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 {
 	__u32 ids[2] = {}, pid, tid;
 	struct py_offcpu_open *open;
-	__u64 now, ns;
+	__u64 now, ns, cpu_ns, left;
 
 	/* pid and tgid side by side (as on every kernel so far): one read, not two */
 	if (bpf_core_field_offset(struct task_struct, tgid) ==
@@ -296,13 +298,26 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 	if (!(prev_proc && pid == prev_pid) && !bpf_map_lookup_elem(&targets, &pid))
 		return;
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!open || !open->start_ns)
+	if (!open)
 		return;
 	now = bpf_ktime_get_ns();
-	ns = now > open->start_ns ? now - open->start_ns : 0;
-	open->start_ns = 0;
-	offcpu_end_send(pid, tid, now,
-			open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) : ns);
+	cpu_ns = BPF_CORE_READ(next, se.sum_exec_runtime);
+	if (open->start_ns) {
+		ns = now > open->start_ns ? now - open->start_ns : 0;
+		open->start_ns = 0;
+		offcpu_end_send(pid, tid, now,
+				open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) :
+					     ns);
+	} else if (open->in_ns && cpu_ns >= open->cpu_ns) {
+		/* back again with no leave seen since it was last back: PY_OFFCPU_UNSEEN_LEAVE */
+		left = open->in_ns + (cpu_ns - open->cpu_ns);
+		if (now > left)
+			offcpu_end_send(pid, tid, now,
+					((now - left) & PY_OFFCPU_NS_MASK) |
+						PY_OFFCPU_UNSEEN_LEAVE);
+	}
+	open->in_ns = now;
+	open->cpu_ns = cpu_ns;
 }
 
 /* TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) */

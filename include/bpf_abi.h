@@ -437,6 +437,14 @@ enum py_offcpu_class {
  * the scheduler's accounting: the record is sent at that next leave.
  */
 #define PY_OFFCPU_INFERRED (1ULL << 61)
+/*
+ * On an END record: the other way round, the kernel reported the thread's
+ * return but not its leave before it. It left when it had run as much CPU
+ * time as it ran since its last return was seen, and was off the CPU from
+ * then to now (the record's ns), where and why unknown: counted, not
+ * charged to any stack.
+ */
+#define PY_OFFCPU_UNSEEN_LEAVE (1ULL << 60)
 
 /*
  * Value of the kernel's offcpu_start map: tid -> its interval, kept while the
@@ -451,6 +459,7 @@ struct py_offcpu_open {
 	__u64 where;	/* where its last full BLOCK record was taken (offcpu_where) */
 	__u64 tstate;	/* its PyThreadState then (checked again at each use) */
 	__u64 cpu_ns;	/* its CPU time (se.sum_exec_runtime) at its last switch seen */
+	__u64 in_ns;	/* when its last return was seen; 0 once it was seen leaving */
 	__u32 pid;	/* its process, for the end of the run */
 	__u32 pad;
 };

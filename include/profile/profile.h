@@ -348,6 +348,8 @@ struct profile {
 	uint64_t offcpu_dropped;     /* off-CPU records lost: kernel ring buffer full */
 	uint64_t offcpu_inferred;    /* intervals whose end the kernel did not report (inferred) */
 	uint64_t offcpu_no_python;   /* blocks of threads with no Python frame then: not charged */
+	uint64_t offcpu_unseen;	     /* intervals whose start the kernel did not report */
+	uint64_t offcpu_unseen_ns;   /* and their ns: counted, not charged */
 	uint64_t
 		offcpu_unreadable; /* blocks whose innermost frame could not be read: not charged */
 	/*

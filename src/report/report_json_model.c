@@ -112,14 +112,17 @@ static void write_header(FILE *f, const struct profile *p)
 		fprintf(f,
 			",\n  \"wall\": {\"wall\": %s, \"gil\": %s, \"idle\": %s, "
 			"\"unmatched\": %llu, \"idle_hidden\": %llu, \"dropped\": %llu, "
-			"\"inferred\": %llu, \"no_python\": %llu, \"unreadable\": %llu}",
+			"\"inferred\": %llu, \"no_python\": %llu, \"unreadable\": %llu, "
+			"\"unseen\": %llu, \"unseen_ns\": %llu}",
 			p->wall ? "true" : "false", p->gil ? "true" : "false",
 			p->idle ? "true" : "false", (unsigned long long)p->offcpu_unmatched,
 			(unsigned long long)p->offcpu_idle_hidden,
 			(unsigned long long)p->offcpu_dropped,
 			(unsigned long long)p->offcpu_inferred,
 			(unsigned long long)p->offcpu_no_python,
-			(unsigned long long)p->offcpu_unreadable);
+			(unsigned long long)p->offcpu_unreadable,
+			(unsigned long long)p->offcpu_unseen,
+			(unsigned long long)p->offcpu_unseen_ns);
 	if (p->nmerged)
 		report_json_pids(f, ",\n  \"merged\": ", p);
 	if (p->selection)

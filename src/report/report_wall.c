@@ -151,6 +151,11 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 			"  %llu off-CPU intervals of threads with no Python frame then (C threads, "
 			"startup, exit) are not charged\n",
 			(unsigned long long)p->offcpu_no_python);
+	if (p->offcpu_unseen)
+		fprintf(f,
+			"  %llu off-CPU intervals whose start the kernel did not report (%.3f s in "
+			"all) are not charged: where and why their threads waited is unknown\n",
+			(unsigned long long)p->offcpu_unseen, p->offcpu_unseen_ns / 1e9);
 	if (p->offcpu_inferred)
 		fprintf(f,
 			"  %llu off-CPU intervals ended where the kernel did not report the thread's "

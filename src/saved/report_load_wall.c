@@ -32,7 +32,11 @@ int ld_wall_header(struct ld *l, const struct jval *m)
 	    (jv_get(w, "no_python") && ld_u64(l, jv_get(w, "no_python"), "model.wall.no_python",
 					      UINT64_MAX, &p->offcpu_no_python)) ||
 	    (jv_get(w, "unreadable") && ld_u64(l, jv_get(w, "unreadable"), "model.wall.unreadable",
-					       UINT64_MAX, &p->offcpu_unreadable)))
+					       UINT64_MAX, &p->offcpu_unreadable)) ||
+	    (jv_get(w, "unseen") &&
+	     ld_u64(l, jv_get(w, "unseen"), "model.wall.unseen", UINT64_MAX, &p->offcpu_unseen)) ||
+	    (jv_get(w, "unseen_ns") && ld_u64(l, jv_get(w, "unseen_ns"), "model.wall.unseen_ns",
+					      UINT64_MAX, &p->offcpu_unseen_ns)))
 		return -EINVAL;
 	return 0;
 }

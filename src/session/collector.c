@@ -222,6 +222,12 @@ static void add_offcpu(struct collector *c, struct collector_target *ts, const s
 	if (s->kind == PY_KIND_OFFCPU_END) {
 		uint64_t ns = s->value & PY_OFFCPU_NS_MASK;
 
+		if (s->value & PY_OFFCPU_UNSEEN_LEAVE) {
+			/* no stack, no class: counted only */
+			c->prof->offcpu_unseen++;
+			c->prof->offcpu_unseen_ns += ns;
+			return;
+		}
 		if (s->value & PY_OFFCPU_INFERRED)
 			c->prof->offcpu_inferred++;
 

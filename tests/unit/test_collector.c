@@ -3,6 +3,8 @@
  * Samples of a pid with no section yet (a child whose fork notice, on the
  * other ring, was not read yet) are parked, counted as unknown until its
  * notice claims them, and forgotten two poll rounds later if none does.
+ * Also: memory range records find their stack record; off-CPU ends the
+ * kernel could only infer are counted.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +221,60 @@ static void test_mem_range_owner(void **state)
 	profile__free(&p);
 }
 
+/* A --mode wall record of thread tid: a block with one (unresolvable) frame, or an end. */
+static void offcpu(struct collector *c, uint32_t tid, uint8_t kind, uint64_t ktime, uint64_t value)
+{
+	struct py_sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.pid = CHILD;
+	s.tid = tid;
+	s.ktime_ns = ktime;
+	s.kind = kind;
+	s.value = value;
+	s.nframes = kind == PY_KIND_OFFCPU_BLOCK;
+	s.frames[0].code = 0x1000;
+	collector__sample(c, &s, PY_SAMPLE_HEADER_SIZE + s.nframes * sizeof(struct py_frame));
+}
+
+/*
+ * An interval whose return the kernel did not report is charged up to the
+ * end its record says and counted as inferred; one whose leave it did not
+ * report has no stack: counted with its ns, charged to nothing, and not
+ * taken for an end whose start was lost.
+ */
+static void test_offcpu_unseen(void **state)
+{
+	const uint64_t ms = 1000000;
+	struct profile_target *pp;
+	struct collector c;
+	struct profile p;
+	struct target t;
+
+	(void)state;
+	profile__init(&p, "wall", 100);
+	assert_int_equal(collector__init(&c, &p, (size_t)PYPROF_DEFAULT_MAX_CACHE_MB << 20), 0);
+	memset(&t, 0, sizeof(t));
+	t.pid = CHILD;
+	assert_int_equal(collector__add_target(&c, &t), 0);
+	pp = &p.targets[0];
+	offcpu(&c, 7, PY_KIND_OFFCPU_BLOCK, 100 * ms, PY_OFFCPU_VALUE(PY_OFFCPU_SLEEP, 35));
+	offcpu(&c, 7, PY_KIND_OFFCPU_END, 150 * ms, (50 * ms) | PY_OFFCPU_INFERRED);
+	assert_int_equal(pp->samples, 5);
+	assert_int_equal(p.offcpu_inferred, 1);
+	offcpu(&c, 7, PY_KIND_OFFCPU_END, 400 * ms, (200 * ms) | PY_OFFCPU_UNSEEN_LEAVE);
+	assert_int_equal(pp->samples, 5);
+	assert_int_equal(p.offcpu_unseen, 1);
+	assert_int_equal(p.offcpu_unseen_ns, 200 * ms);
+	assert_int_equal(p.offcpu_unmatched, 0);
+	/* an end with no interval open is still unmatched */
+	offcpu(&c, 7, PY_KIND_OFFCPU_END, 500 * ms, 30 * ms);
+	assert_int_equal(p.offcpu_unmatched, 1);
+	assert_int_equal(pp->samples, 5);
+	collector__free(&c);
+	profile__free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_no_tracker_no_parking),
 		cmocka_unit_test(test_mem_range_owner),
+		cmocka_unit_test(test_offcpu_unseen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
