@@ -229,7 +229,7 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	struct py_offcpu_open *open;
 	struct py_target *proc;
 	struct pt_regs *regs;
-	__u64 arg0, now, cpu_ns;
+	__u64 arg0, cpu_ns;
 	__u32 cls;
 	long nr;
 
@@ -243,14 +243,15 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	proc = bpf_map_lookup_elem(&targets, &pid);
 	if (!proc)
 		return NULL;
-	now = bpf_ktime_get_ns();
 	/* brought up to date by the scheduler before the tracepoint */
 	cpu_ns = task->se.sum_exec_runtime;
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (open && open->start_ns)
-		offcpu_close_unseen(open, tid, now, cpu_ns);
-	if (open)
-		open->in_ns = 0;
+	if (open) {
+		if (open->start_ns)
+			offcpu_close_unseen(open, tid, bpf_ktime_get_ns(), cpu_ns);
+		if (!offcpu_gil_only)
+			open->in_ns = 0;
+	}
 	if (!state) {
 		cls = PY_OFFCPU_RUNQUEUE;
 		nr = -1;
@@ -265,7 +266,7 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	}
 	if (offcpu_gil_only && cls != PY_OFFCPU_GIL)
 		return proc;
-	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), now, open, cpu_ns);
+	offcpu_send(proc, pid, tid, PY_OFFCPU_VALUE(cls, nr), bpf_ktime_get_ns(), open, cpu_ns);
 	return proc;
 }
 
@@ -300,24 +301,39 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
 	if (!open)
 		return;
-	now = bpf_ktime_get_ns();
-	cpu_ns = BPF_CORE_READ(next, se.sum_exec_runtime);
 	if (open->start_ns) {
+		now = bpf_ktime_get_ns();
 		ns = now > open->start_ns ? now - open->start_ns : 0;
 		open->start_ns = 0;
 		offcpu_end_send(pid, tid, now,
 				open->same ? PY_OFFCPU_END_SAME(ns, PY_OFFCPU_CLASS(open->same)) :
 					     ns);
-	} else if (open->in_ns && cpu_ns >= open->cpu_ns) {
-		/* back again with no leave seen since it was last back: PY_OFFCPU_UNSEEN_LEAVE */
-		left = open->in_ns + (cpu_ns - open->cpu_ns);
-		if (now > left)
-			offcpu_end_send(pid, tid, now,
-					((now - left) & PY_OFFCPU_NS_MASK) |
-						PY_OFFCPU_UNSEEN_LEAVE);
+		if (!offcpu_gil_only)
+			open->in_ns = now;
+		return;
+	}
+	/* --gil alone: most leaves open nothing, and unseen leaves are not looked for */
+	if (offcpu_gil_only)
+		return;
+	now = bpf_ktime_get_ns();
+	if (open->in_ns) {
+		/*
+		 * Back again with no leave seen since it was last back
+		 * (PY_OFFCPU_UNSEEN_LEAVE): it left once it had run the CPU
+		 * time it has now beyond what it had then (cpu_ns, from its
+		 * last leave seen: a thread off the CPU runs none).
+		 */
+		cpu_ns = BPF_CORE_READ(next, se.sum_exec_runtime);
+		if (cpu_ns >= open->cpu_ns) {
+			left = open->in_ns + (cpu_ns - open->cpu_ns);
+			if (now > left)
+				offcpu_end_send(pid, tid, now,
+						((now - left) & PY_OFFCPU_NS_MASK) |
+							PY_OFFCPU_UNSEEN_LEAVE);
+		}
+		open->cpu_ns = cpu_ns;
 	}
 	open->in_ns = now;
-	open->cpu_ns = cpu_ns;
 }
 
 /* TP_PROTO(bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) */
