@@ -22,19 +22,13 @@
 const volatile __u8 offcpu_gil_only = 0;
 
 /*
- * tid -> its interval (start_ns while off the CPU, 0 while on it), with where
- * it blocked last time and its thread state. An entry lives as long as its
- * thread (deleted at its last switch, TASK_DEAD), so a block writes it in
+ * offcpu_start (shared.h, defined in shared.bpf.c): tid -> its interval
+ * (start_ns while off the CPU, 0 while on it), with where it blocked last
+ * time and its thread state. An entry lives as long as its thread (deleted
+ * at its last switch, TASK_DEAD, and at an exec), so a block writes it in
  * place: one lookup per block and per switch-in instead of a lookup in a
- * second map, an insert and a delete. A plain hash: an LRU map could evict an
- * open interval, and each entry's lifetime is bounded by its thread's.
+ * second map, an insert and a delete.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct py_offcpu_open);
-} offcpu_start SEC(".maps");
 
 /* The header of struct py_sample alone: the closing record has no frames. */
 struct offcpu_end {
@@ -299,8 +293,21 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u32 prev_pi
 	if (!(prev_proc && pid == prev_pid) && !bpf_map_lookup_elem(&targets, &pid))
 		return;
 	open = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!open)
+	if (!open) {
+		/*
+		 * Its first return seen: its entry starts here, so that a leave
+		 * the kernel does not report before its first block seen is
+		 * counted too (a new thread's first sleep).
+		 */
+		struct py_offcpu_open first = { .pid = pid };
+
+		if (offcpu_gil_only)
+			return;
+		first.in_ns = bpf_ktime_get_ns();
+		first.cpu_ns = BPF_CORE_READ(next, se.sum_exec_runtime);
+		bpf_map_update_elem(&offcpu_start, &tid, &first, BPF_NOEXIST);
 		return;
+	}
 	if (open->start_ns) {
 		now = bpf_ktime_get_ns();
 		ns = now > open->start_ns ? now - open->start_ns : 0;

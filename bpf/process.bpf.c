@@ -75,7 +75,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_process_exec")
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, tid;
 	bool was_profiled = !bpf_map_delete_elem(&targets, &pid);
 	__u32 *follow = bpf_map_lookup_elem(&followed, &pid), flags = 0;
 
@@ -83,6 +83,13 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	bpf_map_delete_elem(&rss_peak, &pid);
 	/* --mode wall, --gil (offcpu.bpf.c): the old image's GIL is gone with it. */
 	bpf_map_delete_elem(&gil_addrs, &pid);
+	/*
+	 * And its thread starts afresh: until userspace profiles the new image
+	 * its switches are not followed, and an interval or return kept from
+	 * the old one would be taken for a switch the kernel did not report.
+	 */
+	tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_map_delete_elem(&offcpu_start, &tid);
 	/*
 	 * Held only when the notice that makes userspace send SIGCONT has room
 	 * in the ring (proc_event counts a notice it cannot send): a stop that

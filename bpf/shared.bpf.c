@@ -39,6 +39,7 @@ struct scratch_map_def scratch_map SEC(".maps");
 struct scratch_level_def scratch_level SEC(".maps");
 struct rss_peak_def rss_peak SEC(".maps");
 struct gil_addrs_def gil_addrs SEC(".maps");
+struct offcpu_start_def offcpu_start SEC(".maps");
 
 /* --signatures (signatures.h): here, as every file's CPU stack walk uses them. */
 volatile __u32 signatures_on = 0;

@@ -109,6 +109,18 @@ struct rss_peak_def {
 	__type(value, __u64);
 };
 
+/*
+ * --mode wall, --gil: tid -> its off-CPU interval (offcpu.bpf.c), which an
+ * exec (process.bpf.c) resets. A plain hash: an LRU map could evict an open
+ * interval, and each entry's lifetime is bounded by its thread's.
+ */
+struct offcpu_start_def {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct py_offcpu_open);
+};
+
 /* --mode wall, --gil: pid -> the process's GIL (userspace fills it where it knows it). */
 struct gil_addrs_def {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,6 +138,7 @@ extern struct scratch_map_def scratch_map SEC(".maps");
 extern struct scratch_level_def scratch_level SEC(".maps");
 extern struct rss_peak_def rss_peak SEC(".maps");
 extern struct gil_addrs_def gil_addrs SEC(".maps");
+extern struct offcpu_start_def offcpu_start SEC(".maps");
 
 static __always_inline int stackwalk_module_sent(__u64 key)
 {

@@ -73,12 +73,18 @@ def tl_run():
     args = ["-F", TL_FREQ, "--mode", "wall", "--gil", "--gc", "--imports", "--subprocesses"]
     for f in files.values():
         args += ["-o", f]
-    r = run_profiler([*args, "--", py.python, TARGETS / TL_SCRIPT, out / "marks.json"],
-                     timeout=30 + RUN_SLACK)
-    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-600:]}")
+    # A switch the kernel does not report (model.wall.unseen counts them: now
+    # and then this kernel lets one pass without its tracepoint) may be one
+    # of the few waits the tests look for: the run is made again, twice at most.
+    for _ in range(3):
+        r = run_profiler([*args, "--", py.python, TARGETS / TL_SCRIPT, out / "marks.json"],
+                         timeout=30 + RUN_SLACK)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-600:]}")
+        rep = load_report(files["json"])
+        if not rep["model"]["wall"]["unseen"]:
+            break
     marks = json.loads((out / "marks.json").read_text())
     marks["child"] = json.loads((out / "marks.json.child").read_text())
-    rep = load_report(files["json"])
     _run.update(dir=out, files=files, marks=marks, json=rep, py=py,
                 trace=json.loads(files["trace"].read_text()),
                 perfetto=PerfettoTrace(files["perfetto"].read_bytes()))
