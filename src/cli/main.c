@@ -526,6 +526,7 @@ static void bank_counts(struct profile_counts *out, const uint64_t *bank)
 
 static void record_counters(struct session *s, struct collector *c)
 {
+	struct profile_counts off;
 	uint64_t k[PYPROF_CNT_SLOTS];
 	size_t i;
 
@@ -558,12 +559,10 @@ static void record_counters(struct session *s, struct collector *c)
 	c->prof->usdt.gc_unmatched = k[PYPROF_CNT_GC_UNMATCHED];
 	c->prof->usdt.records_dropped = k[PYPROF_CNT_INDEX(PY_KIND_GC, PYPROF_CNT_DROPPED)];
 	c->prof->usdt.probe_misses = usdt__probe_misses(s);
-	c->prof->offcpu_dropped = k[PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_DROPPED)];
-	c->prof->offcpu_no_python =
-		k[PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_NO_TSTATE)] +
-		k[PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_NO_FRAME)];
-	c->prof->offcpu_unreadable =
-		k[PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, PYPROF_CNT_UNREADABLE)];
+	bank_counts(&off, k + PYPROF_CNT_INDEX(PY_KIND_OFFCPU_BLOCK, 0));
+	c->prof->offcpu_dropped = off.dropped;
+	c->prof->offcpu_no_python = off.no_python;
+	c->prof->offcpu_unreadable = off.unreadable;
 	pr_info("kernel counters (CPU): events %llu sent %llu no-tstate %llu no-frame %llu "
 		"read-error %llu unreadable %llu truncated %llu dropped %llu scans %llu\n",
 		(unsigned long long)k[PYPROF_CNT_EVENTS], (unsigned long long)k[PYPROF_CNT_SENT],

@@ -71,6 +71,13 @@ int report_wall_stats(const struct profile *p, const struct profile_target *pp,
 	return 0;
 }
 
+/* "  N what" on a line of its own, when N is not 0: the wall section's counts. */
+static void count_line(FILE *f, uint64_t n, const char *what)
+{
+	if (n)
+		fprintf(f, "  %llu %s\n", (unsigned long long)n, what);
+}
+
 /* A thread's own figures summed from its stacks. */
 static struct wall_stat thread_stat(const struct profile *p, const struct profile_target *pp,
 				    uint32_t tid)
@@ -129,38 +136,27 @@ static void text_threads(FILE *f, const struct profile *p, const struct profile_
 			"  %llu CPU samples were taken before the process's GIL was found (or it was "
 			"not): their GIL state is unknown\n",
 			(unsigned long long)unknown);
-	if (p->offcpu_idle_hidden)
-		fprintf(f,
-			"  %llu threads blocked for the whole run are left out (--idle shows them)\n",
-			(unsigned long long)p->offcpu_idle_hidden);
-	if (p->offcpu_dropped)
-		fprintf(f,
-			"  %llu off-CPU records lost (kernel ring buffer full): their intervals "
-			"are not charged\n",
-			(unsigned long long)p->offcpu_dropped);
-	if (p->offcpu_unmatched)
-		fprintf(f, "  %llu off-CPU intervals whose start was lost are not charged\n",
-			(unsigned long long)p->offcpu_unmatched);
-	if (p->offcpu_unreadable)
-		fprintf(f,
-			"  %llu off-CPU intervals whose stack could not be read (its innermost frame) "
-			"are not charged\n",
-			(unsigned long long)p->offcpu_unreadable);
-	if (p->offcpu_no_python)
-		fprintf(f,
-			"  %llu off-CPU intervals of threads with no Python frame then (C threads, "
-			"startup, exit) are not charged\n",
-			(unsigned long long)p->offcpu_no_python);
+	count_line(f, p->offcpu_idle_hidden,
+		   "threads blocked for the whole run are left out (--idle shows them)");
+	count_line(
+		f, p->offcpu_dropped,
+		"off-CPU records lost (kernel ring buffer full): their intervals are not charged");
+	count_line(f, p->offcpu_unmatched,
+		   "off-CPU intervals whose start was lost are not charged");
+	count_line(f, p->offcpu_unreadable,
+		   "off-CPU intervals whose stack could not be read (its innermost frame) are not "
+		   "charged");
+	count_line(f, p->offcpu_no_python,
+		   "off-CPU intervals of threads with no Python frame then (C threads, startup, "
+		   "exit) are not charged");
 	if (p->offcpu_unseen)
 		fprintf(f,
 			"  %llu off-CPU intervals whose start the kernel did not report (%.3f s in "
 			"all) are not charged: where and why their threads waited is unknown\n",
 			(unsigned long long)p->offcpu_unseen, p->offcpu_unseen_ns / 1e9);
-	if (p->offcpu_inferred)
-		fprintf(f,
-			"  %llu off-CPU intervals ended where the kernel did not report the thread's "
-			"return: each ends where the thread's CPU time since says it came back\n",
-			(unsigned long long)p->offcpu_inferred);
+	count_line(f, p->offcpu_inferred,
+		   "off-CPU intervals ended where the kernel did not report the thread's return: "
+		   "each ends where the thread's CPU time since says it came back");
 }
 
 /* The class with the most off-CPU samples of w, or NULL. */

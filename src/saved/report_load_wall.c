@@ -9,6 +9,15 @@
 #include <string.h>
 #include "report_load.h"
 
+/* A count of model.wall that older profiles lack: left as it is when absent. */
+static int ld_wall_opt(struct ld *l, const struct jval *w, const char *key, const char *where,
+		       uint64_t *out)
+{
+	const struct jval *v = jv_get(w, key);
+
+	return v ? ld_u64(l, v, where, UINT64_MAX, out) : 0;
+}
+
 int ld_wall_header(struct ld *l, const struct jval *m)
 {
 	const struct jval *w = jv_get(m, "wall");
@@ -27,16 +36,11 @@ int ld_wall_header(struct ld *l, const struct jval *m)
 		   &p->offcpu_dropped))
 		return -EINVAL;
 	/* newer than the others: a profile saved before them has none */
-	if ((jv_get(w, "inferred") && ld_u64(l, jv_get(w, "inferred"), "model.wall.inferred",
-					     UINT64_MAX, &p->offcpu_inferred)) ||
-	    (jv_get(w, "no_python") && ld_u64(l, jv_get(w, "no_python"), "model.wall.no_python",
-					      UINT64_MAX, &p->offcpu_no_python)) ||
-	    (jv_get(w, "unreadable") && ld_u64(l, jv_get(w, "unreadable"), "model.wall.unreadable",
-					       UINT64_MAX, &p->offcpu_unreadable)) ||
-	    (jv_get(w, "unseen") &&
-	     ld_u64(l, jv_get(w, "unseen"), "model.wall.unseen", UINT64_MAX, &p->offcpu_unseen)) ||
-	    (jv_get(w, "unseen_ns") && ld_u64(l, jv_get(w, "unseen_ns"), "model.wall.unseen_ns",
-					      UINT64_MAX, &p->offcpu_unseen_ns)))
+	if (ld_wall_opt(l, w, "inferred", "model.wall.inferred", &p->offcpu_inferred) ||
+	    ld_wall_opt(l, w, "no_python", "model.wall.no_python", &p->offcpu_no_python) ||
+	    ld_wall_opt(l, w, "unreadable", "model.wall.unreadable", &p->offcpu_unreadable) ||
+	    ld_wall_opt(l, w, "unseen", "model.wall.unseen", &p->offcpu_unseen) ||
+	    ld_wall_opt(l, w, "unseen_ns", "model.wall.unseen_ns", &p->offcpu_unseen_ns))
 		return -EINVAL;
 	return 0;
 }

@@ -144,9 +144,9 @@ static void test_no_tracker_no_parking(void **state)
 	profile__free(&p);
 }
 
-/* A --mem stack record of a memory call: nframes unresolvable frames (nframes tells stacks apart). */
-static void mem_stack(struct collector *c, uint32_t tid, uint64_t ktime, uint16_t nframes,
-		      uint64_t bytes)
+/* A stack record of thread tid: nframes unresolvable frames (nframes tells stacks apart). */
+static void stack_record(struct collector *c, uint32_t tid, uint8_t kind, uint64_t ktime,
+			 uint64_t value, uint16_t nframes)
 {
 	struct py_sample s;
 
@@ -154,12 +154,19 @@ static void mem_stack(struct collector *c, uint32_t tid, uint64_t ktime, uint16_
 	s.pid = CHILD;
 	s.tid = tid;
 	s.ktime_ns = ktime;
-	s.kind = PY_KIND_MAP;
-	s.value = bytes;
+	s.kind = kind;
+	s.value = value;
 	s.nframes = nframes;
 	for (uint16_t i = 0; i < nframes; i++)
 		s.frames[i].code = 0x1000 + i;
 	collector__sample(c, &s, PY_SAMPLE_HEADER_SIZE + nframes * sizeof(struct py_frame));
+}
+
+/* A --mem stack record of a memory call. */
+static void mem_stack(struct collector *c, uint32_t tid, uint64_t ktime, uint16_t nframes,
+		      uint64_t bytes)
+{
+	stack_record(c, tid, PY_KIND_MAP, ktime, bytes, nframes);
 }
 
 static void mem_range(struct collector *c, uint32_t tid, uint64_t stack_ktime, uint32_t op,
@@ -224,17 +231,7 @@ static void test_mem_range_owner(void **state)
 /* A --mode wall record of thread tid: a block with one (unresolvable) frame, or an end. */
 static void offcpu(struct collector *c, uint32_t tid, uint8_t kind, uint64_t ktime, uint64_t value)
 {
-	struct py_sample s;
-
-	memset(&s, 0, sizeof(s));
-	s.pid = CHILD;
-	s.tid = tid;
-	s.ktime_ns = ktime;
-	s.kind = kind;
-	s.value = value;
-	s.nframes = kind == PY_KIND_OFFCPU_BLOCK;
-	s.frames[0].code = 0x1000;
-	collector__sample(c, &s, PY_SAMPLE_HEADER_SIZE + s.nframes * sizeof(struct py_frame));
+	stack_record(c, tid, kind, ktime, value, kind == PY_KIND_OFFCPU_BLOCK);
 }
 
 /*
