@@ -25,6 +25,19 @@
 #define NO_TSTATE_RECHECK_NS 10000000ULL
 
 /*
+ * Except in a thread's first second: a new Python thread runs (a sample, a
+ * wait for a CPU) before it writes its id into its thread state, and a "none"
+ * believed then would lose its first 10 ms, a first sleep with them.
+ */
+#define NO_TSTATE_YOUNG_NS 1000000000ULL
+
+/* When the current thread started: CLOCK_MONOTONIC, as bpf_ktime_get_ns(). */
+static __always_inline __u64 current_start_ns(void)
+{
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), start_time);
+}
+
+/*
  * The thread's PyThreadState (stackwalk_find_tstate), cached per tid and
  * re-checked at each use.
  */
@@ -39,7 +52,8 @@ static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid
 	if (cached && cached->pid == pid) {
 		if (cached->tstate && read_word(cached->tstate + off->tstate_thread_id) == fsbase)
 			return cached->tstate;
-		if (!cached->tstate && now - cached->checked_ns < NO_TSTATE_RECHECK_NS)
+		if (!cached->tstate && now - cached->checked_ns < NO_TSTATE_RECHECK_NS &&
+		    cached->checked_ns - current_start_ns() >= NO_TSTATE_YOUNG_NS)
 			return 0;
 	}
 

@@ -90,6 +90,8 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	 */
 	tid = (__u32)bpf_get_current_pid_tgid();
 	bpf_map_delete_elem(&offcpu_start, &tid);
+	/* its thread state too: a "none" believed for the old image is no answer for the new */
+	bpf_map_delete_elem(&threads, &tid);
 	/*
 	 * Held only when the notice that makes userspace send SIGCONT has room
 	 * in the ring (proc_event counts a notice it cannot send): a stop that

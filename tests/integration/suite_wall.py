@@ -4,6 +4,8 @@
 # fighting for the GIL next to one that sleeps, a thread blocked for the
 # whole run (--idle), and a C thread that never runs Python.
 
+import json
+
 from harness import (Fail, Workloads, available, check, functions, interpreter, load_report,
                      per_build, process, profile_json, read_stdout_until, run_profiler, test)
 
@@ -478,3 +480,54 @@ def wall_gil_launch(build):
     check(sum(t["on_cpu"] for t in proc["threads"]) >= 50,
           f"only {proc['samples']} samples of 1 s of CPU at 199 Hz")
     return f"Python {proc['python']}: held+released/CPU samples per thread: {', '.join(out)}"
+
+
+@per_build(builds=("debian", "pyenv38", "pyenv312", "sid315"))
+def wall_young_threads(build):
+    """A new thread's first wait: 200 threads started one after another
+    while both CPUs are busy (a new thread waits for one before it has run a
+    line), each sleeping 50 ms first thing. Every thread's sleep is in the
+    timeline, once, between the stamps the thread took around it, and ends
+    at least 50 ms after the first. (main: a thread that waited for a CPU before its thread
+    state knew its id was believed to have none for 10 ms, and its sleep was
+    lost: 2-3 threads of 200 in each of 2 runs, 1-2 of 100 in 3 of 5.)"""
+    import tempfile
+    from pathlib import Path
+    from harness import TARGETS, source_line
+    py, n, script = interpreter(build), 200, "wall_young_threads.py"
+    at = f"sleep at {py.script_path(script)}:{source_line(script, 'wall: young sleep')[0]}"
+    with tempfile.TemporaryDirectory() as tmp:
+        js, trace = Path(tmp) / "y.json", Path(tmp) / "y.trace.json"
+        # A switch the kernel does not report (model.wall.unseen: now and then
+        # this kernel lets one pass without its tracepoint) may be one of the
+        # sleeps: the run is made again, twice at most.
+        for _ in range(3):
+            r = run_profiler(["--mode", "wall", "-F", 99, "-o", js, "-o", trace, "--",
+                              *py.argv(script, [n])], timeout=60)
+            check(r.returncode == 0 and "done" in r.stdout,
+                  f"exit {r.returncode}: {r.stderr.strip()[-300:]}; {r.stdout[-200:]!r}")
+            rep = load_report(js)
+            if not rep["model"]["wall"]["unseen"]:
+                break
+        tr = json.loads(trace.read_text())
+    stamps = {int(t): (int(b), int(a)) for t, b, a in
+              (ln.split()[1:] for ln in r.stdout.splitlines() if ln.startswith("sleep "))}
+    check(len(stamps) == n, f"{len(stamps)} threads' stamps of {n}")
+    zero = tr["otherData"]["start_monotonic_ns"]
+    slices = {}
+    for e in tr["traceEvents"]:
+        if e["ph"] == "X" and e["name"] == at:
+            start = zero + round(e["ts"] * 1000)
+            slices.setdefault(e["tid"], []).append((start, start + round(e["dur"] * 1000)))
+    lost = sorted(set(stamps) - set(slices))
+    check(not lost, f"{len(lost)} of {n} threads' first sleep missing: {lost[:5]}; "
+          f"wall counters {rep['model']['wall']}")
+    for tid, (before, after) in stamps.items():
+        got = slices[tid]
+        # the trace's times are whole ns rounded from its microseconds: 1 ns of slack
+        # time.sleep sleeps until a deadline 50 ms after its call: a wait for
+        # a CPU on its way in (a slice of its own) shortens the sleep, not its end
+        check(len(got) == 1 and before - 1 <= got[0][0] and got[0][1] <= after + 1 and
+              got[0][1] >= before + 50_000_000 - 1,
+              f"thread {tid}: its sleep {got}, stamped between {before} and {after}")
+    return f"{n} of {n} threads' first sleeps, each between its stamps; {rep['model']['wall']}"
