@@ -230,7 +230,15 @@ static __always_inline struct py_target *offcpu_leave(__u32 state, __u32 pid, __
 	if (!tid)
 		return NULL; /* an idle task */
 	if (state & OFFCPU_TASK_DEAD) {
-		/* its last switch: no block to close, and its entry goes (any task: rare) */
+		/*
+		 * Its last switch (any task: rare), and its entry goes. An
+		 * interval still open came back unseen before the thread's exit:
+		 * it is closed as any other, not lost with the entry.
+		 */
+		open = bpf_map_lookup_elem(&offcpu_start, &tid);
+		if (open && open->start_ns)
+			offcpu_close_unseen(open, tid, bpf_ktime_get_ns(),
+					    task->se.sum_exec_runtime);
 		bpf_map_delete_elem(&offcpu_start, &tid);
 		return NULL;
 	}
