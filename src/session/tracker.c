@@ -344,8 +344,20 @@ static void on_fork(struct tracker *tr, const struct py_proc_event *e)
 	struct collector_target *parent = live_target(tr, e->ppid);
 
 	tr->forks++;
-	if (!(e->flags & PY_PROC_COPIED) || live_target(tr, e->pid))
+	if (live_target(tr, e->pid))
 		return;
+	if (!(e->flags & PY_PROC_COPIED)) {
+		/*
+		 * A followed child the kernel could not sample at once: its
+		 * parent was not registered yet at the fork (registered since,
+		 * or still pending). The child has the parent's image: it is
+		 * looked at as a new process would be, or it would never be.
+		 */
+		if (find_pending(tr, e->ppid) >= 0 ||
+		    (parent && parent->registered_ns > (long long)e->ktime_ns))
+			tracker__watch(tr, e->pid, 0);
+		return;
+	}
 	if (!parent) {
 		/* a parent we do not (or no longer) profile: the child is not ours either */
 		session__remove_target(tr->s, e->pid);
