@@ -14,7 +14,7 @@ import time
 
 from pathlib import Path
 
-from harness import (PROFILER, Profiler, READY_TIMEOUT, ROOT_TARGETS, RUN_SLACK, Skip, Workloads,
+from harness import (Fail, PROFILER, Profiler, READY_TIMEOUT, ROOT_TARGETS, RUN_SLACK, Skip, Workloads,
                      check, check_cpu_samples, expect_error, functions, interpreter,
                      load_report, per_build, process, profile_json, python_version,
                      read_stdout_until, run_profiler, sanity, test)
@@ -152,7 +152,7 @@ def launch_pool(build, method, freq=499, secs=1.5):
     interp = interpreter(build)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "rep.json"
-        r = run_profiler(["--subprocesses", "-F", freq, "-f", "json", "-o", out, "--",
+        r = run_profiler(["--subprocesses", "-v", "-F", freq, "-f", "json", "-o", out, "--",
                           *interp.argv("procs_pool.py", [method, secs])],
                          timeout=secs + 120)  # the pool's CPU seconds, on a loaded machine
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
@@ -165,7 +165,13 @@ def launch_pool(build, method, freq=499, secs=1.5):
     check(set(cpu) == set(workers), f"work ran in {sorted(cpu)}, not in {workers}")
     # no section without samples: a forked child that only exec'd leaves none
     empty = [p["pid"] for p in rep["processes"] if not p["samples"] and p["exited"]]
-    shown = check_workers(rep, workers, "pool_work", 10, cpu, freq)
+    try:
+        shown = check_workers(rep, workers, "pool_work", 10, cpu, freq)
+    except Fail as e:
+        # how each process was found and profiled, and the run's counters
+        notes = [ln for ln in r.stderr.splitlines() if "pid " in ln or "counters" in ln or
+                 "processes:" in ln]
+        raise Fail(f"{e}; -v said: {notes[:20]}")
     total = rep["samples"]["total"]
     # spawned workers import a lot at start-up, and module bodies are freed
     # right after they run: a loaded machine may read some of them too late
