@@ -55,9 +55,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (RUN_SLACK, TARGETS, Fail, Workloads, check, check_cpu_samples, functions,
-                     interpreter, load_report, per_build, process, profile_json, python_version,
-                     read_stdout_until, run_profiler, sanity, source_line, test)
+from harness import (RUN_SLACK, TARGETS, Fail, Workloads, check, check_cpu_samples, cpu_seconds,
+                     functions, interpreter, load_report, per_build, process, profile_json,
+                     python_version, read_stdout_until, run_profiler, sanity, source_line, test)
 from suite_apps import check_counters, descendants, kill_pids, model_stacks
 from suite_dump import dump_json, thread_of
 from suite_procs import Background
@@ -343,10 +343,10 @@ def peers_subprocess_tree():
     """-p PARENT --subprocesses on a tree: a child (subprocess.Popen), its
     child, a zombie child (exited, never waited for) and a child started
     after the run began through a shell that sleeps then execs Python: the
-    child, grandchild and late process each have a section with their own
-    work_ROLE function holding at least 70% of their samples; the zombie
-    has no samples; no section is outside the tree. dump -p PARENT -p CHILD
-    lists each process once."""
+    child, grandchild and late process (once it has used 1.5 s of CPU) each
+    have a section with their own work_ROLE function holding at least 70%
+    of their samples; the zombie has no samples; no section is outside the
+    tree. dump -p PARENT -p CHILD lists each process once."""
     py = interpreter("debian")
     freq = 199
     with Workloads() as wl:
@@ -365,7 +365,13 @@ def peers_subprocess_tree():
                 buf = read_stdout_until(p, lambda b: b"late " in b and b.endswith(b"\n"),
                                         "late").decode()
                 late = int(buf.split("late ", 1)[1].split()[0])
-                time.sleep(2.5)
+                # 1.5 s of its CPU, however loaded the machine: its start-up
+                # (sh's sleep, then the interpreter's imports) stays a small share
+                deadline = time.monotonic() + 120
+                while cpu_seconds(late) < 1.5:
+                    check(time.monotonic() < deadline,
+                          f"the late process used {cpu_seconds(late):.2f} s of CPU in 120 s")
+                    time.sleep(0.05)
                 rep = bg.finish()
             finally:
                 bg.kill()
