@@ -629,7 +629,14 @@ struct line_stat {
 /* Per-function self/total (total counts a function once per sample), sorted by self, then total. */
 int profile_target__func_stats(const struct profile *p, const struct profile_target *pp,
 			       struct func_stat **out, size_t *n);
-/* Per-(function, line) self samples, sorted descending. */
+/*
+ * Index in s->frames of its innermost Python line, or s->nframes: the frame
+ * that a line's own samples go to. The machine code under it (--native,
+ * --kernel) is what it called, the off-CPU pseudo-function (--mode wall)
+ * why it waited.
+ */
+uint32_t profile__innermost_line(const struct profile *p, const struct profile_stack *s);
+/* Per-(function, line) self samples (profile__innermost_line), sorted descending. */
 int profile_target__line_stats(const struct profile *p, const struct profile_target *pp,
 			       struct line_stat **out, size_t *n);
 

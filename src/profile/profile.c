@@ -350,6 +350,23 @@ static int cmp_line_stat(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
+uint32_t profile__innermost_line(const struct profile *p, const struct profile_stack *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nframes; i++) {
+		const struct profile_func *fn;
+
+		if (s->frames[i] >= p->nframes)
+			continue;
+		fn = &p->funcs[p->frames[s->frames[i]].func];
+		if (fn->kind == PROFILE_FUNC_PYTHON &&
+		    (!fn->file || strcmp(fn->file, PROFILE_OFFCPU_FILE)))
+			break;
+	}
+	return i;
+}
+
 int profile_target__line_stats(const struct profile *p, const struct profile_target *pp,
 			       struct line_stat **out, size_t *n)
 {
@@ -359,9 +376,12 @@ int profile_target__line_stats(const struct profile *p, const struct profile_tar
 
 	if (!self)
 		return -ENOMEM;
-	for (i = 0; i < pp->nstacks; i++)
-		if (pp->stacks[i].nframes)
-			self[pp->stacks[i].frames[0]] += pp->stacks[i].count;
+	for (i = 0; i < pp->nstacks; i++) {
+		uint32_t at = profile__innermost_line(p, &pp->stacks[i]);
+
+		if (at < pp->stacks[i].nframes)
+			self[pp->stacks[i].frames[at]] += pp->stacks[i].count;
+	}
 	st = calloc(p->nframes + 1, sizeof(*st));
 	if (!st) {
 		free(self);

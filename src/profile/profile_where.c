@@ -9,17 +9,6 @@
 #include <string.h>
 #include "profile/profile.h"
 
-/* Index in s->frames of the innermost Python frame, or s->nframes. */
-static uint32_t innermost_python(const struct profile *p, const struct profile_stack *s)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->nframes; i++)
-		if (p->funcs[p->frames[s->frames[i]].func].kind == PROFILE_FUNC_PYTHON)
-			break;
-	return i;
-}
-
 static void split_add(uint64_t *into, const uint64_t *add)
 {
 	int w;
@@ -52,7 +41,7 @@ int profile_target__where_stats(const struct profile *p, const struct profile_ta
 	}
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
-		uint32_t k = innermost_python(p, s);
+		uint32_t k = profile__innermost_line(p, s);
 
 		if (k == s->nframes)
 			continue;

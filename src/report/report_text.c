@@ -166,14 +166,15 @@ static int cmp_cost(const void *a, const void *b, void *arg)
 
 /*
  * Per frame of p, over pp's stacks: py[], the samples in which it was the
- * innermost Python frame, the native code it called counted with it (a
- * line's own cost, as without --native); nat[], the samples in which it was
+ * innermost Python line (profile__innermost_line), the native code it called
+ * and --mode wall's waits counted with it (a line's own cost, as without
+ * --native); nat[], the samples in which it was
  * the innermost frame and machine code (--native, --kernel).
  */
 static int line_costs(const struct profile *p, const struct profile_target *pp, uint64_t **py,
 		      uint64_t **nat)
 {
-	size_t i, j;
+	size_t i;
 
 	*py = calloc(p->nframes ? p->nframes : 1, sizeof(**py));
 	*nat = calloc(p->nframes ? p->nframes : 1, sizeof(**nat));
@@ -184,17 +185,12 @@ static int line_costs(const struct profile *p, const struct profile_target *pp, 
 	}
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
+		uint32_t k = profile__innermost_line(p, s);
 
-		for (j = 0; j < s->nframes; j++) {
-			uint32_t fr = s->frames[j];
-
-			if (!is_machine(&p->funcs[p->frames[fr].func])) {
-				(*py)[fr] += s->count;
-				break;
-			}
-			if (!j)
-				(*nat)[fr] += s->count;
-		}
+		if (k < s->nframes)
+			(*py)[s->frames[k]] += s->count;
+		if (s->nframes && is_machine(&p->funcs[p->frames[s->frames[0]].func]))
+			(*nat)[s->frames[0]] += s->count;
 	}
 	return 0;
 }
@@ -391,6 +387,8 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 	hashmap__init(&index);
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
+		/* a line's own: the native code it called and its waits (--mode wall) too */
+		uint32_t own = profile__innermost_line(p, s);
 
 		for (j = 0; j < s->nframes; j++) {
 			const struct profile_frame *fr = &p->frames[s->frames[j]];
@@ -403,7 +401,7 @@ static int func_lines(const struct profile *p, const struct profile_target *pp, 
 				hashmap__free(&index);
 				return -ENOMEM;
 			}
-			if (!j)
+			if (j == own)
 				r->self += s->count;
 			if (r->last != i + 1) { /* recursion: once per stack */
 				r->last = i + 1;
@@ -472,8 +470,9 @@ static void print_rows(FILE *f, const struct profile *p, const struct profile_ta
 	free(texts);
 }
 
+/* own: the function's lines' own cost (own_costs), what "in the function itself" says */
 static void print_func_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
-			     const struct func_stat *fs)
+			     const struct func_stat *fs, uint64_t own)
 {
 	const struct profile_func *fn = &p->funcs[fs->func];
 	struct line_row *rows;
@@ -488,7 +487,7 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	/* on a line of their own: beside a name and a path they made lines of 150 columns */
 	fprintf(f, "\n    (%llu samples, %.1f%% of the process; %.1f%% in the function itself)\n",
 		(unsigned long long)fs->total, report_pct(fs->total, pp->samples),
-		report_pct(fs->self, fs->total));
+		report_pct(own, fs->total));
 	if (func_lines(p, pp, fs->func, &rows, &n)) {
 		fprintf(f, "    (out of memory)\n");
 		return;
@@ -571,7 +570,7 @@ static void print_line_report(FILE *f, const struct profile *p, const struct pro
 		    p->funcs[st[i].func].kind != PROFILE_FUNC_PYTHON ||
 		    !strcmp(p->funcs[st[i].func].file, PROFILE_OFFCPU_FILE))
 			continue;
-		print_func_lines(f, p, pp, &st[i]);
+		print_func_lines(f, p, pp, &st[i], own[st[i].func]);
 		shown++;
 	}
 	free(own);

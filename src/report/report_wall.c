@@ -50,10 +50,10 @@ int report_wall_stats(const struct profile *p, const struct profile_target *pp,
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
 		int cls = profile__offcpu_class(p, s);
-		size_t first = cls < 0 ? 0 : 1;
+		uint32_t k = profile__innermost_line(p, s);
 
-		if (s->nframes > first && s->frames[first] < p->nframes)
-			stat_add(&(*lines)[s->frames[first]], s, cls);
+		if (k < s->nframes)
+			stat_add(&(*lines)[s->frames[k]], s, cls);
 		/* the pseudo-function too: it stands for the interval */
 		for (j = 0; j < s->nframes; j++) {
 			uint32_t fr = s->frames[j], fn;

@@ -89,12 +89,18 @@ def wall_half(build):
 def wall_classes(build):
     """Each waiting thread's off-CPU time is in its own class: do_sleep()
     sleep, do_read() (os.read on a pipe) I/O, do_lock() (threading.Lock)
-    lock, each for at least 90% of its off-CPU samples."""
+    lock, each for at least 90% of its off-CPU samples; and in the JSON's
+    lines at the line that waits, with its own samples (main: the lines
+    left out every line whose samples were all off the CPU, and listed the
+    off-CPU pseudo-function as a line of its own instead)."""
     py = interpreter(build)
     with Workloads() as wl:
         p, tids = start_with_tids(wl, py, "wall_classes.py")
         rep = profile_json([p.pid], 3, 99, extra=("--mode", "wall", "--idle"))
-    fns = functions(process(rep, p.pid))
+    proc = process(rep, p.pid)
+    fns = functions(proc)
+    pseudo = [ln for ln in proc["lines"] if ln["file"] == "<off-CPU>"]
+    check(not pseudo, f"off-CPU pseudo-functions among the lines: {pseudo[:2]}")
     out = []
     for fn, cls in (("do_sleep", "sleep"), ("do_read", "I/O"), ("do_lock", "lock")):
         check(fn in fns, f"{fn} missing: {sorted(fns)}")
@@ -102,7 +108,13 @@ def wall_classes(build):
         off = fns[fn]["off_cpu"]
         check(off >= 0.8 * 3 * 99, f"{fn}: only {off} off-CPU samples in a 3 s run")
         check(by[cls] >= 0.9 * off, f"{fn}: {by}, expected mostly {cls}")
-        out.append(f"{fn} {by[cls]}/{off} {cls}")
+        # the function waits at one line: its wait is that line's own
+        rows = [ln for ln in proc["lines"] if ln["qualname"] == fn]
+        top = max(rows, key=lambda ln: ln["self"], default=None)
+        check(top and top["off_cpu_by_class"][cls] >= 0.9 * off and
+              top["self"] >= top["off_cpu"] >= 0.9 * off,
+              f"{fn}: its lines {rows}, {off} off-CPU samples in the function")
+        out.append(f"{fn} {by[cls]}/{off} {cls}, line {top['line']} {top['self']}")
     return ", ".join(out)
 
 
