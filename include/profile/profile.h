@@ -624,6 +624,7 @@ struct func_stat {
 struct line_stat {
 	uint32_t frame;
 	uint64_t self;
+	uint64_t total; /* the samples with this line anywhere in their stack, once each */
 };
 
 /* Per-function self/total (total counts a function once per sample), sorted by self, then total. */
@@ -636,7 +637,10 @@ int profile_target__func_stats(const struct profile *p, const struct profile_tar
  * why it waited.
  */
 uint32_t profile__innermost_line(const struct profile *p, const struct profile_stack *s);
-/* Per-(function, line) self samples (profile__innermost_line), sorted descending. */
+/*
+ * Per-(function, line) self samples (profile__innermost_line) and total, of
+ * the lines with self samples, sorted by self, descending.
+ */
 int profile_target__line_stats(const struct profile *p, const struct profile_target *pp,
 			       struct line_stat **out, size_t *n);
 

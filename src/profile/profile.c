@@ -371,30 +371,46 @@ int profile_target__line_stats(const struct profile *p, const struct profile_tar
 			       struct line_stat **out, size_t *n)
 {
 	uint64_t *self = calloc(p->nframes + 1, sizeof(*self));
-	struct line_stat *st;
-	size_t i, k = 0;
+	uint64_t *total = calloc(p->nframes + 1, sizeof(*total));
+	/* seen[fr] == stack index + 1: fr already counted in this stack (recursion) */
+	size_t *seen = calloc(p->nframes + 1, sizeof(*seen));
+	struct line_stat *st = NULL;
+	size_t i, j, k = 0;
 
-	if (!self)
-		return -ENOMEM;
+	if (!self || !total || !seen)
+		goto fail;
 	for (i = 0; i < pp->nstacks; i++) {
-		uint32_t at = profile__innermost_line(p, &pp->stacks[i]);
+		const struct profile_stack *s = &pp->stacks[i];
+		uint32_t at = profile__innermost_line(p, s);
 
-		if (at < pp->stacks[i].nframes)
-			self[pp->stacks[i].frames[at]] += pp->stacks[i].count;
+		if (at < s->nframes)
+			self[s->frames[at]] += s->count;
+		for (j = 0; j < s->nframes; j++)
+			if (s->frames[j] < p->nframes && seen[s->frames[j]] != i + 1) {
+				seen[s->frames[j]] = i + 1;
+				total[s->frames[j]] += s->count;
+			}
 	}
 	st = calloc(p->nframes + 1, sizeof(*st));
-	if (!st) {
-		free(self);
-		return -ENOMEM;
-	}
+	if (!st)
+		goto fail;
 	for (i = 0; i < p->nframes; i++)
 		if (self[i])
-			st[k++] = (struct line_stat){ .frame = i, .self = self[i] };
+			st[k++] = (struct line_stat){ .frame = i,
+						      .self = self[i],
+						      .total = total[i] };
 	free(self);
+	free(total);
+	free(seen);
 	qsort(st, k, sizeof(*st), cmp_line_stat);
 	*out = st;
 	*n = k;
 	return 0;
+fail:
+	free(self);
+	free(total);
+	free(seen);
+	return -ENOMEM;
 }
 
 static void gc_stat_add(struct profile_gc_stat *st, uint64_t ns, uint64_t collected)

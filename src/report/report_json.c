@@ -102,8 +102,10 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 		json_string(f, fn->file);
 		fprintf(f, ", \"line\": %d, \"qualname\": ", fr->line);
 		json_string(f, fn->qualname);
-		fprintf(f, ", \"self\": %llu", (unsigned long long)st[i].self);
+		fprintf(f, ", \"self\": %llu, \"total\": %llu", (unsigned long long)st[i].self,
+			(unsigned long long)st[i].total);
 		write_ci(f, "self_ci95", st[i].self, pp->samples);
+		write_ci(f, "total_ci95", st[i].total, pp->samples);
 		if (wl)
 			report_wall_json_stat(f, p, &wl[st[i].frame]);
 		report_where_json(f, where ? where[st[i].frame] : NULL);

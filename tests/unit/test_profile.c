@@ -94,6 +94,46 @@ static void test_stats(void **state)
 	assert_int_equal(ls[1].self, 5);
 	assert_int_equal(ls[2].frame, s3[0]);
 	assert_int_equal(ls[2].self, 2);
+	/* a line's total: every stack it is in, once each (rec's recursion) */
+	assert_int_equal(ls[0].total, 10);
+	assert_int_equal(ls[1].total, 5);
+	assert_int_equal(ls[2].total, 2);
+	free(ls);
+	profile__free(&p);
+}
+
+/* A line's own samples: those of the native code it called and of its waits too. */
+static void test_line_own(void **state)
+{
+	struct profile p;
+	struct profile_target *pp;
+	struct line_stat *ls;
+	uint32_t fmain, fnat, fwait, s1[2], s2[2], s3[1];
+	size_t n;
+
+	(void)state;
+	profile__init(&p, "wall", 100);
+	pp = profile__add_target(&p, 7, "/usr/bin/python3.11", "python3 x.py", "python3", "3.11.2");
+	assert_non_null(pp);
+	fmain = profile__func(&p, "main", "/x.py", 1, false);
+	fnat = profile__func_kind(&p, "memcpy", "libc.so.6", 0, false, PROFILE_FUNC_NATIVE);
+	fwait = profile__func(&p, "<off-CPU: sleep>", PROFILE_OFFCPU_FILE, 0, false);
+	s1[0] = profile__frame(&p, fnat, -1);
+	s1[1] = profile__frame(&p, fmain, 2);
+	s2[0] = profile__frame(&p, fwait, -1);
+	s2[1] = profile__frame(&p, fmain, 3);
+	s3[0] = profile__frame(&p, fwait, -1); /* a wait with no Python frame: no line's */
+	assert_int_equal(profile_target__add_stack(pp, 7, s1, 2, 4), 0);
+	assert_int_equal(profile_target__add_stack(pp, 7, s2, 2, 9), 0);
+	assert_int_equal(profile_target__add_stack(pp, 7, s3, 1, 1), 0);
+	assert_int_equal(profile__innermost_line(&p, &pp->stacks[0]), 1);
+	assert_int_equal(profile__innermost_line(&p, &pp->stacks[2]), 1);
+	assert_int_equal(profile_target__line_stats(&p, pp, &ls, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(ls[0].frame, s2[1]);
+	assert_int_equal(ls[0].self, 9);
+	assert_int_equal(ls[1].frame, s1[1]);
+	assert_int_equal(ls[1].self, 4);
 	free(ls);
 	profile__free(&p);
 }
@@ -167,9 +207,8 @@ static void test_roles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_interning),
-		cmocka_unit_test(test_stats),
-		cmocka_unit_test(test_procs_and_threads),
+		cmocka_unit_test(test_interning), cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_line_own),  cmocka_unit_test(test_procs_and_threads),
 		cmocka_unit_test(test_roles),
 	};
 
