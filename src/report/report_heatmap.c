@@ -314,7 +314,8 @@ static const char *file_error(const struct hm *h, const struct profile_target *p
 		return "";
 	if (slot_file(h, i)[0] != '/')
 		return "no source file (the code was not loaded from a file)";
-	return err == -ENOENT ? "the line is not in the file" : source_strerror(err);
+	return err == -ENOENT ? "not found (no such file, or not that line in it)" :
+				source_strerror(err);
 }
 
 /*

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "proc/source.h"
 #include "report/report.h"
 #include "report/report_ci.h"
 #include "report/report_writer.h"
@@ -180,6 +181,28 @@ static void test_hostile_names(void **state)
 	profile__free(&p);
 }
 
+/* A file read with the process's rights that is not there: the page says so. */
+static void test_missing_file(void **state)
+{
+	struct profile p;
+	struct profile_target *a;
+	uint32_t fr;
+	char *page;
+
+	(void)state;
+	profile__init(&p, "cpu", 100);
+	fr = profile__frame(&p, profile__func(&p, "f", "/nonexistent/heat.py", 1, false), 2);
+	a = profile__add_target(&p, 7, "/usr/bin/python3", "python3 heat.py", "python3", "3.11");
+	a->sources->creds[0].kind = SOURCE_CREDS_SELF; /* made here: our own rights */
+	a->sources->ncreds = 1;
+	profile_target__add_stack(a, 1, &fr, 1, 3);
+	a->samples = 3;
+	page = write_page(&p);
+	has(page, "\"err\":\"not found (no such file, or not that line in it)\"");
+	free(page);
+	profile__free(&p);
+}
+
 /* -f heatmap, and the .heat.html ending over the flame graph's .html */
 static void test_registry(void **state)
 {
@@ -192,9 +215,8 @@ static void test_registry(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lines),
-		cmocka_unit_test(test_processes_apart),
-		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_lines),	      cmocka_unit_test(test_processes_apart),
+		cmocka_unit_test(test_hostile_names), cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_registry),
 	};
 
