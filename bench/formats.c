@@ -89,7 +89,7 @@ int main(void)
 	size_t nfuncs = env_ul("BENCH_FUNCS", 2000), nstacks = env_ul("BENCH_STACKS", 200000);
 	unsigned rounds = env_ul("BENCH_FORMAT_ROUNDS", 3), r;
 	const char *names[] = { "text", "json", "folded", "flamegraph", "speedscope", "pstats",
-				"pprof", "svg" };
+				"pprof", "svg", "heatmap" };
 	struct report_opts o = { .top_functions = 20, .top_lines = 20, .line_report = 5,
 				  .tool_version = "bench" };
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";

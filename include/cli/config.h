@@ -59,7 +59,7 @@ struct pyprof_config {
 	unsigned native_modes; /* enum native_mode: --kernel */
 	bool timeline;	       /* --timeline, or a timeline output: keep every event in time */
 	unsigned long timeline_events; /* --timeline-events: at most this many (0: the default) */
-	char error[256];	       /* why parsing failed */
+	char error[512]; /* why parsing failed (a sentence naming every known extension) */
 };
 
 /* --mem=alloc: one sample per 512 KiB allocated on average (per thread). */

@@ -54,6 +54,8 @@ extern const struct report_writer report_dot;
 /* The timeline (profile/timeline.h): Perfetto's protobuf trace, Chrome's trace event JSON. */
 extern const struct report_writer report_perfetto;
 extern const struct report_writer report_trace_json;
+/* The source heatmap: every sampled line of every file, shaded by its samples (HTML). */
+extern const struct report_writer report_heatmap;
 /* --mem-timeline's SVG; written beside the report, not chosen by -f. */
 extern const struct report_writer report_mem_svg;
 /* --mem-folded: folded stacks weighted by bytes touched, for flame graphs. */

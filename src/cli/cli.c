@@ -82,6 +82,9 @@ static const char doc[] =
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
+	"  sudo pybpfprof -p 1234 -d 30 -o src.heat.html   # each source line shaded by\n"
+	"                                          # its samples, in a browser\n"
+	"  sudo pybpfprof -p 1234 --mode wall -o w.heat.html   # with off-CPU time\n"
 	"  pybpfprof report prof.json -o p.html    # a saved profile in another format\n"
 	"  pybpfprof report t.json -o t.pftrace    # a saved timeline, for Perfetto\n"
 	"                                          # (see pybpfprof report --help)\n"
@@ -110,7 +113,8 @@ static const char doc[] =
 	"graph for Graphviz, like gprof2dot's), perfetto (.perfetto-trace or .pftrace: the "
 	"timeline of every process and thread, for ui.perfetto.dev), trace-json (.trace.json: "
 	"the same timeline as Chrome's trace event JSON, for Perfetto, chrome://tracing, the "
-	"Firefox Profiler and speedscope). A FILE whose extension names no format is "
+	"Firefox Profiler and speedscope), heatmap (.heat.html: every sampled line of every "
+	"source file shaded by its samples, with their 95% intervals, self-contained). A FILE whose extension names no format is "
 	"refused, unless -f gives its format; a FILE without an extension, or a character "
 	"device such as /dev/stdout, is written in the -f format.\n"
 	"\n"
@@ -285,7 +289,7 @@ static const struct cli_option cli_options[] = {
 	  CLI_SET, FIELD(py311_line, bool), 0, 0, NULL, NULL },
 	GROUP("Output:", 3),
 	{ { "format", 'f', "FORMAT", 0, "text, json, folded, flamegraph, speedscope, pstats, "
-	    "pprof, svg, tree, dot, perfetto or trace-json: the format on stdout, and of any -o "
+	    "pprof, svg, tree, dot, perfetto, trace-json or heatmap: the format on stdout, and of any -o "
 	    "FILE whose extension names none (default: text)", 3 },
 	  CLI_FORMAT, FIELD(format, const char *), 0, 0, NULL, NULL },
 	{ { "output", 'o', "FILE", 0, "Write a report to FILE instead of stdout, in the format "

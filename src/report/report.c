@@ -15,9 +15,9 @@
 #include "util/text.h"
 
 static const struct report_writer *writers[] = {
-	&report_text,	    &report_json,   &report_folded,   &report_flame,
-	&report_speedscope, &report_pstats, &report_pprof,    &report_svg,
-	&report_tree,	    &report_dot,    &report_perfetto, &report_trace_json,
+	&report_text,	  &report_json,	      &report_folded,  &report_flame, &report_speedscope,
+	&report_pstats,	  &report_pprof,      &report_svg,     &report_tree,  &report_dot,
+	&report_perfetto, &report_trace_json, &report_heatmap,
 };
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
 
@@ -51,7 +51,7 @@ const struct report_writer *report_for_path(const char *path)
 const char *report_names(void)
 {
 	return "text, json, folded, flamegraph, speedscope, pstats, pprof, svg, tree, dot, "
-	       "perfetto, trace-json";
+	       "perfetto, trace-json, heatmap";
 }
 
 char *report_extensions(char *buf, size_t len)

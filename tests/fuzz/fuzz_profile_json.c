@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		&report_text,	    &report_json,	&report_folded,	 &report_flame,
 		&report_speedscope, &report_pstats,	&report_pprof,	 &report_svg,
 		&report_tree,	    &report_dot,	&report_mem_svg, &report_mem_folded,
-		&report_perfetto,   &report_trace_json,
+		&report_perfetto,   &report_trace_json, &report_heatmap,
 	};
 	static FILE *null;
 	const struct report_opts o = {

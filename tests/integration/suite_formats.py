@@ -665,8 +665,8 @@ def formats_unknown_extension():
         msg, t = expect_error(["-p", p.pid, "-d", 5, "-o", good, "-o", bad], [], out=bad, rc=2)
         want = (f"pybpfprof: unknown extension '.xyz' in -o {bad}: use one of .txt, .json, "
                 ".folded, .html, .speedscope.json, .speedscope, .pstats, .prof, .pb.gz, "
-                ".pprof, .svg, .tree, .dot, .gv, .perfetto-trace, .pftrace, .trace.json, or "
-                "give the format with -f")
+                ".pprof, .svg, .tree, .dot, .gv, .perfetto-trace, .pftrace, .trace.json, "
+                ".heat.html, or give the format with -f")
         check(msg == want, f"message {msg!r}, expected {want!r}")
         check(t < 2, f"refused only after {t:.1f}s")
         check(not os.path.exists(good), f"{good} created by a refused run")

@@ -212,7 +212,7 @@ def report_refusals():
         check(not (d / "t.svg").exists(), "t.svg created")
         refused([src, "-o", d / "x.xyz"], f"unknown extension '.xyz' in -o {d}/x.xyz: use one "
                 "of .txt, .json,", rc=2, prefix="pybpfprof report: ",
-                end=".trace.json, or give the format with -f")
+                end=".heat.html, or give the format with -f")
         refused([], "no profile: give the JSON file a run wrote with -o FILE.json", rc=2,
                 prefix="pybpfprof report: ")
     return f"{len(cases)} refusals, each one sentence, no file left"

@@ -106,7 +106,7 @@ static void test_errors(void **state)
 	expect_error(nan_dur, ARGC(nan_dur), "soon");
 	expect_error(bad_fmt, ARGC(bad_fmt),
 		     "text, json, folded, flamegraph, speedscope, pstats, "
-		     "pprof, svg, tree, dot, perfetto, trace-json");
+		     "pprof, svg, tree, dot, perfetto, trace-json, heatmap");
 	expect_error(bad_depth, ARGC(bad_depth), "1024");
 	expect_error(extra, ARGC(extra), "stray");
 }
@@ -130,7 +130,7 @@ static void test_option_sentences(void **state)
 		{ "--max-cache-mb", "", "invalid --max-cache-mb '': expected 1 to 65536 MiB" },
 		{ "-f", "xml",
 		  "unknown format 'xml': expected one of text, json, folded, "
-		  "flamegraph, speedscope, pstats, pprof, svg, tree, dot, perfetto, trace-json" },
+		  "flamegraph, speedscope, pstats, pprof, svg, tree, dot, perfetto, trace-json, heatmap" },
 		{ "--prune", "100.5",
 		  "invalid --prune '100.5': expected a percentage from 0 to 100" },
 		{ "--prune", "-1", "invalid --prune '-1': expected a percentage from 0 to 100" },

@@ -345,7 +345,7 @@ static void test_output_extensions(void **state)
 		why,
 		"unknown extension '.xyz' in -o /tmp/profile.xyz: use one of "
 		".txt, .json, .folded, .html, .speedscope.json, .speedscope, "
-		".pstats, .prof, .pb.gz, .pprof, .svg, .tree, .dot, .gv, .perfetto-trace, .pftrace, .trace.json, or give the format with -f");
+		".pstats, .prof, .pb.gz, .pprof, .svg, .tree, .dot, .gv, .perfetto-trace, .pftrace, .trace.json, .heat.html, or give the format with -f");
 	assert_int_equal(check_output("p.gz", NULL, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "'.gz'"));
 	/* -f names the format of every file whose name does not */
