@@ -637,6 +637,8 @@ int profile_target__func_stats(const struct profile *p, const struct profile_tar
  * why it waited.
  */
 uint32_t profile__innermost_line(const struct profile *p, const struct profile_stack *s);
+/* The same of n frames, innermost first (a memory stack's, a GC's). */
+uint32_t profile__innermost_line_of(const struct profile *p, const uint32_t *frames, uint32_t n);
 /*
  * Per-(function, line) self samples (profile__innermost_line) and total, of
  * the lines with self samples, sorted by self, descending.

@@ -350,21 +350,26 @@ static int cmp_line_stat(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-uint32_t profile__innermost_line(const struct profile *p, const struct profile_stack *s)
+uint32_t profile__innermost_line_of(const struct profile *p, const uint32_t *frames, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < s->nframes; i++) {
+	for (i = 0; i < n; i++) {
 		const struct profile_func *fn;
 
-		if (s->frames[i] >= p->nframes)
+		if (frames[i] >= p->nframes)
 			continue;
-		fn = &p->funcs[p->frames[s->frames[i]].func];
+		fn = &p->funcs[p->frames[frames[i]].func];
 		if (fn->kind == PROFILE_FUNC_PYTHON &&
 		    (!fn->file || strcmp(fn->file, PROFILE_OFFCPU_FILE)))
 			break;
 	}
 	return i;
+}
+
+uint32_t profile__innermost_line(const struct profile *p, const struct profile_stack *s)
+{
+	return profile__innermost_line_of(p, s->frames, s->nframes);
 }
 
 int profile_target__line_stats(const struct profile *p, const struct profile_target *pp,

@@ -90,15 +90,6 @@ static bool is_source_frame(const struct profile *p, uint32_t frame)
 	       strcmp(fn->file, PROFILE_OFFCPU_FILE);
 }
 
-/* The innermost Python frame: the others (native, kernel, off-CPU) are its callees. */
-static bool is_python_frame(const struct profile *p, uint32_t frame)
-{
-	const struct profile_func *fn = &p->funcs[p->frames[frame].func];
-
-	return fn->kind == PROFILE_FUNC_PYTHON &&
-	       (!fn->file || strcmp(fn->file, PROFILE_OFFCPU_FILE));
-}
-
 /* The slots: every frame at a line of a source file, one slot per (file, line). */
 static int hm_init(struct hm *h, const struct profile *p)
 {
@@ -202,8 +193,8 @@ static void hm_total(struct hm *h, uint32_t frame, uint64_t count, bool off)
 /* One stack, innermost frame first: self to its innermost Python line, total once to each. */
 static void hm_stack(struct hm *h, const uint32_t *frames, uint32_t n, uint64_t count, bool off)
 {
-	bool inner = true;
-	uint32_t k;
+	/* the others (native, kernel, off-CPU) are its callees */
+	uint32_t k, own = profile__innermost_line_of(h->p, frames, n);
 
 	h->gen++;
 	for (k = 0; k < n; k++) {
@@ -211,8 +202,7 @@ static void hm_stack(struct hm *h, const uint32_t *frames, uint32_t n, uint64_t 
 
 		if (fr >= h->p->nframes)
 			continue;
-		if (inner && is_python_frame(h->p, fr)) {
-			inner = false;
+		if (k == own) {
 			if (h->slot_of[fr] != NO_SLOT)
 				hm_self(h, slot_at(h, h->slot_of[fr]), count, off);
 			else if (!h->mem_pass)
