@@ -75,7 +75,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration tests-build check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures \
+	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures bench-opcodes \
 	bench-peers bench-peers-self-test bench-timeline fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -239,6 +239,10 @@ bench-timeline: $(OUTPUT)/bench/timeline
 # What --signatures costs per sample, BPF and userspace (root; not part of check).
 bench-signatures: pybpfprof
 	bench/signatures.sh
+
+# What --opcodes and the exception state read cost per sample in BPF (root; not part of check).
+bench-opcodes: pybpfprof
+	bench/opcodes.sh
 
 # 100 busy CPython processes profiled at once with -a (not part of check).
 bench-scale: pybpfprof

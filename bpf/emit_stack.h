@@ -66,6 +66,14 @@ static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid
 }
 
 extern const volatile __u8 gil_follow;
+extern const volatile __u8 opcodes_on;
+/*
+ * --opcodes: the time the reads of a CPU sample's tick facts took inside
+ * this program (bpf_ktime_get_ns around them), and how many: the exception
+ * state's and the instruction's. For bench/opcodes.py, which reads them from
+ * the program's .bss: the program's whole run time moves with the load.
+ */
+extern __u64 tick_exc_ns, tick_exc_reads, tick_op_ns, tick_op_reads;
 
 /* A GIL's head: interval (us, 1..1000 s), last_holder, locked (0 or 1). */
 static __always_inline bool gil_plausible(const __u64 *head)
@@ -117,6 +125,23 @@ static __always_inline __u8 gil_state(const struct py_target *proc, __u32 pid, _
 	if (!gil || stackwalk_read(head, sizeof(head), gil))
 		return PY_SAMPLE_GIL_UNKNOWN;
 	return (__u32)head[2] && head[1] == tstate ? PY_SAMPLE_GIL_HELD : PY_SAMPLE_GIL_RELEASED;
+}
+
+/*
+ * A CPU sample's value before the walk: whether its thread handles an
+ * exception (stackwalk_exc), timed for the benchmark when --opcodes is on.
+ */
+static __always_inline __u64 cpu_exc(struct scratch *s, const struct py_target *proc, __u64 tstate)
+{
+	__u64 t0, v;
+
+	if (!opcodes_on)
+		return stackwalk_exc(&proc->off, s, tstate, proc->none_addr);
+	t0 = bpf_ktime_get_ns();
+	v = stackwalk_exc(&proc->off, s, tstate, proc->none_addr);
+	__sync_fetch_and_add(&tick_exc_ns, bpf_ktime_get_ns() - t0);
+	__sync_fetch_and_add(&tick_exc_reads, 1);
+	return v;
 }
 
 /*
@@ -234,8 +259,11 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 		count_kind(kind, PYPROF_CNT_NO_TSTATE);
 		return 1;
 	}
-	if (kind == PY_KIND_CPU)
+	if (kind == PY_KIND_CPU) {
 		flags |= gil_state(proc, pid, tstate);
+		value = cpu_exc(s, proc, tstate);
+		w.opcodes = opcodes_on;
+	}
 	w.f = current_frame(&proc->off, tstate);
 	if (!w.f) {
 		count_kind(kind, PYPROF_CNT_NO_FRAME);
@@ -253,6 +281,10 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	w.read_size = proc->off.frame_read_size;
 
 	stackwalk_frames(&w);
+	if (w.opcodes) {
+		__sync_fetch_and_add(&tick_op_ns, w.op_ns);
+		__sync_fetch_and_add(&tick_op_reads, 1);
+	}
 	if (s->sample.flags & PY_SAMPLE_TRUNCATED)
 		count_kind(kind, PYPROF_CNT_TRUNCATED);
 	if (s->sample.flags & PY_SAMPLE_READ_ERROR)

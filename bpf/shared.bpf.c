@@ -28,6 +28,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
 /* --mode wall, --gil: CPU samples carry their thread's GIL state (emit_stack.h). */
 const volatile __u8 gil_follow = 0;
+/* --opcodes: CPU samples carry their innermost frame's instruction (emit_stack.h). */
+const volatile __u8 opcodes_on = 0;
+__u64 tick_exc_ns = 0, tick_exc_reads = 0, tick_op_ns = 0, tick_op_reads = 0;
 
 /* The maps of shared.h, defined (their comments are there). */
 struct targets_def targets SEC(".maps");

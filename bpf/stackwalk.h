@@ -25,6 +25,7 @@ extern const volatile __u32 max_depth;
 
 #define stackwalk_read(dst, size, addr) bpf_probe_read_user(dst, size, (const void *)(addr))
 #define stackwalk_loop(n, fn, ctx) bpf_loop(n, fn, ctx, 0)
+#define stackwalk_now() bpf_ktime_get_ns()
 #define stackwalk_load64(p) (*(const __u64 *)(p))
 /* Only some of the files that include this header walk stacks. */
 #define STACKWALK_CALLBACK static __attribute__((unused)) long
@@ -60,6 +61,8 @@ static inline __u64 stackwalk_load64(const __u8 *p)
 }
 
 #define STACKWALK_CALLBACK static long
+/* The host has no use for the time a read took. */
+#define stackwalk_now() 0
 #endif
 
 /* The sample being built and the objects being decoded: too big for the 512-byte BPF stack. */
@@ -287,7 +290,132 @@ struct walk_ctx {
 	__u64 f; /* next frame to read */
 	__u32 n; /* frames recorded */
 	__u32 read_size;
+	/* --opcodes: the innermost frame's instruction goes into s->sample.value */
+	bool opcodes;
+	__u64 op_ns; /* and the time its read took (BPF only: the benchmark's figure) */
 };
+
+/*
+ * The opcode of the instruction whose first code unit is at addr, with
+ * avail bytes of bytecode from there: EXTENDED_ARG prefixes (at most
+ * PY_OP_UNITS - 1) are stepped over, since the instruction they extend is
+ * the one running. PY_CPU_HAS_OPCODE | the opcode, or 0 when it cannot be
+ * read. Read into s->str, which the frame's fingerprint is done with.
+ */
+static __always_inline __u64 opcode_at(const struct py_offsets *off, struct scratch *s, __u64 addr,
+				       __u64 avail)
+{
+	__u32 i;
+
+	if (stackwalk_read(s->str, 2 * PY_OP_UNITS, addr)) {
+		/* the last instruction right before an unmapped page: that unit alone */
+		if (stackwalk_read(s->str, 2, addr))
+			return 0;
+		avail = avail < 2 ? avail : 2;
+	}
+	for (i = 0; i < PY_OP_UNITS; i++) {
+		if (avail < 2 * (__u64)i + 2)
+			return 0;
+		if (s->str[(2 * i) & (PY_STR_READ - 1)] != off->op_extended_arg)
+			return PY_CPU_HAS_OPCODE | s->str[(2 * i) & (PY_STR_READ - 1)];
+	}
+	return 0;
+}
+
+/*
+ * The instruction a frame of code object code is running, from its position
+ * as the walk computed it: 3.11+ a byte offset from base (the bytecode the
+ * instruction pointer points into, the interpreter's own, specialised
+ * opcodes and all); up to 3.10 f_lasti, in units of off->lasti_unit bytes
+ * into co_code (a bytes object, whose size bounds it). 0 when unknown (a
+ * frame that has not started: 3.11's prev_instr is then one unit before
+ * the bytecode).
+ */
+static __always_inline __u64 stackwalk_opcode(const struct py_offsets *off, struct scratch *s,
+					      __u64 code, __s64 pos, __u64 base)
+{
+	__u64 bytes, size, at;
+
+	if (pos < 0 || pos >= PY_INSTR_UNKNOWN)
+		return 0;
+	if (off->instr_kind == PY_INSTR_PTR)
+		return pos & 1 ? 0 : opcode_at(off, s, base + pos, 2 * PY_OP_UNITS);
+	if (off->code_code == PYPROF_NO_OFFSET)
+		return 0;
+	bytes = read_word(code + off->code_code);
+	size = bytes ? read_word(bytes + off->bytes_size) : 0;
+	at = (__u64)pos * off->lasti_unit;
+	if (at >= size)
+		return 0;
+	return opcode_at(off, s, bytes + off->bytes_data + at, size - at);
+}
+
+/*
+ * Whether the thread whose state is tstate is handling an exception, as
+ * sys.exc_info() would say: from the top of its exception stack
+ * (tstate->exc_info), the first item that holds an exception other than
+ * None; a running generator's item holds none of its own and passes to the
+ * one below. PY_CPU_EXC_KNOWN, with PY_CPU_EXC when it is; 0 when it cannot
+ * be read (no offset or no None known for the build, an unreadable item,
+ * or a stack deeper than PY_EXC_CHAIN_MAX items). Reads into s->str.
+ */
+static __always_inline __u64 stackwalk_exc(const struct py_offsets *off, struct scratch *s,
+					   __u64 tstate, __u64 none)
+{
+	__u64 item, v;
+	__u32 i;
+	long err;
+
+	if (off->tstate_exc_info == PYPROF_NO_OFFSET || !none)
+		return 0;
+	item = read_word(tstate + off->tstate_exc_info);
+	if (!item) /* "never NULL" in every version: not a thread state as believed */
+		return 0;
+	for (i = 0; i < PY_EXC_CHAIN_MAX; i++) {
+		/* an item is 16 bytes from 3.11 (exc_value, previous_item), 32 before */
+		if (off->exc_item_previous < 16)
+			err = stackwalk_read(s->str, 16, item);
+		else
+			err = stackwalk_read(s->str, 32, item);
+		if (err)
+			return 0;
+		v = load_u64(s->str, off->exc_item_value, PY_STR_READ);
+		if (v && v != none)
+			return PY_CPU_EXC | PY_CPU_EXC_KNOWN;
+		item = load_u64(s->str, off->exc_item_previous, PY_STR_READ);
+		if (!item)
+			return PY_CPU_EXC_KNOWN;
+	}
+	return 0;
+}
+
+/* --opcodes: the innermost frame's instruction into the sample's value, timed. */
+static __always_inline void walk_opcode(struct walk_ctx *w, __u64 code, __s64 pos, __u64 base)
+{
+	__u64 t0 = stackwalk_now();
+
+	w->s->sample.value |= stackwalk_opcode(w->off, w->s, code, pos, base);
+	w->op_ns = stackwalk_now() - t0;
+}
+
+/* A module body being imported, not named yet: kept to be named (emit_stack.h send_module). */
+static __always_inline void walk_module(const struct py_offsets *off, struct scratch *s, __u64 code,
+					__u32 fp)
+{
+	struct stackwalk_module *m;
+
+	if (s->nmodules >= STACKWALK_MODULES || stackwalk_module_sent(code ^ ((__u64)fp << 47)))
+		return;
+	m = &s->modules[s->nmodules & (STACKWALK_MODULES - 1)];
+	m->key = code ^ ((__u64)fp << 47);
+	m->code = code;
+	m->fp = fp;
+	/* code_fingerprint left the code object's identity fields in s->code */
+	m->file = load_u64(s->code, off->code_filename - off->code_id_start, PY_CODE_ID_READ);
+	m->first = (__s32)load_u64(s->code, off->code_firstlineno - off->code_id_start,
+				   PY_CODE_ID_READ);
+	s->nmodules++;
+}
 
 /*
  * One frame: record (code, position, fingerprint) and move to the caller.
@@ -300,7 +428,7 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 	struct scratch *s = w->s;
 	struct py_frame *out;
 	__u32 size, fp;
-	__u64 code, base, at = w->f;
+	__u64 code, base = 0, at = w->f;
 	bool module;
 	__s64 pos;
 
@@ -345,21 +473,11 @@ STACKWALK_CALLBACK walk_step(__u32 i, void *data)
 		s->sample.flags |= PY_SAMPLE_READ_ERROR;
 		return 1;
 	}
-	/* a module being imported, not named yet */
-	if (module && s->nmodules < STACKWALK_MODULES &&
-	    !stackwalk_module_sent(code ^ ((__u64)fp << 47))) {
-		struct stackwalk_module *m = &s->modules[s->nmodules & (STACKWALK_MODULES - 1)];
-
-		m->key = code ^ ((__u64)fp << 47);
-		m->code = code;
-		m->fp = fp;
-		/* code_fingerprint left the code object's identity fields in s->code */
-		m->file = load_u64(s->code, off->code_filename - off->code_id_start,
-				   PY_CODE_ID_READ);
-		m->first = (__s32)load_u64(s->code, off->code_firstlineno - off->code_id_start,
-					   PY_CODE_ID_READ);
-		s->nmodules++;
-	}
+	/* --opcodes: what the innermost frame runs, read now, while it runs it */
+	if (w->opcodes && !w->n)
+		walk_opcode(w, code, pos, base);
+	if (module)
+		walk_module(off, s, code, fp);
 	out = &s->sample.frames[w->n & (PYPROF_MAX_DEPTH - 1)];
 	out->code = code;
 	out->instr = pos < -0x7fffffff ? -0x7fffffff : pos > 0x7fffffff ? 0x7fffffff : pos;

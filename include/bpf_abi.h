@@ -89,6 +89,29 @@ struct py_offsets {
 	 * frame is its own call.
 	 */
 	__u16 frame_is_entry;
+	/*
+	 * Whether a CPU sample's thread is handling an exception (bpf/stackwalk.h
+	 * stackwalk_exc): PyThreadState.exc_info, the top of its stack of
+	 * _PyErr_StackItem, and in an item the word that says "handling"
+	 * (exc_type up to 3.10, exc_value from 3.11) and previous_item.
+	 * PYPROF_NO_OFFSET: not known for this build.
+	 */
+	__u16 tstate_exc_info;
+	__u8 exc_item_value;
+	__u8 exc_item_previous;
+	/*
+	 * --opcodes up to 3.10 (PY_INSTR_LASTI): the instruction is the byte at
+	 * co_code's ob_sval + f_lasti x lasti_unit; co_code is a bytes object.
+	 * code_code is PYPROF_NO_OFFSET from 3.11, whose instruction pointer
+	 * points into the bytecode itself.
+	 */
+	__u16 code_code;  /* PyCodeObject.co_code */
+	__u16 bytes_size; /* PyVarObject.ob_size of a bytes object */
+	__u16 bytes_data; /* PyBytesObject.ob_sval */
+	__u8 lasti_unit;  /* bytes per f_lasti unit: 1 (3.8, 3.9) or 2 (3.10) */
+	/* the EXTENDED_ARG opcode: a prefix, stepped over to the instruction it extends */
+	__u8 op_extended_arg;
+	__u16 pad_tick[2];
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */
@@ -113,6 +136,12 @@ struct py_target {
 	__u16 gil_off;
 	__u8 gil_via_interp;
 	__u8 pad[5];
+	/*
+	 * &_Py_NoneStruct: an exception stack item holding None handles
+	 * nothing. 0: not known, and neither is whether a thread handles an
+	 * exception.
+	 */
+	__u64 none_addr;
 };
 
 /* One Python frame of a sample, innermost first. */
@@ -134,7 +163,7 @@ enum py_sample_flags {
  * sends the same record; kind says which event caught it and what value means.
  */
 enum py_sample_kind {
-	PY_KIND_CPU = 0, /* a cpu-clock tick; value unused */
+	PY_KIND_CPU = 0, /* a cpu-clock tick; value: PY_CPU_* (the opcode, the exception bit) */
 	/* USDT (src/usdt.c): */
 	PY_KIND_CALL_NEW = 16, /* first call of a function seen by --calls; value unused */
 	PY_KIND_GC = 17,       /* a finished collection, at gc__done; value: PY_GC_VALUE() */
@@ -206,6 +235,24 @@ struct py_live_alloc {
 #define PY_GC_NS(v) ((v) & ((1ULL << 40) - 1))
 #define PY_GC_GEN(v) (((v) >> 40) & 3)
 #define PY_GC_COLLECTED(v) ((v) >> 42)
+
+/*
+ * py_sample.value of a PY_KIND_CPU sample: what was true of the thread at
+ * the tick (read by BPF then: userspace never reads a live frame later).
+ * The innermost frame's instruction (--opcodes): its opcode as the
+ * interpreter had it then, specialised forms included (3.11+), and whether
+ * it was read; whether the thread was handling an exception (inside an
+ * except block or a function called from one: sys.exc_info() not None),
+ * and whether that could be read.
+ */
+#define PY_CPU_OPCODE(v) ((unsigned)((v)&0xff))
+#define PY_CPU_HAS_OPCODE (1ULL << 8)
+#define PY_CPU_EXC (1ULL << 9)
+#define PY_CPU_EXC_KNOWN (1ULL << 10)
+/* Items of a thread's exception stack looked at, innermost first: one per running generator. */
+#define PY_EXC_CHAIN_MAX 8
+/* Code units looked at from the instruction pointer: EXTENDED_ARG prefixes, then the instruction. */
+#define PY_OP_UNITS 4
 
 /* Ring-buffer record: one Python stack of one thread. Only nframes frames are sent. */
 struct py_sample {

@@ -52,10 +52,11 @@ struct pyprof_config {
 	bool py311_line;       /* --calls-py311-line: accept the line probe's slowdown on 3.11 */
 	unsigned max_cache_mb; /* --max-cache-mb: all that is kept of the targets' code objects */
 	bool async_aware;      /* --async: samples in an asyncio task charged to its awaiters */
-	const char *mode;      /* --mode: "cpu" (the default) or "wall" */
+	const char *mode;      /* --mode: "cpu" (the default), "wall" or "exception" */
 	bool idle;	       /* --idle: show threads blocked for the whole run (--mode wall) */
 	bool gil;	       /* --gil: GIL held, waiting or released per sample */
 	bool signatures;       /* --signatures: split functions by their arguments' types */
+	bool opcodes; /* --opcodes: each sample's innermost instruction, lines split by it */
 	unsigned native_modes; /* enum native_mode: --kernel */
 	bool timeline;	       /* --timeline, or a timeline output: keep every event in time */
 	unsigned long timeline_events; /* --timeline-events: at most this many (0: the default) */

@@ -27,6 +27,7 @@ struct target {
 	char version_str[24];
 	uint64_t runtime_addr;	 /* &_PyRuntime in the target */
 	uint64_t code_type_addr; /* &PyCode_Type in the target */
+	uint64_t none_addr;	 /* &_Py_NoneStruct (None) in the target; 0: not known */
 	struct py_layout layout;
 	/* The interpreter's machine code (python_elf's executable mappings); 0, 0: unknown. */
 	uint64_t text_start, text_end;

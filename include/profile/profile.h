@@ -47,6 +47,15 @@ enum profile_where {
 	PROFILE_WHERE_N,
 };
 
+/*
+ * --opcodes: the samples of one instruction at a stack's innermost frame, by
+ * its name's index in the profile's opnames.
+ */
+struct profile_op_count {
+	uint32_t op;
+	uint64_t samples;
+};
+
 struct profile_stack {
 	uint32_t tid;
 	uint32_t nframes;
@@ -58,6 +67,25 @@ struct profile_stack {
 	 */
 	uint64_t gil_held, gil_released, gil_unknown;
 	uint64_t where[PROFILE_WHERE_N]; /* of count, samples known to run there */
+	/*
+	 * Of count, CPU samples whose thread was handling an exception (in an
+	 * except block, or in code called from one), and those whose thread's
+	 * exception state could not be read (profile.exc_known)
+	 */
+	uint64_t exc, exc_unknown;
+	/*
+	 * --opcodes: of count, the samples whose innermost frame (a Python one)
+	 * was running each instruction; those whose instruction could not be
+	 * read are in none
+	 */
+	struct profile_op_count *ops;
+	size_t nops, cap_ops;
+};
+
+/* --opcodes: an instruction's name, and the one it specialises (its own index if none). */
+struct profile_opname {
+	char *name;
+	uint32_t base;
 };
 
 /*
@@ -255,7 +283,12 @@ struct profile_target {
 	char *exe, *cmdline, *comm, *python;
 	double start_time; /* its start, seconds since the epoch (sources edited since?); 0: unknown */
 	bool exited;
-	uint64_t samples;    /* samples with a Python stack */
+	uint64_t samples; /* samples with a Python stack */
+	/*
+	 * --mode exception: CPU samples with a Python stack left out, their
+	 * thread not handling an exception, or its state not known (not in samples)
+	 */
+	uint64_t exc_left_out, exc_unknown_left_out;
 	uint64_t truncated;  /* of which cut at the depth limit */
 	uint64_t partial;    /* of which cut by an unreadable frame */
 	uint64_t unresolved; /* of which had a frame that could not be named */
@@ -384,6 +417,18 @@ struct profile {
 	bool sel_threads_cut;
 	/* --timeline, or a timeline output: every event in time (profile/timeline.h) */
 	struct profile_timeline timeline;
+	/*
+	 * Each CPU sample's exception state was read at its tick (stack.exc,
+	 * exc_unknown hold it); --mode exception: only the samples of threads
+	 * handling one were kept (the others counted per process as left out).
+	 */
+	bool exc_known;
+	bool exc_only;
+	/* --opcodes: stacks carry their innermost frame's instructions, by these names */
+	bool opcodes;
+	struct profile_opname *opnames;
+	size_t nopnames, cap_opnames;
+	struct hashmap opname_index;
 };
 
 void profile__init(struct profile *p, const char *mode, unsigned frequency_hz);
@@ -396,6 +441,8 @@ uint32_t profile__func(struct profile *p, const char *qualname, const char *file
 uint32_t profile__func_kind(struct profile *p, const char *qualname, const char *file,
 			    int firstline, bool unresolved, enum profile_func_kind kind);
 uint32_t profile__frame(struct profile *p, uint32_t func, int line);
+/* The id of frame (func, line) if it exists, else UINT32_MAX. */
+uint32_t profile__frame_find(const struct profile *p, uint32_t func, int line);
 
 /*
  * Room for nfuncs functions and nframes frames in all, taken at once (a
@@ -608,6 +655,56 @@ enum profile_gil {
 };
 /* --gil: adds one CPU sample's GIL state to the stack last added and its thread. */
 void profile_target__add_gil(struct profile_target *pp, uint32_t tid, enum profile_gil state);
+
+/*
+ * Facts of a CPU sample's tick (profile_tick.c): the exception state and the
+ * innermost frame's instruction.
+ */
+enum profile_exc {
+	PROFILE_EXC_NONE,     /* not handling an exception */
+	PROFILE_EXC_HANDLING, /* in an except block, or in code called from one */
+	PROFILE_EXC_UNKNOWN,  /* its exception state could not be read */
+};
+/* Adds one CPU sample's exception state to the stack last added. */
+void profile_target__add_exc(struct profile_target *pp, enum profile_exc state);
+/*
+ * The index of an instruction name, interned with the name of the one it
+ * specialises (base: the same name, or NULL, when none); UINT32_MAX when
+ * out of memory.
+ */
+uint32_t profile__opname(struct profile *p, const char *name, const char *base);
+/* Adds n samples of instruction op to the stack last added. 0 or -ENOMEM. */
+int profile_target__add_op(struct profile_target *pp, uint32_t op, uint64_t n);
+/* The same to stack s (a saved profile read back, a merge). 0 or -ENOMEM. */
+int profile_stack__add_op(struct profile_stack *s, uint32_t op, uint64_t n);
+/* Frees a stack's instruction counts (its frames are the caller's). */
+void profile_stack__free_ops(struct profile_stack *s);
+
+/* --opcodes: one instruction's samples at one line (frame), over a process's stacks. */
+struct op_stat {
+	uint32_t frame;
+	uint32_t op;
+	uint64_t samples;
+};
+/*
+ * Per (frame, instruction), summed over pp's stacks: sorted by frame id,
+ * then by samples (most first), then by name; *n of them (0 and NULL
+ * without --opcodes). What the text's and JSON's per-line split, pstats
+ * and the source heatmap show. 0 or -ENOMEM.
+ */
+int profile_target__op_stats(const struct profile *p, const struct profile_target *pp,
+			     struct op_stat **out, size_t *n);
+/*
+ * Exception handling per function (p->nfuncs entries, calloc'ed; may be
+ * NULL): of the stacks' exc samples, those where it was the innermost frame
+ * (self) and anywhere (total, once per stack); and pp's exc and exc_unknown
+ * summed (either may be NULL). 0 or -ENOMEM.
+ */
+struct exc_stat {
+	uint64_t self, total;
+};
+int profile_target__exc_stats(const struct profile *p, const struct profile_target *pp,
+			      struct exc_stat **by_func, uint64_t *exc, uint64_t *exc_unknown);
 
 /* Summaries used by the writers. */
 /*

@@ -112,6 +112,8 @@ struct collector {
 	bool signatures;
 	struct py_sig_record sig_pending[COLLECTOR_SIG_PENDING];
 	unsigned sig_next;
+	/* --opcodes: (minor version << 8 | opcode) -> the profile's index of its name */
+	struct hashmap op_ids;
 	/*
 	 * --kernel (collector_cpu.c): CPU samples in kernel mode wait here
 	 * for their kernel stack, the record sent right after them; each is
@@ -174,7 +176,8 @@ struct collector_pending {
 	uint32_t tid;
 	uint64_t ktime_ns;
 	uint8_t flags;
-	uint8_t want; /* enum collector_want */
+	uint64_t value; /* the sample's PY_CPU_* facts of its tick */
+	uint8_t want;	/* enum collector_want */
 	bool unresolved;
 	bool aligned; /* frames are the walk's one for one (--async did not rewrite them) */
 	uint32_t nframes, nkernel;

@@ -71,6 +71,12 @@ bool session__followed_alive(struct session *s);
 void session__signatures(struct session *s);
 /* Signature records sent and lost (ring buffer full) so far. */
 void session__sig_counts(struct session *s, uint64_t *sent, uint64_t *dropped);
+/*
+ * Before load: whether CPU samples carry their innermost frame's
+ * instruction (--opcodes). Every CPU sample carries its thread's
+ * exception state.
+ */
+void session__prepare_opcodes(struct session *s, bool opcodes);
 /* Stops sampling pid (an image that is gone or was replaced). */
 void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */

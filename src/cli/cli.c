@@ -79,6 +79,8 @@ static const char doc[] =
 	"                                          # every thread over time, for Perfetto\n"
 	"  sudo pybpfprof --mode wall --gc -o t.trace.json -o t.json -- python3 app.py\n"
 	"                                          # as Chrome's trace JSON, and saved\n"
+	"  sudo pybpfprof -p 1234 --opcodes       # lines split by bytecode instruction\n"
+	"  sudo pybpfprof -p 1234 --mode exception   # only time spent handling exceptions\n"
 	"  sudo pybpfprof -p 1234 -d 30 --mem      # where memory grows, by line\n"
 	"  sudo pybpfprof -p 1234 --mem-timeline rss.svg   # resident memory over time\n"
 	"  sudo pybpfprof -p 1234 -d 60 --mem=alloc  # and what stays allocated (leaks)\n"
@@ -207,6 +209,7 @@ enum {
 	OPT_IDLE,
 	OPT_GIL,
 	OPT_SIGNATURES,
+	OPT_OPCODES,
 	OPT_KERNEL,
 	OPT_NATIVE,
 	OPT_MATCH,
@@ -256,8 +259,10 @@ static const struct cli_option cli_options[] = {
 	{ { "mode", OPT_MODE, "MODE", 0, "cpu: where CPU time goes (the default). wall: every "
 	    "thread is charged for the whole run, on the CPU (sampled) and off it (each "
 	    "blocked interval, exact, from the scheduler's sched_switch), off-CPU time by "
-	    "why: sleep, I/O, lock, GIL wait, waiting for a CPU, other", 2 },
-	  CLI_NAME, FIELD(mode, const char *), 0, 0, "--mode", "cpu or wall" },
+	    "why: sleep, I/O, lock, GIL wait, waiting for a CPU, other. exception: only the "
+	    "CPU samples of threads handling an exception (in an except block, or in code "
+	    "called from one), the others counted as left out", 2 },
+	  CLI_NAME, FIELD(mode, const char *), 0, 0, "--mode", "cpu, wall or exception" },
 	{ { "idle", OPT_IDLE, NULL, 0, "--mode wall: also show the threads that were blocked "
 	    "for the whole run (hidden by default)", 2 },
 	  CLI_SET, FIELD(idle, bool), 0, 0, NULL, NULL },
@@ -270,6 +275,11 @@ static const struct cli_option cli_options[] = {
 	    "dtype and shape: scale(x: ndarray[float64, (500, 400)], factor: float) (not "
 	    "free-threaded builds)", 2 },
 	  CLI_SET, FIELD(signatures, bool), 0, 0, NULL, NULL },
+	{ { "opcodes", OPT_OPCODES, NULL, 0, "Record the bytecode instruction each sample's "
+	    "innermost frame was running, read at the tick, and split each line by it in the "
+	    "text (under the line-by-line tables), JSON and pstats reports; on 3.11+ by the "
+	    "specialised name the interpreter runs, BINARY_OP_ADD_INT against BINARY_OP", 2 },
+	  CLI_SET, FIELD(opcodes, bool), 0, 0, NULL, NULL },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
 	      "command, --subprocesses or -a, a process without usable probes is named and "

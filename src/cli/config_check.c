@@ -92,8 +92,9 @@ int config_check(struct pyprof_config *cfg, char *why, size_t whylen)
 		return refuse(why, whylen,
 			      "top shows a live view and keeps no timeline: drop --timeline, or "
 			      "record without top");
-	if (cfg->mode && strcmp(cfg->mode, "cpu") && strcmp(cfg->mode, "wall"))
-		return refuse(why, whylen, "invalid --mode: expected cpu or wall");
+	if (cfg->mode && strcmp(cfg->mode, "cpu") && strcmp(cfg->mode, "wall") &&
+	    strcmp(cfg->mode, "exception"))
+		return refuse(why, whylen, "invalid --mode: expected cpu, wall or exception");
 	if (cfg->idle && !(cfg->mode && !strcmp(cfg->mode, "wall")))
 		return refuse(why, whylen,
 			      "--idle shows threads blocked for the whole run: it needs --mode "

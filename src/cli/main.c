@@ -625,11 +625,19 @@ static enum wall_mode wall_mode(const struct pyprof_config *cfg)
 	return cfg->gil ? WALL_GIL_ONLY : WALL_OFF;
 }
 
+/* --mode exception: only the CPU samples of threads handling an exception are kept. */
+static bool exception_mode(const struct pyprof_config *cfg)
+{
+	return cfg->mode && !strcmp(cfg->mode, "exception");
+}
+
 /* The profile's mode, as reports and saved profiles name it. */
 static const char *run_mode_name(const struct pyprof_config *cfg)
 {
 	if (wall_mode(cfg) == WALL_ON)
 		return cfg->mem ? "wall+mem" : "wall";
+	if (exception_mode(cfg))
+		return cfg->mem ? "exception+mem" : "exception";
 	return cfg->mem ? "cpu+mem" : "cpu";
 }
 
@@ -681,6 +689,9 @@ static int run__prepare(struct run *r)
 	prof->gc_mode = cfg->usdt_modes & USDT_GC;
 	prof->imports_mode = cfg->usdt_modes & USDT_IMPORTS;
 	prof->signatures = cfg->signatures;
+	prof->exc_known = true;
+	prof->exc_only = exception_mode(cfg);
+	prof->opcodes = cfg->opcodes;
 	prof->mem = cfg->mem != PYPROF_MEM_OFF;
 	prof->mem_period = cfg->mem_period;
 	prof->mem_alloc = cfg->mem == PYPROF_MEM_ALLOC;
@@ -716,8 +727,8 @@ static int run__open_session(struct run *r)
 		return -EINVAL;
 	r->c.native_modes = r->cfg.native_modes;
 	r->s = modes__open_session(r->cfg.max_depth, r->cfg.mem, r->cfg.usdt_modes,
-				   wall_mode(&r->cfg), r->cfg.native_modes, on_ringbuf, &r->c,
-				   r->why, sizeof(r->why));
+				   wall_mode(&r->cfg), r->cfg.native_modes, r->cfg.opcodes,
+				   on_ringbuf, &r->c, r->why, sizeof(r->why));
 	return r->s ? 0 : -EINVAL;
 }
 

@@ -9,6 +9,15 @@
  * the target and checked, never hard-coded. Its free_threaded flag selects
  * what a free-threaded build (3.13t+) changes: the object header (32 bytes),
  * 3.14t's str state bits and its thread-local bytecode.
+ *
+ * PyThreadState.exc_info (the top of the exception stack the sampler reads at
+ * each tick) is not in _Py_DebugOffsets: 144 (3.8-3.10), 120 (3.11), 104
+ * (3.12), 120 (3.13, 3.14), 144 (3.15). offsetof() against pyenv's headers of
+ * 3.8.18-3.13.0 and Debian's 3.11.2, and read live on every interpreter tested
+ * (3.8.18 to 3.15.2, 3.13.5t: the one word of the thread state that points
+ * to an item holding the exception being handled, in an except block and in
+ * a generator's; 3.15.2's is the word after its published current_exception,
+ * as in 3.12's header). The opcodes (EXTENDED_ARG) are py_opcodes.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cpython/py_layout.h"
+#include "cpython/py_opcodes.h"
 
 const char py_supported_versions[] = "3.8 to 3.15";
 
@@ -63,6 +73,10 @@ static const struct py_layout layout_38 = {
 		.instr_kind = PY_INSTR_LASTI,
 		.owner_skip_min = 0xff,
 		.frame_is_entry = PYPROF_NO_OFFSET, /* every frame is its own eval call */
+		.tstate_exc_info = 144,		/* PyThreadState.exc_info */
+		.exc_item_value = 0,		/* _PyErr_StackItem.exc_type */
+		.exc_item_previous = 24,	/* _PyErr_StackItem.previous_item */
+		.code_code = 48,		/* PyCodeObject.co_code (bytes) */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -103,6 +117,10 @@ static const struct py_layout layout_310 = {
 		.instr_kind = PY_INSTR_LASTI,
 		.owner_skip_min = 0xff,
 		.frame_is_entry = PYPROF_NO_OFFSET, /* every frame is its own eval call */
+		.tstate_exc_info = 144,		/* PyThreadState.exc_info */
+		.exc_item_value = 0,		/* _PyErr_StackItem.exc_type */
+		.exc_item_previous = 24,	/* _PyErr_StackItem.previous_item */
+		.code_code = 48,		/* PyCodeObject.co_code (bytes) */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -144,6 +162,10 @@ static const struct py_layout layout_311 = {
 		.instr_kind = PY_INSTR_PTR,
 		.owner_skip_min = 0xff,
 		.frame_is_entry = 68,		/* _PyInterpreterFrame.is_entry (bool) */
+		.tstate_exc_info = 120,		/* PyThreadState.exc_info */
+		.exc_item_value = 0,		/* _PyErr_StackItem.exc_value */
+		.exc_item_previous = 8,		/* _PyErr_StackItem.previous_item */
+		.code_code = PYPROF_NO_OFFSET,	/* the bytecode is the code object's own */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -184,6 +206,10 @@ static const struct py_layout layout_312 = {
 		.instr_kind = PY_INSTR_PTR,
 		.owner_skip_min = 3,		/* FRAME_OWNED_BY_CSTACK */
 		.frame_is_entry = PYPROF_NO_OFFSET, /* entries are marked by the shims */
+		.tstate_exc_info = 104,		/* PyThreadState.exc_info */
+		.exc_item_value = 0,		/* _PyErr_StackItem.exc_value */
+		.exc_item_previous = 8,		/* _PyErr_StackItem.previous_item */
+		.code_code = PYPROF_NO_OFFSET,	/* the bytecode is the code object's own */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
@@ -195,7 +221,8 @@ static const struct py_layout layout_312 = {
 	.lasti_unit = 1,
 };
 
-int py_layout__for_version(uint32_t hexversion, struct py_layout *out)
+/* The built-in table of a version (3.8-3.12), or why there is none. */
+static int layout_table(uint32_t hexversion, struct py_layout *out)
 {
 	unsigned major = hexversion >> 24, minor = (hexversion >> 16) & 0xff;
 
@@ -225,6 +252,31 @@ int py_layout__for_version(uint32_t hexversion, struct py_layout *out)
 }
 
 /*
+ * The tick's reads that every layout has in common (bpf/stackwalk.h): a
+ * bytes object's fields and f_lasti's unit as userspace knows them, and
+ * the version's EXTENDED_ARG.
+ */
+static void fill_tick(struct py_layout *L, uint32_t hexversion)
+{
+	int ext = py_opcode_extended_arg(hexversion);
+
+	L->bpf.bytes_size = L->bytes_size;
+	L->bpf.bytes_data = L->bytes_data;
+	L->bpf.lasti_unit = L->lasti_unit;
+	/* no table: a byte no opcode has, so nothing is stepped over */
+	L->bpf.op_extended_arg = ext >= 0 ? ext : 0xff;
+}
+
+int py_layout__for_version(uint32_t hexversion, struct py_layout *out)
+{
+	int err = layout_table(hexversion, out);
+
+	if (!err)
+		fill_tick(out, hexversion);
+	return err;
+}
+
+/*
  * Where each needed value sits inside _Py_DebugOffsets (byte positions of its
  * uint64 fields), per minor version: the struct is stable within a minor
  * version and changes between them. Verified against 3.13.0/.5/.18,
@@ -243,20 +295,22 @@ struct debug_positions {
 	uint16_t str_state, str_length, str_ascii_size, str_compact_size; /* 0: not published */
 	uint16_t total;
 	uint16_t frame_tlbc_index, code_tlbc; /* 0: not published (3.13) */
+	/* not a position: PyThreadState.exc_info itself, which the table does not publish */
+	uint16_t tstate_exc_info;
 };
 
 // clang-format off
 static const struct debug_positions debug_313 = {
 	24, 40, 48, 64, 72, 152, 168, 176, 184, 192, 224, 232, 240, 248, 264,
-	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584, 0, 0,
+	272, 280, 288, 296, 304, 312, 344, 360, 520, 528, 544, 552, 560, 0, 584, 0, 0, 120,
 };
 static const struct debug_positions debug_314 = {
 	24, 40, 48, 64, 72, 176, 192, 200, 208, 216, 248, 256, 264, 272, 288,
-	312, 320, 328, 336, 344, 352, 384, 408, 600, 608, 624, 632, 640, 0, 760, 304, 392,
+	312, 320, 328, 336, 344, 352, 384, 408, 600, 608, 624, 632, 640, 0, 760, 304, 392, 120,
 };
 static const struct debug_positions debug_315 = {
 	24, 40, 48, 64, 72, 176, 192, 200, 208, 240, 312, 320, 328, 336, 352,
-	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888, 368, 456,
+	376, 384, 392, 400, 408, 416, 448, 472, 696, 704, 720, 728, 736, 744, 888, 368, 456, 144,
 };
 // clang-format on
 
@@ -426,6 +480,13 @@ static void dbg_states(struct dbg *g, const struct debug_positions *d, struct py
 				    tsize, tstate);
 	o->tstate_thread_id = dbg_field(g, d->tstate_thread_id, "thread_state.thread_id", 8, 0,
 					tsize, tstate);
+	/* known, not published: a thread state smaller than that is not this version's */
+	o->tstate_exc_info = PYPROF_NO_OFFSET;
+	if (fits(d->tstate_exc_info, 8, tsize))
+		o->tstate_exc_info = d->tstate_exc_info;
+	o->exc_item_value = 0;	  /* _PyErr_StackItem.exc_value */
+	o->exc_item_previous = 8; /* _PyErr_StackItem.previous_item */
+	o->code_code = PYPROF_NO_OFFSET;
 }
 
 /* A frame is read whole, PYPROF_FRAME_READ bytes at most, by BPF and by the live check. */
@@ -598,6 +659,7 @@ int py_layout__from_debug_offsets(uint32_t hexversion, const uint8_t *buf, size_
 	if (g.bad)
 		return -EBADMSG;
 	dbg_fill(&L, (hexversion >> 16) & 0xff, &c, ascii, compact, g.head);
+	fill_tick(&L, hexversion);
 	/* The checks above imply the invariant; a slip in them must not reach BPF. */
 	if (py_layout__check(&L, check, sizeof(check))) {
 		snprintf(why, whylen, "the layout from _Py_DebugOffsets fails a check: %s", check);
@@ -672,6 +734,13 @@ int py_layout__check(const struct py_layout *L, char *why, size_t whylen)
 	      min_u64(L->str_compact_data, (uint64_t)o->str_length + PY_STR_READ), "a str read");
 	lc_in(&c, "str_ascii_data", o->str_ascii_data, PY_NAME_TEXT, o->str_length,
 	      (uint64_t)o->str_length + PY_STR_READ, "a str read");
+	/* An exception stack item, read whole (stackwalk_exc): 16 or 32 bytes. */
+	if (o->tstate_exc_info != PYPROF_NO_OFFSET) {
+		lc_in(&c, "exc_item_value", o->exc_item_value, 8, 0,
+		      o->exc_item_previous < 16 ? 16 : 32, "an exception stack item read");
+		lc_in(&c, "exc_item_previous", o->exc_item_previous, 8, 0, 32,
+		      "an exception stack item read");
+	}
 	if (!c.bad && (o->instr_kind > PY_INSTR_PTR || L->linetable > LINETABLE_LOCATIONS ||
 		       L->lasti_unit < 1 || L->lasti_unit > 2 ||
 		       (o->str_state_shift != 0 && o->str_state_shift != 8))) {

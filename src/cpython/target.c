@@ -126,6 +126,7 @@ struct elf_facts {
 	int err;	      /* 0, or why it holds no _PyRuntime (-ENOENT, -ENOEXEC, ...) */
 	bool needs_libpython; /* a DT_NEEDED libpython3: a shared build's executable */
 	uint64_t runtime_vaddr, code_type_vaddr;
+	uint64_t none_vaddr;  /* _Py_NoneStruct: None, for the exception state; 0 if absent */
 	uint32_t py_version;  /* from Py_Version (3.11+), else 0 */
 	unsigned micro_minor; /* minor whose PY_VERSION micro was looked up, or 0 */
 	int micro;
@@ -199,6 +200,8 @@ static struct elf_facts *elf_facts__get(const char *file)
 	}
 	if (elf_file__symbol(f->ef, "PyCode_Type", &f->code_type_vaddr, NULL))
 		f->code_type_vaddr = 0;
+	if (elf_file__symbol(f->ef, "_Py_NoneStruct", &f->none_vaddr, NULL))
+		f->none_vaddr = 0;
 	if (!elf_file__symbol(f->ef, "Py_Version", &v, &size) && size == 8 &&
 	    !elf_file__read(f->ef, v, &f->py_version, sizeof(f->py_version)) &&
 	    f->py_version >> 24 != 3)
@@ -222,12 +225,17 @@ int py_exe_kind(pid_t pid)
 	return f->needs_libpython ? PY_EXE_SHARED : PY_EXE_OTHER;
 }
 
+/* Where a file that holds _PyRuntime has the symbols pybpfprof uses (link-time addresses). */
+struct python_syms {
+	uint64_t runtime, code_type, none; /* code_type and none: 0 when absent */
+};
+
 /*
  * Looks for _PyRuntime in file; fills version from Py_Version (3.11+) or the
  * name. *efp is the cached, still open file: not to be closed by the caller.
  */
 static int probe_elf(const char *file, const char *shown_name, struct target *t,
-		     uint64_t *runtime_vaddr, uint64_t *code_type_vaddr, struct elf_file **efp)
+		     struct python_syms *syms, struct elf_file **efp)
 {
 	struct elf_facts *f = elf_facts__get(file);
 
@@ -235,8 +243,9 @@ static int probe_elf(const char *file, const char *shown_name, struct target *t,
 		return -errno;
 	if (f->err)
 		return f->err;
-	*runtime_vaddr = f->runtime_vaddr;
-	*code_type_vaddr = f->code_type_vaddr;
+	syms->runtime = f->runtime_vaddr;
+	syms->code_type = f->code_type_vaddr;
+	syms->none = f->none_vaddr;
 	t->version = f->py_version;
 	if (!t->version) {
 		t->version = version_from_name(shown_name, NULL);
@@ -520,7 +529,7 @@ static int read_exe(struct target *t, const char *exe_link, char *why, size_t wh
 struct python_elf {
 	struct elf_file *ef; /* cached: not to be closed */
 	struct map_entry m;  /* its first mapping */
-	uint64_t runtime_vaddr, code_vaddr;
+	struct python_syms syms;
 	char exe_link[64];  /* /proc/PID/exe */
 	char map_file[128]; /* /proc/PID/map_files/START-END, for a libpython */
 };
@@ -533,7 +542,7 @@ static int find_python_elf(struct target *t, struct python_elf *pe, char *why, s
 	int err;
 
 	/* Static build: the executable itself holds _PyRuntime. */
-	err = probe_elf(pe->exe_link, t->exe, t, &pe->runtime_vaddr, &pe->code_vaddr, &pe->ef);
+	err = probe_elf(pe->exe_link, t->exe, t, &pe->syms, &pe->ef);
 	if (err == -EACCES || err == -EPERM) {
 		snprintf(why, whylen, "cannot read the executable of pid %d: permission denied",
 			 pid);
@@ -546,8 +555,7 @@ static int find_python_elf(struct target *t, struct python_elf *pe, char *why, s
 		/* Shared build: the interpreter is in a mapped libpython3.X.so. */
 		snprintf(pe->map_file, sizeof(pe->map_file),
 			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, pe->m.start, pe->m.end);
-		err = probe_elf(pe->map_file, pe->m.path, t, &pe->runtime_vaddr, &pe->code_vaddr,
-				&pe->ef);
+		err = probe_elf(pe->map_file, pe->m.path, t, &pe->syms, &pe->ef);
 		if (err == -EACCES || err == -EPERM) {
 			snprintf(
 				why, whylen,
@@ -580,8 +588,9 @@ static int locate_runtime(struct target *t, const struct python_elf *pe, char *w
 			 t->python_elf);
 		return err;
 	}
-	t->runtime_addr = bias + pe->runtime_vaddr;
-	t->code_type_addr = pe->code_vaddr ? bias + pe->code_vaddr : 0;
+	t->runtime_addr = bias + pe->syms.runtime;
+	t->code_type_addr = pe->syms.code_type ? bias + pe->syms.code_type : 0;
+	t->none_addr = pe->syms.none ? bias + pe->syms.none : 0;
 	/* only for the where split: a process without it is still profiled */
 	if (maps_exec_range(t->pid, pe->m.inode, &t->text_start, &t->text_end))
 		t->text_start = t->text_end = 0;

@@ -29,8 +29,10 @@ void profile_target__free(struct profile_target *pp)
 {
 	size_t j;
 
-	for (j = 0; j < pp->nstacks; j++)
+	for (j = 0; j < pp->nstacks; j++) {
 		free(pp->stacks[j].frames);
+		profile_stack__free_ops(&pp->stacks[j]);
+	}
 	free(pp->stacks);
 	free(pp->calls);
 	free(pp->hists);
@@ -79,6 +81,8 @@ void profile__free(struct profile *p)
 	}
 	for (i = 0; i < p->ntargets; i++)
 		profile_target__free(&p->targets[i]);
+	for (i = 0; i < p->nopnames; i++)
+		free(p->opnames[i].name);
 	free(p->funcs);
 	free(p->frames);
 	free(p->targets);
@@ -87,6 +91,8 @@ void profile__free(struct profile *p)
 	hashmap__free(&p->func_index);
 	hashmap__free(&p->frame_index);
 	profile_timeline__free(&p->timeline);
+	free(p->opnames);
+	hashmap__free(&p->opname_index);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -164,6 +170,14 @@ int profile_target__reserve(struct profile_target *pp, size_t nthreads, size_t n
 	    hashmap__reserve(&pp->stack_index, nstacks))
 		return -ENOMEM;
 	return 0;
+}
+
+uint32_t profile__frame_find(const struct profile *p, uint32_t func, int line)
+{
+	const uint64_t *slot = hashmap__find(&p->frame_index,
+					     ((uint64_t)func << 32) | (uint32_t)line);
+
+	return slot ? (uint32_t)*slot : UINT32_MAX;
 }
 
 struct profile_target *profile__add_target(struct profile *p, int pid, const char *exe,

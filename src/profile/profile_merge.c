@@ -103,10 +103,11 @@ static struct profile_target *merged_section(struct profile *p)
 	return profile__add_target(p, 0, exe, name, "merged", python);
 }
 
-/* A stack into the merged section, with its --gil counts. 0 or -ENOMEM. */
+/* A stack into the merged section, with its --gil, exception and --opcodes counts. 0 or -ENOMEM. */
 static int merge_stack(struct profile_target *m, const struct profile_stack *s)
 {
 	struct profile_stack *to;
+	size_t i;
 
 	if (profile_target__add_stack_where(m, s->tid, s->frames, s->nframes, s->count, s->where))
 		return -ENOMEM;
@@ -114,6 +115,11 @@ static int merge_stack(struct profile_target *m, const struct profile_stack *s)
 	to->gil_held += s->gil_held;
 	to->gil_released += s->gil_released;
 	to->gil_unknown += s->gil_unknown;
+	to->exc += s->exc;
+	to->exc_unknown += s->exc_unknown;
+	for (i = 0; i < s->nops; i++)
+		if (profile_stack__add_op(to, s->ops[i].op, s->ops[i].samples))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -185,6 +191,8 @@ int profile__merge(struct profile *p)
 		if (profile_target__merge_mem(m, pp))
 			return -ENOMEM;
 		m->samples += pp->samples;
+		m->exc_left_out += pp->exc_left_out;
+		m->exc_unknown_left_out += pp->exc_unknown_left_out;
 		m->truncated += pp->truncated;
 		m->partial += pp->partial;
 		m->unresolved += pp->unresolved;

@@ -159,6 +159,7 @@ static int cut_threads(struct profile *p, struct profile_target *pp, const regex
 		p->sel_samples_out += s->count;
 		pp->samples -= s->count < pp->samples ? s->count : pp->samples;
 		free(s->frames);
+		profile_stack__free_ops(s);
 	}
 	pp->nstacks = n;
 	hashmap__free(&kept);

@@ -18,6 +18,7 @@
 #include "report_wall.h"
 #include "report_usdt.h"
 #include "report_where.h"
+#include "report_tick.h"
 
 /*
  * ", \"NAME\": [lo, hi]": the 95 % interval of k of the section's n samples,
@@ -38,9 +39,12 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 	profile_where_split *where = NULL;
 	bool *listed = NULL;
 	struct wall_stat *wf = NULL, *wl = NULL;
+	struct exc_stat *exc = NULL;
 	size_t n = 0, i;
 
 	profile_target__func_stats(p, pp, &st, &n);
+	if (p->exc_known)
+		profile_target__exc_stats(p, pp, &exc, NULL, NULL);
 	if (report_wall_on(p))
 		report_wall_stats(p, pp, &wf, &wl);
 	profile_target__where_stats(p, pp, &where, NULL, NULL);
@@ -65,6 +69,7 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 		if (wf)
 			report_wall_json_stat(f, p, &wf[st[i].func]);
 		report_where_json(f, where ? where[st[i].func] : NULL);
+		report_exc_json_func(f, exc ? &exc[st[i].func] : NULL);
 		if (calls) {
 			report_usdt_json_func(f, p, calls, st[i].func);
 			listed[st[i].func] = true;
@@ -80,6 +85,7 @@ static void write_functions(FILE *f, const struct profile *p, const struct profi
 	free(wf);
 	free(wl);
 	free(where);
+	free(exc);
 }
 
 static void write_lines(FILE *f, const struct profile *p, const struct profile_target *pp)
@@ -87,9 +93,11 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 	struct line_stat *st = NULL;
 	struct wall_stat *wf = NULL, *wl = NULL;
 	profile_where_split *where = NULL;
-	size_t n = 0, i;
+	struct op_stat *ops = NULL;
+	size_t n = 0, i, nops = 0;
 
 	profile_target__line_stats(p, pp, &st, &n);
+	profile_target__op_stats(p, pp, &ops, &nops);
 	if (report_wall_on(p))
 		report_wall_stats(p, pp, &wf, &wl);
 	profile_target__where_stats(p, pp, NULL, &where, NULL);
@@ -109,6 +117,7 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 		if (wl)
 			report_wall_json_stat(f, p, &wl[st[i].frame]);
 		report_where_json(f, where ? where[st[i].frame] : NULL);
+		report_op_json_line(f, p, ops, nops, st[i].frame);
 		fputc('}', f);
 	}
 	fputs("]", f);
@@ -116,6 +125,7 @@ static void write_lines(FILE *f, const struct profile *p, const struct profile_t
 	free(wf);
 	free(wl);
 	free(where);
+	free(ops);
 }
 
 static void write_process(FILE *f, const struct profile *p, const struct profile_target *pp,
@@ -146,6 +156,7 @@ static void write_process(FILE *f, const struct profile *p, const struct profile
 		(unsigned long long)pp->unresolved);
 	if (!profile_target__where_stats(p, pp, NULL, NULL, total))
 		report_where_json(f, total);
+	report_exc_json_proc(f, p, pp);
 	fputs(",\n     \"threads\": [", f);
 	for (i = 0; i < pp->nthreads; i++) {
 		fprintf(f, "%s{\"tid\": %u, \"name\": ", i ? ", " : "", pp->threads[i].tid);

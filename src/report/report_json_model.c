@@ -59,6 +59,62 @@ static void counts(FILE *f, const struct profile_counts *c)
 	u64s(f, v, 6);
 }
 
+/*
+ * What the ticks said beyond the stacks: that each CPU sample's exception
+ * state was read (and whether only those handling one were kept), and the
+ * --opcodes instruction names, each [name, index of its unspecialised form].
+ */
+static void write_tick_header(FILE *f, const struct profile *p)
+{
+	size_t i;
+
+	if (p->exc_known)
+		fprintf(f, ",\n  \"exceptions\": {\"only\": %s}", p->exc_only ? "true" : "false");
+	if (!p->opcodes)
+		return;
+	fputs(",\n  \"opnames\": [", f);
+	for (i = 0; i < p->nopnames; i++) {
+		fputs(i ? (i % 4 ? ", [" : ",\n   [") : "[", f);
+		json_string(f, p->opnames[i].name);
+		fprintf(f, ", %u]", p->opnames[i].base);
+	}
+	fputc(']', f);
+}
+
+/*
+ * A process's exception figures: the samples left out (--mode exception),
+ * and [stack index, handling, unknown] for the stacks with any; its
+ * --opcodes counts, [stack index, name index, samples].
+ */
+static void write_tick(FILE *f, const struct profile *p, const struct profile_target *pp)
+{
+	size_t i, j, n = 0;
+
+	if (p->exc_known) {
+		fprintf(f,
+			",\n    \"exceptions\": {\"left_out\": %llu, \"unknown_left_out\": %llu, "
+			"\"stacks\": [",
+			(unsigned long long)pp->exc_left_out,
+			(unsigned long long)pp->exc_unknown_left_out);
+		for (i = 0; i < pp->nstacks; i++)
+			if (pp->stacks[i].exc || pp->stacks[i].exc_unknown)
+				fprintf(f, "%s[%zu, %llu, %llu]",
+					n++ ? (n % 8 ? ", " : ",\n     ") : "", i,
+					(unsigned long long)pp->stacks[i].exc,
+					(unsigned long long)pp->stacks[i].exc_unknown);
+		fputs("]}", f);
+	}
+	if (!p->opcodes)
+		return;
+	fputs(",\n    \"ops\": [", f);
+	for (i = 0, n = 0; i < pp->nstacks; i++)
+		for (j = 0; j < pp->stacks[i].nops; j++)
+			fprintf(f, "%s[%zu, %u, %llu]", n++ ? (n % 8 ? ", " : ",\n     ") : "", i,
+				pp->stacks[i].ops[j].op,
+				(unsigned long long)pp->stacks[i].ops[j].samples);
+	fputc(']', f);
+}
+
 static void write_header(FILE *f, const struct profile *p)
 {
 	const struct profile_usdt_counts *u = &p->usdt;
@@ -127,6 +183,7 @@ static void write_header(FILE *f, const struct profile *p)
 		report_json_pids(f, ",\n  \"merged\": ", p);
 	if (p->selection)
 		report_json_selection(f, ",\n  \"selection\": ", p);
+	write_tick_header(f, p);
 }
 
 static void write_tables(FILE *f, const struct profile *p)
@@ -413,6 +470,7 @@ static void write_target(FILE *f, const struct profile *p, const struct profile_
 		write_mem(f, p, pp);
 	if (p->wall || p->gil)
 		write_wall(f, pp);
+	write_tick(f, p, pp);
 	fputc('}', f);
 }
 

@@ -8,8 +8,16 @@
  * samples alone they are estimates: times are samples / frequency, and a
  * "call" is a sample the function was on the stack in (nc counts each
  * recursive activation, cc the sample once), so ncalls reads as samples.
+ *
+ * --opcodes: the instruction a sample's innermost Python frame was running
+ * is an entry of its own below that frame's function, as a callee: (file,
+ * line, "<BINARY_OP_ADD_INT>"), which pstats prints
+ * file:line(<BINARY_OP_ADD_INT>). The samples it stands for are its own
+ * time, no longer the function's; the function's cumulative time is
+ * unchanged. Samples whose instruction was not read stay the function's.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report/report_writer.h"
@@ -29,11 +37,21 @@ struct edge {
 	size_t last;
 };
 
+/* --opcodes: an instruction at a line, an entry past the functions (id p->nfuncs + i). */
+struct op_entry {
+	const char *file;
+	int line;
+	const char *name;
+};
+
 struct stats {
-	struct fstat *funcs;
+	struct fstat *funcs; /* the functions, then the op entries */
 	struct edge *edges;
 	size_t nedges, cap_edges;
 	struct hashmap index; /* caller << 32 | callee -> edge index */
+	struct op_entry *ops;
+	size_t nops, cap_ops;
+	struct hashmap op_index; /* hash of (file, line, name) -> index in ops */
 };
 
 static struct edge *stats__edge(struct stats *st, uint32_t caller, uint32_t callee)
@@ -55,11 +73,97 @@ static struct edge *stats__edge(struct stats *st, uint32_t caller, uint32_t call
 	return e;
 }
 
+/*
+ * --opcodes: the op entry of instruction op at frame (its function's file
+ * and the frame's line), made at first sight; its index, or SIZE_MAX when
+ * out of memory. Entries of several functions at one file and line are one:
+ * pstats keys by (file, line, name).
+ */
+static size_t stats__op(struct stats *st, const struct profile *p, uint32_t frame, uint32_t op)
+{
+	const struct profile_frame *fr = &p->frames[frame];
+	const char *file = p->funcs[fr->func].file, *name = p->opnames[op].name;
+	uint64_t h = hash_bytes(name, strlen(name), hash_bytes(file, strlen(file), fr->line));
+	uint64_t *slot;
+
+	for (;; h++) {
+		slot = hashmap__find(&st->op_index, h);
+		if (!slot)
+			break;
+		if (st->ops[*slot].line == fr->line && !strcmp(st->ops[*slot].file, file) &&
+		    !strcmp(st->ops[*slot].name, name))
+			return *slot;
+	}
+	if (vec_grow((void **)&st->ops, &st->cap_ops, st->nops + 1, sizeof(*st->ops)) ||
+	    hashmap__set(&st->op_index, h, st->nops))
+		return SIZE_MAX;
+	st->ops[st->nops] = (struct op_entry){ file, fr->line, name };
+	return st->nops++;
+}
+
+/* Whether a stack's instructions are entries: its innermost frame is a Python one's. */
+static bool stack_ops(const struct profile *p, const struct profile_stack *s)
+{
+	return s->nops && s->nframes &&
+	       p->funcs[p->frames[s->frames[0]].func].kind == PROFILE_FUNC_PYTHON;
+}
+
+/* Every op entry of pp's stacks, made before the counts (the entries follow the functions). */
+static int stats__find_ops(struct stats *st, const struct profile *p,
+			   const struct profile_target *pp)
+{
+	size_t i, j;
+
+	for (i = 0; i < pp->nstacks; i++)
+		for (j = 0; stack_ops(p, &pp->stacks[i]) && j < pp->stacks[i].nops; j++)
+			if (stats__op(st, p, pp->stacks[i].frames[0], pp->stacks[i].ops[j].op) ==
+			    SIZE_MAX)
+				return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A stack's instructions as callees of its innermost function: their
+ * samples are their own time, taken from the function's (which keeps the
+ * samples whose instruction was not read). Returns those samples, or
+ * UINT64_MAX when out of memory.
+ */
+static uint64_t stats__add_ops(struct stats *st, const struct profile *p,
+			       const struct profile_stack *s)
+{
+	uint32_t func = p->frames[s->frames[0]].func;
+	uint64_t sum = 0;
+	size_t j, k;
+
+	for (j = 0; stack_ops(p, s) && j < s->nops; j++) {
+		uint64_t n = s->ops[j].samples;
+		struct fstat *fs;
+		struct edge *e;
+
+		k = stats__op(st, p, s->frames[0], s->ops[j].op);
+		e = k == SIZE_MAX ? NULL : stats__edge(st, func, (uint32_t)(p->nfuncs + k));
+		if (!e)
+			return UINT64_MAX;
+		fs = &st->funcs[p->nfuncs + k];
+		fs->cc += n;
+		fs->nc += n;
+		fs->tt += n;
+		fs->ct += n;
+		e->cc += n;
+		e->nc += n;
+		e->tt += n;
+		e->ct += n;
+		sum += n;
+	}
+	return sum;
+}
+
 /* Estimates from the sampled stacks, in samples (converted to seconds when written). */
 static int stats__add_samples(struct stats *st, const struct profile *p,
 			      const struct profile_target *pp, size_t *serial)
 {
 	size_t i, j;
+	uint64_t ops;
 
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
@@ -68,7 +172,10 @@ static int stats__add_samples(struct stats *st, const struct profile *p,
 		if (!s->nframes)
 			continue;
 		++*serial;
-		st->funcs[p->frames[s->frames[0]].func].tt += c;
+		ops = stats__add_ops(st, p, s);
+		if (ops == UINT64_MAX)
+			return -ENOMEM;
+		st->funcs[p->frames[s->frames[0]].func].tt += c - ops;
 		for (j = 0; j < s->nframes; j++) {
 			struct fstat *fs = &st->funcs[p->frames[s->frames[j]].func];
 			struct edge *e;
@@ -92,7 +199,7 @@ static int stats__add_samples(struct stats *st, const struct profile *p,
 				e->ct += c;
 			}
 			if (!j)
-				e->tt += c;
+				e->tt += c - ops;
 		}
 	}
 	return 0;
@@ -197,9 +304,11 @@ static void m_str(FILE *f, const char *s)
  */
 #define FLAG_REF 0x80
 
-static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *refs, uint32_t *nrefs)
+static void m_key(FILE *f, const struct profile *p, const struct stats *st, uint32_t func,
+		  uint32_t *refs, uint32_t *nrefs)
 {
-	const struct profile_func *fn = &p->funcs[func];
+	const struct profile_func *fn = &p->funcs[func < p->nfuncs ? func : 0];
+	char name[80];
 
 	if (refs[func]) {
 		fputc('r', f);
@@ -209,6 +318,15 @@ static void m_key(FILE *f, const struct profile *p, uint32_t func, uint32_t *ref
 	refs[func] = ++*nrefs;
 	fputc('(' | FLAG_REF, f);
 	m_u32(f, 3);
+	if (func >= p->nfuncs) { /* --opcodes: an instruction at a line */
+		const struct op_entry *op = &st->ops[func - p->nfuncs];
+
+		snprintf(name, sizeof(name), "<%s>", op->name);
+		m_str(f, op->file);
+		m_int(f, op->line > 0 ? op->line : 0);
+		m_str(f, name);
+		return;
+	}
 	if (fn->unresolved || !fn->file[0]) {
 		m_str(f, "~"); /* pstats prints ("~", 0, name) as {name} */
 		m_int(f, 0);
@@ -230,21 +348,21 @@ static int cmp_edge(const void *a, const void *b)
 
 static int write_stats(FILE *f, const struct profile *p, const struct stats *st, const bool *exact)
 {
-	uint32_t *refs = calloc(p->nfuncs + 1, sizeof(*refs)), nrefs = 0;
-	size_t i, e = 0;
+	size_t i, e = 0, n = p->nfuncs + st->nops;
+	uint32_t *refs = calloc(n + 1, sizeof(*refs)), nrefs = 0;
 
 	if (!refs)
 		return -ENOMEM;
 
 	fputc('{', f);
-	for (i = 0; i < p->nfuncs; i++) {
+	for (i = 0; i < n; i++) {
 		const struct fstat *fs = &st->funcs[i];
 		/* estimates are in samples until here */
 		double div = exact[i] || !p->frequency_hz ? 1.0 : p->frequency_hz;
 
 		if (!fs->nc)
 			continue;
-		m_key(f, p, i, refs, &nrefs);
+		m_key(f, p, st, i, refs, &nrefs);
 		fputc('(', f);
 		m_u32(f, 5);
 		m_int(f, fs->cc);
@@ -257,7 +375,7 @@ static int write_stats(FILE *f, const struct profile *p, const struct stats *st,
 		for (; e < st->nedges && st->edges[e].callee == i; e++) {
 			const struct edge *ed = &st->edges[e];
 
-			m_key(f, p, ed->caller, refs, &nrefs);
+			m_key(f, p, st, ed->caller, refs, &nrefs);
 			fputc('(', f);
 			m_u32(f, 4);
 			m_int(f, ed->nc);
@@ -275,14 +393,21 @@ static int write_stats(FILE *f, const struct profile *p, const struct stats *st,
 static int write_pstats(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	struct stats st = {};
-	bool *exact = calloc(p->nfuncs + 1, sizeof(*exact));
+	bool *exact = NULL;
 	size_t i, j, serial = 0;
-	int err = -ENOMEM;
+	int err = 0;
 
-	st.funcs = calloc(p->nfuncs + 1, sizeof(*st.funcs));
 	hashmap__init(&st.index);
-	if (!st.funcs || !exact)
+	hashmap__init(&st.op_index);
+	for (i = 0; i < p->ntargets && !err; i++)
+		if (!p->targets[i].ncalls)
+			err = stats__find_ops(&st, p, &p->targets[i]);
+	exact = calloc(p->nfuncs + st.nops + 1, sizeof(*exact));
+	st.funcs = calloc(p->nfuncs + st.nops + 1, sizeof(*st.funcs));
+	if (err || !st.funcs || !exact) {
+		err = -ENOMEM;
 		goto out;
+	}
 	for (i = 0, err = 0; i < p->ntargets && !err; i++) {
 		const struct profile_target *pp = &p->targets[i];
 
@@ -304,8 +429,10 @@ static int write_pstats(FILE *f, const struct profile *p, const struct report_op
 out:
 	free(st.funcs);
 	free(st.edges);
+	free(st.ops);
 	free(exact);
 	hashmap__free(&st.index);
+	hashmap__free(&st.op_index);
 	return err;
 }
 

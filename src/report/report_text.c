@@ -22,6 +22,7 @@
 #include "report_where.h"
 #include "util/hashmap.h"
 #include "util/text.h"
+#include "report_tick.h"
 #include "util/vec.h"
 #include "proc/source.h"
 
@@ -470,6 +471,30 @@ static void print_rows(FILE *f, const struct profile *p, const struct profile_ta
 	free(texts);
 }
 
+/* --opcodes: the instructions of the rows' lines, under their table. */
+static void func_line_ops(FILE *f, const struct profile *p, const struct profile_target *pp,
+			  uint32_t func, const struct line_row *rows, size_t n)
+{
+	int *lines = calloc(n + 1, sizeof(*lines));
+	uint64_t *self = calloc(n + 1, sizeof(*self));
+	size_t i;
+
+	if (!p->opcodes)
+		goto out;
+	if (!lines || !self) {
+		fprintf(f, "    (out of memory)\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		lines[i] = rows[i].line;
+		self[i] = rows[i].self;
+	}
+	report_op_text_func(f, p, pp, func, lines, self, n);
+out:
+	free(lines);
+	free(self);
+}
+
 /* own: the function's lines' own cost (own_costs), what "in the function itself" says */
 static void print_func_lines(FILE *f, const struct profile *p, const struct profile_target *pp,
 			     const struct func_stat *fs, uint64_t own)
@@ -507,6 +532,7 @@ static void print_func_lines(FILE *f, const struct profile *p, const struct prof
 	}
 	fprintf(f, "     line   samples   %%func  %%total     self  source\n");
 	print_rows(f, p, pp, fs, rows, n, changed >= 0);
+	func_line_ops(f, p, pp, fs->func, rows, n);
 	free(rows);
 }
 
@@ -632,6 +658,7 @@ static void print_process(FILE *f, const struct profile *p, const struct profile
 		print_functions(f, p, pp, o);
 		print_lines(f, p, pp, o);
 		report_where_text(f, p, pp, o);
+		report_exc_text(f, p, pp, o);
 		print_line_report(f, p, pp, o);
 		report_signatures_text(f, p, pp, o);
 		if (o->threads)
@@ -809,6 +836,7 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 			(unsigned long long)p->ustack_refused,
 			(unsigned long long)p->ustack_missing);
 	report_usdt_text_counts(f, p);
+	report_tick_text_counts(f, p);
 	report_timeline_text(f, p);
 	order = report_procs_order(p);
 	if (!order)

@@ -168,6 +168,8 @@ static int load_header(struct ld *l, const struct jval *m)
 		return -EINVAL;
 	if (ld_wall_header(l, m))
 		return -EINVAL;
+	if (ld_tick_header(l, m))
+		return -EINVAL;
 	if (load_signatures(l, m))
 		return -EINVAL;
 	mem = jv_get(m, "mem");
@@ -592,12 +594,15 @@ static int load_target(struct ld *l, const struct jval *jt, const char *where)
 		err = ld_mem(l, jt, where, pp);
 	if (!err && (l->p->wall || l->p->gil))
 		err = ld_wall(l, jt, where, pp, &tids);
+	if (!err && (l->p->exc_known || l->p->opcodes))
+		err = ld_tick(l, jt, where, pp);
 	hashmap__free(&tids);
 	return err;
 }
 
 /* The mode names the run writes; the profile keeps a pointer to one of them. */
-static const char *const modes[] = { "cpu", "cpu+mem", "wall", "wall+mem" };
+static const char *const modes[] = { "cpu",	 "cpu+mem",   "wall",
+				     "wall+mem", "exception", "exception+mem" };
 
 static int load_model(struct ld *l, const struct jval *root)
 {

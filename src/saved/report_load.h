@@ -58,5 +58,11 @@ int ld_wall(struct ld *l, const struct jval *jt, const char *where, struct profi
 	    const struct hashmap *tids);
 /* The timeline (report_load_timeline.c), once the functions and frames are read (absent: off). */
 int ld_timeline(struct ld *l, const struct jval *m);
+/*
+ * The ticks' facts (report_load_tick.c): the header's exception flag and
+ * instruction names (absent: not read in the run), a process's counts.
+ */
+int ld_tick_header(struct ld *l, const struct jval *m);
+int ld_tick(struct ld *l, const struct jval *jt, const char *where, struct profile_target *pp);
 
 #endif

@@ -78,6 +78,7 @@ void collector__free(struct collector *c)
 		free(c->parked[--c->nparked].data);
 	free(c->parked);
 	hashmap__free(&c->alloc_records);
+	hashmap__free(&c->op_ids);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/log.h"
+#include "cpython/py_opcodes.h"
 #include "util/mono.h"
 #include "proc/procfs.h"
 #include "session/collector.h"
@@ -66,6 +67,71 @@ static void timeline_cpu(struct profile *p, const struct profile_target *pp,
 	profile_target__tl_add(p, pp, &a);
 }
 
+/*
+ * --opcodes: the profile's index of the name of opcode op of the process's
+ * version (one the version does not have is named by its number, <N>), or
+ * UINT32_MAX when out of memory.
+ */
+static uint32_t op_id(struct collector *c, const struct collector_target *ts, unsigned op)
+{
+	uint64_t key = ((ts->t.version >> 16) & 0xff) << 8 | op, *slot;
+	const char *name, *base;
+	char unnamed[8];
+	uint32_t id;
+
+	slot = hashmap__find(&c->op_ids, key);
+	if (slot)
+		return *slot;
+	name = py_opcode_name(ts->t.version, op, &base);
+	if (!name) {
+		snprintf(unnamed, sizeof(unnamed), "<%u>", op);
+		name = base = unnamed;
+	}
+	id = profile__opname(c->prof, name, base);
+	if (id != UINT32_MAX && hashmap__set(&c->op_ids, key, id))
+		return UINT32_MAX;
+	return id;
+}
+
+/*
+ * What the tick said beyond the stack, onto the stack just counted: the
+ * exception state, and (--opcodes) the innermost frame's instruction when
+ * that frame is a Python one (with --native or --kernel, machine code below
+ * it was what ran).
+ */
+static void add_tick(struct collector *c, struct collector_target *ts, struct profile_target *pp,
+		     uint64_t value, const uint32_t *frames, uint32_t n)
+{
+	const struct profile *p = c->prof;
+	uint32_t op;
+
+	if (p->exc_known)
+		profile_target__add_exc(pp, !(value & PY_CPU_EXC_KNOWN) ? PROFILE_EXC_UNKNOWN :
+					    value & PY_CPU_EXC		? PROFILE_EXC_HANDLING :
+									  PROFILE_EXC_NONE);
+	if (!p->opcodes || !(value & PY_CPU_HAS_OPCODE) || !n ||
+	    p->funcs[p->frames[frames[0]].func].kind != PROFILE_FUNC_PYTHON)
+		return;
+	op = op_id(c, ts, PY_CPU_OPCODE(value));
+	if (op == UINT32_MAX || profile_target__add_op(pp, op, 1))
+		c->malformed++;
+}
+
+/*
+ * --mode exception: whether a sample is left out (its thread not handling
+ * an exception, or not known to be), counted so in its section.
+ */
+static bool exc_left_out(const struct collector *c, struct profile_target *pp, uint64_t value)
+{
+	if (!c->prof->exc_only || (value & PY_CPU_EXC))
+		return false;
+	if (value & PY_CPU_EXC_KNOWN)
+		pp->exc_left_out++;
+	else
+		pp->exc_unknown_left_out++;
+	return true;
+}
+
 /* A cpu-clock sample: one more count of its stack, and of its thread. */
 void collector__add_cpu(struct collector *c, struct collector_target *ts, const struct py_sample *s,
 			const uint32_t *frames, uint32_t n, bool unresolved)
@@ -73,6 +139,9 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 	struct profile_target *pp = &c->prof->targets[ts->target_index];
 	uint64_t where[PROFILE_WHERE_N] = { 0 };
 	struct profile_thread *th;
+
+	if (exc_left_out(c, pp, s->value))
+		return;
 
 	switch (s->flags & PY_SAMPLE_WHERE_MASK) {
 	case PY_WHERE_PYTHON:
@@ -89,6 +158,7 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 		c->malformed++;
 		return;
 	}
+	add_tick(c, ts, pp, s->value, frames, n);
 	if (c->prof->first_sample_ms < 0)
 		c->prof->first_sample_ms = (mono_ns() - c->prof->start_ns) / 1e6;
 	pp->samples++;
@@ -160,7 +230,8 @@ static void pending_count(struct collector *c, size_t i)
 			       .tid = pe->tid,
 			       .ktime_ns = pe->ktime_ns,
 			       .flags = pe->flags,
-			       .kind = PY_KIND_CPU };
+			       .kind = PY_KIND_CPU,
+			       .value = pe->value };
 
 	if (ts)
 		collector__add_cpu(c, ts, &h, c->scratch, pending_frames(c, pe), pe->unresolved);
@@ -211,6 +282,7 @@ void collector__cpu_sample(struct collector *c, struct collector_target *ts, boo
 	pe->tid = s->tid;
 	pe->ktime_ns = s->ktime_ns;
 	pe->flags = s->flags;
+	pe->value = s->value;
 	pe->want = want;
 	pe->unresolved = unresolved;
 	pe->aligned = aligned;

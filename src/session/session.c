@@ -26,8 +26,8 @@
 #include "util/log.h"
 #include "pybpfprof.skel.h"
 
-_Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout changed");
-_Static_assert(sizeof(struct py_target) == 88, "py_target layout changed");
+_Static_assert(sizeof(struct py_offsets) == 72, "py_offsets layout changed");
+_Static_assert(sizeof(struct py_target) == 112, "py_target layout changed");
 _Static_assert(sizeof(struct py_frame) == 16, "py_frame layout changed");
 _Static_assert(sizeof(struct py_live_key) == 16, "py_live_key layout changed");
 _Static_assert(__builtin_offsetof(struct py_sample, frames) == PY_SAMPLE_HEADER_SIZE,
@@ -85,7 +85,8 @@ int session__add_target(struct session *s, const struct target *t)
 	struct py_target v = { .runtime_addr = t->runtime_addr,
 			       .off = t->layout.bpf,
 			       .interp_text_start = t->text_start,
-			       .interp_text_end = t->text_end };
+			       .interp_text_end = t->text_end,
+			       .none_addr = t->none_addr };
 	struct py_sig_offsets so;
 	__u32 pid = t->pid;
 	bool via_interp;
@@ -114,6 +115,11 @@ void session__sig_counts(struct session *s, uint64_t *sent, uint64_t *dropped)
 {
 	*sent = s->skel->bss->sig_sent;
 	*dropped = s->skel->bss->sig_dropped;
+}
+
+void session__prepare_opcodes(struct session *s, bool opcodes)
+{
+	s->skel->rodata->opcodes_on = opcodes;
 }
 
 int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,
