@@ -218,6 +218,20 @@ def check_exc_text(tmp, proc):
           "the JSON's and the text's figures of in_handler differ")
 
 
+def check_exc_round_trip(tmp, proc):
+    """`pybpfprof report` of the saved JSON: the same mode, process and function figures."""
+    r = run_profiler(["report", os.path.join(tmp, "p.json"), "-f", "json"], timeout=60)
+    check(r.returncode == 0, f"report exit {r.returncode}: {r.stderr.strip()}")
+    rep = load_report(text=r.stdout)
+    check(rep["mode"] == "exception", f"the saved profile read back is of mode {rep['mode']!r}")
+    again = the_process(rep)
+    check(again["exception"] == proc["exception"],
+          f"read back: {again['exception']}, the run's {proc['exception']}")
+    fn = {f["qualname"]: f["exception"] for f in proc["functions"]}
+    back = {f["qualname"]: f["exception"] for f in again["functions"]}
+    check(fn == back, "the functions' exception figures differ once read back")
+
+
 @per_build
 def opcodes_exception_mode(build):
     """--mode exception keeps the share of the samples the workload spent in
@@ -232,4 +246,5 @@ def opcodes_exception_mode(build):
         proc = the_process(rep)
         figures = check_exc_share(proc, measured)
         check_exc_text(tmp, proc)
+        check_exc_round_trip(tmp, proc)
     return figures
