@@ -21,9 +21,11 @@ import math
 import os
 import pstats
 import re
+import shutil
 import tempfile
 
-from harness import BUILDS, TARGETS, Skip, check, load_report, per_build, run_profiler
+from harness import (BUILDS, TARGETS, Skip, Workloads, check, load_report, per_build, run_profiler,
+                     test)
 
 MIX = "opcodes_mix.py"
 EXC = "opcodes_exc.py"
@@ -248,3 +250,34 @@ def opcodes_exception_mode(build):
         check_exc_text(tmp, proc)
         check_exc_round_trip(tmp, proc)
     return figures
+
+
+OPCODES_NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+
+
+@test
+def opcodes_hostile_exc_chain_debian():
+    """A target (run by nobody) whose exception stack loops on itself: every
+    sample's state is "not read", counted as such, none kept by --mode
+    exception, and the run ends on time."""
+    py = BUILDS["debian"]
+    check(shutil.which("setpriv") is not None, "setpriv (util-linux) not found")
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp:
+        p = wl.start(py, "opcodes_hostile_exc.py", 60, prefix=OPCODES_NOBODY)
+        out, txt = os.path.join(tmp, "p.json"), os.path.join(tmp, "p.txt")
+        r = run_profiler(["-p", p.pid, "-d", 3, "-F", FREQ, "--mode", "exception", "-o", out,
+                          "-o", txt], timeout=3 + 60)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+        check(p.poll() is None, "the target died")
+        rep = load_report(out)
+        procs = [x for x in rep["processes"] if x["pid"] == p.pid]
+        check(len(procs) == 1, "the target has no section")
+        e = procs[0]["exception"]
+        check(e["unknown_left_out"] >= 50, f"only {e['unknown_left_out']} samples: {e}")
+        check(procs[0]["samples"] == 0 and e["samples"] == 0 and e["left_out"] == 0,
+              f"a sample was read as handling an exception or not: {e}")
+        with open(txt) as f:
+            text = f.read()
+        check(f"0 left out (not handling one), {e['unknown_left_out']} left out (state not "
+              f"read)" in text, "the text does not count the samples whose state was not read")
+    return f"{e['unknown_left_out']} samples, all 'state not read'"
