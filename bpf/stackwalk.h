@@ -338,8 +338,16 @@ static __always_inline __u64 stackwalk_opcode(const struct py_offsets *off, stru
 
 	if (pos < 0 || pos >= PY_INSTR_UNKNOWN)
 		return 0;
-	if (off->instr_kind == PY_INSTR_PTR)
-		return pos & 1 ? 0 : opcode_at(off, s, base + pos, 2 * PY_OP_UNITS);
+	if (off->instr_kind == PY_INSTR_PTR) {
+		if (pos & 1)
+			return 0;
+		at = opcode_at(off, s, base + pos, 2 * PY_OP_UNITS);
+		/* a call being set up or returning: the CALL whose last cache unit this is */
+		if (off->call_caches && pos >= 2 * off->call_caches &&
+		    !stackwalk_read(s->str, 2, base + pos - 2 * off->call_caches))
+			at |= PY_CPU_HAS_PREV | (__u64)s->str[0] << 16;
+		return at;
+	}
 	if (off->code_code == PYPROF_NO_OFFSET)
 		return 0;
 	bytes = read_word(code + off->code_code);

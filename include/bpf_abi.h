@@ -111,7 +111,15 @@ struct py_offsets {
 	__u8 lasti_unit;  /* bytes per f_lasti unit: 1 (3.8, 3.9) or 2 (3.10) */
 	/* the EXTENDED_ARG opcode: a prefix, stepped over to the instruction it extends */
 	__u8 op_extended_arg;
-	__u16 pad_tick[2];
+	/*
+	 * 3.11: the inline cache units of CALL (opcode._inline_cache_entries: 4),
+	 * or 0. While a call is set up or returns, the caller is the innermost
+	 * frame with its pointer on the call's last cache unit, which is data:
+	 * the unit call_caches units before it is the CALL, sent beside. (3.12's
+	 * pointer is elsewhere then: not known yet, 0.)
+	 */
+	__u8 call_caches;
+	__u8 pad_tick[3];
 };
 
 /* Value of the per-process map, keyed by pid (kernel tgid). */
@@ -249,6 +257,14 @@ struct py_live_alloc {
 #define PY_CPU_HAS_OPCODE (1ULL << 8)
 #define PY_CPU_EXC (1ULL << 9)
 #define PY_CPU_EXC_KNOWN (1ULL << 10)
+/*
+ * 3.11 (py_offsets.call_caches): the opcode of the unit call_caches
+ * units before the instruction pointer, and whether it was read; when it is
+ * a CALL, the pointer was on that CALL's last cache unit and the CALL is
+ * what ran (userspace decides: the tables of names are its own).
+ */
+#define PY_CPU_HAS_PREV (1ULL << 11)
+#define PY_CPU_PREV_OPCODE(v) ((unsigned)(((v) >> 16) & 0xff))
 /* Items of a thread's exception stack looked at, innermost first: one per running generator. */
 #define PY_EXC_CHAIN_MAX 8
 /* Code units looked at from the instruction pointer: EXTENDED_ARG prefixes, then the instruction. */

@@ -94,6 +94,23 @@ static uint32_t op_id(struct collector *c, const struct collector_target *ts, un
 }
 
 /*
+ * The opcode a CPU sample's innermost frame was running, or -1 when not
+ * read. On 3.11 a frame whose pointer is on a CALL's last cache
+ * unit (a call being set up or returning) ran that CALL: the unit read at
+ * the pointer is cache data, whatever opcode its byte equals.
+ */
+static int tick_opcode(const struct collector_target *ts, uint64_t value)
+{
+	const char *base = NULL;
+
+	if ((value & PY_CPU_HAS_PREV) &&
+	    py_opcode_name(ts->t.version, PY_CPU_PREV_OPCODE(value), &base) && base &&
+	    !strcmp(base, "CALL"))
+		return (int)PY_CPU_PREV_OPCODE(value);
+	return value & PY_CPU_HAS_OPCODE ? (int)PY_CPU_OPCODE(value) : -1;
+}
+
+/*
  * What the tick said beyond the stack, onto the stack just counted: the
  * exception state, and (--opcodes) the innermost frame's instruction when
  * that frame is a Python one (with --native or --kernel, machine code below
@@ -103,16 +120,17 @@ static void add_tick(struct collector *c, struct collector_target *ts, struct pr
 		     uint64_t value, const uint32_t *frames, uint32_t n)
 {
 	const struct profile *p = c->prof;
+	int code = tick_opcode(ts, value);
 	uint32_t op;
 
 	if (p->exc_known)
 		profile_target__add_exc(pp, !(value & PY_CPU_EXC_KNOWN) ? PROFILE_EXC_UNKNOWN :
 					    value & PY_CPU_EXC		? PROFILE_EXC_HANDLING :
 									  PROFILE_EXC_NONE);
-	if (!p->opcodes || !(value & PY_CPU_HAS_OPCODE) || !n ||
+	if (!p->opcodes || code < 0 || !n ||
 	    p->funcs[p->frames[frames[0]].func].kind != PROFILE_FUNC_PYTHON)
 		return;
-	op = op_id(c, ts, PY_CPU_OPCODE(value));
+	op = op_id(c, ts, (unsigned)code);
 	if (op == UINT32_MAX || profile_target__add_op(pp, op, 1))
 		c->malformed++;
 }

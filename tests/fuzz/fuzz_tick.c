@@ -83,8 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (v & PY_CPU_EXC && !(v & PY_CPU_EXC_KNOWN)))
 		abort();
 	v = stackwalk_opcode(off, &scratch, fake_segs[0].addr, pos, fake_segs[0].addr);
-	if (v & ~(uint64_t)(PY_CPU_HAS_OPCODE | 0xff) || (v && !(v & PY_CPU_HAS_OPCODE)) ||
-	    (v && PY_CPU_OPCODE(v) == off->op_extended_arg))
+	if (v & ~(uint64_t)(PY_CPU_HAS_OPCODE | 0xff | PY_CPU_HAS_PREV | 0xff0000) ||
+	    (PY_CPU_OPCODE(v) && !(v & PY_CPU_HAS_OPCODE)) ||
+	    (PY_CPU_PREV_OPCODE(v) && !(v & PY_CPU_HAS_PREV)) ||
+	    ((v & PY_CPU_HAS_OPCODE) && PY_CPU_OPCODE(v) == off->op_extended_arg))
 		abort();
 	for (i = 0; i < 8 && v; i++) {
 		name = py_opcode_name(versions[i], PY_CPU_OPCODE(v), &base);
@@ -92,6 +94,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_name(base);
 		if (!name != !base)
 			abort();
+		name = py_opcode_name(versions[i], PY_CPU_PREV_OPCODE(v), &base);
+		check_name(name);
+		check_name(base);
 	}
 	return 0;
 }

@@ -73,11 +73,17 @@ static void test_opcode_ptr(void **state)
 	memset(image + 200, 144, 8);
 	image[201] = image[203] = image[205] = image[207] = 1;
 	image[200] = image[202] = image[204] = image[206] = 144;
-	assert_int_equal(stackwalk_opcode(&L.bpf, &scratch, 0, 200, addr(image)), 0);
+	v = stackwalk_opcode(&L.bpf, &scratch, 0, 200, addr(image));
+	assert_int_equal(v & (PY_CPU_HAS_OPCODE | 0xff), 0);
+	/* on a CALL's last cache unit: the unit 4 before it sent beside (3.11) */
+	image[300] = 171;
+	image[308] = 1;
+	v = stackwalk_opcode(&L.bpf, &scratch, 0, 308, addr(image));
+	assert_int_equal(v, PY_CPU_HAS_OPCODE | 1 | PY_CPU_HAS_PREV | 171ULL << 16);
 	/* the last unit before the image's end is read alone */
 	image[sizeof(image) - 2] = 83;
 	v = stackwalk_opcode(&L.bpf, &scratch, 0, sizeof(image) - 2, addr(image));
-	assert_int_equal(v, PY_CPU_HAS_OPCODE | 83);
+	assert_int_equal(v & ~(PY_CPU_HAS_PREV | 0xff0000ULL), PY_CPU_HAS_OPCODE | 83);
 }
 
 /* 3.8: co_code[f_lasti], bounded by the bytes object's size. */

@@ -48,6 +48,31 @@ def floats(n):
     return x
 
 
+def f(x):
+    return x
+
+
+def calls(n):
+    y = 0
+    for i in range(n):
+        y = f(i)  # the call line
+    return y
+
+
+def call_line_names():
+    """The (unspecialised) instructions of the call line, as dis reads them."""
+    import dis
+    want, line, names = calls.__code__.co_firstlineno + 3, None, set()
+    for ins in dis.get_instructions(calls):
+        if getattr(ins, "line_number", None) is not None:  # 3.13+
+            line = ins.line_number
+        elif ins.starts_line is not None and not isinstance(ins.starts_line, bool):
+            line = ins.starts_line
+        if line == want:
+            names.add(ins.opname)
+    return sorted(names)
+
+
 def main():
     seconds, out = float(sys.argv[1]), sys.argv[2]
     spent = [0, 0]
@@ -56,6 +81,7 @@ def main():
         mixed(-1, A, B)
         adds(1000)
         floats(1000)
+        calls(1000)
     print("ready", flush=True)
     # CPU seconds, not wall: as many samples on a loaded machine as on an idle one
     deadline = time.thread_time() + seconds
@@ -65,8 +91,10 @@ def main():
         # each addition line about as much CPU time as the mixed line
         adds(10000)
         floats(10000)
+        calls(20000)
     with open(out, "w") as f:
-        json.dump({"contains_ns": spent[0], "multiply_ns": spent[1]}, f)
+        json.dump({"contains_ns": spent[0], "multiply_ns": spent[1],
+                   "call_line": call_line_names()}, f)
 
 
 if __name__ == "__main__":
