@@ -112,11 +112,11 @@ struct py_offsets {
 	/* the EXTENDED_ARG opcode: a prefix, stepped over to the instruction it extends */
 	__u8 op_extended_arg;
 	/*
-	 * 3.11: the inline cache units of CALL (opcode._inline_cache_entries: 4),
-	 * or 0. While a call is set up or returns, the caller is the innermost
-	 * frame with its pointer on the call's last cache unit, which is data:
-	 * the unit call_caches units before it is the CALL, sent beside. (3.12's
-	 * pointer is elsewhere then: not known yet, 0.)
+	 * 3.11, 3.12: the inline cache units of CALL (opcode._inline_cache_entries:
+	 * 4, 3), or 0. While a call is set up or returns, the caller is the
+	 * innermost frame with its pointer on the call's last cache unit, which is
+	 * data: the unit call_caches units before it is the CALL, sent beside.
+	 * (3.13+ point at the CALL itself then.)
 	 */
 	__u8 call_caches;
 	__u8 pad_tick[3];

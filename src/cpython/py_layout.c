@@ -211,6 +211,7 @@ static const struct py_layout layout_312 = {
 		.exc_item_value = 0,		/* _PyErr_StackItem.exc_value */
 		.exc_item_previous = 8,		/* _PyErr_StackItem.previous_item */
 		.code_code = PYPROF_NO_OFFSET,	/* the bytecode is the code object's own */
+		.call_caches = 3,		/* opcode._inline_cache_entries[CALL], 3.12 */
 		NO_TLBC,
 	},
 	OBJECT_COMMON,
