@@ -4,7 +4,8 @@
  * nothing fetched): every profiled source file of every process, each
  * sampled line shaded by its samples, with its self and total share and
  * their 95 % intervals (report_ci.h, as the JSON report's), on- and
- * off-CPU samples with --mode wall or --gil, and bytes with --mem. The page
+ * off-CPU samples with --mode wall or --gil, bytes with --mem, and the
+ * instructions its own samples ran with --opcodes. The page
  * lists the files by samples and the hottest lines first; a click on a
  * function marks its lines; the search field finds lines by text, function
  * or file.
@@ -68,6 +69,14 @@ struct hm {
 	bool mem_pass;	   /* counting memory stacks: bytes, not samples */
 	uint64_t mem_kind; /* of a memory stack: touched bytes */
 	uint64_t alloc;	   /* and allocated bytes */
+	/* --opcodes: the process's (slot, instruction) samples, by slot then most first */
+	struct hm_op *ops;
+	size_t nops;
+};
+
+struct hm_op {
+	uint32_t slot, op;
+	uint64_t samples;
 };
 
 static int cmp_frame(const void *a, const void *b, void *arg)
@@ -127,6 +136,93 @@ static void hm_free(struct hm *h)
 	free(h->slots);
 	free(h->touched);
 	free(h->funcs);
+	free(h->ops);
+}
+
+static int cmp_hm_op_id(const void *a, const void *b)
+{
+	const struct hm_op *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static int cmp_hm_op(const void *a, const void *b, void *arg)
+{
+	const struct hm_op *x = a, *y = b;
+	const struct profile *p = arg;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(p->opnames[x->op].name, p->opnames[y->op].name);
+}
+
+/*
+ * --opcodes: the process's instruction samples per line (slot), the frames
+ * of several functions at one line summed. 0 or -ENOMEM.
+ */
+static int hm_ops(struct hm *h, const struct profile_target *pp)
+{
+	struct op_stat *st;
+	size_t n, i, j, k = 0;
+
+	free(h->ops);
+	h->ops = NULL;
+	h->nops = 0;
+	if (!h->p->opcodes)
+		return 0;
+	if (profile_target__op_stats(h->p, pp, &st, &n))
+		return -ENOMEM;
+	h->ops = calloc(n + 1, sizeof(*h->ops));
+	if (!h->ops) {
+		free(st);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (h->slot_of[st[i].frame] != NO_SLOT)
+			h->ops[k++] = (struct hm_op){ h->slot_of[st[i].frame], st[i].op, st[i].samples };
+	free(st);
+	/* the frames of several functions at one line: one entry per (line, instruction) */
+	if (k)
+		qsort(h->ops, k, sizeof(*h->ops), cmp_hm_op_id);
+	for (i = 0, j = 0; i < k; i++) {
+		if (j && h->ops[j - 1].slot == h->ops[i].slot && h->ops[j - 1].op == h->ops[i].op)
+			h->ops[j - 1].samples += h->ops[i].samples;
+		else
+			h->ops[j++] = h->ops[i];
+	}
+	k = j;
+	if (k)
+		qsort_r(h->ops, k, sizeof(*h->ops), cmp_hm_op, (void *)h->p);
+	h->nops = k;
+	return 0;
+}
+
+/* --opcodes: after a comma, [[name, samples], ...] of slot i's own samples, most first. */
+static void write_line_ops(FILE *f, const struct hm *h, size_t i)
+{
+	size_t lo = 0, hi = h->nops, k;
+
+	if (!h->p->opcodes)
+		return;
+	while (lo < hi) { /* the first entry of slot i */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->ops[mid].slot < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	fputs(",[", f);
+	for (k = lo; k < h->nops && h->ops[k].slot == i; k++) {
+		fputs(k > lo ? ",[" : "[", f);
+		report_script_string(f, h->p->opnames[h->ops[k].op].name);
+		fprintf(f, ",%llu]", (unsigned long long)h->ops[k].samples);
+	}
+	fputc(']', f);
 }
 
 /* A slot's counts for this process (zeroed at its first use, and listed). */
@@ -268,9 +364,8 @@ static void write_ci(FILE *f, uint64_t k, uint64_t n)
 /*
  * A line: [line, self, total, self lo, self hi, total lo, total hi, off-CPU
  * self, off-CPU total, touched self, touched total, allocated self,
- * allocated total, its function's index in the file's list, source text].
- * A per-line opcode split (--opcodes) would be one more element after the
- * text, shown by the page's lineDetail().
+ * allocated total, its function's index in the file's list, source text,
+ * and with --opcodes its instructions (write_line_ops)].
  */
 static void write_line(FILE *f, const struct hm *h, const struct profile_target *pp, size_t i,
 		       uint32_t fn_index)
@@ -290,6 +385,7 @@ static void write_line(FILE *f, const struct hm *h, const struct profile_target 
 	if (report_source_line(h->p, pp, slot_file(h, i), fr->line, text, sizeof(text)))
 		text[0] = '\0';
 	report_script_string(f, text);
+	write_line_ops(f, h, i);
 	fputc(']', f);
 }
 
@@ -380,6 +476,9 @@ static int write_files(FILE *f, struct hm *h, const struct profile_target *pp, s
 	int err;
 
 	hm_count(h, pp);
+	err = hm_ops(h, pp);
+	if (err)
+		return err;
 	*no_line = h->no_line;
 	for (a = 0; a < h->ntouched; a = b) {
 		const char *file = slot_file(h, h->touched[a]);
@@ -438,6 +537,7 @@ static const char page_head[] =
 "table{border-collapse:collapse}td,th{padding:1px 6px;text-align:left;vertical-align:top}\n"
 "td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}\n"
 "td.code{font-family:monospace;white-space:pre;width:100%}\n"
+"td.ops{font-family:monospace;font-size:11px;white-space:nowrap}\n"
 "tr.ln.sel td.code{outline:2px solid #1565c0}\n"
 "tr.ln.match td{box-shadow:inset 0 0 0 2px #e040fb}\n"
 "tr.gap td{color:#888;font-style:italic}\n"
@@ -462,7 +562,7 @@ static const char page_tail[] =
 "const $ = id => document.getElementById(id);\n"
 "/* a line's fields (report_heatmap.c's write_line) */\n"
 "const LINE = 0, SELF = 1, TOTAL = 2, SLO = 3, SHI = 4, TLO = 5, THI = 6, OFFS = 7, OFFT = 8,\n"
-"  MEMS = 9, MEMT = 10, ALLOCS = 11, ALLOCT = 12, FN = 13, TEXT = 14, HOT_ROWS = 50;\n"
+"  MEMS = 9, MEMT = 10, ALLOCS = 11, ALLOCT = 12, FN = 13, TEXT = 14, OPS = 15, HOT_ROWS = 50;\n"
 "function el(tag, cls, text) { const e = document.createElement(tag);\n"
 "  if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }\n"
 "function cell(tr, text, cls) { tr.appendChild(el('td', cls, text)); }\n"
@@ -474,8 +574,10 @@ static const char page_tail[] =
 "function bytes(b) { const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; let i = 0;\n"
 "  while (b >= 1024 && i < 4) { b /= 1024; i++; } return b ? (i ? b.toFixed(1) : b) + ' ' + "
 "u[i] : ''; }\n"
-"/* --opcodes: a line's opcode split would be shown here */\n"
-"function lineDetail(l) { return ''; }\n"
+"/* --opcodes: the instructions a line's own samples ran, most first, as shares of them */\n"
+"function ops(l) { const o = l[OPS] || [], all = o.reduce((s, x) => s + x[1], 0);\n"
+"  const r = o.map(x => x[0] + ' ' + share(x[1], all)).join(', ');\n"
+"  return l[SELF] > all ? r + (r ? ', ' : '') + '(not read) ' + share(l[SELF] - all, l[SELF]) : r; }\n"
 "/* what lines are shaded and files ordered by: [label, field, bytes?] */\n"
 "const metrics = [['self samples', SELF], ['total samples', TOTAL]];\n"
 "if (P.wall) metrics.push(['off-CPU self samples', OFFS]);\n"
@@ -502,6 +604,7 @@ static const char page_tail[] =
 "    cell(tr, l ? bytes(l[MEMT]) : 'touched total', 'n'); }\n"
 "  if (P.alloc) { cell(tr, l ? bytes(l[ALLOCS]) : 'allocated self', 'n');\n"
 "    cell(tr, l ? bytes(l[ALLOCT]) : 'allocated total', 'n'); }\n"
+"  if (P.opcodes) cell(tr, l ? ops(l) : 'instructions (of self)', 'ops');\n"
 "}\n"
 "function source(f, fi) {\n"
 "  const sec = el('div', 'src'); sec.id = 'file' + fi; sec.appendChild(el('h3', '', fileName(f)));\n"
@@ -520,7 +623,7 @@ static const char page_tail[] =
 "' lines without samples'); c.colSpan = 9; g.appendChild(c); t.appendChild(g); }\n"
 "    const tr = el('tr', 'ln'); tr.dataset.file = fi; tr.dataset.line = l[LINE];\n"
 "    tr.dataset.fn = f.f[l[FN]] ? f.f[l[FN]][0] : ''; tr.line = l;\n"
-"    cols(tr, f, l); cell(tr, l[TEXT] + lineDetail(l), 'code'); t.appendChild(tr);\n"
+"    cols(tr, f, l); cell(tr, l[TEXT], 'code'); t.appendChild(tr);\n"
 "    last = l[LINE];\n"
 "  }\n"
 "  sec.appendChild(t); return sec;\n"
@@ -597,9 +700,9 @@ static int write_heatmap(FILE *f, const struct profile *p, const struct report_o
 	}
 	fputs("\"title\":", f);
 	report_script_string(f, title);
-	fprintf(f, ",\n\"wall\":%s,\"mem\":%s,\"alloc\":%s,\n",
+	fprintf(f, ",\n\"wall\":%s,\"mem\":%s,\"alloc\":%s,\"opcodes\":%s,\n",
 		p->wall || p->gil ? "true" : "false", p->mem ? "true" : "false",
-		p->mem_alloc ? "true" : "false");
+		p->mem_alloc ? "true" : "false", p->opcodes ? "true" : "false");
 	err = write_body(f, p);
 	if (err)
 		return err;
