@@ -121,9 +121,11 @@ int profile_target__op_stats(const struct profile *p, const struct profile_targe
 	hashmap__init(&index);
 	for (i = 0; i < pp->nstacks; i++) {
 		const struct profile_stack *s = &pp->stacks[i];
+		/* the line whose own samples these are (native frames under it are its calls) */
+		uint32_t at = s->nops ? profile__innermost_line(p, s) : s->nframes;
 
-		for (j = 0; j < s->nops && s->nframes; j++) {
-			uint64_t key = (uint64_t)s->frames[0] << 32 | s->ops[j].op;
+		for (j = 0; j < s->nops && at < s->nframes; j++) {
+			uint64_t key = (uint64_t)s->frames[at] << 32 | s->ops[j].op;
 
 			slot = hashmap__find(&index, key);
 			if (slot) {
@@ -136,7 +138,7 @@ int profile_target__op_stats(const struct profile *p, const struct profile_targe
 				hashmap__free(&index);
 				return -ENOMEM;
 			}
-			st[k++] = (struct op_stat){ s->frames[0], s->ops[j].op, s->ops[j].samples };
+			st[k++] = (struct op_stat){ s->frames[at], s->ops[j].op, s->ops[j].samples };
 		}
 	}
 	hashmap__free(&index);

@@ -101,7 +101,10 @@ static size_t stats__op(struct stats *st, const struct profile *p, uint32_t fram
 	return st->nops++;
 }
 
-/* Whether a stack's instructions are entries: its innermost frame is a Python one's. */
+/*
+ * Whether a stack's instructions are entries: its innermost frame is a
+ * Python one's (under --native they are its native callees' time instead).
+ */
 static bool stack_ops(const struct profile *p, const struct profile_stack *s)
 {
 	return s->nops && s->nframes &&

@@ -127,8 +127,8 @@ static void add_tick(struct collector *c, struct collector_target *ts, struct pr
 		profile_target__add_exc(pp, !(value & PY_CPU_EXC_KNOWN) ? PROFILE_EXC_UNKNOWN :
 					    value & PY_CPU_EXC		? PROFILE_EXC_HANDLING :
 									  PROFILE_EXC_NONE);
-	if (!p->opcodes || code < 0 || !n ||
-	    p->funcs[p->frames[frames[0]].func].kind != PROFILE_FUNC_PYTHON)
+	/* the innermost Python frame's instruction: native frames under it are its calls */
+	if (!p->opcodes || code < 0 || profile__innermost_line_of(p, frames, n) >= n)
 		return;
 	op = op_id(c, ts, (unsigned)code);
 	if (op == UINT32_MAX || profile_target__add_op(pp, op, 1))
