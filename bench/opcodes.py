@@ -4,13 +4,13 @@
 runs it as root).
 
 The same busy target (tests/integration/targets/opcodes_mix.py on Debian's
-3.11) is profiled at 999 Hz for BENCH_SECONDS, with and without --opcodes,
-in alternating rounds; with PYBPFPROF_BASE naming a build without the
-ticks' reads (main before them), that build too. Per run: the BPF program's
-run time (kernel.bpf_stats_enabled, bpftool prog show) per sample sent for
-the target. The differences of the medians are the reads' cost per sample:
---opcodes' instruction read, and the exception state read at every CPU tick.
-With --opcodes the program also times the two reads themselves
+3.11) is profiled at 999 Hz for BENCH_SECONDS, plain, with --exceptions
+and with --opcodes --exceptions, in alternating rounds; with PYBPFPROF_BASE
+naming another build (main before the ticks' reads), that build too. Per
+run: the BPF program's run time (kernel.bpf_stats_enabled, bpftool prog
+show) per sample sent for the target. The differences of the medians are
+the reads' cost per sample: the exception state read, and --opcodes'
+instruction read. With --opcodes the program also times the reads themselves
 (bpf_ktime_get_ns around each, summed in its .bss: tick_exc_ns, tick_op_ns),
 figures the machine's load moves far less than the whole program's.
 """
@@ -96,9 +96,10 @@ def one_run(prof_exe, extra, tmp):
 
 
 def main():
-    configs = [("plain", PROF, []), ("--opcodes", PROF, ["--opcodes"])]
+    configs = [("plain", PROF, []), ("--exceptions", PROF, ["--exceptions"]),
+               ("--opcodes --exceptions", PROF, ["--opcodes", "--exceptions"])]
     if BASE:
-        configs.insert(0, ("base (no tick reads)", BASE, []))
+        configs.insert(0, ("base (another build)", BASE, []))
     set_stats(1)
     runs = {name: [] for name, _, _ in configs}
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,13 +120,13 @@ def main():
           % (ROUNDS, HZ, SECONDS))
     for name, _, _ in configs:
         print("  %-22s %6.0f" % (name, med(name, "bpf_ns")))
-    if BASE:
-        print("  the exception state read: %+.0f"
-              % (med("plain", "bpf_ns") - med("base (no tick reads)", "bpf_ns")))
+    print("  the exception state read: %+.0f"
+          % (med("--exceptions", "bpf_ns") - med("plain", "bpf_ns")))
     print("  --opcodes' instruction read: %+.0f"
-          % (med("--opcodes", "bpf_ns") - med("plain", "bpf_ns")))
+          % (med("--opcodes --exceptions", "bpf_ns") - med("--exceptions", "bpf_ns")))
     print("  timed inside the program (--opcodes runs): exception read %.0f ns, instruction "
-          "read %.0f ns" % (med("--opcodes", "exc_ns"), med("--opcodes", "op_ns")))
+          "read %.0f ns" % (med("--opcodes --exceptions", "exc_ns"),
+                            med("--opcodes --exceptions", "op_ns")))
 
 if __name__ == "__main__":
     main()

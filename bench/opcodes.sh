@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The per-sample BPF cost of --opcodes and of the exception state read at
-# every CPU tick (bench/opcodes.py): `sudo make bench-opcodes` from the
+# The per-sample BPF cost of --opcodes and of --exceptions, the exception
+# state read at every CPU tick (bench/opcodes.py): `sudo make bench-opcodes` from the
 # repository root. kernel.bpf_stats_enabled is put back to its previous
 # value whatever happens.
 #

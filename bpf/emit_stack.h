@@ -52,8 +52,11 @@ static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid
 	if (cached && cached->pid == pid) {
 		if (cached->tstate && read_word(cached->tstate + off->tstate_thread_id) == fsbase)
 			return cached->tstate;
+		__u64 start = current_start_ns();
+
+		/* checked before this thread started: another thread's, whose tid it reuses */
 		if (!cached->tstate && now - cached->checked_ns < NO_TSTATE_RECHECK_NS &&
-		    cached->checked_ns - current_start_ns() >= NO_TSTATE_YOUNG_NS)
+		    cached->checked_ns >= start && cached->checked_ns - start >= NO_TSTATE_YOUNG_NS)
 			return 0;
 	}
 
@@ -67,6 +70,7 @@ static __always_inline __u64 find_tstate(const struct py_target *proc, __u32 pid
 
 extern const volatile __u8 gil_follow;
 extern const volatile __u8 opcodes_on;
+extern const volatile __u8 exc_on;
 /*
  * --opcodes: the time the reads of a CPU sample's tick facts took inside
  * this program (bpf_ktime_get_ns around them), and how many: the exception
@@ -261,7 +265,9 @@ static __always_inline int emit_stack_in(struct scratch *s, __u8 kind, __u64 val
 	}
 	if (kind == PY_KIND_CPU) {
 		flags |= gil_state(proc, pid, tstate);
-		value = cpu_exc(s, proc, tstate);
+		/* about 0.4 us a sample (BENCHMARKS.md): read only when asked for */
+		if (exc_on)
+			value = cpu_exc(s, proc, tstate);
 		w.opcodes = opcodes_on;
 	}
 	w.f = current_frame(&proc->off, tstate);

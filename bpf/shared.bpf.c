@@ -30,6 +30,8 @@ const volatile __u32 max_depth = PYPROF_DEFAULT_DEPTH;
 const volatile __u8 gil_follow = 0;
 /* --opcodes: CPU samples carry their innermost frame's instruction (emit_stack.h). */
 const volatile __u8 opcodes_on = 0;
+/* --exceptions, --mode exception: CPU samples say if their thread handles one (emit_stack.h). */
+const volatile __u8 exc_on = 0;
 __u64 tick_exc_ns = 0, tick_exc_reads = 0, tick_op_ns = 0, tick_op_reads = 0;
 
 /* The maps of shared.h, defined (their comments are there). */

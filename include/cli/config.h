@@ -57,6 +57,7 @@ struct pyprof_config {
 	bool gil;	       /* --gil: GIL held, waiting or released per sample */
 	bool signatures;       /* --signatures: split functions by their arguments' types */
 	bool opcodes; /* --opcodes: each sample's innermost instruction, lines split by it */
+	bool exceptions; /* --exceptions: each CPU sample says if its thread handles one */
 	unsigned native_modes; /* enum native_mode: --kernel */
 	bool timeline;	       /* --timeline, or a timeline output: keep every event in time */
 	unsigned long timeline_events; /* --timeline-events: at most this many (0: the default) */

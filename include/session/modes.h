@@ -19,12 +19,13 @@
  * --gc, --imports) and wall_mode (enum wall_mode: --mode wall, --gil) only,
  * sends the stacks of native_modes (enum native_mode: --kernel, --native)
  * and, with opcodes (--opcodes), each CPU sample's innermost instruction,
+ * with exceptions (--exceptions, --mode exception) its thread's exception state,
  * and loads it; session__poll delivers the samples to on_sample. NULL with a
  * reason in why.
  */
 struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem_mode,
 				    unsigned usdt_modes, unsigned wall_mode, unsigned native_modes,
-				    bool opcodes, sample_fn_t on_sample, void *ctx, char *why,
+				    bool opcodes, bool exceptions, sample_fn_t on_sample, void *ctx, char *why,
 				    size_t whylen);
 
 #endif

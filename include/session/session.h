@@ -73,10 +73,10 @@ void session__signatures(struct session *s);
 void session__sig_counts(struct session *s, uint64_t *sent, uint64_t *dropped);
 /*
  * Before load: whether CPU samples carry their innermost frame's
- * instruction (--opcodes). Every CPU sample carries its thread's
- * exception state.
+ * instruction (--opcodes) and their thread's exception state
+ * (--exceptions, --mode exception).
  */
-void session__prepare_opcodes(struct session *s, bool opcodes);
+void session__prepare_ticks(struct session *s, bool opcodes, bool exceptions);
 /* Stops sampling pid (an image that is gone or was replaced). */
 void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */

@@ -210,6 +210,7 @@ enum {
 	OPT_GIL,
 	OPT_SIGNATURES,
 	OPT_OPCODES,
+	OPT_EXCEPTIONS,
 	OPT_KERNEL,
 	OPT_NATIVE,
 	OPT_MATCH,
@@ -280,6 +281,10 @@ static const struct cli_option cli_options[] = {
 	    "text (under the line-by-line tables), JSON and pstats reports; on 3.11+ by the "
 	    "specialised name the interpreter runs, BINARY_OP_ADD_INT against BINARY_OP", 2 },
 	  CLI_SET, FIELD(opcodes, bool), 0, 0, NULL, NULL },
+	{ { "exceptions", OPT_EXCEPTIONS, NULL, 0, "Say of each CPU sample whether its thread "
+	    "was handling an exception (in an except block or code called from one), and show "
+	    "the time spent so by function (--mode exception keeps only those samples)", 2 },
+	  CLI_SET, FIELD(exceptions, bool), 0, 0, NULL, NULL },
 
 	GROUP("Exact events (CPython's USDT probes; sampling goes on beside them; with a "
 	      "command, --subprocesses or -a, a process without usable probes is named and "

@@ -689,7 +689,7 @@ static int run__prepare(struct run *r)
 	prof->gc_mode = cfg->usdt_modes & USDT_GC;
 	prof->imports_mode = cfg->usdt_modes & USDT_IMPORTS;
 	prof->signatures = cfg->signatures;
-	prof->exc_known = true;
+	prof->exc_known = cfg->exceptions || exception_mode(cfg);
 	prof->exc_only = exception_mode(cfg);
 	prof->opcodes = cfg->opcodes;
 	prof->mem = cfg->mem != PYPROF_MEM_OFF;
@@ -728,7 +728,7 @@ static int run__open_session(struct run *r)
 	r->c.native_modes = r->cfg.native_modes;
 	r->s = modes__open_session(r->cfg.max_depth, r->cfg.mem, r->cfg.usdt_modes,
 				   wall_mode(&r->cfg), r->cfg.native_modes, r->cfg.opcodes,
-				   on_ringbuf, &r->c, r->why, sizeof(r->why));
+				   r->prof.exc_known, on_ringbuf, &r->c, r->why, sizeof(r->why));
 	return r->s ? 0 : -EINVAL;
 }
 

@@ -14,7 +14,7 @@
 
 struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem_mode,
 				    unsigned usdt_modes, unsigned wall_mode, unsigned native_modes,
-				    bool opcodes, sample_fn_t on_sample, void *ctx, char *why,
+				    bool opcodes, bool exceptions, sample_fn_t on_sample, void *ctx, char *why,
 				    size_t whylen)
 {
 	struct session *s = session__open(max_depth, why, whylen);
@@ -25,7 +25,7 @@ struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem
 	usdt__prepare(s, usdt_modes);
 	wall__prepare(s, wall_mode);
 	native__prepare(s, native_modes);
-	session__prepare_opcodes(s, opcodes);
+	session__prepare_ticks(s, opcodes, exceptions);
 	if (session__load(s, on_sample, ctx, why, whylen)) {
 		session__close(s);
 		return NULL;

@@ -117,9 +117,10 @@ void session__sig_counts(struct session *s, uint64_t *sent, uint64_t *dropped)
 	*dropped = s->skel->bss->sig_dropped;
 }
 
-void session__prepare_opcodes(struct session *s, bool opcodes)
+void session__prepare_ticks(struct session *s, bool opcodes, bool exceptions)
 {
 	s->skel->rodata->opcodes_on = opcodes;
+	s->skel->rodata->exc_on = exceptions;
 }
 
 int session__track(struct session *s, bool all, sample_fn_t on_event, void *ctx, char *why,

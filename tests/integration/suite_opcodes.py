@@ -49,7 +49,7 @@ def run_workload(py, script, seconds, tmp, extra):
     out = os.path.join(tmp, "p.json")
     try:
         args = [*extra, "-F", FREQ, "-o", out, "-o", os.path.join(tmp, "p.txt"),
-                "-o", os.path.join(tmp, "p.pstats"), "--",
+                "-o", os.path.join(tmp, "p.pstats"), "-o", os.path.join(tmp, "p.heat.html"), "--",
                 *py.argv(script, [seconds, inside])]
         r = run_profiler(args, timeout=seconds * 10 + 60)
         check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
@@ -136,14 +136,10 @@ def check_call_line(proc, measured, minor):
     """The call line's samples are named only by the line's own instructions
     (their unspecialised forms as dis gives them in the workload): a frame
     caught while its call is set up or returns ran the CALL, whatever data
-    the inline cache word its pointer is on holds (3.11). 3.12's pointer is
-    elsewhere then, not known yet: there such samples still bear a cache
-    word's name, so its names are not checked."""
+    the inline cache word its pointer is on holds (3.11, 3.12)."""
     row = line_entry(proc, MIX, line_of(MIX, "# the call line"))
     n = sum(op["samples"] for op in row["opcodes"])
     check(n >= 30, f"only {n} samples at the call line")
-    if minor == 12:
-        return f"call line {n} samples (3.12: names not checked)"
     own = set(measured["call_line"])
     alien = {op["opcode"]: op["samples"] for op in row["opcodes"] if op["base"] not in own}
     check(not alien, f"the call line's samples named by instructions it does not have: "
@@ -166,6 +162,44 @@ def check_text_pstats(tmp, row, line):
            if file.endswith(MIX) and ln == line and name.startswith("<")}
     want = {op["opcode"]: op["samples"] for op in row["opcodes"]}
     check(got == want, f"pstats' instructions at {MIX}:{line} {got}, the JSON's {want}")
+
+
+def check_heatmap(tmp, proc, line, browser):
+    """The source heatmap gives each line the JSON's instructions (the
+    frames of several functions at one line summed); in Chromium (one
+    build) the mixed line's row shows them, as shares of its samples."""
+    with open(os.path.join(tmp, "p.heat.html")) as f:
+        page = f.read()
+    data = json.loads(page.split('id="profile">', 1)[1].split("</script>", 1)[0])
+    check(data["opcodes"], "the page does not know the profile has instructions")
+    want = {}
+    for e in proc["lines"]:
+        for op in e.get("opcodes", []):
+            k = (e["file"], e["line"], op["opcode"])
+            want[k] = want.get(k, 0) + op["samples"]
+    got = {(f["n"], ln[0], name): n for f in data["files"] for ln in f["l"]
+           for name, n in ln[15]}
+    check(got == want, f"the page's instructions per line differ from the JSON's: "
+          f"{sorted(set(got.items()) ^ set(want.items()))[:6]}")
+    if not browser:
+        return
+    from suite_formats import WebDriver
+    with WebDriver() as wd:
+        wd.s("POST", "/url", {"url": "file://" + os.path.join(tmp, "p.heat.html")})
+        head = wd.js("return Array.from(document.querySelectorAll('table.lines tr:first-child"
+                     " td')).map(c => c.textContent)")
+        check("instructions (of self)" in head, f"no instruction column: {head}")
+        cells = wd.js("return Array.from(document.querySelectorAll('tr.ln')).filter(r => "
+                      f"r.dataset.line === '{line}' && P.files[r.dataset.file].n.endsWith("
+                      f"'{MIX}')).map(r => r.querySelector('td.ops').textContent)")
+        check(len(cells) == 1, f"{len(cells)} rows of line {line}")
+        for op in proc_line_ops(proc, line)[:2]:
+            check(op in cells[0], f"line {line}'s instructions {cells[0]!r} lack {op}")
+
+
+def proc_line_ops(proc, line):
+    rows = [e for e in proc["lines"] if e["file"].endswith(MIX) and e["line"] == line]
+    return [op["opcode"] for op in sorted(rows[0]["opcodes"], key=lambda o: -o["samples"])]
 
 
 def check_round_trip(tmp, proc):
@@ -197,6 +231,7 @@ def opcodes_mix(build):
         figures += "; " + check_specialised(proc, minor)
         figures += "; " + check_call_line(proc, measured, minor)
         check_text_pstats(tmp, row, line)
+        check_heatmap(tmp, proc, line, build == "debian")
         check_round_trip(tmp, proc)
     return figures
 
@@ -301,3 +336,43 @@ def opcodes_hostile_exc_chain_debian():
         check(f"0 left out (not handling one), {e['unknown_left_out']} left out (state not "
               f"read)" in text, "the text does not count the samples whose state was not read")
     return f"{e['unknown_left_out']} samples, all 'state not read'"
+
+
+@test
+def opcodes_exceptions_flag_debian():
+    """--exceptions reads each CPU sample's exception state and keeps every
+    sample: the share handling one is the workload's measured share and the
+    text has its table; without it (or --mode exception) the state is not
+    read (0.4 us a sample) and no report claims a figure for it."""
+    py = BUILDS["debian"]
+    with tempfile.TemporaryDirectory() as tmp:
+        rep, measured = run_workload(py, EXC, 3, tmp, ["--exceptions"])
+        check(rep["mode"] == "cpu", f"mode {rep['mode']!r}")
+        proc = the_process(rep)
+        e = proc["exception"]
+        n = proc["samples"]
+        check(n >= 500, f"only {n} samples of the process")
+        check(e["left_out"] == 0 and e["unknown_left_out"] == 0,
+              f"samples were left out without --mode exception: {e}")
+        check(e["unknown"] <= 0.01 * n, f"{e['unknown']} of {n} samples' state not read")
+        want = measured["inside_ns"] / measured["process_ns"]
+        share = e["samples"] / n
+        bound = max(0.04, 4 * math.sqrt(want * (1 - want) / n))
+        check(abs(share - want) <= bound,
+              f"{share:.1%} of {n} samples handling an exception, the workload measured "
+              f"{want:.1%} (bound {bound:.1%})")
+        with open(os.path.join(tmp, "p.txt")) as f:
+            text = f.read()
+        check(f"Exception handling: {e['samples']} samples" in text,
+              "the text has no exception table with the JSON's figure")
+        figures = f"{share:.1%} vs {want:.1%} measured ({n} samples)"
+    with tempfile.TemporaryDirectory() as tmp:
+        rep, _ = run_workload(py, EXC, 2, tmp, [])
+        proc = the_process(rep)
+        check("exceptions" not in rep and "exception" not in proc,
+              "a plain run reports exception figures it did not read")
+        check(not any("exception" in fn for fn in proc["functions"]),
+              "a plain run's functions carry exception figures")
+        with open(os.path.join(tmp, "p.txt")) as f:
+            check("Exception handling" not in f.read(), "a plain run's text has an exception table")
+    return figures
