@@ -56,7 +56,7 @@ struct pyprof_config {
 	bool idle;	       /* --idle: show threads blocked for the whole run (--mode wall) */
 	bool gil;	       /* --gil: GIL held, waiting or released per sample */
 	bool signatures;       /* --signatures: split functions by their arguments' types */
-	bool opcodes; /* --opcodes: each sample's innermost instruction, lines split by it */
+	bool opcodes;	 /* --opcodes: each sample's innermost instruction, lines split by it */
 	bool exceptions; /* --exceptions: each CPU sample says if its thread handles one */
 	unsigned native_modes; /* enum native_mode: --kernel */
 	bool timeline;	       /* --timeline, or a timeline output: keep every event in time */

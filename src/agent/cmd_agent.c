@@ -610,7 +610,8 @@ static int agent__prepare(struct agent *a)
 	if (!err) {
 		a->s = modes__open_session(o->max_depth,
 					   o->mem ? PYPROF_MEM_FAULTS : PYPROF_MEM_OFF, 0, 0, 0,
-					   false, false, agent_on_sample, &a->c, a->why, sizeof(a->why));
+					   false, false, agent_on_sample, &a->c, a->why,
+					   sizeof(a->why));
 		err = a->s ? 0 : -EINVAL;
 	}
 	return err;

@@ -364,6 +364,14 @@ static int cmp_line_stat(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
+/* Here, not in profile_tick.c: freeing a stack is the profile's own business. */
+void profile_stack__free_ops(struct profile_stack *s)
+{
+	free(s->ops);
+	s->ops = NULL;
+	s->nops = s->cap_ops = 0;
+}
+
 uint32_t profile__innermost_line_of(const struct profile *p, const uint32_t *frames, uint32_t n)
 {
 	uint32_t i;

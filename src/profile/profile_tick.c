@@ -89,13 +89,6 @@ int profile_target__add_op(struct profile_target *pp, uint32_t op, uint64_t n)
 	return profile_stack__add_op(&pp->stacks[pp->last_stack], op, n);
 }
 
-void profile_stack__free_ops(struct profile_stack *s)
-{
-	free(s->ops);
-	s->ops = NULL;
-	s->nops = s->cap_ops = 0;
-}
-
 static int cmp_op_stat(const void *a, const void *b, void *arg)
 {
 	const struct op_stat *x = a, *y = b;
@@ -138,7 +131,8 @@ int profile_target__op_stats(const struct profile *p, const struct profile_targe
 				hashmap__free(&index);
 				return -ENOMEM;
 			}
-			st[k++] = (struct op_stat){ s->frames[at], s->ops[j].op, s->ops[j].samples };
+			st[k++] = (struct op_stat){ s->frames[at], s->ops[j].op,
+						    s->ops[j].samples };
 		}
 	}
 	hashmap__free(&index);

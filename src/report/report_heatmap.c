@@ -183,7 +183,8 @@ static int hm_ops(struct hm *h, const struct profile_target *pp)
 	}
 	for (i = 0; i < n; i++)
 		if (h->slot_of[st[i].frame] != NO_SLOT)
-			h->ops[k++] = (struct hm_op){ h->slot_of[st[i].frame], st[i].op, st[i].samples };
+			h->ops[k++] = (struct hm_op){ h->slot_of[st[i].frame], st[i].op,
+						      st[i].samples };
 	free(st);
 	/* the frames of several functions at one line: one entry per (line, instruction) */
 	if (k)

@@ -14,8 +14,8 @@
 
 struct session *modes__open_session(unsigned max_depth, enum pyprof_mem_mode mem_mode,
 				    unsigned usdt_modes, unsigned wall_mode, unsigned native_modes,
-				    bool opcodes, bool exceptions, sample_fn_t on_sample, void *ctx, char *why,
-				    size_t whylen)
+				    bool opcodes, bool exceptions, sample_fn_t on_sample, void *ctx,
+				    char *why, size_t whylen)
 {
 	struct session *s = session__open(max_depth, why, whylen);
 
