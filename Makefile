@@ -254,9 +254,10 @@ bench-soak: pybpfprof
 	$(SUDO) $(PYTHON) bench/agent_soak.py
 
 # pybpfprof against cProfile, yappi, scalene, line_profiler, Austin,
-# pyinstrument and memray (installs them first); rewrites the peers section of
-# BENCHMARKS.md and bench/peers.svg from one run (not part of check; about
-# 15 minutes; PEERS_ARGS=--quick to try it out).
+# pyinstrument, memray (installs them first) and CPython 3.15's own sampler
+# (Tachyon); rewrites the peers section of BENCHMARKS.md and bench/peers.svg
+# from one run (not part of check; about 25 minutes; PEERS_ARGS=--quick to try
+# it out).
 bench-peers: pybpfprof
 	$(SUDO) bench/peers --benchmarks BENCHMARKS.md --svg bench/peers.svg $(PEERS_ARGS)
 

@@ -11,7 +11,12 @@ itself, on the same interpreter as the pybpfprof runs it is compared with:
   sid root python3.15: the call-heavy workload, cProfile and yappi (sid's
                        yappi is built for 3.15 too) against --calls (CPython
                        3.12 to 3.14 fire no function probes: `--calls` needs
-                       3.8-3.10 or 3.15+)
+                       3.8-3.10 or 3.15+); and CPython's own sampler, Tachyon
+                       (`python3.15 -m profiling.sampling run`, its default
+                       wall mode and --mode cpu, both at its default 1 kHz)
+                       against pybpfprof, on the CPU-bound workload and on two
+                       call chains that alternate quickly (the stacks a tool
+                       reports that cannot have happened)
 
 Each round runs, per comparison, the unprofiled workload and then every tool,
 back to back; a tool's slowdown is the median over rounds of its time / the
@@ -19,7 +24,7 @@ unprofiled time of the same round (min and max beside it). The workload times
 its own work (perf_counter for the wall time, process_time for its CPU time)
 and measures the truth of its 75/25 split with time.thread_time().
 
-    peers.py [--quick] [--rounds N] [--md FILE] [--svg FILE] [--raw FILE]
+    peers.py [--quick] [--rounds N] [--only COMPARISONS] [--md FILE] [--svg FILE] [--raw FILE]
     peers.py --self-test     the output parsers on canned outputs
 """
 import argparse
@@ -28,6 +33,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -43,10 +49,14 @@ PROFILER = os.environ.get("PYBPFPROF", os.path.join(TOP, "pybpfprof"))
 ROOTS = os.environ.get("PYBPFPROF_ROOTS", "/var/cache/pybpfprof/roots")
 WORKLOAD = os.path.join(HERE, "peers_workload.py")
 INROOT_DIR = "/tmp/pybpfprof-peers"
-LINE_TOOLS = {"pybpfprof", "Austin", "line_profiler", "scalene"}
+LINE_TOOLS = {"pybpfprof", "Austin", "line_profiler", "scalene", "Tachyon"}
 MAJOR = {"major", "fib", "shapes", "words", "Point", "__init__", "norm2"}
-SIZES = {"full": {"cpu": 150, "calls": 3000000, "mem": 800},
-         "quick": {"cpu": 40, "calls": 600000, "mem": 200}}
+SIZES = {"full": {"cpu": 150, "calls": 3000000, "mem": 800, "chains": 8000000},
+         "quick": {"cpu": 40, "calls": 600000, "mem": 200, "chains": 1000000}}
+# peers_workload.py's two chains, outermost first, and the function that
+# calls them in turn
+CHAINS = (("a", "b", "c"), ("x", "y", "z"))
+CHAIN_DRIVER = "chains"
 
 
 def log(msg):
@@ -165,6 +175,83 @@ def parse_pybpfprof(rep):
         out["growing_line"] = max(grow, key=grow.get)
     if calls:
         out["calls"] = calls
+    stacks = []
+    for p in model.get("processes", []):
+        for st in p.get("stacks") or []:
+            places = [(mfns[frames[fi][0]][0], frames[fi][1]) for fi in reversed(st[2])
+                      if is_workload(mfns[frames[fi][0]][1])]
+            stacks.append((places, st[1]))
+    chains = chain_counts(stacks)
+    if chains["in_work"]:
+        out["chains"] = chains
+    c = rep.get("samples")
+    if c:
+        # lost (ring buffer full, innermost frame unreadable) or damaged
+        # (partial, truncated, a code object gone before it was named)
+        lost = c["dropped"] + c["unreadable"]
+        out["failed"] = [lost + c["partial"] + c["truncated"] + c["unresolved"], c["total"] + lost]
+    return out
+
+
+def call_lines(path=WORKLOAD):
+    """(caller, callee) -> the workload's lines where caller calls callee."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                    out.setdefault((node.name, sub.func.id), set()).add(sub.lineno)
+    return out
+
+
+def chain_verdict(places, calls):
+    """places: the workload's (function, line) on one stack, outermost
+    first. None: not in the work (neither chains() nor a chain's function on
+    it); "ok"; "mixed": frames of one chain under the other's, or under
+    chains()'s call of the other; "impossible": any other stack that cannot
+    happen (a frame missing or out of order, a chain's frame above chains(),
+    a caller not at its line that calls the frame above it). A line not
+    known (0 or less) is not judged."""
+    names = [f for f, _ in places]
+    links = set(CHAINS[0] + CHAINS[1])
+    if CHAIN_DRIVER not in names and not links.intersection(names):
+        return None
+    if set(CHAINS[0]).intersection(names) and set(CHAINS[1]).intersection(names):
+        return "mixed"
+    if CHAIN_DRIVER not in names:
+        return "impossible"
+    i = names.index(CHAIN_DRIVER)
+    under = tuple(names[i + 1:])
+    if links.intersection(names[:i]) or not any(under == ch[:len(under)] for ch in CHAINS):
+        return "impossible"
+    for (caller, line), (callee, _) in zip(places[i:], places[i + 1:]):
+        if line > 0 and line not in calls.get((caller, callee), ()):
+            other = {ch[0] for ch in CHAINS} - {callee}
+            calls_other = any(line in calls.get((caller, o), ()) for o in other)
+            return "mixed" if caller == CHAIN_DRIVER and calls_other else "impossible"
+    return "ok"
+
+
+_calls = []  # call_lines() of the workload, read once
+
+
+def chain_counts(stacks):
+    """stacks: (the workload's (function, line) on one stack, outermost
+    first; samples). Of the samples in the work, the impossible ones (see
+    chain_verdict), and of them the "mixed" ones."""
+    if not _calls:
+        _calls.append(call_lines())
+    out = {"in_work": 0, "impossible": 0, "mixed": 0}
+    for places, n in stacks:
+        verdict = chain_verdict(places, _calls[0])
+        if verdict is None:
+            continue
+        out["in_work"] += n
+        if verdict != "ok":
+            out["impossible"] += n
+            out["mixed"] += n if verdict == "mixed" else 0
     return out
 
 
@@ -227,6 +314,54 @@ def parse_austin(text, fn_of_line=None):
     if lines:
         out["hot_line"] = max(lines, key=lines.get)
     return out
+
+
+def parse_tachyon(text):
+    """Tachyon's collapsed stacks (--collapsed): "tid:N;file:func:line;... N",
+    outermost first, N samples, each file by its base name; a frame it adds
+    (<GC>, <native>) is a bare name. As Austin's: a function's samples are
+    those whose stack holds it, minor's hot line its leaf samples by line;
+    and the verdicts on the two chains' stacks."""
+    t = {"major": 0, "minor": 0}
+    lines, stacks = {}, []
+    for raw in text.splitlines():
+        stack, _, metric = raw.rpartition(" ")
+        try:
+            n = int(metric)
+        except ValueError:
+            continue
+        if not stack.startswith("tid:"):
+            continue
+        frames = [f.rsplit(":", 2) for f in stack.split(";")[1:]]
+        leaf = frames[-1] if frames else []
+        places = [(f[1], int(f[2]) if f[2].lstrip("-").isdigit() else 0)
+                  for f in frames if len(f) == 3 and is_workload(f[0])]
+        names = {f for f, _ in places}
+        for k in t:
+            if k in names:
+                t[k] += n
+        if len(leaf) == 3 and leaf[1] == "minor" and leaf[2].isdigit():
+            lines[int(leaf[2])] = lines.get(int(leaf[2]), 0) + n
+        stacks.append((places, n))
+    out = dict(t)
+    if lines:
+        out["hot_line"] = max(lines, key=lines.get)
+    chains = chain_counts(stacks)
+    if chains["in_work"]:
+        out["chains"] = chains
+    return out
+
+
+def tachyon_summary(stdout):
+    """The lines Tachyon prints when it stops: "Captured N samples in S
+    seconds", "Error rate: P" (the % of them it could not read). The
+    failed samples as pybpfprof's: [failed, of]."""
+    taken = re.search(r"^Captured ([\d,]+) samples? in ", stdout, re.M)
+    rate = re.search(r"^Error rate: ([\d.]+)", stdout, re.M)
+    if not taken or not rate:
+        return {}
+    n = int(taken.group(1).replace(",", ""))
+    return {"failed": [round(n * float(rate.group(1)) / 100), n]}
 
 
 def parse_pyinstrument(rep):
@@ -295,12 +430,13 @@ class Tool:
     """name, setting (shown in tables), where it runs (out-of-process:
     its own process is polled for CPU and RSS), how it is started and read;
     attach: given the pid of a workload waiting to start (-p), rather than
-    starting the command itself."""
+    starting the command itself; summary: reads what it printed on stdout."""
 
-    def __init__(self, name, setting, external, build, parse, version, attach=False):
+    def __init__(self, name, setting, external, build, parse, version, attach=False, summary=None):
         self.name, self.setting, self.external = name, setting, external
         self.build, self.parse, self.version_of = build, parse, version
         self.attach = attach
+        self.summary = summary  # figures the tool prints on stdout, if any
 
     def key(self):
         return f"{self.name} {self.setting}".strip()
@@ -414,6 +550,21 @@ def pyinstrument_tool():
     return Tool("pyinstrument", "defaults (1 ms)", False, build, parse, module_version("pyinstrument"))
 
 
+def tachyon_tool(setting, flags):
+    """CPython 3.15's own sampler, as its help shows it: `run` starts the
+    script in a child process and samples it from its own (at 1 kHz unless
+    -r says otherwise), then writes the collapsed stacks and prints its
+    summary on stdout."""
+    def build(interp, wl, out):
+        path = os.path.join(out, "tachyon.txt")
+        return interp.argv(interp.python, "-m", "profiling.sampling", "run", *flags, "--collapsed",
+                           "-o", interp.inside(path), *wl[-3:]), path
+
+    def parse(interp, path, fn_of_line):
+        return parse_tachyon(read_file(path))
+    return Tool("Tachyon", setting, True, build, parse, stdlib_version, summary=tachyon_summary)
+
+
 def memray_tool():
     def build(interp, wl, out):
         path = os.path.join(out, "memray.bin")
@@ -447,6 +598,13 @@ def comparisons():
                                   austin_tool("10ms"), austin_tool("1ms")]),
         ("cpu", "cpu", "sid", [pybpfprof_tool("-F 99", ["-F", "99"]),
                                pybpfprof_tool("-F 999", ["-F", "999"]), pyinstrument_tool()]),
+        ("cpu", "cpu", "sid315", [pybpfprof_tool("-F 99", ["-F", "99"]),
+                                  pybpfprof_tool("-F 999", ["-F", "999"]),
+                                  tachyon_tool("defaults (wall, 1 kHz)", []),
+                                  tachyon_tool("--mode cpu (1 kHz)", ["--mode", "cpu"])]),
+        ("chains", "chains", "sid315", [pybpfprof_tool("-F 999", ["-F", "999"]),
+                                        tachyon_tool("defaults (wall, 1 kHz)", []),
+                                        tachyon_tool("--mode cpu (1 kHz)", ["--mode", "cpu"])]),
         ("calls", "calls", "sid315", [pybpfprof_tool("--calls", ["--calls"]),
                                       pybpfprof_tool("-F 999", ["-F", "999"]), cprofile_tool(),
                                       yappi_tool()]),
@@ -495,6 +653,7 @@ def run_one(interp, kind, n, tool, tmp, fn_of_line):
             poller = Poller(proc.pid)
             poller.start()
         stdout, stderr = proc.communicate(timeout=1800)
+        proc.stdout_text = stdout
         if poller:
             poller.stop = True
             poller.join()
@@ -512,6 +671,8 @@ def run_one(interp, kind, n, tool, tmp, fn_of_line):
     if tool:
         try:
             res["tool"] = tool.parse(interp, path, fn_of_line)
+            if tool.summary:
+                res["tool"].update(tool.summary(getattr(proc, "stdout_text", "")))
         except (OSError, ValueError, KeyError, RuntimeError) as e:
             res["tool"] = {"error": str(e)[:300]}
     if poller:
@@ -585,16 +746,22 @@ def prepare_roots(ips):
             shutil.copy(WORKLOAD, ip.root + INROOT_DIR + "/peers_workload.py")
 
 
-def run_all(rounds, sizes):
+def comparison_name(comp):
+    return f"{comp[0]}@{comp[2]}"
+
+
+def run_all(rounds, sizes, only=None):
     ips = interps()
     prepare_roots(ips)
     fn_of_line = workload_functions()
-    comps = comparisons()
+    comps = [c for c in comparisons() if not only or comparison_name(c) in only]
     runs = {}       # (title, interp, tool key) -> [result per round]
     tmp = tempfile.mkdtemp(prefix="pybpfprof-peers-")
     try:
         for r in range(rounds):
-            log(f"round {r + 1}/{rounds} (load {loadavg()})")
+            load = loadavg()
+            round_loads.append(float(load.split()[0]))
+            log(f"round {r + 1}/{rounds} (load {load})")
             for title, kind, ipname, tools in comps:
                 ip = ips[ipname]
                 for tool in [None] + tools:
@@ -669,6 +836,11 @@ def summarize(comps, runs):
             row["calls_want"] = rs[0].get("calls")
             row["added_cpu_s"] = [r["cpu"] - b["cpu"] for r, b in zip(rs, base)]
             row["errors"] = [r["tool"]["error"] for r in rs if "error" in r["tool"]]
+            row["chains"] = [r["tool"]["chains"] for r in rs if "chains" in r["tool"]]
+            row["failed"] = [100 * f / of for f, of in (r["tool"]["failed"] for r in rs if "failed" in r["tool"])
+                             if of]
+            # how often the profiled workload itself went from one chain to the other
+            row["switch_us"] = [r["elapsed"] / r["chain_calls"] * 1e6 for r in rs if r.get("chain_calls")]
             if tool.external:
                 row["own_cpu"] = [r["tool_cpu_s"] / r["elapsed"] for r in rs]
                 row["own_cpu_s"] = [r["tool_cpu_s"] for r in rs]
@@ -786,6 +958,63 @@ def table_own(rows, versions, ips):
     return head, body
 
 
+def impossible_pct(row):
+    return [100 * c["impossible"] / c["in_work"] for c in row["chains"] if c["in_work"]]
+
+
+def fmt_pct2(x):
+    return f"{x:.2f} %"
+
+
+def table_chains(rows, versions, ips):
+    head = ["tool", "version", "setting", "interpreter", "a chain called every (median)",
+            "samples in the work (median)", "impossible stacks, % of them: median (min .. max)",
+            "impossible stacks, all runs (of which one chain under the other)",
+            "samples failed, %: median (min .. max)"]
+    body = []
+    for row in rows:
+        if row["title"] != "chains":
+            continue
+        ch = row["chains"]
+        if not ch:
+            body.append(tool_cells(row, versions, ips) + ["-"] * 5)
+            continue
+        imp, mixed, seen = (sum(c[k] for c in ch) for k in ("impossible", "mixed", "in_work"))
+        body.append(tool_cells(row, versions, ips) + [
+            f"{med(row['switch_us']) * 1000:.0f} ns",
+            f"{med([c['in_work'] for c in ch]):.0f}",
+            spread(impossible_pct(row), fmt_pct2),
+            f"{imp} of {seen} ({mixed})",
+            spread(row["failed"], fmt_pct2) if row["failed"] else "-"])
+    return head, body
+
+
+def table_tachyon(rows, versions, ips):
+    """The samplers on 3.15 side by side: the CPU-bound workload's figures
+    and the two chains' impossible stacks, by tool and setting."""
+    head = ["tool", "setting", "target's CPU-time slowdown (median)",
+            "own CPU per run, ms, and % of a core (median)", "own peak RSS, MiB (median)",
+            "error of major()'s share, pp (median)", "samples failed (median)",
+            "impossible stacks on the two chains (median; all runs)"]
+    chains = {row["tool"].key(): row for row in rows if row["title"] == "chains"}
+    body = []
+    for row in rows:
+        if row["title"] != "cpu" or row["interp"] != "sid315":
+            continue
+        ch = chains.get(row["tool"].key())
+        imp = "-"
+        if ch and ch["chains"]:
+            n, seen = sum(c["impossible"] for c in ch["chains"]), sum(c["in_work"] for c in ch["chains"])
+            imp = f"{fmt_pct2(med(impossible_pct(ch)))}; {n} of {seen}"
+        errs = row["share"]
+        body.append([row["tool"].name, row["tool"].setting, pct(med(row["cpu"])),
+                     f"{med(row['own_cpu_s']) * 1000:.0f} ms, {med(row['own_cpu']) * 100:.1f} %",
+                     f"{med(row['own_rss']):.1f}",
+                     fmt_pp(med([e[2] for e in errs])) if errs else "-",
+                     fmt_pct2(med(row["failed"])) if row["failed"] else "-", imp])
+    return head, body
+
+
 def markdown_table(head, body):
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
@@ -805,13 +1034,40 @@ def short_label(tool):
         return "pybpfprof " + tool.setting.replace("-F ", "") + " Hz"
     if tool.name == "Austin":
         return "Austin " + tool.setting.rpartition(" ")[2]
+    if tool.name == "Tachyon":
+        return "Tachyon " + ("cpu" if "cpu" in tool.setting else "wall")
     return tool.name
+
+
+def own_cpu_bars(rows, versions, w, y0):
+    """Below the plot: the out-of-process samplers' own CPU on the
+    CPU-bound workload (in-process tools spend theirs in the target), as
+    bars of % of one core over the work's wall time. Returns the SVG
+    elements and their height."""
+    bars = [(med(row["own_cpu"]) * 100, f"{short_label(row['tool'])} ({versions.get(row['interp'], '?')})",
+             row["tool"].name == "pybpfprof")
+            for row in rows if row["title"] == "cpu" and row["tool"].external and row.get("own_cpu")]
+    if not bars:
+        return [], 0
+    ml, mr, top, step = 230, 80, 46, 20
+    x1 = max(b[0] for b in bars) * 1.1 or 1.0
+    o = [f'<text x="{w / 2}" y="{y0 + 22}" text-anchor="middle" font-size="13">'
+         "the samplers' own CPU on the same runs, % of one core over the work's wall time (median)</text>"]
+    for i, (v, label, ours) in enumerate(bars):
+        y = y0 + top + i * step
+        colour = "#c0392b" if ours else "#2c3e50"
+        bw = v / x1 * (w - ml - mr)
+        o.append(f'<text x="{ml - 6}" y="{y + 11}" text-anchor="end" fill="{colour}">{label}</text>')
+        o.append(f'<rect x="{ml}" y="{y}" width="{bw:.1f}" height="14" fill="{colour}"/>')
+        o.append(f'<text x="{ml + bw + 4:.1f}" y="{y + 11}">{v:.1f} %</text>')
+    return o, top + len(bars) * step + 10
 
 
 def svg_plot(rows, versions, ips):
     """Slowdown of the target's CPU time (log scale, 0.5 % and less at the
     left edge) against the absolute split error, one point per tool and
-    setting of the CPU-bound comparison, labelled with its interpreter."""
+    setting of the CPU-bound comparison, labelled with its interpreter; the
+    out-of-process samplers' own CPU in bars below."""
     import math
     pts = []
     for row in rows:
@@ -822,6 +1078,7 @@ def svg_plot(rows, versions, ips):
         pts.append((slow, err, f"{short_label(row['tool'])} ({versions.get(row['interp'], '?')})",
                     row["tool"].name == "pybpfprof"))
     w, h, ml, mr, mt, mb = 860, 480, 60, 30, 40, 60
+    bars, bars_h = own_cpu_bars(rows, versions, w, h)
     lo = math.log10(0.5)
     hi = math.log10(max([p[0] for p in pts] + [10]) * 1.5)
     y1 = max([p[1] for p in pts] + [2.0]) * 1.15
@@ -831,9 +1088,9 @@ def svg_plot(rows, versions, ips):
 
     def Y(e):
         return h - mb - e / y1 * (h - mt - mb)
-    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h + bars_h}" '
          f'font-family="sans-serif" font-size="11">',
-         f'<rect width="{w}" height="{h}" fill="white"/>',
+         f'<rect width="{w}" height="{h + bars_h}" fill="white"/>',
          f'<text x="{w / 2}" y="18" text-anchor="middle" font-size="13">'
          'bench/peers: slowdown of the CPU-bound workload against the error on its 75/25 split</text>',
          f'<line x1="{ml}" y1="{h - mb}" x2="{w - mr}" y2="{h - mb}" stroke="black"/>',
@@ -868,6 +1125,7 @@ def svg_plot(rows, versions, ips):
         placed.append((x, ty))
         o.append(f'<text x="{x + (-6 if right else 6):.1f}" y="{ty:.1f}" fill="{colour}" '
                  f'text-anchor="{"end" if right else "start"}">{label}</text>')
+    o += bars
     o.append("</svg>")
     return "\n".join(o) + "\n"
 
@@ -877,6 +1135,8 @@ def svg_plot(rows, versions, ips):
 SECTIONS = [
     ("CPU-bound mixed workload: slowdown", table_slowdown, "cpu"),
     ("Accuracy: the 75/25 split and the hot line", table_accuracy, None),
+    ("CPython 3.15's own sampler (Tachyon) against pybpfprof", table_tachyon, None),
+    ("Two call chains that alternate quickly: impossible stacks", table_chains, None),
     ("Call-heavy workload: tracing tools against `--calls`", table_calls, None),
     ("Memory: allocation-heavy workload", table_mem, None),
     ("The profilers' own CPU and peak RSS", table_own, None),
@@ -887,7 +1147,8 @@ def tables(rows, versions, ips):
     out = []
     for title, fn, arg in SECTIONS:
         head, body = fn(rows, versions, ips, arg) if arg else fn(rows, versions, ips)
-        out.append((title, head, body))
+        if body:  # none: its comparison was left out (--only)
+            out.append((title, head, body))
     return out
 
 
@@ -907,19 +1168,22 @@ def environment(rounds, sizes, started, wall_s, load0, load1, ips, versions):
     return (f"{started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs ({cpu_model}); kernel {platform.release()}; "
             f"pybpfprof built at {commit}{' (with uncommitted changes)' if dirty else ''}; "
             f"{rounds} rounds interleaved; workload sizes cpu {sizes['cpu']}, calls {sizes['calls']:,}, "
-            f"mem {sizes['mem']}; load average (1, 5, 15 min) {load0} at the start and {load1} "
-            f"at the end; the command took {wall_s / 60:.1f} min. Unprofiled medians: "
+            f"mem {sizes['mem']}, chains {sizes['chains']:,}; load average (1, 5, 15 min) {load0} at the "
+            f"start and {load1} at the end, 1-min load at the rounds' starts "
+            f"{min(round_loads):.2f} to {max(round_loads):.2f}; "
+            f"the command took {wall_s / 60:.1f} min. Unprofiled medians: "
             + "; ".join(f"{t} on {ip} {s:.2f} s" for (t, ip), s in sorted(unprofiled_medians.items())) + ".")
 
 
 unprofiled_medians = {}
+round_loads = []  # the 1-min load average at each round's start
 
 
 def headline(rows, versions):
     """One sentence per interpreter of the CPU comparison: each tool's
     slowdown and split error; then the call-heavy and memory figures."""
     out = []
-    for ipname in ("host", "trixie", "sid"):
+    for ipname in ("host", "trixie", "sid", "sid315"):
         parts = []
         for row in rows:
             if row["title"] == "cpu" and row["interp"] == ipname:
@@ -927,6 +1191,22 @@ def headline(rows, versions):
                 parts.append(f"{row['tool'].key()} {pct(med(row['cpu']))}{err}")
         if parts:
             out.append(f"- CPython {versions.get(ipname, '?')}: " + "; ".join(parts) + ".")
+    parts = [f"{row['tool'].key()} {med(row['own_cpu_s']) * 1000:.0f} ms ({med(row['own_cpu']) * 100:.1f} % "
+             f"of a core), {med(row['own_rss']):.0f} MiB"
+             for row in rows if row["title"] == "cpu" and row["interp"] == "sid315" and row["tool"].external]
+    if parts:
+        out.append(f"- Own CPU per run and peak RSS on {versions.get('sid315', '?')}'s CPU-bound workload: "
+                   + "; ".join(parts) + ".")
+    parts = []
+    for row in rows:
+        if row["title"] == "chains" and row["chains"]:
+            n, seen = (sum(c[k] for c in row["chains"]) for k in ("impossible", "in_work"))
+            failed = f", {fmt_pct2(med(row['failed']))} of samples failed" if row["failed"] else ""
+            parts.append(f"{row['tool'].key()} {n} of {seen} ({fmt_pct2(100 * n / seen)}){failed}")
+    if parts:
+        out.append("- Impossible stacks on two chains alternating every "
+                   f"{med([x for r in rows if r['title'] == 'chains' for x in r['switch_us']]) * 1000:.0f} ns: "
+                   + "; ".join(parts) + ".")
     parts = [f"{row['tool'].key()} on {versions.get(row['interp'], '?')} {pct(med(row['cpu']))}"
              for row in rows if row["title"] == "calls"]
     if parts:
@@ -980,6 +1260,9 @@ def main():
     ap.add_argument("--raw", help="also write every run's figures as JSON to this file")
     ap.add_argument("--benchmarks", help="rewrite this file's section between the peers markers "
                     "(BENCHMARKS.md) with this run's tables")
+    ap.add_argument("--only", help="run only these comparisons, comma-separated TITLE@INTERPRETER "
+                    "(cpu@host, cpu@trixie, cpu@sid, cpu@sid315, chains@sid315, calls@sid315, mem@sid); "
+                    "not with --benchmarks, whose section holds them all")
     ap.add_argument("--self-test", action="store_true", help="check the output parsers and exit")
     a = ap.parse_args()
     if a.self_test:
@@ -989,12 +1272,20 @@ def main():
             usage_error(f"{path}: no such directory: give a path in an existing directory")
     if a.benchmarks and not os.path.isfile(a.benchmarks):
         usage_error(f"--benchmarks {a.benchmarks}: no such file (it rewrites a section of an existing file)")
+    only = set(a.only.split(",")) if a.only else None
+    known = {comparison_name(c) for c in comparisons()}
+    if only and not only <= known:
+        usage_error(f"--only {a.only}: no comparison {', '.join(sorted(only - known))}: "
+                    f"give some of {', '.join(sorted(known))}")
+    if only and a.benchmarks:
+        usage_error("--only and --benchmarks: the section is written from one run of every comparison; "
+                    "use --md FILE for a part")
     rounds = a.rounds if a.rounds is not None else (2 if a.quick else 7)
     if rounds < 1:
         usage_error("--rounds must be at least 1")
     sizes = SIZES["quick" if a.quick else "full"]
     started, t0, load0 = datetime.datetime.now(datetime.timezone.utc), time.monotonic(), loadavg()
-    comps, ips, runs, versions = run_all(rounds, sizes)
+    comps, ips, runs, versions = run_all(rounds, sizes, only)
     wall_s, load1 = time.monotonic() - t0, loadavg()
     for (title, ipname, key), rs in runs.items():
         if key == "none":
@@ -1093,6 +1384,50 @@ def self_test():
     eq("pybpfprof --mem=alloc: live", parse_pybpfprof(rep)["growing_line"], 120)
     rep["model"]["processes"][0]["mem"]["stacks"][2] = [[2], [0, 0, 0, 0, 70, 0, 0], [0] * 7]
     eq("pybpfprof --mem=alloc: not retained", parse_pybpfprof(rep)["growing_line"], 110)
+    cl = call_lines()
+    la, lb, lc = (min(cl[k]) for k in (("chains", "a"), ("a", "b"), ("b", "c")))
+    lx, ly, lz = (min(cl[k]) for k in (("chains", "x"), ("x", "y"), ("y", "z")))
+    tw = ("tid:7;<frozen runpy>:_run_module_as_main:201;<frozen runpy>:_run_code:87;"
+          "peers_workload.py:<module>:240;peers_workload.py:main:230")
+    ta, tx = f"{tw};peers_workload.py:chains:{la}", f"{tw};peers_workload.py:chains:{lx}"
+    tachyon = (f"{tw};peers_workload.py:cpu:95;peers_workload.py:major:70;peers_workload.py:fib:44 300\n"
+               f"{tw};peers_workload.py:cpu:96;peers_workload.py:minor:88 90\n"
+               f"{tw};peers_workload.py:cpu:96;peers_workload.py:minor:87 10\n"
+               f"{tw};peers_workload.py:cpu:95;peers_workload.py:major:70;<GC> 4\n"
+               f"{ta};peers_workload.py:a:{lb};peers_workload.py:b:{lc};peers_workload.py:c:150 40\n"
+               f"{tx};peers_workload.py:x:{ly};peers_workload.py:y:{lz};peers_workload.py:z:150 40\n"
+               f"{tx};peers_workload.py:x:{ly};peers_workload.py:b:{lc};peers_workload.py:c:150 3\n"
+               f"{ta};peers_workload.py:a:{lb};peers_workload.py:c:150 1\n"
+               f"{ta};peers_workload.py:a:{lb};<GC> 2\n"
+               f"{ta};peers_workload.py:a:-1;peers_workload.py:b:-1 2\n"
+               "tid:7;<GC> 5\nnot a stack\n\n")
+    eq("tachyon", parse_tachyon(tachyon), {"major": 304, "minor": 100, "hot_line": 88,
+                                           "chains": {"in_work": 88, "impossible": 4, "mixed": 3}})
+    summary = ("Captured 3,005 samples in 3.01 seconds\nSample rate: 999.03 samples/sec\n"
+               "Error rate: 6.30\nWarning: missed 2 samples from the expected total of 3007 (0.07%)\n"
+               "Collapsed stack output written to /tmp/x/tachyon.txt\n")
+    eq("tachyon summary", tachyon_summary(summary), {"failed": [189, 3005]})
+    eq("tachyon summary, none", tachyon_summary("Traceback (most recent call last):\n"), {})
+    m, d = [("<module>", 1), ("main", 2)], ("chains", la)
+    verdicts = [(m + [d, ("a", lb), ("b", lc), ("c", 3)], "ok"), ([("chains", lx), ("x", ly), ("y", 9)], "ok"),
+                ([("chains", 9)], "ok"), ([("chains", lx), ("x", ly), ("b", lc), ("c", 3)], "mixed"),
+                ([("chains", lx), ("a", 0)], "mixed"), ([d, ("b", 3)], "impossible"),
+                ([("a", 1), d, ("a", 9)], "impossible"), ([("c", 3)], "impossible"),
+                ([d, ("a", lb + 100), ("b", 3)], "impossible"), ([d, ("a", 0), ("b", -1)], "ok"), (m, None)]
+    for places, want in verdicts:
+        eq(f"chain verdict {places}", chain_verdict(places, cl), want)
+    rep2 = {"samples": {"total": 100, "dropped": 2, "truncated": 1, "unresolved": 3, "partial": 4,
+                        "no_python": 7, "unreadable": 5},
+            "model": {"functions": [["chains", W, 165, False], ["a", W, 150, False], ["b", W, 155, False],
+                                    ["c", W, 145, False], ["x", W, 160, False], ["_run_code", "<frozen runpy>", 80,
+                                                                                 False]],
+                      "frames": [[0, la], [1, lb], [2, lc], [3, 147], [4, ly], [5, 87], [0, lx]],
+                      "processes": [{"stacks": [[7, 50, [3, 2, 1, 0, 5]], [7, 2, [3, 2, 4, 6, 5]],
+                                                [7, 1, [5]], [7, 4, [1, 6, 5]]]}]}}
+    eq("pybpfprof: chains, failed", parse_pybpfprof(rep2),
+       {"chains": {"in_work": 56, "impossible": 6, "mixed": 6}, "failed": [15, 107]})
+    fails.extend(summary_self_test())
+    checks.append("summaries, tables and plot of made-up runs")
     eq("split", share_error({"truth": {"major": 0.75, "minor": 0.25},
                              "tool": {"major": 70, "minor": 30}}), (75.0, 70.0, -5.0))
     tmpf = tempfile.NamedTemporaryFile("w", suffix=".md", delete=False)
@@ -1110,6 +1445,49 @@ def self_test():
         print("FAIL", f)
     print(f"peers self-test: {len(checks)} checks, {len(fails)} failed")
     return 1 if fails else 0
+
+
+def summary_self_test():
+    """Every table, the headline and the plot from made-up runs of every
+    comparison (a run's figures as run_one returns them): what fails here
+    would otherwise fail at the end of a long run."""
+    comps, runs = comparisons(), {}
+    for title, kind, ipname, tools in comps:
+        for r in range(2):
+            for tool in [None] + tools:
+                res = {"elapsed": 2.0 + r, "cpu": 1.9 + r, "maxrss_kib": 20000, "hot_line": 88,
+                       "growing_line": 132, "truth": {"major": 0.75, "minor": 0.25},
+                       "calls": 5, "chain_calls": 8000000}
+                if tool:
+                    res["tool"] = {"major": 70 + r, "minor": 30, "hot_line": 88, "growing_line": 132, "calls": 5,
+                                   "chains": {"in_work": 2000, "impossible": r, "mixed": r},
+                                   "failed": [r, 2000]}
+                    if tool.external:
+                        res["tool_cpu_s"], res["tool_hwm_kib"] = 0.5, 30000
+                key = (title, ipname, tool.key() if tool else "none")
+                runs.setdefault(key, []).append(res)
+    ips = interps()
+    versions = {name: "3.x" for name in ips}
+    out = []
+    try:
+        rows = summarize(comps, runs)
+        secs = tables(rows, versions, ips)
+        text = markdown(secs, "env", "peers.svg", headline(rows, versions))
+        svg = svg_plot(rows, versions, ips)
+    except Exception as e:  # noqa: BLE001 (any exception is the failure reported)
+        return [f"summaries: {type(e).__name__}: {e}"]
+    if len(secs) != len(SECTIONS):
+        out.append(f"tables: {len(secs)} of {len(SECTIONS)} have rows")
+    for title, head, body in secs:
+        if not body or any(len(r) != len(head) for r in body):
+            out.append(f"table {title!r}: {len(body)} rows, not all {len(head)} cells wide")
+    for want in ("#### CPython 3.15's own sampler (Tachyon) against pybpfprof", "1 of 4000 (1)",
+                 "Impossible stacks on two chains", "Tachyon defaults (wall, 1 kHz) 1 of 4000"):
+        if want not in text:
+            out.append(f"summaries: {want!r} not in the Markdown")
+    if "Tachyon wall (3.x)" not in svg or not svg.endswith("</svg>\n"):
+        out.append("plot: no point or bar for Tachyon, or not closed")
+    return out
 
 
 def fl_line(tag):

@@ -6,6 +6,7 @@ Debian roots).
     peers_workload.py cpu SCALE     mixed CPU work, 3 parts major(), 1 part minor()
     peers_workload.py calls N       N calls of a tiny function
     peers_workload.py mem N         allocation churn with one line that keeps growing
+    peers_workload.py chains N      N times a() -> b() -> c() then x() -> y() -> z()
     peers_workload.py pstats FILE   a cProfile/yappi pstats file as JSON (parsing helper)
     peers_workload.py lprof FILE    a line_profiler .lprof file as JSON (parsing helper)
     peers_workload.py memray FILE   memray's high-water-mark records as JSON (parsing helper)
@@ -133,6 +134,54 @@ def mem(n):
     return acc + len(KEEP), {"kept_bytes": len(KEEP) * 128 * 1024}
 
 
+# Two call chains that alternate quickly, for the stacks a sampler reports
+# that never happened. Both chains have the same shape (same code, same frame
+# sizes), so that each frame of one is pushed at the address the other's frame
+# of the same depth just left: a sampler that reads the stack while the thread
+# runs, or keeps frames it read before, can put the frames of one chain under
+# the other's. The leaf does a little work, so that the thread is seen in both
+# chains' leaves more often than between them.
+CHAIN_WORK = 5
+
+
+def c(k):
+    s = 0
+    for i in range(k):
+        s += i
+    return s
+
+
+def b(k):
+    return c(k) + 1
+
+
+def a(k):
+    return b(k) + 1
+
+
+def z(k):
+    s = 0
+    for i in range(k):
+        s += i
+    return s
+
+
+def y(k):
+    return z(k) + 1
+
+
+def x(k):
+    return y(k) + 1
+
+
+def chains(n):
+    acc = 0
+    for _ in range(n):
+        acc += a(CHAIN_WORK)
+        acc += x(CHAIN_WORK)
+    return acc, {"chain_calls": 2 * n}
+
+
 def marked_line(tag):
     with open(__file__) as f:
         for no, text in enumerate(f, 1):
@@ -169,7 +218,7 @@ def main():
     if kind in ("pstats", "lprof", "memray"):
         return helper(kind, sys.argv[2])
     n = int(sys.argv[2])
-    work = {"cpu": cpu, "calls": calls, "mem": mem}[kind]
+    work = {"cpu": cpu, "calls": calls, "mem": mem, "chains": chains}[kind]
     if os.environ.get("PEERS_WAIT") == "1":
         # attach mode: a profiler is given this pid, then "go" comes
         print("ready", flush=True)
