@@ -174,6 +174,8 @@ def check_heatmap(tmp, proc, line, browser):
     check(data["opcodes"], "the page does not know the profile has instructions")
     want = {}
     for e in proc["lines"]:
+        if e["line"] < 1:  # not a line of a file: the page shades none (its note counts them)
+            continue
         for op in e.get("opcodes", []):
             k = (e["file"], e["line"], op["opcode"])
             want[k] = want.get(k, 0) + op["samples"]
