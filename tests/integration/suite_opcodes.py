@@ -345,7 +345,7 @@ def opcodes_exceptions_flag_debian():
     """--exceptions reads each CPU sample's exception state and keeps every
     sample: the share handling one is the workload's measured share and the
     text has its table; without it (or --mode exception) the state is not
-    read (0.4 us a sample) and no report claims a figure for it."""
+    read (0.2 us a sample) and no report claims a figure for it."""
     py = BUILDS["debian"]
     with tempfile.TemporaryDirectory() as tmp:
         rep, measured = run_workload(py, EXC, 3, tmp, ["--exceptions"])
