@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+#include "util/hashmap.h"
 
 #define AGENT_ENV_LABELS 8 /* labels from a target's environment, at most */
 /* ours (9), the environment's, and its two counts (refused, cut) */
@@ -188,8 +189,11 @@ uint64_t agent_job__bytes(const struct agent_job *j);
  * A bounded queue of jobs: at most cap of them and max_bytes (agent_job__bytes)
  * waiting, besides the head while a send of it runs (sending), which is never
  * pushed out: its memory is held by the send until it returns anyway. Full:
- * the oldest waiting are dropped (the newest profiles matter most); a job
- * larger than max_bytes alone is dropped at once.
+ * the oldest waiting job of the process with the most jobs in it (over
+ * max_bytes: whose jobs hold the most bytes) is dropped: the newest
+ * profiles matter most, and one busy process's profiles push out its own
+ * before any other's (issue 33.4). A job larger than max_bytes alone is
+ * dropped at once.
  */
 struct agent_queue {
 	struct agent_job **jobs; /* a ring of cap + 1 slots */
@@ -197,7 +201,11 @@ struct agent_queue {
 	uint64_t bytes, max_bytes; /* of the jobs in it, the one being sent included */
 	const struct agent_job *sending;
 	uint64_t dropped, dropped_big; /* pushed out, or refused for their size (also in dropped) */
+	struct hashmap owner_bytes; /* agent_job__owner -> its jobs in the queue and their bytes */
 };
+
+/* Whose a job is: its pid, or for a --merge'd service (pid 0) its name's hash. */
+uint64_t agent_job__owner(const struct agent_job *j);
 
 int agent_queue__init(struct agent_queue *q, size_t cap, uint64_t max_bytes);
 void agent_queue__free(struct agent_queue *q);

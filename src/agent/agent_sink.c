@@ -2,7 +2,8 @@
 /*
  * The agent's sinks. Each one has its own thread and bounded queue: the
  * sampling loop only pushes a reference (never waits for a write or a
- * network), a full queue drops its oldest job (counted), and a failed send
+ * network), a full queue drops a job (counted: the oldest of the process
+ * whose jobs hold the most bytes), and a failed send
  * is retried with exponential backoff and jitter until it succeeds, the
  * sink refuses it for good (an HTTP 4xx other than 429), or the queue
  * pushes it out. A sink that is down for hours costs one queue of memory.
@@ -36,11 +37,49 @@ uint64_t agent_job__bytes(const struct agent_job *j)
 	return sizeof(*j) + j->len + j->otlp_len;
 }
 
+uint64_t agent_job__owner(const struct agent_job *j)
+{
+	if (j->pid > 0)
+		return (uint64_t)j->pid;
+	/* above every pid: a service's jobs are their own owner */
+	return 1ULL << 63 | hash_bytes(j->service, strnlen(j->service, sizeof(j->service)), 0);
+}
+
+/*
+ * An owner's jobs in the queue, packed in one word: their count above bit
+ * 40, their bytes below (a queue holds at most 65537 jobs, and far less
+ * than 2^40 bytes).
+ */
+#define OWNER_ONE (1ULL << 40)
+#define OWNER_BYTES(v) ((v) & (OWNER_ONE - 1))
+#define OWNER_JOBS(v) ((v) >> 40)
+
+/* Job j came into the queue (in) or left it: its owner's figures follow. */
+static void owner_add(struct agent_queue *q, const struct agent_job *j, bool in)
+{
+	uint64_t key = agent_job__owner(j), v = OWNER_ONE + agent_job__bytes(j);
+	uint64_t *sum = hashmap__find(&q->owner_bytes, key);
+
+	if (in) {
+		/* out of memory: the owner is not known, and goes last (fairness only) */
+		if (sum)
+			*sum += v;
+		else
+			hashmap__set(&q->owner_bytes, key, v);
+	} else if (sum) {
+		if (OWNER_JOBS(*sum) > 1)
+			*sum -= v;
+		else
+			hashmap__del(&q->owner_bytes, key);
+	}
+}
+
 int agent_queue__init(struct agent_queue *q, size_t cap, uint64_t max_bytes)
 {
 	memset(q, 0, sizeof(*q));
 	q->cap = cap ? cap : 1;
 	q->max_bytes = max_bytes;
+	hashmap__init(&q->owner_bytes);
 	q->jobs = calloc(q->cap + 1, sizeof(*q->jobs));
 	return q->jobs ? 0 : -ENOMEM;
 }
@@ -51,6 +90,7 @@ void agent_queue__free(struct agent_queue *q)
 		agent_job__put(agent_queue__pop(q));
 	free(q->jobs);
 	q->jobs = NULL;
+	hashmap__free(&q->owner_bytes);
 }
 
 size_t agent_queue__waiting(const struct agent_queue *q, uint64_t *bytes)
@@ -62,34 +102,55 @@ size_t agent_queue__waiting(const struct agent_queue *q, uint64_t *bytes)
 	return q->len - busy;
 }
 
-/* The oldest waiting job out of the queue, put and counted. */
-static void drop_oldest(struct agent_queue *q)
+/*
+ * The job to push out, by its place from the head: the oldest waiting one
+ * of the owner whose jobs are the most (by_bytes: hold the most bytes),
+ * the limit the queue is over; ties: the oldest job of all. One pass: the
+ * queue holds at most 65537 jobs.
+ */
+static size_t victim_at(const struct agent_queue *q, bool by_bytes)
 {
-	size_t slots = q->cap + 1, next = (q->head + 1) % slots;
-	struct agent_job *victim;
+	size_t slots = q->cap + 1, i = q->sending == q->jobs[q->head], at = i;
+	uint64_t most = 0;
 
-	if (q->sending != q->jobs[q->head]) {
-		victim = agent_queue__pop(q);
-	} else {
-		/* the second goes: the head (being sent) moves up into its slot */
-		victim = q->jobs[next];
-		q->jobs[next] = q->jobs[q->head];
-		q->head = next;
-		q->len--;
-		q->bytes -= agent_job__bytes(victim);
+	for (; i < q->len; i++) {
+		const uint64_t *sum =
+			hashmap__find(&q->owner_bytes,
+				      agent_job__owner(q->jobs[(q->head + i) % slots]));
+		uint64_t v = !sum ? 0 : by_bytes ? OWNER_BYTES(*sum) : OWNER_JOBS(*sum);
+
+		if (v > most) {
+			most = v;
+			at = i;
+		}
 	}
+	return at;
+}
+
+/* The chosen waiting job out of the queue (the later ones move up), put and counted. */
+static void drop_one(struct agent_queue *q, bool by_bytes)
+{
+	size_t slots = q->cap + 1, at = victim_at(q, by_bytes), i;
+	struct agent_job *victim = q->jobs[(q->head + at) % slots];
+
+	for (i = at; i + 1 < q->len; i++)
+		q->jobs[(q->head + i) % slots] = q->jobs[(q->head + i + 1) % slots];
+	q->len--;
+	q->bytes -= agent_job__bytes(victim);
+	owner_add(q, victim, false);
 	agent_job__put(victim);
 	q->dropped++;
 }
 
-/* The oldest waiting dropped until n more jobs of bytes more fit. */
+/* Waiting jobs dropped (drop_one) until n more jobs of bytes more fit. */
 static void make_room(struct agent_queue *q, size_t n, uint64_t bytes)
 {
 	uint64_t waiting;
+	size_t jobs;
 
-	while (agent_queue__waiting(q, &waiting) &&
-	       (agent_queue__waiting(q, NULL) + n > q->cap || waiting + bytes > q->max_bytes))
-		drop_oldest(q);
+	while ((jobs = agent_queue__waiting(q, &waiting)) &&
+	       (jobs + n > q->cap || waiting + bytes > q->max_bytes))
+		drop_one(q, jobs + n <= q->cap);
 }
 
 void agent_queue__done_sending(struct agent_queue *q)
@@ -112,6 +173,7 @@ bool agent_queue__push(struct agent_queue *q, struct agent_job *j)
 	q->jobs[(q->head + q->len) % (q->cap + 1)] = j;
 	q->len++;
 	q->bytes += jb;
+	owner_add(q, j, true);
 	return true;
 }
 
@@ -130,6 +192,7 @@ struct agent_job *agent_queue__pop(struct agent_queue *q)
 	q->head = (q->head + 1) % (q->cap + 1);
 	q->len--;
 	q->bytes -= agent_job__bytes(j);
+	owner_add(q, j, false);
 	if (q->sending == j)
 		q->sending = NULL;
 	return j;

@@ -230,7 +230,8 @@ static const struct argp_option agent_options[] = {
 	  "With --push or --otlp: a bearer token on FILE's first line", 4 },
 	{ "queue", OPT_QUEUE, "N", 0,
 	  "Profiles each sink holds waiting while it cannot send, besides the one it is sending; "
-	  "beyond, the oldest are dropped (default: 512, at most 65536)",
+	  "beyond, the oldest of the process holding the most bytes are dropped (default: 512, "
+	  "at most 65536)",
 	  4 },
 	{ "queue-mb", OPT_QUEUE_MB, "MIB", 0,
 	  "And their bytes at most, per sink, fractions allowed; a profile larger alone is "

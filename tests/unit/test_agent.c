@@ -569,6 +569,91 @@ static void test_queue_bytes(void **state)
 	agent_queue__free(&q);
 }
 
+/*
+ * Per-process shares (issue 33.4): a busy process flooding a full queue
+ * pushes out its own oldest profiles, never the others' waiting ones;
+ * between two processes holding as much, the older job goes; a --merge'd
+ * service (pid 0) is its own owner, by name.
+ */
+static void test_queue_fair(void **state)
+{
+	const uint64_t unit = sizeof(struct agent_job) + 1000;
+	struct agent_queue q;
+	struct agent_job *small[3], *busy[10], *merged;
+	int i;
+
+	(void)state;
+	assert_int_equal(agent_queue__init(&q, 100, 5 * unit), 0);
+	for (i = 0; i < 3; i++) {
+		small[i] = new_job(100 + i);
+		small[i]->len = 1000;
+		assert_true(agent_queue__push(&q, small[i]));
+	}
+	for (i = 0; i < 10; i++) {
+		busy[i] = new_job(7);
+		busy[i]->len = 1000;
+		assert_true(agent_queue__push(&q, busy[i]));
+	}
+	/* room for 5: the three others' profiles and the busy one's newest two */
+	assert_int_equal(q.len, 5);
+	assert_int_equal(q.dropped, 8);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(small[i]->refs, 2);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(busy[i]->refs, i >= 8 ? 2 : 1);
+	assert_ptr_equal(agent_queue__peek(&q), small[0]);
+	/* a merged service's profile, the size of two: first the busy process's
+	 * older one goes (it holds the most), then every owner holds as much and
+	 * the oldest job of all goes */
+	merged = new_job(0);
+	strcpy(merged->service, "web");
+	merged->len = 2 * 1000 + sizeof(struct agent_job);
+	assert_true(agent_queue__push(&q, merged));
+	assert_int_equal(q.dropped, 10);
+	assert_int_equal(busy[8]->refs, 1);
+	assert_int_equal(small[0]->refs, 1);
+	assert_int_equal(busy[9]->refs, 2);
+	assert_int_equal(merged->refs, 2);
+	assert_true(agent_job__owner(merged) != agent_job__owner(small[0]));
+	assert_ptr_equal(agent_queue__peek(&q), small[1]);
+	for (i = 0; i < 3; i++)
+		agent_job__put(small[i]);
+	for (i = 0; i < 10; i++)
+		agent_job__put(busy[i]);
+	agent_job__put(merged);
+	agent_queue__free(&q);
+}
+
+/*
+ * Over its count (not its bytes), a full queue drops by the number of jobs:
+ * a process with profiles larger than another's still keeps its newest.
+ */
+static void test_queue_fair_count(void **state)
+{
+	struct agent_queue q;
+	struct agent_job *big[3], *small[3];
+	int i;
+
+	(void)state;
+	assert_int_equal(agent_queue__init(&q, 2, UINT64_MAX), 0);
+	for (i = 0; i < 3; i++) {
+		big[i] = new_job(7);
+		big[i]->len = 100000;
+		small[i] = new_job(8);
+		agent_queue__push(&q, big[i]);
+		agent_queue__push(&q, small[i]);
+	}
+	/* each interval's pair pushed out the one before: one each, the newest */
+	assert_int_equal(q.len, 2);
+	assert_ptr_equal(agent_queue__peek(&q), big[2]);
+	assert_int_equal(small[2]->refs, 2);
+	for (i = 0; i < 3; i++) {
+		agent_job__put(big[i]);
+		agent_job__put(small[i]);
+	}
+	agent_queue__free(&q);
+}
+
 /* A real directory: tiny budget, files written and the oldest deleted. */
 static void test_dir_sink_budget(void **state)
 {
@@ -831,6 +916,7 @@ int main(void)
 		cmocka_unit_test(test_queue),		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_dir_sink_budget), cmocka_unit_test(test_manifest),
 		cmocka_unit_test(test_dir_held),	cmocka_unit_test(test_queue_bytes),
+		cmocka_unit_test(test_queue_fair),	cmocka_unit_test(test_queue_fair_count),
 		cmocka_unit_test(test_client_keys),	cmocka_unit_test(test_env_labels),
 		cmocka_unit_test(test_env_caps),	cmocka_unit_test(test_env_ours_win),
 		cmocka_unit_test(test_pod_uid),		cmocka_unit_test(test_read_environ),
