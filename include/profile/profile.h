@@ -321,6 +321,13 @@ struct profile_counts {
 	uint64_t unreadable;  /* ticks whose innermost frame could not be read: not sent */
 	uint64_t read_errors; /* stacks with a failed read: partial ones and unreadable ones */
 	uint64_t truncated;
+	/*
+	 * Of dropped, by cause: the kernel's ring buffer was full, the process
+	 * was not (or no longer) known, the record was malformed, or it came too
+	 * late to be named before the run's end. All 0 with dropped > 0: a saved
+	 * profile written before they were kept.
+	 */
+	uint64_t dropped_ring, dropped_unknown, dropped_malformed, dropped_late;
 };
 
 /* The code-object cache (--max-cache-mb) and what staying within it cost. */

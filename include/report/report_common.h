@@ -102,6 +102,11 @@ int report_frame_line(const struct profile *p, uint32_t frame, bool merge_lines)
  * comment only: "N samples (D dropped, T truncated, U unresolved, P partial)".
  */
 char *report_counts(const struct profile *p, char *buf, size_t len);
+/*
+ * The causes of c's dropped samples that are not 0, into buf: "10 ring
+ * buffer full, 2 came too late to be named"; "" when none is known.
+ */
+char *report_dropped_causes(const struct profile_counts *c, char *buf, size_t len);
 
 /* Samples and their flaws summed over every process of the profile. */
 struct report_totals {

@@ -533,6 +533,10 @@ static void record_counters(struct session *s, struct collector *c)
 	session__counters(s, k);
 	/* The first bank is CPU samples only: memory and USDT records have their own. */
 	bank_counts(&c->prof->counts, k);
+	c->prof->counts.dropped_ring = c->prof->counts.dropped;
+	c->prof->counts.dropped_unknown = c->unknown_pid;
+	c->prof->counts.dropped_malformed = c->malformed;
+	c->prof->counts.dropped_late = c->late;
 	c->prof->counts.dropped += c->unknown_pid + c->malformed + c->late;
 	if (c->late)
 		pr_warn("%llu samples came faster than they could be named before the end of "

@@ -228,6 +228,22 @@ char *report_counts(const struct profile *p, char *buf, size_t len)
 	return buf;
 }
 
+char *report_dropped_causes(const struct profile_counts *c, char *buf, size_t len)
+{
+	const uint64_t v[] = { c->dropped_ring, c->dropped_unknown, c->dropped_malformed,
+			       c->dropped_late };
+	static const char *const what[] = { "ring buffer full", "of a process not known (or gone)",
+					    "malformed", "came too late to be named" };
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < 4 && at < len; i++)
+		if (v[i])
+			at += snprintf(buf + at, len - at, "%s%llu %s", at ? ", " : "",
+				       (unsigned long long)v[i], what[i]);
+	return buf;
+}
+
 void report_json_selection(FILE *f, const char *key, const struct profile *p)
 {
 	fputs(key, f);

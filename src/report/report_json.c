@@ -197,11 +197,16 @@ static int write_json(FILE *f, const struct profile *p, const struct report_opts
 	fprintf(f,
 		" \"samples\": {\"total\": %llu, \"dropped\": %llu, \"truncated\": %llu, "
 		"\"unresolved\": %llu, \"partial\": %llu, \"no_python\": %llu, "
-		"\"unreadable\": %llu},\n",
+		"\"unreadable\": %llu,\n  \"dropped_by_cause\": {\"ring_buffer_full\": %llu, "
+		"\"unknown_process\": %llu, \"malformed\": %llu, \"late\": %llu}},\n",
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python,
-		(unsigned long long)p->counts.unreadable);
+		(unsigned long long)p->counts.unreadable,
+		(unsigned long long)p->counts.dropped_ring,
+		(unsigned long long)p->counts.dropped_unknown,
+		(unsigned long long)p->counts.dropped_malformed,
+		(unsigned long long)p->counts.dropped_late);
 	if (p->mem)
 		fprintf(f,
 			" \"memory_records\": {\"dropped\": %llu, \"truncated\": %llu, "

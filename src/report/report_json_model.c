@@ -137,6 +137,11 @@ static void write_header(FILE *f, const struct profile *p)
 	counts(f, &p->counts);
 	fputs(", \"mem_counts\": ", f);
 	counts(f, &p->mem_counts);
+	fputs(", \"dropped_causes\": ", f);
+	u64s(f,
+	     (const uint64_t[]){ p->counts.dropped_ring, p->counts.dropped_unknown,
+				 p->counts.dropped_malformed, p->counts.dropped_late },
+	     4);
 	fputs(", \"cache\": ", f);
 	u64s(f, cv, 5);
 	fputs(",\n  \"usdt\": ", f);

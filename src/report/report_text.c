@@ -785,7 +785,7 @@ static void print_merged_pids(FILE *f, const struct profile *p)
 static int write_text(FILE *f, const struct profile *p, const struct report_opts *o)
 {
 	struct report_totals t = report_totals(p);
-	char procs[64];
+	char procs[64], causes[200];
 	size_t i, *order;
 
 	fprintf(f, "pybpfprof %s: %s profile, %s, %.2f s at %u Hz\n", o->tool_version, p->mode,
@@ -800,6 +800,8 @@ static int write_text(FILE *f, const struct profile *p, const struct report_opts
 		(unsigned long long)t.samples, (unsigned long long)p->counts.dropped,
 		(unsigned long long)t.truncated, (unsigned long long)t.unresolved,
 		(unsigned long long)t.partial, (unsigned long long)p->counts.no_python);
+	if (report_dropped_causes(&p->counts, causes, sizeof(causes))[0])
+		fprintf(f, "         dropped: %s\n", causes);
 	if (p->counts.unreadable)
 		fprintf(f, "         %llu ticks whose innermost frame could not be read\n",
 			(unsigned long long)p->counts.unreadable);

@@ -153,7 +153,16 @@ static int load_header(struct ld *l, const struct jval *m)
 	for (i = 0; i < 2; i++) {
 		if (ld_u64s(l, ld_get(l, m, "model", keys[i]), keys[i], x, 6))
 			return -EINVAL;
-		*c[i] = (struct profile_counts){ x[0], x[1], x[2], x[3], x[4], x[5] };
+		*c[i] = (struct profile_counts){ x[0], x[1], x[2], x[3], x[4], x[5], 0, 0, 0, 0 };
+	}
+	/* absent from a profile saved before they were kept: the causes unknown */
+	if (jv_get(m, "dropped_causes")) {
+		if (ld_u64s(l, jv_get(m, "dropped_causes"), "model.dropped_causes", x, 4))
+			return -EINVAL;
+		p->counts.dropped_ring = x[0];
+		p->counts.dropped_unknown = x[1];
+		p->counts.dropped_malformed = x[2];
+		p->counts.dropped_late = x[3];
 	}
 	if (ld_u64s(l, ld_get(l, m, "model", "cache"), "model.cache", x, 5))
 		return -EINVAL;

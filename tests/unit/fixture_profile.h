@@ -19,6 +19,8 @@ static inline void build(struct profile *p)
 	p->duration_s = 2.0;
 	p->first_sample_ms = 42.5;
 	p->counts.dropped = 3;
+	p->counts.dropped_ring = 2; /* and the causes (report_dropped_causes) */
+	p->counts.dropped_late = 1;
 	p->counts.no_python = 4;
 	p->counts.unreadable = 2;
 	/* no root directory and no such files: source lines read as unavailable */
