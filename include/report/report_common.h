@@ -107,6 +107,12 @@ char *report_counts(const struct profile *p, char *buf, size_t len);
  * buffer full, 2 came too late to be named"; "" when none is known.
  */
 char *report_dropped_causes(const struct profile_counts *c, char *buf, size_t len);
+/*
+ * An HTML page's title bar, which stays on screen: "pybpfprof VERSION: MODE
+ * profile at HZ Hz, COUNTS[; middle][; the busiest process and thread]".
+ */
+char *report_page_title(const struct profile *p, const char *version, const char *middle, char *buf,
+			size_t len);
 
 /* Samples and their flaws summed over every process of the profile. */
 struct report_totals {

@@ -244,6 +244,21 @@ char *report_dropped_causes(const struct profile_counts *c, char *buf, size_t le
 	return buf;
 }
 
+char *report_page_title(const struct profile *p, const char *version, const char *middle, char *buf,
+			size_t len)
+{
+	char counts[200], busiest[REPORT_BUSIEST_LEN];
+
+	snprintf(buf, len, "pybpfprof %s: %s profile at %u Hz, %s%s%s", version, p->mode,
+		 p->frequency_hz, report_counts(p, counts, sizeof(counts)), middle ? "; " : "",
+		 middle ? middle : "");
+	if (report_busiest(p, busiest, sizeof(busiest))[0]) {
+		strncat(buf, "; ", len - strlen(buf) - 1);
+		strncat(buf, busiest, len - strlen(buf) - 1);
+	}
+	return buf;
+}
+
 void report_json_selection(FILE *f, const char *key, const struct profile *p)
 {
 	fputs(key, f);

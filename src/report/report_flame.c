@@ -220,17 +220,12 @@ static const char page_tail[] =
 
 static int write_flame(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	char title[640], counts[200], busiest[REPORT_BUSIEST_LEN];
+	char title[640];
 	int err;
 
 	fputs(page_head, f);
-	snprintf(title, sizeof(title), "pybpfprof %s: %s profile at %u Hz, %s", o->tool_version,
-		 p->mode, p->frequency_hz, report_counts(p, counts, sizeof(counts)));
 	/* the bar stays on screen: the busiest process and thread are named on every screen */
-	if (report_busiest(p, busiest, sizeof(busiest))[0]) {
-		strncat(title, "; ", sizeof(title) - strlen(title) - 1);
-		strncat(title, busiest, sizeof(title) - strlen(title) - 1);
-	}
+	report_page_title(p, o->tool_version, NULL, title, sizeof(title));
 	/* --mode wall: the legend of the colours */
 	if (p->wall || p->gil)
 		strncat(title, "; blue: frames mostly off the CPU (blocked), warm: on the CPU",

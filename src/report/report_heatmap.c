@@ -686,19 +686,13 @@ static const char page_tail[] =
 
 static int write_heatmap(FILE *f, const struct profile *p, const struct report_opts *o)
 {
-	char title[768], counts[200], busiest[REPORT_BUSIEST_LEN];
+	char title[768];
 	int err;
 
 	fputs(page_head, f);
-	snprintf(title, sizeof(title),
-		 "pybpfprof %s: %s profile at %u Hz, %s; shares of each process's samples, "
-		 "\xc2\xb1 the 95%% interval",
-		 o->tool_version, p->mode, p->frequency_hz,
-		 report_counts(p, counts, sizeof(counts)));
-	if (report_busiest(p, busiest, sizeof(busiest))[0]) {
-		strncat(title, "; ", sizeof(title) - strlen(title) - 1);
-		strncat(title, busiest, sizeof(title) - strlen(title) - 1);
-	}
+	report_page_title(p, o->tool_version,
+			  "shares of each process's samples, \xc2\xb1 the 95% interval", title,
+			  sizeof(title));
 	fputs("\"title\":", f);
 	report_script_string(f, title);
 	fprintf(f, ",\n\"wall\":%s,\"mem\":%s,\"alloc\":%s,\"opcodes\":%s,\n",
