@@ -241,7 +241,7 @@ def wall_refusals():
     import tempfile
     from harness import expect_error
     out = os.path.join(tempfile.mkdtemp(prefix="pybpfprof-wall-"), "p.json")
-    cases = [(["--mode", "bogus"], ["--mode", "cpu or wall"]),
+    cases = [(["--mode", "bogus"], ["--mode", "cpu, wall or exception"]),
              (["--idle"], ["--idle", "--mode wall"]),
              (["--mode", "wall", "--merge"], ["--mode wall", "--merge"])]
     for extra, words in cases:
