@@ -161,6 +161,8 @@ struct collector {
 #define COLLECTOR_PYNAMES_NS 10000000LL
 #define COLLECTOR_PYNAMES_GAP_NS 100000000LL
 #define COLLECTOR_PYNAMES_END_NS 50000000LL
+/* and all the second reads at the end of those cut short, together (collector__rename_threads) */
+#define COLLECTOR_PYNAMES_RETRY_NS 2000000000LL
 /* A process with threads not named yet is read again after 1 s, 2 s, ... at most 64 s. */
 #define COLLECTOR_PYNAMES_OPEN_NS 1000000000LL
 #define COLLECTOR_PYNAMES_OPEN_MAX_NS 64000000000LL

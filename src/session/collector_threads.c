@@ -102,8 +102,12 @@ static bool provisional_name(const char *name)
 	return !*p || !strncmp(p, " (", 2);
 }
 
-/* One read of ts's Python thread names into its section's threads (all: renamed too). */
-static void python_names(struct collector *c, struct collector_target *ts, bool all)
+/*
+ * One read of ts's Python thread names into its section's threads (all:
+ * renamed too), cut short after deadline_ns (then ts->pynames_due).
+ */
+static void python_names(struct collector *c, struct collector_target *ts, bool all,
+			 long long deadline_ns)
 {
 	struct profile_target *pp = &c->prof->targets[ts->target_index];
 	struct py_thread_id *ids;
@@ -120,7 +124,7 @@ static void python_names(struct collector *c, struct collector_target *ts, bool 
 	if (!ids)
 		return;
 	start = mono_ns();
-	r.deadline_ns = start + (all ? COLLECTOR_PYNAMES_END_NS : COLLECTOR_PYNAMES_NS);
+	r.deadline_ns = start + deadline_ns;
 	n = py_thread_names(&r, &ts->t, ts->codes, ids, PY_DUMP_THREADS, &ts->threading_globals);
 	/* in another pid namespace, each thread costs a read of /proc: as many as ids hold */
 	for (k = 0; n > 0 && k < pp->nthreads && reads < PY_DUMP_THREADS; k++) {
@@ -157,9 +161,9 @@ void collector__name_threads(struct collector *c)
 		struct collector_target *ts = &c->targets[i];
 
 		if (ts->pynames_due && now >= ts->pynames_next_ns) {
-			python_names(c, ts, false);
+			python_names(c, ts, false, COLLECTOR_PYNAMES_NS);
 		} else if (ts->pynames_open && now >= ts->pynames_next_ns + ts->pynames_wait_ns) {
-			python_names(c, ts, false);
+			python_names(c, ts, false, COLLECTOR_PYNAMES_NS);
 			ts->pynames_wait_ns = ts->pynames_wait_ns * 2 <
 							      COLLECTOR_PYNAMES_OPEN_MAX_NS ?
 						      ts->pynames_wait_ns * 2 :
@@ -177,6 +181,7 @@ void collector__name_threads(struct collector *c)
 void collector__rename_threads(struct collector *c)
 {
 	char name[sizeof(((struct profile_thread *)0)->name)];
+	long long retry_until;
 	size_t i, k;
 
 	for (i = 0; i < c->ntargets; i++) {
@@ -197,5 +202,14 @@ void collector__rename_threads(struct collector *c)
 		}
 	}
 	for (i = 0; i < c->ntargets; i++)
-		python_names(c, &c->targets[i], true);
+		python_names(c, &c->targets[i], true, COLLECTOR_PYNAMES_END_NS);
+	/*
+	 * A read cut short reached the newest threads only (the thread states
+	 * are listed newest first): on a slow machine the oldest would keep no
+	 * name. Once more with eight times as long, within one budget for all.
+	 */
+	retry_until = mono_ns() + COLLECTOR_PYNAMES_RETRY_NS;
+	for (i = 0; i < c->ntargets && mono_ns() < retry_until; i++)
+		if (c->targets[i].pynames_due)
+			python_names(c, &c->targets[i], true, 8 * COLLECTOR_PYNAMES_END_NS);
 }
