@@ -31,6 +31,14 @@ struct report_opts {
 	 */
 	const char *const (*sample_labels)[2];
 	size_t nsample_labels;
+	/*
+	 * pprof, the agent's flight recorder: a number label of this key on
+	 * each Sample, stack_nums[target][stack] (each of its samples at its
+	 * own time), and one more comment line (what the capture holds).
+	 */
+	const char *stack_num_label;
+	const uint64_t *const *stack_nums;
+	const char *comment;
 };
 
 struct report_writer {

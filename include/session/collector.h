@@ -147,6 +147,14 @@ struct collector {
 	} * unnamed;
 	size_t nunnamed, cap_unnamed;
 	bool unnamed_overflow;
+	/*
+	 * The agent's flight recorder (--recorder): each CPU sample, its
+	 * frames resolved, before it is counted; false: the profile does not
+	 * count it (it samples at a lower rate than the recorder).
+	 */
+	bool (*on_cpu)(void *ctx, const struct collector_target *ts, const struct py_sample *s,
+		       const uint32_t *frames, uint32_t n);
+	void *on_cpu_ctx;
 };
 
 /* Threads waiting for their name at once, at most. */

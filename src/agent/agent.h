@@ -48,6 +48,8 @@ struct agent_job {
 	unsigned hz;
 	uint64_t samples;
 	bool mem; /* --mem: a memory profile (mem-pprof's sample types), not CPU */
+	/* a flight recorder capture (--recorder): service "recorder", pid its number */
+	bool capture;
 };
 
 void agent_job__put(struct agent_job *j);

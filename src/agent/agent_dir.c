@@ -361,16 +361,19 @@ static int fill_body(FILE *f, void *arg)
  */
 static int job_file_name(const struct agent_job *j, unsigned k, char *name, size_t len)
 {
+	const char *kind;
 	char tail[32];
 	size_t n;
 
 	if (agent_file_name(name, len, j->from_ns, j->service, j->pid))
 		return -ENAMETOOLONG;
 	n = strlen(name) - 6; /* ".pb.gz" */
+	/* no interval's name ends so: ".capture" follows no pid but a capture's number */
+	kind = j->mem ? ".mem" : j->capture ? ".capture" : "";
 	if (k)
-		snprintf(tail, sizeof(tail), ".%u%s.pb.gz", k, j->mem ? ".mem" : "");
+		snprintf(tail, sizeof(tail), ".%u%s.pb.gz", k, kind);
 	else
-		snprintf(tail, sizeof(tail), "%s.pb.gz", j->mem ? ".mem" : "");
+		snprintf(tail, sizeof(tail), "%s.pb.gz", kind);
 	if (n + strlen(tail) + 1 > len)
 		return -ENAMETOOLONG;
 	strcpy(name + n, tail);

@@ -216,6 +216,38 @@ static void put_mem(FILE *f, const struct agent_metrics_snapshot *s)
 		    "Memory calls' address records lost (ring buffer full)", s->mem_records_lost);
 }
 
+/* --recorder's figures: its captures, the triggers it refused, its ring. */
+static void put_recorder(FILE *f, const struct agent_metrics_snapshot *s)
+{
+	static const char *const refused[AGENT_TRIGGER_N] = { "signal" };
+	size_t i;
+
+	if (!s->recorder)
+		return;
+	put_counter(f, "pybpfprof_recorder_captures_total",
+		    "Flight recorder captures handed to --output-dir (its sink counts the writes)",
+		    s->captures);
+	put_counter(f, "pybpfprof_recorder_captures_failed_total",
+		    "Flight recorder captures not made: out of memory", s->capture_failed);
+	fprintf(f, "# HELP pybpfprof_recorder_triggers_refused_total Triggers refused within "
+		   "--recorder-cooldown of the last capture, by trigger\n"
+		   "# TYPE pybpfprof_recorder_triggers_refused_total counter\n");
+	for (i = 0; i < AGENT_TRIGGER_N; i++)
+		fprintf(f,
+			"pybpfprof_recorder_triggers_refused_total{trigger=\"%s\",cause=\"cooldown\"} "
+			"%llu\n",
+			refused[i], (unsigned long long)s->capture_refused[i]);
+	put_gauge(f, "pybpfprof_recorder_ring_bytes", "Bytes the flight recorder's samples take",
+		  s->ring_bytes);
+	put_gauge(f, "pybpfprof_recorder_ring_max_bytes", "Its bound (--recorder-max-mb)",
+		  s->ring_cap);
+	put_gauge(f, "pybpfprof_recorder_ring_samples", "Samples it holds", s->ring_samples);
+	put_counter(f, "pybpfprof_recorder_ring_evicted_total",
+		    "Samples pushed out by the bound while still in the window", s->ring_evicted);
+	put_counter(f, "pybpfprof_recorder_ring_refused_total",
+		    "Samples larger than the whole ring: not kept", s->ring_refused);
+}
+
 /* The page, from the snapshot under the lock (sinks have their own). */
 static void render(FILE *f, struct agent_metrics *m)
 {
@@ -253,6 +285,7 @@ static void render(FILE *f, struct agent_metrics *m)
 		  s.cache_bytes);
 	put_programs(f, &s);
 	put_mem(f, &s);
+	put_recorder(f, &s);
 	put_counter(f, "pybpfprof_scrapes_total", "Answers to /metrics", m->scrapes);
 	put_counter(f, "pybpfprof_metrics_connections_refused_total",
 		    "Connections to /metrics closed at once: their client held its limit already",

@@ -29,6 +29,9 @@ struct agent_metrics_mem_proc {
 	uint64_t touched, retained; /* the last interval's touched, in use at its end */
 };
 
+/* What set off a flight recorder capture (--recorder). */
+enum agent_trigger { AGENT_TRIGGER_SIGNAL, AGENT_TRIGGER_N };
+
 struct agent_metrics_snapshot {
 	uint64_t samples, events, intervals, processes_seen, records;
 	uint64_t intervals_empty, mem_intervals_empty; /* not made: nothing in them */
@@ -43,6 +46,10 @@ struct agent_metrics_snapshot {
 		mem_records_lost;
 	struct agent_metrics_mem_proc mem_procs[AGENT_METRICS_MEM_PROCS];
 	size_t nmem_procs;
+	/* --recorder: captures handed to --output-dir, failed (out of memory), refused */
+	bool recorder;
+	uint64_t captures, capture_failed, capture_refused[AGENT_TRIGGER_N];
+	uint64_t ring_bytes, ring_cap, ring_samples, ring_evicted, ring_refused;
 };
 
 struct agent_metrics;

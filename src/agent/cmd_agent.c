@@ -45,6 +45,7 @@
 #include "util/vec.h"
 #include "agent.h"
 #include "agent_metrics.h"
+#include "agent_ring.h"
 #include "pybpfprof.skel.h"
 #include "agent/cmd_agent.h"
 
@@ -79,6 +80,9 @@ struct agent_opts {
 	int verbose;
 	bool mem;	     /* --mem: page faults and memory calls, by line, every interval */
 	unsigned mem_period; /* page faults per memory sample */
+	/* --recorder: the last SECONDS at --recorder-rate, written when triggered */
+	unsigned recorder_s, recorder_rate, recorder_cooldown_s;
+	double recorder_max_mb;
 };
 
 /* What the agent knows of one profile section, by its index. */
@@ -116,7 +120,12 @@ struct agent {
 	/* --mem, every interval's together: released bytes mapped before the agent
 	 * (or untracked), mappings the range table had no room for */
 	uint64_t mem_released_unknown, mem_untracked, mem_unmatched;
-	int stats_fd;			/* BPF run-time statistics on while held (--metrics) */
+	int stats_fd; /* BPF run-time statistics on while held (--metrics) */
+	/* --recorder: every sample of the last seconds; the profiles keep agent_rate_keep's */
+	struct agent_ring ring;
+	uint64_t rng;
+	long long last_capture; /* CLOCK_MONOTONIC of the last capture; 0: none yet */
+	uint64_t captures, capture_failed, capture_refused[AGENT_TRIGGER_N];
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, seen, compactions;
 	uint64_t empty, mem_empty; /* profiles not made: nothing in them (an idle process) */
@@ -124,6 +133,14 @@ struct agent {
 };
 
 static volatile sig_atomic_t agent_stop;
+/* SIGUSR1: a capture asked for, made by the loop */
+static volatile sig_atomic_t agent_capture_asked;
+
+static void agent_on_usr1(int sig)
+{
+	(void)sig;
+	agent_capture_asked = 1;
+}
 
 static void agent_on_signal(int sig)
 {
@@ -141,6 +158,28 @@ static int agent_on_sample(void *ctx, void *data, size_t size)
 {
 	collector__sample(ctx, data, size);
 	return 0;
+}
+
+/*
+ * The sampling rate, in one place with agent_on_cpu's share (a dynamic rate
+ * budget changes both here): -F's, or with --recorder its higher rate, of
+ * which the interval profiles keep -F / --recorder-rate, each kept sample
+ * standing for 1 / -F s as without the recorder.
+ */
+static unsigned agent_sampling_hz(const struct agent_opts *o)
+{
+	return o->recorder_s ? o->recorder_rate : o->hz;
+}
+
+/* --recorder: every CPU sample into the ring (not --match's left out); whether a profile counts it. */
+static bool agent_on_cpu(void *ctx, const struct collector_target *ts, const struct py_sample *s,
+			 const uint32_t *frames, uint32_t n)
+{
+	struct agent *a = ctx;
+
+	if (ts->target_index >= a->nprocs || !a->procs[ts->target_index].skip)
+		agent_ring__push(&a->ring, (long long)s->ktime_ns, (int)s->pid, s->tid, frames, n);
+	return agent_rate_keep(&a->rng, a->o.hz, a->o.recorder_rate);
 }
 
 /* argp */
@@ -166,6 +205,10 @@ enum {
 	OPT_MEM_PERIOD,
 	OPT_QUEUE_MB,
 	OPT_MATCH_USER,
+	OPT_RECORDER,
+	OPT_RECORDER_RATE,
+	OPT_RECORDER_MB,
+	OPT_RECORDER_COOLDOWN,
 };
 
 static const struct argp_option agent_options[] = {
@@ -237,13 +280,30 @@ static const struct argp_option agent_options[] = {
 	  "And their bytes at most, per sink, fractions allowed; a profile larger alone is "
 	  "dropped (default: 32)",
 	  4 },
-	{ NULL, 0, NULL, 0, "Other:", 5 },
+	{ NULL, 0, NULL, 0, "Flight recorder:", 5 },
+	{ "recorder", OPT_RECORDER, "SECONDS", 0,
+	  "Keep every sample of the last SECONDS (1 to 3600) in memory, taken at --recorder-rate "
+	  "(the profiles keep -F's share of them), and on SIGUSR1 write them as one gzip pprof "
+	  "in --output-dir, each sample with its time (label timestamp_ns): "
+	  "DATE-recorder-N.capture.pb.gz",
+	  5 },
+	{ "recorder-rate", OPT_RECORDER_RATE, "HZ", 0,
+	  "With --recorder: samples per second per CPU, at least -F's (default: 999)", 5 },
+	{ "recorder-max-mb", OPT_RECORDER_MB, "MIB", 0,
+	  "With --recorder: memory for its samples at most, fractions allowed; beyond, the "
+	  "oldest are evicted (counted in --metrics) (default: 32)",
+	  5 },
+	{ "recorder-cooldown", OPT_RECORDER_COOLDOWN, "SECONDS", 0,
+	  "With --recorder: at most one capture per SECONDS; a trigger sooner is refused and "
+	  "counted (default: --recorder's SECONDS)",
+	  5 },
+	{ NULL, 0, NULL, 0, "Other:", 6 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics; each "
 	  "connection closed 3 s after it opened, at most 8 at once per client (a local user, or "
 	  "an address)",
-	  5 },
-	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 5 },
+	  6 },
+	{ "verbose", 'v', NULL, 0, "Say more (repeatable)", 6 },
 	{ 0 },
 };
 
@@ -272,7 +332,9 @@ static const char agent_doc[] =
 	"--basic-auth-file /etc/pybpfprof/auth\n"
 	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof\n"
 	"  sudo pybpfprof agent --otlp http://otel-collector:4318\n"
-	"  sudo pybpfprof agent --push http://pyroscope:4040 --label-env team.name";
+	"  sudo pybpfprof agent --push http://pyroscope:4040 --label-env team.name\n"
+	"  sudo pybpfprof agent --output-dir /var/lib/pybpfprof --recorder 60   # then: kill -USR1 "
+	"$(pidof pybpfprof)";
 
 /* An unsigned from min to max, or a sentence via argp_error. */
 static unsigned parse_uint(struct argp_state *st, const char *opt, const char *arg, unsigned min,
@@ -399,6 +461,18 @@ static error_t parse_sink_opt(int key, char *arg, struct argp_state *st)
 	case OPT_BEARER:
 		o->bearer_file = arg;
 		break;
+	case OPT_RECORDER:
+		o->recorder_s = parse_uint(st, "--recorder", arg, 1, 3600);
+		break;
+	case OPT_RECORDER_RATE:
+		o->recorder_rate = parse_uint(st, "--recorder-rate", arg, 1, SESSION_MAX_HZ);
+		break;
+	case OPT_RECORDER_MB:
+		o->recorder_max_mb = parse_mb(st, "--recorder-max-mb", arg);
+		break;
+	case OPT_RECORDER_COOLDOWN:
+		o->recorder_cooldown_s = parse_uint(st, "--recorder-cooldown", arg, 1, 86400);
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -486,8 +560,26 @@ int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
 	else if (o->mem_period && !o->mem)
 		snprintf(why, whylen,
 			 "--mem-period is the page-fault sampling of --mem: give --mem");
+	else if (!o->recorder_s &&
+		 (o->recorder_rate || o->recorder_max_mb || o->recorder_cooldown_s))
+		snprintf(why, whylen, "the --recorder-* options set --recorder: give --recorder");
+	else if (o->recorder_s && !o->output_dir)
+		snprintf(why, whylen, "--recorder writes its captures in --output-dir: give it");
+	else if (o->recorder_s && o->recorder_rate && o->recorder_rate < o->hz)
+		snprintf(
+			why, whylen,
+			"--recorder-rate %u is under -F %u: the recorder samples at least as often "
+			"as the profiles",
+			o->recorder_rate, o->hz);
 	if (why[0])
 		return -EINVAL;
+	if (o->recorder_s) {
+		o->recorder_rate = o->recorder_rate ? o->recorder_rate : 999;
+		o->recorder_rate = o->recorder_rate < o->hz ? o->hz : o->recorder_rate;
+		o->recorder_max_mb = o->recorder_max_mb ? o->recorder_max_mb : 32;
+		if (!o->recorder_cooldown_s)
+			o->recorder_cooldown_s = o->recorder_s;
+	}
 	o->all = !o->npids;
 	if (!o->mem_period)
 		o->mem_period = 64;
@@ -593,6 +685,13 @@ static int agent__prepare(struct agent *a)
 	a->prof.mem_period = o->mem_period;
 	a->prof.page_size = sysconf(_SC_PAGESIZE);
 	err = collector__init(&a->c, &a->prof, (size_t)o->max_cache_mb << 20);
+	if (!err && o->recorder_s) {
+		err = agent_ring__init(&a->ring, (size_t)(o->recorder_max_mb * 1048576),
+				       o->recorder_s * 1000000000LL);
+		a->c.on_cpu = agent_on_cpu;
+		a->c.on_cpu_ctx = a;
+		a->rng = (uint64_t)mono_ns() | 1;
+	}
 	if (gethostname(a->host, sizeof(a->host) - 1))
 		snprintf(a->host, sizeof(a->host), "unknown");
 	if (!err)
@@ -648,14 +747,14 @@ static int agent__attach(struct agent *a)
 	if (err && !a->why[0])
 		snprintf(a->why, sizeof(a->why), "cannot follow the targets: %s", strerror(-err));
 	if (!err)
-		err = session__attach(a->s, a->o.hz, a->why, sizeof(a->why));
+		err = session__attach(a->s, agent_sampling_hz(&a->o), a->why, sizeof(a->why));
 	if (!err && a->o.mem)
 		err = mem__attach(&a->mem, a->s, &a->c, a->o.mem_period, 0, a->why, sizeof(a->why));
 	if (!err && a->o.all)
 		pr_info("%zu CPython processes found\n", tracker__scan(&a->tr));
 	if (!err)
-		pr_info("attached: sampling %zu processes at %u Hz, a profile every %u s\n",
-			a->c.ntargets, a->o.hz, a->o.interval_s);
+		pr_info("attached: sampling %zu processes at %u Hz, a profile every %u s at %u Hz\n",
+			a->c.ntargets, agent_sampling_hz(&a->o), a->o.interval_s, a->o.hz);
 	return err;
 }
 
@@ -1305,6 +1404,114 @@ static void agent__cut(struct agent *a, bool last)
 	malloc_trim(0);
 }
 
+/* Whether a capture takes the samples of section i: not those --match(-user) leaves out. */
+static bool capture_keeps(void *ctx, size_t i)
+{
+	struct agent *a = ctx;
+
+	return i >= a->nprocs || (!a->procs[i].skip && user_matches(a, &a->procs[i]));
+}
+
+/* The capture as gzip pprof, each sample with its time; NULL when out of memory. */
+static struct agent_job *capture_encode(struct agent *a, struct agent_capture *cap, long long now,
+					long long real_off)
+{
+	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION };
+	struct agent_job *j = calloc(1, sizeof(*j));
+	struct profile v = a->prof;
+	struct view_tables vt;
+	char comment[320];
+	FILE *f = NULL;
+
+	if (!j || view_tables__build(&vt, &a->prof, cap->targets, cap->n))
+		goto fail;
+	v.funcs = vt.funcs;
+	v.nfuncs = vt.nfuncs;
+	v.frames = vt.frames;
+	v.nframes = vt.nframes;
+	v.targets = cap->targets;
+	v.ntargets = v.cap_targets = cap->n;
+	v.frequency_hz = a->o.recorder_rate;
+	v.start_ns = now - a->o.recorder_s * 1000000000LL;
+	v.start_unix_ns = v.start_ns + real_off;
+	v.duration_s = a->o.recorder_s;
+	memset(&v.counts, 0, sizeof(v.counts));
+	v.counts.events = cap->samples;
+	snprintf(comment, sizeof(comment),
+		 "flight recorder: the last %u s at %u Hz, %llu samples (the oldest %.2f s before "
+		 "the trigger); since the start %llu evicted by --recorder-max-mb, %llu refused "
+		 "(larger than it)",
+		 a->o.recorder_s, a->o.recorder_rate, (unsigned long long)cap->samples,
+		 cap->first_ns ? (now - cap->first_ns) / 1e9 : 0.0,
+		 (unsigned long long)a->ring.evicted, (unsigned long long)a->ring.refused);
+	ro.stack_num_label = "timestamp_ns";
+	ro.stack_nums = (const uint64_t *const *)cap->times;
+	ro.comment = comment;
+	f = open_memstream((char **)&j->body, &j->len);
+	if (!f || report_pprof.write(f, &v, &ro) | fclose(f))
+		goto fail;
+	view_tables__free(&vt);
+	return j;
+fail:
+	if (j)
+		view_tables__free(&vt);
+	if (j)
+		free(j->body);
+	free(j);
+	return NULL;
+}
+
+/*
+ * A trigger: the ring's last --recorder seconds written as one file in
+ * --output-dir by its sink's thread (the encoding here, between polls, as an
+ * interval's); refused within --recorder-cooldown of the last capture.
+ */
+static void agent__capture(struct agent *a, enum agent_trigger why)
+{
+	long long now = mono_ns(), real_off = real_ns() - now;
+	struct agent_capture cap;
+	struct agent_job *j;
+	uint64_t samples;
+	int k;
+
+	if (a->last_capture && now - a->last_capture < a->o.recorder_cooldown_s * 1000000000LL) {
+		a->capture_refused[why]++;
+		pr_info("capture refused: the last was %.1f s ago (--recorder-cooldown %u)\n",
+			(now - a->last_capture) / 1e9, a->o.recorder_cooldown_s);
+		return;
+	}
+	a->last_capture = now;
+	/* what the kernel has taken so far is in the ring first */
+	for (k = 0; k < 64 && session__poll(a->s, 0) > 0; k++)
+		;
+	if (agent_capture__build(&cap, &a->ring, &a->prof, now - a->o.recorder_s * 1000000000LL,
+				 real_off, capture_keeps, a)) {
+		a->capture_failed++;
+		pr_warn("out of memory while making a flight recorder capture: none written\n");
+		return;
+	}
+	j = capture_encode(a, &cap, now, real_off);
+	samples = cap.samples;
+	agent_capture__free(&cap);
+	if (!j) {
+		a->capture_failed++;
+		pr_warn("out of memory while encoding a flight recorder capture: none written\n");
+		return;
+	}
+	snprintf(j->service, sizeof(j->service), "recorder");
+	j->pid = (int)++a->captures;
+	j->capture = true;
+	j->from_ns = now - a->o.recorder_s * 1000000000LL + real_off;
+	j->until_ns = now + real_off;
+	j->hz = a->o.recorder_rate;
+	j->refs = 1;
+	/* the --output-dir sink only (the first): a capture is no interval to push */
+	agent_sink__submit(a->sinks[0], j);
+	agent_job__put(j);
+	pr_info("capture %llu: %llu samples handed to --output-dir\n",
+		(unsigned long long)a->captures, (unsigned long long)samples);
+}
+
 /* Each BPF program's run time and count (with the kernel's statistics on). */
 static void prog_stats(struct agent *a, struct agent_metrics_snapshot *m)
 {
@@ -1401,6 +1608,16 @@ static void agent__publish(struct agent *a)
 	m.cache_bytes = a->c.budget.used;
 	prog_stats(a, &m);
 	mem_stats(a, &m);
+	if ((m.recorder = a->o.recorder_s)) {
+		m.captures = a->captures;
+		m.capture_failed = a->capture_failed;
+		memcpy(m.capture_refused, a->capture_refused, sizeof(m.capture_refused));
+		m.ring_bytes = a->ring.used;
+		m.ring_cap = a->ring.cap;
+		m.ring_samples = a->ring.n;
+		m.ring_evicted = a->ring.evicted;
+		m.ring_refused = a->ring.refused;
+	}
 	agent_metrics__publish(a->metrics, &m);
 }
 
@@ -1434,6 +1651,10 @@ static void agent__loop(struct agent *a)
 			if (a->metrics)
 				agent__publish(a);
 		}
+		if (agent_capture_asked && a->o.recorder_s) {
+			agent_capture_asked = 0;
+			agent__capture(a, AGENT_TRIGGER_SIGNAL);
+		}
 		if (t >= next) {
 			agent__cut(a, false);
 			agent__report(a, last_drops);
@@ -1464,6 +1685,7 @@ static void agent__free(struct agent *a)
 	tracker__free(&a->tr);
 	collector__free(&a->c);
 	profile__free(&a->prof);
+	agent_ring__free(&a->ring);
 	free(a->procs);
 	if (a->o.match)
 		regfree(&a->re);
@@ -1492,6 +1714,10 @@ int cmd_agent(int argc, char **argv)
 		free(a);
 		return err;
 	}
+	/* --recorder's trigger; without it SIGUSR1 keeps its default action */
+	sa.sa_handler = agent_on_usr1;
+	if (a->o.recorder_s)
+		sigaction(SIGUSR1, &sa, NULL);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	err = agent__prepare(a);
 	if (!err)

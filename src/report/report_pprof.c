@@ -112,6 +112,9 @@ static void encode_samples(struct pbuf *b, const struct profile *p, struct pb_st
 			if (!report_is_merged(p, pp))
 				label_num(&sample, t, "pid", pp->pid, &sub);
 			label_num(&sample, t, "tid", s->tid, &sub);
+			if (o->stack_num_label)
+				label_num(&sample, t, o->stack_num_label, o->stack_nums[i][j],
+					  &sub);
 			extra_labels(&sample, t, pp, s->tid, o, &sub);
 			pb_msg(b, PROFILE_SAMPLE, &sample);
 			free(sample.d);
@@ -288,6 +291,8 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	if (merge)
 		pb_uint(b, PROFILE_COMMENT,
 			pb_strtab__id(&t, "lines merged: a location per function"));
+	if (o->comment)
+		pb_uint(b, PROFILE_COMMENT, pb_strtab__id(&t, o->comment));
 	/* The string table may sit anywhere in the message: append it last, when complete. */
 	pb_put(b, t.out.d, t.out.n);
 	b->oom |= t.out.oom | sub.oom;

@@ -158,6 +158,8 @@ void collector__add_cpu(struct collector *c, struct collector_target *ts, const 
 	uint64_t where[PROFILE_WHERE_N] = { 0 };
 	struct profile_thread *th;
 
+	if (c->on_cpu && !c->on_cpu(c->on_cpu_ctx, ts, s, frames, n))
+		return;
 	if (exc_left_out(c, pp, s->value))
 		return;
 

@@ -56,7 +56,8 @@ SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_for
           "suite_signatures", "suite_native", "suite_launch", "suite_apps", "suite_peers",
           "suite_dumpview", "suite_select", "suite_views", "suite_report_view",
           "suite_merge_lines", "suite_accept31", "suite_top_view", "suite_oplabels",
-          "suite_errbars", "suite_timeline", "suite_heatmap", "suite_opcodes")
+          "suite_errbars", "suite_timeline", "suite_heatmap", "suite_opcodes",
+          "suite_agent_recorder")
 
 for _suite in SUITES:
     importlib.import_module(_suite)

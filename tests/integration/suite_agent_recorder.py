@@ -1,0 +1,269 @@
+"""The agent's flight recorder (--recorder): the last seconds of samples at
+--recorder-rate kept in a bounded ring and written, when triggered, as one
+gzip pprof in --output-dir with each sample's time; the regular interval
+profiles keep -F's rate beside it.
+
+Each capture is read with protoc (perftools.profiles.Profile), as the agent
+tests read their files; its samples' times are checked against the moment
+the workload itself says it changed."""
+
+import gzip
+import os
+import re
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+from harness import (CpuMeter, Workloads, check, check_cpu_samples, expect_error, protoc_decode,
+                     run_profiler, test)
+from suite_agent import agent, free_port, scrape, spin, stop_agent, token
+
+TURN = "recorder_turn.py"
+RATE = 999
+CAPTURE = re.compile(r"\d{8}T\d{6}Z-recorder-(\d+)\.capture\.pb\.gz")
+
+
+def decode_capture(path):
+    """A capture: its window (time_nanos, duration_nanos), comments, and each
+    sample as (timestamp_ns, leaf function, samples, nanoseconds, pid)."""
+    prof = protoc_decode(gzip.decompress(Path(path).read_bytes()), "perftools.profiles.Profile",
+                         errors="replace")
+    strings = prof["string_table"]
+    funcs = {f["id"][0]: strings[f["name"][0]] for f in prof.get("function", [])}
+    locs = {l["id"][0]: funcs[l["line"][0]["function_id"][0]] for l in prof.get("location", [])}
+    samples = []
+    for s in prof.get("sample", []):
+        nums = {strings[lab["key"][0]]: lab.get("num", [0])[0] for lab in s.get("label", [])
+                if "str" not in lab}
+        check("timestamp_ns" in nums, f"{path.name}: a sample without its time: {s}")
+        samples.append((nums["timestamp_ns"], locs[s["location_id"][0]], s["value"][0],
+                        s["value"][1], nums.get("pid")))
+    samples.sort()
+    return dict(start=prof.get("time_nanos", [0])[0], duration=prof["duration_nanos"][0],
+                comments=[strings[c] for c in prof.get("comment", [])], samples=samples,
+                period=prof.get("period", [0])[0])
+
+
+def captures(out):
+    return sorted((p for p in Path(out).iterdir() if CAPTURE.fullmatch(p.name)),
+                  key=lambda p: int(CAPTURE.fullmatch(p.name).group(1)))
+
+
+def wait_captures(prof, out, n, timeout=30):
+    deadline = time.monotonic() + timeout
+    while len(captures(out)) < n:
+        check(time.monotonic() < deadline and prof.watch(0.05),
+              f"{len(captures(out))} captures of {n} in {timeout} s: {prof.stderr()[-300:]}")
+    return captures(out)
+
+
+def max_gap(samples):
+    times = [s[0] for s in samples]
+    return max((b - a for a, b in zip(times, times[1:])), default=0)
+
+
+def turn(wl, tmp):
+    """The workload calm until told, then busy: (process, go file, moment file)."""
+    go, moment = Path(tmp) / "go", Path(tmp) / "moment"
+    return wl.start("/usr/bin/python3.11", TURN, go, moment), go, moment
+
+
+def read_moment(moment, prof, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not moment.exists():
+        check(time.monotonic() < deadline and prof.watch(0.02), "the workload never turned busy")
+    return float(moment.read_text())
+
+
+@test
+def agent_recorder_sigusr1():
+    """A process calm (busy half of each 10 ms, in calm()) that turns busy
+    (busy()) at a moment it writes down; SIGUSR1 about 2 s later, with
+    --recorder 4: one capture in --output-dir, named by time and number,
+    whose samples (each with its time) are calm() before the moment and
+    busy() after it (to within 20 ms), cover the window from its start to the
+    trigger within the largest gap between two of its own samples, each worth
+    1 / --recorder-rate s; a second SIGUSR1 within --recorder-cooldown makes
+    no file and is counted refused in /metrics, as is the capture."""
+    port = free_port()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory() as out:
+        p, go, moment = turn(wl, tmp)
+        prof = agent(["-p", p.pid, "--interval", 60, "--output-dir", out, "--recorder", 4,
+                      "--recorder-rate", RATE, "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            prof.watch(2.5)
+            go.touch()
+            t_turn = read_moment(moment, prof)
+            # 2 s of the busy turn, by the clock the moment is on
+            while time.time() < t_turn + 2:
+                check(prof.watch(0.05), f"agent exited: {prof.stderr()[-300:]}")
+            t_sig = time.time()
+            prof.p.send_signal(signal.SIGUSR1)
+            (first,) = wait_captures(prof, out, 1)
+            t_seen = time.time()
+            prof.p.send_signal(signal.SIGUSR1)
+            deadline = time.monotonic() + 30
+            while True:
+                m = scrape(port)
+                refused = m.get('pybpfprof_recorder_triggers_refused_total'
+                                '{cause=cooldown}{trigger=signal}', 0)
+                if refused >= 1:
+                    break
+                check(time.monotonic() < deadline and prof.watch(0.1),
+                      f"the second SIGUSR1 not counted refused: {prof.stderr()[-300:]}")
+            check(m.get("pybpfprof_recorder_captures_total") == 1,
+                  f"captures_total {m.get('pybpfprof_recorder_captures_total')}")
+            check(m.get("pybpfprof_recorder_ring_bytes", 0) > 0, "ring_bytes 0")
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        check(len(captures(out)) == 1, f"captures {[c.name for c in captures(out)]}")
+        c = decode_capture(first)
+    smp = c["samples"]
+    check(smp, f"{first.name}: no sample")
+    check(all(s[4] == p.pid for s in smp), f"pids {set(s[4] for s in smp)}")
+    check(c["period"] == 10**9 // RATE and all(s[3] == s[2] * c["period"] for s in smp),
+          f"period {c['period']}: a sample's nanoseconds are not 1 / {RATE} s")
+    turn_ns, eps = int(t_turn * 1e9), 20_000_000
+    calm = [s[0] for s in smp if s[1] == "calm"]
+    busy = [s[0] for s in smp if s[1] == "busy"]
+    check(calm and busy, f"calm {len(calm)}, busy {len(busy)} samples")
+    check(max(calm) <= turn_ns + eps,
+          f"calm() sampled {(max(calm) - turn_ns) / 1e6:.1f} ms after the turn")
+    check(min(busy) >= turn_ns - eps,
+          f"busy() sampled {(turn_ns - min(busy)) / 1e6:.1f} ms before the turn")
+    # the window: 4 s ending at the trigger, which the agent saw between t_sig and t_seen
+    end = c["start"] + c["duration"]
+    check(c["duration"] == 4 * 10**9, f"duration {c['duration']}")
+    check(t_sig * 1e9 - 1e6 <= end <= t_seen * 1e9 + 1e6,
+          f"window ends {end / 1e9 - t_sig:.3f} s after SIGUSR1 (seen at "
+          f"{t_seen - t_sig:.3f} s)")
+    gap = max_gap(smp)
+    check(smp[0][0] >= c["start"] and smp[0][0] - c["start"] <= gap + 1e6,
+          f"oldest sample {(smp[0][0] - c['start']) / 1e9:.3f} s into the window "
+          f"(largest gap {gap / 1e9:.3f} s)")
+    check(smp[-1][0] <= end and end - smp[-1][0] <= gap + 100_000_000,
+          f"newest sample {(end - smp[-1][0]) / 1e9:.3f} s before the trigger")
+    check(any("flight recorder" in x for x in c["comments"]), f"comments {c['comments']}")
+    return (f"{len(smp)} samples: calm {len(calm)} up to {(max(calm) - turn_ns) / 1e6:+.1f} ms, "
+            f"busy {len(busy)} from {(min(busy) - turn_ns) / 1e6:+.1f} ms of the turn; window "
+            f"{(smp[0][0] - c['start']) / 1e9:.3f} s to {(end - smp[-1][0]) / 1e9:.3f} s from "
+            f"its ends (largest gap {gap / 1e6:.1f} ms); a second trigger refused")
+
+
+@test
+def agent_recorder_tiny_ring():
+    """--recorder-max-mb 0.02 (20 KiB, a few hundred samples) on a busy
+    process at 999 Hz: samples still in the window are evicted and counted
+    (/metrics), the ring never holds more than its bound, and a capture is
+    still valid: the newest samples only, contiguous to the trigger, fewer
+    than the bound can hold, its comment naming the evictions."""
+    port, tok = free_port(), token()
+    bound = int(0.02 * 1048576) // 8 * 8
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        p = spin(wl, "alpha", tok)
+        prof = agent(["-p", p.pid, "--interval", 60, "--output-dir", out, "--recorder", 10,
+                      "--recorder-rate", RATE, "--recorder-max-mb", 0.02,
+                      "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            deadline = time.monotonic() + 30
+            while True:
+                m = scrape(port)
+                if m.get("pybpfprof_recorder_ring_evicted_total", 0) > 0:
+                    break
+                check(time.monotonic() < deadline and prof.watch(0.1),
+                      f"nothing evicted: {prof.stderr()[-300:]}")
+            check(m["pybpfprof_recorder_ring_bytes"] <= bound and
+                  m["pybpfprof_recorder_ring_max_bytes"] == bound,
+                  f"ring {m['pybpfprof_recorder_ring_bytes']} bytes, bound "
+                  f"{m['pybpfprof_recorder_ring_max_bytes']} (asked {bound})")
+            held = m["pybpfprof_recorder_ring_samples"]
+            prof.p.send_signal(signal.SIGUSR1)
+            (first,) = wait_captures(prof, out, 1)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        c = decode_capture(first)
+    smp = c["samples"]
+    # a sample of spin_alpha: 24 bytes and its frames (at least 1, 4 bytes, rounded to 8)
+    check(0 < len(smp) <= bound // 32, f"{len(smp)} samples in a {bound}-byte ring")
+    end = c["start"] + c["duration"]
+    gap = max_gap(smp)
+    span = (smp[-1][0] - smp[0][0]) / 1e9
+    check(span < 5, f"the capture spans {span:.2f} s: older than the bound keeps")
+    check(end - smp[-1][0] <= gap + 100_000_000,
+          f"newest sample {(end - smp[-1][0]) / 1e9:.3f} s before the trigger")
+    check(any(re.search(r"[1-9]\d* evicted", x) for x in c["comments"]),
+          f"no evictions in the comments: {c['comments']}")
+    return (f"{len(smp)} samples over the last {span:.2f} s (ring held {held:.0f}, "
+            f"{m['pybpfprof_recorder_ring_evicted_total']:.0f} evicted before the trigger)")
+
+
+def interval_files(out):
+    return sorted(p for p in Path(out).iterdir()
+                  if p.name.endswith(".pb.gz") and not CAPTURE.fullmatch(p.name))
+
+
+@test
+def agent_recorder_interval_ns():
+    """With --recorder at 999 Hz, the interval profiles stay at -F 99: each
+    sample worth 1 / 99 s in nanoseconds, their samples together about 99 x
+    the process's CPU time from the attach to the stop (check_cpu_samples'
+    bound), as without the recorder; at 999 Hz they would hold ten times as
+    many."""
+    tok = token()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        p = spin(wl, "alpha", tok)
+        with CpuMeter(p.pid) as meter:
+            prof = agent(["-p", p.pid, "--interval", 1, "--output-dir", out, "--recorder", 5,
+                          "--recorder-rate", RATE])
+            try:
+                t0 = prof.wait_attached()
+                c0 = meter.readings[-1]
+                while len(interval_files(out)) < 4:
+                    check(prof.watch(0.1), f"agent exited: {prof.stderr()[-300:]}")
+                c1 = meter.readings[-1]
+                t1 = stop_agent(prof)
+            finally:
+                prof.kill()
+        samples = ns = 0
+        for f in interval_files(out):
+            prof_ = protoc_decode(gzip.decompress(f.read_bytes()), "perftools.profiles.Profile",
+                                  errors="replace")
+            check(prof_["period"][0] == 10**9 // 99, f"{f.name}: period {prof_['period']}")
+            for s in prof_.get("sample", []):
+                samples += s["value"][0]
+                ns += s["value"][1]
+                check(s["value"][1] == s["value"][0] * (10**9 // 99),
+                      f"{f.name}: {s['value']} is not 1 / 99 s a sample")
+    # the CPU from the attach to the stop, from the meter's readings around them
+    cpu = [c for t, c in meter.readings if t0 <= t <= t1]
+    check(len(cpu) >= 2, "no CPU readings in the run")
+    used = cpu[-1] - cpu[0]
+    check_cpu_samples(samples, used, 99, "the interval profiles", cpu_err=0.1)
+    return f"{samples} samples ({ns / 1e9:.2f} s) for {used:.2f} s of CPU at 99 Hz"
+
+
+@test
+def agent_recorder_refusals():
+    """--recorder's command lines refused with one sentence, exit 2: without
+    --output-dir, its options without it, a rate under -F, bounds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        expect_error(["agent", "--push", "http://x", "--recorder", "10"], ["give it"], rc=2)
+        expect_error(["agent", "--output-dir", tmp, "--recorder-rate", "999"],
+                     ["give --recorder"], rc=2)
+        expect_error(["agent", "--output-dir", tmp, "-F", "99", "--recorder", "5",
+                      "--recorder-rate", "50"], ["is under -F 99"], rc=2)
+        for args, want in ((["--recorder", "0"], "--recorder takes a whole number from 1 to 3600"),
+                           (["--recorder", "5", "--recorder-max-mb", "0"],
+                            "--recorder-max-mb takes megabytes"),
+                           (["--recorder", "5", "--recorder-cooldown", "x"],
+                            "--recorder-cooldown takes a whole number")):
+            r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
+            check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
+                  f"{args}: exit {r.returncode}, {r.stderr!r}")
+    return "6 refusals"

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The flight recorder's ring (src/agent/agent_ring.h): records kept in order
+ * across the buffer's end, the window's old ones let go, the byte bound's
+ * evictions and refusals counted, and the interval profiles' keep rate.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent/agent_ring.h"
+
+struct seen {
+	uint64_t n;
+	long long first, last;
+	bool ordered, frames_ok;
+};
+
+static void collect(void *ctx, const struct agent_ring_rec *rec, const uint32_t *frames)
+{
+	struct seen *s = ctx;
+	uint32_t i;
+
+	if (!s->n)
+		s->first = rec->mono_ns;
+	else if (rec->mono_ns <= s->last)
+		s->ordered = false;
+	s->last = rec->mono_ns;
+	/* each record's frames are its time's, as pushed below; its tid names their count */
+	for (i = 0; i < rec->nframes; i++)
+		if (frames[i] != (uint32_t)rec->mono_ns + i || rec->tid != rec->nframes)
+			s->frames_ok = false;
+	s->n++;
+}
+
+static void push_at(struct agent_ring *r, long long t, uint32_t n)
+{
+	uint32_t frames[64];
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		frames[i] = (uint32_t)t + i;
+	agent_ring__push(r, t, 7, n, frames, n);
+}
+
+static struct seen walk(const struct agent_ring *r, long long since)
+{
+	struct seen s = { .ordered = true, .frames_ok = true };
+
+	agent_ring__each(r, since, collect, &s);
+	return s;
+}
+
+/* Many wraps of records of every size: the newest kept in order, the count honest. */
+static void test_wraps_in_order(void **state)
+{
+	struct agent_ring r;
+	struct seen s;
+	long long t;
+	size_t bytes = 0;
+
+	(void)state;
+	assert_int_equal(agent_ring__init(&r, 4096, 1000000), 0);
+	for (t = 1; t <= 5000; t++)
+		push_at(&r, t, (uint32_t)(t * 7 % 41));
+	s = walk(&r, 0);
+	assert_true(s.ordered);
+	assert_true(s.frames_ok);
+	assert_int_equal(s.n, r.n);
+	assert_int_equal(s.last, 5000);
+	assert_true(r.used <= r.cap);
+	assert_int_equal(r.recorded, 5000);
+	assert_int_equal(r.recorded, r.n + r.evicted + r.aged);
+	assert_int_equal(r.aged, 0);
+	assert_true(r.evicted > 4000);
+	/* what is held is the newest contiguous run, as full as a record's size allows */
+	for (t = s.first; t <= 5000; t++)
+		bytes += agent_ring_rec_bytes((uint32_t)(t * 7 % 41));
+	assert_int_equal(bytes, r.used);
+	assert_int_equal(s.last - s.first + 1, s.n);
+	assert_true(r.used + 2 * agent_ring_rec_bytes(40) >= r.cap);
+	agent_ring__free(&r);
+}
+
+/* Older than the window: let go as aged, not evicted; each() starts where it is told. */
+static void test_window(void **state)
+{
+	struct agent_ring r;
+	struct seen s;
+	long long t;
+
+	(void)state;
+	assert_int_equal(agent_ring__init(&r, 1 << 20, 100), 0);
+	for (t = 1; t <= 1000; t++)
+		push_at(&r, t, 3);
+	assert_int_equal(r.evicted, 0);
+	assert_int_equal(r.n, 101); /* 900..1000 */
+	assert_int_equal(r.aged, 899);
+	s = walk(&r, 950);
+	assert_int_equal(s.n, 51);
+	assert_int_equal(s.first, 950);
+	assert_true(s.ordered && s.frames_ok);
+	agent_ring__free(&r);
+}
+
+/* A record larger than the ring is refused and nothing else is lost. */
+static void test_refused(void **state)
+{
+	uint32_t frames[64] = { 0 };
+	struct agent_ring r;
+
+	(void)state;
+	assert_int_equal(agent_ring__init(&r, agent_ring_rec_bytes(8), 1000), 0);
+	assert_true(agent_ring__push(&r, 1, 1, 1, frames, 8));
+	assert_false(agent_ring__push(&r, 2, 1, 1, frames, 64));
+	assert_int_equal(r.refused, 1);
+	assert_int_equal(r.n, 1);
+	assert_true(agent_ring__push(&r, 3, 1, 1, frames, 2));
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(r.n, 1);
+	agent_ring__free(&r);
+}
+
+/* The interval profiles' share of samples: hz / rate_hz, all of them at the same rate. */
+static void test_rate_keep(void **state)
+{
+	uint64_t st = 1, kept = 0, i, n = 1000000;
+
+	(void)state;
+	for (i = 0; i < n; i++)
+		kept += agent_rate_keep(&st, 99, 999);
+	/* 99,099 expected; 4 standard deviations (290) */
+	assert_true(kept > 99099 - 1200 && kept < 99099 + 1200);
+	for (i = 0, kept = 0; i < 1000; i++)
+		kept += agent_rate_keep(&st, 99, 99);
+	assert_int_equal(kept, 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wraps_in_order),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_rate_keep),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
