@@ -19,7 +19,9 @@ write a Markdown section there), BENCH_SVG (bench/agent_soak.svg, or
 bench/agent_soak_mem.svg with BENCH_MEM), PYBPFPROF, BENCH_PYTHON
 (/usr/bin/python3.11), BENCH_MEM (0; N: the agent runs with --mem and each
 worker also builds and drops an N MiB object every step and keeps 256 KiB
-every 10th).
+every 10th), BENCH_RECORDER (0; N: the agent also runs --recorder N at its
+default 999 Hz, and is sent SIGUSR1 before the end: the capture's size and
+time, the ring's figures and each BPF program's run time are reported).
 """
 import http.server
 import os
@@ -44,6 +46,7 @@ STEP = float(os.environ.get("BENCH_STEP", "10"))
 PROCS = int(os.environ.get("BENCH_PROCS", "50"))
 WARMUP = min(300.0, SECONDS / 6)
 MEM = int(os.environ.get("BENCH_MEM", "0"))
+RECORDER = int(os.environ.get("BENCH_RECORDER", "0"))
 SVG = os.environ.get("BENCH_SVG", os.path.join(HERE, "agent_soak_mem.svg" if MEM else
                                                "agent_soak.svg"))
 TICK = os.sysconf("SC_CLK_TCK")
@@ -133,7 +136,8 @@ def run():
                               "--match", "soak_worker", "-F", "99",
                               "--interval", "10", "--output-dir", out, "--max-disk", "20",
                               "--push", f"http://127.0.0.1:{srv.server_address[1]}",
-                              "--metrics", f"127.0.0.1:{port}", *(["--mem"] if MEM else [])],
+                              "--metrics", f"127.0.0.1:{port}", *(["--mem"] if MEM else []),
+                              *(["-v", "--recorder", str(RECORDER)] if RECORDER else [])],
                              stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     rows, t0 = [], time.monotonic()
     try:
@@ -149,9 +153,21 @@ def run():
                   f"records {m.get('pybpfprof_process_records', 0):.0f}  "
                   f"seen {m.get('pybpfprof_processes_seen_total', 0):.0f}  "
                   f"started {workers.started}", flush=True)
+        if RECORDER:
+            agent.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            m = metrics(port)
+            caps = [os.path.getsize(os.path.join(out, n)) for n in os.listdir(out)
+                    if n.endswith(".capture.pb.gz")]
+            rows[-1] = rows[-1][:3] + (m,) + rows[-1][4:]
+            m["capture_bytes"] = caps[0] if caps else 0
     finally:
         agent.send_signal(signal.SIGTERM)
         rc = agent.wait(timeout=60)
+        if RECORDER:
+            for line in agent.stderr.read().decode(errors="replace").splitlines():
+                if "capture 1:" in line or "attached" in line:
+                    print(line)
         workers.stop()
         srv.shutdown()
         shutil.rmtree(out, ignore_errors=True)
@@ -229,6 +245,15 @@ def main():
             f"{m.get('pybpfprof_memory_ranges', 0):.0f} ranges followed at the end, "
             f"{m.get('pybpfprof_memory_ranges_untracked_total', 0):.0f} untracked, "
             f"{m.get('pybpfprof_memory_range_records_lost_total', 0):.0f} range records lost")
+    bpf = sum(v for k, v in m.items() if k.startswith("pybpfprof_bpf_run_seconds_total"))
+    lines.append(f"- BPF programs: {bpf:.3f} s of run time in all, "
+                 f"{m.get('pybpfprof_kernel_events_total', 0):.0f} timer ticks on the workers")
+    if RECORDER:
+        lines.append(
+            f"- --recorder {RECORDER} at 999 Hz: ring {m.get('pybpfprof_recorder_ring_bytes', 0):.0f}"
+            f" bytes, {m.get('pybpfprof_recorder_ring_samples', 0):.0f} samples, "
+            f"{m.get('pybpfprof_recorder_ring_evicted_total', 0):.0f} evicted; a capture of "
+            f"{m.get('capture_bytes', 0)} bytes")
     print("\n".join(lines))
     if os.environ.get("BENCH_OUT"):
         with open(os.environ["BENCH_OUT"], "a") as f:

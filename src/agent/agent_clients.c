@@ -51,6 +51,25 @@ int agent_client_key_addr(const struct sockaddr *sa, socklen_t len, struct agent
 	return 0;
 }
 
+bool agent_addr_loopback(const struct sockaddr *sa, socklen_t len)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+	const uint8_t *v4 = NULL;
+
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET && len >= sizeof(*s4))
+		v4 = (const uint8_t *)&s4->sin_addr;
+	else if (sa->sa_family == AF_INET6 && len >= sizeof(*s6))
+		v4 = mapped_v4(s6);
+	else
+		return false;
+	if (v4)
+		return v4[0] == 127; /* 127.0.0.0/8 */
+	return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+}
+
 bool agent_client_key_equal(const struct agent_client_key *a, const struct agent_client_key *b)
 {
 	return a->kind == b->kind && !memcmp(a->bytes, b->bytes, sizeof(a->bytes));

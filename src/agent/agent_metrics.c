@@ -92,6 +92,7 @@ struct agent_metrics {
 	int diag_fd;
 	struct metrics_conn conns[METRICS_CONNECTIONS];
 	size_t nconns;
+	struct agent_gate *gate; /* --recorder: /capture's */
 };
 
 static void put_counter(FILE *f, const char *name, const char *help, uint64_t v)
@@ -219,7 +220,7 @@ static void put_mem(FILE *f, const struct agent_metrics_snapshot *s)
 /* --recorder's figures: its captures, the triggers it refused, its ring. */
 static void put_recorder(FILE *f, const struct agent_metrics_snapshot *s)
 {
-	static const char *const refused[AGENT_TRIGGER_N] = { "signal" };
+	static const char *const refused[AGENT_TRIGGER_N] = { "signal", "http" };
 	size_t i;
 
 	if (!s->recorder)
@@ -237,6 +238,10 @@ static void put_recorder(FILE *f, const struct agent_metrics_snapshot *s)
 			"pybpfprof_recorder_triggers_refused_total{trigger=\"%s\",cause=\"cooldown\"} "
 			"%llu\n",
 			refused[i], (unsigned long long)s->capture_refused[i]);
+	fprintf(f,
+		"pybpfprof_recorder_triggers_refused_total{trigger=\"http\",cause=\"not_loopback\"} "
+		"%llu\n",
+		(unsigned long long)s->not_loopback);
 	put_gauge(f, "pybpfprof_recorder_ring_bytes", "Bytes the flight recorder's samples take",
 		  s->ring_bytes);
 	put_gauge(f, "pybpfprof_recorder_ring_max_bytes", "Its bound (--recorder-max-mb)",
@@ -317,6 +322,40 @@ static struct MHD_Response *metrics_page(struct agent_metrics *m)
 	return r;
 }
 
+/* A text answer of ours (a static string). */
+static struct MHD_Response *text(const char *s)
+{
+	return MHD_create_response_from_buffer(strlen(s), (void *)s, MHD_RESPMEM_PERSISTENT);
+}
+
+/*
+ * --recorder's /capture (POST or GET): from the host's own loopback only
+ * (403 otherwise: another host may read the metrics, not fill the disk),
+ * 202 when the gate takes it (the loop writes the capture), 429 within the
+ * cooldown.
+ */
+static struct MHD_Response *capture_request(struct agent_metrics *m, struct MHD_Connection *c,
+					    unsigned int *status)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	if (!info || !agent_addr_loopback(info->client_addr, sizeof(struct sockaddr_in6))) {
+		pthread_mutex_lock(&m->gate->lock);
+		m->gate->not_loopback++;
+		pthread_mutex_unlock(&m->gate->lock);
+		*status = MHD_HTTP_FORBIDDEN;
+		return text("pybpfprof agent: /capture is taken from this host's loopback only\n");
+	}
+	if (!agent_gate__try(m->gate, mono_ns(), AGENT_TRIGGER_HTTP)) {
+		*status = MHD_HTTP_TOO_MANY_REQUESTS;
+		return text("pybpfprof agent: a capture was made within --recorder-cooldown; "
+			    "ask again later\n");
+	}
+	*status = MHD_HTTP_ACCEPTED;
+	return text("pybpfprof agent: capture taken; it is written in --output-dir\n");
+}
+
 /*
  * Called once per request, before any body is read: the answer is queued at
  * once, so a body is never read and a request that sent one is closed after.
@@ -333,7 +372,10 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	enum MHD_Result ret;
 
 	(void)version, (void)upload, (void)upload_size, (void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET)) {
+	if (__atomic_load_n(&m->gate, __ATOMIC_ACQUIRE) && !strcmp(url, "/capture") &&
+	    (!strcmp(method, MHD_HTTP_METHOD_POST) || !strcmp(method, MHD_HTTP_METHOD_GET))) {
+		r = capture_request(m, c, &status);
+	} else if (strcmp(method, MHD_HTTP_METHOD_GET)) {
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
 		r = MHD_create_response_from_buffer(strlen(not_allowed), not_allowed,
 						    MHD_RESPMEM_PERSISTENT);
@@ -519,6 +561,12 @@ void agent_metrics__publish(struct agent_metrics *m, const struct agent_metrics_
 	pthread_mutex_lock(&m->lock);
 	m->snap = *s;
 	pthread_mutex_unlock(&m->lock);
+}
+
+void agent_metrics__set_gate(struct agent_metrics *m, struct agent_gate *gate)
+{
+	if (m)
+		__atomic_store_n(&m->gate, gate, __ATOMIC_RELEASE);
 }
 
 void agent_metrics__stop(struct agent_metrics *m)

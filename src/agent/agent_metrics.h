@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 struct agent_sink;
@@ -30,7 +31,27 @@ struct agent_metrics_mem_proc {
 };
 
 /* What set off a flight recorder capture (--recorder). */
-enum agent_trigger { AGENT_TRIGGER_SIGNAL, AGENT_TRIGGER_N };
+enum agent_trigger { AGENT_TRIGGER_SIGNAL, AGENT_TRIGGER_HTTP, AGENT_TRIGGER_N };
+
+/*
+ * --recorder's triggers, from the loop (SIGUSR1) and the --metrics thread
+ * (/capture): at most one capture per cooldown, whichever asks; those
+ * refused counted. Its own lock.
+ */
+struct agent_gate {
+	pthread_mutex_t lock;
+	long long cooldown_ns;
+	long long last_ns; /* CLOCK_MONOTONIC of the last trigger taken; 0: none yet */
+	bool http_due;	   /* a /capture taken, for the loop to make */
+	uint64_t refused[AGENT_TRIGGER_N]; /* within the cooldown */
+	uint64_t not_loopback;		   /* /capture from another host: 403 */
+};
+
+void agent_gate__init(struct agent_gate *g, long long cooldown_ns);
+/* Whether a trigger at now_ns is taken (it starts the cooldown); else counted refused. */
+bool agent_gate__try(struct agent_gate *g, long long now_ns, enum agent_trigger t);
+/* The loop: whether a /capture was taken since the last call. */
+bool agent_gate__take_http(struct agent_gate *g);
 
 struct agent_metrics_snapshot {
 	uint64_t samples, events, intervals, processes_seen, records;
@@ -48,7 +69,7 @@ struct agent_metrics_snapshot {
 	size_t nmem_procs;
 	/* --recorder: captures handed to --output-dir, failed (out of memory), refused */
 	bool recorder;
-	uint64_t captures, capture_failed, capture_refused[AGENT_TRIGGER_N];
+	uint64_t captures, capture_failed, capture_refused[AGENT_TRIGGER_N], not_loopback;
 	uint64_t ring_bytes, ring_cap, ring_samples, ring_evicted, ring_refused;
 };
 
@@ -73,6 +94,8 @@ int agent_client_key(int diag_fd, int fd, struct agent_client_key *k);
 /* Pure: the key of a client elsewhere, by its address. 0 or -EAFNOSUPPORT. */
 int agent_client_key_addr(const struct sockaddr *sa, socklen_t len, struct agent_client_key *k);
 bool agent_client_key_equal(const struct agent_client_key *a, const struct agent_client_key *b);
+/* Pure: whether the address is the host's own loopback (127.0.0.0/8, ::1, ::ffff:127.x.y.z). */
+bool agent_addr_loopback(const struct sockaddr *sa, socklen_t len);
 
 /*
  * Pure: "127.0.0.1:9464", "[::1]:9464", ":9464" (host "" for every address)
@@ -83,6 +106,8 @@ int agent_parse_hostport(const char *s, char *host, size_t hostlen, char *port, 
 struct agent_metrics *agent_metrics__start(const char *spec, struct agent_sink **sinks,
 					   size_t nsinks, char *why, size_t whylen);
 void agent_metrics__publish(struct agent_metrics *m, const struct agent_metrics_snapshot *s);
+/* --recorder: POST (or GET) /capture from the loopback asks gate for a capture. */
+void agent_metrics__set_gate(struct agent_metrics *m, struct agent_gate *gate);
 void agent_metrics__stop(struct agent_metrics *m);
 
 #endif

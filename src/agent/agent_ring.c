@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "agent_metrics.h"
 #include "agent_ring.h"
 
 size_t agent_ring_rec_bytes(uint32_t n)
@@ -129,4 +130,38 @@ bool agent_rate_keep(uint64_t *state, unsigned hz, unsigned rate_hz)
 	*state = x;
 	/* the top 32 bits, uniform in [0, 2^32): kept when under hz / rate_hz of it */
 	return (x >> 32) * rate_hz < (uint64_t)hz << 32;
+}
+
+void agent_gate__init(struct agent_gate *g, long long cooldown_ns)
+{
+	memset(g, 0, sizeof(*g));
+	pthread_mutex_init(&g->lock, NULL);
+	g->cooldown_ns = cooldown_ns;
+}
+
+bool agent_gate__try(struct agent_gate *g, long long now_ns, enum agent_trigger t)
+{
+	bool ok;
+
+	pthread_mutex_lock(&g->lock);
+	ok = !g->last_ns || now_ns - g->last_ns >= g->cooldown_ns;
+	if (ok) {
+		g->last_ns = now_ns ? now_ns : 1;
+		g->http_due |= t == AGENT_TRIGGER_HTTP;
+	} else {
+		g->refused[t]++;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok;
+}
+
+bool agent_gate__take_http(struct agent_gate *g)
+{
+	bool due;
+
+	pthread_mutex_lock(&g->lock);
+	due = g->http_due;
+	g->http_due = false;
+	pthread_mutex_unlock(&g->lock);
+	return due;
 }

@@ -124,8 +124,8 @@ struct agent {
 	/* --recorder: every sample of the last seconds; the profiles keep agent_rate_keep's */
 	struct agent_ring ring;
 	uint64_t rng;
-	long long last_capture; /* CLOCK_MONOTONIC of the last capture; 0: none yet */
-	uint64_t captures, capture_failed, capture_refused[AGENT_TRIGGER_N];
+	struct agent_gate gate; /* its triggers' cooldown */
+	uint64_t captures, capture_failed;
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, seen, compactions;
 	uint64_t empty, mem_empty; /* profiles not made: nothing in them (an idle process) */
@@ -283,8 +283,9 @@ static const struct argp_option agent_options[] = {
 	{ NULL, 0, NULL, 0, "Flight recorder:", 5 },
 	{ "recorder", OPT_RECORDER, "SECONDS", 0,
 	  "Keep every sample of the last SECONDS (1 to 3600) in memory, taken at --recorder-rate "
-	  "(the profiles keep -F's share of them), and on SIGUSR1 write them as one gzip pprof "
-	  "in --output-dir, each sample with its time (label timestamp_ns): "
+	  "(the profiles keep -F's share of them), and on SIGUSR1, or POST /capture on the "
+	  "--metrics port from this host's loopback, write them as one gzip pprof in "
+	  "--output-dir, each sample with its time (label timestamp_ns): "
 	  "DATE-recorder-N.capture.pb.gz",
 	  5 },
 	{ "recorder-rate", OPT_RECORDER_RATE, "HZ", 0,
@@ -691,6 +692,7 @@ static int agent__prepare(struct agent *a)
 		a->c.on_cpu = agent_on_cpu;
 		a->c.on_cpu_ctx = a;
 		a->rng = (uint64_t)mono_ns() | 1;
+		agent_gate__init(&a->gate, o->recorder_cooldown_s * 1000000000LL);
 	}
 	if (gethostname(a->host, sizeof(a->host) - 1))
 		snprintf(a->host, sizeof(a->host), "unknown");
@@ -700,6 +702,8 @@ static int agent__prepare(struct agent *a)
 		a->metrics = agent_metrics__start(o->metrics, a->sinks, a->nsinks, a->why,
 						  sizeof(a->why));
 		err = a->metrics ? 0 : -EINVAL;
+		if (o->recorder_s)
+			agent_metrics__set_gate(a->metrics, &a->gate);
 	}
 	if (!err)
 		err = check_privileges(a->why, sizeof(a->why));
@@ -1462,11 +1466,11 @@ fail:
 }
 
 /*
- * A trigger: the ring's last --recorder seconds written as one file in
- * --output-dir by its sink's thread (the encoding here, between polls, as an
- * interval's); refused within --recorder-cooldown of the last capture.
+ * A trigger the gate took: the ring's last --recorder seconds written as one
+ * file in --output-dir by its sink's thread (the encoding here, between
+ * polls, as an interval's).
  */
-static void agent__capture(struct agent *a, enum agent_trigger why)
+static void agent__capture(struct agent *a)
 {
 	long long now = mono_ns(), real_off = real_ns() - now;
 	struct agent_capture cap;
@@ -1474,13 +1478,6 @@ static void agent__capture(struct agent *a, enum agent_trigger why)
 	uint64_t samples;
 	int k;
 
-	if (a->last_capture && now - a->last_capture < a->o.recorder_cooldown_s * 1000000000LL) {
-		a->capture_refused[why]++;
-		pr_info("capture refused: the last was %.1f s ago (--recorder-cooldown %u)\n",
-			(now - a->last_capture) / 1e9, a->o.recorder_cooldown_s);
-		return;
-	}
-	a->last_capture = now;
 	/* what the kernel has taken so far is in the ring first */
 	for (k = 0; k < 64 && session__poll(a->s, 0) > 0; k++)
 		;
@@ -1506,10 +1503,27 @@ static void agent__capture(struct agent *a, enum agent_trigger why)
 	j->hz = a->o.recorder_rate;
 	j->refs = 1;
 	/* the --output-dir sink only (the first): a capture is no interval to push */
+	pr_info("capture %llu: %llu samples, %zu bytes, made in %.1f ms; handed to --output-dir\n",
+		(unsigned long long)a->captures, (unsigned long long)samples, j->len,
+		(mono_ns() - now) / 1e6);
 	agent_sink__submit(a->sinks[0], j);
 	agent_job__put(j);
-	pr_info("capture %llu: %llu samples handed to --output-dir\n",
-		(unsigned long long)a->captures, (unsigned long long)samples);
+}
+
+/* --recorder: a SIGUSR1 since the last tick, or a /capture the --metrics thread took. */
+static void agent__triggers(struct agent *a, long long now)
+{
+	if (agent_capture_asked) {
+		agent_capture_asked = 0;
+		if (agent_gate__try(&a->gate, now, AGENT_TRIGGER_SIGNAL))
+			agent__capture(a);
+		else
+			pr_info("SIGUSR1 refused: a capture was made within --recorder-cooldown "
+				"(%u s)\n",
+				a->o.recorder_cooldown_s);
+	}
+	if (agent_gate__take_http(&a->gate))
+		agent__capture(a);
 }
 
 /* Each BPF program's run time and count (with the kernel's statistics on). */
@@ -1611,7 +1625,10 @@ static void agent__publish(struct agent *a)
 	if ((m.recorder = a->o.recorder_s)) {
 		m.captures = a->captures;
 		m.capture_failed = a->capture_failed;
-		memcpy(m.capture_refused, a->capture_refused, sizeof(m.capture_refused));
+		pthread_mutex_lock(&a->gate.lock);
+		memcpy(m.capture_refused, a->gate.refused, sizeof(m.capture_refused));
+		m.not_loopback = a->gate.not_loopback;
+		pthread_mutex_unlock(&a->gate.lock);
 		m.ring_bytes = a->ring.used;
 		m.ring_cap = a->ring.cap;
 		m.ring_samples = a->ring.n;
@@ -1651,10 +1668,8 @@ static void agent__loop(struct agent *a)
 			if (a->metrics)
 				agent__publish(a);
 		}
-		if (agent_capture_asked && a->o.recorder_s) {
-			agent_capture_asked = 0;
-			agent__capture(a, AGENT_TRIGGER_SIGNAL);
-		}
+		if (a->o.recorder_s)
+			agent__triggers(a, t);
 		if (t >= next) {
 			agent__cut(a, false);
 			agent__report(a, last_drops);

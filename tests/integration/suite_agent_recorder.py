@@ -11,8 +11,11 @@ import gzip
 import os
 import re
 import signal
+import socket
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from harness import (CpuMeter, Workloads, check, check_cpu_samples, expect_error, protoc_decode,
@@ -159,8 +162,9 @@ def agent_recorder_tiny_ring():
     """--recorder-max-mb 0.02 (20 KiB, a few hundred samples) on a busy
     process at 999 Hz: samples still in the window are evicted and counted
     (/metrics), the ring never holds more than its bound, and a capture is
-    still valid: the newest samples only, contiguous to the trigger, fewer
-    than the bound can hold, its comment naming the evictions."""
+    still valid: the newest samples only (it starts well after its window
+    does), contiguous to the trigger, fewer than the bound can hold, its
+    comment naming the evictions."""
     port, tok = free_port(), token()
     bound = int(0.02 * 1048576) // 8 * 8
     with Workloads() as wl, tempfile.TemporaryDirectory() as out:
@@ -194,7 +198,10 @@ def agent_recorder_tiny_ring():
     end = c["start"] + c["duration"]
     gap = max_gap(smp)
     span = (smp[-1][0] - smp[0][0]) / 1e9
-    check(span < 5, f"the capture spans {span:.2f} s: older than the bound keeps")
+    # the ring was full of the window's samples: the capture starts after the window does
+    check(smp[0][0] - c["start"] > gap,
+          f"the capture reaches {(smp[0][0] - c['start']) / 1e9:.3f} s into its 10 s window "
+          f"(largest gap {gap / 1e9:.3f} s): older than the bound keeps")
     check(end - smp[-1][0] <= gap + 100_000_000,
           f"newest sample {(end - smp[-1][0]) / 1e9:.3f} s before the trigger")
     check(any(re.search(r"[1-9]\d* evicted", x) for x in c["comments"]),
@@ -267,3 +274,75 @@ def agent_recorder_refusals():
             check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
                   f"{args}: exit {r.returncode}, {r.stderr!r}")
     return "6 refusals"
+
+
+def post(url):
+    """(status, body) of a POST with no body."""
+    req = urllib.request.Request(url, data=b"", method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def own_address():
+    """An address of this host's other than the loopback, or None: the
+    source address the kernel picks toward a public one (no packet sent)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.1", 9))
+        addr = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if addr.startswith("127.") else addr
+
+
+@test
+def agent_recorder_http():
+    """POST /capture on the --metrics port (listening on every address):
+    from the loopback, 202 and a capture in --output-dir (with samples of the
+    busy process); again within --recorder-cooldown, 429 and no file; from
+    the host's own non-loopback address, 403 and no file; both refusals
+    counted in /metrics by trigger and cause."""
+    port, tok = free_port(), token()
+    addr = own_address()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as out:
+        p = spin(wl, "alpha", tok)
+        prof = agent(["-p", p.pid, "--interval", 60, "--output-dir", out, "--recorder", 3,
+                      "--recorder-cooldown", 600, "--metrics", f":{port}"])
+        try:
+            prof.wait_attached()
+            prof.watch(1)
+            status, body = post(f"http://127.0.0.1:{port}/capture")
+            check(status == 202, f"first /capture: {status} {body!r}")
+            (first,) = wait_captures(prof, out, 1)
+            status, body = post(f"http://127.0.0.1:{port}/capture")
+            check(status == 429 and "cooldown" in body, f"second /capture: {status} {body!r}")
+            if addr:
+                status, body = post(f"http://{addr}:{port}/capture")
+                check(status == 403 and "loopback" in body,
+                      f"/capture from {addr}: {status} {body!r}")
+            want = {"cooldown": 1, "not_loopback": 1 if addr else 0}
+            deadline = time.monotonic() + 30
+            while True:
+                m = scrape(port)
+                got = {c: m.get("pybpfprof_recorder_triggers_refused_total"
+                                f"{{cause={c}}}{{trigger=http}}", -1) for c in want}
+                if got == want and m.get("pybpfprof_recorder_captures_total") == 1:
+                    break
+                check(time.monotonic() < deadline and prof.watch(0.1),
+                      f"refused {got}, want {want}; captures "
+                      f"{m.get('pybpfprof_recorder_captures_total')}")
+            prof.watch(0.5)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        check(len(captures(out)) == 1, f"captures {[c.name for c in captures(out)]}")
+        c = decode_capture(first)
+    check(any(s[1] == "spin_alpha" for s in c["samples"]),
+          f"no spin_alpha sample in {len(c['samples'])}")
+    return (f"202 then a capture of {len(c['samples'])} samples; 429 within the cooldown; "
+            + (f"403 from {addr}" if addr else "no non-loopback address here: 403 not tried"))

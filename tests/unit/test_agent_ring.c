@@ -10,8 +10,11 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <cmocka.h>
 
+#include "agent/agent_metrics.h"
 #include "agent/agent_ring.h"
 
 struct seen {
@@ -140,13 +143,71 @@ static void test_rate_keep(void **state)
 	assert_int_equal(kept, 1000);
 }
 
+/* One capture per cooldown, whichever trigger; the refused counted by trigger; /capture's due once. */
+static void test_gate(void **state)
+{
+	struct agent_gate g;
+
+	(void)state;
+	agent_gate__init(&g, 10);
+	assert_false(agent_gate__take_http(&g));
+	assert_true(agent_gate__try(&g, 100, AGENT_TRIGGER_HTTP));
+	assert_false(agent_gate__try(&g, 105, AGENT_TRIGGER_SIGNAL));
+	assert_false(agent_gate__try(&g, 109, AGENT_TRIGGER_HTTP));
+	assert_true(agent_gate__take_http(&g));
+	assert_false(agent_gate__take_http(&g));
+	assert_true(agent_gate__try(&g, 110, AGENT_TRIGGER_SIGNAL));
+	assert_false(agent_gate__take_http(&g));
+	assert_int_equal(g.refused[AGENT_TRIGGER_SIGNAL], 1);
+	assert_int_equal(g.refused[AGENT_TRIGGER_HTTP], 1);
+	/* a first trigger at the clock's 0 still starts the cooldown */
+	agent_gate__init(&g, 10);
+	assert_true(agent_gate__try(&g, 0, AGENT_TRIGGER_SIGNAL));
+	assert_false(agent_gate__try(&g, 5, AGENT_TRIGGER_SIGNAL));
+}
+
+static bool loopback(int family, const char *addr)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in s4 = { .sin_family = AF_INET };
+
+	if (family == AF_INET) {
+		assert_int_equal(inet_pton(AF_INET, addr, &s4.sin_addr), 1);
+		return agent_addr_loopback((struct sockaddr *)&s4, sizeof(s4));
+	}
+	assert_int_equal(inet_pton(AF_INET6, addr, &s6.sin6_addr), 1);
+	return agent_addr_loopback((struct sockaddr *)&s6, sizeof(s6));
+}
+
+/* Only the host's own loopback may ask for a capture. */
+static void test_loopback(void **state)
+{
+	struct sockaddr_in s4 = { .sin_family = AF_INET };
+
+	(void)state;
+	assert_true(loopback(AF_INET, "127.0.0.1"));
+	assert_true(loopback(AF_INET, "127.255.1.2"));
+	assert_false(loopback(AF_INET, "128.0.0.1"));
+	assert_false(loopback(AF_INET, "10.0.0.1"));
+	assert_false(loopback(AF_INET, "0.0.0.0"));
+	assert_true(loopback(AF_INET6, "::1"));
+	assert_true(loopback(AF_INET6, "::ffff:127.0.0.1"));
+	assert_false(loopback(AF_INET6, "::ffff:10.1.2.3"));
+	assert_false(loopback(AF_INET6, "::"));
+	assert_false(loopback(AF_INET6, "fe80::1"));
+	assert_false(loopback(AF_INET6, "::2"));
+	/* too short for its family, or none */
+	inet_pton(AF_INET, "127.0.0.1", &s4.sin_addr);
+	assert_false(agent_addr_loopback((struct sockaddr *)&s4, 4));
+	assert_false(agent_addr_loopback(NULL, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wraps_in_order),
-		cmocka_unit_test(test_window),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_rate_keep),
+		cmocka_unit_test(test_wraps_in_order), cmocka_unit_test(test_window),
+		cmocka_unit_test(test_refused),	       cmocka_unit_test(test_rate_keep),
+		cmocka_unit_test(test_gate),	       cmocka_unit_test(test_loopback),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
