@@ -220,7 +220,7 @@ static void put_mem(FILE *f, const struct agent_metrics_snapshot *s)
 /* --recorder's figures: its captures, the triggers it refused, its ring. */
 static void put_recorder(FILE *f, const struct agent_metrics_snapshot *s)
 {
-	static const char *const refused[AGENT_TRIGGER_N] = { "signal", "http" };
+	static const char *const refused[AGENT_TRIGGER_N] = { "signal", "http", "cpu" };
 	size_t i;
 
 	if (!s->recorder)

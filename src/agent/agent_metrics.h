@@ -31,7 +31,7 @@ struct agent_metrics_mem_proc {
 };
 
 /* What set off a flight recorder capture (--recorder). */
-enum agent_trigger { AGENT_TRIGGER_SIGNAL, AGENT_TRIGGER_HTTP, AGENT_TRIGGER_N };
+enum agent_trigger { AGENT_TRIGGER_SIGNAL, AGENT_TRIGGER_HTTP, AGENT_TRIGGER_CPU, AGENT_TRIGGER_N };
 
 /*
  * --recorder's triggers, from the loop (SIGUSR1) and the --metrics thread

@@ -165,3 +165,32 @@ bool agent_gate__take_http(struct agent_gate *g)
 	pthread_mutex_unlock(&g->lock);
 	return due;
 }
+
+void agent_cpu_window__add(struct agent_cpu_window *w, long long b)
+{
+	long long i;
+
+	if (b < 0 || b <= w->last - AGENT_CPU_BUCKETS)
+		return;
+	if (b > w->last) {
+		/* the buckets after the newest, up to b, start empty (each at most once) */
+		if (b - w->last >= AGENT_CPU_BUCKETS)
+			memset(w->n, 0, sizeof(w->n));
+		else
+			for (i = w->last + 1; i <= b; i++)
+				w->n[i % AGENT_CPU_BUCKETS] = 0;
+		w->last = b;
+	}
+	w->n[b % AGENT_CPU_BUCKETS]++;
+}
+
+uint64_t agent_cpu_window__sum(const struct agent_cpu_window *w, long long upto, unsigned k)
+{
+	uint64_t s = 0;
+	long long i;
+
+	for (i = upto - (long long)k; i < upto; i++)
+		if (i >= 0 && i <= w->last && i > w->last - AGENT_CPU_BUCKETS)
+			s += w->n[i % AGENT_CPU_BUCKETS];
+	return s;
+}

@@ -64,6 +64,25 @@ void agent_ring__each(const struct agent_ring *r, long long since_ns,
  */
 bool agent_rate_keep(uint64_t *state, unsigned hz, unsigned rate_hz);
 
+/*
+ * --trigger-cpu: one process's samples by quarter second, the last 64 s
+ * (enough for --trigger-for's 60 and a bucket in progress). Bucket b holds
+ * the samples taken in [b, b + 1) x AGENT_CPU_BUCKET_NS after the agent's
+ * start. Zeroed memory is a valid empty window.
+ */
+#define AGENT_CPU_BUCKETS 256
+#define AGENT_CPU_BUCKET_NS 250000000LL
+struct agent_cpu_window {
+	long long last; /* the newest bucket counted in */
+	bool above;	/* over the threshold at the last look (a trigger is the crossing) */
+	uint32_t n[AGENT_CPU_BUCKETS];
+};
+
+/* One sample in bucket b (one older than the window is not counted). */
+void agent_cpu_window__add(struct agent_cpu_window *w, long long b);
+/* The samples of buckets [upto - k, upto). */
+uint64_t agent_cpu_window__sum(const struct agent_cpu_window *w, long long upto, unsigned k);
+
 struct profile;
 struct profile_target;
 

@@ -83,6 +83,8 @@ struct agent_opts {
 	/* --recorder: the last SECONDS at --recorder-rate, written when triggered */
 	unsigned recorder_s, recorder_rate, recorder_cooldown_s;
 	double recorder_max_mb;
+	double trigger_cpu;	/* --trigger-cpu PCT: of one CPU; 0: off */
+	unsigned trigger_for_s; /* over the last SECONDS */
 };
 
 /* What the agent knows of one profile section, by its index. */
@@ -95,6 +97,7 @@ struct agent_proc {
 	long long uid;	       /* its effective uid at the last look; -1: unknown */
 	/* --mem: its last interval's bytes touched, and held at that interval's end */
 	uint64_t mem_touched, mem_retained;
+	struct agent_cpu_window cpu; /* --trigger-cpu: its samples of the last seconds */
 };
 
 struct agent {
@@ -125,6 +128,7 @@ struct agent {
 	struct agent_ring ring;
 	uint64_t rng;
 	struct agent_gate gate; /* its triggers' cooldown */
+	long long cpu_checked;	/* --trigger-cpu: the bucket up to which shares were looked at */
 	uint64_t captures, capture_failed;
 	long long from_mono, from_real; /* the open interval's start */
 	uint64_t intervals, samples, seen, compactions;
@@ -179,6 +183,10 @@ static bool agent_on_cpu(void *ctx, const struct collector_target *ts, const str
 
 	if (ts->target_index >= a->nprocs || !a->procs[ts->target_index].skip)
 		agent_ring__push(&a->ring, (long long)s->ktime_ns, (int)s->pid, s->tid, frames, n);
+	if (a->o.trigger_cpu && ts->target_index < a->nprocs)
+		agent_cpu_window__add(&a->procs[ts->target_index].cpu,
+				      ((long long)s->ktime_ns - a->prof.start_ns) /
+					      AGENT_CPU_BUCKET_NS);
 	return agent_rate_keep(&a->rng, a->o.hz, a->o.recorder_rate);
 }
 
@@ -209,6 +217,8 @@ enum {
 	OPT_RECORDER_RATE,
 	OPT_RECORDER_MB,
 	OPT_RECORDER_COOLDOWN,
+	OPT_TRIGGER_CPU,
+	OPT_TRIGGER_FOR,
 };
 
 static const struct argp_option agent_options[] = {
@@ -298,6 +308,12 @@ static const struct argp_option agent_options[] = {
 	  "With --recorder: at most one capture per SECONDS; a trigger sooner is refused and "
 	  "counted (default: --recorder's SECONDS)",
 	  5 },
+	{ "trigger-cpu", OPT_TRIGGER_CPU, "PCT", 0,
+	  "With --recorder: also capture when a process's CPU, from its samples over the last "
+	  "--trigger-for seconds, crosses PCT % of one CPU (above 100 for several threads)",
+	  5 },
+	{ "trigger-for", OPT_TRIGGER_FOR, "SECONDS", 0,
+	  "With --trigger-cpu: the seconds its CPU is averaged over, 1 to 60 (default: 5)", 5 },
 	{ NULL, 0, NULL, 0, "Other:", 6 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "Serve the agent's own metrics (Prometheus text) at http://ADDR:PORT/metrics; each "
@@ -334,8 +350,8 @@ static const char agent_doc[] =
 	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof\n"
 	"  sudo pybpfprof agent --otlp http://otel-collector:4318\n"
 	"  sudo pybpfprof agent --push http://pyroscope:4040 --label-env team.name\n"
-	"  sudo pybpfprof agent --output-dir /var/lib/pybpfprof --recorder 60   # then: kill -USR1 "
-	"$(pidof pybpfprof)";
+	"  sudo pybpfprof agent --output-dir /tmp/prof --recorder 60\n"
+	"  sudo pybpfprof agent --output-dir /tmp/prof --recorder 60 --trigger-cpu 90";
 
 /* An unsigned from min to max, or a sentence via argp_error. */
 static unsigned parse_uint(struct argp_state *st, const char *opt, const char *arg, unsigned min,
@@ -474,6 +490,12 @@ static error_t parse_sink_opt(int key, char *arg, struct argp_state *st)
 	case OPT_RECORDER_COOLDOWN:
 		o->recorder_cooldown_s = parse_uint(st, "--recorder-cooldown", arg, 1, 86400);
 		break;
+	case OPT_TRIGGER_CPU:
+		o->trigger_cpu = parse_uint(st, "--trigger-cpu", arg, 1, 100000);
+		break;
+	case OPT_TRIGGER_FOR:
+		o->trigger_for_s = parse_uint(st, "--trigger-for", arg, 1, 60);
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -561,8 +583,11 @@ int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
 	else if (o->mem_period && !o->mem)
 		snprintf(why, whylen,
 			 "--mem-period is the page-fault sampling of --mem: give --mem");
-	else if (!o->recorder_s &&
-		 (o->recorder_rate || o->recorder_max_mb || o->recorder_cooldown_s))
+	else if (o->trigger_for_s && !o->trigger_cpu)
+		snprintf(why, whylen,
+			 "--trigger-for is --trigger-cpu's window: give --trigger-cpu");
+	else if (!o->recorder_s && (o->recorder_rate || o->recorder_max_mb ||
+				    o->recorder_cooldown_s || o->trigger_cpu))
 		snprintf(why, whylen, "the --recorder-* options set --recorder: give --recorder");
 	else if (o->recorder_s && !o->output_dir)
 		snprintf(why, whylen, "--recorder writes its captures in --output-dir: give it");
@@ -580,6 +605,8 @@ int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
 		o->recorder_max_mb = o->recorder_max_mb ? o->recorder_max_mb : 32;
 		if (!o->recorder_cooldown_s)
 			o->recorder_cooldown_s = o->recorder_s;
+		if (!o->trigger_for_s)
+			o->trigger_for_s = 5;
 	}
 	o->all = !o->npids;
 	if (!o->mem_period)
@@ -1510,6 +1537,40 @@ static void agent__capture(struct agent *a)
 	agent_job__put(j);
 }
 
+/*
+ * --trigger-cpu, at each quarter second: each process's CPU over the last
+ * --trigger-for seconds (whole quarters), from its samples at --recorder-rate;
+ * one that crosses PCT % triggers a capture (staying above does not again).
+ */
+static void agent__cpu_trigger(struct agent *a, long long now)
+{
+	long long b = (now - a->prof.start_ns) / AGENT_CPU_BUCKET_NS;
+	unsigned k = a->o.trigger_for_s * (1000000000LL / AGENT_CPU_BUCKET_NS);
+	double per_sample = 100.0 / ((double)a->o.recorder_rate * a->o.trigger_for_s);
+	size_t i;
+
+	if (b <= a->cpu_checked)
+		return;
+	a->cpu_checked = b;
+	for (i = 0; i < a->nprocs; i++) {
+		struct agent_proc *ap = &a->procs[i];
+		bool above;
+
+		if (ap->done || ap->skip || !user_matches(a, ap))
+			continue;
+		above = agent_cpu_window__sum(&ap->cpu, b, k) * per_sample >= a->o.trigger_cpu;
+		if (above && !ap->cpu.above) {
+			if (agent_gate__try(&a->gate, now, AGENT_TRIGGER_CPU)) {
+				pr_info("pid %d above %.0f %% of a CPU for %u s: a capture\n",
+					a->prof.targets[i].pid, a->o.trigger_cpu,
+					a->o.trigger_for_s);
+				agent__capture(a);
+			}
+		}
+		ap->cpu.above = above;
+	}
+}
+
 /* --recorder: a SIGUSR1 since the last tick, or a /capture the --metrics thread took. */
 static void agent__triggers(struct agent *a, long long now)
 {
@@ -1524,6 +1585,8 @@ static void agent__triggers(struct agent *a, long long now)
 	}
 	if (agent_gate__take_http(&a->gate))
 		agent__capture(a);
+	if (a->o.trigger_cpu)
+		agent__cpu_trigger(a, now);
 }
 
 /* Each BPF program's run time and count (with the kernel's statistics on). */

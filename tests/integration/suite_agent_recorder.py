@@ -66,10 +66,10 @@ def max_gap(samples):
     return max((b - a for a, b in zip(times, times[1:])), default=0)
 
 
-def turn(wl, tmp):
+def turn(wl, tmp, *how):
     """The workload calm until told, then busy: (process, go file, moment file)."""
     go, moment = Path(tmp) / "go", Path(tmp) / "moment"
-    return wl.start("/usr/bin/python3.11", TURN, go, moment), go, moment
+    return wl.start("/usr/bin/python3.11", TURN, go, moment, *how), go, moment
 
 
 def read_moment(moment, prof, timeout=30):
@@ -265,15 +265,21 @@ def agent_recorder_refusals():
                      ["give --recorder"], rc=2)
         expect_error(["agent", "--output-dir", tmp, "-F", "99", "--recorder", "5",
                       "--recorder-rate", "50"], ["is under -F 99"], rc=2)
+        expect_error(["agent", "--output-dir", tmp, "--recorder", "5", "--trigger-for", "3"],
+                     ["give --trigger-cpu"], rc=2)
+        expect_error(["agent", "--output-dir", tmp, "--trigger-cpu", "50"],
+                     ["give --recorder"], rc=2)
         for args, want in ((["--recorder", "0"], "--recorder takes a whole number from 1 to 3600"),
                            (["--recorder", "5", "--recorder-max-mb", "0"],
                             "--recorder-max-mb takes megabytes"),
                            (["--recorder", "5", "--recorder-cooldown", "x"],
-                            "--recorder-cooldown takes a whole number")):
+                            "--recorder-cooldown takes a whole number"),
+                           (["--recorder", "5", "--trigger-cpu", "50", "--trigger-for", "61"],
+                            "--trigger-for takes a whole number from 1 to 60")):
             r = run_profiler(["agent", "--output-dir", tmp, *args], timeout=15)
             check(r.returncode == 2 and r.stderr.startswith(f"pybpfprof agent: {want}"),
                   f"{args}: exit {r.returncode}, {r.stderr!r}")
-    return "6 refusals"
+    return "9 refusals"
 
 
 def post(url):
@@ -346,3 +352,45 @@ def agent_recorder_http():
           f"no spin_alpha sample in {len(c['samples'])}")
     return (f"202 then a capture of {len(c['samples'])} samples; 429 within the cooldown; "
             + (f"403 from {addr}" if addr else "no non-loopback address here: 403 not tried"))
+
+
+@test
+def agent_recorder_trigger_cpu():
+    """--trigger-cpu 1 --trigger-for 1: a process asleep (no CPU) that turns
+    busy at a moment it writes down is caught with no signal or request: one
+    capture, made after the moment (its window ends after it), holding
+    busy()'s samples from the turn on, counted in /metrics; staying busy
+    does not trigger again (the crossing triggers; --recorder-cooldown 1
+    would let it)."""
+    port = free_port()
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory() as out:
+        p, go, moment = turn(wl, tmp, "idle")
+        prof = agent(["-p", p.pid, "--interval", 60, "--output-dir", out, "--recorder", 4,
+                      "--recorder-cooldown", 1, "--trigger-cpu", 1, "--trigger-for", 1,
+                      "--metrics", f"127.0.0.1:{port}"])
+        try:
+            prof.wait_attached()
+            prof.watch(2)
+            check(not captures(out), f"a capture of an idle process: {captures(out)}")
+            go.touch()
+            t_turn = read_moment(moment, prof)
+            (first,) = wait_captures(prof, out, 1, timeout=60)
+            # 3 s more of the busy process: no second capture (cooldown 1 s)
+            prof.watch(3)
+            m = scrape(port)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        check(len(captures(out)) == 1, f"captures {[c.name for c in captures(out)]}")
+        check(m.get("pybpfprof_recorder_captures_total") == 1,
+              f"captures_total {m.get('pybpfprof_recorder_captures_total')}")
+        c = decode_capture(first)
+    end = c["start"] + c["duration"]
+    busy = [s[0] for s in c["samples"] if s[1] == "busy"]
+    check(end > t_turn * 1e9, f"the capture's window ends {(t_turn * 1e9 - end) / 1e9:.3f} s "
+          "before the turn")
+    check(busy and min(busy) >= t_turn * 1e9 - 20_000_000,
+          f"busy samples {len(busy)}, the first at {(min(busy or [0]) / 1e9 - t_turn):.3f} s")
+    return (f"caught {(end / 1e9 - t_turn):.2f} s after the turn, {len(busy)} busy samples; "
+            "one capture")

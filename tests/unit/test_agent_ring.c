@@ -202,12 +202,44 @@ static void test_loopback(void **state)
 	assert_false(agent_addr_loopback(NULL, 0));
 }
 
+/* --trigger-cpu's window: counts by bucket, old ones forgotten, late ones kept in place. */
+static void test_cpu_window(void **state)
+{
+	struct agent_cpu_window w = { 0 };
+	long long b;
+	int i;
+
+	(void)state;
+	for (b = 0; b < 8; b++)
+		for (i = 0; i < b; i++)
+			agent_cpu_window__add(&w, b);
+	assert_int_equal(agent_cpu_window__sum(&w, 8, 4), 4 + 5 + 6 + 7);
+	assert_int_equal(agent_cpu_window__sum(&w, 8, 100), 28);
+	/* a late sample of bucket 5 lands there */
+	agent_cpu_window__add(&w, 5);
+	assert_int_equal(agent_cpu_window__sum(&w, 6, 1), 6);
+	/* a gap: the buckets in between are empty, not last round's */
+	agent_cpu_window__add(&w, 8 + AGENT_CPU_BUCKETS - 1);
+	assert_int_equal(agent_cpu_window__sum(&w, 8 + AGENT_CPU_BUCKETS, AGENT_CPU_BUCKETS), 1);
+	/* one older than the window is dropped */
+	agent_cpu_window__add(&w, 7);
+	assert_int_equal(agent_cpu_window__sum(&w, 8 + AGENT_CPU_BUCKETS, AGENT_CPU_BUCKETS), 1);
+	agent_cpu_window__add(&w, 10 * AGENT_CPU_BUCKETS);
+	assert_int_equal(agent_cpu_window__sum(&w, 10 * AGENT_CPU_BUCKETS + 1, AGENT_CPU_BUCKETS),
+			 1);
+	/* buckets after the newest, or before 0, are empty */
+	assert_int_equal(agent_cpu_window__sum(&w, 20 * AGENT_CPU_BUCKETS, 4), 0);
+	agent_cpu_window__add(&w, -1);
+	assert_int_equal(w.last, 10 * AGENT_CPU_BUCKETS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wraps_in_order), cmocka_unit_test(test_window),
 		cmocka_unit_test(test_refused),	       cmocka_unit_test(test_rate_keep),
 		cmocka_unit_test(test_gate),	       cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_cpu_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
