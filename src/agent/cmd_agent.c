@@ -1522,6 +1522,11 @@ static void agent__capture(struct agent *a)
 		pr_warn("out of memory while encoding a flight recorder capture: none written\n");
 		return;
 	}
+	/*
+	 * The timeline's hook: a Perfetto trace of the same window (report_perfetto)
+	 * needs the profile's timeline model filled from cap's samples, which the
+	 * collector fills only with --timeline; not done yet: the pprof alone.
+	 */
 	snprintf(j->service, sizeof(j->service), "recorder");
 	j->pid = (int)++a->captures;
 	j->capture = true;

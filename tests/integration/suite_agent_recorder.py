@@ -394,3 +394,31 @@ def agent_recorder_trigger_cpu():
           f"busy samples {len(busy)}, the first at {(min(busy or [0]) / 1e9 - t_turn):.3f} s")
     return (f"caught {(end / 1e9 - t_turn):.2f} s after the turn, {len(busy)} busy samples; "
             "one capture")
+
+
+@test
+def agent_recorder_hostile_strings():
+    """A capture of suite_sec_strings' hostile target (run by nobody, every
+    string it shows hostile: line breaks, escapes, bidi controls, bytes not
+    UTF-8): its name is the agent's own (time and number), the pprof decodes
+    strictly as UTF-8 with no control or bidi character in any string, go
+    tool pprof reads it, and the agent's messages hold none either."""
+    from suite_sec_strings import check_pprof, check_text, start_hostile
+    with Workloads() as wl, tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory() as out:
+        p = start_hostile(wl, tmp)
+        prof = agent(["-p", p.pid, "--interval", 60, "--output-dir", out, "--recorder", 3])
+        try:
+            prof.wait_attached()
+            prof.watch(1.5)
+            prof.p.send_signal(signal.SIGUSR1)
+            (first,) = wait_captures(prof, out, 1)
+            stop_agent(prof)
+        finally:
+            prof.kill()
+        names = [n.name for n in Path(out).iterdir()]
+        check(all(re.fullmatch(r"[0-9A-Za-z_.-]+", n) for n in names), f"file names {names!r}")
+        how = check_pprof(first)
+        check_text("agent: stderr", prof.stderr().encode(), min_marks=0)
+        n = len(decode_capture(first)["samples"])
+    return f"a capture of {n} samples decoded strictly, {how}; names {len(names)} files"
