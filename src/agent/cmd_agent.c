@@ -1517,6 +1517,8 @@ static void agent__capture(struct agent *a)
 	j = capture_encode(a, &cap, now, real_off);
 	samples = cap.samples;
 	agent_capture__free(&cap);
+	/* its copies of the window's stacks (about twice the ring's bytes) given back */
+	malloc_trim(0);
 	if (!j) {
 		a->capture_failed++;
 		pr_warn("out of memory while encoding a flight recorder capture: none written\n");
