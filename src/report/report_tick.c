@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What the ticks said beyond the stacks, in the text and JSON reports: time
- * spent handling exceptions, by function (every CPU sample's exception state
- * is read at its tick), and with --opcodes each line split by the
- * instruction its frame was running, specialised names and all. The
- * figures are profile_tick.c's sums of the stacks' counts.
+ * spent handling exceptions, by function (with --exceptions or --mode
+ * exception every CPU sample's exception state is read at its tick), and
+ * with --opcodes each line split by the instruction its frame was running,
+ * specialised names and all. The figures are profile_tick.c's sums of the
+ * stacks' counts.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
