@@ -646,7 +646,11 @@ def apps_pandas_native_launch():
     check(len(rep["processes"]) == 1, f"{len(rep['processes'])} processes")
     pid = rep["processes"][0]["pid"]
     shown = check_pipeline(rep, pid, truth, py.script_path(PIPE))
-    cnt = check_counters(rep, {pid})
+    # launched, the run samples pandas' and numpy's imports too: code objects
+    # that live only while a module or class body runs, freed before they are
+    # read when the machine is loaded, counted unresolved and never misnamed
+    # (17 of 1583 under ASan at load 50 in fresh24)
+    cnt = check_counters(rep, {pid}, unresolved=0.025)
     return f"{shown}; counters {cnt}"
 
 
