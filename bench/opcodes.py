@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import (PROF, PYTHON, bpf_prog_ids, bpf_prog_stats, bpftool_json,  # noqa: E402
+from overhead import (PROF, PYTHON, bpf_prog_ids, bpf_prog_stats, bss_counters,  # noqa: E402
                       set_stats)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,21 +37,7 @@ HZ = 999
 
 def tick_counters(ids):
     """The .bss counters of the profiler's on_sample program (0 when absent)."""
-    for i in sorted(ids):
-        p = bpftool_json("prog", "show", "id", str(i))
-        if not p or p.get("name") != "on_sample":
-            continue
-        for m in p.get("map_ids", []):
-            info = bpftool_json("map", "show", "id", str(m))
-            if not info or not info.get("name", "").endswith(".bss"):
-                continue
-            for e in bpftool_json("map", "dump", "id", str(m)) or []:
-                v = {}
-                for d in e["formatted"]["value"][".bss"]:
-                    v.update(d)
-                return {k: v.get(k, 0) for k in ("tick_exc_ns", "tick_exc_reads",
-                                                 "tick_op_ns", "tick_op_reads")}
-    return {"tick_exc_ns": 0, "tick_exc_reads": 0, "tick_op_ns": 0, "tick_op_reads": 0}
+    return bss_counters(ids, ("tick_exc_ns", "tick_exc_reads", "tick_op_ns", "tick_op_reads"))
 
 
 def one_run(prof_exe, extra, tmp):

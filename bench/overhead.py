@@ -127,6 +127,25 @@ def vm_hwm_kb(pid):
     return None
 
 
+def bss_counters(ids, names):
+    """{name: value} of the .bss variables names of the profiler's on_sample
+    program among the BPF programs ids (each 0 when absent)."""
+    for i in sorted(ids):
+        p = bpftool_json("prog", "show", "id", str(i))
+        if not p or p.get("name") != "on_sample":
+            continue
+        for m in p.get("map_ids", []):
+            info = bpftool_json("map", "show", "id", str(m))
+            if not info or not info.get("name", "").endswith(".bss"):
+                continue
+            for e in bpftool_json("map", "dump", "id", str(m)) or []:
+                v = {}
+                for d in e["formatted"]["value"][".bss"]:
+                    v.update(d)
+                return {k: v.get(k, 0) for k in names}
+    return {k: 0 for k in names}
+
+
 def bpf_prog_ids(pid):
     """Ids of the BPF programs whose fds pid holds (from /proc/PID/fdinfo)."""
     ids = set()

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from overhead import (PROF, PYTHON, bpf_prog_ids, bpf_prog_stats, bpftool_json,  # noqa: E402
+from overhead import (PROF, PYTHON, bpf_prog_ids, bpf_prog_stats, bss_counters,  # noqa: E402
                       set_stats, task_cpu_ns)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,20 +33,8 @@ HZ = 999
 
 def sig_counters(ids):
     """(sig_sent, sig_ns) from the .bss of the profiler's on_sample program."""
-    for i in sorted(ids):
-        p = bpftool_json("prog", "show", "id", str(i))
-        if not p or p.get("name") != "on_sample":
-            continue
-        for m in p.get("map_ids", []):
-            info = bpftool_json("map", "show", "id", str(m))
-            if not info or not info.get("name", "").endswith(".bss"):
-                continue
-            for e in bpftool_json("map", "dump", "id", str(m)) or []:
-                v = {}
-                for d in e["formatted"]["value"][".bss"]:
-                    v.update(d)
-                return v.get("sig_sent", 0), v.get("sig_ns", 0)
-    return 0, 0
+    v = bss_counters(ids, ("sig_sent", "sig_ns"))
+    return v["sig_sent"], v["sig_ns"]
 
 
 def one_run(sig, tmp):
