@@ -2,7 +2,8 @@
 # work is each one instruction running C code for a millisecond or so: a
 # membership test that scans a long list (CONTAINS_OP; COMPARE_OP on 3.8)
 # and a product of two big ints (BINARY_OP on 3.11+, BINARY_MULTIPLY
-# before); everything else on the line takes nanoseconds. timed() runs the
+# before); everything else on the line takes nanoseconds. timed(), run in
+# turn before and after each mixed() call, runs the
 # same two statements on lines of their own with thread_time around each,
 # and the shares of the two in the totals are the line's known mix, written
 # as JSON to the file named by the second argument. adds() runs a line of
@@ -13,7 +14,12 @@ import json
 import sys
 import time
 
-LIST = list(range(200000))
+# one object 200000 times: the scan reads a run of pointers to the same
+# int, so its speed hardly depends on what other processes leave in the
+# caches (a list of 200000 distinct ints, 8 MB, made the scan's share of
+# the line swing with the machine's load between the timed and the mixed
+# calls)
+LIST = [10 ** 6 + 1] * 200000
 A = 7 ** 20000
 B = 3 ** 30000
 
@@ -85,9 +91,15 @@ def main():
     print("ready", flush=True)
     # CPU seconds, not wall: as many samples on a loaded machine as on an idle one
     deadline = time.thread_time() + seconds
+    first = True
     while time.thread_time() < deadline:
-        mixed(-1, A, B)
+        # in turn first: each sees the caches the other leaves as often
+        if first:
+            mixed(-1, A, B)
         timed(-1, A, B, spent)
+        if not first:
+            mixed(-1, A, B)
+        first = not first
         # each addition line about as much CPU time as the mixed line
         adds(10000)
         floats(10000)
