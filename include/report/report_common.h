@@ -163,4 +163,7 @@ bool report_is_library(const char *file);
  */
 void report_xml_text(FILE *f, const char *s, size_t max);
 
+/* data[0..len) gzip-compressed (a gzip header and trailer) to f. 0 or -errno. */
+int report_gzip(FILE *f, const uint8_t *data, size_t len);
+
 #endif

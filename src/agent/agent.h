@@ -50,6 +50,8 @@ struct agent_job {
 	bool mem; /* --mem: a memory profile (mem-pprof's sample types), not CPU */
 	/* a flight recorder capture (--recorder): service "recorder", pid its number */
 	bool capture;
+	/* of a capture: its Perfetto trace, gzip'd (body), beside its pprof */
+	bool timeline;
 };
 
 void agent_job__put(struct agent_job *j);
@@ -124,7 +126,10 @@ const char *agent_otel_key(const char *key);
 const char *agent_label_otel(const struct agent_label *l);
 /* 20261124T081500Z-SERVICE-PID.pb.gz (PID "all" for 0): sorts by time. -ENAMETOOLONG or 0. */
 int agent_file_name(char *out, size_t len, long long from_ns, const char *service, int pid);
-/* Whether name is one agent_file_name makes (the only files --max-disk deletes). */
+/*
+ * Whether name is one agent_file_name makes, or a capture's timeline
+ * (...capture.perfetto-trace.gz): the only files --max-disk deletes.
+ */
 bool agent_file_ours(const char *name);
 /*
  * Pyroscope's ingest URL for a job: BASE/ingest?name=SERVICE{labels}&from=

@@ -356,13 +356,14 @@ static int fill_body(FILE *f, void *arg)
 
 /*
  * The job's file name; k > 0: with ".k" before ".pb.gz" (a file already has
- * the plain name). --mem: NAME.mem.pb.gz. All are agent_file_ours, and
+ * the plain name). --mem: NAME.mem.pb.gz; a capture's timeline:
+ * NAME.capture.perfetto-trace.gz. All are agent_file_ours, and
  * sort by time.
  */
 static int job_file_name(const struct agent_job *j, unsigned k, char *name, size_t len)
 {
-	const char *kind;
-	char tail[32];
+	const char *kind, *ext = j->timeline ? ".perfetto-trace.gz" : ".pb.gz";
+	char tail[64], num[16] = "";
 	size_t n;
 
 	if (agent_file_name(name, len, j->from_ns, j->service, j->pid))
@@ -371,9 +372,8 @@ static int job_file_name(const struct agent_job *j, unsigned k, char *name, size
 	/* no interval's name ends so: ".capture" follows no pid but a capture's number */
 	kind = j->mem ? ".mem" : j->capture ? ".capture" : "";
 	if (k)
-		snprintf(tail, sizeof(tail), ".%u%s.pb.gz", k, kind);
-	else
-		snprintf(tail, sizeof(tail), "%s.pb.gz", kind);
+		snprintf(num, sizeof(num), ".%u", k);
+	snprintf(tail, sizeof(tail), "%s%s%s", num, kind, ext);
 	if (n + strlen(tail) + 1 > len)
 		return -ENAMETOOLONG;
 	strcpy(name + n, tail);

@@ -562,8 +562,11 @@ bool agent_file_ours(const char *name)
 	size_t n = strlen(name);
 	size_t i;
 
-	if (n < 25 || strcmp(name + n - 6, ".pb.gz") || name[8] != 'T' || name[15] != 'Z' ||
-	    name[16] != '-')
+	static const char timeline[] = ".capture.perfetto-trace.gz";
+	bool tl = n > sizeof(timeline) && !strcmp(name + n - (sizeof(timeline) - 1), timeline);
+
+	if (n < 25 || (strcmp(name + n - 6, ".pb.gz") && !tl) || name[8] != 'T' ||
+	    name[15] != 'Z' || name[16] != '-')
 		return false;
 	for (i = 0; i < 15; i++)
 		if (i != 8 && !isdigit((unsigned char)name[i]))

@@ -2,12 +2,15 @@
 /*
  * A flight recorder capture (agent_ring.h): the ring's last seconds turned
  * into profile sections the pprof writer takes, each sample a stack of its
- * own so that it keeps its time (a number label on its pprof Sample).
+ * own so that it keeps its time (a number label on its pprof Sample); and
+ * the same samples on a timeline, for the Perfetto writer.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "profile/profile.h"
+#include "report/report_common.h"
+#include "report/report_writer.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 #include "agent_ring.h"
@@ -156,4 +159,68 @@ void agent_capture__free(struct agent_capture *c)
 	free(c->targets);
 	free(c->times);
 	memset(c, 0, sizeof(*c));
+}
+
+/* c's samples as v's timeline events, each a CPU sample at its time. 0 or -ENOMEM. */
+static int fill_timeline(struct profile *v, struct agent_capture *c)
+{
+	struct profile_timeline *t = &v->timeline;
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < c->n && !err; i++) {
+		struct profile_target *pp = &c->targets[i];
+
+		err = profile_timeline__add_proc(t, pp->pid, pp->comm, pp->cmdline, false);
+		pp->tl_proc = (uint32_t)i + 1;
+		for (j = 0; j < pp->nstacks && !err; j++) {
+			const struct profile_stack *s = &pp->stacks[j];
+			uint64_t at = c->times[i][j], from = (uint64_t)v->start_unix_ns;
+			struct profile_tl_event e = { .t_ns = at > from ? (int64_t)(at - from) : 0,
+						      .proc = (uint32_t)i,
+						      .tid = s->tid,
+						      .kind = PROFILE_TL_CPU };
+
+			e.ref = profile_timeline__stack(t, s->frames, s->nframes);
+			if (e.ref == UINT32_MAX) { /* beyond the stack table's bound */
+				t->dropped[PROFILE_TL_CPU]++;
+				continue;
+			}
+			err = profile_timeline__append(t, &e);
+		}
+	}
+	return err;
+}
+
+int agent_capture__timeline(struct profile *v, struct agent_capture *c, uint8_t **out, size_t *len)
+{
+	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION };
+	char *raw = NULL;
+	size_t rawlen = 0;
+	FILE *f;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	memset(&v->timeline, 0, sizeof(v->timeline));
+	profile__timeline_on(v, c->samples + 1);
+	err = fill_timeline(v, c);
+	if (!err) {
+		f = open_memstream(&raw, &rawlen);
+		err = !f ? -ENOMEM : report_perfetto.write(f, v, &ro) | fclose(f) ? -ENOMEM : 0;
+	}
+	if (!err) {
+		f = open_memstream((char **)out, len);
+		err = !f						 ? -ENOMEM :
+		      report_gzip(f, (uint8_t *)raw, rawlen) | fclose(f) ? -ENOMEM :
+									   0;
+	}
+	free(raw);
+	profile_timeline__free(&v->timeline);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*len = 0;
+	}
+	return err;
 }

@@ -109,6 +109,15 @@ struct agent_capture {
 int agent_capture__build(struct agent_capture *c, const struct agent_ring *r,
 			 const struct profile *all, long long since_ns, long long real_off,
 			 bool (*keep)(void *ctx, size_t section), void *ctx);
+/*
+ * c's samples as a gzip'd Perfetto trace (report_perfetto) into *out (*len
+ * bytes; the caller frees it): each a CPU sample on its thread's track, at
+ * its time since the window's start. v: the capture's view (targets c's,
+ * their frame ids v's, start_ns and start_unix_ns the window's); its
+ * timeline is filled and let go here, and c's sections get their tl_proc.
+ * 0 or -errno (*out NULL).
+ */
+int agent_capture__timeline(struct profile *v, struct agent_capture *c, uint8_t **out, size_t *len);
 void agent_capture__free(struct agent_capture *c);
 
 #endif

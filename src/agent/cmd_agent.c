@@ -296,7 +296,8 @@ static const struct argp_option agent_options[] = {
 	  "(the profiles keep -F's share of them), and on SIGUSR1, or POST /capture on the "
 	  "--metrics port from this host's loopback, write them as one gzip pprof in "
 	  "--output-dir, each sample with its time (label timestamp_ns): "
-	  "DATE-recorder-N.capture.pb.gz",
+	  "DATE-recorder-N.capture.pb.gz, and as a Perfetto trace beside it (ui.perfetto.dev): "
+	  "DATE-recorder-N.capture.perfetto-trace.gz",
 	  5 },
 	{ "recorder-rate", OPT_RECORDER_RATE, "HZ", 0,
 	  "With --recorder: samples per second per CPU, at least -F's (default: 999)", 5 },
@@ -1443,9 +1444,13 @@ static bool capture_keeps(void *ctx, size_t i)
 	return i >= a->nprocs || (!a->procs[i].skip && user_matches(a, &a->procs[i]));
 }
 
-/* The capture as gzip pprof, each sample with its time; NULL when out of memory. */
+/*
+ * The capture as gzip pprof, each sample with its time, and as a gzip'd
+ * Perfetto trace into *tl (NULL when out of memory: the pprof alone); NULL
+ * when out of memory.
+ */
 static struct agent_job *capture_encode(struct agent *a, struct agent_capture *cap, long long now,
-					long long real_off)
+					long long real_off, struct agent_job **tl)
 {
 	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION };
 	struct agent_job *j = calloc(1, sizeof(*j));
@@ -1481,6 +1486,11 @@ static struct agent_job *capture_encode(struct agent *a, struct agent_capture *c
 	f = open_memstream((char **)&j->body, &j->len);
 	if (!f || report_pprof.write(f, &v, &ro) | fclose(f))
 		goto fail;
+	*tl = calloc(1, sizeof(**tl));
+	if (*tl && agent_capture__timeline(&v, cap, &(*tl)->body, &(*tl)->len)) {
+		free(*tl);
+		*tl = NULL;
+	}
 	view_tables__free(&vt);
 	return j;
 fail:
@@ -1501,7 +1511,7 @@ static void agent__capture(struct agent *a)
 {
 	long long now = mono_ns(), real_off = real_ns() - now;
 	struct agent_capture cap;
-	struct agent_job *j;
+	struct agent_job *j, *tl = NULL;
 	uint64_t samples;
 	int k;
 
@@ -1514,7 +1524,7 @@ static void agent__capture(struct agent *a)
 		pr_warn("out of memory while making a flight recorder capture: none written\n");
 		return;
 	}
-	j = capture_encode(a, &cap, now, real_off);
+	j = capture_encode(a, &cap, now, real_off, &tl);
 	samples = cap.samples;
 	agent_capture__free(&cap);
 	/* its copies of the window's stacks (about twice the ring's bytes) given back */
@@ -1524,11 +1534,6 @@ static void agent__capture(struct agent *a)
 		pr_warn("out of memory while encoding a flight recorder capture: none written\n");
 		return;
 	}
-	/*
-	 * The timeline's hook: a Perfetto trace of the same window (report_perfetto)
-	 * needs the profile's timeline model filled from cap's samples, which the
-	 * collector fills only with --timeline; not done yet: the pprof alone.
-	 */
 	snprintf(j->service, sizeof(j->service), "recorder");
 	j->pid = (int)++a->captures;
 	j->capture = true;
@@ -1537,11 +1542,28 @@ static void agent__capture(struct agent *a)
 	j->hz = a->o.recorder_rate;
 	j->refs = 1;
 	/* the --output-dir sink only (the first): a capture is no interval to push */
-	pr_info("capture %llu: %llu samples, %zu bytes, made in %.1f ms; handed to --output-dir\n",
+	pr_info("capture %llu: %llu samples, %zu bytes (timeline %zu), made in %.1f ms; handed to "
+		"--output-dir\n",
 		(unsigned long long)a->captures, (unsigned long long)samples, j->len,
-		(mono_ns() - now) / 1e6);
+		tl ? tl->len : 0, (mono_ns() - now) / 1e6);
+	if (tl) { /* the same window and number: a second file beside the first */
+		uint8_t *body = tl->body;
+		size_t len = tl->len;
+
+		*tl = *j;
+		tl->body = body;
+		tl->len = len;
+		tl->timeline = true;
+	} else {
+		pr_warn("out of memory while encoding capture %llu's timeline: its pprof alone\n",
+			(unsigned long long)a->captures);
+	}
 	agent_sink__submit(a->sinks[0], j);
 	agent_job__put(j);
+	if (tl) {
+		agent_sink__submit(a->sinks[0], tl);
+		agent_job__put(tl);
+	}
 }
 
 /*

@@ -302,7 +302,7 @@ static int encode_profile(const struct profile *p, const struct report_opts *o, 
 	return err;
 }
 
-static int write_gzip(FILE *f, const uint8_t *data, size_t len)
+int report_gzip(FILE *f, const uint8_t *data, size_t len)
 {
 	uint8_t out[16384];
 	z_stream z = {};
@@ -340,7 +340,7 @@ static int write_either(FILE *f, const struct profile *p, const struct report_op
 	int err = place ? encode_profile(p, o, mem, place, merge, &b) : -ENOMEM;
 
 	if (!err)
-		err = write_gzip(f, b.d, b.n);
+		err = report_gzip(f, b.d, b.n);
 	free(b.d);
 	free(place);
 	return err ? err : ferror(f) ? -EIO : 0;

@@ -5,8 +5,11 @@ profiles keep -F's rate beside it.
 
 Each capture is read with protoc (perftools.profiles.Profile), as the agent
 tests read their files; its samples' times are checked against the moment
-the workload itself says it changed."""
+the workload itself says it changed. The Perfetto trace beside it is read
+by protoc against the schema the timeline tests use (suite_timeline), and
+must hold the pprof's samples: the same times, threads and functions."""
 
+import codecs
 import gzip
 import os
 import re
@@ -29,7 +32,7 @@ CAPTURE = re.compile(r"\d{8}T\d{6}Z-recorder-(\d+)\.capture\.pb\.gz")
 
 def decode_capture(path):
     """A capture: its window (time_nanos, duration_nanos), comments, and each
-    sample as (timestamp_ns, leaf function, samples, nanoseconds, pid)."""
+    sample as (timestamp_ns, leaf function, samples, nanoseconds, pid, tid)."""
     prof = protoc_decode(gzip.decompress(Path(path).read_bytes()), "perftools.profiles.Profile",
                          errors="replace")
     strings = prof["string_table"]
@@ -41,11 +44,36 @@ def decode_capture(path):
                 if "str" not in lab}
         check("timestamp_ns" in nums, f"{path.name}: a sample without its time: {s}")
         samples.append((nums["timestamp_ns"], locs[s["location_id"][0]], s["value"][0],
-                        s["value"][1], nums.get("pid")))
+                        s["value"][1], nums.get("pid"), nums.get("tid")))
     samples.sort()
     return dict(start=prof.get("time_nanos", [0])[0], duration=prof["duration_nanos"][0],
                 comments=[strings[c] for c in prof.get("comment", [])], samples=samples,
                 period=prof.get("period", [0])[0])
+
+
+def timeline_of(capture):
+    """The capture's Perfetto trace, beside it."""
+    return capture.with_name(capture.name[:-len(".pb.gz")] + ".perfetto-trace.gz")
+
+
+def check_timeline(capture, c):
+    """The trace beside the capture holds each of its samples, at the same
+    time (the trace's ns since the window's start), on the same process and
+    thread, with the same innermost function; a track per thread."""
+    from suite_timeline import PerfettoTrace
+    path = timeline_of(capture)
+    check(path.exists(), f"no {path.name} beside {capture.name}")
+    tr = PerfettoTrace(gzip.decompress(path.read_bytes()))
+    check(tr.summary and tr.summary["start_unix_ns"] == c["start"],
+          f"the trace starts at {tr.summary and tr.summary['start_unix_ns']}, the capture's "
+          f"window at {c['start']}")
+    got = sorted((c["start"] + s["ts"], s["pid"], s["tid"], s["stack"][0][0]) for s in tr.samples)
+    want = sorted((s[0], s[4], s[5], s[1]) for s in c["samples"] for _ in range(s[2]))
+    check(got == want, f"{len(got)} samples in {path.name}, {len(want)} in the pprof; first "
+          f"differing: {next(((g, w) for g, w in zip(got, want) if g != w), None)}")
+    for tid in {s[5] for s in c["samples"]}:
+        tr.thread_track(tid)
+    return tr
 
 
 def captures(out):
@@ -125,6 +153,7 @@ def agent_recorder_sigusr1():
             prof.kill()
         check(len(captures(out)) == 1, f"captures {[c.name for c in captures(out)]}")
         c = decode_capture(first)
+        check_timeline(first, c)
     smp = c["samples"]
     check(smp, f"{first.name}: no sample")
     check(all(s[4] == p.pid for s in smp), f"pids {set(s[4] for s in smp)}")
@@ -151,7 +180,8 @@ def agent_recorder_sigusr1():
     check(smp[-1][0] <= end and end - smp[-1][0] <= gap + 100_000_000,
           f"newest sample {(end - smp[-1][0]) / 1e9:.3f} s before the trigger")
     check(any("flight recorder" in x for x in c["comments"]), f"comments {c['comments']}")
-    return (f"{len(smp)} samples: calm {len(calm)} up to {(max(calm) - turn_ns) / 1e6:+.1f} ms, "
+    return (f"{len(smp)} samples (and in its Perfetto trace): calm {len(calm)} up to "
+            f"{(max(calm) - turn_ns) / 1e6:+.1f} ms, "
             f"busy {len(busy)} from {(min(busy) - turn_ns) / 1e6:+.1f} ms of the turn; window "
             f"{(smp[0][0] - c['start']) / 1e9:.3f} s to {(end - smp[-1][0]) / 1e9:.3f} s from "
             f"its ends (largest gap {gap / 1e6:.1f} ms); a second trigger refused")
@@ -403,7 +433,7 @@ def agent_recorder_hostile_strings():
     UTF-8): its name is the agent's own (time and number), the pprof decodes
     strictly as UTF-8 with no control or bidi character in any string, go
     tool pprof reads it, and the agent's messages hold none either."""
-    from suite_sec_strings import check_pprof, check_text, start_hostile
+    from suite_sec_strings import check_pprof, check_strings, check_text, start_hostile
     with Workloads() as wl, tempfile.TemporaryDirectory() as tmp, \
             tempfile.TemporaryDirectory() as out:
         p = start_hostile(wl, tmp)
@@ -420,5 +450,13 @@ def agent_recorder_hostile_strings():
         check(all(re.fullmatch(r"[0-9A-Za-z_.-]+", n) for n in names), f"file names {names!r}")
         how = check_pprof(first)
         check_text("agent: stderr", prof.stderr().encode(), min_marks=0)
-        n = len(decode_capture(first)["samples"])
-    return f"a capture of {n} samples decoded strictly, {how}; names {len(names)} files"
+        c = decode_capture(first)
+        n = len(c["samples"])
+        # its Perfetto trace: every string UTF-8, with no control or bidi character
+        tr = check_timeline(first, c)
+        strings = [codecs.escape_decode(m.group(1).encode())[0].decode("utf-8")
+                   for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', tr.text)]
+        check(any("caf" in x for x in strings), f"no caf in the trace's strings: {strings}")
+        check_strings("the capture's Perfetto trace", strings)
+    return (f"a capture of {n} samples decoded strictly (its Perfetto trace too), {how}; names "
+            f"{len(names)} files")

@@ -400,6 +400,12 @@ static void test_file_names(void **state)
 	assert_false(agent_file_ours("notes.txt"));
 	assert_false(agent_file_ours("2026112xT081500Z-app-1.pb.gz"));
 	assert_false(agent_file_ours("20261124T081500Z-app-1.pb"));
+	/* a capture's timeline beside its pprof; no other Perfetto file */
+	assert_true(agent_file_ours("20261124T081500Z-recorder-1.capture.perfetto-trace.gz"));
+	assert_true(agent_file_ours("20261124T081500Z-recorder-1.2.capture.perfetto-trace.gz"));
+	assert_false(agent_file_ours("20261124T081500Z-app-1.perfetto-trace.gz"));
+	assert_false(agent_file_ours(".capture.perfetto-trace.gz"));
+	assert_false(agent_file_ours("2026112xT081500Z-recorder-1.capture.perfetto-trace.gz"));
 }
 
 static void test_push_url(void **state)
