@@ -163,6 +163,12 @@ bool report_is_library(const char *file);
  */
 void report_xml_text(FILE *f, const char *s, size_t max);
 
+/*
+ * The first index of base[0..n) (elements of size bytes, each led by a
+ * uint32_t key, sorted by it) whose key is key or more; n if none.
+ */
+size_t report_lower_bound(const void *base, size_t n, size_t size, uint32_t key);
+
 /* data[0..len) gzip-compressed (a gzip header and trailer) to f. 0 or -errno. */
 int report_gzip(FILE *f, const uint8_t *data, size_t len);
 

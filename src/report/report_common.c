@@ -489,3 +489,20 @@ void report_xml_text(FILE *f, const char *s, size_t max)
 			fwrite(c, 1, n, f);
 	}
 }
+
+size_t report_lower_bound(const void *base, size_t n, size_t size, uint32_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t k;
+
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -75,7 +75,7 @@ struct hm {
 };
 
 struct hm_op {
-	uint32_t slot, op;
+	uint32_t slot, op; /* slot leads: report_lower_bound's key */
 	uint64_t samples;
 };
 
@@ -205,18 +205,11 @@ static int hm_ops(struct hm *h, const struct profile_target *pp)
 /* --opcodes: after a comma, [[name, samples], ...] of slot i's own samples, most first. */
 static void write_line_ops(FILE *f, const struct hm *h, size_t i)
 {
-	size_t lo = 0, hi = h->nops, k;
+	/* the first entry of slot i (the entries' leading key) */
+	size_t lo = report_lower_bound(h->ops, h->nops, sizeof(*h->ops), (uint32_t)i), k;
 
 	if (!h->p->opcodes)
 		return;
-	while (lo < hi) { /* the first entry of slot i */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->ops[mid].slot < i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	fputs(",[", f);
 	for (k = lo; k < h->nops && h->ops[k].slot == i; k++) {
 		fputs(k > lo ? ",[" : "[", f);

@@ -147,20 +147,10 @@ void report_exc_json_func(FILE *f, const struct exc_stat *st)
 			(unsigned long long)st->self, (unsigned long long)st->total);
 }
 
-/* The first index of st (sorted by frame) at frame, or n. */
+/* The first index of st (sorted by frame, its leading key) at frame, or n. */
 static size_t op_first(const struct op_stat *st, size_t n, uint32_t frame)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st[mid].frame < frame)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return report_lower_bound(st, n, sizeof(*st), frame);
 }
 
 void report_op_json_line(FILE *f, const struct profile *p, const struct op_stat *st, size_t n,

@@ -275,6 +275,27 @@ static void test_frame_places(void **state)
 	profile__free(&p);
 }
 
+/* The first element at a key or after it, by the elements' leading uint32_t. */
+static void test_lower_bound(void **state)
+{
+	struct {
+		uint32_t key, other;
+		uint64_t v;
+	} a[] = { { 1, 9, 0 }, { 3, 0, 0 }, { 3, 1, 0 }, { 7, 0, 0 }, { 0xffffffffu, 0, 0 } };
+	size_t n = sizeof(a) / sizeof(a[0]);
+
+	(void)state;
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 0), 0);
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 1), 0);
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 2), 1);
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 3), 1);
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 4), 3);
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 8), 4);
+	assert_int_equal(report_lower_bound(a, n, sizeof(a[0]), 0xffffffffu), 4);
+	assert_int_equal(report_lower_bound(a, 0, sizeof(a[0]), 5), 0);
+	assert_int_equal(report_lower_bound(a, 4, sizeof(a[0]), 0xffffffffu), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_folded_merge_lines),
 		cmocka_unit_test(test_frame_places),
+		cmocka_unit_test(test_lower_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
