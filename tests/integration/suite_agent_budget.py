@@ -85,7 +85,9 @@ def wait_done(p, timeout=180):
     return float(re.findall(rb"done ([0-9.]+)", buf)[0])
 
 
-@test
+# Alone: its bursts must get enough CPU to cost more than the budget, which
+# a pool of other tests beside it could deny them.
+@test(alone=True)
 def agent_budget_rate():
     """--max-overhead under a burst that costs more than the budget: the rate
     goes down (never above -F), back up to -F once the burst is over, each
