@@ -130,7 +130,7 @@ def agent_budget_rate():
             used = {b.pid: wait_done(b) for b in bursts}
             n_burst = len(steps(prof))
             # back to -F: a few steps of at most twice each
-            deadline = time.monotonic() + 90
+            deadline = time.monotonic() + 150
             while time.monotonic() < deadline:
                 st = steps(prof)
                 if len(st) > n_burst and st[-1][3] == FREQ:
