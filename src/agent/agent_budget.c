@@ -15,19 +15,40 @@ void agent_budget__init(struct agent_budget *b, double pct, unsigned max_hz, uin
 				    .state = pct > 0 ? AGENT_BUDGET_FULL : AGENT_BUDGET_OFF };
 }
 
-/* The factor of the next rate, from the ratio budget / cost. */
-static double step_factor(double ratio)
+/* The weight of each interval in the estimates: about the last 5 intervals count. */
+#define ALPHA (1.0 / 3)
+/* Far over: at this many times the budget the rate is cut at once. */
+#define FAR 2.0
+
+/*
+ * The next rate by the estimates: the cost per Hz from the BPF programs' run
+ * time (it scales with the rate), the agent's own CPU taken as fixed (most of
+ * it is the cut of every profile, whatever the rate). Half the way to the rate
+ * the budget allows by them, at most twice or half the rate now: what the
+ * agent spends per sample of its own is in the fixed part, so the whole way
+ * would overshoot by as much.
+ */
+static double model_rate(struct agent_budget *b, double bpf_pct, double cpu_pct)
 {
-	/*
-	 * At twice the budget or more: cut at once, the budget is a limit. Near it:
-	 * half the way (in ratio) each step, so a noisy interval moves the rate
-	 * less; the fixed part of the cost (the cut of every interval) does not
-	 * scale with the rate, and the steps converge on it all the same.
-	 */
-	if (ratio <= 0.5)
-		return ratio;
-	ratio = sqrt(ratio);
-	return ratio > 2 ? 2 : ratio;
+	double per_hz = bpf_pct / b->hz, target, next;
+
+	if (!b->estimated) {
+		b->per_hz_pct = per_hz;
+		b->fixed_pct = cpu_pct;
+		b->estimated = true;
+	} else {
+		b->per_hz_pct += ALPHA * (per_hz - b->per_hz_pct);
+		b->fixed_pct += ALPHA * (cpu_pct - b->fixed_pct);
+	}
+	target = b->per_hz_pct > 0 ? (b->pct - b->fixed_pct) / b->per_hz_pct : INFINITY;
+	next = b->hz + 0.5 * (target - b->hz);
+	next = fmin(fmax(next, 0.5 * b->hz), 2.0 * b->hz);
+	/* the budget is a limit: an interval over it never raises the rate, one under never lowers */
+	if (b->cost_pct > b->pct)
+		next = fmin(next, b->hz);
+	else if (b->cost_pct < b->pct)
+		next = fmax(next, b->hz);
+	return next;
 }
 
 unsigned agent_budget__step(struct agent_budget *b, uint64_t bpf_ns, uint64_t cpu_ns,
@@ -47,13 +68,16 @@ unsigned agent_budget__step(struct agent_budget *b, uint64_t bpf_ns, uint64_t cp
 	b->cost_pct = 100.0 * (double)(bpf + cpu) / (double)wall;
 	if (b->pct <= 0)
 		return b->hz = b->max_hz;
-	next = b->cost_pct > 0 ? b->hz * step_factor(b->pct / b->cost_pct) : 2.0 * b->hz;
+	if (b->cost_pct >= FAR * b->pct) {
+		/* a cut at once, and the estimates start again after it: what cost so much
+		 * (new processes read, a burst) says little of the intervals to come */
+		next = b->hz * b->pct / b->cost_pct;
+		b->estimated = false;
+	} else {
+		next = model_rate(b, 100.0 * (double)bpf / (double)wall,
+				  100.0 * (double)cpu / (double)wall);
+	}
 	next = floor(next + 0.5);
-	/* over the budget the rate goes down, under it up, if only by 1 Hz */
-	if (b->cost_pct > b->pct && next >= b->hz)
-		next = b->hz - 1.0;
-	else if (b->cost_pct < b->pct && next <= b->hz)
-		next = b->hz + 1.0;
 	next = next < 1 ? 1 : next > b->max_hz ? b->max_hz : next;
 	b->lowered += next < b->hz;
 	b->raised += next > b->hz;

@@ -28,6 +28,13 @@ struct agent_budget {
 	uint64_t bpf_ns, cpu_ns;
 	long long wall_ns;
 	double cost_pct; /* the last interval's cost, % of one CPU */
+	/*
+	 * The cost model, cost = fixed + per Hz * rate, as weighted averages of
+	 * the last intervals (about 5) since the last cut at once: the BPF
+	 * programs' % per Hz, and the agent's own CPU %, taken as fixed.
+	 */
+	double per_hz_pct, fixed_pct;
+	bool estimated;
 	enum agent_budget_state state;
 	uint64_t lowered, raised; /* rate changes */
 };
@@ -37,11 +44,12 @@ void agent_budget__init(struct agent_budget *b, double pct, unsigned max_hz, uin
 			uint64_t cpu_ns, long long wall_ns);
 /*
  * The interval that ends now: its cost from the totals, and the rate of the
- * next one (returned, also in b->hz): lowered at once to the budget's share
- * at twice the budget or more, else by the square root of the ratio (the
- * measurement's noise damped), raised at most twice a step, and by 1 Hz at
- * least either way (a rate over the budget always goes down); from 1 Hz
- * to max_hz. With the budget off, max_hz.
+ * next one (returned, also in b->hz). At twice the budget or more: lowered
+ * at once to the budget's share, and the model starts again. Else half the
+ * way to the rate the model allows (so a window of several intervals holds
+ * the budget, not each noisy interval alone), within half and twice the rate
+ * now; never up after an interval over the budget, never down after one
+ * under it; from 1 Hz to max_hz. With the budget off, max_hz.
  */
 unsigned agent_budget__step(struct agent_budget *b, uint64_t bpf_ns, uint64_t cpu_ns,
 			    long long wall_ns);
