@@ -17,10 +17,15 @@ its profiles (its BPF programs run on every CPU's ticks all the same).
 
 Environment: BENCH_SECONDS, BENCH_FIXED_SECONDS, BENCH_PROCS (50), BENCH_HZ
 (999), BENCH_BUDGET (1), BENCH_DEPTH (100), BENCH_OUT (also write a Markdown
-section there), BENCH_SVG (bench/agent_budget.svg), PYBPFPROF, BENCH_PYTHON
-(/usr/bin/python3.11). The first intervals of each run (BENCH_SETTLE, 20 s)
-are left out of its figures: the budget run starts at -F and comes down.
+section there), BENCH_SVG (bench/agent_budget.svg), BENCH_CSV (every
+interval's figures), PYBPFPROF, BENCH_PYTHON
+(/usr/bin/python3.11), TMPDIR (where the agent's --output-dir goes: the
+kernel's work creating the files is the agent's CPU too, and on a nearly full
+ext4 disk it was about 0.4 % of a core of it; TMPDIR=/dev/shm leaves it out).
+The first intervals of each run (BENCH_SETTLE, 20 s) are left out of its
+figures: the budget run starts at -F and comes down.
 """
+import math
 import os
 import re
 import shutil
@@ -91,7 +96,7 @@ def agent_cpu(pid):
 
 
 def run_agent(seconds, budget, outdir):
-    """One agent run: [(t, cost %, rate Hz)] every interval, from outside it."""
+    """One agent run: [(t, cost %, rate Hz, BPF %)] every interval, from outside it."""
     port = free_port()
     args = [PROFILER, "agent", "-p", str(os.getpid()), "--subprocesses", "--match",
             "agent_budget_worker", "-F", str(HZ), "--interval", str(INTERVAL), "--output-dir",
@@ -118,7 +123,8 @@ def run_agent(seconds, budget, outdir):
         while last_t - t0 < seconds:
             time.sleep(INTERVAL - (time.monotonic() - last_t) % INTERVAL)
             t, cpu, (bpf, rate) = time.monotonic(), agent_cpu(agent.pid), scrape(port)
-            rows.append((t - t0, 100 * (cpu - last_cpu + bpf - last_bpf) / (t - last_t), rate))
+            rows.append((t - t0, 100 * (cpu - last_cpu + bpf - last_bpf) / (t - last_t), rate,
+                         100 * (bpf - last_bpf) / (t - last_t)))
             last_t, last_cpu, last_bpf = t, cpu, bpf
     finally:
         agent.send_signal(signal.SIGTERM)
@@ -132,8 +138,9 @@ def run_agent(seconds, budget, outdir):
 
 def summary(rows):
     kept = [r for r in rows if r[0] >= SETTLE]
-    costs = [c for _, c, _ in kept]
-    rates = [r for _, _, r in kept]
+    costs = [c for _, c, _, _ in kept]
+    rates = [r for _, _, r, _ in kept]
+    bpf = sum(b for _, _, _, b in kept) / len(kept) if kept else float("nan")
     mean = sum(costs) / len(costs) if costs else float("nan")
     within = sum(abs(c - BUDGET) <= 0.1 * BUDGET for c in costs) / len(costs) if costs else 0
     # over 10 s (5 intervals): one interval's cut of every profile falls in one
@@ -142,19 +149,21 @@ def summary(rows):
     within10 = sum(abs(c - BUDGET) <= 0.1 * BUDGET for c in tens) / len(tens) if tens else 0
     return dict(mean=mean, lo=min(costs, default=0), hi=max(costs, default=0), within=within,
                 within10=within10, lo10=min(tens, default=0), hi10=max(tens, default=0),
-                rate=sum(rates) / len(rates) if rates else float("nan"), n=len(kept))
+                rate=sum(rates) / len(rates) if rates else float("nan"), n=len(kept), bpf=bpf)
 
 
 def svg(fixed, held, path):
-    """Cost (left axis, %) and rate (right axis, Hz) over time, both runs end to end."""
+    """Cost (left axis, %) and rate (right axis, Hz, logarithmic: the budget holds
+    tens of Hz, -F is hundreds) over time, both runs end to end."""
     w, h, m = 760, 300, 50
-    rows = [(t, c, r, "fixed") for t, c, r in fixed] + \
-        [(t + (fixed[-1][0] if fixed else 0), c, r, "budget") for t, c, r in held]
+    rows = [(t, c, r, "fixed") for t, c, r, _ in fixed] + \
+        [(t + (fixed[-1][0] if fixed else 0), c, r, "budget") for t, c, r, _ in held]
     tmax = max((r[0] for r in rows), default=1)
     cmax = max(max((r[1] for r in rows), default=1), BUDGET * 1.5) * 1.1
     x = lambda t: m + (w - 2 * m) * t / tmax
     yc = lambda c: h - m - (h - 2 * m) * c / cmax
-    yr = lambda r: h - m - (h - 2 * m) * r / (HZ * 1.1)
+    rtop = math.log10(max(HZ, 10) * 1.1)
+    yr = lambda r: h - m - (h - 2 * m) * math.log10(max(r, 1)) / rtop
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            f'font-family="sans-serif" font-size="11">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
@@ -176,7 +185,7 @@ def svg(fixed, held, path):
     for k in range(5):
         c = cmax * k / 4
         out.append(f'<text x="{m - 6}" y="{yc(c) + 4:.1f}" text-anchor="end">{c:.1f}</text>')
-        r = HZ * 1.1 * k / 4
+        r = 10 ** (rtop * k / 4)
         out.append(f'<text x="{w - m + 6}" y="{yr(r) + 4:.1f}">{r:.0f}</text>')
         t = tmax * k / 4
         out.append(f'<text x="{x(t):.1f}" y="{h - m + 16}" text-anchor="middle">{t:.0f}</text>')
@@ -186,7 +195,7 @@ def svg(fixed, held, path):
             f'<polyline points="{rate}" fill="none" stroke="#36c" stroke-width="1.2"/>',
             f'<text x="{m - 40}" y="{m - 20}" fill="#c33">cost, % of a core (BPF + agent CPU)'
             '</text>',
-            f'<text x="{w - m}" y="{m - 20}" fill="#36c" text-anchor="end">rate, Hz</text>',
+            f'<text x="{w - m}" y="{m - 20}" fill="#36c" text-anchor="end">rate, Hz (log)</text>',
             f'<text x="{w / 2}" y="{h - 10}" text-anchor="middle">seconds</text>', "</svg>"]
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
@@ -217,19 +226,25 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     f, b = summary(fixed), summary(held)
     svg(fixed, held, SVG)
+    if os.environ.get("BENCH_CSV"):
+        with open(os.environ["BENCH_CSV"], "w") as out:
+            out.write("run,seconds,cost_pct,rate_hz,bpf_pct\n")
+            for name, rows in (("fixed", fixed), ("budget", held)):
+                out.writelines(f"{name},{t:.3f},{c:.4f},{r:g},{p:.4f}\n" for t, c, r, p in rows)
     ok = abs(b["mean"] - BUDGET) <= 0.1 * BUDGET and (not fixed or f["mean"] > b["mean"])
     text = (f"### {PROCS} busy processes, -F {HZ}, --max-overhead {BUDGET}\n\n"
             f"{PROCS} workers spinning {DEPTH} frames deep on {os.cpu_count()} CPUs, "
             f"--interval {INTERVAL}; the cost every interval from the agent's CPU "
             f"(its threads' schedstat) and its BPF programs' run time (the kernel's statistics), the "
             f"first {SETTLE:.0f} s of each run left out.\n\n"
-            "| run | seconds | cost, mean (% of a core) | 2 s: min-max | within +-10 % | "
-            "10 s: min-max | within +-10 % | rate, mean (Hz) |\n"
-            "|---|---|---|---|---|---|---|---|\n")
+            "| run | seconds | cost, mean (% of a core) | of it BPF | 2 s: min-max | "
+            "within +-10 % | 10 s: min-max | within +-10 % | rate, mean (Hz) |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
     for name, secs, x in ((f"-F {HZ} fixed", FIXED, f), (f"--max-overhead {BUDGET}", SECONDS, b)):
         if name.startswith("-F") and not fixed:
             continue
-        text += (f"| {name} | {secs:.0f} | {x['mean']:.3f} | {x['lo']:.2f}-{x['hi']:.2f} | "
+        text += (f"| {name} | {secs:.0f} | {x['mean']:.3f} | {x['bpf']:.3f} | "
+                 f"{x['lo']:.2f}-{x['hi']:.2f} | "
                  f"{100 * x['within']:.0f} % | {x['lo10']:.2f}-{x['hi10']:.2f} | "
                  f"{100 * x['within10']:.0f} % | {x['rate']:.0f} |\n")
     text += ("\n"
