@@ -75,7 +75,7 @@ else
 endif
 
 .PHONY: all check check-unit check-integration tests-build check-matrix check-layout example vmlinux lint clean bench \
-	bench-formats bench-native bench-scale bench-soak bench-wall bench-signatures bench-opcodes \
+	bench-formats bench-native bench-scale bench-soak bench-budget bench-wall bench-signatures bench-opcodes \
 	bench-peers bench-peers-self-test bench-timeline fuzz fuzz-smoke fuzz-build check-all
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -252,6 +252,12 @@ bench-scale: pybpfprof
 # in bench/agent_soak.svg (not part of check; BENCH_SECONDS shortens it).
 bench-soak: pybpfprof
 	$(SUDO) $(PYTHON) bench/agent_soak.py
+
+# The agent's overhead budget: 50 busy processes at -F 999 fixed, then with
+# --max-overhead 1, its cost and rate every interval drawn in bench/agent_budget.svg
+# (not part of check; about 12 minutes; BENCH_SECONDS shortens it).
+bench-budget: pybpfprof
+	$(SUDO) $(PYTHON) bench/agent_budget.py
 
 # pybpfprof against cProfile, yappi, scalene, line_profiler, Austin,
 # pyinstrument, memray (installs them first) and CPython 3.15's own sampler

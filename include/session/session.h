@@ -81,6 +81,11 @@ void session__prepare_ticks(struct session *s, bool opcodes, bool exceptions);
 void session__remove_target(struct session *s, pid_t pid);
 /* Starts sampling every CPU at hz. 0, or -errno with a reason in why. */
 int session__attach(struct session *s, unsigned hz, char *why, size_t whylen);
+/*
+ * The CPU sampler's mean rate from now on (the agent's --max-overhead): a
+ * new pair of random periods starts at once. After session__attach only.
+ */
+void session__set_hz(struct session *s, unsigned hz);
 /* The skeleton, for the modes: --calls, --gc, --imports (usdt.h) and --mem (mem.h). */
 struct pybpfprof_bpf *session__skel(struct session *s);
 /* Polls one more ring buffer map with the samples. 0 or -errno. */

@@ -253,6 +253,34 @@ static void put_recorder(FILE *f, const struct agent_metrics_snapshot *s)
 		    "Samples larger than the whole ring: not kept", s->ring_refused);
 }
 
+/* The sampling rate, and --max-overhead's budget and what it did. */
+static void put_budget(FILE *f, const struct agent_metrics_snapshot *s)
+{
+	put_gauge(f, "pybpfprof_sampling_rate_hz",
+		  "Samples per second per CPU now (under -F when --max-overhead lowered it)",
+		  s->rate_hz);
+	put_gauge(f, "pybpfprof_sampling_rate_max_hz", "The rate asked (-F, or --recorder-rate)",
+		  s->max_hz);
+	if (!s->budget_pct)
+		return;
+	put_gauge(f, "pybpfprof_overhead_budget_percent", "--max-overhead, % of one CPU",
+		  s->budget_pct);
+	put_gauge(f, "pybpfprof_overhead_percent",
+		  "The last interval's cost: BPF programs' run time and the agent's CPU, % of one "
+		  "CPU",
+		  s->cost_pct);
+	fprintf(f,
+		"# HELP pybpfprof_overhead_budget_state Where the rate stands: full (-F), limited "
+		"(under it), over (at 1 Hz and over the budget)\n"
+		"# TYPE pybpfprof_overhead_budget_state gauge\n");
+	fprintf(f, "pybpfprof_overhead_budget_state{state=\"%s\"} 1\n",
+		s->budget_state ? s->budget_state : "off");
+	put_counter(f, "pybpfprof_sampling_rate_lowered_total", "Intervals whose rate was lowered",
+		    s->rate_lowered);
+	put_counter(f, "pybpfprof_sampling_rate_raised_total", "Intervals whose rate was raised",
+		    s->rate_raised);
+}
+
 /* The page, from the snapshot under the lock (sinks have their own). */
 static void render(FILE *f, struct agent_metrics *m)
 {
@@ -289,6 +317,7 @@ static void render(FILE *f, struct agent_metrics *m)
 	put_gauge(f, "pybpfprof_code_cache_bytes", "Memory the targets' code objects take",
 		  s.cache_bytes);
 	put_programs(f, &s);
+	put_budget(f, &s);
 	put_mem(f, &s);
 	put_recorder(f, &s);
 	put_counter(f, "pybpfprof_scrapes_total", "Answers to /metrics", m->scrapes);

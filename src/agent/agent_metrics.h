@@ -71,6 +71,11 @@ struct agent_metrics_snapshot {
 	bool recorder;
 	uint64_t captures, capture_failed, capture_refused[AGENT_TRIGGER_N], not_loopback;
 	uint64_t ring_bytes, ring_cap, ring_samples, ring_evicted, ring_refused;
+	/* the sampling rate now and the one asked; --max-overhead's budget, last cost, changes */
+	unsigned rate_hz, max_hz;
+	double budget_pct, cost_pct; /* % of one CPU; budget_pct 0: off */
+	const char *budget_state;    /* agent_budget_state_name's (static) */
+	uint64_t rate_lowered, rate_raised;
 };
 
 struct agent_metrics;

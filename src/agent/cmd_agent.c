@@ -44,6 +44,7 @@
 #include "util/mono.h"
 #include "util/vec.h"
 #include "agent.h"
+#include "agent_budget.h"
 #include "agent_metrics.h"
 #include "agent_ring.h"
 #include "pybpfprof.skel.h"
@@ -85,6 +86,7 @@ struct agent_opts {
 	double recorder_max_mb;
 	double trigger_cpu;	/* --trigger-cpu PCT: of one CPU; 0: off */
 	unsigned trigger_for_s; /* over the last SECONDS */
+	double max_overhead;	/* --max-overhead PCT: of one CPU; 0: off */
 };
 
 /* What the agent knows of one profile section, by its index. */
@@ -123,7 +125,8 @@ struct agent {
 	/* --mem, every interval's together: released bytes mapped before the agent
 	 * (or untracked), mappings the range table had no room for */
 	uint64_t mem_released_unknown, mem_untracked, mem_unmatched;
-	int stats_fd; /* BPF run-time statistics on while held (--metrics) */
+	int stats_fd; /* BPF run-time statistics on while held (--metrics, --max-overhead) */
+	struct agent_budget budget; /* the sampling rate of the open interval, and its cost */
 	/* --recorder: every sample of the last seconds; the profiles keep agent_rate_keep's */
 	struct agent_ring ring;
 	uint64_t rng;
@@ -175,6 +178,22 @@ static unsigned agent_sampling_hz(const struct agent_opts *o)
 	return o->recorder_s ? o->recorder_rate : o->hz;
 }
 
+/* The sampling rate now: agent_sampling_hz's, or under it by --max-overhead. */
+static unsigned agent_sampling_hz_now(const struct agent *a)
+{
+	return a->o.recorder_s ? a->o.recorder_rate : a->budget.hz;
+}
+
+/*
+ * The open interval's profiles' rate: -F's with --recorder (they keep its
+ * share), else the sampling rate, which --max-overhead may have lowered
+ * (agent__budget_step, at each cut; the two options exclude each other).
+ */
+static unsigned agent_profile_hz(const struct agent *a)
+{
+	return a->o.recorder_s ? a->o.hz : a->budget.hz;
+}
+
 /* --recorder: every CPU sample into the ring (not --match's left out); whether a profile counts it. */
 static bool agent_on_cpu(void *ctx, const struct collector_target *ts, const struct py_sample *s,
 			 const uint32_t *frames, uint32_t n)
@@ -219,6 +238,7 @@ enum {
 	OPT_RECORDER_COOLDOWN,
 	OPT_TRIGGER_CPU,
 	OPT_TRIGGER_FOR,
+	OPT_MAX_OVERHEAD,
 };
 
 static const struct argp_option agent_options[] = {
@@ -245,6 +265,13 @@ static const struct argp_option agent_options[] = {
 	  2 },
 	{ "mem-period", OPT_MEM_PERIOD, "FAULTS", 0,
 	  "With --mem: page faults per memory sample, on average (default: 64)", 2 },
+	{ "max-overhead", OPT_MAX_OVERHEAD, "PCT", 0,
+	  "Hold the agent's whole cost (its BPF programs' run time, by the kernel's statistics, "
+	  "and its own CPU) to PCT % of one CPU, 0.01 to 100, fractions allowed: measured every "
+	  "interval, the next interval's rate lowered or raised to fit, never above -F; each "
+	  "profile's values are in ns at its own rate, labelled sample_rate_hz and "
+	  "overhead_budget (default: no budget, -F always)",
+	  2 },
 	{ NULL, 0, NULL, 0, "Profiles:", 3 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0,
 	  "One profile per process every SECONDS, at least 1 (default: 60, at most 86400)", 3 },
@@ -346,6 +373,7 @@ static const char agent_doc[] =
 	"  sudo pybpfprof agent --output-dir /var/lib/pybpfprof --max-disk 500\n"
 	"  sudo pybpfprof agent --match-user www-data --push http://pyroscope:4040\n"
 	"  sudo pybpfprof agent --push http://pyroscope:4040 --interval 15\n"
+	"  sudo pybpfprof agent --push http://pyroscope:4040 -F 999 --max-overhead 1\n"
 	"  sudo pybpfprof agent --match 'gunicorn|celery' --merge --push https://p.example "
 	"--basic-auth-file /etc/pybpfprof/auth\n"
 	"  sudo pybpfprof agent -p 1234 --interval 10 --output-dir /tmp/prof\n"
@@ -365,6 +393,20 @@ static unsigned parse_uint(struct argp_state *st, const char *opt, const char *a
 	v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
 		argp_error(st, "%s takes a whole number from %u to %u, not '%s'", opt, min, max,
+			   arg);
+	return v;
+}
+
+/* --max-overhead: a percentage of one CPU, fractions allowed. */
+static double parse_pct(struct argp_state *st, const char *opt, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0.01 && v <= 100.0))
+		argp_error(st, "%s takes a percentage of one CPU from 0.01 to 100, not '%s'", opt,
 			   arg);
 	return v;
 }
@@ -553,6 +595,9 @@ static error_t agent_parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_MEM_PERIOD:
 		o->mem_period = parse_uint(st, "--mem-period", arg, 1, 1000000);
 		break;
+	case OPT_MAX_OVERHEAD:
+		o->max_overhead = parse_pct(st, "--max-overhead", arg);
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
@@ -590,6 +635,10 @@ int agent_opts_check(struct agent_opts *o, char *why, size_t whylen)
 	else if (!o->recorder_s && (o->recorder_rate || o->recorder_max_mb ||
 				    o->recorder_cooldown_s || o->trigger_cpu))
 		snprintf(why, whylen, "the --recorder-* options set --recorder: give --recorder");
+	else if (o->recorder_s && o->max_overhead)
+		snprintf(why, whylen,
+			 "--max-overhead cannot yet change --recorder's rate (a capture's samples "
+			 "are all valued at --recorder-rate): give one of them");
 	else if (o->recorder_s && !o->output_dir)
 		snprintf(why, whylen, "--recorder writes its captures in --output-dir: give it");
 	else if (o->recorder_s && o->recorder_rate && o->recorder_rate < o->hz)
@@ -1120,7 +1169,7 @@ static struct agent_job *job_new(struct agent *a, struct profile_target *snaps, 
 	j->npairs = k;
 	j->from_ns = a->from_real;
 	j->until_ns = until_real;
-	j->hz = a->o.hz;
+	j->hz = agent_profile_hz(a);
 	return j;
 }
 
@@ -1175,8 +1224,9 @@ static void encode_job(struct agent *a, struct profile_target *snaps, size_t n,
 		       const struct agent_proc *ap, long long until_mono, long long until_real,
 		       struct interval_jobs *out)
 {
-	const char *pairs[AGENT_MAX_LABELS][2], *mpairs[AGENT_MAX_LABELS][2];
+	const char *pairs[AGENT_MAX_LABELS + 2][2], *mpairs[AGENT_MAX_LABELS][2];
 	struct report_opts ro = { .tool_version = PYBPFPROF_VERSION };
+	char rate[16];
 	struct profile v = a->prof;
 	struct agent_job *j = NULL;
 	struct view_tables vt;
@@ -1202,10 +1252,19 @@ static void encode_job(struct agent *a, struct profile_target *snaps, size_t n,
 	v.ntargets = v.cap_targets = n;
 	v.start_ns = a->from_mono;
 	v.duration_s = (until_mono - a->from_mono) / 1e9;
+	v.frequency_hz = agent_profile_hz(a); /* each sample 1e9 / rate ns */
 	memset(&v.counts, 0, sizeof(v.counts));
 	v.counts.events = samples;
 	if (!out->cpu_empty) {
 		j = job_new(a, snaps, n, ap, until_real, pairs);
+		if (j && a->o.max_overhead) {
+			/* the rate differs between intervals: each profile says its own */
+			snprintf(rate, sizeof(rate), "%u", v.frequency_hz);
+			pairs[j->npairs][0] = "sample_rate_hz";
+			pairs[j->npairs++][1] = rate;
+			pairs[j->npairs][0] = "overhead_budget";
+			pairs[j->npairs++][1] = agent_budget_state_name(a->budget.state);
+		}
 		ro.sample_labels = (const char *const(*)[2])pairs;
 		out->cpu = job_encode(a, j, &v, &ro, &report_pprof, &report_otlp);
 	}
@@ -1365,6 +1424,48 @@ static void agent__compact(struct agent *a)
 	free(pmap);
 }
 
+/* The run time of all the agent's BPF programs so far (0 with the kernel's statistics off). */
+static uint64_t bpf_run_ns(struct agent *a)
+{
+	struct bpf_program *prog;
+	uint64_t ns = 0;
+
+	bpf_object__for_each_program(prog, session__skel(a->s)->obj)
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			ns += info.run_time_ns;
+	}
+	return ns;
+}
+
+/* The agent's CPU so far, every thread's (the sinks' and --metrics' too). */
+static uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* --max-overhead: the interval's cost measured, the next one's rate set. */
+static void agent__budget_step(struct agent *a)
+{
+	unsigned was = a->budget.hz;
+
+	agent_budget__step(&a->budget, bpf_run_ns(a), own_cpu_ns(), mono_ns());
+	if (!a->o.max_overhead)
+		return;
+	if (a->budget.hz != was)
+		session__set_hz(a->s, a->budget.hz);
+	pr_info("the last interval at %u Hz cost %.3f %% of a CPU (budget %g %%): %u Hz next\n",
+		was, a->budget.cost_pct, a->o.max_overhead, a->budget.hz);
+}
+
 /*
  * Closes the open interval: the ring buffer drained, every section's stacks
  * taken, one profile per process (or service) handed to the sinks. last:
@@ -1419,6 +1520,8 @@ static void agent__cut(struct agent *a, bool last)
 		free_stacks(&snaps[i]);
 	free(snaps);
 	free(idx);
+	if (!last)
+		agent__budget_step(a);
 	/* the processes whose last interval is out: their caches and files let go */
 	for (i = 0; i < a->c.ntargets; i++)
 		if (a->c.targets[i].target_index < a->nprocs &&
@@ -1713,6 +1816,13 @@ static void agent__publish(struct agent *a)
 	m.rss = strtod(strchr(statm, ' ') ? strchr(statm, ' ') : "0", NULL) * sysconf(_SC_PAGESIZE);
 	m.cache_bytes = a->c.budget.used;
 	prog_stats(a, &m);
+	m.rate_hz = agent_sampling_hz_now(a);
+	m.max_hz = agent_sampling_hz(&a->o);
+	m.budget_pct = a->o.max_overhead;
+	m.cost_pct = a->budget.cost_pct;
+	m.budget_state = agent_budget_state_name(a->budget.state);
+	m.rate_lowered = a->budget.lowered;
+	m.rate_raised = a->budget.raised;
 	mem_stats(a, &m);
 	if ((m.recorder = a->o.recorder_s)) {
 		m.captures = a->captures;
@@ -1833,8 +1943,21 @@ int cmd_agent(int argc, char **argv)
 	 * machine can stretch over most of an interval) */
 	a->from_mono = mono_ns();
 	a->from_real = real_ns();
-	/* --metrics: the kernel times each BPF program while this fd is open */
-	a->stats_fd = !err && a->metrics ? bpf_enable_stats(BPF_STATS_RUN_TIME) : -1;
+	/*
+	 * --metrics, --max-overhead: the kernel times each BPF program while this
+	 * fd is open (host-wide, counted by the kernel: closing it, or the agent
+	 * ending, turns the timing off unless someone else holds it on)
+	 */
+	a->stats_fd = !err && (a->metrics || a->o.max_overhead) ?
+			      bpf_enable_stats(BPF_STATS_RUN_TIME) :
+			      -1;
+	if (!err && a->o.max_overhead && a->stats_fd < 0)
+		pr_warn("the kernel does not time BPF programs (BPF_ENABLE_STATS: %s): "
+			"--max-overhead counts the agent's own CPU only\n",
+			strerror(errno));
+	if (!err)
+		agent_budget__init(&a->budget, a->o.max_overhead, agent_sampling_hz(&a->o),
+				   bpf_run_ns(a), own_cpu_ns(), mono_ns());
 	if (err)
 		pr_err("%s\n", a->why[0] ? a->why : strerror(-err));
 	else

@@ -232,6 +232,24 @@ int session__attach(struct session *s, unsigned hz, char *why, size_t whylen)
 	return 0;
 }
 
+void session__set_hz(struct session *s, unsigned hz)
+{
+	struct jitter *j = &s->cpu_clock.jitter;
+
+	if (!s->hz || !hz || hz == s->hz)
+		return;
+	s->hz = hz;
+	/*
+	 * A new pair of draws starts now, both at the new rate: a pair whose
+	 * halves had two rates would not average to either (the rate is exact
+	 * over time only pair by pair, perf_sampler.h).
+	 */
+	j->second = true;
+	j->next_ns = 0;
+	jitter__due(j, mono_ns(), redraw_block_ns(hz));
+	session_redraw_period(s);
+}
+
 struct pybpfprof_bpf *session__skel(struct session *s)
 {
 	return s->skel;

@@ -57,7 +57,7 @@ SUITES = ("suite_cpu", "suite_dump", "suite_errors", "suite_session", "suite_for
           "suite_dumpview", "suite_select", "suite_views", "suite_report_view",
           "suite_merge_lines", "suite_accept31", "suite_top_view", "suite_oplabels",
           "suite_errbars", "suite_timeline", "suite_heatmap", "suite_opcodes",
-          "suite_agent_recorder")
+          "suite_agent_recorder", "suite_agent_budget")
 
 for _suite in SUITES:
     importlib.import_module(_suite)
