@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness import (Profiler, Workloads, check, expect_error, protoc_decode, read_stdout_until,
                      run_profiler, test)
+from suite_agent import free_port
 
 FREQ = 999
 BURST = "budget_burst.py"
@@ -27,15 +28,6 @@ BURST = "budget_burst.py"
 DEPTH = 100
 STEP_RE = re.compile(r"the last interval at (\d+) Hz cost ([0-9.]+) % of a CPU "
                      r"\(budget ([0-9.]+) %\): (\d+) Hz next")
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def metrics(port):
